@@ -1,0 +1,133 @@
+//! Command-line definitions (clap derive) for `orch run`, `orch explain` and `orch validate`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Run a request through a hierarchy of LLM agents declared in YAML/TOML.
+#[derive(Debug, Parser)]
+#[command(name = "orch", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The three commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a request through the hierarchy and print the report.
+    Run(RunArgs),
+    /// Print the plan for a request without calling any model.
+    Explain(ExplainArgs),
+    /// Check a config and report every problem at file:line:column.
+    Validate(ValidateArgs),
+}
+
+/// Output format of `run` and `explain`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Machine-readable JSON (the default when stdout is not a terminal).
+    Json,
+    /// A tree for people (the default on a terminal).
+    Tree,
+}
+
+/// Output format of `validate`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ValidateFormat {
+    /// `file:line:column: error: message` lines.
+    #[default]
+    Text,
+    /// One JSON object with every diagnostic.
+    Json,
+}
+
+/// Whether department heads use their specialists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum SpecialistMode {
+    /// By the request's complexity (SPEC §3.1).
+    #[default]
+    Auto,
+    /// At least two specialists per department.
+    Always,
+    /// Heads always answer directly.
+    Never,
+}
+
+/// What `run` and `explain` share: the request and how to plan it.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The request, or `-` to read it from standard input.
+    #[arg(value_name = "PROMPT|-")]
+    pub prompt: String,
+    /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Run exactly these departments, skipping relevance scoring (repeatable).
+    #[arg(long = "department", value_name = "ID")]
+    pub departments: Vec<String>,
+    /// Whether heads use specialists.
+    #[arg(long, value_enum, default_value_t = SpecialistMode::Auto)]
+    pub specialists: SpecialistMode,
+}
+
+/// `orch run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Use this provider for every agent (a key of [providers] or a built-in kind).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Use this model for every agent.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Exit 3 when overallQuality is below N.
+    #[arg(long, value_name = "N")]
+    pub min_quality: Option<f64>,
+    /// Hard cap on LLM calls (overrides limits.maxCalls).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_calls: Option<u32>,
+    /// LLM calls in flight at once (overrides limits.maxConcurrency).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub concurrency: Option<u32>,
+    /// Record every exchange to this cassette (JSON lines).
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Answer every call from this cassette, with no network.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Write JSONL events of the run to this file.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+    /// Seed of the simulated provider.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `orch explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+}
+
+/// `orch validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Config root or single config file [env: ORCH_CONFIG; default: .]
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ValidateFormat::Text)]
+    pub format: ValidateFormat,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    pub strict: bool,
+}

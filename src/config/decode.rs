@@ -1,0 +1,678 @@
+//! Node tree -> wire structs, reporting every unknown key, wrong type and out-of-range
+//! value of a file in one pass (serde's `deny_unknown_fields` would stop at the first).
+
+use std::ops::RangeInclusive;
+
+use super::diagnostic::{suggestion, Diagnostic};
+use super::model::{GradingMethod, ProviderKind, Role, Weights};
+use super::node::{Key, Node, Pos, Value};
+use super::wire::*;
+
+/// Keys of `orch.toml` / `orch.yaml` at the top level.
+pub const SETTINGS_KEYS: &[&str] = &[
+    "defaults",
+    "routing",
+    "grading",
+    "limits",
+    "aggregation",
+    "http",
+    "providers",
+    "departments",
+    "agents",
+];
+const DEFAULTS_KEYS: &[&str] = &[
+    "passingThreshold",
+    "maxRetries",
+    "timeout",
+    "temperature",
+    "provider",
+    "model",
+];
+const ROUTING_KEYS: &[&str] = &[
+    "supportingThreshold",
+    "keywordWeight",
+    "fallbackDepartment",
+    "complexTerms",
+];
+const GRADING_KEYS: &[&str] = &["method", "judge", "weights"];
+const WEIGHT_KEYS: &[&str] = &["quality", "relevance", "consistency"];
+const LIMITS_KEYS: &[&str] = &["maxCalls", "maxTokens", "maxConcurrency"];
+const AGGREGATION_KEYS: &[&str] = &["synthesize", "masterAgent"];
+const HTTP_KEYS: &[&str] = &["maxRetries", "backoffBase", "backoffCap"];
+const PROVIDER_KEYS: &[&str] = &["kind", "baseUrl", "apiKeyEnv", "model", "requestsPerMinute"];
+const DEPARTMENT_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "keywords",
+    "priority",
+    "head",
+    "dependsOn",
+    "coordinationSettings",
+];
+const COORDINATION_KEYS: &[&str] = &["minQualityThreshold", "maxRetries", "allowParallelExecution"];
+const AGENT_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "department",
+    "role",
+    "specialization",
+    "skills",
+    "passingThreshold",
+    "isActive",
+    "successRate",
+    "provider",
+    "model",
+    "executionSettings",
+    "instructions",
+];
+const EXECUTION_KEYS: &[&str] = &["maxRetries", "timeout", "temperature"];
+
+/// Reads one file's [`Node`] tree, pushing every problem into `diags`.
+pub struct Decoder<'d> {
+    file: &'d str,
+    diags: &'d mut Vec<Diagnostic>,
+}
+
+/// The entries of one mapping, already checked for unknown keys.
+struct Fields<'n> {
+    what: &'static str,
+    entries: &'n [(Key, Node)],
+}
+
+impl<'n> Fields<'n> {
+    fn get(&self, key: &str) -> Option<&'n Node> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map(|(_, v)| v)
+            .filter(|v| !matches!(v.value, Value::Null))
+    }
+}
+
+impl<'d> Decoder<'d> {
+    /// A decoder for the file shown as `file`.
+    pub fn new(file: &'d str, diags: &'d mut Vec<Diagnostic>) -> Self {
+        Decoder { file, diags }
+    }
+
+    fn error(&mut self, pos: Pos, code: &'static str, message: String) {
+        self.diags
+            .push(Diagnostic::error(self.file, pos, code, message));
+    }
+
+    fn type_error(&mut self, node: &Node, what: &str, expected: &str) {
+        self.error(
+            node.pos,
+            "type",
+            format!("{what} must be {expected}, found {}", node.value.kind()),
+        );
+    }
+
+    fn fields<'n>(
+        &mut self,
+        node: &'n Node,
+        what: &'static str,
+        known: &[&str],
+    ) -> Option<Fields<'n>> {
+        let Value::Map(entries) = &node.value else {
+            self.type_error(node, what, "a mapping");
+            return None;
+        };
+        for (i, (key, _)) in entries.iter().enumerate() {
+            if entries[..i].iter().any(|(k, _)| k.name == key.name) {
+                self.error(
+                    key.pos,
+                    "duplicate-key",
+                    format!("duplicate key `{}` in {what}", key.name),
+                );
+            } else if !known.contains(&key.name.as_str()) {
+                self.error(
+                    key.pos,
+                    "unknown-key",
+                    format!(
+                        "unknown key `{}` in {what}{}",
+                        key.name,
+                        suggestion(&key.name, known.iter().copied())
+                    ),
+                );
+            }
+        }
+        Some(Fields { what, entries })
+    }
+
+    fn string(&mut self, f: &Fields, key: &str) -> Option<At<String>> {
+        let node = f.get(key)?;
+        match &node.value {
+            Value::Str(s) => Some(At {
+                value: s.clone(),
+                pos: node.pos,
+            }),
+            _ => {
+                self.type_error(node, &format!("`{key}` in {}", f.what), "a string");
+                None
+            }
+        }
+    }
+
+    fn text(&mut self, f: &Fields, key: &str) -> Option<String> {
+        self.string(f, key).map(|s| s.value)
+    }
+
+    fn boolean(&mut self, f: &Fields, key: &str) -> Option<bool> {
+        let node = f.get(key)?;
+        match node.value {
+            Value::Bool(b) => Some(b),
+            _ => {
+                self.type_error(node, &format!("`{key}` in {}", f.what), "true or false");
+                None
+            }
+        }
+    }
+
+    fn integer(&mut self, f: &Fields, key: &str, range: RangeInclusive<i64>) -> Option<i64> {
+        let node = f.get(key)?;
+        let value = match node.value {
+            Value::Int(i) => i,
+            Value::Float(x) if x.fract() == 0.0 && x.abs() < 1e15 => x as i64,
+            _ => {
+                self.type_error(node, &format!("`{key}` in {}", f.what), "a whole number");
+                return None;
+            }
+        };
+        if range.contains(&value) {
+            Some(value)
+        } else {
+            let bounds = if *range.end() == i64::MAX {
+                format!("at least {}", range.start())
+            } else {
+                format!("between {} and {}", range.start(), range.end())
+            };
+            self.error(
+                node.pos,
+                "range",
+                format!("`{key}` must be {bounds}, found {value}"),
+            );
+            None
+        }
+    }
+
+    fn count(&mut self, f: &Fields, key: &str, range: RangeInclusive<i64>) -> Option<u32> {
+        self.integer(f, key, range).map(|v| v.min(u32::MAX as i64) as u32)
+    }
+
+    /// A number checked against `ok`; `expect` says what was wanted ("between 0 and 2").
+    fn number(&mut self, f: &Fields, key: &str, ok: fn(f64) -> bool, expect: &str) -> Option<f64> {
+        let node = f.get(key)?;
+        let value = match node.value {
+            Value::Int(i) => i as f64,
+            Value::Float(x) => x,
+            _ => {
+                self.type_error(node, &format!("`{key}` in {}", f.what), "a number");
+                return None;
+            }
+        };
+        if value.is_finite() && ok(value) {
+            Some(value)
+        } else {
+            self.error(
+                node.pos,
+                "range",
+                format!("`{key}` must be {expect}, found {value}"),
+            );
+            None
+        }
+    }
+
+    fn strings(&mut self, f: &Fields, key: &str) -> Option<Vec<At<String>>> {
+        let node = f.get(key)?;
+        let Value::Seq(items) = &node.value else {
+            self.type_error(node, &format!("`{key}` in {}", f.what), "a list of strings");
+            return None;
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match &item.value {
+                Value::Str(s) => out.push(At {
+                    value: s.clone(),
+                    pos: item.pos,
+                }),
+                _ => self.type_error(item, &format!("an entry of `{key}`"), "a string"),
+            }
+        }
+        Some(out)
+    }
+
+    fn choice<T: Copy>(&mut self, f: &Fields, key: &str, options: &[(&str, T)]) -> Option<At<T>> {
+        let s = self.string(f, key)?;
+        match options.iter().find(|(name, _)| *name == s.value) {
+            Some((_, v)) => Some(At {
+                value: *v,
+                pos: s.pos,
+            }),
+            None => {
+                let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+                self.error(
+                    s.pos,
+                    "invalid-value",
+                    format!(
+                        "`{key}` must be one of {}, found `{}`{}",
+                        names.join(", "),
+                        s.value,
+                        suggestion(&s.value, names.iter().copied())
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn section<'n>(
+        &mut self,
+        parent: &Fields<'n>,
+        key: &str,
+        what: &'static str,
+        known: &[&str],
+    ) -> Option<(Fields<'n>, Pos)> {
+        let node = parent.get(key)?;
+        self.fields(node, what, known).map(|f| (f, node.pos))
+    }
+
+    /// Decodes `orch.toml` / `orch.yaml` into settings plus any inline definitions.
+    pub fn settings(&mut self, root: &Node, out: &mut WireConfig) {
+        let Some(top) = self.fields(root, "the settings file", SETTINGS_KEYS) else {
+            return;
+        };
+        let mut s = SettingsWire {
+            file: self.file.to_string(),
+            ..Default::default()
+        };
+        if let Some((f, _)) = self.section(&top, "defaults", "[defaults]", DEFAULTS_KEYS) {
+            s.defaults = DefaultsWire {
+                passing_threshold: self.count(&f, "passingThreshold", 0..=100),
+                max_retries: self.count(&f, "maxRetries", 0..=10),
+                timeout: self.number(&f, "timeout", |x| x > 0.0, "greater than 0"),
+                temperature: self.number(&f, "temperature", |x| (0.0..=2.0).contains(&x), "between 0 and 2"),
+                provider: self.string(&f, "provider"),
+                model: self.text(&f, "model"),
+            };
+        }
+        if let Some((f, _)) = self.section(&top, "routing", "[routing]", ROUTING_KEYS) {
+            s.routing = RoutingWire {
+                supporting_threshold: self.number(&f, "supportingThreshold", |x| (0.0..=1.0).contains(&x), "between 0 and 1"),
+                keyword_weight: self.number(&f, "keywordWeight", |x| x > 0.0 && x <= 1.0, "greater than 0 and at most 1"),
+                fallback_department: self.string(&f, "fallbackDepartment").filter(|s| !s.value.is_empty()),
+                complex_terms: self
+                    .strings(&f, "complexTerms")
+                    .map(|v| v.into_iter().map(|s| s.value).collect()),
+            };
+        }
+        if let Some((f, pos)) = self.section(&top, "grading", "[grading]", GRADING_KEYS) {
+            s.grading = GradingWire {
+                pos,
+                method: self
+                    .choice(&f, "method", &[("heuristic", GradingMethod::Heuristic), ("llm", GradingMethod::Llm)])
+                    .map(|a| a.value),
+                judge: self.string(&f, "judge").filter(|s| !s.value.is_empty()),
+                weights: self.weights(&f),
+            };
+        }
+        if let Some((f, _)) = self.section(&top, "limits", "[limits]", LIMITS_KEYS) {
+            s.limits = LimitsWire {
+                max_calls: self.count(&f, "maxCalls", 1..=i64::MAX),
+                max_tokens: self.integer(&f, "maxTokens", 0..=i64::MAX).map(|v| v as u64),
+                max_concurrency: self.count(&f, "maxConcurrency", 1..=1024),
+            };
+        }
+        if let Some((f, pos)) = self.section(&top, "aggregation", "[aggregation]", AGGREGATION_KEYS) {
+            s.aggregation = AggregationWire {
+                pos,
+                synthesize: self.boolean(&f, "synthesize"),
+                master_agent: self.string(&f, "masterAgent").filter(|s| !s.value.is_empty()),
+            };
+        }
+        if let Some((f, _)) = self.section(&top, "http", "[http]", HTTP_KEYS) {
+            s.http = HttpWire {
+                max_retries: self.count(&f, "maxRetries", 0..=10),
+                backoff_base: self.number(&f, "backoffBase", |x| x >= 0.0, "at least 0"),
+                backoff_cap: self.number(&f, "backoffCap", |x| x >= 0.0, "at least 0"),
+            };
+        }
+        if let Some(node) = top.get("providers") {
+            if let Value::Map(entries) = &node.value {
+                for (key, value) in entries {
+                    if let Some(p) = self.provider(key, value) {
+                        s.providers.push(p);
+                    }
+                }
+            } else {
+                self.type_error(node, "`providers`", "a mapping of provider names to settings");
+            }
+        }
+        out.settings = Some(s);
+        if let Some(node) = top.get("departments") {
+            self.list(node, "departments", out, Self::department_into);
+        }
+        if let Some(node) = top.get("agents") {
+            self.list(node, "agents", out, Self::agent_into);
+        }
+    }
+
+    fn weights(&mut self, f: &Fields) -> Option<At<Weights>> {
+        let (w, pos) = self.section(f, "weights", "`weights`", WEIGHT_KEYS)?;
+        let unit = |x: f64| (0.0..=1.0).contains(&x);
+        let d = Weights::default();
+        Some(At {
+            value: Weights {
+                quality: self.number(&w, "quality", unit, "between 0 and 1").unwrap_or(d.quality),
+                relevance: self.number(&w, "relevance", unit, "between 0 and 1").unwrap_or(d.relevance),
+                consistency: self.number(&w, "consistency", unit, "between 0 and 1").unwrap_or(d.consistency),
+            },
+            pos,
+        })
+    }
+
+    fn provider(&mut self, key: &Key, node: &Node) -> Option<ProviderWire> {
+        let f = self.fields(node, "a provider", PROVIDER_KEYS)?;
+        let kinds = [
+            ("openai", ProviderKind::OpenAi),
+            ("anthropic", ProviderKind::Anthropic),
+            ("simulated", ProviderKind::Simulated),
+        ];
+        let kind = match f.get("kind") {
+            Some(_) => self.choice(&f, "kind", &kinds)?.value,
+            None => match kinds.iter().find(|(n, _)| *n == key.name) {
+                Some((_, k)) => *k,
+                None => {
+                    self.error(
+                        node.pos,
+                        "missing-key",
+                        format!("provider `{}` needs `kind` (openai, anthropic or simulated)", key.name),
+                    );
+                    return None;
+                }
+            },
+        };
+        Some(ProviderWire {
+            name: At {
+                value: key.name.clone(),
+                pos: key.pos,
+            },
+            kind,
+            base_url: self.text(&f, "baseUrl"),
+            api_key_env: self.string(&f, "apiKeyEnv").filter(|s| !s.value.is_empty()),
+            model: self.text(&f, "model"),
+            requests_per_minute: self.count(&f, "requestsPerMinute", 0..=i64::MAX),
+        })
+    }
+
+    /// A file of `departments/`: one mapping with `id`, or a top-level `departments` list.
+    pub fn department_file(&mut self, root: &Node, out: &mut WireConfig) {
+        self.definition_file(root, "departments", out, Self::department_into);
+    }
+
+    /// A file of `agents/`: one mapping with `id`, or a top-level `agents` list.
+    pub fn agent_file(&mut self, root: &Node, out: &mut WireConfig) {
+        self.definition_file(root, "agents", out, Self::agent_into);
+    }
+
+    fn definition_file(
+        &mut self,
+        root: &Node,
+        list_key: &'static str,
+        out: &mut WireConfig,
+        one: fn(&mut Self, &Node, &mut WireConfig),
+    ) {
+        match &root.value {
+            Value::Map(entries) if entries.iter().any(|(k, _)| k.name == list_key) => {
+                if let Some(f) = self.fields(root, "the file", &[list_key]) {
+                    if let Some(node) = f.get(list_key) {
+                        self.list(node, list_key, out, one);
+                    }
+                }
+            }
+            Value::Map(_) => one(self, root, out),
+            _ => {
+                let singular = list_key.trim_end_matches('s');
+                self.type_error(
+                    root,
+                    "the file",
+                    &format!("a mapping (one {singular} with `id`, or a `{list_key}:` list)"),
+                )
+            }
+        }
+    }
+
+    fn list(
+        &mut self,
+        node: &Node,
+        key: &str,
+        out: &mut WireConfig,
+        one: fn(&mut Self, &Node, &mut WireConfig),
+    ) {
+        match &node.value {
+            Value::Seq(items) => items.iter().for_each(|item| one(self, item, out)),
+            _ => self.type_error(node, &format!("`{key}`"), "a list"),
+        }
+    }
+
+    fn required_id(&mut self, f: &Fields, node: &Node) -> Option<At<String>> {
+        let id = self.string(f, "id");
+        if id.is_none() && f.get("id").is_none() {
+            self.error(
+                node.pos,
+                "missing-key",
+                format!("{} has no `id`", f.what),
+            );
+        }
+        let id = id?;
+        let valid = id.value.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && id
+                .value
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+        if !valid {
+            self.error(
+                id.pos,
+                "invalid-id",
+                format!(
+                    "id `{}` must be lower-case letters, digits, `-` and `_`, starting with a letter or digit",
+                    id.value
+                ),
+            );
+        }
+        Some(id)
+    }
+
+    fn department_into(&mut self, node: &Node, out: &mut WireConfig) {
+        let Some(f) = self.fields(node, "a department", DEPARTMENT_KEYS) else {
+            return;
+        };
+        let id = self.required_id(&f, node);
+        let keywords = self.keywords(&f);
+        let coordination = self.section(&f, "coordinationSettings", "`coordinationSettings`", COORDINATION_KEYS);
+        let (min_quality_threshold, max_retries, allow_parallel_execution) = match coordination {
+            Some((c, _)) => (
+                self.count(&c, "minQualityThreshold", 0..=100),
+                self.count(&c, "maxRetries", 0..=10),
+                self.boolean(&c, "allowParallelExecution"),
+            ),
+            None => (None, None, None),
+        };
+        let dept = DepartmentWire {
+            file: self.file.to_string(),
+            pos: node.pos,
+            name: self.text(&f, "name"),
+            description: self.text(&f, "description"),
+            keywords,
+            priority: self.integer(&f, "priority", i64::MIN..=i64::MAX),
+            head: self.string(&f, "head"),
+            depends_on: self.strings(&f, "dependsOn").unwrap_or_default(),
+            min_quality_threshold,
+            max_retries,
+            allow_parallel_execution,
+            id: At::default_id(),
+        };
+        if let Some(id) = id {
+            out.departments.push(DepartmentWire { id, ..dept });
+        }
+    }
+
+    fn keywords(&mut self, f: &Fields) -> Vec<(At<String>, Option<f64>)> {
+        let Some(node) = f.get("keywords") else {
+            return Vec::new();
+        };
+        match &node.value {
+            Value::Seq(_) => self
+                .strings(f, "keywords")
+                .unwrap_or_default()
+                .into_iter()
+                .map(|k| (k, None))
+                .collect(),
+            Value::Map(entries) => {
+                let mut out = Vec::new();
+                for (key, value) in entries {
+                    let weight = match value.value {
+                        Value::Int(i) => i as f64,
+                        Value::Float(x) => x,
+                        _ => {
+                            self.type_error(value, &format!("the weight of keyword `{}`", key.name), "a number");
+                            continue;
+                        }
+                    };
+                    if !(weight > 0.0 && weight <= 1.0) {
+                        self.error(
+                            value.pos,
+                            "range",
+                            format!("the weight of keyword `{}` must be greater than 0 and at most 1, found {weight}", key.name),
+                        );
+                        continue;
+                    }
+                    out.push((
+                        At {
+                            value: key.name.clone(),
+                            pos: key.pos,
+                        },
+                        Some(weight),
+                    ));
+                }
+                out
+            }
+            _ => {
+                self.type_error(node, "`keywords`", "a list of words or a map of word to weight");
+                Vec::new()
+            }
+        }
+    }
+
+    fn agent_into(&mut self, node: &Node, out: &mut WireConfig) {
+        let Some(f) = self.fields(node, "an agent", AGENT_KEYS) else {
+            return;
+        };
+        let id = self.required_id(&f, node);
+        let roles = [
+            ("head", Role::Head),
+            ("specialist", Role::Specialist),
+            ("judge", Role::Judge),
+            ("master", Role::Master),
+        ];
+        let role = match f.get("role") {
+            Some(_) => self.choice(&f, "role", &roles),
+            None => {
+                self.error(
+                    node.pos,
+                    "missing-key",
+                    "an agent needs `role` (head, specialist, judge or master)".to_string(),
+                );
+                None
+            }
+        };
+        let execution = self.section(&f, "executionSettings", "`executionSettings`", EXECUTION_KEYS);
+        let (max_retries, timeout, temperature) = match execution {
+            Some((e, _)) => (
+                self.count(&e, "maxRetries", 0..=10),
+                self.number(&e, "timeout", |x| x > 0.0, "greater than 0"),
+                self.number(&e, "temperature", |x| (0.0..=2.0).contains(&x), "between 0 and 2"),
+            ),
+            None => (None, None, None),
+        };
+        let agent = AgentWire {
+            file: self.file.to_string(),
+            pos: node.pos,
+            id: At::default_id(),
+            name: self.text(&f, "name"),
+            department: self.string(&f, "department"),
+            role: At {
+                value: Role::Specialist,
+                pos: node.pos,
+            },
+            specialization: self.text(&f, "specialization"),
+            skills: self
+                .strings(&f, "skills")
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| s.value)
+                .collect(),
+            passing_threshold: self.count(&f, "passingThreshold", 0..=100),
+            is_active: self.boolean(&f, "isActive"),
+            success_rate: self.number(&f, "successRate", |x| (0.0..=1.0).contains(&x), "between 0 and 1"),
+            provider: self.string(&f, "provider"),
+            model: self.text(&f, "model"),
+            max_retries,
+            timeout,
+            temperature,
+            instructions: self.text(&f, "instructions"),
+        };
+        if let (Some(id), Some(role)) = (id, role) {
+            out.agents.push(AgentWire { id, role, ..agent });
+        }
+    }
+}
+
+impl At<String> {
+    fn default_id() -> Self {
+        At {
+            value: String::new(),
+            pos: Pos::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::node::parse_yaml;
+
+    fn decode_agent(yaml: &str) -> (WireConfig, Vec<Diagnostic>) {
+        let mut diags = Vec::new();
+        let mut out = WireConfig::default();
+        let node = parse_yaml(yaml).unwrap();
+        Decoder::new("a.yaml", &mut diags).agent_file(&node, &mut out);
+        (out, diags)
+    }
+
+    #[test]
+    fn reports_every_problem_of_a_file() {
+        let (_, diags) = decode_agent(
+            "id: x\nrole: specialist\npassingTreshold: 70\nsuccessRate: 2\nskills: oops\n",
+        );
+        let lines: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            lines,
+            [
+                "a.yaml:3:1: error: unknown key `passingTreshold` in an agent (did you mean `passingThreshold`?)",
+                "a.yaml:5:9: error: `skills` in an agent must be a list of strings, found a string",
+                "a.yaml:4:14: error: `successRate` must be between 0 and 1, found 2",
+            ]
+        );
+    }
+
+    #[test]
+    fn zero_threshold_is_kept_and_absent_is_none() {
+        let (w, d) = decode_agent("id: a\nrole: specialist\npassingThreshold: 0\n");
+        assert!(d.is_empty());
+        assert_eq!(w.agents[0].passing_threshold, Some(0));
+        let (w, _) = decode_agent("id: a\nrole: specialist\n");
+        assert_eq!(w.agents[0].passing_threshold, None);
+    }
+}

@@ -1,0 +1,115 @@
+//! One problem found in a config, with the file, line and column it points at.
+
+use serde::Serialize;
+
+use super::node::Pos;
+
+/// How bad a problem is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The config cannot be used.
+    Error,
+    /// The config works but probably not as meant; `--strict` makes it an error.
+    Warning,
+}
+
+/// One problem in a config: `file:line:column: severity: message`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// The file, as the user would type it.
+    pub file: String,
+    /// 1-based line (1 when the problem is about the file as a whole).
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+    /// Error or warning.
+    pub severity: Severity,
+    /// A stable kebab-case code, e.g. `unknown-key`, for scripts.
+    pub code: &'static str,
+    /// What is wrong and, where possible, how to fix it.
+    pub message: String,
+}
+
+impl Diagnostic {
+    /// An error at a position.
+    pub fn error(file: &str, pos: Pos, code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(file, pos, Severity::Error, code, message)
+    }
+
+    /// A warning at a position.
+    pub fn warning(file: &str, pos: Pos, code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(file, pos, Severity::Warning, code, message)
+    }
+
+    fn new(
+        file: &str,
+        pos: Pos,
+        severity: Severity,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            file: file.to_string(),
+            line: pos.line.max(1),
+            column: pos.column.max(1),
+            severity,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// True for errors.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "{}:{}:{}: {}: {}",
+            self.file, self.line, self.column, sev, self.message
+        )
+    }
+}
+
+/// The closest of `candidates` to `word`, when it is close enough to be a likely typo.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(&word.to_lowercase(), &c.to_lowercase()), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// ` (did you mean `x`?)` or nothing.
+pub fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    did_you_mean(word, candidates)
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(did_you_mean("charactr", ["story", "character"]), Some("character"));
+        assert_eq!(did_you_mean("passingTreshold", ["passingThreshold", "priority"]), Some("passingThreshold"));
+        assert_eq!(did_you_mean("zzz", ["story", "character"]), None);
+    }
+
+    #[test]
+    fn renders_as_file_line_column() {
+        let d = Diagnostic::error("a.yaml", Pos { line: 3, column: 7 }, "x", "bad");
+        assert_eq!(d.to_string(), "a.yaml:3:7: error: bad");
+    }
+}

@@ -1,0 +1,232 @@
+//! Finding a config root and reading its files into wire structs (SPEC §1).
+
+use std::path::{Path, PathBuf};
+
+use super::decode::Decoder;
+use super::diagnostic::Diagnostic;
+use super::node::{parse_toml, parse_yaml, Node, Pos};
+use super::wire::WireConfig;
+
+/// Config files larger than this are refused: a real config is a few kilobytes.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Where a config root comes from: `--config`, else `ORCH_CONFIG`, else the current directory.
+pub fn locate_root(flag: Option<&Path>) -> PathBuf {
+    if let Some(p) = flag {
+        return p.to_path_buf();
+    }
+    match std::env::var_os("ORCH_CONFIG") {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// What reading a config root produced: the wire config and every problem found so far.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Decoded definitions (those that could be read).
+    pub wire: WireConfig,
+    /// Syntax, type, unknown-key and range problems.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The display path of the settings file (where global problems point).
+    pub settings_file: String,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum FileKind {
+    Settings,
+    Departments,
+    Agents,
+}
+
+/// Reads a config root (a directory, or a single file holding everything inline).
+pub fn read(root: &Path) -> Loaded {
+    let mut loaded = Loaded::default();
+    let shown = display(root);
+    let meta = match std::fs::metadata(root) {
+        Ok(m) => m,
+        Err(e) => {
+            loaded.diagnostics.push(whole_file(&shown, "io", format!("cannot read config: {}", io_reason(&e))));
+            return loaded;
+        }
+    };
+    if meta.is_file() {
+        loaded.settings_file = shown.clone();
+        read_file(root, &shown, FileKind::Settings, &mut loaded);
+        return loaded;
+    }
+    let toml = root.join("orch.toml");
+    let yaml = root.join("orch.yaml");
+    let settings = match (toml.is_file(), yaml.is_file()) {
+        (true, true) => {
+            loaded.diagnostics.push(whole_file(
+                &display(&yaml),
+                "config-conflict",
+                format!("both {} and {} exist; keep one", display(&toml), display(&yaml)),
+            ));
+            Some(toml)
+        }
+        (true, false) => Some(toml),
+        (false, true) => Some(yaml),
+        (false, false) => None,
+    };
+    let dirs = [("departments", FileKind::Departments), ("agents", FileKind::Agents)];
+    let has_dirs = dirs.iter().any(|(d, _)| root.join(d).is_dir());
+    if settings.is_none() && !has_dirs {
+        loaded.diagnostics.push(whole_file(
+            &shown,
+            "no-config",
+            format!("no orch config found in {shown} (expected orch.toml, orch.yaml, departments/ or agents/)"),
+        ));
+        return loaded;
+    }
+    if let Some(path) = settings {
+        loaded.settings_file = display(&path);
+        let shown = loaded.settings_file.clone();
+        read_file(&path, &shown, FileKind::Settings, &mut loaded);
+    } else {
+        loaded.settings_file = display(&root.join("orch.toml"));
+    }
+    for (dir, kind) in dirs {
+        for path in config_files(&root.join(dir), &mut loaded.diagnostics) {
+            let shown = display(&path);
+            read_file(&path, &shown, kind, &mut loaded);
+        }
+    }
+    if loaded.wire.departments.is_empty() && !loaded.diagnostics.iter().any(Diagnostic::is_error) {
+        loaded.diagnostics.push(whole_file(
+            &loaded.settings_file.clone(),
+            "no-departments",
+            "the config defines no department (add departments/*.yaml or a `departments` list)",
+        ));
+    }
+    loaded
+}
+
+/// `.yaml`, `.yml` and `.toml` files of a directory, sorted by path.
+fn config_files(dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "toml")))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        diags.push(Diagnostic::warning(
+            &display(dir),
+            Pos::default(),
+            "empty-dir",
+            format!("{} holds no .yaml, .yml or .toml file", display(dir)),
+        ));
+    }
+    files
+}
+
+fn read_file(path: &Path, shown: &str, kind: FileKind, loaded: &mut Loaded) {
+    let Some(node) = parse_file(path, shown, kind, &mut loaded.diagnostics) else {
+        return;
+    };
+    let mut decoder = Decoder::new(shown, &mut loaded.diagnostics);
+    match kind {
+        FileKind::Settings => decoder.settings(&node, &mut loaded.wire),
+        FileKind::Departments => decoder.department_file(&node, &mut loaded.wire),
+        FileKind::Agents => decoder.agent_file(&node, &mut loaded.wire),
+    }
+}
+
+/// Reads and parses one file; every refusal is one clear diagnostic, never a panic.
+fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnostic>) -> Option<Node> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if size > MAX_FILE_BYTES {
+        diags.push(whole_file(
+            shown,
+            "too-large",
+            format!(
+                "file is {:.1} MB; config files are limited to {} MB",
+                size as f64 / 1_000_000.0,
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+        ));
+        return None;
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            diags.push(whole_file(shown, "io", format!("cannot read file: {}", io_reason(&e))));
+            return None;
+        }
+    };
+    if bytes.contains(&0) {
+        diags.push(whole_file(shown, "not-text", "file is binary (it contains NUL bytes), not YAML or TOML"));
+        return None;
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let prefix = String::from_utf8_lossy(&e.as_bytes()[..at]);
+            let line = prefix.matches('\n').count() as u32 + 1;
+            let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+            diags.push(Diagnostic::error(
+                shown,
+                Pos { line, column },
+                "not-utf8",
+                format!("file is not valid UTF-8 (bad byte at offset {at})"),
+            ));
+            return None;
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let is_toml = path.extension().and_then(|e| e.to_str()) == Some("toml");
+    if text.trim().is_empty() {
+        if kind == FileKind::Settings && is_toml {
+            // An empty orch.toml means "all defaults".
+            return Some(Node {
+                value: super::node::Value::Map(Vec::new()),
+                pos: Pos { line: 1, column: 1 },
+            });
+        }
+        let expected = match kind {
+            FileKind::Settings => "settings",
+            FileKind::Departments => "a department (a mapping with `id`)",
+            FileKind::Agents => "an agent (a mapping with `id`)",
+        };
+        diags.push(whole_file(shown, "empty", format!("file is empty; expected {expected}")));
+        return None;
+    }
+    let parsed = if is_toml {
+        parse_toml(text)
+    } else {
+        parse_yaml(text).map_err(|e| vec![e])
+    };
+    match parsed {
+        Ok(node) => Some(node),
+        Err(errors) => {
+            for e in errors {
+                diags.push(Diagnostic::error(shown, e.pos, "syntax", format!("invalid {}: {}", if is_toml { "TOML" } else { "YAML" }, e.message)));
+            }
+            None
+        }
+    }
+}
+
+fn whole_file(shown: &str, code: &'static str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(shown, Pos { line: 1, column: 1 }, code, message)
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// A path as the user would type it: `departments/story.yaml`, not `./departments/story.yaml`.
+pub fn display(path: &Path) -> String {
+    let s = path.display().to_string();
+    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
+}

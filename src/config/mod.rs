@@ -1,0 +1,55 @@
+//! Config: files -> node tree -> wire structs -> checked model (SPEC §1).
+
+pub mod decode;
+pub mod diagnostic;
+pub mod load;
+pub mod model;
+pub mod node;
+pub mod validate;
+pub mod wire;
+
+use std::path::Path;
+
+pub use diagnostic::{Diagnostic, Severity};
+pub use model::{Agent, Config, Department, GradingMethod, ProviderKind, ProviderSettings, Role};
+
+/// A config that cannot be used, with every problem found.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", summary(.diagnostics))]
+pub struct ConfigError {
+    /// All problems, errors first.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+fn summary(diags: &[Diagnostic]) -> String {
+    let errors: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
+    match errors.as_slice() {
+        [one] => format!("invalid config: {one}"),
+        [first, ..] => format!("invalid config: {first} (and {} more; run `orch validate`)", errors.len() - 1),
+        [] => "invalid config".into(),
+    }
+}
+
+/// Everything `orch validate` needs: all diagnostics, sorted by file and position.
+pub fn diagnose(root: &Path) -> Vec<Diagnostic> {
+    let loaded = load::read(root);
+    let mut diags = loaded.diagnostics;
+    if !diags.iter().any(|d| d.code == "no-config") {
+        diags.extend(validate::check(&loaded.wire, &loaded.settings_file));
+    }
+    diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    diags
+}
+
+/// Loads a config root for `run` / `explain`: the model, or every error found.
+/// Warnings are returned beside the model.
+pub fn load(root: &Path) -> Result<(Config, Vec<Diagnostic>), ConfigError> {
+    let loaded = load::read(root);
+    let mut diags = loaded.diagnostics;
+    diags.extend(validate::check(&loaded.wire, &loaded.settings_file));
+    if diags.iter().any(Diagnostic::is_error) {
+        diags.sort_by_key(|d| d.severity);
+        return Err(ConfigError { diagnostics: diags });
+    }
+    Ok((Config::resolve(root.to_path_buf(), &loaded.wire), diags))
+}

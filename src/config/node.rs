@@ -1,0 +1,366 @@
+//! A format-neutral, position-carrying tree of one config file.
+//!
+//! YAML (serde-saphyr) and TOML (toml's spanned `DeTable`) both parse into [`Node`], so one
+//! decoder (`decode.rs`) reads either format and can report *every* problem of a file with
+//! its line and column, instead of stopping at serde's first error.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// A 1-based line and column in a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column (in characters).
+    pub column: u32,
+}
+
+/// A map key with the place it was written.
+#[derive(Clone, Debug)]
+pub struct Key {
+    /// The key as written.
+    pub name: String,
+    /// Where the key starts.
+    pub pos: Pos,
+}
+
+/// One value of a config file and where it starts.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// The value.
+    pub value: Value,
+    /// Where the value starts.
+    pub pos: Pos,
+}
+
+/// The shapes a config value can take.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// YAML `~` / empty value.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string (TOML datetimes arrive here too).
+    Str(String),
+    /// A list.
+    Seq(Vec<Node>),
+    /// A mapping, in file order.
+    Map(Vec<(Key, Node)>),
+}
+
+impl Value {
+    /// The name of the shape, for "expected X, found Y" messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "nothing",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a number",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
+        }
+    }
+}
+
+/// A syntax error: where and what.
+#[derive(Clone, Debug)]
+pub struct SyntaxError {
+    /// Where the parser stopped.
+    pub pos: Pos,
+    /// The parser's message, first line only.
+    pub message: String,
+}
+
+/// Deepest nesting accepted in YAML; real configs use five or six levels.
+const MAX_YAML_DEPTH: usize = 64;
+
+/// Parses YAML text into a [`Node`].
+pub fn parse_yaml(text: &str) -> Result<Node, SyntaxError> {
+    let mut options = serde_saphyr::Options::default();
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_YAML_DEPTH;
+    options.budget = Some(budget);
+    match serde_saphyr::from_str_with_options::<serde_saphyr::Spanned<Raw>>(text, options) {
+        Ok(spanned) => Ok(Node {
+            value: spanned.value.0,
+            pos: saphyr_pos(&spanned.referenced),
+        }),
+        Err(err) => {
+            let pos = err
+                .location()
+                .map(|l| saphyr_pos(&l))
+                .unwrap_or(Pos { line: 1, column: 1 });
+            Err(SyntaxError {
+                pos,
+                message: first_line(&err.to_string()),
+            })
+        }
+    }
+}
+
+fn saphyr_pos(loc: &serde_saphyr::Location) -> Pos {
+    Pos {
+        line: loc.line().max(1) as u32,
+        column: loc.column().max(1) as u32,
+    }
+}
+
+/// Parses TOML text into a [`Node`]; every syntax error the parser recovers from is returned.
+pub fn parse_toml(text: &str) -> Result<Node, Vec<SyntaxError>> {
+    let lines = LineIndex::new(text);
+    let (table, errors) = toml::de::DeTable::parse_recoverable(text);
+    if !errors.is_empty() {
+        return Err(errors
+            .iter()
+            .map(|e| SyntaxError {
+                pos: lines.pos(e.span().map(|s| s.start).unwrap_or(0)),
+                message: first_line(e.message()),
+            })
+            .collect());
+    }
+    let entries = toml_table(table.get_ref(), &lines);
+    Ok(Node {
+        value: Value::Map(entries),
+        pos: Pos { line: 1, column: 1 },
+    })
+}
+
+fn toml_table(table: &toml::de::DeTable<'_>, lines: &LineIndex) -> Vec<(Key, Node)> {
+    table
+        .iter()
+        .map(|(k, v)| {
+            let key = Key {
+                name: k.get_ref().to_string(),
+                pos: lines.pos(k.span().start),
+            };
+            (key, toml_node(v, lines))
+        })
+        .collect()
+}
+
+fn toml_node(v: &toml::Spanned<toml::de::DeValue<'_>>, lines: &LineIndex) -> Node {
+    use toml::de::DeValue;
+    let value = match v.get_ref() {
+        DeValue::String(s) => Value::Str(s.to_string()),
+        DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+            Ok(n) => Value::Int(n),
+            Err(_) => Value::Float(f64::INFINITY),
+        },
+        DeValue::Float(f) => Value::Float(parse_toml_float(f.as_str())),
+        DeValue::Boolean(b) => Value::Bool(*b),
+        DeValue::Datetime(d) => Value::Str(d.to_string()),
+        DeValue::Array(a) => Value::Seq(a.iter().map(|x| toml_node(x, lines)).collect()),
+        DeValue::Table(t) => Value::Map(toml_table(t, lines)),
+    };
+    Node {
+        value,
+        pos: lines.pos(v.span().start),
+    }
+}
+
+fn parse_toml_float(s: &str) -> f64 {
+    let clean: String = s.chars().filter(|c| *c != '_').collect();
+    match clean.as_str() {
+        "inf" | "+inf" => f64::INFINITY,
+        "-inf" => f64::NEG_INFINITY,
+        "nan" | "+nan" | "-nan" => f64::NAN,
+        other => other.parse().unwrap_or(f64::NAN),
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("syntax error")
+        .trim_end_matches('.')
+        .to_string()
+}
+
+/// Byte offset to line/column.
+struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    fn pos(&self, offset: usize) -> Pos {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let column = self
+            .text
+            .get(start..offset)
+            .map(|s| s.chars().count())
+            .unwrap_or(0);
+        Pos {
+            line: line as u32,
+            column: column as u32 + 1,
+        }
+    }
+}
+
+/// A YAML value read through serde with positions on every child.
+struct Raw(Value);
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RawVisitor)
+    }
+}
+
+fn node_of(s: serde_saphyr::Spanned<Raw>) -> Node {
+    Node {
+        value: s.value.0,
+        pos: saphyr_pos(&s.referenced),
+    }
+}
+
+struct RawVisitor;
+
+impl<'de> Visitor<'de> for RawVisitor {
+    type Value = Raw;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Raw, E> {
+        Ok(Raw(Value::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Raw, E> {
+        Ok(Raw(Value::Int(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw, E> {
+        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Raw, E> {
+        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Raw, E> {
+        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Raw, E> {
+        Ok(Raw(Value::Float(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Raw, E> {
+        Ok(Raw(Value::Str(v.to_string())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Raw, E> {
+        Ok(Raw(Value::Str(v)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Raw, E> {
+        Ok(Raw(Value::Null))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Raw, E> {
+        Ok(Raw(Value::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
+        Raw::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<serde_saphyr::Spanned<Raw>>()? {
+            items.push(node_of(item));
+        }
+        Ok(Raw(Value::Seq(items)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<serde_saphyr::Spanned<KeyText>>()? {
+            let value = map.next_value::<serde_saphyr::Spanned<Raw>>()?;
+            entries.push((
+                Key {
+                    name: key.value.0,
+                    pos: saphyr_pos(&key.referenced),
+                },
+                node_of(value),
+            ));
+        }
+        Ok(Raw(Value::Map(entries)))
+    }
+}
+
+/// A map key: any scalar, read as text (`1: x` has key "1").
+struct KeyText(String);
+
+impl<'de> Deserialize<'de> for KeyText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Raw::deserialize(d)?.0 {
+            Value::Str(s) => Ok(KeyText(s)),
+            Value::Int(i) => Ok(KeyText(i.to_string())),
+            Value::Float(f) => Ok(KeyText(f.to_string())),
+            Value::Bool(b) => Ok(KeyText(b.to_string())),
+            Value::Null => Ok(KeyText("~".into())),
+            other => Err(de::Error::custom(format!(
+                "a map key must be a plain word, found {}",
+                other.kind()
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(n: &Node) -> &Vec<(Key, Node)> {
+        match &n.value {
+            Value::Map(m) => m,
+            other => panic!("expected map, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn yaml_keys_and_values_carry_positions() {
+        let n = parse_yaml("id: story\nkeywords:\n  - scene\n  - plot\n").unwrap();
+        let m = map(&n);
+        assert_eq!(m[0].0.name, "id");
+        assert_eq!(m[0].0.pos, Pos { line: 1, column: 1 });
+        assert_eq!(m[1].0.pos, Pos { line: 2, column: 1 });
+        match &m[1].1.value {
+            Value::Seq(items) => {
+                assert_eq!(items[1].pos, Pos { line: 4, column: 5 });
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn toml_keys_and_values_carry_positions() {
+        let n = parse_toml("[defaults]\npassingThreshold = 70\n").unwrap();
+        let m = map(&n);
+        let inner = map(&m[0].1);
+        assert_eq!(inner[0].0.name, "passingThreshold");
+        assert_eq!(inner[0].0.pos, Pos { line: 2, column: 1 });
+        assert_eq!(inner[0].1.pos, Pos { line: 2, column: 20 });
+        assert!(matches!(inner[0].1.value, Value::Int(70)));
+    }
+
+    #[test]
+    fn syntax_errors_point_at_a_line() {
+        let e = parse_yaml("id: [unclosed\nname: x\n").unwrap_err();
+        assert!(e.pos.line >= 1);
+        let e = parse_toml("a = \nb = 2\n").unwrap_err();
+        assert_eq!(e[0].pos.line, 1);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "[".repeat(100_000);
+        assert!(parse_yaml(&deep).is_err());
+        assert!(parse_toml(&format!("a = {deep}")).is_err());
+    }
+}

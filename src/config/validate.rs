@@ -1,0 +1,288 @@
+//! The second pass: what the config means. Duplicate ids, references, heads, cycles,
+//! settings that contradict each other, and the warnings of SPEC §1.4.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::diagnostic::{suggestion, Diagnostic};
+use super::model::{GradingMethod, ProviderSettings, Role};
+use super::node::Pos;
+use super::wire::{DepartmentWire, WireConfig};
+
+/// Checks the meaning of a decoded config; `settings_file` names where global problems point.
+pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let depts = index(&wire.departments, |d| (&d.id.value, &d.file, d.id.pos), "department", &mut out);
+    let agents = index(&wire.agents, |a| (&a.id.value, &a.file, a.id.pos), "agent", &mut out);
+    let dept_ids: Vec<&str> = depts.keys().copied().collect();
+    let agent_ids: Vec<&str> = agents.keys().copied().collect();
+    let providers = provider_names(wire);
+
+    let unknown = |what: &str, name: &str, known: &[&str]| {
+        format!("unknown {what} `{name}`{}", suggestion(name, known.iter().copied()))
+    };
+
+    // Agents: department references and role rules.
+    for a in &wire.agents {
+        match (a.role.value, &a.department) {
+            (Role::Head | Role::Specialist, None) => out.push(Diagnostic::error(
+                &a.file,
+                a.id.pos,
+                "missing-reference",
+                format!("agent `{}` has role {} but no `department`", a.id.value, role_name(a.role.value)),
+            )),
+            (Role::Head | Role::Specialist, Some(d)) if !depts.contains_key(d.value.as_str()) => {
+                out.push(Diagnostic::error(&a.file, d.pos, "missing-reference", unknown("department", &d.value, &dept_ids)))
+            }
+            (Role::Judge | Role::Master, Some(d)) => out.push(Diagnostic::error(
+                &a.file,
+                d.pos,
+                "invalid-value",
+                format!("agent `{}` has role {} and belongs to no department: remove `department`", a.id.value, role_name(a.role.value)),
+            )),
+            _ => {}
+        }
+        if let Some(p) = &a.provider {
+            if !providers.contains_key(p.value.as_str()) {
+                let names: Vec<&str> = providers.keys().copied().collect();
+                out.push(Diagnostic::error(&a.file, p.pos, "missing-reference", unknown("provider", &p.value, &names)));
+            }
+        }
+    }
+
+    // Departments: heads, dependencies.
+    for d in &wire.departments {
+        match &d.head {
+            None => out.push(Diagnostic::error(
+                &d.file,
+                d.id.pos,
+                "head",
+                format!("department `{}` has no `head` (name the agent that leads it)", d.id.value),
+            )),
+            Some(h) => match agents.get(h.value.as_str()) {
+                None => out.push(Diagnostic::error(&d.file, h.pos, "missing-reference", unknown("agent", &h.value, &agent_ids))),
+                Some(a) if a.role.value != Role::Head || a.department.as_ref().map(|x| x.value.as_str()) != Some(d.id.value.as_str()) => {
+                    out.push(Diagnostic::error(
+                        &d.file,
+                        h.pos,
+                        "head",
+                        format!(
+                            "head `{}` of department `{}` is not its own: the agent must have `role: head` and `department: {}` (it has role {} and department {})",
+                            h.value,
+                            d.id.value,
+                            d.id.value,
+                            role_name(a.role.value),
+                            a.department.as_ref().map(|x| format!("`{}`", x.value)).unwrap_or_else(|| "none".into())
+                        ),
+                    ))
+                }
+                Some(a) if a.is_active == Some(false) => out.push(Diagnostic::warning(
+                    &d.file,
+                    h.pos,
+                    "inactive-head",
+                    format!("head `{}` of department `{}` is inactive (`isActive: false`); it will still lead the department", h.value, d.id.value),
+                )),
+                Some(_) => {}
+            },
+        }
+        // A second head in the same department.
+        for a in wire.agents.iter().filter(|a| {
+            a.role.value == Role::Head
+                && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
+                && d.head.as_ref().map(|h| h.value.as_str()) != Some(a.id.value.as_str())
+        }) {
+            out.push(Diagnostic::error(
+                &a.file,
+                a.role.pos,
+                "head",
+                format!(
+                    "department `{}` must have exactly one head: `{}` has role head but the department's head is {}",
+                    d.id.value,
+                    a.id.value,
+                    d.head.as_ref().map(|h| format!("`{}`", h.value)).unwrap_or_else(|| "not set".into())
+                ),
+            ));
+        }
+        for dep in &d.depends_on {
+            if dep.value == d.id.value {
+                out.push(Diagnostic::error(&d.file, dep.pos, "cycle", format!("department `{}` depends on itself", d.id.value)));
+            } else if !depts.contains_key(dep.value.as_str()) {
+                out.push(Diagnostic::error(&d.file, dep.pos, "missing-reference", unknown("department", &dep.value, &dept_ids)));
+            }
+        }
+        let active = wire.agents.iter().any(|a| {
+            a.role.value == Role::Specialist
+                && a.is_active != Some(false)
+                && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
+        });
+        if !active {
+            out.push(Diagnostic::warning(
+                &d.file,
+                d.id.pos,
+                "no-specialist",
+                format!("department `{}` has no active specialist; its head will answer every request directly", d.id.value),
+            ));
+        }
+        let is_fallback = wire
+            .settings
+            .as_ref()
+            .and_then(|s| s.routing.fallback_department.as_ref())
+            .is_some_and(|f| f.value == d.id.value);
+        if d.keywords.is_empty() && !is_fallback {
+            out.push(Diagnostic::warning(
+                &d.file,
+                d.id.pos,
+                "unreachable",
+                format!("department `{}` has no keywords and is not the fallback department: no request can reach it except `--department {}`", d.id.value, d.id.value),
+            ));
+        }
+    }
+    cycles(&wire.departments, &depts, &mut out);
+
+    if let Some(s) = &wire.settings {
+        let file = settings_file;
+        if let Some(p) = &s.defaults.provider {
+            if !providers.contains_key(p.value.as_str()) {
+                let names: Vec<&str> = providers.keys().copied().collect();
+                out.push(Diagnostic::error(file, p.pos, "missing-reference", unknown("provider", &p.value, &names)));
+            }
+        }
+        if let Some(f) = &s.routing.fallback_department {
+            if !depts.contains_key(f.value.as_str()) {
+                out.push(Diagnostic::error(file, f.pos, "missing-reference", unknown("department", &f.value, &dept_ids)));
+            }
+        }
+        let mut agent_ref = |what: &str, r: &Option<super::wire::At<String>>, missing_pos: Option<Pos>| match (r, missing_pos) {
+            (Some(r), _) if !agents.contains_key(r.value.as_str()) => {
+                out.push(Diagnostic::error(file, r.pos, "missing-reference", unknown("agent", &r.value, &agent_ids)))
+            }
+            (None, Some(pos)) => out.push(Diagnostic::error(file, pos, "missing-reference", what.to_string())),
+            _ => {}
+        };
+        let llm = s.grading.method == Some(GradingMethod::Llm);
+        agent_ref(
+            "`grading.method = \"llm\"` needs `grading.judge`, the id of the agent that grades",
+            &s.grading.judge,
+            llm.then_some(s.grading.pos),
+        );
+        agent_ref(
+            "`aggregation.synthesize = true` needs `aggregation.masterAgent`, the id of the agent that writes the summary",
+            &s.aggregation.master_agent,
+            (s.aggregation.synthesize == Some(true)).then_some(s.aggregation.pos),
+        );
+        if let Some(w) = &s.grading.weights {
+            let sum = w.value.quality + w.value.relevance + w.value.consistency;
+            if (sum - 1.0).abs() > 1e-6 {
+                out.push(Diagnostic::error(file, w.pos, "weights", format!("grading weights must sum to 1, they sum to {}", (sum * 1000.0).round() / 1000.0)));
+            }
+        }
+        for p in &s.providers {
+            if let Some(env) = &p.api_key_env {
+                if std::env::var(&env.value).map_or(true, |v| v.is_empty()) {
+                    out.push(Diagnostic::warning(
+                        file,
+                        env.pos,
+                        "api-key-unset",
+                        format!("environment variable `{}` (the API key of provider `{}`) is not set; a run that uses it will fail", env.value, p.name.value),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Head => "head",
+        Role::Specialist => "specialist",
+        Role::Judge => "judge",
+        Role::Master => "master",
+    }
+}
+
+/// Ids to their first definition; a second definition is an error naming both places.
+fn index<'w, T>(
+    items: &'w [T],
+    key: impl Fn(&'w T) -> (&'w String, &'w String, Pos),
+    what: &str,
+    out: &mut Vec<Diagnostic>,
+) -> BTreeMap<&'w str, &'w T> {
+    let mut map: BTreeMap<&str, &T> = BTreeMap::new();
+    for item in items {
+        let (id, file, pos) = key(item);
+        if let Some(first) = map.get(id.as_str()) {
+            let (_, ffile, fpos) = key(first);
+            out.push(Diagnostic::error(
+                file,
+                pos,
+                "duplicate-id",
+                format!("duplicate {what} id `{id}` (first defined at {ffile}:{}:{})", fpos.line, fpos.column),
+            ));
+        } else {
+            map.insert(id, item);
+        }
+    }
+    map
+}
+
+fn provider_names(wire: &WireConfig) -> BTreeMap<&str, ()> {
+    let mut names: BTreeMap<&str, ()> = ["simulated", "openai", "anthropic"]
+        .into_iter()
+        .filter(|n| ProviderSettings::builtin(n).is_some())
+        .map(|n| (n, ()))
+        .collect();
+    if let Some(s) = &wire.settings {
+        for p in &s.providers {
+            names.insert(&p.name.value, ());
+        }
+    }
+    names
+}
+
+/// Reports each `dependsOn` cycle once, as a path: `visual -> character -> visual`.
+fn cycles(depts: &[DepartmentWire], index: &BTreeMap<&str, &DepartmentWire>, out: &mut Vec<Diagnostic>) {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut marks: HashMap<&str, Mark> = index.keys().map(|k| (*k, Mark::New)).collect();
+    for start in depts {
+        if marks.get(start.id.value.as_str()) != Some(&Mark::New) {
+            continue;
+        }
+        // Iterative DFS: (department, next dependency index).
+        let mut stack: Vec<(&DepartmentWire, usize)> = vec![(start, 0)];
+        marks.insert(&start.id.value, Mark::Open);
+        while let Some((d, i)) = stack.pop() {
+            let Some(dep) = d.depends_on.get(i) else {
+                marks.insert(&d.id.value, Mark::Done);
+                continue;
+            };
+            stack.push((d, i + 1));
+            let Some(next) = index.get(dep.value.as_str()) else { continue };
+            if next.id.value == d.id.value {
+                continue; // self-dependency is reported on its own
+            }
+            match marks[next.id.value.as_str()] {
+                Mark::New => {
+                    marks.insert(&next.id.value, Mark::Open);
+                    stack.push((next, 0));
+                }
+                Mark::Open => {
+                    let from = stack.iter().position(|(x, _)| x.id.value == next.id.value).unwrap_or(0);
+                    let mut path: Vec<&str> = stack[from..].iter().map(|(x, _)| x.id.value.as_str()).collect();
+                    path.push(&next.id.value);
+                    out.push(Diagnostic::error(
+                        &d.file,
+                        dep.pos,
+                        "cycle",
+                        format!("`dependsOn` cycle: {}", path.join(" -> ")),
+                    ));
+                }
+                Mark::Done => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Exit codes, for every command (SPEC §5).
+
+use std::process::ExitCode;
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: success.
+    Success,
+    /// 1: generation failed (status `failed`).
+    Failed,
+    /// 2: usage or config error; nothing was called.
+    Usage,
+    /// 3: `overallQuality` below `--min-quality`.
+    BelowMinQuality,
+    /// 4: status `partial`.
+    Partial,
+    /// 130: interrupted by Ctrl-C.
+    Interrupted,
+}
+
+impl Exit {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::Failed => 1,
+            Exit::Usage => 2,
+            Exit::BelowMinQuality => 3,
+            Exit::Partial => 4,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> Self {
+        ExitCode::from(e.code())
+    }
+}
+
+/// An error a command reports as one `error:` line with its exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct CommandError {
+    /// The exit code to use.
+    pub exit: Exit,
+    /// One line, without the `error:` prefix.
+    pub message: String,
+}
+
+impl CommandError {
+    /// A usage or config error (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CommandError {
+            exit: Exit::Usage,
+            message: message.into(),
+        }
+    }
+
+    /// A failed generation (exit 1).
+    pub fn failed(message: impl Into<String>) -> Self {
+        CommandError {
+            exit: Exit::Failed,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The `orch` binary: parse arguments, run a command, map its result to an exit code.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use orch::cli::{Cli, Command};
+use orch::commands;
+use orch::exit::{CommandError, Exit};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => Exit::Success.into(),
+                _ => Exit::Usage.into(),
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Run(args) => commands::run::run(args),
+        Command::Explain(args) => commands::explain::explain(args),
+        Command::Validate(args) => commands::validate::validate(args),
+    };
+    match result {
+        Ok(exit) => exit.into(),
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return Exit::Success.into();
+            }
+            let (exit, message) = match err.downcast_ref::<CommandError>() {
+                Some(c) => (c.exit, c.message.clone()),
+                None => (Exit::Failed, format!("{err:#}")),
+            };
+            let _ = writeln!(std::io::stderr(), "error: {message}");
+            exit.into()
+        }
+    }
+}
+
+/// A closed stdout (`orch run … | head`) is not an error.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
