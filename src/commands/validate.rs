@@ -54,5 +54,9 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
             )?;
         }
     }
-    Ok(if errors == 0 { Exit::Success } else { Exit::Usage })
+    Ok(if errors == 0 {
+        Exit::Success
+    } else {
+        Exit::Usage
+    })
 }

@@ -50,7 +50,11 @@ const DEPARTMENT_KEYS: &[&str] = &[
     "dependsOn",
     "coordinationSettings",
 ];
-const COORDINATION_KEYS: &[&str] = &["minQualityThreshold", "maxRetries", "allowParallelExecution"];
+const COORDINATION_KEYS: &[&str] = &[
+    "minQualityThreshold",
+    "maxRetries",
+    "allowParallelExecution",
+];
 const AGENT_KEYS: &[&str] = &[
     "id",
     "name",
@@ -198,7 +202,8 @@ impl<'d> Decoder<'d> {
     }
 
     fn count(&mut self, f: &Fields, key: &str, range: RangeInclusive<i64>) -> Option<u32> {
-        self.integer(f, key, range).map(|v| v.min(u32::MAX as i64) as u32)
+        self.integer(f, key, range)
+            .map(|v| v.min(u32::MAX as i64) as u32)
     }
 
     /// A number checked against `ok`; `expect` says what was wanted ("between 0 and 2").
@@ -292,16 +297,33 @@ impl<'d> Decoder<'d> {
                 passing_threshold: self.count(&f, "passingThreshold", 0..=100),
                 max_retries: self.count(&f, "maxRetries", 0..=10),
                 timeout: self.number(&f, "timeout", |x| x > 0.0, "greater than 0"),
-                temperature: self.number(&f, "temperature", |x| (0.0..=2.0).contains(&x), "between 0 and 2"),
+                temperature: self.number(
+                    &f,
+                    "temperature",
+                    |x| (0.0..=2.0).contains(&x),
+                    "between 0 and 2",
+                ),
                 provider: self.string(&f, "provider"),
                 model: self.text(&f, "model"),
             };
         }
         if let Some((f, _)) = self.section(&top, "routing", "[routing]", ROUTING_KEYS) {
             s.routing = RoutingWire {
-                supporting_threshold: self.number(&f, "supportingThreshold", |x| (0.0..=1.0).contains(&x), "between 0 and 1"),
-                keyword_weight: self.number(&f, "keywordWeight", |x| x > 0.0 && x <= 1.0, "greater than 0 and at most 1"),
-                fallback_department: self.string(&f, "fallbackDepartment").filter(|s| !s.value.is_empty()),
+                supporting_threshold: self.number(
+                    &f,
+                    "supportingThreshold",
+                    |x| (0.0..=1.0).contains(&x),
+                    "between 0 and 1",
+                ),
+                keyword_weight: self.number(
+                    &f,
+                    "keywordWeight",
+                    |x| x > 0.0 && x <= 1.0,
+                    "greater than 0 and at most 1",
+                ),
+                fallback_department: self
+                    .string(&f, "fallbackDepartment")
+                    .filter(|s| !s.value.is_empty()),
                 complex_terms: self
                     .strings(&f, "complexTerms")
                     .map(|v| v.into_iter().map(|s| s.value).collect()),
@@ -309,9 +331,16 @@ impl<'d> Decoder<'d> {
         }
         if let Some((f, pos)) = self.section(&top, "grading", "[grading]", GRADING_KEYS) {
             s.grading = GradingWire {
-                pos,
+                pos: f.get("method").map_or(pos, |n| n.pos),
                 method: self
-                    .choice(&f, "method", &[("heuristic", GradingMethod::Heuristic), ("llm", GradingMethod::Llm)])
+                    .choice(
+                        &f,
+                        "method",
+                        &[
+                            ("heuristic", GradingMethod::Heuristic),
+                            ("llm", GradingMethod::Llm),
+                        ],
+                    )
                     .map(|a| a.value),
                 judge: self.string(&f, "judge").filter(|s| !s.value.is_empty()),
                 weights: self.weights(&f),
@@ -320,15 +349,20 @@ impl<'d> Decoder<'d> {
         if let Some((f, _)) = self.section(&top, "limits", "[limits]", LIMITS_KEYS) {
             s.limits = LimitsWire {
                 max_calls: self.count(&f, "maxCalls", 1..=i64::MAX),
-                max_tokens: self.integer(&f, "maxTokens", 0..=i64::MAX).map(|v| v as u64),
+                max_tokens: self
+                    .integer(&f, "maxTokens", 0..=i64::MAX)
+                    .map(|v| v as u64),
                 max_concurrency: self.count(&f, "maxConcurrency", 1..=1024),
             };
         }
-        if let Some((f, pos)) = self.section(&top, "aggregation", "[aggregation]", AGGREGATION_KEYS) {
+        if let Some((f, pos)) = self.section(&top, "aggregation", "[aggregation]", AGGREGATION_KEYS)
+        {
             s.aggregation = AggregationWire {
-                pos,
+                pos: f.get("synthesize").map_or(pos, |n| n.pos),
                 synthesize: self.boolean(&f, "synthesize"),
-                master_agent: self.string(&f, "masterAgent").filter(|s| !s.value.is_empty()),
+                master_agent: self
+                    .string(&f, "masterAgent")
+                    .filter(|s| !s.value.is_empty()),
             };
         }
         if let Some((f, _)) = self.section(&top, "http", "[http]", HTTP_KEYS) {
@@ -346,7 +380,11 @@ impl<'d> Decoder<'d> {
                     }
                 }
             } else {
-                self.type_error(node, "`providers`", "a mapping of provider names to settings");
+                self.type_error(
+                    node,
+                    "`providers`",
+                    "a mapping of provider names to settings",
+                );
             }
         }
         out.settings = Some(s);
@@ -364,9 +402,15 @@ impl<'d> Decoder<'d> {
         let d = Weights::default();
         Some(At {
             value: Weights {
-                quality: self.number(&w, "quality", unit, "between 0 and 1").unwrap_or(d.quality),
-                relevance: self.number(&w, "relevance", unit, "between 0 and 1").unwrap_or(d.relevance),
-                consistency: self.number(&w, "consistency", unit, "between 0 and 1").unwrap_or(d.consistency),
+                quality: self
+                    .number(&w, "quality", unit, "between 0 and 1")
+                    .unwrap_or(d.quality),
+                relevance: self
+                    .number(&w, "relevance", unit, "between 0 and 1")
+                    .unwrap_or(d.relevance),
+                consistency: self
+                    .number(&w, "consistency", unit, "between 0 and 1")
+                    .unwrap_or(d.consistency),
             },
             pos,
         })
@@ -387,7 +431,10 @@ impl<'d> Decoder<'d> {
                     self.error(
                         node.pos,
                         "missing-key",
-                        format!("provider `{}` needs `kind` (openai, anthropic or simulated)", key.name),
+                        format!(
+                            "provider `{}` needs `kind` (openai, anthropic or simulated)",
+                            key.name
+                        ),
                     );
                     return None;
                 }
@@ -459,14 +506,14 @@ impl<'d> Decoder<'d> {
     fn required_id(&mut self, f: &Fields, node: &Node) -> Option<At<String>> {
         let id = self.string(f, "id");
         if id.is_none() && f.get("id").is_none() {
-            self.error(
-                node.pos,
-                "missing-key",
-                format!("{} has no `id`", f.what),
-            );
+            self.error(node.pos, "missing-key", format!("{} has no `id`", f.what));
         }
         let id = id?;
-        let valid = id.value.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        let valid = id
+            .value
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
             && id
                 .value
                 .chars()
@@ -490,7 +537,12 @@ impl<'d> Decoder<'d> {
         };
         let id = self.required_id(&f, node);
         let keywords = self.keywords(&f);
-        let coordination = self.section(&f, "coordinationSettings", "`coordinationSettings`", COORDINATION_KEYS);
+        let coordination = self.section(
+            &f,
+            "coordinationSettings",
+            "`coordinationSettings`",
+            COORDINATION_KEYS,
+        );
         let (min_quality_threshold, max_retries, allow_parallel_execution) = match coordination {
             Some((c, _)) => (
                 self.count(&c, "minQualityThreshold", 0..=100),
@@ -536,7 +588,11 @@ impl<'d> Decoder<'d> {
                         Value::Int(i) => i as f64,
                         Value::Float(x) => x,
                         _ => {
-                            self.type_error(value, &format!("the weight of keyword `{}`", key.name), "a number");
+                            self.type_error(
+                                value,
+                                &format!("the weight of keyword `{}`", key.name),
+                                "a number",
+                            );
                             continue;
                         }
                     };
@@ -559,7 +615,11 @@ impl<'d> Decoder<'d> {
                 out
             }
             _ => {
-                self.type_error(node, "`keywords`", "a list of words or a map of word to weight");
+                self.type_error(
+                    node,
+                    "`keywords`",
+                    "a list of words or a map of word to weight",
+                );
                 Vec::new()
             }
         }
@@ -587,12 +647,22 @@ impl<'d> Decoder<'d> {
                 None
             }
         };
-        let execution = self.section(&f, "executionSettings", "`executionSettings`", EXECUTION_KEYS);
+        let execution = self.section(
+            &f,
+            "executionSettings",
+            "`executionSettings`",
+            EXECUTION_KEYS,
+        );
         let (max_retries, timeout, temperature) = match execution {
             Some((e, _)) => (
                 self.count(&e, "maxRetries", 0..=10),
                 self.number(&e, "timeout", |x| x > 0.0, "greater than 0"),
-                self.number(&e, "temperature", |x| (0.0..=2.0).contains(&x), "between 0 and 2"),
+                self.number(
+                    &e,
+                    "temperature",
+                    |x| (0.0..=2.0).contains(&x),
+                    "between 0 and 2",
+                ),
             ),
             None => (None, None, None),
         };
@@ -615,7 +685,12 @@ impl<'d> Decoder<'d> {
                 .collect(),
             passing_threshold: self.count(&f, "passingThreshold", 0..=100),
             is_active: self.boolean(&f, "isActive"),
-            success_rate: self.number(&f, "successRate", |x| (0.0..=1.0).contains(&x), "between 0 and 1"),
+            success_rate: self.number(
+                &f,
+                "successRate",
+                |x| (0.0..=1.0).contains(&x),
+                "between 0 and 1",
+            ),
             provider: self.string(&f, "provider"),
             model: self.text(&f, "model"),
             max_retries,

@@ -46,7 +46,11 @@ pub fn read(root: &Path) -> Loaded {
     let meta = match std::fs::metadata(root) {
         Ok(m) => m,
         Err(e) => {
-            loaded.diagnostics.push(whole_file(&shown, "io", format!("cannot read config: {}", io_reason(&e))));
+            loaded.diagnostics.push(whole_file(
+                &shown,
+                "io",
+                format!("cannot read config: {}", io_reason(&e)),
+            ));
             return loaded;
         }
     };
@@ -62,7 +66,11 @@ pub fn read(root: &Path) -> Loaded {
             loaded.diagnostics.push(whole_file(
                 &display(&yaml),
                 "config-conflict",
-                format!("both {} and {} exist; keep one", display(&toml), display(&yaml)),
+                format!(
+                    "both {} and {} exist; keep one",
+                    display(&toml),
+                    display(&yaml)
+                ),
             ));
             Some(toml)
         }
@@ -70,7 +78,10 @@ pub fn read(root: &Path) -> Loaded {
         (false, true) => Some(yaml),
         (false, false) => None,
     };
-    let dirs = [("departments", FileKind::Departments), ("agents", FileKind::Agents)];
+    let dirs = [
+        ("departments", FileKind::Departments),
+        ("agents", FileKind::Agents),
+    ];
     let has_dirs = dirs.iter().any(|(d, _)| root.join(d).is_dir());
     if settings.is_none() && !has_dirs {
         loaded.diagnostics.push(whole_file(
@@ -111,7 +122,12 @@ fn config_files(dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "toml")))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "toml")
+            )
+        })
         .collect();
     files.sort();
     if files.is_empty() {
@@ -138,7 +154,12 @@ fn read_file(path: &Path, shown: &str, kind: FileKind, loaded: &mut Loaded) {
 }
 
 /// Reads and parses one file; every refusal is one clear diagnostic, never a panic.
-fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnostic>) -> Option<Node> {
+fn parse_file(
+    path: &Path,
+    shown: &str,
+    kind: FileKind,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Node> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if size > MAX_FILE_BYTES {
         diags.push(whole_file(
@@ -155,12 +176,20 @@ fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnost
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
-            diags.push(whole_file(shown, "io", format!("cannot read file: {}", io_reason(&e))));
+            diags.push(whole_file(
+                shown,
+                "io",
+                format!("cannot read file: {}", io_reason(&e)),
+            ));
             return None;
         }
     };
     if bytes.contains(&0) {
-        diags.push(whole_file(shown, "not-text", "file is binary (it contains NUL bytes), not YAML or TOML"));
+        diags.push(whole_file(
+            shown,
+            "not-text",
+            "file is binary (it contains NUL bytes), not YAML or TOML",
+        ));
         return None;
     }
     let text = match String::from_utf8(bytes) {
@@ -194,7 +223,11 @@ fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnost
             FileKind::Departments => "a department (a mapping with `id`)",
             FileKind::Agents => "an agent (a mapping with `id`)",
         };
-        diags.push(whole_file(shown, "empty", format!("file is empty; expected {expected}")));
+        diags.push(whole_file(
+            shown,
+            "empty",
+            format!("file is empty; expected {expected}"),
+        ));
         return None;
     }
     let parsed = if is_toml {
@@ -206,7 +239,16 @@ fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnost
         Ok(node) => Some(node),
         Err(errors) => {
             for e in errors {
-                diags.push(Diagnostic::error(shown, e.pos, "syntax", format!("invalid {}: {}", if is_toml { "TOML" } else { "YAML" }, e.message)));
+                diags.push(Diagnostic::error(
+                    shown,
+                    e.pos,
+                    "syntax",
+                    format!(
+                        "invalid {}: {}",
+                        if is_toml { "TOML" } else { "YAML" },
+                        e.message
+                    ),
+                ));
             }
             None
         }

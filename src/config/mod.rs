@@ -25,7 +25,10 @@ fn summary(diags: &[Diagnostic]) -> String {
     let errors: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
     match errors.as_slice() {
         [one] => format!("invalid config: {one}"),
-        [first, ..] => format!("invalid config: {first} (and {} more; run `orch validate`)", errors.len() - 1),
+        [first, ..] => format!(
+            "invalid config: {first} (and {} more; run `orch validate`)",
+            errors.len() - 1
+        ),
         [] => "invalid config".into(),
     }
 }

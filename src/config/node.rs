@@ -244,13 +244,19 @@ impl<'de> Visitor<'de> for RawVisitor {
         Ok(Raw(Value::Int(v)))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw, E> {
-        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
+        Ok(Raw(
+            i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)
+        ))
     }
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<Raw, E> {
-        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
+        Ok(Raw(
+            i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)
+        ))
     }
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<Raw, E> {
-        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
+        Ok(Raw(
+            i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)
+        ))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Raw, E> {
         Ok(Raw(Value::Float(v)))
@@ -345,7 +351,13 @@ mod tests {
         let inner = map(&m[0].1);
         assert_eq!(inner[0].0.name, "passingThreshold");
         assert_eq!(inner[0].0.pos, Pos { line: 2, column: 1 });
-        assert_eq!(inner[0].1.pos, Pos { line: 2, column: 20 });
+        assert_eq!(
+            inner[0].1.pos,
+            Pos {
+                line: 2,
+                column: 20
+            }
+        );
         assert!(matches!(inner[0].1.value, Value::Int(70)));
     }
 

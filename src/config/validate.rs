@@ -11,14 +11,27 @@ use super::wire::{DepartmentWire, WireConfig};
 /// Checks the meaning of a decoded config; `settings_file` names where global problems point.
 pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let depts = index(&wire.departments, |d| (&d.id.value, &d.file, d.id.pos), "department", &mut out);
-    let agents = index(&wire.agents, |a| (&a.id.value, &a.file, a.id.pos), "agent", &mut out);
+    let depts = index(
+        &wire.departments,
+        |d| (&d.id.value, &d.file, d.id.pos),
+        "department",
+        &mut out,
+    );
+    let agents = index(
+        &wire.agents,
+        |a| (&a.id.value, &a.file, a.id.pos),
+        "agent",
+        &mut out,
+    );
     let dept_ids: Vec<&str> = depts.keys().copied().collect();
     let agent_ids: Vec<&str> = agents.keys().copied().collect();
     let providers = provider_names(wire);
 
     let unknown = |what: &str, name: &str, known: &[&str]| {
-        format!("unknown {what} `{name}`{}", suggestion(name, known.iter().copied()))
+        format!(
+            "unknown {what} `{name}`{}",
+            suggestion(name, known.iter().copied())
+        )
     };
 
     // Agents: department references and role rules.
@@ -28,23 +41,41 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
                 &a.file,
                 a.id.pos,
                 "missing-reference",
-                format!("agent `{}` has role {} but no `department`", a.id.value, role_name(a.role.value)),
+                format!(
+                    "agent `{}` has role {} but no `department`",
+                    a.id.value,
+                    role_name(a.role.value)
+                ),
             )),
             (Role::Head | Role::Specialist, Some(d)) if !depts.contains_key(d.value.as_str()) => {
-                out.push(Diagnostic::error(&a.file, d.pos, "missing-reference", unknown("department", &d.value, &dept_ids)))
+                out.push(Diagnostic::error(
+                    &a.file,
+                    d.pos,
+                    "missing-reference",
+                    unknown("department", &d.value, &dept_ids),
+                ))
             }
             (Role::Judge | Role::Master, Some(d)) => out.push(Diagnostic::error(
                 &a.file,
                 d.pos,
                 "invalid-value",
-                format!("agent `{}` has role {} and belongs to no department: remove `department`", a.id.value, role_name(a.role.value)),
+                format!(
+                    "agent `{}` has role {} and belongs to no department: remove `department`",
+                    a.id.value,
+                    role_name(a.role.value)
+                ),
             )),
             _ => {}
         }
         if let Some(p) = &a.provider {
             if !providers.contains_key(p.value.as_str()) {
                 let names: Vec<&str> = providers.keys().copied().collect();
-                out.push(Diagnostic::error(&a.file, p.pos, "missing-reference", unknown("provider", &p.value, &names)));
+                out.push(Diagnostic::error(
+                    &a.file,
+                    p.pos,
+                    "missing-reference",
+                    unknown("provider", &p.value, &names),
+                ));
             }
         }
     }
@@ -104,9 +135,19 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         }
         for dep in &d.depends_on {
             if dep.value == d.id.value {
-                out.push(Diagnostic::error(&d.file, dep.pos, "cycle", format!("department `{}` depends on itself", d.id.value)));
+                out.push(Diagnostic::error(
+                    &d.file,
+                    dep.pos,
+                    "cycle",
+                    format!("department `{}` depends on itself", d.id.value),
+                ));
             } else if !depts.contains_key(dep.value.as_str()) {
-                out.push(Diagnostic::error(&d.file, dep.pos, "missing-reference", unknown("department", &dep.value, &dept_ids)));
+                out.push(Diagnostic::error(
+                    &d.file,
+                    dep.pos,
+                    "missing-reference",
+                    unknown("department", &dep.value, &dept_ids),
+                ));
             }
         }
         let active = wire.agents.iter().any(|a| {
@@ -143,19 +184,42 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         if let Some(p) = &s.defaults.provider {
             if !providers.contains_key(p.value.as_str()) {
                 let names: Vec<&str> = providers.keys().copied().collect();
-                out.push(Diagnostic::error(file, p.pos, "missing-reference", unknown("provider", &p.value, &names)));
+                out.push(Diagnostic::error(
+                    file,
+                    p.pos,
+                    "missing-reference",
+                    unknown("provider", &p.value, &names),
+                ));
             }
         }
         if let Some(f) = &s.routing.fallback_department {
             if !depts.contains_key(f.value.as_str()) {
-                out.push(Diagnostic::error(file, f.pos, "missing-reference", unknown("department", &f.value, &dept_ids)));
+                out.push(Diagnostic::error(
+                    file,
+                    f.pos,
+                    "missing-reference",
+                    unknown("department", &f.value, &dept_ids),
+                ));
             }
         }
-        let mut agent_ref = |what: &str, r: &Option<super::wire::At<String>>, missing_pos: Option<Pos>| match (r, missing_pos) {
-            (Some(r), _) if !agents.contains_key(r.value.as_str()) => {
-                out.push(Diagnostic::error(file, r.pos, "missing-reference", unknown("agent", &r.value, &agent_ids)))
-            }
-            (None, Some(pos)) => out.push(Diagnostic::error(file, pos, "missing-reference", what.to_string())),
+        let mut agent_ref = |what: &str,
+                             r: &Option<super::wire::At<String>>,
+                             missing_pos: Option<Pos>| match (
+            r,
+            missing_pos,
+        ) {
+            (Some(r), _) if !agents.contains_key(r.value.as_str()) => out.push(Diagnostic::error(
+                file,
+                r.pos,
+                "missing-reference",
+                unknown("agent", &r.value, &agent_ids),
+            )),
+            (None, Some(pos)) => out.push(Diagnostic::error(
+                file,
+                pos,
+                "missing-reference",
+                what.to_string(),
+            )),
             _ => {}
         };
         let llm = s.grading.method == Some(GradingMethod::Llm);
@@ -172,7 +236,15 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         if let Some(w) = &s.grading.weights {
             let sum = w.value.quality + w.value.relevance + w.value.consistency;
             if (sum - 1.0).abs() > 1e-6 {
-                out.push(Diagnostic::error(file, w.pos, "weights", format!("grading weights must sum to 1, they sum to {}", (sum * 1000.0).round() / 1000.0)));
+                out.push(Diagnostic::error(
+                    file,
+                    w.pos,
+                    "weights",
+                    format!(
+                        "grading weights must sum to 1, they sum to {}",
+                        (sum * 1000.0).round() / 1000.0
+                    ),
+                ));
             }
         }
         for p in &s.providers {
@@ -216,7 +288,10 @@ fn index<'w, T>(
                 file,
                 pos,
                 "duplicate-id",
-                format!("duplicate {what} id `{id}` (first defined at {ffile}:{}:{})", fpos.line, fpos.column),
+                format!(
+                    "duplicate {what} id `{id}` (first defined at {ffile}:{}:{})",
+                    fpos.line, fpos.column
+                ),
             ));
         } else {
             map.insert(id, item);
@@ -240,7 +315,11 @@ fn provider_names(wire: &WireConfig) -> BTreeMap<&str, ()> {
 }
 
 /// Reports each `dependsOn` cycle once, as a path: `visual -> character -> visual`.
-fn cycles(depts: &[DepartmentWire], index: &BTreeMap<&str, &DepartmentWire>, out: &mut Vec<Diagnostic>) {
+fn cycles(
+    depts: &[DepartmentWire],
+    index: &BTreeMap<&str, &DepartmentWire>,
+    out: &mut Vec<Diagnostic>,
+) {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -261,7 +340,9 @@ fn cycles(depts: &[DepartmentWire], index: &BTreeMap<&str, &DepartmentWire>, out
                 continue;
             };
             stack.push((d, i + 1));
-            let Some(next) = index.get(dep.value.as_str()) else { continue };
+            let Some(next) = index.get(dep.value.as_str()) else {
+                continue;
+            };
             if next.id.value == d.id.value {
                 continue; // self-dependency is reported on its own
             }
@@ -271,8 +352,14 @@ fn cycles(depts: &[DepartmentWire], index: &BTreeMap<&str, &DepartmentWire>, out
                     stack.push((next, 0));
                 }
                 Mark::Open => {
-                    let from = stack.iter().position(|(x, _)| x.id.value == next.id.value).unwrap_or(0);
-                    let mut path: Vec<&str> = stack[from..].iter().map(|(x, _)| x.id.value.as_str()).collect();
+                    let from = stack
+                        .iter()
+                        .position(|(x, _)| x.id.value == next.id.value)
+                        .unwrap_or(0);
+                    let mut path: Vec<&str> = stack[from..]
+                        .iter()
+                        .map(|(x, _)| x.id.value.as_str())
+                        .collect();
                     path.push(&next.id.value);
                     out.push(Diagnostic::error(
                         &d.file,

@@ -68,6 +68,7 @@ pub struct RoutingWire {
 /// `[grading]`.
 #[derive(Clone, Debug, Default)]
 pub struct GradingWire {
+    /// Where `method` is written (else the table), for "llm needs a judge".
     pub pos: Pos,
     pub method: Option<GradingMethod>,
     pub judge: Option<At<String>>,
@@ -85,6 +86,7 @@ pub struct LimitsWire {
 /// `[aggregation]`.
 #[derive(Clone, Debug, Default)]
 pub struct AggregationWire {
+    /// Where `synthesize` is written (else the table), for "needs masterAgent".
     pub pos: Pos,
     pub synthesize: Option<bool>,
     pub master_agent: Option<At<String>>,

@@ -1,0 +1,112 @@
+//! Helpers shared by the end-to-end tests: a temp config root and the real binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A temporary config root that files can be written into.
+pub struct Root {
+    pub dir: tempfile::TempDir,
+}
+
+impl Root {
+    /// An empty root.
+    pub fn empty() -> Self {
+        Root {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A small valid config: story and character, each with a head and a specialist.
+    pub fn minimal() -> Self {
+        let root = Root::empty();
+        root.write(
+            "departments/character.yaml",
+            "id: character\nkeywords: [character]\nhead: character-head\n",
+        );
+        root.write(
+            "departments/story.yaml",
+            "id: story\nkeywords: [scene]\nhead: story-head\n",
+        );
+        root.write(
+            "agents/character.yaml",
+            "agents:\n  - id: character-head\n    role: head\n    department: character\n  - id: character-appearance\n    role: specialist\n    department: character\n",
+        );
+        root.write(
+            "agents/story.yaml",
+            "agents:\n  - id: story-head\n    role: head\n    department: story\n  - id: story-writer\n    role: specialist\n    department: story\n",
+        );
+        root
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes (or overwrites) a file below the root.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn remove(&self, rel: &str) {
+        std::fs::remove_file(self.dir.path().join(rel)).unwrap();
+    }
+}
+
+/// The orch binary, run in `cwd` with a clean environment for orch's own variables.
+pub fn orch(cwd: &Path, args: &[&str]) -> Output {
+    orch_with_stdin(cwd, args, None)
+}
+
+/// Like [`orch`], feeding `stdin`.
+pub fn orch_with_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_orch"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_remove("ORCH_CONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
+    child.wait_with_output().unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The repository root (where the shipped config lives).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Parses stdout as JSON, with a useful message when it is not.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            stdout(o),
+            stderr(o)
+        )
+    })
+}

@@ -1,0 +1,585 @@
+//! `orch validate` end to end: the shipped configs are clean, and each kind of mistake is
+//! reported with its message, file, line and column, and exit 2.
+
+mod common;
+
+use common::{json, orch, repo, stdout, Root};
+
+/// Runs validate on `root` and returns (exit code, diagnostics as "file:line:col: sev: msg").
+fn diagnostics(root: &Root, extra: &[&str]) -> (i32, Vec<String>) {
+    let mut args = vec!["validate", "."];
+    args.extend_from_slice(extra);
+    let out = orch(root.path(), &args);
+    let lines = stdout(&out)
+        .lines()
+        .filter(|l| l.contains(": error: ") || l.contains(": warning: "))
+        .map(str::to_string)
+        .collect();
+    (out.status.code().unwrap(), lines)
+}
+
+/// Applies `files` to the minimal config and expects exactly this error among the output.
+fn expect_error(files: &[(&str, &str)], expected: &str) {
+    let root = Root::minimal();
+    for (path, content) in files {
+        root.write(path, content);
+    }
+    let (code, lines) = diagnostics(&root, &[]);
+    assert_eq!(code, 2, "exit code for {expected}\n{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l == expected),
+        "expected `{expected}` in:\n{}",
+        lines.join("\n")
+    );
+}
+
+#[test]
+fn shipped_config_and_every_example_are_valid() {
+    for dir in [
+        "",
+        "examples/assistant",
+        "examples/proposal-review",
+        "examples/offer",
+        "examples/offer/orch.toml",
+    ] {
+        let path = repo().join(dir);
+        let out = orch(&repo(), &["validate", path.to_str().unwrap(), "--strict"]);
+        assert_eq!(out.status.code(), Some(0), "{dir}: {}", stdout(&out));
+        assert!(
+            stdout(&out).ends_with("0 errors, 0 warnings\n"),
+            "{dir}: {}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn minimal_config_is_valid() {
+    let (code, lines) = diagnostics(&Root::minimal(), &[]);
+    assert_eq!((code, lines), (0, vec![]));
+}
+
+#[test]
+fn unknown_key_with_suggestion() {
+    expect_error(
+        &[("agents/x.yaml", "id: x\nrole: specialist\ndepartment: story\npassingTreshold: 70\n")],
+        "agents/x.yaml:4:1: error: unknown key `passingTreshold` in an agent (did you mean `passingThreshold`?)",
+    );
+}
+
+#[test]
+fn unknown_department_with_suggestion() {
+    expect_error(
+        &[(
+            "agents/x.yaml",
+            "id: x\nrole: specialist\ndepartment: charactr\n",
+        )],
+        "agents/x.yaml:3:13: error: unknown department `charactr` (did you mean `character`?)",
+    );
+}
+
+#[test]
+fn yaml_syntax_error() {
+    let root = Root::minimal();
+    root.write(
+        "departments/story.yaml",
+        "id: story\nkeywords: [scene\nhead: story-head\n",
+    );
+    let (code, lines) = diagnostics(&root, &[]);
+    assert_eq!(code, 2);
+    let line = lines
+        .iter()
+        .find(|l| l.starts_with("departments/story.yaml:"))
+        .expect("a story.yaml error");
+    assert!(line.contains(": error: invalid YAML: "), "{line}");
+    let lc: Vec<u32> = line
+        .split(':')
+        .skip(1)
+        .take(2)
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert!(lc[0] >= 2 && lc[0] <= 4, "line of {line}");
+}
+
+#[test]
+fn toml_syntax_error() {
+    let root = Root::minimal();
+    root.write("orch.toml", "[defaults]\npassingThreshold = \n");
+    let (code, lines) = diagnostics(&root, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("orch.toml:2:") && l.contains("error: invalid TOML: ")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn wrong_type() {
+    expect_error(
+        &[("departments/story.yaml", "id: story\nkeywords: [scene]\nhead: story-head\npriority: high\n")],
+        "departments/story.yaml:4:11: error: `priority` in a department must be a whole number, found a string",
+    );
+}
+
+#[test]
+fn threshold_out_of_range() {
+    expect_error(
+        &[(
+            "agents/x.yaml",
+            "id: x\nrole: specialist\ndepartment: story\npassingThreshold: 150\n",
+        )],
+        "agents/x.yaml:4:19: error: `passingThreshold` must be between 0 and 100, found 150",
+    );
+}
+
+#[test]
+fn duplicate_department_names_both_places() {
+    expect_error(
+        &[("departments/zz.yaml", "id: story\nkeywords: [plot]\nhead: story-head\n")],
+        "departments/zz.yaml:1:5: error: duplicate department id `story` (first defined at departments/story.yaml:1:5)",
+    );
+}
+
+#[test]
+fn duplicate_agent() {
+    expect_error(
+        &[("agents/zz.yaml", "id: story-writer\nrole: specialist\ndepartment: story\n")],
+        "agents/zz.yaml:1:5: error: duplicate agent id `story-writer` (first defined at agents/story.yaml:5:9)",
+    );
+}
+
+#[test]
+fn department_without_head() {
+    expect_error(
+        &[("departments/story.yaml", "id: story\nkeywords: [scene]\n")],
+        "departments/story.yaml:1:5: error: department `story` has no `head` (name the agent that leads it)",
+    );
+}
+
+#[test]
+fn head_that_does_not_exist() {
+    expect_error(
+        &[("departments/story.yaml", "id: story\nkeywords: [scene]\nhead: story-haed\n")],
+        "departments/story.yaml:3:7: error: unknown agent `story-haed` (did you mean `story-head`?)",
+    );
+}
+
+#[test]
+fn head_of_another_department() {
+    expect_error(
+        &[("departments/story.yaml", "id: story\nkeywords: [scene]\nhead: character-head\n")],
+        "departments/story.yaml:3:7: error: head `character-head` of department `story` is not its own: the agent must have `role: head` and `department: story` (it has role head and department `character`)",
+    );
+}
+
+#[test]
+fn two_heads_in_one_department() {
+    expect_error(
+        &[("agents/zz.yaml", "id: story-cohead\nrole: head\ndepartment: story\n")],
+        "agents/zz.yaml:2:7: error: department `story` must have exactly one head: `story-cohead` has role head but the department's head is `story-head`",
+    );
+}
+
+#[test]
+fn depends_on_missing_department() {
+    expect_error(
+        &[("departments/story.yaml", "id: story\nkeywords: [scene]\nhead: story-head\ndependsOn: [charater]\n")],
+        "departments/story.yaml:4:13: error: unknown department `charater` (did you mean `character`?)",
+    );
+}
+
+#[test]
+fn depends_on_cycle_printed_as_a_path() {
+    expect_error(
+        &[
+            (
+                "departments/story.yaml",
+                "id: story\nkeywords: [scene]\nhead: story-head\ndependsOn: [character]\n",
+            ),
+            (
+                "departments/character.yaml",
+                "id: character\nkeywords: [character]\nhead: character-head\ndependsOn: [story]\n",
+            ),
+        ],
+        "departments/story.yaml:4:13: error: `dependsOn` cycle: character -> story -> character",
+    );
+}
+
+#[test]
+fn depends_on_itself() {
+    expect_error(
+        &[(
+            "departments/story.yaml",
+            "id: story\nkeywords: [scene]\nhead: story-head\ndependsOn:\n  - story\n",
+        )],
+        "departments/story.yaml:5:5: error: department `story` depends on itself",
+    );
+}
+
+#[test]
+fn llm_grading_without_judge() {
+    expect_error(
+        &[("orch.toml", "[grading]\nmethod = \"llm\"\n")],
+        "orch.toml:2:10: error: `grading.method = \"llm\"` needs `grading.judge`, the id of the agent that grades",
+    );
+}
+
+#[test]
+fn judge_that_does_not_exist() {
+    expect_error(
+        &[(
+            "orch.toml",
+            "[grading]\nmethod = \"llm\"\njudge = \"studio-judge\"\n",
+        )],
+        "orch.toml:3:9: error: unknown agent `studio-judge`",
+    );
+}
+
+#[test]
+fn weights_must_sum_to_one() {
+    expect_error(
+        &[(
+            "orch.toml",
+            "[grading]\nweights = { quality = 0.5, relevance = 0.3, consistency = 0.3 }\n",
+        )],
+        "orch.toml:2:11: error: grading weights must sum to 1, they sum to 1.1",
+    );
+}
+
+#[test]
+fn both_settings_files() {
+    expect_error(
+        &[("orch.toml", ""), ("orch.yaml", "defaults: {}\n")],
+        "orch.yaml:1:1: error: both orch.toml and orch.yaml exist; keep one",
+    );
+}
+
+#[test]
+fn unknown_default_provider() {
+    expect_error(
+        &[("orch.toml", "[defaults]\nprovider = \"opneai\"\n")],
+        "orch.toml:2:12: error: unknown provider `opneai` (did you mean `openai`?)",
+    );
+}
+
+#[test]
+fn unknown_agent_provider() {
+    expect_error(
+        &[(
+            "agents/x.yaml",
+            "id: x\nrole: specialist\ndepartment: story\nprovider: ollama\n",
+        )],
+        "agents/x.yaml:4:11: error: unknown provider `ollama`",
+    );
+}
+
+#[test]
+fn invalid_role() {
+    expect_error(
+        &[("agents/x.yaml", "id: x\nrole: boss\ndepartment: story\n")],
+        "agents/x.yaml:2:7: error: `role` must be one of head, specialist, judge, master, found `boss`",
+    );
+}
+
+#[test]
+fn temperature_out_of_range() {
+    expect_error(
+        &[(
+            "agents/x.yaml",
+            "id: x\nrole: specialist\ndepartment: story\nexecutionSettings:\n  temperature: 3.5\n",
+        )],
+        "agents/x.yaml:5:16: error: `temperature` must be between 0 and 2, found 3.5",
+    );
+}
+
+#[test]
+fn missing_id() {
+    expect_error(
+        &[("agents/x.yaml", "role: specialist\ndepartment: story\n")],
+        "agents/x.yaml:1:1: error: an agent has no `id`",
+    );
+}
+
+#[test]
+fn invalid_id() {
+    expect_error(
+        &[("departments/zz.yaml", "id: Story Dept\nkeywords: [plot]\nhead: story-head\n")],
+        "departments/zz.yaml:1:5: error: id `Story Dept` must be lower-case letters, digits, `-` and `_`, starting with a letter or digit",
+    );
+}
+
+#[test]
+fn unknown_fallback_department() {
+    expect_error(
+        &[("orch.toml", "[routing]\nfallbackDepartment = \"utility\"\n")],
+        "orch.toml:2:22: error: unknown department `utility`",
+    );
+}
+
+#[test]
+fn synthesize_without_master_agent() {
+    expect_error(
+        &[("orch.toml", "[aggregation]\nsynthesize = true\n")],
+        "orch.toml:2:14: error: `aggregation.synthesize = true` needs `aggregation.masterAgent`, the id of the agent that writes the summary",
+    );
+}
+
+#[test]
+fn list_where_a_mapping_is_expected() {
+    expect_error(
+        &[("agents/x.yaml", "- id: x\n  role: specialist\n")],
+        "agents/x.yaml:1:1: error: the file must be a mapping (one agent with `id`, or a `agents:` list), found a list",
+    );
+}
+
+#[test]
+fn keywords_of_the_wrong_type() {
+    expect_error(
+        &[("departments/story.yaml", "id: story\nkeywords: 42\nhead: story-head\n")],
+        "departments/story.yaml:2:11: error: `keywords` must be a list of words or a map of word to weight, found an integer",
+    );
+}
+
+#[test]
+fn keyword_weight_out_of_range() {
+    expect_error(
+        &[("departments/story.yaml", "id: story\nkeywords:\n  scene: 1.5\nhead: story-head\n")],
+        "departments/story.yaml:3:10: error: the weight of keyword `scene` must be greater than 0 and at most 1, found 1.5",
+    );
+}
+
+#[test]
+fn unknown_key_in_a_settings_table() {
+    expect_error(
+        &[("orch.toml", "[limits]\nmaxCall = 10\n")],
+        "orch.toml:2:1: error: unknown key `maxCall` in [limits] (did you mean `maxCalls`?)",
+    );
+}
+
+#[test]
+fn zero_concurrency() {
+    expect_error(
+        &[("orch.toml", "[limits]\nmaxConcurrency = 0\n")],
+        "orch.toml:2:18: error: `maxConcurrency` must be between 1 and 1024, found 0",
+    );
+}
+
+#[test]
+fn judge_inside_a_department() {
+    expect_error(
+        &[("agents/x.yaml", "id: x\nrole: judge\ndepartment: story\n")],
+        "agents/x.yaml:3:13: error: agent `x` has role judge and belongs to no department: remove `department`",
+    );
+}
+
+#[test]
+fn specialist_without_department() {
+    expect_error(
+        &[("agents/x.yaml", "id: x\nrole: specialist\n")],
+        "agents/x.yaml:1:5: error: agent `x` has role specialist but no `department`",
+    );
+}
+
+#[test]
+fn unknown_provider_kind() {
+    expect_error(
+        &[("orch.toml", "[providers.local]\nkind = \"ollama\"\n")],
+        "orch.toml:2:8: error: `kind` must be one of openai, anthropic, simulated, found `ollama`",
+    );
+}
+
+#[test]
+fn every_problem_is_reported_in_one_go() {
+    let root = Root::minimal();
+    root.write(
+        "agents/x.yaml",
+        "id: x\nrole: specialist\ndepartment: charactr\npassingTreshold: 70\n",
+    );
+    root.write("orch.toml", "[limits]\nmaxCall = 10\n");
+    let (code, lines) = diagnostics(&root, &[]);
+    assert_eq!(code, 2);
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    let out = orch(root.path(), &["validate", "."]);
+    assert!(stdout(&out).ends_with("3 errors, 0 warnings\n"));
+}
+
+#[test]
+fn json_format_carries_every_field() {
+    let root = Root::minimal();
+    root.write(
+        "agents/x.yaml",
+        "id: x\nrole: specialist\ndepartment: charactr\n",
+    );
+    let out = orch(root.path(), &["validate", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = json(&out);
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["errors"], 1);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["file"], "agents/x.yaml");
+    assert_eq!(d["line"], 3);
+    assert_eq!(d["column"], 13);
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["code"], "missing-reference");
+    assert_eq!(
+        d["message"],
+        "unknown department `charactr` (did you mean `character`?)"
+    );
+}
+
+#[test]
+fn warnings_pass_unless_strict() {
+    let root = Root::minimal();
+    // Inactive head, a department with no active specialist, and one no request can reach.
+    root.write(
+        "agents/story.yaml",
+        "agents:\n  - id: story-head\n    role: head\n    department: story\n    isActive: false\n",
+    );
+    root.write("departments/story.yaml", "id: story\nhead: story-head\n");
+    root.write(
+        "orch.toml",
+        "[providers.remote]\nkind = \"openai\"\napiKeyEnv = \"ORCH_TEST_SURELY_UNSET_KEY\"\n",
+    );
+    let (code, lines) = diagnostics(&root, &[]);
+    assert_eq!(code, 0, "{lines:#?}");
+    let expected = [
+        "departments/story.yaml:1:5: warning: department `story` has no active specialist; its head will answer every request directly",
+        "departments/story.yaml:1:5: warning: department `story` has no keywords and is not the fallback department: no request can reach it except `--department story`",
+        "departments/story.yaml:2:7: warning: head `story-head` of department `story` is inactive (`isActive: false`); it will still lead the department",
+        "orch.toml:3:13: warning: environment variable `ORCH_TEST_SURELY_UNSET_KEY` (the API key of provider `remote`) is not set; a run that uses it will fail",
+    ];
+    assert_eq!(lines, expected);
+    let (code, _) = diagnostics(&root, &["--strict"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn single_file_config_inline() {
+    let root = Root::empty();
+    let file = root.write(
+        "team.yaml",
+        "departments:\n  - id: solo\n    keywords: [hello]\n    head: solo-head\nagents:\n  - id: solo-head\n    role: head\n    department: solo\n  - id: solo-helper\n    role: specialist\n    department: solo\n",
+    );
+    let out = orch(root.path(), &["validate", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn orch_config_env_is_the_default_root() {
+    let root = Root::minimal();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .arg("validate")
+        .env("ORCH_CONFIG", root.path())
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+mod garbage {
+    use super::*;
+
+    fn single_error(root: &Root) -> String {
+        let (code, lines) = diagnostics(root, &[]);
+        assert_eq!(code, 2, "{lines:#?}");
+        lines.into_iter().find(|l| l.contains(": error: ")).unwrap()
+    }
+
+    #[test]
+    fn binary_garbage() {
+        let root = Root::minimal();
+        root.write(
+            "agents/bin.yaml",
+            [0x7f, b'E', b'L', b'F', 0, 1, 2, 0xff, 0xfe],
+        );
+        assert_eq!(
+            single_error(&root),
+            "agents/bin.yaml:1:1: error: file is binary (it contains NUL bytes), not YAML or TOML"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8() {
+        let root = Root::minimal();
+        root.write("agents/latin1.yaml", b"id: x\nname: caf\xe9\n");
+        assert_eq!(
+            single_error(&root),
+            "agents/latin1.yaml:2:10: error: file is not valid UTF-8 (bad byte at offset 15)"
+        );
+    }
+
+    #[test]
+    fn empty_file() {
+        let root = Root::minimal();
+        root.write("agents/empty.yaml", "");
+        assert_eq!(
+            single_error(&root),
+            "agents/empty.yaml:1:1: error: file is empty; expected an agent (a mapping with `id`)"
+        );
+    }
+
+    #[test]
+    fn directory_with_no_config() {
+        let root = Root::empty();
+        let out = orch(root.path(), &["validate"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(stdout(&out).lines().next().unwrap(), ".:1:1: error: no orch config found in . (expected orch.toml, orch.yaml, departments/ or agents/)");
+    }
+
+    #[test]
+    fn missing_path() {
+        let root = Root::empty();
+        let out = orch(root.path(), &["validate", "nowhere"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stdout(&out)
+            .starts_with("nowhere:1:1: error: cannot read config: no such file or directory"));
+    }
+
+    #[test]
+    fn deep_nesting() {
+        let root = Root::minimal();
+        root.write(
+            "agents/deep.yaml",
+            format!("id: x\nskills: {}\n", "[".repeat(200_000)),
+        );
+        let line = single_error(&root);
+        assert!(line.starts_with("agents/deep.yaml:"), "{line}");
+        assert!(line.contains("error: invalid YAML"), "{line}");
+    }
+
+    #[test]
+    fn deep_nesting_toml() {
+        let root = Root::minimal();
+        root.write("orch.toml", format!("x = {}\n", "[".repeat(200_000)));
+        let line = single_error(&root);
+        assert!(line.starts_with("orch.toml:1:"), "{line}");
+    }
+
+    #[test]
+    fn fifty_megabytes() {
+        let root = Root::minimal();
+        let f = std::fs::File::create(root.path().join("agents/huge.yaml")).unwrap();
+        f.set_len(50 * 1024 * 1024).unwrap();
+        assert_eq!(
+            single_error(&root),
+            "agents/huge.yaml:1:1: error: file is 52.4 MB; config files are limited to 4 MB"
+        );
+    }
+
+    #[test]
+    fn a_scalar_file() {
+        let root = Root::minimal();
+        root.write("departments/x.yaml", "just a sentence\n");
+        assert_eq!(
+            single_error(&root),
+            "departments/x.yaml:1:1: error: the file must be a mapping (one department with `id`, or a `departments:` list), found a string"
+        );
+    }
+}
