@@ -8,3 +8,5 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
+pub mod plan;
+pub mod report;

@@ -62,7 +62,10 @@ fn minimal_config_is_valid() {
 #[test]
 fn unknown_key_with_suggestion() {
     expect_error(
-        &[("agents/x.yaml", "id: x\nrole: specialist\ndepartment: story\npassingTreshold: 70\n")],
+        &[(
+            "agents/x.yaml",
+            "id: x\nrole: specialist\ndepartment: story\npassingTreshold: 70\n",
+        )],
         "agents/x.yaml:4:1: error: unknown key `passingTreshold` in an agent (did you mean `passingThreshold`?)",
     );
 }
@@ -70,10 +73,7 @@ fn unknown_key_with_suggestion() {
 #[test]
 fn unknown_department_with_suggestion() {
     expect_error(
-        &[(
-            "agents/x.yaml",
-            "id: x\nrole: specialist\ndepartment: charactr\n",
-        )],
+        &[("agents/x.yaml", "id: x\nrole: specialist\ndepartment: charactr\n")],
         "agents/x.yaml:3:13: error: unknown department `charactr` (did you mean `character`?)",
     );
 }
@@ -92,12 +92,7 @@ fn yaml_syntax_error() {
         .find(|l| l.starts_with("departments/story.yaml:"))
         .expect("a story.yaml error");
     assert!(line.contains(": error: invalid YAML: "), "{line}");
-    let lc: Vec<u32> = line
-        .split(':')
-        .skip(1)
-        .take(2)
-        .map(|n| n.parse().unwrap())
-        .collect();
+    let lc: Vec<u32> = line.split(':').skip(1).take(2).map(|n| n.parse().unwrap()).collect();
     assert!(lc[0] >= 2 && lc[0] <= 4, "line of {line}");
 }
 
@@ -118,7 +113,10 @@ fn toml_syntax_error() {
 #[test]
 fn wrong_type() {
     expect_error(
-        &[("departments/story.yaml", "id: story\nkeywords: [scene]\nhead: story-head\npriority: high\n")],
+        &[(
+            "departments/story.yaml",
+            "id: story\nkeywords: [scene]\nhead: story-head\npriority: high\n",
+        )],
         "departments/story.yaml:4:11: error: `priority` in a department must be a whole number, found a string",
     );
 }
@@ -145,7 +143,10 @@ fn duplicate_department_names_both_places() {
 #[test]
 fn duplicate_agent() {
     expect_error(
-        &[("agents/zz.yaml", "id: story-writer\nrole: specialist\ndepartment: story\n")],
+        &[(
+            "agents/zz.yaml",
+            "id: story-writer\nrole: specialist\ndepartment: story\n",
+        )],
         "agents/zz.yaml:1:5: error: duplicate agent id `story-writer` (first defined at agents/story.yaml:5:9)",
     );
 }
@@ -161,7 +162,10 @@ fn department_without_head() {
 #[test]
 fn head_that_does_not_exist() {
     expect_error(
-        &[("departments/story.yaml", "id: story\nkeywords: [scene]\nhead: story-haed\n")],
+        &[(
+            "departments/story.yaml",
+            "id: story\nkeywords: [scene]\nhead: story-haed\n",
+        )],
         "departments/story.yaml:3:7: error: unknown agent `story-haed` (did you mean `story-head`?)",
     );
 }
@@ -185,7 +189,10 @@ fn two_heads_in_one_department() {
 #[test]
 fn depends_on_missing_department() {
     expect_error(
-        &[("departments/story.yaml", "id: story\nkeywords: [scene]\nhead: story-head\ndependsOn: [charater]\n")],
+        &[(
+            "departments/story.yaml",
+            "id: story\nkeywords: [scene]\nhead: story-head\ndependsOn: [charater]\n",
+        )],
         "departments/story.yaml:4:13: error: unknown department `charater` (did you mean `character`?)",
     );
 }
@@ -229,10 +236,7 @@ fn llm_grading_without_judge() {
 #[test]
 fn judge_that_does_not_exist() {
     expect_error(
-        &[(
-            "orch.toml",
-            "[grading]\nmethod = \"llm\"\njudge = \"studio-judge\"\n",
-        )],
+        &[("orch.toml", "[grading]\nmethod = \"llm\"\njudge = \"studio-judge\"\n")],
         "orch.toml:3:9: error: unknown agent `studio-judge`",
     );
 }
@@ -408,10 +412,7 @@ fn every_problem_is_reported_in_one_go() {
 #[test]
 fn json_format_carries_every_field() {
     let root = Root::minimal();
-    root.write(
-        "agents/x.yaml",
-        "id: x\nrole: specialist\ndepartment: charactr\n",
-    );
+    root.write("agents/x.yaml", "id: x\nrole: specialist\ndepartment: charactr\n");
     let out = orch(root.path(), &["validate", "--format", "json"]);
     assert_eq!(out.status.code(), Some(2));
     let v = json(&out);
@@ -475,12 +476,7 @@ fn orch_config_env_is_the_default_root() {
         .current_dir(std::env::temp_dir())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
 }
 
 mod garbage {
@@ -495,10 +491,7 @@ mod garbage {
     #[test]
     fn binary_garbage() {
         let root = Root::minimal();
-        root.write(
-            "agents/bin.yaml",
-            [0x7f, b'E', b'L', b'F', 0, 1, 2, 0xff, 0xfe],
-        );
+        root.write("agents/bin.yaml", [0x7f, b'E', b'L', b'F', 0, 1, 2, 0xff, 0xfe]);
         assert_eq!(
             single_error(&root),
             "agents/bin.yaml:1:1: error: file is binary (it contains NUL bytes), not YAML or TOML"
@@ -530,7 +523,10 @@ mod garbage {
         let root = Root::empty();
         let out = orch(root.path(), &["validate"]);
         assert_eq!(out.status.code(), Some(2));
-        assert_eq!(stdout(&out).lines().next().unwrap(), ".:1:1: error: no orch config found in . (expected orch.toml, orch.yaml, departments/ or agents/)");
+        assert_eq!(
+            stdout(&out).lines().next().unwrap(),
+            ".:1:1: error: no orch config found in . (expected orch.toml, orch.yaml, departments/ or agents/)"
+        );
     }
 
     #[test]
@@ -538,17 +534,13 @@ mod garbage {
         let root = Root::empty();
         let out = orch(root.path(), &["validate", "nowhere"]);
         assert_eq!(out.status.code(), Some(2));
-        assert!(stdout(&out)
-            .starts_with("nowhere:1:1: error: cannot read config: no such file or directory"));
+        assert!(stdout(&out).starts_with("nowhere:1:1: error: cannot read config: no such file or directory"));
     }
 
     #[test]
     fn deep_nesting() {
         let root = Root::minimal();
-        root.write(
-            "agents/deep.yaml",
-            format!("id: x\nskills: {}\n", "[".repeat(200_000)),
-        );
+        root.write("agents/deep.yaml", format!("id: x\nskills: {}\n", "[".repeat(200_000)));
         let line = single_error(&root);
         assert!(line.starts_with("agents/deep.yaml:"), "{line}");
         assert!(line.contains("error: invalid YAML"), "{line}");

@@ -1,10 +1,30 @@
-//! `orch explain`.
+//! `orch explain`: the plan of a request, without a single LLM call.
+
+use std::io::{IsTerminal, Write};
+
 use anyhow::Result;
 
-use crate::cli::ExplainArgs;
-use crate::exit::{CommandError, Exit};
+use super::{load_config, make_plan, read_prompt, resolve_format};
+use crate::cli::{ExplainArgs, ReportFormat};
+use crate::exit::Exit;
+use crate::report::{plan_tree::plan_tree, tree};
 
-/// Explains a request.
-pub fn explain(_args: ExplainArgs) -> Result<Exit> {
-    Err(CommandError::usage("`orch explain` is not yet implemented").into())
+/// Prints the plan as a tree or JSON.
+pub fn explain(args: ExplainArgs) -> Result<Exit> {
+    let prompt = read_prompt(&args.plan.prompt)?;
+    let config = load_config(&args.plan)?;
+    let plan = make_plan(&config, &prompt, &args.plan)?;
+    let mut out = std::io::stdout().lock();
+    match resolve_format(args.plan.format) {
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &plan)?;
+            writeln!(out)?;
+        }
+        ReportFormat::Tree => {
+            let style = tree::Style::detect(std::io::stdout().is_terminal());
+            tree::render(&plan_tree(&plan, style), &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(Exit::Success)
 }

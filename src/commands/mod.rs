@@ -3,3 +3,81 @@
 pub mod explain;
 pub mod run;
 pub mod validate;
+
+use std::io::{IsTerminal, Read};
+
+use crate::cli::{PlanArgs, ReportFormat};
+use crate::config::{self, load::locate_root, Config};
+use crate::exit::CommandError;
+use crate::plan::{self, Plan, PlanOptions, RoutingError};
+
+/// Prompts above this size are refused (explain stays fast up to it; no model takes more).
+pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The request: the argument, or standard input for `-`; refused when empty, wordless or huge.
+pub fn read_prompt(arg: &str) -> Result<String, CommandError> {
+    let prompt = if arg == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .take(MAX_PROMPT_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| CommandError::usage(format!("cannot read the prompt from standard input: {e}")))?;
+        check_size(bytes.len())?;
+        String::from_utf8(bytes).map_err(|e| {
+            CommandError::usage(format!(
+                "the prompt on standard input is not valid UTF-8 (bad byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?
+    } else {
+        check_size(arg.len())?;
+        arg.to_string()
+    };
+    if prompt.trim().is_empty() {
+        return Err(CommandError::usage("the prompt is empty"));
+    }
+    if !prompt.chars().any(char::is_alphanumeric) {
+        return Err(CommandError::usage(
+            "the prompt has no words (only punctuation or symbols)",
+        ));
+    }
+    Ok(prompt)
+}
+
+fn check_size(len: usize) -> Result<(), CommandError> {
+    if len > MAX_PROMPT_BYTES {
+        return Err(CommandError::usage(format!(
+            "the prompt is larger than {} MB",
+            MAX_PROMPT_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(())
+}
+
+/// The config of `--config` / `ORCH_CONFIG` / the current directory, or a usage error.
+pub fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
+    let root = locate_root(args.config.as_deref());
+    let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
+    Ok(config)
+}
+
+/// The plan of the request, with routing failures mapped to their exit codes.
+pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, CommandError> {
+    let options = PlanOptions {
+        departments: args.departments.clone(),
+        specialists: args.specialists,
+    };
+    plan::build(config, prompt, &options).map_err(|e| match e {
+        RoutingError::NoMatch => CommandError::failed(e.to_string()),
+        RoutingError::UnknownDepartment { .. } => CommandError::usage(e.to_string()),
+    })
+}
+
+/// `--format`, else tree on a terminal and JSON otherwise.
+pub fn resolve_format(flag: Option<ReportFormat>) -> ReportFormat {
+    flag.unwrap_or(if std::io::stdout().is_terminal() {
+        ReportFormat::Tree
+    } else {
+        ReportFormat::Json
+    })
+}

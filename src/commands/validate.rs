@@ -54,9 +54,5 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
             )?;
         }
     }
-    Ok(if errors == 0 {
-        Exit::Success
-    } else {
-        Exit::Usage
-    })
+    Ok(if errors == 0 { Exit::Success } else { Exit::Usage })
 }

@@ -50,11 +50,7 @@ const DEPARTMENT_KEYS: &[&str] = &[
     "dependsOn",
     "coordinationSettings",
 ];
-const COORDINATION_KEYS: &[&str] = &[
-    "minQualityThreshold",
-    "maxRetries",
-    "allowParallelExecution",
-];
+const COORDINATION_KEYS: &[&str] = &["minQualityThreshold", "maxRetries", "allowParallelExecution"];
 const AGENT_KEYS: &[&str] = &[
     "id",
     "name",
@@ -101,8 +97,7 @@ impl<'d> Decoder<'d> {
     }
 
     fn error(&mut self, pos: Pos, code: &'static str, message: String) {
-        self.diags
-            .push(Diagnostic::error(self.file, pos, code, message));
+        self.diags.push(Diagnostic::error(self.file, pos, code, message));
     }
 
     fn type_error(&mut self, node: &Node, what: &str, expected: &str) {
@@ -113,12 +108,7 @@ impl<'d> Decoder<'d> {
         );
     }
 
-    fn fields<'n>(
-        &mut self,
-        node: &'n Node,
-        what: &'static str,
-        known: &[&str],
-    ) -> Option<Fields<'n>> {
+    fn fields<'n>(&mut self, node: &'n Node, what: &'static str, known: &[&str]) -> Option<Fields<'n>> {
         let Value::Map(entries) = &node.value else {
             self.type_error(node, what, "a mapping");
             return None;
@@ -192,18 +182,13 @@ impl<'d> Decoder<'d> {
             } else {
                 format!("between {} and {}", range.start(), range.end())
             };
-            self.error(
-                node.pos,
-                "range",
-                format!("`{key}` must be {bounds}, found {value}"),
-            );
+            self.error(node.pos, "range", format!("`{key}` must be {bounds}, found {value}"));
             None
         }
     }
 
     fn count(&mut self, f: &Fields, key: &str, range: RangeInclusive<i64>) -> Option<u32> {
-        self.integer(f, key, range)
-            .map(|v| v.min(u32::MAX as i64) as u32)
+        self.integer(f, key, range).map(|v| v.min(u32::MAX as i64) as u32)
     }
 
     /// A number checked against `ok`; `expect` says what was wanted ("between 0 and 2").
@@ -220,11 +205,7 @@ impl<'d> Decoder<'d> {
         if value.is_finite() && ok(value) {
             Some(value)
         } else {
-            self.error(
-                node.pos,
-                "range",
-                format!("`{key}` must be {expect}, found {value}"),
-            );
+            self.error(node.pos, "range", format!("`{key}` must be {expect}, found {value}"));
             None
         }
     }
@@ -251,10 +232,7 @@ impl<'d> Decoder<'d> {
     fn choice<T: Copy>(&mut self, f: &Fields, key: &str, options: &[(&str, T)]) -> Option<At<T>> {
         let s = self.string(f, key)?;
         match options.iter().find(|(name, _)| *name == s.value) {
-            Some((_, v)) => Some(At {
-                value: *v,
-                pos: s.pos,
-            }),
+            Some((_, v)) => Some(At { value: *v, pos: s.pos }),
             None => {
                 let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
                 self.error(
@@ -297,12 +275,7 @@ impl<'d> Decoder<'d> {
                 passing_threshold: self.count(&f, "passingThreshold", 0..=100),
                 max_retries: self.count(&f, "maxRetries", 0..=10),
                 timeout: self.number(&f, "timeout", |x| x > 0.0, "greater than 0"),
-                temperature: self.number(
-                    &f,
-                    "temperature",
-                    |x| (0.0..=2.0).contains(&x),
-                    "between 0 and 2",
-                ),
+                temperature: self.number(&f, "temperature", |x| (0.0..=2.0).contains(&x), "between 0 and 2"),
                 provider: self.string(&f, "provider"),
                 model: self.text(&f, "model"),
             };
@@ -321,9 +294,7 @@ impl<'d> Decoder<'d> {
                     |x| x > 0.0 && x <= 1.0,
                     "greater than 0 and at most 1",
                 ),
-                fallback_department: self
-                    .string(&f, "fallbackDepartment")
-                    .filter(|s| !s.value.is_empty()),
+                fallback_department: self.string(&f, "fallbackDepartment").filter(|s| !s.value.is_empty()),
                 complex_terms: self
                     .strings(&f, "complexTerms")
                     .map(|v| v.into_iter().map(|s| s.value).collect()),
@@ -336,10 +307,7 @@ impl<'d> Decoder<'d> {
                     .choice(
                         &f,
                         "method",
-                        &[
-                            ("heuristic", GradingMethod::Heuristic),
-                            ("llm", GradingMethod::Llm),
-                        ],
+                        &[("heuristic", GradingMethod::Heuristic), ("llm", GradingMethod::Llm)],
                     )
                     .map(|a| a.value),
                 judge: self.string(&f, "judge").filter(|s| !s.value.is_empty()),
@@ -349,20 +317,15 @@ impl<'d> Decoder<'d> {
         if let Some((f, _)) = self.section(&top, "limits", "[limits]", LIMITS_KEYS) {
             s.limits = LimitsWire {
                 max_calls: self.count(&f, "maxCalls", 1..=i64::MAX),
-                max_tokens: self
-                    .integer(&f, "maxTokens", 0..=i64::MAX)
-                    .map(|v| v as u64),
+                max_tokens: self.integer(&f, "maxTokens", 0..=i64::MAX).map(|v| v as u64),
                 max_concurrency: self.count(&f, "maxConcurrency", 1..=1024),
             };
         }
-        if let Some((f, pos)) = self.section(&top, "aggregation", "[aggregation]", AGGREGATION_KEYS)
-        {
+        if let Some((f, pos)) = self.section(&top, "aggregation", "[aggregation]", AGGREGATION_KEYS) {
             s.aggregation = AggregationWire {
                 pos: f.get("synthesize").map_or(pos, |n| n.pos),
                 synthesize: self.boolean(&f, "synthesize"),
-                master_agent: self
-                    .string(&f, "masterAgent")
-                    .filter(|s| !s.value.is_empty()),
+                master_agent: self.string(&f, "masterAgent").filter(|s| !s.value.is_empty()),
             };
         }
         if let Some((f, _)) = self.section(&top, "http", "[http]", HTTP_KEYS) {
@@ -380,11 +343,7 @@ impl<'d> Decoder<'d> {
                     }
                 }
             } else {
-                self.type_error(
-                    node,
-                    "`providers`",
-                    "a mapping of provider names to settings",
-                );
+                self.type_error(node, "`providers`", "a mapping of provider names to settings");
             }
         }
         out.settings = Some(s);
@@ -402,9 +361,7 @@ impl<'d> Decoder<'d> {
         let d = Weights::default();
         Some(At {
             value: Weights {
-                quality: self
-                    .number(&w, "quality", unit, "between 0 and 1")
-                    .unwrap_or(d.quality),
+                quality: self.number(&w, "quality", unit, "between 0 and 1").unwrap_or(d.quality),
                 relevance: self
                     .number(&w, "relevance", unit, "between 0 and 1")
                     .unwrap_or(d.relevance),
@@ -431,10 +388,7 @@ impl<'d> Decoder<'d> {
                     self.error(
                         node.pos,
                         "missing-key",
-                        format!(
-                            "provider `{}` needs `kind` (openai, anthropic or simulated)",
-                            key.name
-                        ),
+                        format!("provider `{}` needs `kind` (openai, anthropic or simulated)", key.name),
                     );
                     return None;
                 }
@@ -490,13 +444,7 @@ impl<'d> Decoder<'d> {
         }
     }
 
-    fn list(
-        &mut self,
-        node: &Node,
-        key: &str,
-        out: &mut WireConfig,
-        one: fn(&mut Self, &Node, &mut WireConfig),
-    ) {
+    fn list(&mut self, node: &Node, key: &str, out: &mut WireConfig, one: fn(&mut Self, &Node, &mut WireConfig)) {
         match &node.value {
             Value::Seq(items) => items.iter().for_each(|item| one(self, item, out)),
             _ => self.type_error(node, &format!("`{key}`"), "a list"),
@@ -537,12 +485,7 @@ impl<'d> Decoder<'d> {
         };
         let id = self.required_id(&f, node);
         let keywords = self.keywords(&f);
-        let coordination = self.section(
-            &f,
-            "coordinationSettings",
-            "`coordinationSettings`",
-            COORDINATION_KEYS,
-        );
+        let coordination = self.section(&f, "coordinationSettings", "`coordinationSettings`", COORDINATION_KEYS);
         let (min_quality_threshold, max_retries, allow_parallel_execution) = match coordination {
             Some((c, _)) => (
                 self.count(&c, "minQualityThreshold", 0..=100),
@@ -588,11 +531,7 @@ impl<'d> Decoder<'d> {
                         Value::Int(i) => i as f64,
                         Value::Float(x) => x,
                         _ => {
-                            self.type_error(
-                                value,
-                                &format!("the weight of keyword `{}`", key.name),
-                                "a number",
-                            );
+                            self.type_error(value, &format!("the weight of keyword `{}`", key.name), "a number");
                             continue;
                         }
                     };
@@ -600,7 +539,10 @@ impl<'d> Decoder<'d> {
                         self.error(
                             value.pos,
                             "range",
-                            format!("the weight of keyword `{}` must be greater than 0 and at most 1, found {weight}", key.name),
+                            format!(
+                                "the weight of keyword `{}` must be greater than 0 and at most 1, found {weight}",
+                                key.name
+                            ),
                         );
                         continue;
                     }
@@ -615,11 +557,7 @@ impl<'d> Decoder<'d> {
                 out
             }
             _ => {
-                self.type_error(
-                    node,
-                    "`keywords`",
-                    "a list of words or a map of word to weight",
-                );
+                self.type_error(node, "`keywords`", "a list of words or a map of word to weight");
                 Vec::new()
             }
         }
@@ -647,22 +585,12 @@ impl<'d> Decoder<'d> {
                 None
             }
         };
-        let execution = self.section(
-            &f,
-            "executionSettings",
-            "`executionSettings`",
-            EXECUTION_KEYS,
-        );
+        let execution = self.section(&f, "executionSettings", "`executionSettings`", EXECUTION_KEYS);
         let (max_retries, timeout, temperature) = match execution {
             Some((e, _)) => (
                 self.count(&e, "maxRetries", 0..=10),
                 self.number(&e, "timeout", |x| x > 0.0, "greater than 0"),
-                self.number(
-                    &e,
-                    "temperature",
-                    |x| (0.0..=2.0).contains(&x),
-                    "between 0 and 2",
-                ),
+                self.number(&e, "temperature", |x| (0.0..=2.0).contains(&x), "between 0 and 2"),
             ),
             None => (None, None, None),
         };
@@ -685,12 +613,7 @@ impl<'d> Decoder<'d> {
                 .collect(),
             passing_threshold: self.count(&f, "passingThreshold", 0..=100),
             is_active: self.boolean(&f, "isActive"),
-            success_rate: self.number(
-                &f,
-                "successRate",
-                |x| (0.0..=1.0).contains(&x),
-                "between 0 and 1",
-            ),
+            success_rate: self.number(&f, "successRate", |x| (0.0..=1.0).contains(&x), "between 0 and 1"),
             provider: self.string(&f, "provider"),
             model: self.text(&f, "model"),
             max_retries,
@@ -728,9 +651,7 @@ mod tests {
 
     #[test]
     fn reports_every_problem_of_a_file() {
-        let (_, diags) = decode_agent(
-            "id: x\nrole: specialist\npassingTreshold: 70\nsuccessRate: 2\nskills: oops\n",
-        );
+        let (_, diags) = decode_agent("id: x\nrole: specialist\npassingTreshold: 70\nsuccessRate: 2\nskills: oops\n");
         let lines: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
         assert_eq!(
             lines,

@@ -42,13 +42,7 @@ impl Diagnostic {
         Self::new(file, pos, Severity::Warning, code, message)
     }
 
-    fn new(
-        file: &str,
-        pos: Pos,
-        severity: Severity,
-        code: &'static str,
-        message: impl Into<String>,
-    ) -> Self {
+    fn new(file: &str, pos: Pos, severity: Severity, code: &'static str, message: impl Into<String>) -> Self {
         Diagnostic {
             file: file.to_string(),
             line: pos.line.max(1),
@@ -80,18 +74,10 @@ impl std::fmt::Display for Diagnostic {
 }
 
 /// The closest of `candidates` to `word`, when it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
-        .map(|c| {
-            (
-                strsim::jaro_winkler(&word.to_lowercase(), &c.to_lowercase()),
-                c,
-            )
-        })
+        .map(|c| (strsim::jaro_winkler(&word.to_lowercase(), &c.to_lowercase()), c))
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
@@ -110,10 +96,7 @@ mod tests {
 
     #[test]
     fn suggests_close_names_only() {
-        assert_eq!(
-            did_you_mean("charactr", ["story", "character"]),
-            Some("character")
-        );
+        assert_eq!(did_you_mean("charactr", ["story", "character"]), Some("character"));
         assert_eq!(
             did_you_mean("passingTreshold", ["passingThreshold", "priority"]),
             Some("passingThreshold")

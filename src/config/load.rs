@@ -66,11 +66,7 @@ pub fn read(root: &Path) -> Loaded {
             loaded.diagnostics.push(whole_file(
                 &display(&yaml),
                 "config-conflict",
-                format!(
-                    "both {} and {} exist; keep one",
-                    display(&toml),
-                    display(&yaml)
-                ),
+                format!("both {} and {} exist; keep one", display(&toml), display(&yaml)),
             ));
             Some(toml)
         }
@@ -78,10 +74,7 @@ pub fn read(root: &Path) -> Loaded {
         (false, true) => Some(yaml),
         (false, false) => None,
     };
-    let dirs = [
-        ("departments", FileKind::Departments),
-        ("agents", FileKind::Agents),
-    ];
+    let dirs = [("departments", FileKind::Departments), ("agents", FileKind::Agents)];
     let has_dirs = dirs.iter().any(|(d, _)| root.join(d).is_dir());
     if settings.is_none() && !has_dirs {
         loaded.diagnostics.push(whole_file(
@@ -122,12 +115,7 @@ fn config_files(dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file())
-        .filter(|p| {
-            matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("yaml" | "yml" | "toml")
-            )
-        })
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "toml")))
         .collect();
     files.sort();
     if files.is_empty() {
@@ -154,12 +142,7 @@ fn read_file(path: &Path, shown: &str, kind: FileKind, loaded: &mut Loaded) {
 }
 
 /// Reads and parses one file; every refusal is one clear diagnostic, never a panic.
-fn parse_file(
-    path: &Path,
-    shown: &str,
-    kind: FileKind,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<Node> {
+fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnostic>) -> Option<Node> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if size > MAX_FILE_BYTES {
         diags.push(whole_file(
@@ -176,14 +159,39 @@ fn parse_file(
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
-            diags.push(whole_file(
-                shown,
-                "io",
-                format!("cannot read file: {}", io_reason(&e)),
-            ));
+            diags.push(whole_file(shown, "io", format!("cannot read file: {}", io_reason(&e))));
             return None;
         }
     };
+    let is_toml = path.extension().and_then(|e| e.to_str()) == Some("toml");
+    parse_bytes(bytes, shown, kind, is_toml, diags)
+}
+
+/// Reads a single-file config held in memory (see `config::load_str`).
+pub fn read_text(shown: &str, bytes: &[u8], is_toml: bool) -> Loaded {
+    let mut loaded = Loaded {
+        settings_file: shown.to_string(),
+        ..Loaded::default()
+    };
+    if let Some(node) = parse_bytes(
+        bytes.to_vec(),
+        shown,
+        FileKind::Settings,
+        is_toml,
+        &mut loaded.diagnostics,
+    ) {
+        Decoder::new(shown, &mut loaded.diagnostics).settings(&node, &mut loaded.wire);
+    }
+    loaded
+}
+
+fn parse_bytes(
+    bytes: Vec<u8>,
+    shown: &str,
+    kind: FileKind,
+    is_toml: bool,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Node> {
     if bytes.contains(&0) {
         diags.push(whole_file(
             shown,
@@ -209,7 +217,6 @@ fn parse_file(
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let is_toml = path.extension().and_then(|e| e.to_str()) == Some("toml");
     if text.trim().is_empty() {
         if kind == FileKind::Settings && is_toml {
             // An empty orch.toml means "all defaults".
@@ -243,11 +250,7 @@ fn parse_file(
                     shown,
                     e.pos,
                     "syntax",
-                    format!(
-                        "invalid {}: {}",
-                        if is_toml { "TOML" } else { "YAML" },
-                        e.message
-                    ),
+                    format!("invalid {}: {}", if is_toml { "TOML" } else { "YAML" }, e.message),
                 ));
             }
             None

@@ -56,3 +56,15 @@ pub fn load(root: &Path) -> Result<(Config, Vec<Diagnostic>), ConfigError> {
     }
     Ok((Config::resolve(root.to_path_buf(), &loaded.wire), diags))
 }
+
+/// Loads a config held in one string, as if it were a single-file config (tests, tools).
+pub fn load_str(text: &str, toml: bool) -> Result<Config, ConfigError> {
+    let name = if toml { "orch.toml" } else { "orch.yaml" };
+    let loaded = load::read_text(name, text.as_bytes(), toml);
+    let mut diags = loaded.diagnostics;
+    diags.extend(validate::check(&loaded.wire, name));
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(ConfigError { diagnostics: diags });
+    }
+    Ok(Config::resolve(Path::new(name).to_path_buf(), &loaded.wire))
+}

@@ -228,13 +228,10 @@ impl Config {
     }
 
     /// The active specialists of a department.
-    pub fn active_specialists<'a>(
-        &'a self,
-        department: &'a str,
-    ) -> impl Iterator<Item = &'a Agent> {
-        self.agents.iter().filter(move |a| {
-            a.role == Role::Specialist && a.is_active && a.department.as_deref() == Some(department)
-        })
+    pub fn active_specialists<'a>(&'a self, department: &'a str) -> impl Iterator<Item = &'a Agent> {
+        self.agents
+            .iter()
+            .filter(move |a| a.role == Role::Specialist && a.is_active && a.department.as_deref() == Some(department))
     }
 
     /// The provider an agent calls: its own, else `defaults.provider`.
@@ -278,9 +275,7 @@ impl Config {
                         Some(k) => Some(k.value.clone()),
                         // A named provider without apiKeyEnv is a local server needing no key,
                         // unless it is the built-in name itself.
-                        None if p.name.value == "openai" || p.name.value == "anthropic" => {
-                            base.api_key_env
-                        }
+                        None if p.name.value == "openai" || p.name.value == "anthropic" => base.api_key_env,
                         None => None,
                     },
                     model: p.model.clone().unwrap_or(base.model),
@@ -302,12 +297,10 @@ impl Config {
             supporting_threshold: s.routing.supporting_threshold.unwrap_or(0.3),
             keyword_weight: s.routing.keyword_weight.unwrap_or(0.35),
             fallback_department: s.routing.fallback_department.map(|f| f.value),
-            complex_terms: s.routing.complex_terms.unwrap_or_else(|| {
-                DEFAULT_COMPLEX_TERMS
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect()
-            }),
+            complex_terms: s
+                .routing
+                .complex_terms
+                .unwrap_or_else(|| DEFAULT_COMPLEX_TERMS.iter().map(|t| t.to_string()).collect()),
             grading_method: s.grading.method.unwrap_or_default(),
             judge: s.grading.judge.map(|j| j.value),
             weights: s.grading.weights.map(|w| w.value).unwrap_or_default(),

@@ -201,11 +201,7 @@ impl<'a> LineIndex<'a> {
         let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|&s| s <= offset).max(1);
         let start = self.starts[line - 1];
-        let column = self
-            .text
-            .get(start..offset)
-            .map(|s| s.chars().count())
-            .unwrap_or(0);
+        let column = self.text.get(start..offset).map(|s| s.chars().count()).unwrap_or(0);
         Pos {
             line: line as u32,
             column: column as u32 + 1,
@@ -244,19 +240,13 @@ impl<'de> Visitor<'de> for RawVisitor {
         Ok(Raw(Value::Int(v)))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw, E> {
-        Ok(Raw(
-            i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)
-        ))
+        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
     }
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<Raw, E> {
-        Ok(Raw(
-            i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)
-        ))
+        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
     }
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<Raw, E> {
-        Ok(Raw(
-            i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)
-        ))
+        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Raw, E> {
         Ok(Raw(Value::Float(v)))
@@ -351,13 +341,7 @@ mod tests {
         let inner = map(&m[0].1);
         assert_eq!(inner[0].0.name, "passingThreshold");
         assert_eq!(inner[0].0.pos, Pos { line: 2, column: 1 });
-        assert_eq!(
-            inner[0].1.pos,
-            Pos {
-                line: 2,
-                column: 20
-            }
-        );
+        assert_eq!(inner[0].1.pos, Pos { line: 2, column: 20 });
         assert!(matches!(inner[0].1.value, Value::Int(70)));
     }
 

@@ -17,21 +17,13 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         "department",
         &mut out,
     );
-    let agents = index(
-        &wire.agents,
-        |a| (&a.id.value, &a.file, a.id.pos),
-        "agent",
-        &mut out,
-    );
+    let agents = index(&wire.agents, |a| (&a.id.value, &a.file, a.id.pos), "agent", &mut out);
     let dept_ids: Vec<&str> = depts.keys().copied().collect();
     let agent_ids: Vec<&str> = agents.keys().copied().collect();
     let providers = provider_names(wire);
 
     let unknown = |what: &str, name: &str, known: &[&str]| {
-        format!(
-            "unknown {what} `{name}`{}",
-            suggestion(name, known.iter().copied())
-        )
+        format!("unknown {what} `{name}`{}", suggestion(name, known.iter().copied()))
     };
 
     // Agents: department references and role rules.
@@ -129,7 +121,10 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
                     "department `{}` must have exactly one head: `{}` has role head but the department's head is {}",
                     d.id.value,
                     a.id.value,
-                    d.head.as_ref().map(|h| format!("`{}`", h.value)).unwrap_or_else(|| "not set".into())
+                    d.head
+                        .as_ref()
+                        .map(|h| format!("`{}`", h.value))
+                        .unwrap_or_else(|| "not set".into())
                 ),
             ));
         }
@@ -160,7 +155,10 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
                 &d.file,
                 d.id.pos,
                 "no-specialist",
-                format!("department `{}` has no active specialist; its head will answer every request directly", d.id.value),
+                format!(
+                    "department `{}` has no active specialist; its head will answer every request directly",
+                    d.id.value
+                ),
             ));
         }
         let is_fallback = wire
@@ -202,26 +200,17 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
                 ));
             }
         }
-        let mut agent_ref = |what: &str,
-                             r: &Option<super::wire::At<String>>,
-                             missing_pos: Option<Pos>| match (
-            r,
-            missing_pos,
-        ) {
-            (Some(r), _) if !agents.contains_key(r.value.as_str()) => out.push(Diagnostic::error(
-                file,
-                r.pos,
-                "missing-reference",
-                unknown("agent", &r.value, &agent_ids),
-            )),
-            (None, Some(pos)) => out.push(Diagnostic::error(
-                file,
-                pos,
-                "missing-reference",
-                what.to_string(),
-            )),
-            _ => {}
-        };
+        let mut agent_ref =
+            |what: &str, r: &Option<super::wire::At<String>>, missing_pos: Option<Pos>| match (r, missing_pos) {
+                (Some(r), _) if !agents.contains_key(r.value.as_str()) => out.push(Diagnostic::error(
+                    file,
+                    r.pos,
+                    "missing-reference",
+                    unknown("agent", &r.value, &agent_ids),
+                )),
+                (None, Some(pos)) => out.push(Diagnostic::error(file, pos, "missing-reference", what.to_string())),
+                _ => {}
+            };
         let llm = s.grading.method == Some(GradingMethod::Llm);
         agent_ref(
             "`grading.method = \"llm\"` needs `grading.judge`, the id of the agent that grades",
@@ -315,11 +304,7 @@ fn provider_names(wire: &WireConfig) -> BTreeMap<&str, ()> {
 }
 
 /// Reports each `dependsOn` cycle once, as a path: `visual -> character -> visual`.
-fn cycles(
-    depts: &[DepartmentWire],
-    index: &BTreeMap<&str, &DepartmentWire>,
-    out: &mut Vec<Diagnostic>,
-) {
+fn cycles(depts: &[DepartmentWire], index: &BTreeMap<&str, &DepartmentWire>, out: &mut Vec<Diagnostic>) {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -352,14 +337,8 @@ fn cycles(
                     stack.push((next, 0));
                 }
                 Mark::Open => {
-                    let from = stack
-                        .iter()
-                        .position(|(x, _)| x.id.value == next.id.value)
-                        .unwrap_or(0);
-                    let mut path: Vec<&str> = stack[from..]
-                        .iter()
-                        .map(|(x, _)| x.id.value.as_str())
-                        .collect();
+                    let from = stack.iter().position(|(x, _)| x.id.value == next.id.value).unwrap_or(0);
+                    let mut path: Vec<&str> = stack[from..].iter().map(|(x, _)| x.id.value.as_str()).collect();
                     path.push(&next.id.value);
                     out.push(Diagnostic::error(
                         &d.file,

@@ -69,11 +69,7 @@ pub fn orch_with_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Outpu
         .current_dir(cwd)
         .env_remove("ORCH_CONFIG")
         .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
@@ -102,11 +98,6 @@ pub fn repo() -> PathBuf {
 
 /// Parses stdout as JSON, with a useful message when it is not.
 pub fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
-            stdout(o),
-            stderr(o)
-        )
-    })
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", stdout(o), stderr(o)))
 }

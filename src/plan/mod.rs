@@ -1,0 +1,211 @@
+//! The plan: everything `orch explain` prints and `orch run` executes, computed once from
+//! (config, request, options). Pure: no I/O, no async.
+
+pub mod complexity;
+pub mod routing;
+pub mod selection;
+pub mod words;
+
+use serde::{Serialize, Serializer};
+
+use crate::cli::SpecialistMode;
+use crate::config::{Config, GradingMethod};
+pub use complexity::{Complexity, Level};
+pub use routing::{ExecutionMode, Routing, RoutingError};
+pub use selection::{SelectedSpecialist, ThresholdSource};
+use words::WordIndex;
+
+/// Options that change the plan.
+#[derive(Clone, Debug, Default)]
+pub struct PlanOptions {
+    /// `--department`: run exactly these, skipping scoring.
+    pub departments: Vec<String>,
+    /// `--specialists`.
+    pub specialists: SpecialistMode,
+}
+
+/// Whether a head answers itself or spawns specialists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Handling {
+    /// One call by the head; quality 85.
+    Direct,
+    /// Specialists, review, synthesis.
+    Specialists,
+}
+
+/// A department's part in a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DepartmentRole {
+    /// The highest relevance.
+    Primary,
+    /// Relevance above the supporting threshold.
+    Supporting,
+    /// Used because nothing matched.
+    Fallback,
+    /// Named with `--department`.
+    Selected,
+}
+
+/// One selected department's plan.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DepartmentPlan {
+    pub department_id: String,
+    pub department_name: String,
+    /// Index of its stage in `routing.stages`.
+    pub stage: usize,
+    #[serde(serialize_with = "round2")]
+    pub relevance: f64,
+    pub role: DepartmentRole,
+    /// Selected departments it waits for (ignored ones are in `routing.ignoredDependencies`).
+    pub depends_on: Vec<String>,
+    pub head: String,
+    pub complexity: Complexity,
+    pub handling: Handling,
+    /// Chosen specialists in rank order (empty when direct).
+    pub specialists: Vec<SelectedSpecialist>,
+    /// Specialists run one after another when false.
+    pub parallel: bool,
+    /// Department-level retries of the head's own work.
+    pub department_retries: u32,
+    pub min_calls: u64,
+    pub max_calls: u64,
+}
+
+/// The whole plan of a request.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub request: String,
+    pub routing: Routing,
+    /// Selected departments in stage order.
+    pub departments: Vec<DepartmentPlan>,
+    /// Whether the master writes a summary (one more call).
+    pub summary: bool,
+    /// Whether each specialist attempt is graded by a judge call.
+    pub llm_grading: bool,
+    /// `limits.maxCalls`: the run never makes more calls than this.
+    pub call_budget: u64,
+    /// The fewest LLM calls the run can take.
+    pub min_calls: u64,
+    /// The most LLM calls the run can take (never above `callBudget`).
+    pub max_calls: u64,
+}
+
+/// Builds the plan of `request` (SPEC §2–3). Fails only when routing fails.
+pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Plan, RoutingError> {
+    let index = WordIndex::new(request);
+    let routing = routing::route(config, &index, &options.departments)?;
+    let complexity = complexity::analyze(request, &index, &config.settings.complex_terms);
+    let llm_grading = config.settings.grading_method == GradingMethod::Llm;
+    let mut departments = Vec::new();
+    for (stage, ids) in routing.stages.iter().enumerate() {
+        for id in ids {
+            let dept = config.department(id).expect("routing selects existing departments");
+            let estimate = match options.specialists {
+                SpecialistMode::Auto => complexity.level.estimated_specialists(),
+                SpecialistMode::Always => complexity.level.estimated_specialists().max(2),
+                SpecialistMode::Never => 0,
+            };
+            let specialists = selection::select(config, dept, &index, estimate);
+            let handling = if specialists.is_empty() {
+                Handling::Direct
+            } else {
+                Handling::Specialists
+            };
+            let role = if !options.departments.is_empty() {
+                DepartmentRole::Selected
+            } else if routing.fallback {
+                DepartmentRole::Fallback
+            } else if *id == routing.primary {
+                DepartmentRole::Primary
+            } else {
+                DepartmentRole::Supporting
+            };
+            let relevance = routing
+                .scores
+                .iter()
+                .find(|s| &s.department == id)
+                .map_or(0.0, |s| s.relevance);
+            let (min_calls, max_calls) = department_calls(&specialists, dept.max_retries, llm_grading);
+            departments.push(DepartmentPlan {
+                department_id: id.clone(),
+                department_name: dept.name.clone(),
+                stage,
+                relevance,
+                role,
+                depends_on: dept
+                    .depends_on
+                    .iter()
+                    .filter(|d| routing.selected().any(|s| s == *d))
+                    .cloned()
+                    .collect(),
+                head: dept.head.clone(),
+                complexity: complexity.clone(),
+                handling,
+                specialists,
+                parallel: dept.allow_parallel_execution,
+                department_retries: dept.max_retries,
+                min_calls,
+                max_calls,
+            });
+        }
+    }
+    let summary = config.settings.synthesize;
+    let call_budget = u64::from(config.settings.max_calls);
+    let extra = u64::from(summary);
+    let min_calls = departments.iter().map(|d| d.min_calls).sum::<u64>() + extra;
+    let max_calls = departments.iter().map(|d| d.max_calls).sum::<u64>() + extra;
+    Ok(Plan {
+        request: request.to_string(),
+        routing,
+        departments,
+        summary,
+        llm_grading,
+        call_budget,
+        min_calls: min_calls.min(call_budget),
+        max_calls: max_calls.min(call_budget),
+    })
+}
+
+/// Synthesis attempts on a failed call or an empty reply (SPEC §3.8).
+pub const SYNTHESIS_ATTEMPTS: u64 = 3;
+
+/// The fewest and most LLM calls of one department.
+///
+/// With `n` specialists, `aᵢ` attempts each, `j` = 1 when an LLM judge grades each attempt
+/// (else 0) and `R` department retries:
+///
+/// - direct: min = 1 (the head), max = 1 + R (the head's call retried with the department);
+/// - specialists: min = n·(1 + j) + 1 (every specialist passes first time, one synthesis),
+///   max = Σ aᵢ·(1 + j) + max(3, 1 + R): every attempt used, then either three synthesis
+///   attempts or, with no passing output, the head-direct fallback retried with the
+///   department. Completed specialist work is never run again on a department retry.
+pub fn department_calls(specialists: &[SelectedSpecialist], department_retries: u32, llm_grading: bool) -> (u64, u64) {
+    let retries = u64::from(department_retries);
+    if specialists.is_empty() {
+        return (1, 1 + retries);
+    }
+    let per_attempt = 1 + u64::from(llm_grading);
+    let n = specialists.len() as u64;
+    let attempts: u64 = specialists.iter().map(|s| u64::from(s.max_attempts)).sum();
+    (
+        n * per_attempt + 1,
+        attempts * per_attempt + SYNTHESIS_ATTEMPTS.max(1 + retries),
+    )
+}
+
+/// Serializes a score rounded to 2 decimals.
+pub fn round2<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round_to_2(*v))
+}
+
+/// Rounds to 2 decimals (every score in the report, SPEC §3.10).
+pub fn round_to_2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! The master orchestrator's routing (SPEC §2): keyword relevance, primary and supporting
+//! departments, execution mode and the dependency DAG's stages.
+
+use std::cmp::Ordering;
+
+use serde::Serialize;
+
+use super::words::WordIndex;
+use crate::config::{Config, Department};
+
+/// How the selected departments run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    /// One department.
+    Single,
+    /// Several, none depending on another.
+    Parallel,
+    /// Several, some after the departments they depend on.
+    Sequential,
+}
+
+/// One department's relevance to the request and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DepartmentScore {
+    /// Department id.
+    pub department: String,
+    /// 1 − ∏(1 − wₖ) over matched keywords, rounded to 2 decimals.
+    #[serde(serialize_with = "super::round2")]
+    pub relevance: f64,
+    /// Tie-break: lower first.
+    pub priority: i64,
+    /// Why it scored what it did.
+    pub reason: String,
+    /// The distinct keywords found in the request, in config order.
+    pub matched_keywords: Vec<String>,
+}
+
+/// A `dependsOn` that does not apply to this request (the dependency was not selected).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IgnoredDependency {
+    /// The selected department.
+    pub department: String,
+    /// The dependency that was not selected.
+    pub depends_on: String,
+    /// Why it was ignored.
+    pub reason: String,
+}
+
+/// The master's routing decision.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Routing {
+    /// The department with the highest relevance (or the fallback, or the first `--department`).
+    pub primary: String,
+    /// Other selected departments.
+    pub supporting: Vec<String>,
+    /// single / parallel / sequential.
+    pub execution_mode: ExecutionMode,
+    /// Every department's score, best first.
+    pub scores: Vec<DepartmentScore>,
+    /// The DAG in stages: each stage's departments depend only on earlier stages.
+    pub stages: Vec<Vec<String>>,
+    /// Dependencies on departments that were not selected.
+    pub ignored_dependencies: Vec<IgnoredDependency>,
+    /// True when nothing matched and the fallback department was used.
+    pub fallback: bool,
+}
+
+impl Routing {
+    /// Primary then supporting.
+    pub fn selected(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.primary).chain(self.supporting.iter())
+    }
+}
+
+/// Why no department could be chosen.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RoutingError {
+    /// Nothing matched and there is no fallback: the master fails (exit 1).
+    #[error("unable to generate: no department matched the request")]
+    NoMatch,
+    /// `--department` named a department that does not exist (exit 2).
+    #[error("unknown department `{id}`{suggestion}")]
+    UnknownDepartment { id: String, suggestion: String },
+}
+
+/// Relevance of one department: 1 − ∏(1 − wₖ) over its distinct matched keywords.
+pub fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
+    let mut matched: Vec<String> = Vec::new();
+    let mut miss = 1.0;
+    for k in &dept.keywords {
+        let key = k.phrase.to_lowercase();
+        if !matched.contains(&key) && index.contains(&k.phrase) {
+            miss *= 1.0 - k.weight;
+            matched.push(key);
+        }
+    }
+    // Rounded to 1e-9 so that a keyword of weight 0.3 scores exactly 0.3, not 0.30000000000000004,
+    // and "strictly greater than supportingThreshold" means what it says.
+    let relevance = ((1.0 - miss) * 1e9).round() / 1e9;
+    let reason = if matched.is_empty() {
+        "no keyword matched".to_string()
+    } else {
+        format!("matched keywords: {}", matched.join(", "))
+    };
+    DepartmentScore {
+        department: dept.id.clone(),
+        relevance,
+        priority: dept.priority,
+        reason,
+        matched_keywords: matched,
+    }
+}
+
+fn rank(a: &DepartmentScore, b: &DepartmentScore) -> Ordering {
+    b.relevance
+        .total_cmp(&a.relevance)
+        .then(a.priority.cmp(&b.priority))
+        .then(a.department.cmp(&b.department))
+}
+
+/// Routes a request: by relevance, or exactly the `forced` departments when given.
+pub fn route(config: &Config, index: &WordIndex, forced: &[String]) -> Result<Routing, RoutingError> {
+    let mut scores: Vec<DepartmentScore> = config.departments.iter().map(|d| score(d, index)).collect();
+    scores.sort_by(rank);
+    let mut fallback = false;
+    let selected: Vec<String> = if !forced.is_empty() {
+        let mut chosen: Vec<String> = Vec::new();
+        for id in forced {
+            if config.department(id).is_none() {
+                return Err(RoutingError::UnknownDepartment {
+                    id: id.clone(),
+                    suggestion: crate::config::diagnostic::suggestion(
+                        id,
+                        config.departments.iter().map(|d| d.id.as_str()),
+                    ),
+                });
+            }
+            if !chosen.contains(id) {
+                chosen.push(id.clone());
+            }
+        }
+        for s in &mut scores {
+            if chosen.contains(&s.department) {
+                s.reason = format!("chosen with --department ({})", s.reason);
+            }
+        }
+        chosen
+    } else if scores.first().is_some_and(|s| s.relevance > 0.0) {
+        let threshold = config.settings.supporting_threshold;
+        let primary = scores[0].department.clone();
+        std::iter::once(primary)
+            .chain(
+                scores[1..]
+                    .iter()
+                    .filter(|s| s.relevance > threshold)
+                    .map(|s| s.department.clone()),
+            )
+            .collect()
+    } else if let Some(f) = &config.settings.fallback_department {
+        fallback = true;
+        if let Some(s) = scores.iter_mut().find(|s| &s.department == f) {
+            s.reason = "fallback: no department matched the request".into();
+        }
+        vec![f.clone()]
+    } else {
+        return Err(RoutingError::NoMatch);
+    };
+
+    let (stages, ignored, mode) = schedule(config, &selected);
+    Ok(Routing {
+        primary: selected[0].clone(),
+        supporting: selected[1..].to_vec(),
+        execution_mode: mode,
+        scores,
+        stages,
+        ignored_dependencies: ignored,
+        fallback,
+    })
+}
+
+/// Stages of the DAG among the selected departments (stage = 1 + deepest selected dependency).
+fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<IgnoredDependency>, ExecutionMode) {
+    let mut ignored = Vec::new();
+    for id in selected {
+        let dept = config.department(id).expect("selected departments exist");
+        for dep in &dept.depends_on {
+            if !selected.contains(dep) {
+                ignored.push(IgnoredDependency {
+                    department: id.clone(),
+                    depends_on: dep.clone(),
+                    reason: format!("`{dep}` was not selected for this request"),
+                });
+            }
+        }
+    }
+    // Validation guarantees no cycle, so this settles within `selected.len()` rounds.
+    let mut stage: Vec<usize> = vec![0; selected.len()];
+    for _ in 0..selected.len() {
+        for (i, id) in selected.iter().enumerate() {
+            let dept = config.department(id).expect("selected departments exist");
+            stage[i] = dept
+                .depends_on
+                .iter()
+                .filter_map(|d| selected.iter().position(|s| s == d))
+                .map(|j| stage[j] + 1)
+                .max()
+                .unwrap_or(0);
+        }
+    }
+    let depth = stage.iter().copied().max().unwrap_or(0);
+    let mut stages: Vec<Vec<String>> = vec![Vec::new(); depth + 1];
+    for (i, id) in selected.iter().enumerate() {
+        stages[stage[i]].push(id.clone());
+    }
+    for s in &mut stages {
+        s.sort();
+    }
+    let mode = match (selected.len(), depth) {
+        (1, _) => ExecutionMode::Single,
+        (_, 0) => ExecutionMode::Parallel,
+        _ => ExecutionMode::Sequential,
+    };
+    (stages, ignored, mode)
+}

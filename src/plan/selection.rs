@@ -1,0 +1,74 @@
+//! Which specialists a head spawns, and the threshold and attempts of each (SPEC §3.3–3.5).
+
+use serde::Serialize;
+
+use super::words::WordIndex;
+use crate::config::{Agent, Config, Department};
+
+/// Where an agent's passing threshold came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThresholdSource {
+    /// The agent's own `passingThreshold` (0 included).
+    Agent,
+    /// The department's `coordinationSettings.minQualityThreshold`.
+    Department,
+    /// `defaults.passingThreshold`.
+    Default,
+}
+
+/// The threshold of an agent: its own, else its department's, else the default (seed 000's
+/// threshold matrix: 70 → 70; 0 → 0; missing with department 80 → 80; both missing → 60).
+pub fn threshold(agent: &Agent, dept: Option<&Department>, default: u32) -> (u32, ThresholdSource) {
+    match (agent.passing_threshold, dept.and_then(|d| d.min_quality_threshold)) {
+        (Some(t), _) => (t, ThresholdSource::Agent),
+        (None, Some(t)) => (t, ThresholdSource::Department),
+        (None, None) => (default, ThresholdSource::Default),
+    }
+}
+
+/// A specialist the head will spawn.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SelectedSpecialist {
+    /// Agent id.
+    pub agent_id: String,
+    /// Passing threshold, 0..=100 (0 = auto-approve).
+    pub threshold: u32,
+    /// Where the threshold came from.
+    pub threshold_source: ThresholdSource,
+    /// 1 + the agent's quality retries.
+    pub max_attempts: u32,
+    /// The agent's skills found in the request.
+    pub matched_skills: Vec<String>,
+    /// Used to rank specialists.
+    pub success_rate: f64,
+}
+
+/// Ranks a department's active specialists (skills found in the request, then successRate,
+/// then id) and takes the first `count`.
+pub fn select(config: &Config, dept: &Department, index: &WordIndex, count: usize) -> Vec<SelectedSpecialist> {
+    let mut ranked: Vec<SelectedSpecialist> = config
+        .active_specialists(&dept.id)
+        .map(|agent| {
+            let (threshold, threshold_source) = threshold(agent, Some(dept), config.settings.passing_threshold);
+            SelectedSpecialist {
+                agent_id: agent.id.clone(),
+                threshold,
+                threshold_source,
+                max_attempts: 1 + agent.max_retries.unwrap_or(config.settings.max_retries),
+                matched_skills: agent.skills.iter().filter(|s| index.contains(s)).cloned().collect(),
+                success_rate: agent.success_rate,
+            }
+        })
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.matched_skills
+            .len()
+            .cmp(&a.matched_skills.len())
+            .then(b.success_rate.total_cmp(&a.success_rate))
+            .then(a.agent_id.cmp(&b.agent_id))
+    });
+    ranked.truncate(count);
+    ranked
+}

@@ -1,0 +1,4 @@
+//! What orch prints: the run report (JSON and tree), the explain tree, and events.
+
+pub mod plan_tree;
+pub mod tree;

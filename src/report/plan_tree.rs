@@ -1,0 +1,153 @@
+//! The tree `orch explain` prints: a plan a person can check at a glance.
+
+use super::tree::{bar, excerpt, Node, Style};
+use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, ThresholdSource};
+
+/// Builds the explain tree of a plan.
+pub fn plan_tree(plan: &Plan, style: Style) -> Node {
+    let r = &plan.routing;
+    let mode = format!("{:?}", r.execution_mode).to_lowercase();
+    let mut root = Node::leaf(format!(
+        "{} {}\n{} {} · primary {}{}",
+        style.bold("plan for"),
+        style.cyan(&format!("\"{}\"", excerpt(&plan.request, 72))),
+        style.dim("routing:"),
+        mode,
+        style.bold(&r.primary),
+        if r.supporting.is_empty() {
+            String::new()
+        } else {
+            format!(" · supporting {}", r.supporting.join(", "))
+        }
+    ));
+
+    let width = r.scores.iter().map(|s| s.department.len()).max().unwrap_or(0);
+    let scores = r
+        .scores
+        .iter()
+        .map(|s| {
+            let selected = r.selected().any(|d| d == &s.department);
+            let name = format!("{:width$}", s.department);
+            let line = format!("{} {} {:.2}  {}", name, bar(s.relevance), s.relevance, s.reason);
+            Node::leaf(if selected { style.bold(&line) } else { style.dim(&line) })
+        })
+        .collect();
+    root.push(Node::new("relevance", scores));
+    for ignored in &r.ignored_dependencies {
+        root.push(Node::leaf(style.yellow(&format!(
+            "ignored: {} depends on {}: {}",
+            ignored.department, ignored.depends_on, ignored.reason
+        ))));
+    }
+
+    for (i, stage) in r.stages.iter().enumerate() {
+        let depts = plan
+            .departments
+            .iter()
+            .filter(|d| stage.contains(&d.department_id))
+            .map(|d| department(d, plan, style))
+            .collect();
+        let after = if i == 0 {
+            "starts at once".to_string()
+        } else {
+            "each starts when its dependencies finish".to_string()
+        };
+        root.push(Node::new(
+            format!(
+                "{} {}",
+                style.bold(&format!("stage {}", i + 1)),
+                style.dim(&format!("({after})"))
+            ),
+            depts,
+        ));
+    }
+    let summary = if plan.summary {
+        ", with the master's summary"
+    } else {
+        ""
+    };
+    root.push(Node::leaf(format!(
+        "{} {}..{} LLM calls{summary} {}",
+        style.bold("calls:"),
+        plan.min_calls,
+        plan.max_calls,
+        style.dim(&format!("(budget {})", plan.call_budget))
+    )));
+    root
+}
+
+fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
+    let role = match d.role {
+        DepartmentRole::Primary => "primary",
+        DepartmentRole::Supporting => "supporting",
+        DepartmentRole::Fallback => "fallback",
+        DepartmentRole::Selected => "--department",
+    };
+    let mut label = format!(
+        "{} {}",
+        style.bold(&d.department_id),
+        style.dim(&format!("({role}, relevance {:.2})", d.relevance))
+    );
+    if !d.depends_on.is_empty() {
+        label.push_str(&format!(" after {}", d.depends_on.join(", ")));
+    }
+    let c = &d.complexity;
+    let mut why = format!(
+        "{} words, {} part{}",
+        c.word_count,
+        c.parts,
+        if c.parts == 1 { "" } else { "s" }
+    );
+    if !c.complex_terms.is_empty() {
+        why.push_str(&format!(", complex terms: {}", c.complex_terms.join(", ")));
+    }
+    let mut children = vec![Node::leaf(format!("complexity: {:?} ({why})", c.level).to_lowercase())];
+    match d.handling {
+        Handling::Direct => children.push(Node::leaf(format!("handling: direct: {} answers (quality 85)", d.head))),
+        Handling::Specialists => {
+            let mode = if d.parallel { "in parallel" } else { "one after another" };
+            let specialists = d
+                .specialists
+                .iter()
+                .map(|s| {
+                    let source = match s.threshold_source {
+                        ThresholdSource::Agent => "agent",
+                        ThresholdSource::Department => "department",
+                        ThresholdSource::Default => "default",
+                    };
+                    let skills = if s.matched_skills.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", skills: {}", s.matched_skills.join(", "))
+                    };
+                    Node::leaf(format!(
+                        "{} {}",
+                        style.cyan(&s.agent_id),
+                        style.dim(&format!(
+                            "threshold {} ({source}), up to {} attempt{}, success rate {:.2}{skills}",
+                            s.threshold,
+                            s.max_attempts,
+                            if s.max_attempts == 1 { "" } else { "s" },
+                            s.success_rate
+                        ))
+                    ))
+                })
+                .collect();
+            children.push(Node::new(
+                format!(
+                    "handling: {} specialists {mode}, then {} reviews and synthesizes",
+                    d.specialists.len(),
+                    d.head
+                ),
+                specialists,
+            ));
+        }
+    }
+    let judge = if plan.llm_grading {
+        ", each attempt graded by the judge"
+    } else {
+        ""
+    };
+    children.push(Node::leaf(format!("calls: {}..{}{judge}", d.min_calls, d.max_calls)));
+    Node::new(label, children)
+}
