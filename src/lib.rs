@@ -7,6 +7,9 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod engine;
 pub mod exit;
+pub mod grade;
 pub mod plan;
+pub mod provider;
 pub mod report;

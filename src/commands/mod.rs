@@ -1,6 +1,7 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
 pub mod explain;
+pub mod progress;
 pub mod run;
 pub mod validate;
 

@@ -1,10 +1,135 @@
-//! `orch run`.
-use anyhow::Result;
+//! `orch run`: plan, execute, print the report, and map it to an exit code.
 
-use crate::cli::RunArgs;
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+
+use super::progress::Progress;
+use super::{load_config, make_plan, read_prompt, resolve_format};
+use crate::cli::{ReportFormat, RunArgs};
+use crate::config::{Config, ProviderKind};
+use crate::engine::{self, Budget, Engine};
 use crate::exit::{CommandError, Exit};
+use crate::provider::{simulated::Simulated, Provider, Providers};
+use crate::report::events::{EventLog, Observer, Observers};
+use crate::report::run::{Report, RunStatus};
+use crate::report::{run_tree::run_tree, tree};
 
-/// Runs a request.
-pub fn run(_args: RunArgs) -> Result<Exit> {
-    Err(CommandError::usage("`orch run` is not yet implemented").into())
+/// Runs the request and prints the report.
+pub fn run(args: RunArgs) -> Result<Exit> {
+    let prompt = read_prompt(&args.plan.prompt)?;
+    let mut config = load_config(&args.plan)?;
+    if let Some(n) = args.max_calls {
+        config.settings.max_calls = n;
+    }
+    if let Some(n) = args.concurrency {
+        config.settings.max_concurrency = n;
+    }
+    if let Some(p) = &args.provider {
+        if !config.settings.providers.contains_key(p) {
+            let known: Vec<&str> = config.settings.providers.keys().map(String::as_str).collect();
+            return Err(CommandError::usage(format!(
+                "unknown provider `{p}`{}",
+                crate::config::diagnostic::suggestion(p, known)
+            ))
+            .into());
+        }
+    }
+    let plan = match make_plan(&config, &prompt, &args.plan) {
+        Ok(plan) => plan,
+        Err(e) if e.exit == Exit::Failed => {
+            // The master failed (nothing matched, no fallback): it never retries, but the
+            // report is still printed so scripts see `status: failed` and the reason.
+            print_report(
+                &Report::master_failed(&prompt, &e.message),
+                resolve_format(args.plan.format),
+            )?;
+            return Err(e.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let providers = build_providers(&config, &args)?;
+    let config = Arc::new(config);
+
+    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
+    let run_id = engine::new_id("run");
+    if let Some(path) = &args.events {
+        let file = std::fs::File::create(path)
+            .map_err(|e| CommandError::usage(format!("cannot write events to {}: {e}", path.display())))?;
+        observers.push(Box::new(EventLog::new(
+            &run_id,
+            Box::new(std::io::BufWriter::new(file)),
+        )));
+    }
+    if std::io::stderr().is_terminal() && !args.quiet {
+        observers.push(Box::new(Progress::stderr()));
+    }
+    let budget = Budget::new(
+        u64::from(config.settings.max_calls),
+        config.settings.max_tokens,
+        config.settings.max_concurrency as usize,
+    );
+    let mut engine = Engine::new(config, providers, budget, Box::new(Observers(observers)), args.seed);
+    engine.run_id = run_id;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let report = runtime.block_on(async {
+        let interrupt = async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        engine::run(&engine, &plan, interrupt).await
+    });
+
+    print_report(&report, resolve_format(args.plan.format))?;
+    Ok(exit_for(&report, args.min_quality))
+}
+
+/// The exit code of a finished run: interrupted 130, failed 1, partial 4, below
+/// `--min-quality` 3, else 0 (a partial run is reported as partial even when its quality is low).
+pub fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
+    if report.metadata.interrupted {
+        return Exit::Interrupted;
+    }
+    match report.status {
+        RunStatus::Failed => Exit::Failed,
+        RunStatus::Partial => Exit::Partial,
+        RunStatus::Success if min_quality.is_some_and(|m| report.overall_quality < m) => Exit::BelowMinQuality,
+        RunStatus::Success => Exit::Success,
+    }
+}
+
+fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match format {
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, report)?;
+            writeln!(out)?;
+        }
+        ReportFormat::Tree => {
+            let style = tree::Style::detect(std::io::stdout().is_terminal());
+            tree::render(&run_tree(report, style), &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Builds every provider the run may use.
+fn build_providers(config: &Config, args: &RunArgs) -> Result<Providers, CommandError> {
+    let mut by_name: HashMap<String, Arc<dyn Provider>> = HashMap::new();
+    for (name, settings) in &config.settings.providers {
+        let provider: Arc<dyn Provider> = match settings.kind {
+            ProviderKind::Simulated => Arc::new(Simulated::new(args.seed)),
+            ProviderKind::OpenAi | ProviderKind::Anthropic => Arc::new(Simulated::new(args.seed)),
+        };
+        by_name.insert(name.clone(), provider);
+    }
+    Ok(Providers::new(by_name, args.provider.clone(), args.model.clone()))
 }

@@ -1,0 +1,97 @@
+//! Progress bars on stderr while a run is under way (indicatif), fed by engine events.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::report::events::{Event, Observer};
+
+/// One bar per department, counting specialist attempts as they happen.
+pub struct Progress {
+    multi: MultiProgress,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl Progress {
+    /// Bars drawn on stderr.
+    pub fn stderr() -> Self {
+        Progress {
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+            bars: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn with_bar(&self, department: &str, f: impl FnOnce(&ProgressBar)) {
+        if let Ok(bars) = self.bars.lock() {
+            if let Some(bar) = bars.get(department) {
+                f(bar);
+            }
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn event(&self, event: &Event) {
+        match event {
+            Event::DepartmentStart {
+                department,
+                specialists,
+            } => {
+                let bar = self.multi.add(ProgressBar::new_spinner());
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {prefix:.bold} {wide_msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                bar.set_prefix(department.clone());
+                bar.set_message(if *specialists == 0 {
+                    "head answering".to_string()
+                } else {
+                    format!("{specialists} specialists")
+                });
+                bar.enable_steady_tick(Duration::from_millis(100));
+                if let Ok(mut bars) = self.bars.lock() {
+                    bars.insert(department.clone(), bar);
+                }
+            }
+            Event::DelegationStart {
+                department,
+                agent_id,
+                attempt,
+                ..
+            } => self.with_bar(department, |b| b.set_message(format!("{agent_id} attempt {attempt}"))),
+            Event::DelegationComplete {
+                department,
+                agent_id,
+                attempt,
+                score,
+                passed,
+                ..
+            } => self.with_bar(department, |b| {
+                b.set_message(format!(
+                    "{agent_id} attempt {attempt}: {} {}",
+                    crate::grade::fmt_score(*score),
+                    if *passed { "passed" } else { "below threshold" }
+                ))
+            }),
+            Event::Synthesis {
+                department, attempt, ..
+            } => self.with_bar(department, |b| b.set_message(format!("synthesis attempt {attempt}"))),
+            Event::DepartmentComplete {
+                department,
+                status,
+                quality_score,
+                ..
+            } => self.with_bar(department, |b| {
+                b.finish_with_message(
+                    format!("{status:?} · quality {}", crate::grade::fmt_score(*quality_score)).to_lowercase(),
+                )
+            }),
+            Event::RunComplete { .. } => {
+                let _ = self.multi.clear();
+            }
+            Event::Routing { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The run's hard budgets: calls, tokens and calls in flight (seed 002: the run must end).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// Calls and tokens left, and the gate on calls in flight, shared by the whole run.
+pub struct Budget {
+    max_calls: u64,
+    max_tokens: u64,
+    calls: AtomicU64,
+    tokens: AtomicU64,
+    in_flight: Semaphore,
+}
+
+/// Why a call was not made.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("budget exhausted: {0}")]
+pub struct Exhausted(pub String);
+
+impl Budget {
+    /// A budget of `max_calls` calls, `max_tokens` tokens (0 = no cap), `concurrency` in flight.
+    pub fn new(max_calls: u64, max_tokens: u64, concurrency: usize) -> Self {
+        Budget {
+            max_calls,
+            max_tokens,
+            calls: AtomicU64::new(0),
+            tokens: AtomicU64::new(0),
+            in_flight: Semaphore::new(concurrency.max(1)),
+        }
+    }
+
+    /// Reserves one call, or says which budget is spent. Never lets more than `max_calls` through.
+    pub async fn reserve(&self) -> Result<SemaphorePermit<'_>, Exhausted> {
+        let permit = self
+            .in_flight
+            .acquire()
+            .await
+            .map_err(|_| Exhausted("the run is closing".into()))?;
+        if self.max_tokens > 0 && self.tokens.load(Ordering::SeqCst) >= self.max_tokens {
+            return Err(Exhausted(format!("limits.maxTokens ({}) reached", self.max_tokens)));
+        }
+        self.calls
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
+                (c < self.max_calls).then_some(c + 1)
+            })
+            .map_err(|_| Exhausted(format!("limits.maxCalls ({}) reached", self.max_calls)))?;
+        Ok(permit)
+    }
+
+    /// Records the tokens a call used.
+    pub fn spend_tokens(&self, tokens: u64) {
+        self.tokens.fetch_add(tokens, Ordering::SeqCst);
+    }
+
+    /// Calls made so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn never_more_calls_than_the_cap() {
+        let b = Budget::new(2, 0, 4);
+        assert!(b.reserve().await.is_ok());
+        assert!(b.reserve().await.is_ok());
+        assert_eq!(
+            b.reserve().await.unwrap_err().to_string(),
+            "budget exhausted: limits.maxCalls (2) reached"
+        );
+        assert_eq!(b.calls(), 2);
+    }
+
+    #[tokio::test]
+    async fn token_cap() {
+        let b = Budget::new(10, 100, 1);
+        drop(b.reserve().await.unwrap());
+        b.spend_tokens(100);
+        assert!(b.reserve().await.is_err());
+    }
+}

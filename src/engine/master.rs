@@ -1,0 +1,255 @@
+//! The master orchestrator's run: departments as a DAG (each starts the moment its
+//! dependencies finish), aggregation, cross-department validation, the optional summary.
+
+use std::future::Future;
+
+use futures::stream::{FuturesUnordered, StreamExt};
+
+use super::department::{output_text, run_department, Finished};
+use super::{new_id, prompts, scoring, Engine};
+use crate::plan::{DepartmentPlan, DepartmentRole, Plan};
+use crate::report::events::Event;
+use crate::report::run::{
+    DepartmentMetadata, DepartmentResult, DepartmentStatus, Report, RunMetadata, RunStatus, Usage, Validation,
+};
+
+/// Runs a plan to its report. `interrupt` resolving (Ctrl-C) stops the run: calls in flight
+/// are dropped and the report holds what finished, the rest failed with `interrupted`.
+pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = ()>) -> Report {
+    let r = &plan.routing;
+    engine.emit(Event::Routing {
+        primary: r.primary.clone(),
+        supporting: r.supporting.clone(),
+        execution_mode: format!("{:?}", r.execution_mode).to_lowercase(),
+        stages: r.stages.clone(),
+    });
+    engine.complete_step("routing".into());
+
+    let mut done: Vec<DepartmentResult> = Vec::new();
+    let mut started: Vec<&str> = Vec::new();
+    let mut running = FuturesUnordered::new();
+    let mut interrupted = false;
+    tokio::pin!(interrupt);
+    loop {
+        // Start (or skip) every department whose dependencies have all finished.
+        for dp in &plan.departments {
+            if started.contains(&dp.department_id.as_str()) {
+                continue;
+            }
+            let deps: Option<Vec<Finished>> = dp
+                .depends_on
+                .iter()
+                .map(|d| {
+                    done.iter().find(|r| &r.department_id == d).map(|r| Finished {
+                        id: r.department_id.clone(),
+                        status: r.status,
+                        quality: r.quality_score,
+                        output: output_text(&r.output),
+                    })
+                })
+                .collect();
+            let Some(finished) = deps else { continue };
+            started.push(&dp.department_id);
+            if let Some(bad) = finished.iter().find(|d| d.status != DepartmentStatus::Success) {
+                let why = format!(
+                    "dependency `{}` {}",
+                    bad.id,
+                    if bad.status == DepartmentStatus::Failed {
+                        "failed"
+                    } else {
+                        "was skipped"
+                    }
+                );
+                done.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
+                continue;
+            }
+            running.push(async move { run_department(engine, &plan.request, dp, &finished).await });
+        }
+        if running.is_empty() {
+            break;
+        }
+        tokio::select! {
+            Some(result) = running.next() => done.push(result),
+            _ = &mut interrupt => {
+                interrupted = true;
+                break;
+            }
+        }
+    }
+    drop(running);
+    for dp in &plan.departments {
+        if !done.iter().any(|d| d.department_id == dp.department_id) {
+            done.push(not_run(engine, dp, DepartmentStatus::Failed, "interrupted".into()));
+        }
+    }
+    aggregate(engine, plan, done, interrupted).await
+}
+
+/// A department that never ran: skipped (a dependency failed) or failed (interrupted).
+fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: String) -> DepartmentResult {
+    let now = engine.elapsed_ms();
+    engine.emit(Event::DepartmentComplete {
+        department: dp.department_id.clone(),
+        status,
+        quality_score: 0.0,
+        latency_ms: 0,
+    });
+    DepartmentResult {
+        department_id: dp.department_id.clone(),
+        department_name: dp.department_name.clone(),
+        head_execution_id: new_id("exec"),
+        status,
+        output: serde_json::Value::Null,
+        quality_score: 0.0,
+        specialist_results: Vec::new(),
+        partial_synthesis_failure: false,
+        fallback: None,
+        error: Some(why),
+        usage: Usage::default(),
+        metadata: DepartmentMetadata {
+            analysis_time: 0,
+            specialists_used: 0,
+            total_execution_time: 0,
+            successful_specialists: 0,
+            failed_specialists: 0,
+            complexity: dp.complexity.level,
+            handling: dp.handling,
+            specialist_score: None,
+            department_retries: 0,
+            dependencies_received: Vec::new(),
+            started_at: now,
+            finished_at: now,
+        },
+    }
+}
+
+async fn aggregate(engine: &Engine, plan: &Plan, departments: Vec<DepartmentResult>, interrupted: bool) -> Report {
+    let mut usage = Usage::default();
+    for d in &departments {
+        usage.add(&d.usage);
+    }
+    let ok: Vec<&DepartmentResult> = departments
+        .iter()
+        .filter(|d| d.status == DepartmentStatus::Success)
+        .collect();
+    let weight = |d: &DepartmentResult| {
+        plan.departments
+            .iter()
+            .find(|p| p.department_id == d.department_id)
+            .filter(|p| matches!(p.role, DepartmentRole::Primary | DepartmentRole::Supporting))
+            .map_or(0.0, |p| p.relevance)
+    };
+    let overall_quality =
+        scoring::overall_quality(&ok.iter().map(|d| (d.quality_score, weight(d))).collect::<Vec<_>>());
+
+    let mut issues = Vec::new();
+    for d in &departments {
+        if d.status != DepartmentStatus::Success {
+            let state = if d.status == DepartmentStatus::Skipped {
+                "was skipped"
+            } else {
+                "failed"
+            };
+            issues.push(format!(
+                "department `{}` {state}: {}",
+                d.department_id,
+                d.error.as_deref().unwrap_or("unknown reason")
+            ));
+        }
+    }
+    for dp in &plan.departments {
+        let Some(d) = departments.iter().find(|d| d.department_id == dp.department_id) else {
+            issues.push(format!(
+                "department `{}` was selected but not reported",
+                dp.department_id
+            ));
+            continue;
+        };
+        if d.status == DepartmentStatus::Success {
+            for dep in &dp.depends_on {
+                if !d.metadata.dependencies_received.contains(dep) {
+                    issues.push(format!(
+                        "department `{}` did not receive the output of `{dep}`",
+                        dp.department_id
+                    ));
+                }
+            }
+        }
+    }
+
+    let mut summary = None;
+    if plan.summary && !ok.is_empty() && !interrupted {
+        let master = engine
+            .config
+            .settings
+            .master_agent
+            .as_deref()
+            .and_then(|m| engine.config.agent(m));
+        if let Some(master) = master {
+            let texts: Vec<(String, String)> = ok
+                .iter()
+                .map(|d| (d.department_name.clone(), output_text(&d.output)))
+                .collect();
+            let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            // The master never retries (seed 000): one call, and a failure is reported.
+            match engine
+                .call(master, prompts::summary(&plan.request, &pairs), &mut usage)
+                .await
+            {
+                Ok(text) => {
+                    summary = Some(crate::report::run::output_value(&text));
+                    engine.complete_step("summary".into());
+                }
+                Err(e) => issues.push(format!("the master's summary failed: {e}")),
+            }
+        }
+    }
+    engine.complete_step("aggregation".into());
+
+    let status = if ok.is_empty() {
+        RunStatus::Failed
+    } else if ok.len() == departments.len() {
+        RunStatus::Success
+    } else {
+        RunStatus::Partial
+    };
+    let output = departments
+        .iter()
+        .filter(|d| d.status == DepartmentStatus::Success)
+        .map(|d| (d.department_id.clone(), d.output.clone()))
+        .collect();
+    let error = match status {
+        RunStatus::Failed if interrupted => Some("interrupted".to_string()),
+        RunStatus::Failed => Some("unable to generate: every department failed".to_string()),
+        _ => None,
+    };
+    engine.emit(Event::RunComplete {
+        status,
+        overall_quality,
+        calls: usage.calls,
+    });
+    Report {
+        version: 1,
+        run_id: engine.run_id.clone(),
+        status,
+        request: plan.request.clone(),
+        routing: Some(plan.routing.clone()),
+        departments,
+        output,
+        overall_quality,
+        summary,
+        validation: Validation {
+            passed: issues.is_empty(),
+            issues,
+        },
+        usage,
+        metadata: RunMetadata {
+            total_execution_time: engine.elapsed_ms(),
+            completed_steps: engine.steps(),
+            call_budget: plan.call_budget,
+            seed: engine.seed,
+            interrupted,
+        },
+        error,
+    }
+}

@@ -1,0 +1,170 @@
+//! The run: the master schedules departments as a DAG, each head answers or runs its
+//! specialists, everything through one budget. Async on tokio; providers behind a trait.
+
+mod budget;
+mod department;
+mod master;
+pub mod prompts;
+pub mod scoring;
+mod specialist;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub use budget::{Budget, Exhausted};
+pub use master::run;
+
+use crate::config::{Agent, Config, GradingMethod};
+use crate::grade::{heuristic, judge, Grade};
+use crate::provider::{CompletionRequest, ProviderError, Providers};
+use crate::report::events::{Event, Observer};
+use crate::report::run::Usage;
+
+/// Everything a run shares.
+pub struct Engine {
+    pub config: Arc<Config>,
+    pub providers: Providers,
+    pub budget: Budget,
+    pub observer: Box<dyn Observer>,
+    pub run_id: String,
+    pub seed: u64,
+    started: Instant,
+    steps: Mutex<Vec<String>>,
+}
+
+/// Why a call produced nothing.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// The provider failed (after its transport retries) or timed out.
+    #[error("{0}")]
+    Provider(#[from] ProviderError),
+    /// No call was made: a budget is spent.
+    #[error("{0}")]
+    Budget(#[from] Exhausted),
+    /// The reply was empty.
+    #[error("empty reply")]
+    Empty,
+}
+
+impl Engine {
+    /// A new engine for one run.
+    pub fn new(
+        config: Arc<Config>,
+        providers: Providers,
+        budget: Budget,
+        observer: Box<dyn Observer>,
+        seed: u64,
+    ) -> Self {
+        Engine {
+            config,
+            providers,
+            budget,
+            observer,
+            run_id: new_id("run"),
+            seed,
+            started: Instant::now(),
+            steps: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Milliseconds since the run started.
+    pub fn elapsed_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    fn emit(&self, event: Event) {
+        self.observer.event(&event);
+    }
+
+    /// Marks a step complete; a step is never recorded twice.
+    fn complete_step(&self, step: String) {
+        let mut steps = self.steps.lock().expect("steps lock");
+        debug_assert!(!steps.contains(&step), "step {step} ran twice");
+        if !steps.contains(&step) {
+            steps.push(step);
+        }
+    }
+
+    fn steps(&self) -> Vec<String> {
+        self.steps.lock().expect("steps lock").clone()
+    }
+
+    /// One LLM call by `agent`, counted against the budget and into `usage`.
+    async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
+        let _permit = self.budget.reserve().await?;
+        let (provider, model) = self.providers.for_agent(&self.config, agent);
+        let system = if agent.instructions.is_empty() {
+            format!("You are {}.", agent.name)
+        } else {
+            agent.instructions.clone()
+        };
+        let request = CompletionRequest {
+            agent_id: agent.id.clone(),
+            agent_name: agent.name.clone(),
+            model,
+            system,
+            prompt,
+            temperature: agent.temperature.unwrap_or(self.config.settings.temperature),
+            timeout: Duration::from_secs_f64(agent.timeout.unwrap_or(self.config.settings.timeout)),
+        };
+        let outcome = provider.complete(&request).await;
+        usage.calls += 1;
+        usage.transport_retries += u64::from(outcome.transport_retries);
+        let completion = outcome.result?;
+        usage.prompt_tokens += completion.prompt_tokens;
+        usage.completion_tokens += completion.completion_tokens;
+        self.budget
+            .spend_tokens(completion.prompt_tokens + completion.completion_tokens);
+        if completion.text.trim().is_empty() {
+            return Err(CallError::Empty);
+        }
+        Ok(completion.text)
+    }
+
+    /// Grades an output: heuristically, or by the judge (falling back to the heuristic,
+    /// and saying so, when the judge's reply cannot be read or its call fails).
+    async fn grade(&self, request: &str, agent: &Agent, output: &str, usage: &mut Usage) -> (Grade, &'static str) {
+        let judge_agent = match self.config.settings.grading_method {
+            GradingMethod::Heuristic => None,
+            GradingMethod::Llm => self.config.settings.judge.as_deref().and_then(|j| self.config.agent(j)),
+        };
+        let Some(judge_agent) = judge_agent else {
+            return (heuristic::grade(request, output), "heuristic");
+        };
+        let prompt = judge::prompt(request, &agent.name, &agent.specialization, output);
+        let why = match self.call(judge_agent, prompt, usage).await {
+            Ok(reply) => match judge::parse(&reply) {
+                Some(grade) => return (grade, "llm"),
+                None => format!(
+                    "the judge's reply could not be read ({}); graded by the heuristic grader.",
+                    crate::report::tree::excerpt(&reply, 80)
+                ),
+            },
+            Err(e) => format!("the judge's call failed ({e}); graded by the heuristic grader."),
+        };
+        let mut grade = heuristic::grade(request, output);
+        grade.feedback = format!("{} {}", capitalize(&why), grade.feedback).trim().to_string();
+        (grade, "heuristic-fallback")
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// A short unique id: `prefix-` and 12 hex digits from the clock, the process and a counter.
+pub fn new_id(prefix: &str) -> String {
+    use sha2::{Digest, Sha256};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = Sha256::new();
+    h.update(format!("{:?}", std::time::SystemTime::now()));
+    h.update(std::process::id().to_le_bytes());
+    h.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    let d = h.finalize();
+    let hex: String = d[..6].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}-{hex}")
+}

@@ -1,0 +1,131 @@
+//! The prompts the engine sends, word for word as SPEC §3.5, §3.8 and seed 000 give them.
+
+/// A dependency's output handed to a department (seed 001's handoff context).
+pub struct Handoff<'a> {
+    pub department: &'a str,
+    pub quality: f64,
+    pub output: &'a str,
+}
+
+/// The first-attempt prompt: the request, then each dependency's output and quality.
+pub fn with_handoff(request: &str, handoffs: &[Handoff]) -> String {
+    let mut p = request.to_string();
+    for h in handoffs {
+        p.push_str(&format!(
+            "\n\nCONTEXT FROM {} (quality {}):\n{}",
+            h.department.to_uppercase(),
+            crate::grade::fmt_score(h.quality),
+            h.output
+        ));
+    }
+    p
+}
+
+/// The retry prompt of SPEC §3.5.
+pub fn retry(request: &str, previous_output: &str, feedback: &[String]) -> String {
+    format!(
+        "ORIGINAL REQUEST: {request}\n\n\
+         PREVIOUS ATTEMPT FAILED: {previous_output}\n\n\
+         FEEDBACK FROM PREVIOUS ATTEMPTS:\n{}\n\n\
+         INSTRUCTIONS:\n\
+         Retry with improvements. Focus on quality, relevance, consistency.",
+        feedback.join("\n")
+    )
+}
+
+/// One feedback line: `Quality score X below threshold Y. Improve quality, relevance, and
+/// consistency.`, then the grader's own feedback when there is some.
+pub fn feedback_line(score: f64, threshold: u32, grader_feedback: &str) -> String {
+    let mut line = format!(
+        "Quality score {} below threshold {threshold}. Improve quality, relevance, and consistency.",
+        crate::grade::fmt_score(score)
+    );
+    if !grader_feedback.is_empty() {
+        line.push(' ');
+        line.push_str(grader_feedback);
+    }
+    line
+}
+
+/// A specialist's passing output, for the synthesis prompt.
+pub struct SynthesisInput<'a> {
+    pub name: &'a str,
+    pub specialization: &'a str,
+    pub score: f64,
+    pub output: &'a str,
+}
+
+/// The head's synthesis prompt (seed 000 §7).
+pub fn synthesis(request: &str, inputs: &[SynthesisInput]) -> String {
+    let mut p = format!(
+        "Original request: {request}\n\n\
+         You are the department head. Review and synthesize the following specialist outputs \
+         into a cohesive final result:\n"
+    );
+    for (i, s) in inputs.iter().enumerate() {
+        p.push_str(&format!(
+            "\n## Specialist {}: {} ({})\nQuality Score: {}\nOutput: {}\n",
+            i + 1,
+            s.name,
+            s.specialization,
+            crate::grade::fmt_score(s.score),
+            s.output
+        ));
+    }
+    p.push_str(
+        "\nPlease synthesize these outputs into a cohesive, high-quality final result that addresses \
+         the original request. Write something new, not a concatenation.",
+    );
+    p
+}
+
+/// The master's summary prompt over every successful department's output.
+pub fn summary(request: &str, outputs: &[(&str, &str)]) -> String {
+    let mut p = format!(
+        "Original request: {request}\n\nYou are the master orchestrator. Summarize what the departments \
+         produced into one unified result: what was made, how the pieces fit, what is still open.\n"
+    );
+    for (dept, output) in outputs {
+        p.push_str(&format!("\n## {dept}\n{output}\n"));
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_prompt_is_exactly_the_spec() {
+        let p = retry("Design Aladdin", "a sketch", &[feedback_line(58.0, 65, "")]);
+        assert_eq!(
+            p,
+            "ORIGINAL REQUEST: Design Aladdin\n\nPREVIOUS ATTEMPT FAILED: a sketch\n\nFEEDBACK FROM PREVIOUS ATTEMPTS:\n\
+             Quality score 58 below threshold 65. Improve quality, relevance, and consistency.\n\n\
+             INSTRUCTIONS:\nRetry with improvements. Focus on quality, relevance, consistency."
+        );
+    }
+
+    #[test]
+    fn feedback_lines_carry_the_graders_words() {
+        assert_eq!(
+            feedback_line(40.5, 70, "Add a palette."),
+            "Quality score 40.5 below threshold 70. Improve quality, relevance, and consistency. Add a palette."
+        );
+    }
+
+    #[test]
+    fn synthesis_lists_each_specialist() {
+        let p = synthesis(
+            "Create Aladdin",
+            &[SynthesisInput {
+                name: "Appearance Specialist",
+                specialization: "appearance",
+                score: 72.0,
+                output: "vest",
+            }],
+        );
+        assert!(p.starts_with("Original request: Create Aladdin\n\nYou are the department head."));
+        assert!(p.contains("## Specialist 1: Appearance Specialist (appearance)\nQuality Score: 72\nOutput: vest\n"));
+    }
+}

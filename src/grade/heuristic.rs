@@ -1,0 +1,214 @@
+//! The heuristic grader: deterministic, no calls.
+//!
+//! It measures three parts, each in [0, 1]:
+//!
+//! - **quality** = 0.35·length + 0.25·structure + 0.25·completeness + 0.15·variety.
+//!   *length* rises to 1 between 60 and 900 words (0 for empty, a short answer scores its
+//!   fraction of 60); *structure* counts headings, list items and paragraphs (a wall of text
+//!   scores 0.3, three or more structural lines score 1); *completeness* is 1 when the text
+//!   ends a sentence (`.`, `!`, `?`, a closing bracket, quote or code fence), 0.3 when it
+//!   stops mid-sentence (truncated); *variety* is the share of distinct words (repetition
+//!   scores low).
+//! - **relevance** = the share of the request's content words (three letters or more, not
+//!   stop words) that the output mentions, matched on their first five letters so `steal`
+//!   finds `stealing`; 0 for empty output, 1 when the request has no content word.
+//! - **consistency** starts at 1 and loses 0.25 for each sign of an unreliable answer:
+//!   placeholders (`TODO`, `lorem ipsum`, `[insert`), a refusal (`as an AI`, `I cannot`),
+//!   repeated lines, unbalanced code fences or brackets, an unfinished last sentence;
+//!   empty output scores 0.
+//!
+//! So on-topic, structured, complete answers score high, and empty, off-topic or truncated
+//! ones score low.
+
+use std::collections::HashSet;
+
+use super::Grade;
+
+const STOP_WORDS: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "from", "into", "then", "also", "are", "was", "were", "his", "her",
+    "their", "its", "our", "your", "you", "they", "them", "him", "she", "not", "but", "all", "any", "can", "will",
+    "would", "should", "could", "about", "over", "under", "across", "after", "before", "while", "what", "which", "who",
+    "whom", "how", "why", "when", "where", "make", "create", "generate", "write", "give", "please", "some", "one",
+    "two", "has", "have", "had", "does", "did", "just", "more", "most", "very", "each", "than",
+];
+
+/// Content words of a request: lower-cased, three letters or more, no stop words, distinct.
+pub fn content_words(text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    crate::plan::words::words(text)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 3 && !STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| seen.insert(w.clone()))
+        .collect()
+}
+
+fn stem(w: &str) -> String {
+    w.chars().take(5).collect()
+}
+
+/// Grades `output` as an answer to `request`.
+pub fn grade(request: &str, output: &str) -> Grade {
+    let text = output.trim();
+    if text.is_empty() {
+        return Grade::new(0.0, 0.0, 0.0, "The output is empty.");
+    }
+    let words = crate::plan::words::words(text);
+    let n = words.len() as f64;
+
+    let length = if n >= 60.0 {
+        if n <= 900.0 {
+            1.0
+        } else {
+            (900.0 / n).max(0.5)
+        }
+    } else {
+        n / 60.0
+    };
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let structural = lines
+        .iter()
+        .filter(|l| {
+            l.starts_with('#')
+                || l.starts_with("- ")
+                || l.starts_with("* ")
+                || l.starts_with("**")
+                || l.chars().next().is_some_and(|c| c.is_ascii_digit()) && l.contains(". ")
+        })
+        .count();
+    let paragraphs = text.split("\n\n").filter(|p| !p.trim().is_empty()).count();
+    let structure = (0.3 + 0.7 * ((structural + paragraphs.saturating_sub(1)) as f64 / 3.0)).min(1.0);
+    let last = text.chars().last().unwrap_or(' ');
+    let complete = matches!(last, '.' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '`' | '*' | '|');
+    let completeness = if complete { 1.0 } else { 0.3 };
+    let distinct: HashSet<&String> = words.iter().collect();
+    let variety = if n == 0.0 {
+        0.0
+    } else {
+        (distinct.len() as f64 / n * 1.6).min(1.0)
+    };
+    let quality = 0.35 * length + 0.25 * structure + 0.25 * completeness + 0.15 * variety;
+
+    let wanted = content_words(request);
+    let have: HashSet<String> = words.iter().map(|w| stem(w)).collect();
+    let found = wanted.iter().filter(|w| have.contains(&stem(w))).count();
+    let relevance = if wanted.is_empty() {
+        1.0
+    } else {
+        found as f64 / wanted.len() as f64
+    };
+
+    let lower = text.to_lowercase();
+    let mut problems: Vec<&str> = Vec::new();
+    if ["todo", "lorem ipsum", "[insert", "tbd"]
+        .iter()
+        .any(|p| lower.contains(p))
+    {
+        problems.push("it contains placeholders");
+    }
+    if ["as an ai", "i cannot", "i can't help", "i'm unable"]
+        .iter()
+        .any(|p| lower.contains(p))
+    {
+        problems.push("it refuses part of the task");
+    }
+    let distinct_lines: HashSet<&&str> = lines.iter().filter(|l| l.len() > 20).collect();
+    if distinct_lines.len() < lines.iter().filter(|l| l.len() > 20).count() {
+        problems.push("it repeats itself");
+    }
+    let balanced = text.matches("```").count().is_multiple_of(2)
+        && text.matches('(').count() == text.matches(')').count()
+        && text.matches('[').count() == text.matches(']').count();
+    if !balanced {
+        problems.push("its brackets or code fences are unbalanced");
+    }
+    if !complete {
+        problems.push("it stops mid-sentence");
+    }
+    let consistency = (1.0 - 0.25 * problems.len() as f64).max(0.0);
+
+    let mut feedback = Vec::new();
+    if n < 60.0 {
+        feedback.push(format!("It is short ({} words); cover the request fully.", words.len()));
+    }
+    if structure < 0.7 {
+        feedback.push("Give it structure: headings or a numbered list.".to_string());
+    }
+    let missing: Vec<&str> = wanted
+        .iter()
+        .filter(|w| !have.contains(&stem(w)))
+        .map(String::as_str)
+        .take(5)
+        .collect();
+    if !missing.is_empty() {
+        feedback.push(format!("Address: {}.", missing.join(", ")));
+    }
+    if !problems.is_empty() {
+        feedback.push(format!("Fix: {}.", problems.join("; ")));
+    }
+    Grade::new(quality, relevance, consistency, &feedback.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::model::Weights;
+
+    const REQUEST: &str = "Design Aladdin's costume for the rooftop escape";
+
+    fn score(output: &str) -> f64 {
+        grade(REQUEST, output).score(&Weights::default())
+    }
+
+    fn good() -> String {
+        let mut s = String::from("## Aladdin's costume for the rooftop escape\n\n");
+        for i in 1..=5 {
+            s.push_str(&format!(
+                "{i}. **Layer {i}** The design keeps Aladdin light and fast across the rooftop: a loose vest, \
+                 patched trousers number {i} and bare feet that grip warm clay tiles during the escape.\n"
+            ));
+        }
+        s.push_str("\nThe palette stays warm so he reads clearly against the night sky.");
+        s
+    }
+
+    #[test]
+    fn empty_scores_zero() {
+        assert_eq!(score(""), 0.0);
+        assert_eq!(score("   \n"), 0.0);
+    }
+
+    #[test]
+    fn structured_on_topic_complete_scores_high() {
+        let s = score(&good());
+        assert!(s >= 85.0, "{s}");
+    }
+
+    #[test]
+    fn off_topic_scores_lower() {
+        let off = good()
+            .replace("Aladdin", "the accountant")
+            .replace("costume", "ledger")
+            .replace("rooftop", "office")
+            .replace("escape", "audit")
+            .replace("design", "review");
+        assert!(
+            score(&off) < score(&good()) - 25.0,
+            "{} vs {}",
+            score(&off),
+            score(&good())
+        );
+    }
+
+    #[test]
+    fn truncated_scores_lower() {
+        let full = good();
+        let cut = &full[..full.len() - 40];
+        assert!(score(cut) < score(&full) - 10.0);
+        assert!(grade(REQUEST, cut).feedback.contains("stops mid-sentence"));
+    }
+
+    #[test]
+    fn deterministic() {
+        assert_eq!(grade(REQUEST, &good()), grade(REQUEST, &good()));
+    }
+}

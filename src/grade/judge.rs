@@ -1,0 +1,120 @@
+//! The LLM judge (SPEC §3.6): the prompt it is sent, and reading its reply.
+
+use super::Grade;
+
+/// The first line of every judge prompt; the simulated provider recognises it.
+pub const JUDGE_MARKER: &str = "GRADE THIS OUTPUT.";
+
+/// The prompt asking the judge to grade `output` as an answer to `request`.
+pub fn prompt(request: &str, specialist: &str, specialization: &str, output: &str) -> String {
+    format!(
+        "{JUDGE_MARKER}\n\n\
+         Request: {request}\n\n\
+         Specialist: {specialist} ({specialization})\n\n\
+         Output:\n{output}\n\n\
+         Reply with one JSON object and nothing else:\n\
+         {{\"quality\": q, \"relevance\": r, \"consistency\": c, \"feedback\": \"what to improve\"}}\n\
+         where q, r and c are numbers from 0 to 1: quality is craft and completeness, relevance \
+         is how well it answers the request, consistency is whether it agrees with itself and \
+         with the material it was given."
+    )
+}
+
+/// Reads a judge's reply: the first JSON object in it (code fences allowed) with numeric
+/// `quality`, `relevance` and `consistency`; values above 1 are percentages.
+/// `None` when the reply cannot be read.
+pub fn parse(reply: &str) -> Option<Grade> {
+    let mut rest = reply;
+    while let Some(start) = rest.find('{') {
+        let candidate = &rest[start..];
+        if let Some(end) = object_end(candidate) {
+            if let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&candidate[..end]) {
+                let part = |k: &str| {
+                    map.get(k).and_then(|v| match v {
+                        serde_json::Value::Number(n) => n.as_f64(),
+                        serde_json::Value::String(s) => s.trim().trim_end_matches('%').parse().ok(),
+                        _ => None,
+                    })
+                };
+                let unit = |x: f64| if x > 1.0 { x / 100.0 } else { x };
+                if let (Some(q), Some(r), Some(c)) = (part("quality"), part("relevance"), part("consistency")) {
+                    let feedback = map.get("feedback").and_then(|f| f.as_str()).unwrap_or("");
+                    return Some(Grade::new(unit(q), unit(r), unit(c), feedback));
+                }
+            }
+        }
+        rest = &rest[start + 1..];
+    }
+    None
+}
+
+/// The byte length of the JSON object that starts `text` (at `{`), if it closes.
+fn object_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_json() {
+        let g = parse(r#"{"quality": 0.9, "relevance": 0.8, "consistency": 0.7, "feedback": "tighten"}"#).unwrap();
+        assert_eq!(
+            (g.quality, g.relevance, g.consistency, g.feedback.as_str()),
+            (0.9, 0.8, 0.7, "tighten")
+        );
+    }
+
+    #[test]
+    fn percentages_and_fences_and_prose() {
+        let g =
+            parse("Here you go:\n```json\n{\"quality\": 90, \"relevance\": \"80%\", \"consistency\": 1}\n```\nthanks")
+                .unwrap();
+        assert_eq!((g.quality, g.relevance, g.consistency), (0.9, 0.8, 1.0));
+    }
+
+    #[test]
+    fn first_readable_object_wins() {
+        let g =
+            parse(r#"{"note": "x"} then {"quality": 0.5, "relevance": 0.5, "consistency": 0.5, "feedback": "a } b"}"#)
+                .unwrap();
+        assert_eq!(g.quality, 0.5);
+        assert_eq!(g.feedback, "a } b");
+    }
+
+    #[test]
+    fn unreadable_replies() {
+        assert_eq!(parse("I think it is good."), None);
+        assert_eq!(parse("{\"quality\": 0.5"), None);
+        assert_eq!(
+            parse("{\"quality\": \"high\", \"relevance\": 1, \"consistency\": 1}"),
+            None
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! Providers: the object-safe [`Provider`] trait and its implementations, one per file.
+
+pub mod simulated;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// A boxed future, so the trait stays object-safe (`Arc<dyn Provider>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One chat call: the agent's instructions as the system message and one user message.
+#[derive(Clone, Debug, Serialize)]
+pub struct CompletionRequest {
+    /// The agent making the call (for cassettes, errors and the simulated voice).
+    pub agent_id: String,
+    /// The agent's display name.
+    pub agent_name: String,
+    /// Model name sent to the provider ("" = the provider's default).
+    pub model: String,
+    /// The system message: the agent's instructions.
+    pub system: String,
+    /// The user message.
+    pub prompt: String,
+    pub temperature: f64,
+    /// Per-call timeout (the agent's `executionSettings.timeout`).
+    #[serde(skip)]
+    pub timeout: Duration,
+}
+
+/// A provider's answer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Completion {
+    /// The reply text.
+    pub text: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// A call's result and how many transport retries it took (they are not quality attempts).
+#[derive(Debug)]
+pub struct Outcome {
+    /// The reply, or why there is none after transport retries.
+    pub result: Result<Completion, ProviderError>,
+    /// Transport retries made (429, 5xx, connect errors, timeouts).
+    pub transport_retries: u32,
+}
+
+impl Outcome {
+    /// An outcome with no transport retry.
+    pub fn once(result: Result<Completion, ProviderError>) -> Self {
+        Outcome {
+            result,
+            transport_retries: 0,
+        }
+    }
+}
+
+/// Why a call produced no reply.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// The connection failed or dropped.
+    #[error("HTTP error: {0}")]
+    Http(String),
+    /// The server answered with an error status (body shown with any key redacted).
+    #[error("HTTP {code}: {body}")]
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<Duration>,
+    },
+    /// The reply was not what the API promises.
+    #[error("unexpected reply: {0}")]
+    Decode(String),
+    /// No answer within the agent's timeout.
+    #[error("timed out after {0} s")]
+    Timeout(f64),
+    /// The API key variable is unset or empty.
+    #[error("environment variable `{0}` is not set (it holds the API key)")]
+    MissingKey(String),
+    /// `--replay` has no entry for this request.
+    #[error("no recorded reply for agent `{agent}` (request hash {hash}) in the cassette")]
+    NotRecorded { agent: String, hash: String },
+}
+
+/// Something that answers chat calls.
+pub trait Provider: Send + Sync {
+    /// Makes one call (with the provider's own transport retries).
+    fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Outcome>;
+}
+
+/// A rough token count (4 characters a token) for providers that report none.
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
+/// The provider and model each agent calls, with `--provider` / `--model` applied.
+pub struct Providers {
+    by_name: std::collections::HashMap<String, std::sync::Arc<dyn Provider>>,
+    override_provider: Option<String>,
+    override_model: Option<String>,
+}
+
+impl Providers {
+    /// Providers by name; `override_*` come from `--provider` and `--model`.
+    pub fn new(
+        by_name: std::collections::HashMap<String, std::sync::Arc<dyn Provider>>,
+        override_provider: Option<String>,
+        override_model: Option<String>,
+    ) -> Self {
+        Providers {
+            by_name,
+            override_provider,
+            override_model,
+        }
+    }
+
+    /// The name of the provider an agent uses: `--provider`, its own, else `defaults.provider`.
+    pub fn name_for<'a>(&'a self, config: &'a crate::config::Config, agent: &'a crate::config::Agent) -> &'a str {
+        self.override_provider
+            .as_deref()
+            .or(agent.provider.as_deref())
+            .unwrap_or(&config.settings.provider)
+    }
+
+    /// The provider and model of an agent.
+    pub fn for_agent(
+        &self,
+        config: &crate::config::Config,
+        agent: &crate::config::Agent,
+    ) -> (std::sync::Arc<dyn Provider>, String) {
+        let name = self.name_for(config, agent);
+        let provider = self
+            .by_name
+            .get(name)
+            .or_else(|| self.by_name.get("simulated"))
+            .cloned()
+            .expect("every provider in use was built");
+        let settings_model = config
+            .settings
+            .providers
+            .get(name)
+            .map(|p| p.model.clone())
+            .unwrap_or_default();
+        let model = self
+            .override_model
+            .clone()
+            .or_else(|| agent.model.clone())
+            .or_else(|| (!config.settings.model.is_empty()).then(|| config.settings.model.clone()))
+            .unwrap_or(settings_model);
+        (provider, model)
+    }
+}

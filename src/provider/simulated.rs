@@ -1,0 +1,333 @@
+//! The built-in offline provider: deterministic, structured, on-topic drafts.
+//!
+//! Its text depends only on the agent, the messages and the seed. A first attempt is, for
+//! some agents, a rushed draft (short, unstructured, stopping mid-sentence) so that a demo
+//! shows grading, feedback and retries; a retry (a prompt carrying `PREVIOUS ATTEMPT
+//! FAILED:`) always gets a full draft that also answers the feedback it was given. Judge,
+//! synthesis and summary prompts get answers of their own kind.
+
+use sha2::{Digest, Sha256};
+
+use super::{estimate_tokens, BoxFuture, Completion, CompletionRequest, Outcome, Provider};
+use crate::grade::{heuristic, judge::JUDGE_MARKER};
+
+/// Markers the engine puts in its prompts (see `engine::prompts`).
+const RETRY_MARKER: &str = "PREVIOUS ATTEMPT FAILED:";
+const SYNTHESIS_MARKER: &str = "You are the department head. Review and synthesize";
+const SUMMARY_MARKER: &str = "You are the master orchestrator. Summarize";
+
+/// Share of first attempts (in percent) that come back as rushed drafts.
+const RUSHED_PERCENT: u64 = 45;
+
+/// The simulated provider.
+#[derive(Clone, Debug)]
+pub struct Simulated {
+    seed: u64,
+}
+
+impl Simulated {
+    /// A simulated provider; the same seed gives the same texts.
+    pub fn new(seed: u64) -> Self {
+        Simulated { seed }
+    }
+
+    /// The reply to a request, synchronously.
+    pub fn reply(&self, req: &CompletionRequest) -> String {
+        let mut rng = Rng::new(self.hash(&[&req.agent_id, &req.system, &req.prompt]));
+        if req.prompt.starts_with(JUDGE_MARKER) {
+            return judge_reply(&req.prompt);
+        }
+        if req.prompt.contains(SYNTHESIS_MARKER) {
+            return synthesis(req, &mut rng);
+        }
+        if req.prompt.contains(SUMMARY_MARKER) {
+            return summary(req);
+        }
+        let request = original_request(&req.prompt);
+        let retry = req.prompt.contains(RETRY_MARKER);
+        let rushed = !retry && self.hash(&[&req.agent_id, request]) % 100 < RUSHED_PERCENT;
+        if rushed {
+            rushed_draft(req, request, &mut rng)
+        } else {
+            full_draft(req, request, retry.then(|| feedback_of(&req.prompt)), &mut rng)
+        }
+    }
+
+    fn hash(&self, parts: &[&str]) -> u64 {
+        let mut h = Sha256::new();
+        h.update(self.seed.to_le_bytes());
+        for p in parts {
+            h.update((p.len() as u64).to_le_bytes());
+            h.update(p.as_bytes());
+        }
+        let d = h.finalize();
+        u64::from_le_bytes(d[..8].try_into().expect("8 bytes"))
+    }
+}
+
+impl Provider for Simulated {
+    fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let text = self.reply(request);
+            let completion = Completion {
+                prompt_tokens: estimate_tokens(&request.system) + estimate_tokens(&request.prompt),
+                completion_tokens: estimate_tokens(&text),
+                text,
+            };
+            Outcome::once(Ok(completion))
+        })
+    }
+}
+
+/// SplitMix64: small, fast, deterministic.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[(self.next() % items.len() as u64) as usize]
+    }
+}
+
+/// The request inside a prompt: after `ORIGINAL REQUEST:` on a retry, before any handoff.
+fn original_request(prompt: &str) -> &str {
+    let body = prompt
+        .strip_prefix("ORIGINAL REQUEST:")
+        .map(|rest| rest.split(RETRY_MARKER).next().unwrap_or(rest))
+        .unwrap_or(prompt);
+    body.split("\n\nCONTEXT FROM").next().unwrap_or(body).trim()
+}
+
+fn feedback_of(prompt: &str) -> String {
+    prompt
+        .split("FEEDBACK FROM PREVIOUS ATTEMPTS:")
+        .nth(1)
+        .and_then(|f| f.split("INSTRUCTIONS:").next())
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+fn title_case(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The agent's focus: the first sentence of its instructions, without "You …".
+fn focus(system: &str) -> String {
+    let first = system
+        .split(['.', '\n'])
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+        .unwrap_or("the task");
+    first
+        .trim_start_matches("You are ")
+        .trim_start_matches("You ")
+        .trim()
+        .to_string()
+}
+
+fn rushed_draft(req: &CompletionRequest, request: &str, rng: &mut Rng) -> String {
+    let words = heuristic::content_words(request);
+    let topic = words.first().map(String::as_str).unwrap_or("this");
+    let opener = rng.pick(&["First pass on", "Quick notes on", "Early idea for", "Rough take on"]);
+    format!(
+        "{opener} {topic}: {} will {}, with more detail on the rest to",
+        req.agent_name.to_lowercase(),
+        focus(&req.system).to_lowercase()
+    )
+}
+
+const ANGLES: &[&str] = &[
+    "Intent",
+    "Key choices",
+    "Details",
+    "How it connects",
+    "Risks",
+    "Next steps",
+    "Reference points",
+    "Constraints",
+];
+
+const VERBS: &[&str] = &[
+    "shapes",
+    "anchors",
+    "sharpens",
+    "carries",
+    "grounds",
+    "frames",
+    "drives",
+    "clarifies",
+];
+
+fn full_draft(req: &CompletionRequest, request: &str, feedback: Option<String>, rng: &mut Rng) -> String {
+    // A draft covers part of the request (30-100% of its content words; 80-100% on a retry),
+    // so scores vary the way real drafts do.
+    let all = heuristic::content_words(request);
+    let floor = if feedback.is_some() { 80 } else { 30 };
+    let share = (floor + rng.next() % (101 - floor)) as f64 / 100.0;
+    let keep = ((all.len() as f64 * share).ceil() as usize).clamp(1.min(all.len()), all.len());
+    let words: Vec<&str> = all.iter().take(keep).map(String::as_str).collect();
+    let topic_line = if words.is_empty() {
+        "the request".to_string()
+    } else {
+        words.join(", ")
+    };
+    let mut out = format!("## {}\n\nFocus: {}.\n\n", req.agent_name, focus(&req.system));
+    let count = 3 + (rng.next() % 4) as usize;
+    let start = (rng.next() % ANGLES.len() as u64) as usize;
+    for i in 0..count {
+        let angle = ANGLES[(start + i) % ANGLES.len()];
+        let a = words.get(i % words.len().max(1)).copied().unwrap_or("request");
+        let b = words.get((i + 1) % words.len().max(1)).copied().unwrap_or("scene");
+        out.push_str(&format!(
+            "{}. **{angle}**: the {a} {} how the {b} plays; every choice here serves {topic_line}.\n",
+            i + 1,
+            rng.pick(VERBS)
+        ));
+    }
+    if let Some(feedback) = feedback {
+        let first = feedback.lines().next().unwrap_or("").trim();
+        out.push_str(&format!(
+            "\n**Revision**: this version answers the feedback ({}) with a complete, structured draft.\n",
+            first.trim_end_matches('.')
+        ));
+    }
+    out.push_str(&format!(
+        "\nHanded to the department head for review by {}.",
+        req.agent_name
+    ));
+    out
+}
+
+fn synthesis(req: &CompletionRequest, rng: &mut Rng) -> String {
+    let request = req
+        .prompt
+        .lines()
+        .find_map(|l| l.strip_prefix("Original request:"))
+        .unwrap_or("")
+        .trim();
+    let names: Vec<&str> = req
+        .prompt
+        .lines()
+        .filter_map(|l| l.strip_prefix("## Specialist "))
+        .filter_map(|l| {
+            l.split_once(": ")
+                .map(|(_, rest)| rest.split(" (").next().unwrap_or(rest))
+        })
+        .collect();
+    let words = heuristic::content_words(request);
+    let mut out = format!(
+        "# {}: {}\n\nOne plan built from the work of {}.\n\n",
+        req.agent_name,
+        crate::report::tree::excerpt(request, 60),
+        if names.is_empty() {
+            "the team".to_string()
+        } else {
+            names.join(", ")
+        }
+    );
+    for (i, w) in words.iter().take(6).enumerate() {
+        out.push_str(&format!(
+            "{}. **{}**: the {w} {} the whole piece, agreed across the team.\n",
+            i + 1,
+            title_case(w),
+            rng.pick(VERBS)
+        ));
+    }
+    out.push_str(&format!("\nApproved for hand-off by {}.", req.agent_name));
+    out
+}
+
+fn summary(req: &CompletionRequest) -> String {
+    let departments: Vec<&str> = req.prompt.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    format!(
+        "# Production summary\n\n{} department{} delivered: {}.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's core.",
+        departments.len(),
+        if departments.len() == 1 { "" } else { "s" },
+        departments.join("; ")
+    )
+}
+
+/// A judge's JSON, computed with the heuristic grader on the output in the prompt.
+fn judge_reply(prompt: &str) -> String {
+    let request = prompt.lines().find_map(|l| l.strip_prefix("Request: ")).unwrap_or("");
+    let output = prompt
+        .split_once("Output:\n")
+        .map(|(_, rest)| rest.split("\n\nReply with one JSON object").next().unwrap_or(rest))
+        .unwrap_or("");
+    let g = heuristic::grade(request, output);
+    serde_json::json!({
+        "quality": (g.quality * 100.0).round() / 100.0,
+        "relevance": (g.relevance * 100.0).round() / 100.0,
+        "consistency": (g.consistency * 100.0).round() / 100.0,
+        "feedback": g.feedback,
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::model::Weights;
+
+    fn request(agent: &str, prompt: &str) -> CompletionRequest {
+        CompletionRequest {
+            agent_id: agent.into(),
+            agent_name: "Appearance Specialist".into(),
+            model: String::new(),
+            system: "You design the physical appearance of characters.".into(),
+            prompt: prompt.into(),
+            temperature: 0.7,
+            timeout: std::time::Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn same_seed_same_text() {
+        let r = request("a", "Design Aladdin's costume");
+        assert_eq!(Simulated::new(1).reply(&r), Simulated::new(1).reply(&r));
+    }
+
+    #[test]
+    fn a_retry_with_feedback_improves() {
+        let ask = "Design Aladdin's costume for the rooftop escape";
+        // Find an agent whose first attempt is rushed, then retry it.
+        let sim = Simulated::new(0);
+        let (first, agent) = (0..50)
+            .map(|i| format!("agent-{i}"))
+            .map(|a| (sim.reply(&request(&a, ask)), a))
+            .find(|(text, _)| !text.ends_with('.'))
+            .expect("some first attempts are rushed");
+        let retry_prompt = format!(
+            "ORIGINAL REQUEST: {ask}\n\n{RETRY_MARKER} {first}\n\nFEEDBACK FROM PREVIOUS ATTEMPTS:\nQuality score 40 below threshold 65.\n\nINSTRUCTIONS:\nRetry"
+        );
+        let second = sim.reply(&request(&agent, &retry_prompt));
+        let w = Weights::default();
+        let (s1, s2) = (
+            heuristic::grade(ask, &first).score(&w),
+            heuristic::grade(ask, &second).score(&w),
+        );
+        assert!(s1 < 60.0 && s2 > 75.0, "{s1} -> {s2}\n{second}");
+        assert!(second.contains("Quality score 40 below threshold 65"));
+    }
+
+    #[test]
+    fn judge_prompts_get_json() {
+        let p = crate::grade::judge::prompt("Design a costume", "x", "appearance", "A costume design.");
+        let g = crate::grade::judge::parse(&Simulated::new(0).reply(&request("judge", &p))).unwrap();
+        assert!(g.quality > 0.0 && g.relevance > 0.0);
+    }
+}

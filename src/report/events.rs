@@ -1,0 +1,176 @@
+//! Run events (SPEC §6 `--events`): what happened, as it happened, one JSON object a line.
+
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use super::run::{DepartmentStatus, RunStatus};
+use crate::plan::round2;
+
+/// Something the engine reports while it runs.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The master routed the request.
+    #[serde(rename_all = "camelCase")]
+    Routing {
+        primary: String,
+        supporting: Vec<String>,
+        execution_mode: String,
+        stages: Vec<Vec<String>>,
+    },
+    /// A department started.
+    #[serde(rename_all = "camelCase")]
+    DepartmentStart { department: String, specialists: usize },
+    /// A specialist attempt started.
+    #[serde(rename_all = "camelCase")]
+    DelegationStart {
+        department: String,
+        agent_id: String,
+        attempt: u32,
+        task_index: usize,
+        total_tasks: usize,
+    },
+    /// A specialist attempt was graded (or failed).
+    #[serde(rename_all = "camelCase")]
+    DelegationComplete {
+        department: String,
+        agent_id: String,
+        attempt: u32,
+        task_index: usize,
+        total_tasks: usize,
+        latency_ms: u64,
+        #[serde(serialize_with = "round2")]
+        score: f64,
+        passed: bool,
+        error: Option<String>,
+    },
+    /// A synthesis attempt by the head.
+    #[serde(rename_all = "camelCase")]
+    Synthesis {
+        department: String,
+        attempt: u32,
+        succeeded: bool,
+    },
+    /// A department finished.
+    #[serde(rename_all = "camelCase")]
+    DepartmentComplete {
+        department: String,
+        status: DepartmentStatus,
+        #[serde(serialize_with = "round2")]
+        quality_score: f64,
+        latency_ms: u64,
+    },
+    /// The run finished.
+    #[serde(rename_all = "camelCase")]
+    RunComplete {
+        status: RunStatus,
+        #[serde(serialize_with = "round2")]
+        overall_quality: f64,
+        calls: u64,
+    },
+}
+
+/// Receives events as the run goes (the events file, the progress bars).
+pub trait Observer: Send + Sync {
+    /// Called once per event, from whichever task produced it.
+    fn event(&self, event: &Event);
+}
+
+/// Ignores every event.
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn event(&self, _: &Event) {}
+}
+
+/// Several observers as one.
+pub struct Observers(pub Vec<Box<dyn Observer>>);
+
+impl Observer for Observers {
+    fn event(&self, event: &Event) {
+        for o in &self.0 {
+            o.event(event);
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    run_id: &'a str,
+    timestamp: String,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
+/// Writes events as JSON lines (`--events FILE`), each with `runId` and `timestamp`.
+pub struct EventLog {
+    run_id: String,
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl EventLog {
+    /// Events of run `run_id` written to `out`.
+    pub fn new(run_id: &str, out: Box<dyn Write + Send>) -> Self {
+        EventLog {
+            run_id: run_id.to_string(),
+            out: Mutex::new(out),
+        }
+    }
+}
+
+impl Observer for EventLog {
+    fn event(&self, event: &Event) {
+        let line = Line {
+            run_id: &self.run_id,
+            timestamp: rfc3339(SystemTime::now()),
+            event,
+        };
+        if let (Ok(json), Ok(mut out)) = (serde_json::to_string(&line), self.out.lock()) {
+            let _ = writeln!(out, "{json}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// `2026-11-22T02:19:12.345Z`.
+pub fn rfc3339(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_millis(1_795_314_552_345)),
+            "2026-11-22T02:29:12.345Z"
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! The tree `orch run` prints for people: status, quality and calls on top, then the
+//! departments in the order they finished, each with its specialists and attempts.
+
+use super::run::{DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
+use super::tree::{excerpt, Node, Style};
+use crate::grade::{fmt_score, ReviewStatus};
+
+/// Builds the tree of a run report.
+pub fn run_tree(report: &Report, style: Style) -> Node {
+    let status = match report.status {
+        RunStatus::Success => style.green("success"),
+        RunStatus::Partial => style.yellow("partial"),
+        RunStatus::Failed => style.red("failed"),
+    };
+    let u = &report.usage;
+    let mut head = format!(
+        "{} {} · quality {} · {} call{}{} · {} tokens · {:.1} s",
+        style.bold("run"),
+        status,
+        style.bold(&fmt_score(report.overall_quality)),
+        u.calls,
+        if u.calls == 1 { "" } else { "s" },
+        if u.transport_retries > 0 {
+            format!(" ({} transport retries)", u.transport_retries)
+        } else {
+            String::new()
+        },
+        u.prompt_tokens + u.completion_tokens,
+        report.metadata.total_execution_time as f64 / 1000.0
+    );
+    head.push_str(&format!(
+        "\n{} \"{}\"",
+        style.dim("request:"),
+        excerpt(&report.request, 80)
+    ));
+    if let Some(r) = &report.routing {
+        let mode = format!("{:?}", r.execution_mode).to_lowercase();
+        head.push_str(&format!("\n{} {mode} · primary {}", style.dim("routing:"), r.primary));
+        if !r.supporting.is_empty() {
+            head.push_str(&format!(" · supporting {}", r.supporting.join(", ")));
+        }
+    }
+    let mut root = Node::leaf(head);
+    if let Some(e) = &report.error {
+        root.push(Node::leaf(style.red(&format!("error: {e}"))));
+    }
+    for d in &report.departments {
+        root.push(department(d, style));
+    }
+    if let Some(summary) = &report.summary {
+        let text = match summary {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        root.push(Node::leaf(format!(
+            "{} {}",
+            style.bold("summary:"),
+            excerpt(&text, 100)
+        )));
+    }
+    let v = &report.validation;
+    let validation = if v.passed {
+        Node::leaf(format!("validation: {}", style.green("passed")))
+    } else {
+        Node::new(
+            format!("validation: {}", style.yellow("issues")),
+            v.issues.iter().map(|i| Node::leaf(i.clone())).collect(),
+        )
+    };
+    root.push(validation);
+    root
+}
+
+fn department(d: &DepartmentResult, style: Style) -> Node {
+    let status = match d.status {
+        DepartmentStatus::Success => style.green("✓"),
+        DepartmentStatus::Failed => style.red("✗ failed"),
+        DepartmentStatus::Skipped => style.yellow("– skipped"),
+    };
+    let mut label = format!("{} {status}", style.bold(&d.department_id));
+    if d.status == DepartmentStatus::Success {
+        label.push_str(&format!(
+            " quality {} {}",
+            fmt_score(d.quality_score),
+            style.dim(&format!(
+                "({} call{}, {} ms)",
+                d.usage.calls,
+                if d.usage.calls == 1 { "" } else { "s" },
+                d.metadata.total_execution_time
+            ))
+        ));
+    }
+    let mut children = Vec::new();
+    if let Some(e) = &d.error {
+        children.push(Node::leaf(style.red(&format!("error: {e}"))));
+    }
+    for s in &d.specialist_results {
+        children.push(specialist(s, style));
+    }
+    if let Some(f) = d.fallback {
+        let score = d.metadata.specialist_score.map(fmt_score).unwrap_or_default();
+        children.push(Node::leaf(style.yellow(&format!(
+            "fallback: {f}: no specialist passed (specialist score {score}); the head answered itself"
+        ))));
+    }
+    if d.partial_synthesis_failure {
+        children.push(Node::leaf(
+            style.yellow("synthesis failed 3 times: the best specialist output is used"),
+        ));
+    } else if !d.specialist_results.is_empty() && d.fallback.is_none() && d.status == DepartmentStatus::Success {
+        children.push(Node::leaf("synthesized by the head".to_string()));
+    }
+    if d.metadata.department_retries > 0 {
+        children.push(Node::leaf(format!(
+            "department retries: {}",
+            d.metadata.department_retries
+        )));
+    }
+    if !d.output.is_null() {
+        let text = match &d.output {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        children.push(Node::leaf(format!("{} {}", style.dim("output:"), excerpt(&text, 100))));
+    }
+    Node::new(label, children)
+}
+
+fn specialist(s: &SpecialistResult, style: Style) -> Node {
+    let scores: Vec<String> = s.attempts.iter().map(|a| fmt_score(a.score)).collect();
+    let review = match s.review_status {
+        ReviewStatus::Approved => style.green("approved"),
+        ReviewStatus::RevisionNeeded => style.yellow("revision-needed"),
+        ReviewStatus::Rejected => style.red("rejected"),
+    };
+    let label = format!(
+        "{} {} {review} {}",
+        style.cyan(&s.agent_id),
+        scores.join(" → "),
+        style.dim(&format!("(threshold {})", s.threshold))
+    );
+    let mut children = vec![Node::leaf(style.dim(&s.review_notes))];
+    for a in s
+        .attempts
+        .iter()
+        .filter(|a| a.error.is_some() || a.score < f64::from(s.threshold))
+    {
+        let text = a
+            .error
+            .as_deref()
+            .map_or_else(|| a.feedback.clone(), |e| format!("call failed: {e}"));
+        children.push(Node::leaf(format!("attempt {}: {}", a.attempt, excerpt(&text, 110))));
+    }
+    Node::new(label, children)
+}
