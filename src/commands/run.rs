@@ -2,17 +2,22 @@
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
 
 use super::progress::Progress;
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ReportFormat, RunArgs};
-use crate::config::{Config, ProviderKind};
+use crate::config::{Agent, Config, ProviderKind};
 use crate::engine::{self, Budget, Engine};
 use crate::exit::{CommandError, Exit};
-use crate::provider::{simulated::Simulated, Provider, Providers};
+use crate::plan::Plan;
+use crate::provider::anthropic::Anthropic;
+use crate::provider::cassette::{self, Recorder, Replayer};
+use crate::provider::http::HttpClient;
+use crate::provider::openai::OpenAi;
+use crate::provider::{api_key, simulated::Simulated, Provider, Providers};
 use crate::report::events::{EventLog, Observer, Observers};
 use crate::report::run::{Report, RunStatus};
 use crate::report::{run_tree::run_tree, tree};
@@ -50,7 +55,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         Err(e) => return Err(e.into()),
     };
-    let providers = build_providers(&config, &args)?;
+    let providers = build_providers(&config, &plan, &args)?;
     let config = Arc::new(config);
 
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
@@ -121,15 +126,70 @@ fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
     Ok(())
 }
 
-/// Builds every provider the run may use.
-fn build_providers(config: &Config, args: &RunArgs) -> Result<Providers, CommandError> {
+/// Builds every provider the run may use: real ones over HTTP, wrapped to record or
+/// replaced to replay. A key that a used provider needs but cannot find stops the run
+/// here, before any call.
+fn build_providers(config: &Config, plan: &Plan, args: &RunArgs) -> Result<Providers, CommandError> {
+    let cassette = match &args.replay {
+        Some(path) => Some(cassette::load(path).map_err(CommandError::usage)?),
+        None => None,
+    };
+    let recording = match &args.record {
+        Some(path) => Some(Arc::new(Mutex::new(std::fs::File::create(path).map_err(|e| {
+            CommandError::usage(format!("cannot write the cassette {}: {e}", path.display()))
+        })?))),
+        None => None,
+    };
     let mut by_name: HashMap<String, Arc<dyn Provider>> = HashMap::new();
     for (name, settings) in &config.settings.providers {
-        let provider: Arc<dyn Provider> = match settings.kind {
-            ProviderKind::Simulated => Arc::new(Simulated::new(args.seed)),
-            ProviderKind::OpenAi | ProviderKind::Anthropic => Arc::new(Simulated::new(args.seed)),
+        let provider: Arc<dyn Provider> = if let Some(entries) = &cassette {
+            Arc::new(Replayer::new(settings.kind, entries.clone()))
+        } else {
+            let http = || HttpClient::new(config.settings.http, settings.requests_per_minute);
+            let live: Arc<dyn Provider> = match settings.kind {
+                ProviderKind::Simulated => Arc::new(Simulated::new(args.seed)),
+                ProviderKind::OpenAi => Arc::new(OpenAi::new(
+                    settings,
+                    http().map_err(|e| CommandError::usage(e.to_string()))?,
+                )),
+                ProviderKind::Anthropic => Arc::new(Anthropic::new(
+                    settings,
+                    http().map_err(|e| CommandError::usage(e.to_string()))?,
+                )),
+            };
+            match &recording {
+                Some(out) => Arc::new(Recorder::new(live, settings.kind, out.clone())),
+                None => live,
+            }
         };
         by_name.insert(name.clone(), provider);
     }
-    Ok(Providers::new(by_name, args.provider.clone(), args.model.clone()))
+    let providers = Providers::new(by_name, args.provider.clone(), args.model.clone());
+    if cassette.is_none() {
+        for agent in agents_in_use(config, plan) {
+            let name = providers.name_for(config, agent);
+            if let Some(settings) = config.settings.providers.get(name) {
+                if let Err(e) = api_key(settings.api_key_env.as_deref()) {
+                    return Err(CommandError::usage(format!("provider `{name}` cannot be used: {e}")));
+                }
+            }
+        }
+    }
+    Ok(providers)
+}
+
+/// Every agent the plan may call: heads, chosen specialists, the judge, the master.
+fn agents_in_use<'a>(config: &'a Config, plan: &'a Plan) -> Vec<&'a Agent> {
+    let mut ids: Vec<&str> = Vec::new();
+    for d in &plan.departments {
+        ids.push(&d.head);
+        ids.extend(d.specialists.iter().map(|s| s.agent_id.as_str()));
+    }
+    if plan.llm_grading {
+        ids.extend(config.settings.judge.as_deref());
+    }
+    if plan.summary {
+        ids.extend(config.settings.master_agent.as_deref());
+    }
+    ids.iter().filter_map(|id| config.agent(id)).collect()
 }

@@ -23,7 +23,7 @@ pub enum Role {
 }
 
 /// The wire protocol a provider speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// OpenAI chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio…).

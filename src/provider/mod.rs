@@ -1,5 +1,9 @@
 //! Providers: the object-safe [`Provider`] trait and its implementations, one per file.
 
+pub mod anthropic;
+pub mod cassette;
+pub mod http;
+pub mod openai;
 pub mod simulated;
 
 use std::future::Future;
@@ -59,27 +63,29 @@ impl Outcome {
 }
 
 /// Why a call produced no reply.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ProviderError {
     /// The connection failed or dropped.
-    #[error("HTTP error: {0}")]
-    Http(String),
+    #[error("HTTP error: {message}")]
+    Http { message: String },
     /// The server answered with an error status (body shown with any key redacted).
     #[error("HTTP {code}: {body}")]
     Status {
         code: u16,
         body: String,
+        #[serde(skip)]
         retry_after: Option<Duration>,
     },
     /// The reply was not what the API promises.
-    #[error("unexpected reply: {0}")]
-    Decode(String),
+    #[error("unexpected reply: {message}")]
+    Decode { message: String },
     /// No answer within the agent's timeout.
-    #[error("timed out after {0} s")]
-    Timeout(f64),
+    #[error("timed out after {seconds} s")]
+    Timeout { seconds: f64 },
     /// The API key variable is unset or empty.
-    #[error("environment variable `{0}` is not set (it holds the API key)")]
-    MissingKey(String),
+    #[error("environment variable `{variable}` is not set (it holds the API key)")]
+    MissingKey { variable: String },
     /// `--replay` has no entry for this request.
     #[error("no recorded reply for agent `{agent}` (request hash {hash}) in the cassette")]
     NotRecorded { agent: String, hash: String },
@@ -151,5 +157,19 @@ impl Providers {
             .or_else(|| (!config.settings.model.is_empty()).then(|| config.settings.model.clone()))
             .unwrap_or(settings_model);
         (provider, model)
+    }
+}
+
+/// The API key from the variable named `env`, read at call time and never stored;
+/// `Ok(None)` for a server that needs no key.
+pub fn api_key(env: Option<&str>) -> Result<Option<String>, ProviderError> {
+    match env {
+        None => Ok(None),
+        Some(name) => match std::env::var(name) {
+            Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
+            _ => Err(ProviderError::MissingKey {
+                variable: name.to_string(),
+            }),
+        },
     }
 }

@@ -1,0 +1,108 @@
+//! Anthropic messages API (`POST {baseUrl}/messages`, `x-api-key`, `anthropic-version`).
+
+use serde_json::json;
+
+use super::http::{first_bytes, HttpClient, Post};
+use super::{api_key, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
+use crate::config::ProviderSettings;
+
+/// The API version sent in `anthropic-version`.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// `max_tokens` sent with every request (the API requires one).
+pub const MAX_TOKENS: u32 = 4096;
+
+/// A messages endpoint.
+pub struct Anthropic {
+    base_url: String,
+    api_key_env: Option<String>,
+    http: HttpClient,
+}
+
+impl Anthropic {
+    /// A provider for `settings`.
+    pub fn new(settings: &ProviderSettings, http: HttpClient) -> Self {
+        Anthropic {
+            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            api_key_env: settings.api_key_env.clone(),
+            http,
+        }
+    }
+}
+
+impl Provider for Anthropic {
+    fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let key = match api_key(self.api_key_env.as_deref()) {
+                Ok(k) => k,
+                Err(e) => return Outcome::once(Err(e)),
+            };
+            let body = json!({
+                "model": req.model,
+                "max_tokens": MAX_TOKENS,
+                // Anthropic's range is 0..=1; orch's is 0..=2.
+                "temperature": req.temperature.min(1.0),
+                "system": req.system,
+                "messages": [{"role": "user", "content": req.prompt}],
+            });
+            let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
+            if let Some(k) = &key {
+                headers.push(("x-api-key", k.clone()));
+            }
+            let post = Post {
+                url: format!("{}/messages", self.base_url),
+                headers,
+                body: &body,
+                timeout: req.timeout,
+                secrets: key.into_iter().collect(),
+            };
+            let (result, transport_retries) = self.http.post_json(&post).await;
+            Outcome {
+                result: result.and_then(|v| parse(&v)),
+                transport_retries,
+            }
+        })
+    }
+}
+
+/// Joins the `text` blocks of `content` and reads `usage`.
+fn parse(v: &serde_json::Value) -> Result<Completion, ProviderError> {
+    let blocks = v["content"].as_array().ok_or_else(|| unexpected("no `content`", v))?;
+    let text: String = blocks
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("");
+    if blocks.is_empty() {
+        return Err(unexpected("empty `content`", v));
+    }
+    Ok(Completion {
+        text,
+        prompt_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0),
+        completion_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0),
+    })
+}
+
+fn unexpected(what: &str, v: &serde_json::Value) -> ProviderError {
+    ProviderError::Decode {
+        message: format!("{what} in the reply: {}", first_bytes(&v.to_string(), 200)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_text_blocks_and_usage() {
+        let v = json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "usage": {"input_tokens": 5, "output_tokens": 2}});
+        assert_eq!(
+            parse(&v).unwrap(),
+            Completion {
+                text: "ab".into(),
+                prompt_tokens: 5,
+                completion_tokens: 2
+            }
+        );
+        assert!(parse(&json!({"type": "error"})).is_err());
+    }
+}

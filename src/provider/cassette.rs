@@ -1,0 +1,145 @@
+//! Record and replay (`--record FILE`, `--replay FILE`): every exchange as a JSON line keyed
+//! by a hash of (provider kind, model, messages, temperature), with the agent id beside it.
+//! A cassette holds replies, never a key: requests are stored only as their hash.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
+use crate::config::ProviderKind;
+
+/// One recorded exchange.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// Hash of the request (see [`request_hash`]).
+    pub hash: String,
+    /// The agent that made it (for people and error messages).
+    pub agent_id: String,
+    pub provider: ProviderKind,
+    pub model: String,
+    /// The reply text, when the call succeeded.
+    pub text: Option<String>,
+    /// The error, when it failed.
+    pub error: Option<ProviderError>,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub transport_retries: u32,
+}
+
+/// The cassette key of a request: SHA-256 over the provider kind, model, messages and
+/// temperature, as 32 hex digits.
+pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
+    let key = serde_json::json!([kind, req.model, req.system, req.prompt, req.temperature]);
+    let digest = Sha256::digest(key.to_string().as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Wraps a provider and appends every exchange to a cassette file.
+pub struct Recorder {
+    inner: Arc<dyn Provider>,
+    kind: ProviderKind,
+    out: Arc<Mutex<std::fs::File>>,
+}
+
+impl Recorder {
+    /// Records `inner`'s exchanges (of kind `kind`) into the shared cassette `out`.
+    pub fn new(inner: Arc<dyn Provider>, kind: ProviderKind, out: Arc<Mutex<std::fs::File>>) -> Self {
+        Recorder { inner, kind, out }
+    }
+}
+
+impl Provider for Recorder {
+    fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let outcome = self.inner.complete(req).await;
+            let (text, error, prompt_tokens, completion_tokens) = match &outcome.result {
+                Ok(c) => (Some(c.text.clone()), None, c.prompt_tokens, c.completion_tokens),
+                Err(e) => (None, Some(e.clone()), 0, 0),
+            };
+            let entry = Entry {
+                hash: request_hash(self.kind, req),
+                agent_id: req.agent_id.clone(),
+                provider: self.kind,
+                model: req.model.clone(),
+                text,
+                error,
+                prompt_tokens,
+                completion_tokens,
+                transport_retries: outcome.transport_retries,
+            };
+            if let (Ok(line), Ok(mut out)) = (serde_json::to_string(&entry), self.out.lock()) {
+                let _ = writeln!(out, "{line}");
+            }
+            outcome
+        })
+    }
+}
+
+/// Answers from a cassette, with no network; exchanges with the same hash replay in order.
+pub struct Replayer {
+    kind: ProviderKind,
+    entries: Arc<Mutex<HashMap<String, VecDeque<Entry>>>>,
+}
+
+/// Reads a cassette file into replay queues.
+pub fn load(path: &Path) -> Result<Arc<Mutex<HashMap<String, VecDeque<Entry>>>>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read cassette {}: {e}", path.display()))?;
+    let mut map: HashMap<String, VecDeque<Entry>> = HashMap::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let entry: Entry = serde_json::from_str(line)
+            .map_err(|e| format!("{}:{}: not a cassette entry: {e}", path.display(), i + 1))?;
+        map.entry(entry.hash.clone()).or_default().push_back(entry);
+    }
+    Ok(Arc::new(Mutex::new(map)))
+}
+
+impl Replayer {
+    /// Replays exchanges of kind `kind` from shared `entries`.
+    pub fn new(kind: ProviderKind, entries: Arc<Mutex<HashMap<String, VecDeque<Entry>>>>) -> Self {
+        Replayer { kind, entries }
+    }
+}
+
+impl Provider for Replayer {
+    fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let hash = request_hash(self.kind, req);
+            let entry = self.entries.lock().ok().and_then(|mut map| {
+                let queue = map.get_mut(&hash)?;
+                // The last exchange of a hash answers any further identical request.
+                if queue.len() > 1 {
+                    queue.pop_front()
+                } else {
+                    queue.front().cloned()
+                }
+            });
+            let Some(entry) = entry else {
+                return Outcome::once(Err(ProviderError::NotRecorded {
+                    agent: req.agent_id.clone(),
+                    hash,
+                }));
+            };
+            let result = match (entry.text, entry.error) {
+                (Some(text), _) => Ok(Completion {
+                    text,
+                    prompt_tokens: entry.prompt_tokens,
+                    completion_tokens: entry.completion_tokens,
+                }),
+                (None, Some(e)) => Err(e),
+                (None, None) => Err(ProviderError::Decode {
+                    message: "the cassette entry has neither text nor error".into(),
+                }),
+            };
+            Outcome {
+                result,
+                transport_retries: entry.transport_retries,
+            }
+        })
+    }
+}

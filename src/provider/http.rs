@@ -1,0 +1,275 @@
+//! The one HTTP layer every real provider uses: a deadline per call, transport retries
+//! with exponential backoff and full jitter, `Retry-After` / `retry-after-ms`, a client-side
+//! requests-per-minute limit, typed errors, and keys redacted from anything shown.
+//!
+//! The agent's `executionSettings.timeout` is the deadline of the whole call, transport
+//! retries included: a server that hangs makes the call fail at the deadline, not after
+//! `(1 + maxRetries)` timeouts.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::ProviderError;
+use crate::config::model::HttpSettings;
+
+/// Statuses worth another try (SPEC §1.1 `[http]`): never other 4xx.
+pub const RETRYABLE: &[u16] = &[408, 409, 429, 500, 502, 503, 504, 529];
+
+/// A shared HTTP client with retry settings and an optional rate limit.
+pub struct HttpClient {
+    client: reqwest::Client,
+    settings: HttpSettings,
+    /// Earliest start of the next request, when `requestsPerMinute` > 0.
+    next_slot: Option<(Duration, Mutex<Instant>)>,
+}
+
+/// One POST of a JSON body.
+pub struct Post<'a> {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: &'a serde_json::Value,
+    /// Deadline of the whole call.
+    pub timeout: Duration,
+    /// Strings that must never be shown (the API key).
+    pub secrets: Vec<String>,
+}
+
+impl HttpClient {
+    /// A client with `[http]` settings and a per-provider `requests_per_minute` (0 = none).
+    pub fn new(settings: HttpSettings, requests_per_minute: u32) -> Result<Self, ProviderError> {
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("orch/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ProviderError::Http {
+                message: format!("cannot build the HTTP client: {e}"),
+            })?;
+        let next_slot = (requests_per_minute > 0).then(|| {
+            (
+                Duration::from_secs_f64(60.0 / f64::from(requests_per_minute)),
+                Mutex::new(Instant::now()),
+            )
+        });
+        Ok(HttpClient {
+            client,
+            settings,
+            next_slot,
+        })
+    }
+
+    /// Posts `post.body` and returns the reply's JSON and the transport retries it took.
+    pub async fn post_json(&self, post: &Post<'_>) -> (Result<serde_json::Value, ProviderError>, u32) {
+        let deadline = Instant::now() + post.timeout;
+        let mut retries = 0;
+        loop {
+            self.wait_for_slot().await;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return (
+                    Err(ProviderError::Timeout {
+                        seconds: post.timeout.as_secs_f64(),
+                    }),
+                    retries,
+                );
+            }
+            let result = self.try_once(post, left).await;
+            let retry_after = match &result {
+                Ok(_) => return (result, retries),
+                Err(ProviderError::Status { code, retry_after, .. }) if RETRYABLE.contains(code) => *retry_after,
+                Err(ProviderError::Http { .. }) | Err(ProviderError::Timeout { .. }) => None,
+                Err(_) => return (result, retries),
+            };
+            if retries >= self.settings.max_retries {
+                return (result, retries);
+            }
+            let delay = self.delay(retries, retry_after);
+            if Instant::now() + delay >= deadline {
+                // No time left for another try.
+                let result = match result {
+                    Err(ProviderError::Timeout { .. }) => Err(ProviderError::Timeout {
+                        seconds: post.timeout.as_secs_f64(),
+                    }),
+                    other => other,
+                };
+                return (result, retries);
+            }
+            tokio::time::sleep(delay).await;
+            retries += 1;
+        }
+    }
+
+    async fn try_once(&self, post: &Post<'_>, left: Duration) -> Result<serde_json::Value, ProviderError> {
+        let mut req = self.client.post(&post.url).json(post.body).timeout(left);
+        for (name, value) in &post.headers {
+            req = req.header(*name, value);
+        }
+        let resp = req.send().await.map_err(|e| transport_error(e, left, &post.secrets))?;
+        let status = resp.status().as_u16();
+        let retry_after = retry_after(resp.headers());
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| transport_error(e, left, &post.secrets))?;
+        let text = String::from_utf8_lossy(&body);
+        if !(200..300).contains(&status) {
+            return Err(ProviderError::Status {
+                code: status,
+                body: redact(&first_bytes(&text, 300), &post.secrets),
+                retry_after,
+            });
+        }
+        serde_json::from_slice(&body).map_err(|e| ProviderError::Decode {
+            message: format!(
+                "the reply is not JSON ({e}): {}",
+                redact(&first_bytes(&text, 200), &post.secrets)
+            ),
+        })
+    }
+
+    /// The wait before retry number `retry` + 1: the server's word (capped), else
+    /// full jitter over `min(cap, base · 2^retry)`.
+    fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+        let cap = self.settings.backoff_cap.max(0.0);
+        if let Some(d) = retry_after {
+            return d.min(Duration::from_secs_f64(cap));
+        }
+        let ceiling = (self.settings.backoff_base * 2f64.powi(retry as i32)).min(cap);
+        Duration::from_secs_f64(ceiling * jitter())
+    }
+
+    async fn wait_for_slot(&self) {
+        let Some((interval, next)) = &self.next_slot else {
+            return;
+        };
+        let start = {
+            let mut next = next.lock().expect("rate limit lock");
+            let now = Instant::now();
+            let start = (*next).max(now);
+            *next = start + *interval;
+            start
+        };
+        tokio::time::sleep_until(start.into()).await;
+    }
+}
+
+/// `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    let value = text("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return Some(Duration::from_secs_f64(secs.max(0.0)));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+fn transport_error(e: reqwest::Error, left: Duration, secrets: &[String]) -> ProviderError {
+    if e.is_timeout() {
+        return ProviderError::Timeout {
+            seconds: left.as_secs_f64(),
+        };
+    }
+    let what = if e.is_connect() {
+        "connection failed"
+    } else if e.is_body() || e.is_decode() {
+        "the connection dropped while reading the reply"
+    } else {
+        "request failed"
+    };
+    // The innermost cause says what really happened (refused, reset…).
+    let mut cause: &dyn std::error::Error = &e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    ProviderError::Http {
+        message: redact(&format!("{what}: {cause}"), secrets),
+    }
+}
+
+/// The first `n` bytes of a text (on a char boundary), with `…` when cut.
+pub fn first_bytes(text: &str, n: usize) -> String {
+    if text.len() <= n {
+        return text.to_string();
+    }
+    let mut end = n;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Replaces every secret in `text` with `[REDACTED]`.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for s in secrets.iter().filter(|s| s.len() >= 4) {
+        out = out.replace(s.as_str(), "[REDACTED]");
+    }
+    out
+}
+
+/// A number in [0, 1) from the clock and a counter: enough for jitter, no crate needed.
+fn jitter() -> f64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut x = nanos ^ STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_keys() {
+        assert_eq!(
+            redact("bad key sk-abc123 here", &["sk-abc123".into()]),
+            "bad key [REDACTED] here"
+        );
+    }
+
+    #[test]
+    fn cuts_on_char_boundaries() {
+        assert_eq!(first_bytes("héllo", 2), "h…");
+        assert_eq!(first_bytes("abc", 10), "abc");
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "1500".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
+        let mut h = reqwest::header::HeaderMap::new();
+        let future = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
+        h.insert("retry-after", future.parse().unwrap());
+        let d = retry_after(&h).unwrap();
+        assert!(d > Duration::from_secs(27) && d <= Duration::from_secs(30), "{d:?}");
+    }
+
+    #[test]
+    fn backoff_is_capped_and_jittered() {
+        let c = HttpClient::new(
+            HttpSettings {
+                max_retries: 4,
+                backoff_base: 0.5,
+                backoff_cap: 2.0,
+            },
+            0,
+        )
+        .unwrap();
+        for retry in 0..8 {
+            let d = c.delay(retry, None);
+            assert!(d <= Duration::from_secs_f64((0.5 * 2f64.powi(retry as i32)).min(2.0)));
+        }
+        assert_eq!(c.delay(0, Some(Duration::from_secs(60))), Duration::from_secs(2));
+    }
+}

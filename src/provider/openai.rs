@@ -1,0 +1,107 @@
+//! OpenAI chat completions (`POST {baseUrl}/chat/completions`): OpenAI, Ollama, vLLM,
+//! llama.cpp, LM Studio.
+
+use serde_json::json;
+
+use super::http::{first_bytes, HttpClient, Post};
+use super::{api_key, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
+use crate::config::ProviderSettings;
+
+/// A chat-completions endpoint.
+pub struct OpenAi {
+    base_url: String,
+    /// The NAME of the key's variable; the key is read at call time, never stored.
+    api_key_env: Option<String>,
+    http: HttpClient,
+}
+
+impl OpenAi {
+    /// A provider for `settings`, sharing retry settings through `http`.
+    pub fn new(settings: &ProviderSettings, http: HttpClient) -> Self {
+        OpenAi {
+            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            api_key_env: settings.api_key_env.clone(),
+            http,
+        }
+    }
+}
+
+impl Provider for OpenAi {
+    fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let key = match api_key(self.api_key_env.as_deref()) {
+                Ok(k) => k,
+                Err(e) => return Outcome::once(Err(e)),
+            };
+            let mut body = json!({
+                "temperature": req.temperature,
+                "messages": [
+                    {"role": "system", "content": req.system},
+                    {"role": "user", "content": req.prompt},
+                ],
+            });
+            if !req.model.is_empty() {
+                body["model"] = json!(req.model);
+            }
+            let mut headers = Vec::new();
+            if let Some(k) = &key {
+                headers.push(("authorization", format!("Bearer {k}")));
+            }
+            let post = Post {
+                url: format!("{}/chat/completions", self.base_url),
+                headers,
+                body: &body,
+                timeout: req.timeout,
+                secrets: key.into_iter().collect(),
+            };
+            let (result, transport_retries) = self.http.post_json(&post).await;
+            Outcome {
+                result: result.and_then(|v| parse(&v)),
+                transport_retries,
+            }
+        })
+    }
+}
+
+/// Reads `choices[0].message.content` and `usage` from a chat-completions reply.
+fn parse(v: &serde_json::Value) -> Result<Completion, ProviderError> {
+    let choices = v["choices"].as_array().ok_or_else(|| unexpected("no `choices`", v))?;
+    let first = choices.first().ok_or_else(|| unexpected("empty `choices`", v))?;
+    let text = first["message"]["content"]
+        .as_str()
+        .ok_or_else(|| unexpected("no `choices[0].message.content`", v))?;
+    Ok(Completion {
+        text: text.to_string(),
+        prompt_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+        completion_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+    })
+}
+
+fn unexpected(what: &str, v: &serde_json::Value) -> ProviderError {
+    ProviderError::Decode {
+        message: format!("{what} in the reply: {}", first_bytes(&v.to_string(), 200)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_content_and_usage() {
+        let v =
+            json!({"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}});
+        assert_eq!(
+            parse(&v).unwrap(),
+            Completion {
+                text: "hi".into(),
+                prompt_tokens: 3,
+                completion_tokens: 1
+            }
+        );
+        assert!(parse(&json!({"choices": []}))
+            .unwrap_err()
+            .to_string()
+            .contains("empty `choices`"));
+    }
+}
