@@ -175,13 +175,23 @@ fn parse_toml_float(s: &str) -> f64 {
     }
 }
 
+/// The parser's message as one line, without the position (the diagnostic has it) or
+/// advice meant for programmers rather than users.
 fn first_line(s: &str) -> String {
-    s.lines()
+    let line = s
+        .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .unwrap_or("syntax error")
-        .trim_end_matches('.')
-        .to_string()
+        .unwrap_or("syntax error");
+    let mut line = line.strip_prefix("error: ").unwrap_or(line);
+    if let Some(rest) = line.strip_prefix("line ") {
+        // "line 14 column 1: message"
+        if let Some((_, message)) = rest.split_once(": ") {
+            line = message;
+        }
+    }
+    let line = line.split(", set DuplicateKeyPolicy").next().unwrap_or(line);
+    line.trim_end_matches('.').to_string()
 }
 
 /// Byte offset to line/column.

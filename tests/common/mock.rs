@@ -1,0 +1,152 @@
+//! A scripted LLM behind a real HTTP mock server (wiremock), speaking OpenAI's chat
+//! completions. Agents are recognised by an `AGENT:<id>` marker in their instructions;
+//! each specialist draft is tagged `[[agent#n]]`, and the judge answers the score the
+//! script gives that agent's attempt n.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// One request the mock saw.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub agent: String,
+    pub judge: bool,
+    pub user: String,
+    pub arrived: Instant,
+}
+
+/// The script: judge scores per agent and attempt, and a delay on every reply.
+#[derive(Clone, Default)]
+pub struct Script {
+    pub scores: HashMap<String, Vec<f64>>,
+    pub delay: Duration,
+    pub seen: Arc<Mutex<Vec<Seen>>>,
+    counters: Arc<Mutex<HashMap<String, usize>>>,
+    in_flight: Arc<Mutex<(usize, usize)>>,
+}
+
+impl Script {
+    pub fn new(scores: &[(&str, &[f64])]) -> Self {
+        Script {
+            scores: scores.iter().map(|(a, s)| (a.to_string(), s.to_vec())).collect(),
+            ..Default::default()
+        }
+    }
+
+    pub fn with_delay(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+
+    /// Requests seen, in arrival order.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// The most requests in flight at once, as the server saw them.
+    pub fn peak_in_flight(&self) -> usize {
+        self.in_flight.lock().unwrap().1
+    }
+
+    /// Starts a mock server answering `POST /chat/completions` from this script.
+    pub async fn serve(&self) -> MockServer {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/chat/completions"))
+            .respond_with(self.clone())
+            .mount(&server)
+            .await;
+        server
+    }
+}
+
+/// The body of a chat-completions reply.
+pub fn chat_reply(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    })
+}
+
+fn agent_of(system: &str) -> String {
+    system
+        .split("AGENT:")
+        .nth(1)
+        .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
+        .unwrap_or_default()
+}
+
+impl Respond for Script {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let system = body["messages"][0]["content"].as_str().unwrap_or("").to_string();
+        let user = body["messages"][1]["content"].as_str().unwrap_or("").to_string();
+        let agent = agent_of(&system);
+        let judge = user.starts_with("GRADE THIS OUTPUT.");
+        {
+            let mut f = self.in_flight.lock().unwrap();
+            f.0 += 1;
+            f.1 = f.1.max(f.0);
+        }
+        // In-flight count drops when the delay is over: approximated by a timer thread.
+        let in_flight = self.in_flight.clone();
+        let delay = self.delay;
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            in_flight.lock().unwrap().0 -= 1;
+        });
+        self.seen.lock().unwrap().push(Seen {
+            agent: agent.clone(),
+            judge,
+            user: user.clone(),
+            arrived: Instant::now(),
+        });
+        let text = if judge {
+            // Find the tag of the draft being judged.
+            let tag = user.split("[[").nth(1).and_then(|t| t.split("]]").next()).unwrap_or("");
+            let (who, n) = tag.split_once('#').unwrap_or(("", "1"));
+            let n: usize = n.parse().unwrap_or(1);
+            let score = self
+                .scores
+                .get(who)
+                .and_then(|s| s.get(n - 1).or(s.last()))
+                .copied()
+                .unwrap_or(90.0);
+            let x = score / 100.0;
+            json!({"quality": x, "relevance": x, "consistency": x, "feedback": format!("scripted {score}")}).to_string()
+        } else {
+            let n = {
+                let mut c = self.counters.lock().unwrap();
+                let e = c.entry(agent.clone()).or_insert(0);
+                *e += 1;
+                *e
+            };
+            format!("Draft [[{agent}#{n}]] from {agent}: a complete answer.")
+        };
+        ResponseTemplate::new(200)
+            .set_body_json(chat_reply(&text))
+            .set_delay(self.delay)
+    }
+}
+
+/// A single-file config for a mock server at `uri`: departments and agents given as YAML
+/// lists (instructions get their `AGENT:` markers here), grading by the judge.
+pub fn config_yaml(uri: &str, extra_settings: &str, departments: &str, agents: &[(&str, &str)]) -> String {
+    let mut out = format!(
+        "defaults:\n  provider: mock\n  timeout: 5\nproviders:\n  mock:\n    kind: openai\n    baseUrl: {uri}\nhttp:\n  backoffBase: 0.01\n  backoffCap: 2\ngrading:\n  method: llm\n  judge: judge\n{extra_settings}departments:\n{departments}agents:\n  - {{ id: judge, role: judge, instructions: \"AGENT:judge grades\" }}\n"
+    );
+    for (id, rest) in agents {
+        out.push_str(&format!(
+            "  - {{ id: {id}, instructions: \"AGENT:{id} works\", {rest} }}\n"
+        ));
+    }
+    out
+}
