@@ -81,14 +81,17 @@ impl Provider for Recorder {
     }
 }
 
+/// Recorded exchanges by request hash, in the order they happened; shared by the replayers.
+pub type Tape = Arc<Mutex<HashMap<String, VecDeque<Entry>>>>;
+
 /// Answers from a cassette, with no network; exchanges with the same hash replay in order.
 pub struct Replayer {
     kind: ProviderKind,
-    entries: Arc<Mutex<HashMap<String, VecDeque<Entry>>>>,
+    entries: Tape,
 }
 
 /// Reads a cassette file into replay queues.
-pub fn load(path: &Path) -> Result<Arc<Mutex<HashMap<String, VecDeque<Entry>>>>, String> {
+pub fn load(path: &Path) -> Result<Tape, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read cassette {}: {e}", path.display()))?;
     let mut map: HashMap<String, VecDeque<Entry>> = HashMap::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
@@ -101,7 +104,7 @@ pub fn load(path: &Path) -> Result<Arc<Mutex<HashMap<String, VecDeque<Entry>>>>,
 
 impl Replayer {
     /// Replays exchanges of kind `kind` from shared `entries`.
-    pub fn new(kind: ProviderKind, entries: Arc<Mutex<HashMap<String, VecDeque<Entry>>>>) -> Self {
+    pub fn new(kind: ProviderKind, entries: Tape) -> Self {
         Replayer { kind, entries }
     }
 }
