@@ -468,6 +468,10 @@ fn same_seed_same_report() {
                     ] {
                         m.remove(k);
                     }
+                    if let Some(Value::Array(steps)) = m.get_mut("completedSteps") {
+                        // Steps are listed as they completed; concurrency may reorder them.
+                        steps.sort_by_key(|s| s.to_string());
+                    }
                     m.values_mut().for_each(walk);
                 }
                 Value::Array(a) => a.iter_mut().for_each(walk),

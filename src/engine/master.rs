@@ -123,7 +123,11 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
     }
 }
 
-async fn aggregate(engine: &Engine, plan: &Plan, departments: Vec<DepartmentResult>, interrupted: bool) -> Report {
+async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<DepartmentResult>, interrupted: bool) -> Report {
+    // The report lists departments in plan order (stage by stage), so the same run gives
+    // the same report; the order things completed in is `metadata.completedSteps`.
+    let rank = |d: &DepartmentResult| plan.departments.iter().position(|p| p.department_id == d.department_id);
+    departments.sort_by_key(rank);
     let mut usage = Usage::default();
     for d in &departments {
         usage.add(&d.usage);

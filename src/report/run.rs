@@ -175,7 +175,7 @@ pub struct Report {
     pub request: String,
     /// Null when the master failed before routing finished.
     pub routing: Option<Routing>,
-    /// In the order they finished.
+    /// In plan order: stage by stage, by id within a stage.
     pub departments: Vec<DepartmentResult>,
     /// Department id → its output.
     pub output: serde_json::Map<String, Value>,

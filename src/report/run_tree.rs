@@ -1,5 +1,5 @@
 //! The tree `orch run` prints for people: status, quality and calls on top, then the
-//! departments in the order they finished, each with its specialists and attempts.
+//! departments stage by stage, each with its specialists and attempts.
 
 use super::run::{DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
 use super::tree::{excerpt, Node, Style};

@@ -1,0 +1,408 @@
+//! Real providers over real HTTP against an in-process mock server (one per test):
+//! OpenAI and Anthropic wire formats, transport retries, Retry-After, timeouts, broken
+//! replies, secrets, and record/replay.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::mock::chat_reply;
+use common::{json, repo, stderr, stdout, Root};
+use serde_json::{json, Value};
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+const KEY: &str = "sk-orch-test-LEAKCHECK-7f3a9c";
+const KEY_ENV: &str = "ORCH_TEST_API_KEY";
+
+/// Runs the binary with the fake key in its environment.
+fn orch(cwd: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ORCH_CONFIG")
+        .env(KEY_ENV, KEY)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The shipped studio pointed at a provider at `uri` of `kind`.
+fn studio_on(uri: &str, kind: &str, extra: &str) -> Root {
+    let root = Root::empty();
+    for dir in ["agents", "departments"] {
+        for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let p = entry.unwrap().path();
+            root.write(
+                &format!("{dir}/{}", p.file_name().unwrap().to_str().unwrap()),
+                std::fs::read(&p).unwrap(),
+            );
+        }
+    }
+    root.write(
+        "orch.toml",
+        format!(
+            "[defaults]\nprovider = \"mock\"\n\n[providers.mock]\nkind = \"{kind}\"\nbaseUrl = \"{uri}\"\napiKeyEnv = \"{KEY_ENV}\"\nmodel = \"test-model\"\n\n[http]\nbackoffBase = 0.01\n{extra}"
+        ),
+    );
+    root
+}
+
+/// One department answered by its head alone (a simple request), on `uri`.
+fn solo_on(uri: &str, extra: &str, timeout: f64) -> Root {
+    let root = Root::empty();
+    root.write(
+        "orch.yaml",
+        format!(
+            "defaults: {{ provider: mock, timeout: {timeout} }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{uri}\", apiKeyEnv: {KEY_ENV} }}\nhttp: {{ backoffBase: 0.01{extra} }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h, coordinationSettings: {{ maxRetries: 0 }} }}\nagents:\n  - {{ id: h, role: head, department: d, instructions: \"AGENT:h\" }}\n"
+        ),
+    );
+    root
+}
+
+fn run_json(root: &Root, args: &[&str]) -> (i32, Value, Output) {
+    let mut all = vec!["run", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = orch(root.path(), &all);
+    let v = json(&out);
+    (out.status.code().unwrap(), v, out)
+}
+
+const SCENE: &str = "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops";
+const GOOD: &str = "## Draft\n\n1. **Scene**: Aladdin steals bread at the opening of the dramatic scene.\n2. **Escape**: across the rooftops, then away.\n\nDone.";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shipped_studio_over_openai() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(GOOD)))
+        .mount(&server)
+        .await;
+    let root = studio_on(&server.uri(), "openai", "");
+    let (code, r, _) = run_json(&root, &[SCENE]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["status"], "success");
+    assert_eq!(r["usage"]["promptTokens"], 11 * r["usage"]["calls"].as_u64().unwrap());
+    let requests = server.received_requests().await.unwrap();
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(body["model"], "test-model");
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(body["messages"][1]["role"], "user");
+    assert_eq!(body["temperature"], 0.7);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shipped_studio_over_anthropic() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/messages"))
+        .and(header("x-api-key", KEY))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "msg_1", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": GOOD}],
+            "usage": {"input_tokens": 20, "output_tokens": 9}
+        })))
+        .mount(&server)
+        .await;
+    let root = studio_on(&server.uri(), "anthropic", "");
+    let (code, r, _) = run_json(&root, &[SCENE]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(
+        r["usage"]["completionTokens"],
+        9 * r["usage"]["calls"].as_u64().unwrap()
+    );
+    let requests = server.received_requests().await.unwrap();
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(body["max_tokens"], 4096);
+    assert!(body["system"].as_str().unwrap().len() > 10);
+    assert_eq!(body["messages"][0]["role"], "user");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_errors_are_retried_then_succeed() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("overloaded"))
+        .up_to_n_times(2)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(GOOD)))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let root = solo_on(&server.uri(), "", 10.0);
+    let (code, r, _) = run_json(&root, &["Aladdin"]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["usage"]["transportRetries"], 2);
+    assert_eq!(r["usage"]["calls"], 1);
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}
+
+/// Answers 429 with `Retry-After: 1` once, then 200; records arrival times.
+struct RateLimited(Arc<Mutex<Vec<Instant>>>);
+
+impl Respond for RateLimited {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let mut seen = self.0.lock().unwrap();
+        seen.push(Instant::now());
+        if seen.len() == 1 {
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "1")
+                .set_body_string("slow down")
+        } else {
+            ResponseTemplate::new(200).set_body_json(chat_reply(GOOD))
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retry_after_is_honoured() {
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(RateLimited(times.clone()))
+        .mount(&server)
+        .await;
+    let root = solo_on(&server.uri(), "", 10.0);
+    let (code, r, _) = run_json(&root, &["Aladdin"]);
+    assert_eq!(code, 0, "{r:#}");
+    let times = times.lock().unwrap();
+    assert_eq!(times.len(), 2);
+    assert!(
+        times[1] - times[0] >= Duration::from_secs(1),
+        "retried after {:?}",
+        times[1] - times[0]
+    );
+    assert_eq!(r["usage"]["transportRetries"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unauthorized_is_not_retried_and_the_key_is_redacted() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(401).set_body_string(format!("{{\"error\": \"invalid api key {KEY}\"}}")))
+        .mount(&server)
+        .await;
+    let root = solo_on(&server.uri(), "", 10.0);
+    let (code, r, out) = run_json(&root, &["Aladdin"]);
+    assert_eq!(code, 1);
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    let error = r["departments"][0]["error"].as_str().unwrap();
+    assert_eq!(error, "HTTP 401: {\"error\": \"invalid api key [REDACTED]\"}");
+    assert!(!stdout(&out).contains(KEY) && !stderr(&out).contains(KEY));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hanging_server_fails_the_attempt_at_the_timeout_and_the_run_goes_on() {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::body_string_contains("AGENT:slow"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_reply(GOOD))
+                .set_delay(Duration::from_secs(30)),
+        )
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(GOOD)))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let root = Root::empty();
+    root.write(
+        "orch.yaml",
+        format!(
+            "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d, instructions: \"AGENT:h\" }}\n  - {{ id: slow, role: specialist, department: d, instructions: \"AGENT:slow\", successRate: 0.9, executionSettings: {{ timeout: 1, maxRetries: 0 }} }}\n  - {{ id: fast, role: specialist, department: d, instructions: \"AGENT:fast\", passingThreshold: 0 }}\n",
+            server.uri()
+        ),
+    );
+    let (code, r, _) = run_json(&root, &["Aladdin's look. Then his voice"]);
+    assert_eq!(code, 0, "{r:#}");
+    let slow = r["departments"][0]["specialistResults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["agentId"] == "slow")
+        .unwrap();
+    let attempt = &slow["attempts"][0];
+    assert_eq!(attempt["error"], "timed out after 1 s");
+    assert!(attempt["latencyMs"].as_u64().unwrap() < 2000, "{attempt}");
+    assert_eq!(slow["reviewStatus"], "rejected");
+    assert_eq!(r["departments"][0]["status"], "success");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_garbage_body_is_a_clear_error() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("<html>502 Bad Gateway</html>"))
+        .mount(&server)
+        .await;
+    let root = solo_on(&server.uri(), "", 10.0);
+    let (code, r, _) = run_json(&root, &["Aladdin"]);
+    assert_eq!(code, 1);
+    let error = r["departments"][0]["error"].as_str().unwrap();
+    assert!(error.starts_with("unexpected reply: the reply is not JSON"), "{error}");
+    assert!(error.ends_with("<html>502 Bad Gateway</html>"), "{error}");
+    // A JSON reply without choices is an error too, naming what is missing.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"choices": []})))
+        .mount(&server)
+        .await;
+    let root = solo_on(&server.uri(), "", 10.0);
+    let (_, r, _) = run_json(&root, &["Aladdin"]);
+    assert_eq!(
+        r["departments"][0]["error"],
+        "unexpected reply: empty `choices` in the reply: {\"choices\":[]}"
+    );
+}
+
+#[test]
+fn connection_refused_is_reported() {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let root = solo_on(&format!("http://127.0.0.1:{port}"), ", maxRetries: 1", 10.0);
+    let (code, r, _) = run_json(&root, &["Aladdin"]);
+    assert_eq!(code, 1);
+    let error = r["departments"][0]["error"].as_str().unwrap();
+    assert!(error.starts_with("HTTP error: connection failed"), "{error}");
+    assert_eq!(r["usage"]["transportRetries"], 1);
+    assert_eq!(r["status"], "failed");
+}
+
+#[test]
+fn a_connection_dropped_mid_body_is_reported() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(3) {
+            let mut s = stream.unwrap();
+            let mut buf = [0u8; 65536];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{\"choices\": [",
+            );
+            let _ = s.flush();
+        }
+    });
+    let root = solo_on(&format!("http://127.0.0.1:{port}"), ", maxRetries: 2", 10.0);
+    let (code, r, _) = run_json(&root, &["Aladdin"]);
+    assert_eq!(code, 1);
+    let error = r["departments"][0]["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("HTTP error: the connection dropped while reading the reply"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_key_stops_before_any_call() {
+    let server = MockServer::start().await;
+    let root = solo_on(&server.uri(), "", 10.0);
+    let out = Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(["run", "Aladdin"])
+        .current_dir(root.path())
+        .env_remove(KEY_ENV)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!("error: provider `mock` cannot be used: environment variable `{KEY_ENV}` is not set (it holds the API key)\n")
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn record_then_replay_without_the_server_gives_the_same_report_and_never_the_key() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(GOOD)))
+        .mount(&server)
+        .await;
+    let root = studio_on(&server.uri(), "openai", "");
+    let cassette = root.path().join("run.cassette.jsonl");
+    let events = root.path().join("events.jsonl");
+    let (code, recorded, out1) = run_json(
+        &root,
+        &[
+            "--record",
+            cassette.to_str().unwrap(),
+            "--events",
+            events.to_str().unwrap(),
+            SCENE,
+        ],
+    );
+    assert_eq!(code, 0);
+    drop(server);
+    let (code, replayed, out2) = run_json(&root, &["--replay", cassette.to_str().unwrap(), SCENE]);
+    assert_eq!(code, 0, "{}", stderr(&out2));
+    assert_eq!(strip(recorded), strip(replayed));
+
+    let files = [
+        std::fs::read_to_string(&cassette).unwrap(),
+        std::fs::read_to_string(&events).unwrap(),
+    ];
+    for text in
+        files
+            .iter()
+            .map(String::as_str)
+            .chain([stdout(&out1).as_str(), stderr(&out1).as_str(), stdout(&out2).as_str()])
+    {
+        assert!(!text.contains(KEY), "the key leaked");
+    }
+    assert!(files[0]
+        .lines()
+        .all(|l| serde_json::from_str::<Value>(l).unwrap()["agentId"].is_string()));
+
+    // A request the cassette does not hold is an error naming the agent and the hash.
+    let (code, r, _) = run_json(
+        &root,
+        &["--replay", cassette.to_str().unwrap(), "Create character Aladdin"],
+    );
+    assert_eq!(code, 1);
+    let error = r["departments"][0]["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("no recorded reply for agent `character-head` (request hash "),
+        "{error}"
+    );
+}
+
+fn strip(mut v: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in [
+                    "runId",
+                    "headExecutionId",
+                    "executionTime",
+                    "totalExecutionTime",
+                    "latencyMs",
+                    "startedAt",
+                    "finishedAt",
+                ] {
+                    m.remove(k);
+                }
+                if let Some(Value::Array(steps)) = m.get_mut("completedSteps") {
+                    // Steps are listed as they completed; concurrency may reorder them.
+                    steps.sort_by_key(|s| s.to_string());
+                }
+                m.values_mut().for_each(walk);
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
+}
