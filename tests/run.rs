@@ -568,3 +568,36 @@ fn tree_format_reads_like_a_report() {
     assert!(text.contains("character-appearance-specialist"));
     assert!(!text.contains("\x1b["), "no colour when not a terminal");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_prints_the_partial_report_and_exits_130() {
+    let script = Script::new(&[]).with_delay(Duration::from_secs(3));
+    let server = script.serve().await;
+    let root = chain(&server.uri(), "");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(["run", "--config", "orch.yaml", "--format", "json", CHAIN_REQUEST])
+        .current_dir(root.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        // Wait until the first calls are in flight, then interrupt.
+        std::thread::sleep(Duration::from_millis(1000));
+        let status = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(130), "stderr: {}", stderr(&out));
+    let r = json(&out);
+    assert_eq!(r["metadata"]["interrupted"], true);
+    assert_eq!(r["status"], "failed");
+    let departments = r["departments"].as_array().unwrap();
+    assert_eq!(departments.len(), 3, "every selected department is reported");
+    assert!(departments.iter().all(|d| d["error"] == "interrupted"));
+}

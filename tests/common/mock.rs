@@ -28,7 +28,6 @@ pub struct Script {
     pub delay: Duration,
     pub seen: Arc<Mutex<Vec<Seen>>>,
     counters: Arc<Mutex<HashMap<String, usize>>>,
-    in_flight: Arc<Mutex<(usize, usize)>>,
 }
 
 impl Script {
@@ -49,9 +48,20 @@ impl Script {
         self.seen.lock().unwrap().clone()
     }
 
-    /// The most requests in flight at once, as the server saw them.
+    /// The most requests in flight at once, as the server saw them. A reply is never sent
+    /// before `delay` has passed, so two requests that arrived less than `delay` apart were
+    /// in flight together (50 ms of slack absorbs scheduling jitter).
     pub fn peak_in_flight(&self) -> usize {
-        self.in_flight.lock().unwrap().1
+        let seen = self.seen();
+        let window = self.delay.saturating_sub(Duration::from_millis(50));
+        seen.iter()
+            .map(|t| {
+                seen.iter()
+                    .filter(|r| r.arrived <= t.arrived && t.arrived - r.arrived < window)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Starts a mock server answering `POST /chat/completions` from this script.
@@ -91,18 +101,6 @@ impl Respond for Script {
         let user = body["messages"][1]["content"].as_str().unwrap_or("").to_string();
         let agent = agent_of(&system);
         let judge = user.starts_with("GRADE THIS OUTPUT.");
-        {
-            let mut f = self.in_flight.lock().unwrap();
-            f.0 += 1;
-            f.1 = f.1.max(f.0);
-        }
-        // In-flight count drops when the delay is over: approximated by a timer thread.
-        let in_flight = self.in_flight.clone();
-        let delay = self.delay;
-        std::thread::spawn(move || {
-            std::thread::sleep(delay);
-            in_flight.lock().unwrap().0 -= 1;
-        });
         self.seen.lock().unwrap().push(Seen {
             agent: agent.clone(),
             judge,
