@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::mock::chat_reply;
-use common::{json, repo, stderr, stdout, Root};
+use common::{json, repo, stderr, stdout, strip, Root};
 use serde_json::{json, Value};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -376,33 +376,4 @@ async fn record_then_replay_without_the_server_gives_the_same_report_and_never_t
         error.starts_with("no recorded reply for agent `character-head` (request hash "),
         "{error}"
     );
-}
-
-fn strip(mut v: Value) -> Value {
-    fn walk(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                for k in [
-                    "runId",
-                    "headExecutionId",
-                    "executionTime",
-                    "totalExecutionTime",
-                    "latencyMs",
-                    "startedAt",
-                    "finishedAt",
-                ] {
-                    m.remove(k);
-                }
-                if let Some(Value::Array(steps)) = m.get_mut("completedSteps") {
-                    // Steps are listed as they completed; concurrency may reorder them.
-                    steps.sort_by_key(|s| s.to_string());
-                }
-                m.values_mut().for_each(walk);
-            }
-            Value::Array(a) => a.iter_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    walk(&mut v);
-    v
 }

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::mock::{config_yaml, Script};
-use common::{json, orch, orch_with_stdin, repo, stderr, Root};
+use common::{json, orch, orch_with_stdin, repo, stderr, strip, Root};
 use serde_json::Value;
 
 /// One department `d` with head `h` and the given specialists (id, extra YAML).
@@ -453,34 +453,6 @@ fn shipped_studio_runs_the_quick_start_with_retries() {
 
 #[test]
 fn same_seed_same_report() {
-    let strip = |mut v: Value| {
-        fn walk(v: &mut Value) {
-            match v {
-                Value::Object(m) => {
-                    for k in [
-                        "runId",
-                        "headExecutionId",
-                        "executionTime",
-                        "totalExecutionTime",
-                        "latencyMs",
-                        "startedAt",
-                        "finishedAt",
-                    ] {
-                        m.remove(k);
-                    }
-                    if let Some(Value::Array(steps)) = m.get_mut("completedSteps") {
-                        // Steps are listed as they completed; concurrency may reorder them.
-                        steps.sort_by_key(|s| s.to_string());
-                    }
-                    m.values_mut().for_each(walk);
-                }
-                Value::Array(a) => a.iter_mut().for_each(walk),
-                _ => {}
-            }
-        }
-        walk(&mut v);
-        v
-    };
     let go = |seed: &str| {
         let out = orch(
             &repo(),

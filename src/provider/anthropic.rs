@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::http::{first_bytes, HttpClient, Post};
+use super::http::{unexpected, HttpClient, Post};
 use super::{api_key, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::ProviderSettings;
 
@@ -55,11 +55,7 @@ impl Provider for Anthropic {
                 timeout: req.timeout,
                 secrets: key.into_iter().collect(),
             };
-            let (result, transport_retries) = self.http.post_json(&post).await;
-            Outcome {
-                result: result.and_then(|v| parse(&v)),
-                transport_retries,
-            }
+            self.http.complete(&post, parse).await
         })
     }
 }
@@ -80,12 +76,6 @@ fn parse(v: &serde_json::Value) -> Result<Completion, ProviderError> {
         prompt_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0),
         completion_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0),
     })
-}
-
-fn unexpected(what: &str, v: &serde_json::Value) -> ProviderError {
-    ProviderError::Decode {
-        message: format!("{what} in the reply: {}", first_bytes(&v.to_string(), 200)),
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::ProviderError;
+use super::{Completion, Outcome, ProviderError};
 use crate::config::model::HttpSettings;
 
 /// Statuses worth another try (SPEC §1.1 `[http]`): never other 4xx.
@@ -54,6 +54,19 @@ impl HttpClient {
             settings,
             next_slot,
         })
+    }
+
+    /// Posts a provider request and reads the reply with `parse`.
+    pub async fn complete(
+        &self,
+        post: &Post<'_>,
+        parse: fn(&serde_json::Value) -> Result<Completion, ProviderError>,
+    ) -> Outcome {
+        let (result, transport_retries) = self.post_json(post).await;
+        Outcome {
+            result: result.and_then(|v| parse(&v)),
+            transport_retries,
+        }
     }
 
     /// Posts `post.body` and returns the reply's JSON and the transport retries it took.
@@ -185,6 +198,14 @@ fn transport_error(e: reqwest::Error, left: Duration, secrets: &[String]) -> Pro
     }
     ProviderError::Http {
         message: redact(&format!("{what}: {cause}"), secrets),
+    }
+}
+
+/// A reply that parsed as JSON but is not what the API promises: says what is missing and
+/// shows the first 200 bytes.
+pub fn unexpected(what: &str, v: &serde_json::Value) -> ProviderError {
+    ProviderError::Decode {
+        message: format!("{what} in the reply: {}", first_bytes(&v.to_string(), 200)),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests: a temp config root and the real binary.
 #![allow(dead_code)]
 
+pub mod mock;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -101,4 +103,33 @@ pub fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", stdout(o), stderr(o)))
 }
-pub mod mock;
+
+/// A report without what changes from run to run (times, ids); steps sorted, since
+/// concurrency may reorder their completion.
+pub fn strip(mut v: serde_json::Value) -> serde_json::Value {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for k in [
+                    "runId",
+                    "headExecutionId",
+                    "executionTime",
+                    "totalExecutionTime",
+                    "latencyMs",
+                    "startedAt",
+                    "finishedAt",
+                ] {
+                    m.remove(k);
+                }
+                if let Some(serde_json::Value::Array(steps)) = m.get_mut("completedSteps") {
+                    steps.sort_by_key(|s| s.to_string());
+                }
+                m.values_mut().for_each(walk);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
+}
