@@ -377,3 +377,43 @@ async fn record_then_replay_without_the_server_gives_the_same_report_and_never_t
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_per_minute_spaces_calls_and_model_can_be_overridden() {
+    let times = Arc::new(Mutex::new(Vec::new()));
+    struct Timed(Arc<Mutex<Vec<Instant>>>);
+    impl Respond for Timed {
+        fn respond(&self, _: &Request) -> ResponseTemplate {
+            self.0.lock().unwrap().push(Instant::now());
+            ResponseTemplate::new(200).set_body_json(chat_reply(GOOD))
+        }
+    }
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Timed(times.clone()))
+        .mount(&server)
+        .await;
+    // 120 a minute: one every 0.5 s. Two specialists and a synthesis make three calls.
+    let root = Root::empty();
+    root.write(
+        "orch.yaml",
+        format!(
+            "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\", requestsPerMinute: 120 }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n  - {{ id: a, role: specialist, department: d, passingThreshold: 0 }}\n  - {{ id: b, role: specialist, department: d, passingThreshold: 0 }}\n",
+            server.uri()
+        ),
+    );
+    let (code, _, _) = run_json(&root, &["--model", "my-local-model", "Aladdin's look. Then his voice"]);
+    assert_eq!(code, 0);
+    let times = times.lock().unwrap();
+    assert_eq!(times.len(), 3);
+    assert!(
+        times[2] - times[0] >= Duration::from_millis(950),
+        "{:?}",
+        times[2] - times[0]
+    );
+    for q in server.received_requests().await.unwrap() {
+        let body: Value = serde_json::from_slice(&q.body).unwrap();
+        assert_eq!(body["model"], "my-local-model");
+        assert!(q.headers.get("authorization").is_none(), "no key configured, none sent");
+    }
+}

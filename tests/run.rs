@@ -573,3 +573,107 @@ async fn ctrl_c_prints_the_partial_report_and_exits_130() {
     assert_eq!(departments.len(), 3, "every selected department is reported");
     assert!(departments.iter().all(|d| d["error"] == "interrupted"));
 }
+
+/// A mock where requests whose body contains `needle` get `bad` (up to `times` times, or
+/// forever with `None`) and everything else follows the script.
+async fn with_fault(
+    script: &Script,
+    needle: &str,
+    bad: wiremock::ResponseTemplate,
+    times: Option<u64>,
+) -> wiremock::MockServer {
+    let server = wiremock::MockServer::start().await;
+    let fault = wiremock::Mock::given(wiremock::matchers::body_string_contains(needle))
+        .respond_with(bad)
+        .with_priority(1);
+    match times {
+        Some(n) => fault.up_to_n_times(n).mount(&server).await,
+        None => fault.mount(&server).await,
+    }
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(script.clone())
+        .with_priority(5)
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreadable_judge_reply_falls_back_to_the_heuristic_and_says_so() {
+    let script = Script::new(&[]);
+    let garbage = wiremock::ResponseTemplate::new(200).set_body_json(common::mock::chat_reply("Looks great to me!"));
+    let server = with_fault(&script, "GRADE THIS OUTPUT.", garbage, None).await;
+    let root = one_department(
+        &server.uri(),
+        &[("s1", "role: specialist, department: d, passingThreshold: 0")],
+        "",
+    );
+    let (code, r) = run(&root, &["--specialists", "always", "Aladdin"]);
+    assert_eq!(code, 0);
+    let attempt = &specialist(&r, "s1")["attempts"][0];
+    assert_eq!(attempt["grader"], "heuristic-fallback");
+    let feedback = attempt["feedback"].as_str().unwrap();
+    assert!(
+        feedback
+            .starts_with("The judge's reply could not be read (Looks great to me!); graded by the heuristic grader."),
+        "{feedback}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn synthesis_fails_three_times_then_the_best_output_is_used() {
+    let script = Script::new(&[("s1", &[70.0]), ("s2", &[95.0])]);
+    let refuse = wiremock::ResponseTemplate::new(400).set_body_string("no");
+    let server = with_fault(&script, "Review and synthesize", refuse, None).await;
+    let s = "role: specialist, department: d";
+    let root = one_department(&server.uri(), &[("s1", s), ("s2", s)], "");
+    let (code, r) = run(&root, &[MODERATE]);
+    assert_eq!(code, 0);
+    let d = &r["departments"][0];
+    assert_eq!(d["partialSynthesisFailure"], true);
+    assert_eq!(d["output"], specialist(&r, "s2")["output"]);
+    let synthesis_calls = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|q| String::from_utf8_lossy(&q.body).contains("Review and synthesize"))
+        .count();
+    assert_eq!(synthesis_calls, 3);
+    // 2 specialists + 2 judge calls + 3 synthesis attempts
+    assert_eq!(d["usage"]["calls"], 7);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_head_is_retried_by_its_department() {
+    let script = Script::new(&[]);
+    let refuse = wiremock::ResponseTemplate::new(400).set_body_string("bad request");
+    let server = with_fault(&script, "AGENT:h ", refuse, Some(2)).await;
+    let root = one_department(&server.uri(), &[], "");
+    let (code, r) = run(&root, &["Aladdin"]);
+    assert_eq!(code, 0, "{r:#}");
+    let d = &r["departments"][0];
+    assert_eq!(d["metadata"]["departmentRetries"], 2);
+    assert_eq!(d["status"], "success");
+    assert_eq!(d["usage"]["calls"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_budget_stops_calls() {
+    let script = Script::new(&[]);
+    let server = script.serve().await;
+    let s = "role: specialist, department: d";
+    // Every mocked call uses 18 tokens: the third call would start past 20.
+    let root = one_department(
+        &server.uri(),
+        &[("s1", s), ("s2", s)],
+        "limits:\n  maxTokens: 20\n  maxConcurrency: 1\n",
+    );
+    let (_, r) = run(&root, &[MODERATE]);
+    assert_eq!(r["usage"]["calls"], 2);
+    assert!(
+        r.to_string()
+            .contains("budget exhausted: limits.maxTokens (20) reached"),
+        "{r:#}"
+    );
+}
