@@ -404,7 +404,7 @@ async fn requests_per_minute_spaces_calls_and_model_can_be_overridden() {
     );
     let (code, _, _) = run_json(&root, &["--model", "my-local-model", "Aladdin's look. Then his voice"]);
     assert_eq!(code, 0);
-    let times = times.lock().unwrap();
+    let times = times.lock().unwrap().clone();
     assert_eq!(times.len(), 3);
     assert!(
         times[2] - times[0] >= Duration::from_millis(950),
