@@ -101,6 +101,7 @@ impl Engine {
         let request = CompletionRequest {
             agent_id: agent.id.clone(),
             agent_name: agent.name.clone(),
+            role: agent.role,
             model,
             system,
             prompt,

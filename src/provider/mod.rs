@@ -22,6 +22,8 @@ pub struct CompletionRequest {
     pub agent_id: String,
     /// The agent's display name.
     pub agent_name: String,
+    /// The agent's role (the simulated provider writes rushed first drafts only for specialists).
+    pub role: crate::config::Role,
     /// Model name sent to the provider ("" = the provider's default).
     pub model: String,
     /// The system message: the agent's instructions.

@@ -1,7 +1,7 @@
 //! The built-in offline provider: deterministic, structured, on-topic drafts.
 //!
-//! Its text depends only on the agent, the messages and the seed. A first attempt is, for
-//! some agents, a rushed draft (short, unstructured, stopping mid-sentence) so that a demo
+//! Its text depends only on the agent, the messages and the seed. A specialist's first
+//! attempt is, for some agents, a rushed draft (short, unstructured, stopping mid-sentence) so that a demo
 //! shows grading, feedback and retries; a retry (a prompt carrying `PREVIOUS ATTEMPT
 //! FAILED:`) always gets a full draft that also answers the feedback it was given. Judge,
 //! synthesis and summary prompts get answers of their own kind.
@@ -9,6 +9,7 @@
 use sha2::{Digest, Sha256};
 
 use super::{estimate_tokens, BoxFuture, Completion, CompletionRequest, Outcome, Provider};
+use crate::config::Role;
 use crate::grade::{heuristic, judge::JUDGE_MARKER};
 
 /// Markers the engine puts in its prompts (see `engine::prompts`).
@@ -45,7 +46,8 @@ impl Simulated {
         }
         let request = original_request(&req.prompt);
         let retry = req.prompt.contains(RETRY_MARKER);
-        let rushed = !retry && self.hash(&[&req.agent_id, request]) % 100 < RUSHED_PERCENT;
+        let rushed =
+            req.role == Role::Specialist && !retry && self.hash(&[&req.agent_id, request]) % 100 < RUSHED_PERCENT;
         if rushed {
             rushed_draft(req, request, &mut rng)
         } else {
@@ -287,6 +289,7 @@ mod tests {
         CompletionRequest {
             agent_id: agent.into(),
             agent_name: "Appearance Specialist".into(),
+            role: Role::Specialist,
             model: String::new(),
             system: "You design the physical appearance of characters.".into(),
             prompt: prompt.into(),
