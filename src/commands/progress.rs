@@ -89,7 +89,14 @@ impl Observer for Progress {
                 )
             }),
             Event::RunComplete { .. } => {
+                // Leave nothing behind: the report follows on stdout.
+                if let Ok(mut bars) = self.bars.lock() {
+                    for (_, bar) in bars.drain() {
+                        bar.finish_and_clear();
+                    }
+                }
                 let _ = self.multi.clear();
+                self.multi.set_draw_target(ProgressDrawTarget::hidden());
             }
             Event::Routing { .. } => {}
         }

@@ -91,6 +91,8 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         };
         engine::run(&engine, &plan, interrupt).await
     });
+    // Stops the progress bars (and closes the events file) before the report is printed.
+    drop(engine);
 
     print_report(&report, resolve_format(args.plan.format))?;
     Ok(exit_for(&report, args.min_quality))
