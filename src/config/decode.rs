@@ -4,69 +4,10 @@
 use std::ops::RangeInclusive;
 
 use super::diagnostic::{suggestion, Diagnostic};
+use super::keys::*;
 use super::model::{GradingMethod, ProviderKind, Role, Weights};
 use super::node::{Key, Node, Pos, Value};
 use super::wire::*;
-
-/// Keys of `orch.toml` / `orch.yaml` at the top level.
-pub const SETTINGS_KEYS: &[&str] = &[
-    "defaults",
-    "routing",
-    "grading",
-    "limits",
-    "aggregation",
-    "http",
-    "providers",
-    "departments",
-    "agents",
-];
-const DEFAULTS_KEYS: &[&str] = &[
-    "passingThreshold",
-    "maxRetries",
-    "timeout",
-    "temperature",
-    "provider",
-    "model",
-];
-const ROUTING_KEYS: &[&str] = &[
-    "supportingThreshold",
-    "keywordWeight",
-    "fallbackDepartment",
-    "complexTerms",
-];
-const GRADING_KEYS: &[&str] = &["method", "judge", "weights"];
-const WEIGHT_KEYS: &[&str] = &["quality", "relevance", "consistency"];
-const LIMITS_KEYS: &[&str] = &["maxCalls", "maxTokens", "maxConcurrency"];
-const AGGREGATION_KEYS: &[&str] = &["synthesize", "masterAgent"];
-const HTTP_KEYS: &[&str] = &["maxRetries", "backoffBase", "backoffCap"];
-const PROVIDER_KEYS: &[&str] = &["kind", "baseUrl", "apiKeyEnv", "model", "requestsPerMinute"];
-const DEPARTMENT_KEYS: &[&str] = &[
-    "id",
-    "name",
-    "description",
-    "keywords",
-    "priority",
-    "head",
-    "dependsOn",
-    "coordinationSettings",
-];
-const COORDINATION_KEYS: &[&str] = &["minQualityThreshold", "maxRetries", "allowParallelExecution"];
-const AGENT_KEYS: &[&str] = &[
-    "id",
-    "name",
-    "department",
-    "role",
-    "specialization",
-    "skills",
-    "passingThreshold",
-    "isActive",
-    "successRate",
-    "provider",
-    "model",
-    "executionSettings",
-    "instructions",
-];
-const EXECUTION_KEYS: &[&str] = &["maxRetries", "timeout", "temperature"];
 
 /// Reads one file's [`Node`] tree, pushing every problem into `diags`.
 pub struct Decoder<'d> {

@@ -2,6 +2,7 @@
 
 pub mod decode;
 pub mod diagnostic;
+pub mod keys;
 pub mod load;
 pub mod model;
 pub mod node;
