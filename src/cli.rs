@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "orch", version, about, propagate_version = true)]
 pub struct Cli {
+    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
@@ -77,6 +78,7 @@ pub struct PlanArgs {
 /// `orch run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// The request and how to plan it.
     #[command(flatten)]
     pub plan: PlanArgs,
     /// Use this provider for every agent (a key of [providers] or a built-in kind).
@@ -114,6 +116,7 @@ pub struct RunArgs {
 /// `orch explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
+    /// The request and how to plan it.
     #[command(flatten)]
     pub plan: PlanArgs,
 }

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! orch: run a request through a hierarchy of LLM agents declared in YAML/TOML.
 //!
 //! The data flows one way: `config` (files -> checked model) -> `plan` (routing, complexity,

@@ -49,8 +49,11 @@ pub enum GradingMethod {
 /// The weights of the three grading parts; they sum to 1.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Weights {
+    /// Weight of quality (craft, completeness).
     pub quality: f64,
+    /// Weight of relevance to the request.
     pub relevance: f64,
+    /// Weight of consistency (agrees with itself and its inputs).
     pub consistency: f64,
 }
 
@@ -96,24 +99,43 @@ pub struct Config {
 /// Global settings (SPEC §1.1).
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// `defaults.passingThreshold`: the threshold of last resort.
     pub passing_threshold: u32,
+    /// `defaults.maxRetries`: quality retries of a specialist without its own.
     pub max_retries: u32,
+    /// `defaults.timeout`: seconds for one call (transport retries included).
     pub timeout: f64,
+    /// `defaults.temperature`.
     pub temperature: f64,
+    /// `defaults.provider`: the provider of agents without their own.
     pub provider: String,
+    /// `defaults.model`: "" leaves the provider's model.
     pub model: String,
+    /// `routing.supportingThreshold`: supporting departments score strictly above it.
     pub supporting_threshold: f64,
+    /// `routing.keywordWeight`: the weight of a keyword given without one.
     pub keyword_weight: f64,
+    /// `routing.fallbackDepartment`: used when nothing matches.
     pub fallback_department: Option<String>,
+    /// `routing.complexTerms`: any of them makes a request complex.
     pub complex_terms: Vec<String>,
+    /// `grading.method`.
     pub grading_method: GradingMethod,
+    /// `grading.judge`: the agent that grades when the method is llm.
     pub judge: Option<String>,
+    /// `grading.weights`.
     pub weights: Weights,
+    /// `limits.maxCalls`: no call beyond it.
     pub max_calls: u32,
+    /// `limits.maxTokens`: 0 = no cap.
     pub max_tokens: u64,
+    /// `limits.maxConcurrency`: calls in flight across the run.
     pub max_concurrency: u32,
+    /// `aggregation.synthesize`: the master writes a summary.
     pub synthesize: bool,
+    /// `aggregation.masterAgent`.
     pub master_agent: Option<String>,
+    /// `[http]`.
     pub http: HttpSettings,
     /// Named providers, including the built-in `simulated`.
     pub providers: BTreeMap<String, ProviderSettings>,
@@ -122,20 +144,28 @@ pub struct Settings {
 /// Transport retry settings (`[http]`).
 #[derive(Clone, Copy, Debug)]
 pub struct HttpSettings {
+    /// Transport retries of one call.
     pub max_retries: u32,
+    /// Seconds; doubled each retry, with full jitter.
     pub backoff_base: f64,
+    /// Seconds; also the longest `Retry-After` honoured.
     pub backoff_cap: f64,
 }
 
 /// One `[providers.NAME]` entry.
 #[derive(Clone, Debug)]
 pub struct ProviderSettings {
+    /// The key of `[providers.NAME]` (or the built-in name).
     pub name: String,
+    /// The wire protocol.
     pub kind: ProviderKind,
+    /// Without a trailing slash.
     pub base_url: String,
     /// The NAME of the environment variable that holds the key.
     pub api_key_env: Option<String>,
+    /// The model used when neither the agent nor the defaults name one.
     pub model: String,
+    /// Client-side rate limit; 0 = none.
     pub requests_per_minute: u32,
 }
 
@@ -181,38 +211,60 @@ pub struct Keyword {
 /// A department (SPEC §1.2).
 #[derive(Clone, Debug)]
 pub struct Department {
+    /// Unique among departments.
     pub id: String,
+    /// Display name (the id when not given).
     pub name: String,
+    /// What it does, for people.
     pub description: String,
+    /// What routes a request here.
     pub keywords: Vec<Keyword>,
+    /// Tie-break: lower first (default 100).
     pub priority: i64,
+    /// The agent that leads it.
     pub head: String,
+    /// Departments whose output it needs when both run.
     pub depends_on: Vec<String>,
     /// `coordinationSettings.minQualityThreshold`, when set.
     pub min_quality_threshold: Option<u32>,
     /// Department-level retries.
     pub max_retries: u32,
+    /// False: its specialists run one after another.
     pub allow_parallel_execution: bool,
 }
 
 /// An agent (SPEC §1.3).
 #[derive(Clone, Debug)]
 pub struct Agent {
+    /// Unique among agents.
     pub id: String,
+    /// Display name (the id when not given).
     pub name: String,
+    /// None for judges and masters.
     pub department: Option<String>,
+    /// Head, specialist, judge or master.
     pub role: Role,
+    /// What it is good at, shown in synthesis prompts.
     pub specialization: String,
+    /// Words that rank it for requests that mention them.
     pub skills: Vec<String>,
     /// `Some(0)` is a real threshold (auto-pass); `None` falls back to the department.
     pub passing_threshold: Option<u32>,
+    /// Inactive specialists are never chosen.
     pub is_active: bool,
+    /// Ranks specialists after matched skills (default 0.5).
     pub success_rate: f64,
+    /// Overrides `defaults.provider`.
     pub provider: Option<String>,
+    /// Overrides the provider's model.
     pub model: Option<String>,
+    /// `executionSettings.maxRetries`.
     pub max_retries: Option<u32>,
+    /// `executionSettings.timeout` (seconds).
     pub timeout: Option<f64>,
+    /// `executionSettings.temperature`.
     pub temperature: Option<f64>,
+    /// The system prompt.
     pub instructions: String,
 }
 

@@ -48,20 +48,30 @@ pub struct SettingsWire {
 /// `[defaults]`.
 #[derive(Clone, Debug, Default)]
 pub struct DefaultsWire {
+    /// `passingThreshold` as written.
     pub passing_threshold: Option<u32>,
+    /// `maxRetries` as written.
     pub max_retries: Option<u32>,
+    /// `timeout` as written.
     pub timeout: Option<f64>,
+    /// `temperature` as written.
     pub temperature: Option<f64>,
+    /// `provider` as written.
     pub provider: Option<At<String>>,
+    /// `model` as written.
     pub model: Option<String>,
 }
 
 /// `[routing]`.
 #[derive(Clone, Debug, Default)]
 pub struct RoutingWire {
+    /// `supportingThreshold` as written.
     pub supporting_threshold: Option<f64>,
+    /// `keywordWeight` as written.
     pub keyword_weight: Option<f64>,
+    /// `fallbackDepartment` as written.
     pub fallback_department: Option<At<String>>,
+    /// `complexTerms` as written.
     pub complex_terms: Option<Vec<String>>,
 }
 
@@ -70,16 +80,22 @@ pub struct RoutingWire {
 pub struct GradingWire {
     /// Where `method` is written (else the table), for "llm needs a judge".
     pub pos: Pos,
+    /// `method` as written.
     pub method: Option<GradingMethod>,
+    /// `judge` as written.
     pub judge: Option<At<String>>,
+    /// `weights` as written.
     pub weights: Option<At<Weights>>,
 }
 
 /// `[limits]`.
 #[derive(Clone, Debug, Default)]
 pub struct LimitsWire {
+    /// `maxCalls` as written.
     pub max_calls: Option<u32>,
+    /// `maxTokens` as written.
     pub max_tokens: Option<u64>,
+    /// `maxConcurrency` as written.
     pub max_concurrency: Option<u32>,
 }
 
@@ -88,26 +104,37 @@ pub struct LimitsWire {
 pub struct AggregationWire {
     /// Where `synthesize` is written (else the table), for "needs masterAgent".
     pub pos: Pos,
+    /// `synthesize` as written.
     pub synthesize: Option<bool>,
+    /// `masterAgent` as written.
     pub master_agent: Option<At<String>>,
 }
 
 /// `[http]`.
 #[derive(Clone, Debug, Default)]
 pub struct HttpWire {
+    /// `maxRetries` as written.
     pub max_retries: Option<u32>,
+    /// `backoffBase` as written.
     pub backoff_base: Option<f64>,
+    /// `backoffCap` as written.
     pub backoff_cap: Option<f64>,
 }
 
 /// `[providers.NAME]`.
 #[derive(Clone, Debug)]
 pub struct ProviderWire {
+    /// `name` as written.
     pub name: At<String>,
+    /// `kind` as written.
     pub kind: ProviderKind,
+    /// `baseUrl` as written.
     pub base_url: Option<String>,
+    /// `apiKeyEnv` as written.
     pub api_key_env: Option<At<String>>,
+    /// `model` as written.
     pub model: Option<String>,
+    /// `requestsPerMinute` as written.
     pub requests_per_minute: Option<u32>,
 }
 
@@ -118,16 +145,25 @@ pub struct DepartmentWire {
     pub file: String,
     /// Where its mapping starts.
     pub pos: Pos,
+    /// `id` as written.
     pub id: At<String>,
+    /// `name` as written.
     pub name: Option<String>,
+    /// `description` as written.
     pub description: Option<String>,
     /// Keyword phrase and its explicit weight, if any.
     pub keywords: Vec<(At<String>, Option<f64>)>,
+    /// `priority` as written.
     pub priority: Option<i64>,
+    /// `head` as written.
     pub head: Option<At<String>>,
+    /// `dependsOn` as written.
     pub depends_on: Vec<At<String>>,
+    /// `minQualityThreshold` as written.
     pub min_quality_threshold: Option<u32>,
+    /// `maxRetries` as written.
     pub max_retries: Option<u32>,
+    /// `allowParallelExecution` as written.
     pub allow_parallel_execution: Option<bool>,
 }
 
@@ -138,19 +174,34 @@ pub struct AgentWire {
     pub file: String,
     /// Where its mapping starts.
     pub pos: Pos,
+    /// `id` as written.
     pub id: At<String>,
+    /// `name` as written.
     pub name: Option<String>,
+    /// `department` as written.
     pub department: Option<At<String>>,
+    /// `role` as written.
     pub role: At<Role>,
+    /// `specialization` as written.
     pub specialization: Option<String>,
+    /// `skills` as written.
     pub skills: Vec<String>,
+    /// `passingThreshold` as written.
     pub passing_threshold: Option<u32>,
+    /// `isActive` as written.
     pub is_active: Option<bool>,
+    /// `successRate` as written.
     pub success_rate: Option<f64>,
+    /// `provider` as written.
     pub provider: Option<At<String>>,
+    /// `model` as written.
     pub model: Option<String>,
+    /// `maxRetries` as written.
     pub max_retries: Option<u32>,
+    /// `timeout` as written.
     pub timeout: Option<f64>,
+    /// `temperature` as written.
     pub temperature: Option<f64>,
+    /// `instructions` as written.
     pub instructions: Option<String>,
 }

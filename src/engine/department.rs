@@ -16,7 +16,9 @@ use crate::report::run::{
 
 /// A finished dependency, handed to the departments that need it.
 pub struct Finished {
+    /// The id given.
     pub id: String,
+    /// How it ended.
     pub status: DepartmentStatus,
     pub quality: f64,
     pub output: String,

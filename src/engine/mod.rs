@@ -22,11 +22,17 @@ use crate::report::run::Usage;
 
 /// Everything a run shares.
 pub struct Engine {
+    /// The checked config.
     pub config: Arc<Config>,
+    /// The provider of each agent.
     pub providers: Providers,
+    /// Calls, tokens and concurrency left.
     pub budget: Budget,
+    /// Receives events (events file, progress bars).
     pub observer: Box<dyn Observer>,
+    /// The run's id, in the report and every event.
     pub run_id: String,
+    /// Seed of the simulated provider.
     pub seed: u64,
     started: Instant,
     steps: Mutex<Vec<String>>,

@@ -2,8 +2,11 @@
 
 /// A dependency's output handed to a department (seed 001's handoff context).
 pub struct Handoff<'a> {
+    /// The dependency.
     pub department: &'a str,
+    /// The dependency's quality score.
     pub quality: f64,
+    /// The dependency's output.
     pub output: &'a str,
 }
 
@@ -49,9 +52,13 @@ pub fn feedback_line(score: f64, threshold: u32, grader_feedback: &str) -> Strin
 
 /// A specialist's passing output, for the synthesis prompt.
 pub struct SynthesisInput<'a> {
+    /// The specialist's name.
     pub name: &'a str,
+    /// Its specialization.
     pub specialization: &'a str,
+    /// Its score.
     pub score: f64,
+    /// The specialist's best output.
     pub output: &'a str,
 }
 

@@ -10,6 +10,7 @@ use crate::report::run::{output_value, Attempt, SpecialistResult, Usage};
 
 /// Where a specialist sits among its department's tasks (seed 004's context propagation).
 pub struct Task<'a> {
+    /// The department.
     pub department: &'a DepartmentPlan,
     pub specialist: &'a SelectedSpecialist,
     /// The user's request, as graded against.

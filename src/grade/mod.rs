@@ -10,8 +10,11 @@ use crate::config::model::Weights;
 /// The three parts of a grade, each in [0, 1], and what to improve.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Grade {
+    /// Craft and completeness, in [0, 1].
     pub quality: f64,
+    /// How well it answers the request, in [0, 1].
     pub relevance: f64,
+    /// Agreement with itself and its inputs, in [0, 1].
     pub consistency: f64,
     /// What to improve, in a sentence or two ("" when nothing).
     pub feedback: String,

@@ -52,17 +52,24 @@ pub enum DepartmentRole {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DepartmentPlan {
+    /// The department.
     pub department_id: String,
+    /// Its display name.
     pub department_name: String,
     /// Index of its stage in `routing.stages`.
     pub stage: usize,
+    /// Its relevance to the request.
     #[serde(serialize_with = "round2")]
     pub relevance: f64,
+    /// Why it was selected.
     pub role: DepartmentRole,
     /// Selected departments it waits for (ignored ones are in `routing.ignoredDependencies`).
     pub depends_on: Vec<String>,
+    /// Its head agent.
     pub head: String,
+    /// The request's complexity analysis.
     pub complexity: Complexity,
+    /// Direct or specialists.
     pub handling: Handling,
     /// Chosen specialists in rank order (empty when direct).
     pub specialists: Vec<SelectedSpecialist>,
@@ -70,7 +77,9 @@ pub struct DepartmentPlan {
     pub parallel: bool,
     /// Department-level retries of the head's own work.
     pub department_retries: u32,
+    /// The fewest calls it can take.
     pub min_calls: u64,
+    /// The most calls it can take.
     pub max_calls: u64,
 }
 
@@ -78,7 +87,9 @@ pub struct DepartmentPlan {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
+    /// The request as given.
     pub request: String,
+    /// The master's routing decision.
     pub routing: Routing,
     /// Selected departments in stage order.
     pub departments: Vec<DepartmentPlan>,

@@ -84,7 +84,12 @@ pub enum RoutingError {
     NoMatch,
     /// `--department` named a department that does not exist (exit 2).
     #[error("unknown department `{id}`{suggestion}")]
-    UnknownDepartment { id: String, suggestion: String },
+    UnknownDepartment {
+        /// The id given.
+        id: String,
+        /// ` (did you mean …?)` or nothing.
+        suggestion: String,
+    },
 }
 
 /// Relevance of one department: 1 − ∏(1 − wₖ) over its distinct matched keywords.

@@ -21,14 +21,19 @@ pub struct Entry {
     pub hash: String,
     /// The agent that made it (for people and error messages).
     pub agent_id: String,
+    /// The provider kind that answered.
     pub provider: ProviderKind,
+    /// The model asked.
     pub model: String,
     /// The reply text, when the call succeeded.
     pub text: Option<String>,
     /// The error, when it failed.
     pub error: Option<ProviderError>,
+    /// Tokens sent.
     pub prompt_tokens: u64,
+    /// Tokens received.
     pub completion_tokens: u64,
+    /// Transport retries the call took.
     pub transport_retries: u32,
 }
 

@@ -25,8 +25,11 @@ pub struct HttpClient {
 
 /// One POST of a JSON body.
 pub struct Post<'a> {
+    /// The full URL.
     pub url: String,
+    /// Extra headers (the key header among them).
     pub headers: Vec<(&'static str, String)>,
+    /// The JSON body.
     pub body: &'a serde_json::Value,
     /// Deadline of the whole call.
     pub timeout: Duration,

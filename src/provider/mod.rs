@@ -30,6 +30,7 @@ pub struct CompletionRequest {
     pub system: String,
     /// The user message.
     pub prompt: String,
+    /// Sampling temperature.
     pub temperature: f64,
     /// Per-call timeout (the agent's `executionSettings.timeout`).
     #[serde(skip)]
@@ -41,7 +42,9 @@ pub struct CompletionRequest {
 pub struct Completion {
     /// The reply text.
     pub text: String,
+    /// Tokens sent, as the provider reports them.
     pub prompt_tokens: u64,
+    /// Tokens received, as the provider reports them.
     pub completion_tokens: u64,
 }
 
@@ -70,27 +73,47 @@ impl Outcome {
 pub enum ProviderError {
     /// The connection failed or dropped.
     #[error("HTTP error: {message}")]
-    Http { message: String },
+    Http {
+        /// What failed.
+        message: String,
+    },
     /// The server answered with an error status (body shown with any key redacted).
     #[error("HTTP {code}: {body}")]
     Status {
+        /// The HTTP status.
         code: u16,
+        /// The error body, first bytes, keys redacted.
         body: String,
+        /// The server's `Retry-After`, when given.
         #[serde(skip)]
         retry_after: Option<Duration>,
     },
     /// The reply was not what the API promises.
     #[error("unexpected reply: {message}")]
-    Decode { message: String },
+    Decode {
+        /// What was wrong, with the reply's first bytes.
+        message: String,
+    },
     /// No answer within the agent's timeout.
     #[error("timed out after {seconds} s")]
-    Timeout { seconds: f64 },
+    Timeout {
+        /// The deadline that passed.
+        seconds: f64,
+    },
     /// The API key variable is unset or empty.
     #[error("environment variable `{variable}` is not set (it holds the API key)")]
-    MissingKey { variable: String },
+    MissingKey {
+        /// The variable's name.
+        variable: String,
+    },
     /// `--replay` has no entry for this request.
     #[error("no recorded reply for agent `{agent}` (request hash {hash}) in the cassette")]
-    NotRecorded { agent: String, hash: String },
+    NotRecorded {
+        /// The agent that asked.
+        agent: String,
+        /// The request hash.
+        hash: String,
+    },
 }
 
 /// Something that answers chat calls.

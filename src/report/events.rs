@@ -16,59 +16,92 @@ pub enum Event {
     /// The master routed the request.
     #[serde(rename_all = "camelCase")]
     Routing {
+        /// The primary department.
         primary: String,
+        /// Supporting departments.
         supporting: Vec<String>,
+        /// single / parallel / sequential.
         execution_mode: String,
+        /// The DAG in stages.
         stages: Vec<Vec<String>>,
     },
     /// A department started.
     #[serde(rename_all = "camelCase")]
-    DepartmentStart { department: String, specialists: usize },
+    DepartmentStart {
+        /// The department.
+        department: String,
+        /// Specialists it spawns.
+        specialists: usize,
+    },
     /// A specialist attempt started.
     #[serde(rename_all = "camelCase")]
     DelegationStart {
+        /// The department.
         department: String,
+        /// The agent.
         agent_id: String,
+        /// 1-based attempt number.
         attempt: u32,
+        /// Position of this specialist among its department's tasks (0-based).
         task_index: usize,
+        /// Specialists in the department.
         total_tasks: usize,
     },
     /// A specialist attempt was graded (or failed).
     #[serde(rename_all = "camelCase")]
     DelegationComplete {
+        /// The department.
         department: String,
+        /// The agent.
         agent_id: String,
+        /// 1-based attempt number.
         attempt: u32,
+        /// Position of this specialist among its department's tasks (0-based).
         task_index: usize,
+        /// Specialists in the department.
         total_tasks: usize,
+        /// Milliseconds it took.
         latency_ms: u64,
+        /// Its score (0 when the call failed).
         #[serde(serialize_with = "round2")]
         score: f64,
+        /// Whether it passed its threshold.
         passed: bool,
+        /// Why the call failed, when it did.
         error: Option<String>,
     },
     /// A synthesis attempt by the head.
     #[serde(rename_all = "camelCase")]
     Synthesis {
+        /// The department.
         department: String,
+        /// 1-based attempt number.
         attempt: u32,
+        /// Whether this attempt produced output.
         succeeded: bool,
     },
     /// A department finished.
     #[serde(rename_all = "camelCase")]
     DepartmentComplete {
+        /// The department.
         department: String,
+        /// How it ended.
         status: DepartmentStatus,
+        /// Its quality score.
         #[serde(serialize_with = "round2")]
         quality_score: f64,
+        /// Milliseconds it took.
         latency_ms: u64,
     },
     /// The run finished.
     #[serde(rename_all = "camelCase")]
     RunComplete {
+        /// How it ended.
         status: RunStatus,
+        /// The run's overall quality.
         #[serde(serialize_with = "round2")]
         overall_quality: f64,
+        /// Calls made.
         calls: u64,
     },
 }

@@ -22,7 +22,9 @@ pub enum RunStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DepartmentStatus {
+    /// It produced an output.
     Success,
+    /// It failed; `error` says why.
     Failed,
     /// Not run because a dependency failed or was skipped.
     Skipped,
@@ -36,7 +38,9 @@ pub struct Usage {
     pub calls: u64,
     /// HTTP retries inside those calls (not quality attempts).
     pub transport_retries: u64,
+    /// Tokens sent.
     pub prompt_tokens: u64,
+    /// Tokens received.
     pub completion_tokens: u64,
 }
 
@@ -56,14 +60,19 @@ impl Usage {
 pub struct Attempt {
     /// 1-based.
     pub attempt: u32,
+    /// 100 × the weighted parts, 2 decimals.
     #[serde(serialize_with = "round2")]
     pub score: f64,
+    /// Grade part in [0, 1].
     #[serde(serialize_with = "round2")]
     pub quality: f64,
+    /// Grade part in [0, 1].
     #[serde(serialize_with = "round2")]
     pub relevance: f64,
+    /// Grade part in [0, 1].
     #[serde(serialize_with = "round2")]
     pub consistency: f64,
+    /// accept / revise / discard against the threshold.
     pub decision: Decision,
     /// The feedback line sent with the next retry, or the grader's notes on a pass.
     pub feedback: String,
@@ -71,6 +80,7 @@ pub struct Attempt {
     pub grader: &'static str,
     /// Why the call failed, when it did (score 0).
     pub error: Option<String>,
+    /// Milliseconds of the call and its grading.
     pub latency_ms: u64,
 }
 
@@ -78,8 +88,11 @@ pub struct Attempt {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SpecialistResult {
+    /// The specialist.
     pub agent_id: String,
+    /// Its display name.
     pub agent_name: String,
+    /// Its specialization.
     pub specialization: String,
     /// The best attempt's output (JSON when it parses as JSON).
     pub output: Value,
@@ -88,11 +101,17 @@ pub struct SpecialistResult {
     pub quality_score: f64,
     /// Milliseconds from its first call to its last.
     pub execution_time: u64,
+    /// The head's review of the best attempt.
     pub review_status: ReviewStatus,
+    /// Why, and how many retries it took.
     pub review_notes: String,
+    /// Its passing threshold.
     pub threshold: u32,
+    /// agent / department / default.
     pub threshold_source: ThresholdSource,
+    /// Every attempt, in order.
     pub attempts: Vec<Attempt>,
+    /// Its calls (judge calls on its attempts included) and tokens.
     pub usage: Usage,
     /// Why no attempt produced output, when none did.
     pub error: Option<String>,
@@ -104,11 +123,17 @@ pub struct SpecialistResult {
 pub struct DepartmentMetadata {
     /// Milliseconds spent analysing the request (planning happens before the run: 0 or 1).
     pub analysis_time: u64,
+    /// Specialists spawned.
     pub specialists_used: usize,
+    /// Milliseconds from start to report.
     pub total_execution_time: u64,
+    /// Approved or revision-needed.
     pub successful_specialists: usize,
+    /// Rejected.
     pub failed_specialists: usize,
+    /// The request's complexity level.
     pub complexity: Level,
+    /// direct / specialists, as planned.
     pub handling: Handling,
     /// The specialist-based quality when the head answered directly after all failed.
     #[serde(serialize_with = "round2_opt")]
@@ -119,6 +144,7 @@ pub struct DepartmentMetadata {
     pub dependencies_received: Vec<String>,
     /// Milliseconds from the start of the run to this department's start and end.
     pub started_at: u64,
+    /// Milliseconds from the start of the run to its end.
     pub finished_at: u64,
 }
 
@@ -126,27 +152,39 @@ pub struct DepartmentMetadata {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DepartmentResult {
+    /// The department.
     pub department_id: String,
+    /// Its display name.
     pub department_name: String,
+    /// A unique id of this execution.
     pub head_execution_id: String,
+    /// success / failed / skipped.
     pub status: DepartmentStatus,
     /// The final output (JSON when it parses as JSON), null when there is none.
     pub output: Value,
+    /// 85 head-only; else approval rate × 0.6 + mean score × 0.4.
     #[serde(serialize_with = "round2")]
     pub quality_score: f64,
+    /// Every specialist, approved or not.
     pub specialist_results: Vec<SpecialistResult>,
+    /// Synthesis failed 3 times; the best specialist output is used.
     pub partial_synthesis_failure: bool,
     /// `head-direct` when every specialist failed and the head answered itself.
     pub fallback: Option<&'static str>,
+    /// Why it failed or was skipped.
     pub error: Option<String>,
+    /// Calls and tokens of the head and its specialists.
     pub usage: Usage,
+    /// Times and counts.
     pub metadata: DepartmentMetadata,
 }
 
 /// Cross-department checks.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Validation {
+    /// No issue found.
     pub passed: bool,
+    /// One sentence each.
     pub issues: Vec<String>,
 }
 
@@ -154,6 +192,7 @@ pub struct Validation {
 #[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunMetadata {
+    /// Milliseconds from start to report.
     pub total_execution_time: u64,
     /// Steps in the order they completed; none appears twice.
     pub completed_steps: Vec<String>,
@@ -169,9 +208,13 @@ pub struct RunMetadata {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
+    /// Report format version (1).
     pub version: u32,
+    /// A unique id of the run.
     pub run_id: String,
+    /// success / partial / failed.
     pub status: RunStatus,
+    /// The request as given.
     pub request: String,
     /// Null when the master failed before routing finished.
     pub routing: Option<Routing>,
@@ -179,12 +222,18 @@ pub struct Report {
     pub departments: Vec<DepartmentResult>,
     /// Department id → its output.
     pub output: serde_json::Map<String, Value>,
+    /// Relevance-weighted mean quality of successful departments.
     #[serde(serialize_with = "round2")]
     pub overall_quality: f64,
+    /// The master's summary, with `aggregation.synthesize`.
     pub summary: Option<Value>,
+    /// Cross-department checks.
     pub validation: Validation,
+    /// Calls and tokens of the whole run.
     pub usage: Usage,
+    /// Times, steps, budget.
     pub metadata: RunMetadata,
+    /// Why the run failed, when it did.
     pub error: Option<String>,
 }
 
