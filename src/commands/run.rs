@@ -76,8 +76,14 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         config.settings.max_tokens,
         config.settings.max_concurrency as usize,
     );
-    let mut engine = Engine::new(config, providers, budget, Box::new(Observers(observers)), args.seed);
-    engine.run_id = run_id;
+    let engine = Engine::new(
+        run_id,
+        config,
+        providers,
+        budget,
+        Box::new(Observers(observers)),
+        args.seed,
+    );
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

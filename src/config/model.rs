@@ -169,6 +169,9 @@ pub struct ProviderSettings {
     pub requests_per_minute: u32,
 }
 
+/// Provider names that need no `[providers]` entry.
+pub const BUILTIN_PROVIDERS: &[&str] = &["simulated", "openai", "anthropic"];
+
 impl ProviderSettings {
     /// The built-in provider called `name`, if there is one (`simulated`, `openai`, `anthropic`).
     pub fn builtin(name: &str) -> Option<Self> {
@@ -300,7 +303,7 @@ impl Config {
     pub fn resolve(root: PathBuf, wire: &WireConfig) -> Config {
         let s = wire.settings.clone().unwrap_or_default();
         let mut providers = BTreeMap::new();
-        for name in ["simulated", "openai", "anthropic"] {
+        for name in BUILTIN_PROVIDERS {
             if let Some(p) = ProviderSettings::builtin(name) {
                 providers.insert(name.to_string(), p);
             }

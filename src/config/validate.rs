@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::diagnostic::{suggestion, Diagnostic};
-use super::model::{GradingMethod, ProviderSettings, Role};
+use super::model::{GradingMethod, Role, BUILTIN_PROVIDERS};
 use super::node::Pos;
 use super::wire::{DepartmentWire, WireConfig};
 
@@ -289,12 +289,9 @@ fn index<'w, T>(
     map
 }
 
+/// Built-in provider names and those of `[providers]`.
 fn provider_names(wire: &WireConfig) -> BTreeMap<&str, ()> {
-    let mut names: BTreeMap<&str, ()> = ["simulated", "openai", "anthropic"]
-        .into_iter()
-        .filter(|n| ProviderSettings::builtin(n).is_some())
-        .map(|n| (n, ()))
-        .collect();
+    let mut names: BTreeMap<&str, ()> = BUILTIN_PROVIDERS.iter().map(|n| (*n, ())).collect();
     if let Some(s) = &wire.settings {
         for p in &s.providers {
             names.insert(&p.name.value, ());

@@ -53,8 +53,9 @@ pub enum CallError {
 }
 
 impl Engine {
-    /// A new engine for one run.
+    /// A new engine for the run `run_id`.
     pub fn new(
+        run_id: String,
         config: Arc<Config>,
         providers: Providers,
         budget: Budget,
@@ -66,7 +67,7 @@ impl Engine {
             providers,
             budget,
             observer,
-            run_id: new_id("run"),
+            run_id,
             seed,
             started: Instant::now(),
             steps: Mutex::new(Vec::new()),
