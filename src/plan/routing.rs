@@ -168,7 +168,7 @@ pub fn route(config: &Config, index: &WordIndex, forced: &[String]) -> Result<Ro
     } else if let Some(f) = &config.settings.fallback_department {
         fallback = true;
         if let Some(s) = scores.iter_mut().find(|s| &s.department == f) {
-            s.reason = "fallback: no department matched the request".into();
+            s.reason = "fallback".into();
         }
         vec![f.clone()]
     } else {
