@@ -66,3 +66,11 @@ impl CommandError {
         }
     }
 }
+
+/// A closed stdout (`orch run … | head`) is not an error (ripgrep's rule).
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     match result {
         Ok(exit) => exit.into(),
         Err(err) => {
-            if is_broken_pipe(&err) {
+            if orch::exit::is_broken_pipe(&err) {
                 return Exit::Success.into();
             }
             let (exit, message) = match err.downcast_ref::<CommandError>() {
@@ -38,12 +38,4 @@ fn main() -> ExitCode {
             exit.into()
         }
     }
-}
-
-/// A closed stdout (`orch run … | head`) is not an error.
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }

@@ -17,8 +17,7 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
     let mut out = std::io::stdout().lock();
     match resolve_format(args.plan.format) {
         ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &plan)?;
-            writeln!(out)?;
+            super::write_json(&mut out, &plan)?;
         }
         ReportFormat::Tree => {
             let style = tree::Style::detect(std::io::stdout().is_terminal());

@@ -74,6 +74,14 @@ pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan,
     })
 }
 
+/// Writes pretty JSON and a newline. Serialized first, so a closed pipe surfaces as the
+/// `io::Error` that `main` recognises (`orch run … | head` is not an error).
+pub fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    out.write_all(&bytes)
+}
+
 /// `--format`, else tree on a terminal and JSON otherwise.
 pub fn resolve_format(flag: Option<ReportFormat>) -> ReportFormat {
     flag.unwrap_or(if std::io::stdout().is_terminal() {

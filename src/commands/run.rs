@@ -100,7 +100,12 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     // Stops the progress bars (and closes the events file) before the report is printed.
     drop(engine);
 
-    print_report(&report, resolve_format(args.plan.format))?;
+    // The exit code tells how the run went even when nobody reads the report to the end.
+    if let Err(e) = print_report(&report, resolve_format(args.plan.format)) {
+        if !crate::exit::is_broken_pipe(&e) {
+            return Err(e);
+        }
+    }
     Ok(exit_for(&report, args.min_quality))
 }
 
@@ -122,8 +127,7 @@ fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match format {
         ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, report)?;
-            writeln!(out)?;
+            super::write_json(&mut out, report)?;
         }
         ReportFormat::Tree => {
             let style = tree::Style::detect(std::io::stdout().is_terminal());

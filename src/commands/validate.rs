@@ -31,16 +31,13 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
     let mut out = std::io::stdout().lock();
     match args.format {
         ValidateFormat::Json => {
-            serde_json::to_writer_pretty(
-                &mut out,
-                &JsonReport {
-                    valid: errors == 0,
-                    errors,
-                    warnings,
-                    diagnostics: &diags,
-                },
-            )?;
-            writeln!(out)?;
+            let report = JsonReport {
+                valid: errors == 0,
+                errors,
+                warnings,
+                diagnostics: &diags,
+            };
+            super::write_json(&mut out, &report)?;
         }
         ValidateFormat::Text => {
             for d in &diags {
