@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
-use super::http::{unexpected, HttpClient, Post};
-use super::{api_key, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
+use super::http::{unexpected, HttpClient, KeyHeader, Post};
+use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::ProviderSettings;
 
 /// The API version sent in `anthropic-version`.
@@ -14,7 +14,7 @@ pub const MAX_TOKENS: u32 = 4096;
 /// A messages endpoint.
 pub struct Anthropic {
     base_url: String,
-    api_key_env: Option<String>,
+    key: KeyHeader,
     http: HttpClient,
 }
 
@@ -23,7 +23,11 @@ impl Anthropic {
     pub fn new(settings: &ProviderSettings, http: HttpClient) -> Self {
         Anthropic {
             base_url: settings.base_url.trim_end_matches('/').to_string(),
-            api_key_env: settings.api_key_env.clone(),
+            key: KeyHeader {
+                env: settings.api_key_env.clone(),
+                header: "x-api-key",
+                prefix: "",
+            },
             http,
         }
     }
@@ -32,10 +36,6 @@ impl Anthropic {
 impl Provider for Anthropic {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let key = match api_key(self.api_key_env.as_deref()) {
-                Ok(k) => k,
-                Err(e) => return Outcome::once(Err(e)),
-            };
             let body = json!({
                 "model": req.model,
                 "max_tokens": MAX_TOKENS,
@@ -44,18 +44,14 @@ impl Provider for Anthropic {
                 "system": req.system,
                 "messages": [{"role": "user", "content": req.prompt}],
             });
-            let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
-            if let Some(k) = &key {
-                headers.push(("x-api-key", k.clone()));
-            }
             let post = Post {
                 url: format!("{}/messages", self.base_url),
-                headers,
+                headers: vec![("anthropic-version", ANTHROPIC_VERSION.to_string())],
                 body: &body,
                 timeout: req.timeout,
-                secrets: key.into_iter().collect(),
+                secrets: Vec::new(),
             };
-            self.http.complete(&post, parse).await
+            self.http.complete(post, &self.key, parse).await
         })
     }
 }

@@ -9,7 +9,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::{Completion, Outcome, ProviderError};
+use super::{api_key, Completion, Outcome, ProviderError};
 use crate::config::model::HttpSettings;
 
 /// Statuses worth another try (SPEC §1.1 `[http]`): never other 4xx.
@@ -23,11 +23,22 @@ pub struct HttpClient {
     next_slot: Option<(Duration, Mutex<Instant>)>,
 }
 
+/// How a provider sends its API key.
+#[derive(Clone, Debug)]
+pub struct KeyHeader {
+    /// The NAME of the variable holding the key; `None` sends no key (a local server).
+    pub env: Option<String>,
+    /// The header that carries it.
+    pub header: &'static str,
+    /// Written before the key (`Bearer `).
+    pub prefix: &'static str,
+}
+
 /// One POST of a JSON body.
 pub struct Post<'a> {
     /// The full URL.
     pub url: String,
-    /// Extra headers (the key header among them).
+    /// Extra headers (the key header is added by [`HttpClient::complete`]).
     pub headers: Vec<(&'static str, String)>,
     /// The JSON body.
     pub body: &'a serde_json::Value,
@@ -59,13 +70,23 @@ impl HttpClient {
         })
     }
 
-    /// Posts a provider request and reads the reply with `parse`.
+    /// Posts a provider request with its key (read now, from the environment) in the
+    /// key's header, and reads the reply with `parse`.
     pub async fn complete(
         &self,
-        post: &Post<'_>,
+        mut post: Post<'_>,
+        key: &KeyHeader,
         parse: fn(&serde_json::Value) -> Result<Completion, ProviderError>,
     ) -> Outcome {
-        let (result, transport_retries) = self.post_json(post).await;
+        match api_key(key.env.as_deref()) {
+            Ok(Some(k)) => {
+                post.headers.push((key.header, format!("{}{k}", key.prefix)));
+                post.secrets.push(k);
+            }
+            Ok(None) => {}
+            Err(e) => return Outcome::once(Err(e)),
+        }
+        let (result, transport_retries) = self.post_json(&post).await;
         Outcome {
             result: result.and_then(|v| parse(&v)),
             transport_retries,

@@ -3,15 +3,15 @@
 
 use serde_json::json;
 
-use super::http::{unexpected, HttpClient, Post};
-use super::{api_key, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
+use super::http::{unexpected, HttpClient, KeyHeader, Post};
+use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::ProviderSettings;
 
 /// A chat-completions endpoint.
 pub struct OpenAi {
     base_url: String,
-    /// The NAME of the key's variable; the key is read at call time, never stored.
-    api_key_env: Option<String>,
+    /// Where the key comes from; the key itself is read at call time, never stored.
+    key: KeyHeader,
     http: HttpClient,
 }
 
@@ -20,7 +20,11 @@ impl OpenAi {
     pub fn new(settings: &ProviderSettings, http: HttpClient) -> Self {
         OpenAi {
             base_url: settings.base_url.trim_end_matches('/').to_string(),
-            api_key_env: settings.api_key_env.clone(),
+            key: KeyHeader {
+                env: settings.api_key_env.clone(),
+                header: "authorization",
+                prefix: "Bearer ",
+            },
             http,
         }
     }
@@ -29,10 +33,6 @@ impl OpenAi {
 impl Provider for OpenAi {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let key = match api_key(self.api_key_env.as_deref()) {
-                Ok(k) => k,
-                Err(e) => return Outcome::once(Err(e)),
-            };
             let mut body = json!({
                 "temperature": req.temperature,
                 "messages": [
@@ -43,18 +43,14 @@ impl Provider for OpenAi {
             if !req.model.is_empty() {
                 body["model"] = json!(req.model);
             }
-            let mut headers = Vec::new();
-            if let Some(k) = &key {
-                headers.push(("authorization", format!("Bearer {k}")));
-            }
             let post = Post {
                 url: format!("{}/chat/completions", self.base_url),
-                headers,
+                headers: Vec::new(),
                 body: &body,
                 timeout: req.timeout,
-                secrets: key.into_iter().collect(),
+                secrets: Vec::new(),
             };
-            self.http.complete(&post, parse).await
+            self.http.complete(post, &self.key, parse).await
         })
     }
 }
