@@ -28,7 +28,12 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         .map(|s| {
             let selected = r.selected().any(|d| d == &s.department);
             let name = format!("{:width$}", s.department);
-            let line = format!("{} {} {:.2}  {}", name, bar(s.relevance), s.relevance, s.reason);
+            let reason = if s.reason == "fallback" {
+                "fallback: no department matched the request"
+            } else {
+                &s.reason
+            };
+            let line = format!("{} {} {:.2}  {}", name, bar(s.relevance), s.relevance, reason);
             Node::leaf(if selected { style.bold(&line) } else { style.dim(&line) })
         })
         .collect();
