@@ -72,6 +72,13 @@ fn run_json(root: &Root, args: &[&str]) -> (i32, Value, Output) {
     (out.status.code().unwrap(), v, out)
 }
 
+/// Runs, expects exit 1 (the only department failed), and returns that department's error.
+fn department_error(root: &Root, args: &[&str]) -> String {
+    let (code, r, _) = run_json(root, args);
+    assert_eq!(code, 1, "{r:#}");
+    r["departments"][0]["error"].as_str().unwrap().to_string()
+}
+
 const SCENE: &str = "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops";
 const GOOD: &str = "## Draft\n\n1. **Scene**: Aladdin steals bread at the opening of the dramatic scene.\n2. **Escape**: across the rooftops, then away.\n\nDone.";
 
@@ -296,9 +303,7 @@ fn a_connection_dropped_mid_body_is_reported() {
         }
     });
     let root = solo_on(&format!("http://127.0.0.1:{port}"), ", maxRetries: 2", 10.0);
-    let (code, r, _) = run_json(&root, &["Aladdin"]);
-    assert_eq!(code, 1);
-    let error = r["departments"][0]["error"].as_str().unwrap();
+    let error = department_error(&root, &["Aladdin"]);
     assert!(
         error.starts_with("HTTP error: the connection dropped while reading the reply"),
         "{error}"
@@ -366,12 +371,10 @@ async fn record_then_replay_without_the_server_gives_the_same_report_and_never_t
         .all(|l| serde_json::from_str::<Value>(l).unwrap()["agentId"].is_string()));
 
     // A request the cassette does not hold is an error naming the agent and the hash.
-    let (code, r, _) = run_json(
+    let error = department_error(
         &root,
         &["--replay", cassette.to_str().unwrap(), "Create character Aladdin"],
     );
-    assert_eq!(code, 1);
-    let error = r["departments"][0]["error"].as_str().unwrap();
     assert!(
         error.starts_with("no recorded reply for agent `character-head` (request hash "),
         "{error}"
