@@ -677,3 +677,23 @@ async fn the_token_budget_stops_calls() {
         "{r:#}"
     );
 }
+
+#[test]
+fn tree_snapshot_of_the_quick_start() {
+    let out = orch(
+        &repo(),
+        &[
+            "run",
+            "--format",
+            "tree",
+            "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    insta::with_settings!({filters => vec![
+        (r"\d+\.\d s\b", "[secs] s"),
+        (r"\d+ ms\)", "[ms] ms)"),
+    ]}, {
+        insta::assert_snapshot!("run_quick_start", common::stdout(&out));
+    });
+}
