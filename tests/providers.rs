@@ -21,14 +21,23 @@ const KEY_ENV: &str = "ORCH_TEST_API_KEY";
 
 /// Runs the binary with the fake key in its environment.
 fn orch(cwd: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_orch"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("ORCH_CONFIG")
-        .env(KEY_ENV, KEY)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    common::blocking(|| {
+        Command::new(env!("CARGO_BIN_EXE_orch"))
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("ORCH_CONFIG")
+            .env(KEY_ENV, KEY)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+}
+
+/// A mock server that answers every POST with `answer`.
+async fn answering(answer: impl Respond + 'static) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(answer).mount(&server).await;
+    server
 }
 
 /// The shipped studio pointed at a provider at `uri` of `kind`.
@@ -174,11 +183,7 @@ impl Respond for RateLimited {
 #[tokio::test(flavor = "multi_thread")]
 async fn retry_after_is_honoured() {
     let times = Arc::new(Mutex::new(Vec::new()));
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(RateLimited(times.clone()))
-        .mount(&server)
-        .await;
+    let server = answering(RateLimited(times.clone())).await;
     let root = solo_on(&server.uri(), "", 10.0);
     let (code, r, _) = run_json(&root, &["Aladdin"]);
     assert_eq!(code, 0, "{r:#}");
@@ -194,11 +199,9 @@ async fn retry_after_is_honoured() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unauthorized_is_not_retried_and_the_key_is_redacted() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(401).set_body_string(format!("{{\"error\": \"invalid api key {KEY}\"}}")))
-        .mount(&server)
-        .await;
+    let server =
+        answering(ResponseTemplate::new(401).set_body_string(format!("{{\"error\": \"invalid api key {KEY}\"}}")))
+            .await;
     let root = solo_on(&server.uri(), "", 10.0);
     let (code, r, out) = run_json(&root, &["Aladdin"]);
     assert_eq!(code, 1);
@@ -250,11 +253,7 @@ async fn a_hanging_server_fails_the_attempt_at_the_timeout_and_the_run_goes_on()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_garbage_body_is_a_clear_error() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_string("<html>502 Bad Gateway</html>"))
-        .mount(&server)
-        .await;
+    let server = answering(ResponseTemplate::new(200).set_body_string("<html>502 Bad Gateway</html>")).await;
     let root = solo_on(&server.uri(), "", 10.0);
     let (code, r, _) = run_json(&root, &["Aladdin"]);
     assert_eq!(code, 1);
@@ -262,11 +261,7 @@ async fn a_garbage_body_is_a_clear_error() {
     assert!(error.starts_with("unexpected reply: the reply is not JSON"), "{error}");
     assert!(error.ends_with("<html>502 Bad Gateway</html>"), "{error}");
     // A JSON reply without choices is an error too, naming what is missing.
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"choices": []})))
-        .mount(&server)
-        .await;
+    let server = answering(ResponseTemplate::new(200).set_body_json(json!({"choices": []}))).await;
     let root = solo_on(&server.uri(), "", 10.0);
     let (_, r, _) = run_json(&root, &["Aladdin"]);
     assert_eq!(
@@ -330,11 +325,7 @@ async fn a_missing_key_stops_before_any_call() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn record_then_replay_without_the_server_gives_the_same_report_and_never_the_key() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(GOOD)))
-        .mount(&server)
-        .await;
+    let server = answering(ResponseTemplate::new(200).set_body_json(chat_reply(GOOD))).await;
     let root = studio_on(&server.uri(), "openai", "");
     let cassette = root.path().join("run.cassette.jsonl");
     let events = root.path().join("events.jsonl");
@@ -391,11 +382,7 @@ async fn requests_per_minute_spaces_calls_and_model_can_be_overridden() {
             ResponseTemplate::new(200).set_body_json(chat_reply(GOOD))
         }
     }
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(Timed(times.clone()))
-        .mount(&server)
-        .await;
+    let server = answering(Timed(times.clone())).await;
     // 120 a minute: one every 0.5 s. Two specialists and a synthesis make three calls.
     let root = Root::empty();
     root.write(

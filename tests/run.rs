@@ -40,15 +40,23 @@ fn specialist<'a>(report: &'a Value, id: &str) -> &'a Value {
 }
 
 const COMPLEX: &str = "Write a detailed profile of Aladdin";
+
+/// One department with specialists s1, s2, s3 (each written as `spec`) that the judge
+/// scores `scores` on their first attempt, run on a complex request (three specialists).
+async fn three_specialists(scores: [f64; 3], spec: &str) -> (i32, Value) {
+    let script = Script::new(&[("s1", &scores[..1]), ("s2", &scores[1..2]), ("s3", &scores[2..])]);
+    let server = script.serve().await;
+    let root = one_department(&server.uri(), &[("s1", spec), ("s2", spec), ("s3", spec)], "");
+    run(&root, &[COMPLEX])
+}
+
+/// A specialist of `d` with threshold 60 and a single attempt.
+const ONE_SHOT: &str = "role: specialist, department: d, passingThreshold: 60, executionSettings: { maxRetries: 0 }";
 const MODERATE: &str = "Create Aladdin's look. Then his personality";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn three_high_specialists_give_96_67() {
-    let script = Script::new(&[("s1", &[95.0]), ("s2", &[88.0]), ("s3", &[92.0])]);
-    let server = script.serve().await;
-    let s = "role: specialist, department: d";
-    let root = one_department(&server.uri(), &[("s1", s), ("s2", s), ("s3", s)], "");
-    let (code, r) = run(&root, &[COMPLEX]);
+    let (code, r) = three_specialists([95.0, 88.0, 92.0], "role: specialist, department: d").await;
     assert_eq!(code, 0);
     let d = &r["departments"][0];
     assert_eq!(d["qualityScore"], 96.67);
@@ -65,11 +73,7 @@ async fn three_high_specialists_give_96_67() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn mixed_specialists_give_67_33_with_one_rejected() {
-    let script = Script::new(&[("s1", &[45.0]), ("s2", &[78.0]), ("s3", &[82.0])]);
-    let server = script.serve().await;
-    let s = "role: specialist, department: d, passingThreshold: 60, executionSettings: { maxRetries: 0 }";
-    let root = one_department(&server.uri(), &[("s1", s), ("s2", s), ("s3", s)], "");
-    let (_, r) = run(&root, &[COMPLEX]);
+    let (_, r) = three_specialists([45.0, 78.0, 82.0], ONE_SHOT).await;
     let d = &r["departments"][0];
     assert_eq!(d["qualityScore"], 67.33);
     assert_eq!(specialist(&r, "s1")["reviewStatus"], "rejected");
@@ -86,11 +90,7 @@ async fn mixed_specialists_give_67_33_with_one_rejected() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn all_failed_falls_back_to_the_head_at_85_keeping_15_33() {
-    let script = Script::new(&[("s1", &[35.0]), ("s2", &[42.0]), ("s3", &[38.0])]);
-    let server = script.serve().await;
-    let s = "role: specialist, department: d, passingThreshold: 60, executionSettings: { maxRetries: 0 }";
-    let root = one_department(&server.uri(), &[("s1", s), ("s2", s), ("s3", s)], "");
-    let (code, r) = run(&root, &[COMPLEX]);
+    let (code, r) = three_specialists([35.0, 42.0, 38.0], ONE_SHOT).await;
     assert_eq!(code, 0);
     let d = &r["departments"][0];
     assert_eq!(d["fallback"], "head-direct");
@@ -138,6 +138,28 @@ async fn seed_worked_example_gives_91_8() {
     assert_eq!(p["qualityScore"], 87.0);
     assert_eq!(p["reviewStatus"], "approved");
     assert_eq!(r["departments"][0]["qualityScore"], 91.8);
+
+    // Both passing outputs (revision-needed included), each at its best attempt, are synthesized.
+    let synthesis = script
+        .seen()
+        .into_iter()
+        .find(|s| s.user.contains("Review and synthesize"))
+        .expect("a synthesis");
+    assert_eq!(synthesis.agent, "h");
+    assert!(
+        synthesis
+            .user
+            .contains("Quality Score: 72\nOutput: Draft [[appearance#2]]"),
+        "{}",
+        synthesis.user
+    );
+    assert!(
+        synthesis
+            .user
+            .contains("Quality Score: 87\nOutput: Draft [[personality#1]]"),
+        "{}",
+        synthesis.user
+    );
 
     let retry = script
         .seen()

@@ -36,19 +36,20 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
             if started.contains(&dp.department_id.as_str()) {
                 continue;
             }
-            let deps: Option<Vec<Finished>> = dp
-                .depends_on
+            let ready = dp.depends_on.iter().all(|d| done.iter().any(|r| &r.department_id == d));
+            if !ready {
+                continue;
+            }
+            let finished: Vec<Finished> = done
                 .iter()
-                .map(|d| {
-                    done.iter().find(|r| &r.department_id == d).map(|r| Finished {
-                        id: r.department_id.clone(),
-                        status: r.status,
-                        quality: r.quality_score,
-                        output: output_text(&r.output),
-                    })
+                .filter(|r| dp.depends_on.contains(&r.department_id))
+                .map(|r| Finished {
+                    id: r.department_id.clone(),
+                    status: r.status,
+                    quality: r.quality_score,
+                    output: output_text(&r.output),
                 })
                 .collect();
-            let Some(finished) = deps else { continue };
             started.push(&dp.department_id);
             if let Some(bad) = finished.iter().find(|d| d.status != DepartmentStatus::Success) {
                 let why = format!(

@@ -49,7 +49,6 @@ impl Provider for Anthropic {
                 headers: vec![("anthropic-version", ANTHROPIC_VERSION.to_string())],
                 body: &body,
                 timeout: req.timeout,
-                secrets: Vec::new(),
             };
             self.http.complete(post, &self.key, parse).await
         })

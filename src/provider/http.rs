@@ -44,8 +44,6 @@ pub struct Post<'a> {
     pub body: &'a serde_json::Value,
     /// Deadline of the whole call.
     pub timeout: Duration,
-    /// Strings that must never be shown (the API key).
-    pub secrets: Vec<String>,
 }
 
 impl HttpClient {
@@ -78,15 +76,16 @@ impl HttpClient {
         key: &KeyHeader,
         parse: fn(&serde_json::Value) -> Result<Completion, ProviderError>,
     ) -> Outcome {
-        match api_key(key.env.as_deref()) {
+        // The key is read now, sent only in its header, and redacted from anything shown.
+        let secrets: Vec<String> = match api_key(key.env.as_deref()) {
             Ok(Some(k)) => {
                 post.headers.push((key.header, format!("{}{k}", key.prefix)));
-                post.secrets.push(k);
+                vec![k]
             }
-            Ok(None) => {}
+            Ok(None) => Vec::new(),
             Err(e) => return Outcome::once(Err(e)),
-        }
-        let (result, transport_retries) = self.post_json(&post).await;
+        };
+        let (result, transport_retries) = self.post_json(&post, &secrets).await;
         Outcome {
             result: result.and_then(|v| parse(&v)),
             transport_retries,
@@ -94,7 +93,7 @@ impl HttpClient {
     }
 
     /// Posts `post.body` and returns the reply's JSON and the transport retries it took.
-    pub async fn post_json(&self, post: &Post<'_>) -> (Result<serde_json::Value, ProviderError>, u32) {
+    async fn post_json(&self, post: &Post<'_>, secrets: &[String]) -> (Result<serde_json::Value, ProviderError>, u32) {
         let deadline = Instant::now() + post.timeout;
         let mut retries = 0;
         loop {
@@ -108,7 +107,7 @@ impl HttpClient {
                     retries,
                 );
             }
-            let result = self.try_once(post, left).await;
+            let result = self.try_once(post, left, secrets).await;
             let retry_after = match &result {
                 Ok(_) => return (result, retries),
                 Err(ProviderError::Status { code, retry_after, .. }) if RETRYABLE.contains(code) => *retry_after,
@@ -134,30 +133,32 @@ impl HttpClient {
         }
     }
 
-    async fn try_once(&self, post: &Post<'_>, left: Duration) -> Result<serde_json::Value, ProviderError> {
+    async fn try_once(
+        &self,
+        post: &Post<'_>,
+        left: Duration,
+        secrets: &[String],
+    ) -> Result<serde_json::Value, ProviderError> {
         let mut req = self.client.post(&post.url).json(post.body).timeout(left);
         for (name, value) in &post.headers {
             req = req.header(*name, value);
         }
-        let resp = req.send().await.map_err(|e| transport_error(e, left, &post.secrets))?;
+        let resp = req.send().await.map_err(|e| transport_error(e, left, secrets))?;
         let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
-        let body = resp
-            .bytes()
-            .await
-            .map_err(|e| transport_error(e, left, &post.secrets))?;
+        let body = resp.bytes().await.map_err(|e| transport_error(e, left, secrets))?;
         let text = String::from_utf8_lossy(&body);
         if !(200..300).contains(&status) {
             return Err(ProviderError::Status {
                 code: status,
-                body: redact(&first_bytes(&text, 300), &post.secrets),
+                body: redact(&first_bytes(&text, 300), secrets),
                 retry_after,
             });
         }
         serde_json::from_slice(&body).map_err(|e| ProviderError::Decode {
             message: format!(
                 "the reply is not JSON ({e}): {}",
-                redact(&first_bytes(&text, 200), &post.secrets)
+                redact(&first_bytes(&text, 200), secrets)
             ),
         })
     }

@@ -48,7 +48,6 @@ impl Provider for OpenAi {
                 headers: Vec::new(),
                 body: &body,
                 timeout: req.timeout,
-                secrets: Vec::new(),
             };
             self.http.complete(post, &self.key, parse).await
         })

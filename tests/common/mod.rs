@@ -74,15 +74,23 @@ pub fn orch_with_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Outpu
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let input = input.to_vec();
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-    }
-    child.wait_with_output().unwrap()
+    blocking(|| {
+        let mut child = cmd.spawn().unwrap();
+        if let Some(input) = stdin {
+            let mut pipe = child.stdin.take().unwrap();
+            let input = input.to_vec();
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&input);
+            });
+        }
+        child.wait_with_output().unwrap()
+    })
+}
+
+/// Runs a blocking wait; inside a (multi-thread) tokio test it tells the runtime, so the
+/// in-process mock server keeps its worker threads while the binary runs.
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(f)
 }
 
 pub fn stdout(o: &Output) -> String {
