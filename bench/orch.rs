@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use orch::plan::{self, PlanOptions};
+use orch::PlanOptions;
 
 fn time<T>(label: &str, runs: u32, mut f: impl FnMut() -> T) -> Duration {
     let mut best = Duration::MAX;
@@ -19,10 +19,10 @@ fn time<T>(label: &str, runs: u32, mut f: impl FnMut() -> T) -> Duration {
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (config, _) = orch::config::load(root).expect("the shipped config loads");
+    let (config, _) = orch::load_config(root).expect("the shipped config loads");
     let big = "Create character Aladdin then a scene with music. ".repeat(10 * 1024 * 1024 / 50);
     let explain = time("plan (explain) of a 10 MB prompt", 5, || {
-        plan::build(&config, &big, &PlanOptions::default()).expect("routes")
+        orch::plan(&config, &big, &PlanOptions::default()).expect("routes")
     });
     assert!(
         explain < Duration::from_secs(1),
@@ -30,7 +30,7 @@ fn main() {
     );
 
     time("load the shipped config", 20, || {
-        orch::config::load(root).expect("loads")
+        orch::load_config(root).expect("loads")
     });
 
     let bin = root.join("target/release/orch");

@@ -45,7 +45,7 @@ pub enum ValidateFormat {
 
 /// Whether department heads use their specialists.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum SpecialistMode {
+pub enum SpecialistsArg {
     /// By the request's complexity (SPEC §3.1).
     #[default]
     Auto,
@@ -71,8 +71,8 @@ pub struct PlanArgs {
     #[arg(long = "department", value_name = "ID")]
     pub departments: Vec<String>,
     /// Whether heads use specialists.
-    #[arg(long, value_enum, default_value_t = SpecialistMode::Auto)]
-    pub specialists: SpecialistMode,
+    #[arg(long, value_enum, default_value_t = SpecialistsArg::Auto)]
+    pub specialists: SpecialistsArg,
 }
 
 /// `orch run`.

@@ -4,9 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use orch::cli::{Cli, Command};
-use orch::commands;
-use orch::exit::{CommandError, Exit};
+use orch::{Cli, Command, CommandError, Exit};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -20,14 +18,14 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Run(args) => commands::run::run(args),
-        Command::Explain(args) => commands::explain::explain(args),
-        Command::Validate(args) => commands::validate::validate(args),
+        Command::Run(args) => orch::run(args),
+        Command::Explain(args) => orch::explain(args),
+        Command::Validate(args) => orch::validate(args),
     };
     match result {
         Ok(exit) => exit.into(),
         Err(err) => {
-            if orch::exit::is_broken_pipe(&err) {
+            if orch::is_broken_pipe(&err) {
                 return Exit::Success.into();
             }
             let (exit, message) = match err.downcast_ref::<CommandError>() {

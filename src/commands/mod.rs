@@ -7,10 +7,10 @@ pub mod validate;
 
 use std::io::{IsTerminal, Read};
 
-use crate::cli::{PlanArgs, ReportFormat};
+use crate::cli::{PlanArgs, ReportFormat, SpecialistsArg};
 use crate::config::{self, load::locate_root, Config};
 use crate::exit::CommandError;
-use crate::plan::{self, Plan, PlanOptions, RoutingError};
+use crate::plan::{self, Plan, PlanOptions, RoutingError, SpecialistMode};
 
 /// Prompts above this size are refused (explain stays fast up to it; no model takes more).
 pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
@@ -66,7 +66,11 @@ pub fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
 pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, CommandError> {
     let options = PlanOptions {
         departments: args.departments.clone(),
-        specialists: args.specialists,
+        specialists: match args.specialists {
+            SpecialistsArg::Auto => SpecialistMode::Auto,
+            SpecialistsArg::Always => SpecialistMode::Always,
+            SpecialistsArg::Never => SpecialistMode::Never,
+        },
     };
     plan::build(config, prompt, &options).map_err(|e| match e {
         RoutingError::NoMatch => CommandError::failed(e.to_string()),

@@ -71,7 +71,7 @@ impl Observer for Progress {
             } => self.with_bar(department, |b| {
                 b.set_message(format!(
                     "{agent_id} attempt {attempt}: {} {}",
-                    crate::grade::fmt_score(*score),
+                    crate::text::fmt_score(*score),
                     if *passed { "passed" } else { "below threshold" }
                 ))
             }),
@@ -84,9 +84,7 @@ impl Observer for Progress {
                 quality_score,
                 ..
             } => self.with_bar(department, |b| {
-                b.finish_with_message(
-                    format!("{status:?} · quality {}", crate::grade::fmt_score(*quality_score)).to_lowercase(),
-                )
+                b.finish_with_message(format!("{status} · quality {}", crate::text::fmt_score(*quality_score)))
             }),
             Event::RunComplete { .. } => {
                 // Leave nothing behind: the report follows on stdout.

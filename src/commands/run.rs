@@ -59,7 +59,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     let config = Arc::new(config);
 
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
-    let run_id = engine::new_id("run");
+    let run_id = crate::text::new_id("run");
     if let Some(path) = &args.events {
         let file = std::fs::File::create(path)
             .map_err(|e| CommandError::usage(format!("cannot write events to {}: {e}", path.display())))?;

@@ -2,11 +2,14 @@
 //! value of a file in one pass (serde's `deny_unknown_fields` would stop at the first).
 
 use std::ops::RangeInclusive;
+use std::str::FromStr;
+
+use strum::VariantNames;
 
 use super::diagnostic::{suggestion, Diagnostic};
 use super::keys::*;
-use super::model::{GradingMethod, ProviderKind, Role, Weights};
 use super::node::{Key, Node, Pos, Value};
+use super::types::{GradingMethod, ProviderKind, Role, Weights};
 use super::wire::*;
 
 /// Reads one file's [`Node`] tree, pushing every problem into `diags`.
@@ -170,12 +173,13 @@ impl<'d> Decoder<'d> {
         Some(out)
     }
 
-    fn choice<T: Copy>(&mut self, f: &Fields, key: &str, options: &[(&str, T)]) -> Option<At<T>> {
+    /// One of an enum's names (strum's `EnumString` and `VariantNames`: the names live on the enum).
+    fn choice<T: FromStr + VariantNames>(&mut self, f: &Fields, key: &str) -> Option<At<T>> {
         let s = self.string(f, key)?;
-        match options.iter().find(|(name, _)| *name == s.value) {
-            Some((_, v)) => Some(At { value: *v, pos: s.pos }),
-            None => {
-                let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+        match s.value.parse::<T>() {
+            Ok(v) => Some(At { value: v, pos: s.pos }),
+            Err(_) => {
+                let names = T::VARIANTS;
                 self.error(
                     s.pos,
                     "invalid-value",
@@ -244,13 +248,7 @@ impl<'d> Decoder<'d> {
         if let Some((f, pos)) = self.section(&top, "grading", "[grading]", GRADING_KEYS) {
             s.grading = GradingWire {
                 pos: f.get("method").map_or(pos, |n| n.pos),
-                method: self
-                    .choice(
-                        &f,
-                        "method",
-                        &[("heuristic", GradingMethod::Heuristic), ("llm", GradingMethod::Llm)],
-                    )
-                    .map(|a| a.value),
+                method: self.choice::<GradingMethod>(&f, "method").map(|a| a.value),
                 judge: self.string(&f, "judge").filter(|s| !s.value.is_empty()),
                 weights: self.weights(&f),
             };
@@ -316,16 +314,11 @@ impl<'d> Decoder<'d> {
 
     fn provider(&mut self, key: &Key, node: &Node) -> Option<ProviderWire> {
         let f = self.fields(node, "a provider", PROVIDER_KEYS)?;
-        let kinds = [
-            ("openai", ProviderKind::OpenAi),
-            ("anthropic", ProviderKind::Anthropic),
-            ("simulated", ProviderKind::Simulated),
-        ];
         let kind = match f.get("kind") {
-            Some(_) => self.choice(&f, "kind", &kinds)?.value,
-            None => match kinds.iter().find(|(n, _)| *n == key.name) {
-                Some((_, k)) => *k,
-                None => {
+            Some(_) => self.choice::<ProviderKind>(&f, "kind")?.value,
+            None => match key.name.parse::<ProviderKind>() {
+                Ok(k) => k,
+                Err(_) => {
                     self.error(
                         node.pos,
                         "missing-key",
@@ -509,14 +502,8 @@ impl<'d> Decoder<'d> {
             return;
         };
         let id = self.required_id(&f, node);
-        let roles = [
-            ("head", Role::Head),
-            ("specialist", Role::Specialist),
-            ("judge", Role::Judge),
-            ("master", Role::Master),
-        ];
         let role = match f.get("role") {
-            Some(_) => self.choice(&f, "role", &roles),
+            Some(_) => self.choice::<Role>(&f, "role"),
             None => {
                 self.error(
                     node.pos,

@@ -6,13 +6,15 @@ pub mod keys;
 pub mod load;
 pub mod model;
 pub mod node;
+pub mod types;
 pub mod validate;
 pub mod wire;
 
 use std::path::Path;
 
 pub use diagnostic::{Diagnostic, Severity};
-pub use model::{Agent, Config, Department, GradingMethod, ProviderKind, ProviderSettings, Role};
+pub use model::{Agent, Config, Department, ProviderSettings};
+pub use types::{GradingMethod, ProviderKind, Role, Weights};
 
 /// A config that cannot be used, with every problem found.
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +60,8 @@ pub fn load(root: &Path) -> Result<(Config, Vec<Diagnostic>), ConfigError> {
     Ok((Config::resolve(root.to_path_buf(), &loaded.wire), diags))
 }
 
-/// Loads a config held in one string, as if it were a single-file config (tests, tools).
+/// Loads a config held in one string, as if it were a single-file config (tests).
+#[cfg(test)]
 pub fn load_str(text: &str, toml: bool) -> Result<Config, ConfigError> {
     let name = if toml { "orch.toml" } else { "orch.yaml" };
     let loaded = load::read_text(name, text.as_bytes(), toml);

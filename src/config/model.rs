@@ -4,68 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::Serialize;
-
+use super::types::{GradingMethod, ProviderKind, Role, Weights};
 use super::wire::{AgentWire, DepartmentWire, WireConfig};
-
-/// What an agent does in the hierarchy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Leads one department: answers directly, or reviews and synthesizes its specialists.
-    Head,
-    /// Works inside a department and is graded against a threshold.
-    Specialist,
-    /// Grades specialist outputs when `grading.method = "llm"`.
-    Judge,
-    /// Writes the run's summary when `aggregation.synthesize = true`.
-    Master,
-}
-
-/// The wire protocol a provider speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// OpenAI chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio…).
-    #[serde(rename = "openai")]
-    OpenAi,
-    /// Anthropic messages API.
-    Anthropic,
-    /// The built-in offline provider.
-    Simulated,
-}
-
-/// How specialist outputs are graded.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GradingMethod {
-    /// Deterministic, no calls.
-    #[default]
-    Heuristic,
-    /// A judge agent grades.
-    Llm,
-}
-
-/// The weights of the three grading parts; they sum to 1.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Weights {
-    /// Weight of quality (craft, completeness).
-    pub quality: f64,
-    /// Weight of relevance to the request.
-    pub relevance: f64,
-    /// Weight of consistency (agrees with itself and its inputs).
-    pub consistency: f64,
-}
-
-impl Default for Weights {
-    fn default() -> Self {
-        Weights {
-            quality: 0.4,
-            relevance: 0.3,
-            consistency: 0.3,
-        }
-    }
-}
 
 /// The default list of words that make a request `complex` (SPEC §1.1).
 pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
@@ -289,16 +229,6 @@ impl Config {
             .filter(move |a| a.role == Role::Specialist && a.is_active && a.department.as_deref() == Some(department))
     }
 
-    /// The provider an agent calls: its own, else `defaults.provider`.
-    pub fn provider_for(&self, agent: &Agent) -> &ProviderSettings {
-        let name = agent.provider.as_deref().unwrap_or(&self.settings.provider);
-        self.settings
-            .providers
-            .get(name)
-            .or_else(|| self.settings.providers.get("simulated"))
-            .expect("the simulated provider is always registered")
-    }
-
     /// Builds the resolved config from wire structs that `validate` found free of errors.
     pub fn resolve(root: PathBuf, wire: &WireConfig) -> Config {
         let s = wire.settings.clone().unwrap_or_default();
@@ -309,12 +239,7 @@ impl Config {
             }
         }
         for p in &s.providers {
-            let base = ProviderSettings::builtin(match p.kind {
-                ProviderKind::OpenAi => "openai",
-                ProviderKind::Anthropic => "anthropic",
-                ProviderKind::Simulated => "simulated",
-            })
-            .expect("built-in kinds exist");
+            let base = ProviderSettings::builtin(&p.kind.to_string()).expect("every kind has a built-in provider");
             providers.insert(
                 p.name.value.clone(),
                 ProviderSettings {

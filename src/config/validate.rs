@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::diagnostic::{suggestion, Diagnostic};
-use super::model::{GradingMethod, Role, BUILTIN_PROVIDERS};
+use super::model::BUILTIN_PROVIDERS;
 use super::node::Pos;
+use super::types::{GradingMethod, Role};
 use super::wire::{DepartmentWire, WireConfig};
 
 /// Checks the meaning of a decoded config; `settings_file` names where global problems point.
@@ -33,11 +34,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
                 &a.file,
                 a.id.pos,
                 "missing-reference",
-                format!(
-                    "agent `{}` has role {} but no `department`",
-                    a.id.value,
-                    role_name(a.role.value)
-                ),
+                format!("agent `{}` has role {} but no `department`", a.id.value, a.role.value),
             )),
             (Role::Head | Role::Specialist, Some(d)) if !depts.contains_key(d.value.as_str()) => {
                 out.push(Diagnostic::error(
@@ -53,8 +50,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
                 "invalid-value",
                 format!(
                     "agent `{}` has role {} and belongs to no department: remove `department`",
-                    a.id.value,
-                    role_name(a.role.value)
+                    a.id.value, a.role.value
                 ),
             )),
             _ => {}
@@ -93,7 +89,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
                             h.value,
                             d.id.value,
                             d.id.value,
-                            role_name(a.role.value),
+                            a.role.value,
                             a.department.as_ref().map(|x| format!("`{}`", x.value)).unwrap_or_else(|| "none".into())
                         ),
                     ))
@@ -250,15 +246,6 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         }
     }
     out
-}
-
-fn role_name(r: Role) -> &'static str {
-    match r {
-        Role::Head => "head",
-        Role::Specialist => "specialist",
-        Role::Judge => "judge",
-        Role::Master => "master",
-    }
 }
 
 /// Ids to their first definition; a second definition is an error naming both places.

@@ -1,8 +1,8 @@
 //! The config as written: every field optional, each reference with the place it was
 //! written, so the checks in `validate.rs` can point at it.
 
-use super::model::{GradingMethod, ProviderKind, Role, Weights};
 use super::node::Pos;
+use super::types::{GradingMethod, ProviderKind, Role, Weights};
 
 /// A value and where it was written.
 #[derive(Clone, Debug, PartialEq)]

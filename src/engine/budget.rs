@@ -54,6 +54,7 @@ impl Budget {
     }
 
     /// Calls made so far.
+    #[cfg(test)]
     pub fn calls(&self) -> u64 {
         self.calls.load(Ordering::SeqCst)
     }

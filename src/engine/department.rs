@@ -6,9 +6,10 @@ use std::time::Instant;
 use futures::future::join_all;
 
 use super::specialist::{run_specialist, Task};
-use super::{new_id, prompts, scoring, CallError, Engine};
+use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};
+use crate::prompts;
 use crate::report::events::Event;
 use crate::report::run::{
     output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, SpecialistResult, Usage,
@@ -119,7 +120,7 @@ pub async fn run_department(
     DepartmentResult {
         department_id: plan.department_id.clone(),
         department_name: plan.department_name.clone(),
-        head_execution_id: new_id("exec"),
+        head_execution_id: crate::text::new_id("exec"),
         status,
         output,
         quality_score: quality,

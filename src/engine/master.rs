@@ -6,8 +6,9 @@ use std::future::Future;
 use futures::stream::{FuturesUnordered, StreamExt};
 
 use super::department::{output_text, run_department, Finished};
-use super::{new_id, prompts, scoring, Engine};
+use super::{scoring, Engine};
 use crate::plan::{DepartmentPlan, DepartmentRole, Plan};
+use crate::prompts;
 use crate::report::events::Event;
 use crate::report::run::{
     DepartmentMetadata, DepartmentResult, DepartmentStatus, Report, RunMetadata, RunStatus, Usage, Validation,
@@ -20,7 +21,7 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
     engine.emit(Event::Routing {
         primary: r.primary.clone(),
         supporting: r.supporting.clone(),
-        execution_mode: format!("{:?}", r.execution_mode).to_lowercase(),
+        execution_mode: r.execution_mode,
         stages: r.stages.clone(),
     });
     engine.complete_step("routing".into());
@@ -98,7 +99,7 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
     DepartmentResult {
         department_id: dp.department_id.clone(),
         department_name: dp.department_name.clone(),
-        head_execution_id: new_id("exec"),
+        head_execution_id: crate::text::new_id("exec"),
         status,
         output: serde_json::Value::Null,
         quality_score: 0.0,

@@ -4,7 +4,6 @@
 mod budget;
 mod department;
 mod master;
-pub mod prompts;
 pub mod scoring;
 mod specialist;
 
@@ -145,34 +144,15 @@ impl Engine {
                 Some(grade) => return (grade, "llm"),
                 None => format!(
                     "the judge's reply could not be read ({}); graded by the heuristic grader.",
-                    crate::report::tree::excerpt(&reply, 80)
+                    crate::text::excerpt(&reply, 80)
                 ),
             },
             Err(e) => format!("the judge's call failed ({e}); graded by the heuristic grader."),
         };
         let mut grade = heuristic::grade(request, output);
-        grade.feedback = format!("{} {}", capitalize(&why), grade.feedback).trim().to_string();
+        grade.feedback = format!("{} {}", crate::text::capitalize(&why), grade.feedback)
+            .trim()
+            .to_string();
         (grade, "heuristic-fallback")
     }
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
-}
-
-/// A short unique id: `prefix-` and 12 hex digits from the clock, the process and a counter.
-pub fn new_id(prefix: &str) -> String {
-    use sha2::{Digest, Sha256};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = Sha256::new();
-    h.update(format!("{:?}", std::time::SystemTime::now()));
-    h.update(std::process::id().to_le_bytes());
-    h.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let d = h.finalize();
-    let hex: String = d[..6].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}-{hex}")
 }

@@ -15,7 +15,7 @@ pub fn department_quality(results: &[(f64, ReviewStatus)]) -> f64 {
     let passing = results.iter().filter(|(_, r)| r.passes()).count() as f64;
     let approval_rate = passing / total * 100.0;
     let mean = results.iter().map(|(s, _)| s).sum::<f64>() / total;
-    crate::plan::round_to_2(approval_rate * 0.6 + mean * 0.4)
+    crate::text::round_to_2(approval_rate * 0.6 + mean * 0.4)
 }
 
 /// The relevance-weighted mean of successful departments' quality; a plain mean when every
@@ -30,7 +30,7 @@ pub fn overall_quality(departments: &[(f64, f64)]) -> f64 {
     } else {
         departments.iter().map(|(q, _)| q).sum::<f64>() / departments.len() as f64
     };
-    crate::plan::round_to_2(q)
+    crate::text::round_to_2(q)
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 
 use std::time::Instant;
 
-use super::{prompts, CallError, Engine};
+use super::{CallError, Engine};
 use crate::grade::{decide, passes, review, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
+use crate::prompts;
 use crate::report::events::Event;
 use crate::report::run::{output_value, Attempt, SpecialistResult, Usage};
 

@@ -35,7 +35,7 @@ const STOP_WORDS: &[&str] = &[
 /// Content words of a request: lower-cased, three letters or more, no stop words, distinct.
 pub fn content_words(text: &str) -> Vec<String> {
     let mut seen = HashSet::new();
-    crate::plan::words::words(text)
+    crate::text::words(text)
         .into_iter()
         .filter(|w| w.chars().count() >= 3 && !STOP_WORDS.contains(&w.as_str()))
         .filter(|w| seen.insert(w.clone()))
@@ -52,7 +52,7 @@ pub fn grade(request: &str, output: &str) -> Grade {
     if text.is_empty() {
         return Grade::new(0.0, 0.0, 0.0, "The output is empty.");
     }
-    let words = crate::plan::words::words(text);
+    let words = crate::text::words(text);
     let n = words.len() as f64;
 
     let length = if n >= 60.0 {
@@ -151,7 +151,7 @@ pub fn grade(request: &str, output: &str) -> Grade {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::model::Weights;
+    use crate::config::Weights;
 
     const REQUEST: &str = "Design Aladdin's costume for the rooftop escape";
 

@@ -5,7 +5,7 @@ pub mod judge;
 
 use serde::Serialize;
 
-use crate::config::model::Weights;
+use crate::config::Weights;
 
 /// The three parts of a grade, each in [0, 1], and what to improve.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -34,7 +34,7 @@ impl Grade {
 
     /// 100 × (quality·w_q + relevance·w_r + consistency·w_c), rounded to 2 decimals.
     pub fn score(&self, w: &Weights) -> f64 {
-        crate::plan::round_to_2(
+        crate::text::round_to_2(
             100.0 * (self.quality * w.quality + self.relevance * w.relevance + self.consistency * w.consistency),
         )
     }
@@ -96,7 +96,7 @@ pub fn review(score: f64, threshold: u32, retries: u32) -> (ReviewStatus, String
         n => format!("after {n} retries"),
     };
     let t = f64::from(threshold);
-    let s = fmt_score(score);
+    let s = crate::text::fmt_score(score);
     if threshold == 0 {
         (ReviewStatus::Approved, "Auto-approved (no threshold set)".to_string())
     } else if score < t {
@@ -111,17 +111,6 @@ pub fn review(score: f64, threshold: u32, retries: u32) -> (ReviewStatus, String
         )
     } else {
         (ReviewStatus::Approved, format!("Approved by department head {after}"))
-    }
-}
-
-/// A score as people write it: `58`, `72.5`, `15.33`.
-pub fn fmt_score(score: f64) -> String {
-    let s = crate::plan::round_to_2(score);
-    if s.fract() == 0.0 {
-        format!("{s:.0}")
-    } else {
-        let t = format!("{s:.2}");
-        t.trim_end_matches('0').to_string()
     }
 }
 
@@ -179,12 +168,5 @@ mod tests {
         assert_eq!(g.score(&Weights::default()), 58.0);
         let g = Grade::new(1.0, 0.5, 0.0, "");
         assert_eq!(g.score(&Weights::default()), 55.0);
-    }
-
-    #[test]
-    fn scores_print_like_people_write_them() {
-        assert_eq!(fmt_score(58.0), "58");
-        assert_eq!(fmt_score(72.5), "72.5");
-        assert_eq!(fmt_score(15.333333), "15.33");
     }
 }

@@ -2,11 +2,12 @@
 
 use serde::Serialize;
 
-use super::words::WordIndex;
+use crate::text::WordIndex;
 
 /// Simple, moderate or complex.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Level {
     /// Fewer than 50 words, one part, no complex term: the head answers directly.
     Simple,

@@ -4,16 +4,26 @@
 pub mod complexity;
 pub mod routing;
 pub mod selection;
-pub mod words;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
-use crate::cli::SpecialistMode;
 use crate::config::{Config, GradingMethod};
+use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level};
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
-use words::WordIndex;
+
+/// Whether department heads use their specialists (`--specialists`, SPEC §3.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpecialistMode {
+    /// By the request's complexity.
+    #[default]
+    Auto,
+    /// At least two specialists per department.
+    Always,
+    /// Heads always answer directly.
+    Never,
+}
 
 /// Options that change the plan.
 #[derive(Clone, Debug, Default)]
@@ -206,16 +216,6 @@ pub fn department_calls(specialists: &[SelectedSpecialist], department_retries: 
         n * per_attempt + 1,
         attempts * per_attempt + SYNTHESIS_ATTEMPTS.max(1 + retries),
     )
-}
-
-/// Serializes a score rounded to 2 decimals.
-pub fn round2<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(round_to_2(*v))
-}
-
-/// Rounds to 2 decimals (every score in the report, SPEC §3.10).
-pub fn round_to_2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 #[cfg(test)]

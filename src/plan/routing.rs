@@ -5,12 +5,13 @@ use std::cmp::Ordering;
 
 use serde::Serialize;
 
-use super::words::WordIndex;
 use crate::config::{Config, Department};
+use crate::text::WordIndex;
 
 /// How the selected departments run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ExecutionMode {
     /// One department.
     Single,
@@ -27,7 +28,7 @@ pub struct DepartmentScore {
     /// Department id.
     pub department: String,
     /// 1 − ∏(1 − wₖ) over matched keywords, rounded to 2 decimals.
-    #[serde(serialize_with = "super::round2")]
+    #[serde(serialize_with = "crate::text::round2")]
     pub relevance: f64,
     /// Tie-break: lower first.
     pub priority: i64,

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use super::words::WordIndex;
 use crate::config::{Agent, Config, Department};
+use crate::text::WordIndex;
 
 /// Where an agent's passing threshold came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

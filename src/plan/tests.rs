@@ -195,11 +195,11 @@ agents:
     )
     .unwrap();
     let d = c.department("d").unwrap();
-    let picked = selection::select(&c, d, &words::WordIndex::new("x paint and color"), 4);
+    let picked = selection::select(&c, d, &crate::text::WordIndex::new("x paint and color"), 4);
     let ids: Vec<&str> = picked.iter().map(|s| s.agent_id.as_str()).collect();
     assert_eq!(ids, ["s-low", "s-high", "s-a", "s-b"]);
     assert_eq!(picked[0].matched_skills, ["paint", "color"]);
-    assert_eq!(selection::select(&c, d, &words::WordIndex::new("x"), 2).len(), 2);
+    assert_eq!(selection::select(&c, d, &crate::text::WordIndex::new("x"), 2).len(), 2);
 }
 
 #[test]

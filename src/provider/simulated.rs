@@ -12,10 +12,10 @@ use super::{estimate_tokens, BoxFuture, Completion, CompletionRequest, Outcome, 
 use crate::config::Role;
 use crate::grade::{heuristic, judge::JUDGE_MARKER};
 
-/// Markers the engine puts in its prompts (see `engine::prompts`).
-const RETRY_MARKER: &str = "PREVIOUS ATTEMPT FAILED:";
-const SYNTHESIS_MARKER: &str = "You are the department head. Review and synthesize";
-const SUMMARY_MARKER: &str = "You are the master orchestrator. Summarize";
+use crate::prompts::{
+    CONTEXT_FROM, FEEDBACK_FROM_PREVIOUS, INSTRUCTIONS, ORIGINAL_REQUEST, PREVIOUS_ATTEMPT_FAILED as RETRY_MARKER,
+    SUMMARY_MARKER, SYNTHESIS_MARKER,
+};
 
 /// Share of first attempts (in percent) that come back as rushed drafts.
 const RUSHED_PERCENT: u64 = 45;
@@ -103,28 +103,20 @@ impl Rng {
 /// The request inside a prompt: after `ORIGINAL REQUEST:` on a retry, before any handoff.
 fn original_request(prompt: &str) -> &str {
     let body = prompt
-        .strip_prefix("ORIGINAL REQUEST:")
+        .strip_prefix(ORIGINAL_REQUEST)
         .map(|rest| rest.split(RETRY_MARKER).next().unwrap_or(rest))
         .unwrap_or(prompt);
-    body.split("\n\nCONTEXT FROM").next().unwrap_or(body).trim()
+    body.split(CONTEXT_FROM).next().unwrap_or(body).trim()
 }
 
 fn feedback_of(prompt: &str) -> String {
     prompt
-        .split("FEEDBACK FROM PREVIOUS ATTEMPTS:")
+        .split(FEEDBACK_FROM_PREVIOUS)
         .nth(1)
-        .and_then(|f| f.split("INSTRUCTIONS:").next())
+        .and_then(|f| f.split(INSTRUCTIONS).next())
         .unwrap_or("")
         .trim()
         .to_string()
-}
-
-fn title_case(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 /// The agent's focus: the first sentence of its instructions, without "You …".
@@ -234,7 +226,7 @@ fn synthesis(req: &CompletionRequest, rng: &mut Rng) -> String {
     let mut out = format!(
         "# {}: {}\n\nOne plan built from the work of {}.\n\n",
         req.agent_name,
-        crate::report::tree::excerpt(request, 60),
+        crate::text::excerpt(request, 60),
         if names.is_empty() {
             "the team".to_string()
         } else {
@@ -245,7 +237,7 @@ fn synthesis(req: &CompletionRequest, rng: &mut Rng) -> String {
         out.push_str(&format!(
             "{}. **{}**: the {w} {} the whole piece, agreed across the team.\n",
             i + 1,
-            title_case(w),
+            crate::text::capitalize(w),
             rng.pick(VERBS)
         ));
     }
@@ -283,7 +275,7 @@ fn judge_reply(prompt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::model::Weights;
+    use crate::config::Weights;
 
     fn request(agent: &str, prompt: &str) -> CompletionRequest {
         CompletionRequest {

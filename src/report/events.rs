@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::run::{DepartmentStatus, RunStatus};
-use crate::plan::round2;
+use crate::text::round2;
 
 /// Something the engine reports while it runs.
 #[derive(Clone, Debug, Serialize)]
@@ -21,7 +21,7 @@ pub enum Event {
         /// Supporting departments.
         supporting: Vec<String>,
         /// single / parallel / sequential.
-        execution_mode: String,
+        execution_mode: crate::plan::ExecutionMode,
         /// The DAG in stages.
         stages: Vec<Vec<String>>,
     },
@@ -113,8 +113,10 @@ pub trait Observer: Send + Sync {
 }
 
 /// Ignores every event.
+#[cfg(test)]
 pub struct NoObserver;
 
+#[cfg(test)]
 impl Observer for NoObserver {
     fn event(&self, _: &Event) {}
 }

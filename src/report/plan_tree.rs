@@ -1,12 +1,13 @@
 //! The tree `orch explain` prints: a plan a person can check at a glance.
 
-use super::tree::{bar, excerpt, Node, Style};
+use super::tree::{bar, Node, Style};
 use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, ThresholdSource};
+use crate::text::excerpt;
 
 /// Builds the explain tree of a plan.
 pub fn plan_tree(plan: &Plan, style: Style) -> Node {
     let r = &plan.routing;
-    let mode = format!("{:?}", r.execution_mode).to_lowercase();
+    let mode = r.execution_mode.to_string();
     let mut root = Node::leaf(format!(
         "{} {}\n{} {} · primary {}{}",
         style.bold("plan for"),
@@ -106,7 +107,7 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
     if !c.complex_terms.is_empty() {
         why.push_str(&format!(", complex terms: {}", c.complex_terms.join(", ")));
     }
-    let mut children = vec![Node::leaf(format!("complexity: {:?} ({why})", c.level).to_lowercase())];
+    let mut children = vec![Node::leaf(format!("complexity: {} ({why})", c.level))];
     match d.handling {
         Handling::Direct => children.push(Node::leaf(format!("handling: direct: {} answers (quality 85)", d.head))),
         Handling::Specialists => {

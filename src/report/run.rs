@@ -4,11 +4,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::grade::{Decision, ReviewStatus};
-use crate::plan::{round2, Handling, Level, Routing, ThresholdSource};
+use crate::plan::{Handling, Level, Routing, ThresholdSource};
+use crate::text::{round2, round2_opt};
 
 /// How the run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum RunStatus {
     /// Every selected department succeeded.
     Success,
@@ -19,8 +21,9 @@ pub enum RunStatus {
 }
 
 /// How a department ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum DepartmentStatus {
     /// It produced an output.
     Success,
@@ -242,7 +245,7 @@ impl Report {
     pub fn master_failed(request: &str, error: &str) -> Self {
         Report {
             version: 1,
-            run_id: crate::engine::new_id("run"),
+            run_id: crate::text::new_id("run"),
             status: RunStatus::Failed,
             request: request.to_string(),
             routing: None,
@@ -258,13 +261,6 @@ impl Report {
             metadata: RunMetadata::default(),
             error: Some(error.to_string()),
         }
-    }
-}
-
-fn round2_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(x) => round2(x, s),
-        None => s.serialize_none(),
     }
 }
 

@@ -2,8 +2,9 @@
 //! departments stage by stage, each with its specialists and attempts.
 
 use super::run::{DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
-use super::tree::{excerpt, Node, Style};
-use crate::grade::{fmt_score, ReviewStatus};
+use super::tree::{Node, Style};
+use crate::grade::ReviewStatus;
+use crate::text::{excerpt, fmt_score};
 
 /// Builds the tree of a run report.
 pub fn run_tree(report: &Report, style: Style) -> Node {
@@ -34,7 +35,7 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
         excerpt(&report.request, 80)
     ));
     if let Some(r) = &report.routing {
-        let mode = format!("{:?}", r.execution_mode).to_lowercase();
+        let mode = r.execution_mode.to_string();
         head.push_str(&format!("\n{} {mode} · primary {}", style.dim("routing:"), r.primary));
         if !r.supporting.is_empty() {
             head.push_str(&format!(" · supporting {}", r.supporting.join(", ")));

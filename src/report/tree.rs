@@ -126,17 +126,6 @@ pub fn bar(value: f64) -> String {
     format!("{}{}", "█".repeat(filled), "░".repeat(10 - filled))
 }
 
-/// Shortens text to `max` characters on one line, with an ellipsis.
-pub fn excerpt(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        format!("{}…", cut.trim_end())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,9 +148,7 @@ mod tests {
     }
 
     #[test]
-    fn bars_and_excerpts() {
+    fn bars() {
         assert_eq!(bar(0.58), "██████░░░░");
-        assert_eq!(excerpt("a  b\nc", 10), "a b c");
-        assert_eq!(excerpt("abcdefghijkl", 5), "abcd…");
     }
 }

@@ -1,4 +1,20 @@
-//! The prompts the engine sends, word for word as SPEC §3.5, §3.8 and seed 000 give them.
+//! The prompts the engine sends, word for word as SPEC §3.5, §3.8 and seed 000 give them,
+//! and the markers in them that the simulated provider reads (one spelling, here).
+
+/// Starts a retry prompt.
+pub const ORIGINAL_REQUEST: &str = "ORIGINAL REQUEST:";
+/// Precedes the previous output in a retry prompt.
+pub const PREVIOUS_ATTEMPT_FAILED: &str = "PREVIOUS ATTEMPT FAILED:";
+/// Precedes the feedback lines in a retry prompt.
+pub const FEEDBACK_FROM_PREVIOUS: &str = "FEEDBACK FROM PREVIOUS ATTEMPTS:";
+/// Precedes the closing instructions of a retry prompt.
+pub const INSTRUCTIONS: &str = "INSTRUCTIONS:";
+/// Precedes each dependency's output handed to a department.
+pub const CONTEXT_FROM: &str = "\n\nCONTEXT FROM";
+/// Marks the head's synthesis prompt.
+pub const SYNTHESIS_MARKER: &str = "You are the department head. Review and synthesize";
+/// Marks the master's summary prompt.
+pub const SUMMARY_MARKER: &str = "You are the master orchestrator. Summarize";
 
 /// A dependency's output handed to a department (seed 001's handoff context).
 pub struct Handoff<'a> {
@@ -15,9 +31,9 @@ pub fn with_handoff(request: &str, handoffs: &[Handoff]) -> String {
     let mut p = request.to_string();
     for h in handoffs {
         p.push_str(&format!(
-            "\n\nCONTEXT FROM {} (quality {}):\n{}",
+            "{CONTEXT_FROM} {} (quality {}):\n{}",
             h.department.to_uppercase(),
-            crate::grade::fmt_score(h.quality),
+            crate::text::fmt_score(h.quality),
             h.output
         ));
     }
@@ -27,10 +43,10 @@ pub fn with_handoff(request: &str, handoffs: &[Handoff]) -> String {
 /// The retry prompt of SPEC §3.5.
 pub fn retry(request: &str, previous_output: &str, feedback: &[String]) -> String {
     format!(
-        "ORIGINAL REQUEST: {request}\n\n\
-         PREVIOUS ATTEMPT FAILED: {previous_output}\n\n\
-         FEEDBACK FROM PREVIOUS ATTEMPTS:\n{}\n\n\
-         INSTRUCTIONS:\n\
+        "{ORIGINAL_REQUEST} {request}\n\n\
+         {PREVIOUS_ATTEMPT_FAILED} {previous_output}\n\n\
+         {FEEDBACK_FROM_PREVIOUS}\n{}\n\n\
+         {INSTRUCTIONS}\n\
          Retry with improvements. Focus on quality, relevance, consistency.",
         feedback.join("\n")
     )
@@ -41,7 +57,7 @@ pub fn retry(request: &str, previous_output: &str, feedback: &[String]) -> Strin
 pub fn feedback_line(score: f64, threshold: u32, grader_feedback: &str) -> String {
     let mut line = format!(
         "Quality score {} below threshold {threshold}. Improve quality, relevance, and consistency.",
-        crate::grade::fmt_score(score)
+        crate::text::fmt_score(score)
     );
     if !grader_feedback.is_empty() {
         line.push(' ');
@@ -66,7 +82,7 @@ pub struct SynthesisInput<'a> {
 pub fn synthesis(request: &str, inputs: &[SynthesisInput]) -> String {
     let mut p = format!(
         "Original request: {request}\n\n\
-         You are the department head. Review and synthesize the following specialist outputs \
+         {SYNTHESIS_MARKER} the following specialist outputs \
          into a cohesive final result:\n"
     );
     for (i, s) in inputs.iter().enumerate() {
@@ -75,7 +91,7 @@ pub fn synthesis(request: &str, inputs: &[SynthesisInput]) -> String {
             i + 1,
             s.name,
             s.specialization,
-            crate::grade::fmt_score(s.score),
+            crate::text::fmt_score(s.score),
             s.output
         ));
     }
@@ -89,7 +105,7 @@ pub fn synthesis(request: &str, inputs: &[SynthesisInput]) -> String {
 /// The master's summary prompt over every successful department's output.
 pub fn summary(request: &str, outputs: &[(&str, &str)]) -> String {
     let mut p = format!(
-        "Original request: {request}\n\nYou are the master orchestrator. Summarize what the departments \
+        "Original request: {request}\n\n{SUMMARY_MARKER} what the departments \
          produced into one unified result: what was made, how the pieces fit, what is still open.\n"
     );
     for (dept, output) in outputs {

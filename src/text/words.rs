@@ -46,16 +46,6 @@ impl WordIndex {
                 .all(|(k, w)| self.words.get(i + 1 + k) == Some(w))
         })
     }
-
-    /// How many words the text has (split as in [`words`]).
-    pub fn len(&self) -> usize {
-        self.words.len()
-    }
-
-    /// True when the text has no word at all (only punctuation or space).
-    pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,69 @@
+//! The config's shared vocabulary: the enums and small value types that the wire structs,
+//! the checked model and the layers above all use. Each enum's names are derived once
+//! (serde for JSON, strum for text), never written in a table.
+
+use serde::Serialize;
+use strum::{Display, EnumString, VariantNames};
+
+/// What an agent does in the hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Role {
+    /// Leads one department: answers directly, or reviews and synthesizes its specialists.
+    Head,
+    /// Works inside a department and is graded against a threshold.
+    Specialist,
+    /// Grades specialist outputs when `grading.method = "llm"`.
+    Judge,
+    /// Writes the run's summary when `aggregation.synthesize = true`.
+    Master,
+}
+
+/// The wire protocol a provider speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio…).
+    #[serde(rename = "openai")]
+    #[strum(serialize = "openai")]
+    OpenAi,
+    /// Anthropic messages API.
+    Anthropic,
+    /// The built-in offline provider.
+    Simulated,
+}
+
+/// How specialist outputs are graded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum GradingMethod {
+    /// Deterministic, no calls.
+    #[default]
+    Heuristic,
+    /// A judge agent grades.
+    Llm,
+}
+
+/// The weights of the three grading parts; they sum to 1.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Weights {
+    /// Weight of quality (craft, completeness).
+    pub quality: f64,
+    /// Weight of relevance to the request.
+    pub relevance: f64,
+    /// Weight of consistency (agrees with itself and its inputs).
+    pub consistency: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            quality: 0.4,
+            relevance: 0.3,
+            consistency: 0.3,
+        }
+    }
+}

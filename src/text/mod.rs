@@ -1,0 +1,61 @@
+//! Vocabulary below the layers: words, scores, excerpts and ids that every layer may use.
+//! It imports nothing of orch's, so no arrow ever runs upward from here.
+
+mod score;
+mod words;
+
+pub use score::{fmt_score, round2, round2_opt, round_to_2};
+pub use words::{words, WordIndex};
+
+/// Shortens text to `max` characters on one line, with an ellipsis.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+/// The text with its first letter upper-cased.
+pub fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// A short unique id: `prefix-` and 12 hex digits from the clock, the process and a counter.
+pub fn new_id(prefix: &str) -> String {
+    use sha2::{Digest, Sha256};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = Sha256::new();
+    h.update(format!("{:?}", std::time::SystemTime::now()));
+    h.update(std::process::id().to_le_bytes());
+    h.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    let d = h.finalize();
+    let hex: String = d[..6].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}-{hex}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_and_capitals() {
+        assert_eq!(excerpt("a  b\nc", 10), "a b c");
+        assert_eq!(excerpt("abcdefghijkl", 5), "abcd…");
+        assert_eq!(capitalize("the judge"), "The judge");
+        assert_eq!(capitalize(""), "");
+    }
+
+    #[test]
+    fn ids_are_unique() {
+        let a = new_id("run");
+        assert!(a.starts_with("run-") && a.len() == 16, "{a}");
+        assert_ne!(a, new_id("run"));
+    }
+}

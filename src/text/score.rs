@@ -1,0 +1,45 @@
+//! Scores as the report holds them (2 decimals, SPEC §3.10) and as people read them.
+
+use serde::Serializer;
+
+/// Rounds to 2 decimals (every score in the report, SPEC §3.10).
+pub fn round_to_2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// Serializes a score rounded to 2 decimals.
+pub fn round2<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round_to_2(*v))
+}
+
+/// Serializes an optional score rounded to 2 decimals.
+pub fn round2_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => round2(x, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// A score as people write it: `58`, `72.5`, `15.33`.
+pub fn fmt_score(score: f64) -> String {
+    let s = round_to_2(score);
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        let t = format!("{s:.2}");
+        t.trim_end_matches('0').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_and_formats() {
+        assert_eq!(round_to_2(15.333_333), 15.33);
+        assert_eq!(fmt_score(58.0), "58");
+        assert_eq!(fmt_score(72.5), "72.5");
+        assert_eq!(fmt_score(15.333), "15.33");
+    }
+}
