@@ -9,8 +9,13 @@ use strum::VariantNames;
 use super::diagnostic::{suggestion, Diagnostic};
 use super::keys::*;
 use super::node::{Key, Node, Pos, Value};
-use super::types::{GradingMethod, ProviderKind, Role, Weights};
+use super::types::{
+    GradingMethod, ProviderKind, Role, Weights, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
+};
 use super::wire::*;
+
+/// What a timeout may be (`MAX_TIMEOUT_SECS`).
+const TIMEOUT_RANGE: &str = "greater than 0 and at most 86400 (a day, in seconds)";
 
 /// Reads one file's [`Node`] tree, pushing every problem into `diags`.
 pub struct Decoder<'d> {
@@ -219,7 +224,7 @@ impl<'d> Decoder<'d> {
             s.defaults = DefaultsWire {
                 passing_threshold: self.count(&f, "passingThreshold", 0..=100),
                 max_retries: self.count(&f, "maxRetries", 0..=10),
-                timeout: self.number(&f, "timeout", |x| x > 0.0, "greater than 0"),
+                timeout: self.number(&f, "timeout", |x| x > 0.0 && x <= MAX_TIMEOUT_SECS, TIMEOUT_RANGE),
                 temperature: self.number(&f, "temperature", |x| (0.0..=2.0).contains(&x), "between 0 and 2"),
                 provider: self.string(&f, "provider"),
                 model: self.text(&f, "model"),
@@ -270,8 +275,18 @@ impl<'d> Decoder<'d> {
         if let Some((f, _)) = self.section(&top, "http", "[http]", HTTP_KEYS) {
             s.http = HttpWire {
                 max_retries: self.count(&f, "maxRetries", 0..=10),
-                backoff_base: self.number(&f, "backoffBase", |x| x >= 0.0, "at least 0"),
-                backoff_cap: self.number(&f, "backoffCap", |x| x >= 0.0, "at least 0"),
+                backoff_base: self.number(
+                    &f,
+                    "backoffBase",
+                    |x| (0.0..=MAX_BACKOFF_BASE_SECS).contains(&x),
+                    "between 0 and 60 (seconds)",
+                ),
+                backoff_cap: self.number(
+                    &f,
+                    "backoffCap",
+                    |x| (0.0..=MAX_BACKOFF_CAP_SECS).contains(&x),
+                    "between 0 and 3600 (seconds)",
+                ),
             };
         }
         if let Some(node) = top.get("providers") {
@@ -517,7 +532,7 @@ impl<'d> Decoder<'d> {
         let (max_retries, timeout, temperature) = match execution {
             Some((e, _)) => (
                 self.count(&e, "maxRetries", 0..=10),
-                self.number(&e, "timeout", |x| x > 0.0, "greater than 0"),
+                self.number(&e, "timeout", |x| x > 0.0 && x <= MAX_TIMEOUT_SECS, TIMEOUT_RANGE),
                 self.number(&e, "temperature", |x| (0.0..=2.0).contains(&x), "between 0 and 2"),
             ),
             None => (None, None, None),

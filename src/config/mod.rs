@@ -14,7 +14,7 @@ use std::path::Path;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use model::{Agent, Config, Department, ProviderSettings};
-pub use types::{GradingMethod, ProviderKind, Role, Weights};
+pub use types::{seconds, GradingMethod, ProviderKind, Role, Weights};
 
 /// A config that cannot be used, with every problem found.
 #[derive(Debug, thiserror::Error)]

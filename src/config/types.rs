@@ -67,3 +67,21 @@ impl Default for Weights {
         }
     }
 }
+
+/// The longest `timeout` a config may set (seconds): a day is plenty for one call.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+/// The longest `[http] backoffBase` (seconds).
+pub const MAX_BACKOFF_BASE_SECS: f64 = 60.0;
+/// The longest `[http] backoffCap` (seconds), which also caps a server's `Retry-After`.
+pub const MAX_BACKOFF_CAP_SECS: f64 = 3_600.0;
+
+/// Seconds as a `Duration`, never panicking: NaN and negatives are zero, anything beyond
+/// a day is a day (validate keeps config values inside these bounds already).
+pub fn seconds(secs: f64) -> std::time::Duration {
+    let secs = if secs.is_nan() {
+        0.0
+    } else {
+        secs.clamp(0.0, MAX_TIMEOUT_SECS)
+    };
+    std::time::Duration::try_from_secs_f64(secs).unwrap_or(std::time::Duration::ZERO)
+}

@@ -50,7 +50,10 @@ impl Budget {
 
     /// Records the tokens a call used.
     pub fn spend_tokens(&self, tokens: u64) {
-        self.tokens.fetch_add(tokens, Ordering::SeqCst);
+        // Saturating: a server's absurd usage never wraps the count back under the cap.
+        let _ = self
+            .tokens
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| Some(t.saturating_add(tokens)));
     }
 
     /// Calls made so far.

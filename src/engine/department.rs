@@ -1,7 +1,7 @@
 //! A department head (SPEC §3): answer directly, or run specialists, review them, and
 //! synthesize; fall back to answering directly when none passes; retry its own work.
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use futures::future::join_all;
 

@@ -41,9 +41,12 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
             if !ready {
                 continue;
             }
-            let finished: Vec<Finished> = done
+            // Handed over in `dependsOn` order, never in the order they finished, so the
+            // dependent's prompt is the same whatever finished first.
+            let finished: Vec<Finished> = dp
+                .depends_on
                 .iter()
-                .filter(|r| dp.depends_on.contains(&r.department_id))
+                .filter_map(|id| done.iter().find(|r| &r.department_id == id))
                 .map(|r| Finished {
                     id: r.department_id.clone(),
                     status: r.status,
@@ -251,11 +254,29 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
         usage,
         metadata: RunMetadata {
             total_execution_time: engine.elapsed_ms(),
-            completed_steps: engine.steps(),
+            completed_steps: in_plan_order(plan, engine.steps()),
             call_budget: plan.call_budget,
             seed: engine.seed,
             interrupted,
         },
         error,
     }
+}
+
+/// The completed steps in the order the plan lists them (routing; per department its
+/// specialists, its head's own answer, its synthesis, itself; the summary; aggregation),
+/// so the report does not depend on which call finished first.
+fn in_plan_order(plan: &Plan, completed: Vec<String>) -> Vec<String> {
+    let mut order = vec!["routing".to_string()];
+    for d in &plan.departments {
+        let id = &d.department_id;
+        order.extend(d.specialists.iter().map(|s| format!("{id}/{}", s.agent_id)));
+        order.push(format!("{id}/{}", d.head));
+        order.push(format!("{id}/synthesis"));
+        order.push(id.clone());
+    }
+    order.push("summary".into());
+    order.push("aggregation".into());
+    let completed: std::collections::HashSet<String> = completed.into_iter().collect();
+    order.into_iter().filter(|s| completed.contains(s)).collect()
 }

@@ -8,14 +8,19 @@ pub mod scoring;
 mod specialist;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 pub use budget::{Budget, Exhausted};
 pub use master::run;
 
+#[cfg(test)]
+mod tests;
+
 use crate::config::{Agent, Config, GradingMethod};
 use crate::grade::{heuristic, judge, Grade};
-use crate::provider::{CompletionRequest, ProviderError, Providers};
+use crate::provider::{CompletionRequest, Outcome, ProviderError, Providers};
 use crate::report::events::{Event, Observer};
 use crate::report::run::Usage;
 
@@ -96,9 +101,27 @@ impl Engine {
     }
 
     /// One LLM call by `agent`, counted against the budget and into `usage`.
+    ///
+    /// The agent's timeout covers the provider's rate-limit wait and the call with its
+    /// transport retries, not the wait for a concurrency slot; the rate-limit wait happens
+    /// before a slot is taken, so a paced provider never holds up the others.
     async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
-        let _permit = self.budget.reserve().await?;
         let (provider, model) = self.providers.for_agent(&self.config, agent);
+        let timeout = crate::config::seconds(agent.timeout.unwrap_or(self.config.settings.timeout));
+        let asked = Instant::now();
+        if !provider
+            .pace(asked.checked_add(timeout).unwrap_or_else(far_future))
+            .await
+        {
+            return Err(CallError::Provider(ProviderError::Timeout {
+                seconds: timeout.as_secs_f64(),
+            }));
+        }
+        let paced = asked.elapsed();
+        let _permit = self.budget.reserve().await?;
+        let deadline = Instant::now()
+            .checked_add(timeout.saturating_sub(paced))
+            .unwrap_or_else(far_future);
         let system = if agent.instructions.is_empty() {
             format!("You are {}.", agent.name)
         } else {
@@ -112,16 +135,25 @@ impl Engine {
             system,
             prompt,
             temperature: agent.temperature.unwrap_or(self.config.settings.temperature),
-            timeout: Duration::from_secs_f64(agent.timeout.unwrap_or(self.config.settings.timeout)),
+            timeout,
+            deadline,
         };
-        let outcome = provider.complete(&request).await;
+        // The deadline holds whatever the provider does (the HTTP layer keeps it too).
+        let outcome = match tokio::time::timeout_at(deadline, provider.complete(&request)).await {
+            Ok(outcome) => outcome,
+            Err(_) => Outcome::once(Err(ProviderError::Timeout {
+                seconds: timeout.as_secs_f64(),
+            })),
+        };
         usage.calls += 1;
-        usage.transport_retries += u64::from(outcome.transport_retries);
+        usage.transport_retries = usage
+            .transport_retries
+            .saturating_add(u64::from(outcome.transport_retries));
         let completion = outcome.result?;
-        usage.prompt_tokens += completion.prompt_tokens;
-        usage.completion_tokens += completion.completion_tokens;
+        usage.prompt_tokens = usage.prompt_tokens.saturating_add(completion.prompt_tokens);
+        usage.completion_tokens = usage.completion_tokens.saturating_add(completion.completion_tokens);
         self.budget
-            .spend_tokens(completion.prompt_tokens + completion.completion_tokens);
+            .spend_tokens(completion.prompt_tokens.saturating_add(completion.completion_tokens));
         if completion.text.trim().is_empty() {
             return Err(CallError::Empty);
         }
@@ -155,4 +187,9 @@ impl Engine {
             .to_string();
         (grade, "heuristic-fallback")
     }
+}
+
+/// A deadline no call reaches (for the rare timeout an `Instant` cannot hold).
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400 * 365)
 }

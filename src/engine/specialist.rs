@@ -1,6 +1,6 @@
 //! One specialist's retry loop with feedback (SPEC §3.5), and the head's review of it.
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use super::{CallError, Engine};
 use crate::grade::{decide, passes, review, Decision, ReviewStatus};

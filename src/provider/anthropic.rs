@@ -49,9 +49,14 @@ impl Provider for Anthropic {
                 headers: vec![("anthropic-version", ANTHROPIC_VERSION.to_string())],
                 body: &body,
                 timeout: req.timeout,
+                deadline: req.deadline,
             };
             self.http.complete(post, &self.key, parse).await
         })
+    }
+
+    fn pace(&self, deadline: tokio::time::Instant) -> BoxFuture<'_, bool> {
+        Box::pin(self.http.pace(deadline))
     }
 }
 

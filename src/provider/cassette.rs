@@ -84,6 +84,10 @@ impl Provider for Recorder {
             outcome
         })
     }
+
+    fn pace(&self, deadline: tokio::time::Instant) -> BoxFuture<'_, bool> {
+        self.inner.pace(deadline)
+    }
 }
 
 /// Recorded exchanges by request hash, in the order they happened; shared by the replayers.

@@ -7,7 +7,9 @@
 //! `(1 + maxRetries)` timeouts.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
+
+use tokio::time::Instant;
 
 use super::{api_key, Completion, Outcome, ProviderError};
 use crate::config::model::HttpSettings;
@@ -42,8 +44,10 @@ pub struct Post<'a> {
     pub headers: Vec<(&'static str, String)>,
     /// The JSON body.
     pub body: &'a serde_json::Value,
-    /// Deadline of the whole call.
+    /// The agent's timeout, for messages.
     pub timeout: Duration,
+    /// When the whole call, transport retries included, must have ended.
+    pub deadline: Instant,
 }
 
 impl HttpClient {
@@ -57,7 +61,7 @@ impl HttpClient {
             })?;
         let next_slot = (requests_per_minute > 0).then(|| {
             (
-                Duration::from_secs_f64(60.0 / f64::from(requests_per_minute)),
+                Duration::from_secs(60) / requests_per_minute,
                 Mutex::new(Instant::now()),
             )
         });
@@ -93,11 +97,20 @@ impl HttpClient {
     }
 
     /// Posts `post.body` and returns the reply's JSON and the transport retries it took.
+    /// The first try was paced by the engine ([`HttpClient::pace`]); each retry waits for
+    /// a slot of its own, within the deadline.
     async fn post_json(&self, post: &Post<'_>, secrets: &[String]) -> (Result<serde_json::Value, ProviderError>, u32) {
-        let deadline = Instant::now() + post.timeout;
+        let deadline = post.deadline;
         let mut retries = 0;
         loop {
-            self.wait_for_slot().await;
+            if retries > 0 && !self.pace(deadline).await {
+                return (
+                    Err(ProviderError::Timeout {
+                        seconds: post.timeout.as_secs_f64(),
+                    }),
+                    retries,
+                );
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return (
@@ -118,7 +131,7 @@ impl HttpClient {
                 return (result, retries);
             }
             let delay = self.delay(retries, retry_after);
-            if Instant::now() + delay >= deadline {
+            if Instant::now().checked_add(delay).is_none_or(|at| at >= deadline) {
                 // No time left for another try.
                 let result = match result {
                     Err(ProviderError::Timeout { .. }) => Err(ProviderError::Timeout {
@@ -166,38 +179,47 @@ impl HttpClient {
     /// The wait before retry number `retry` + 1: the server's word (capped), else
     /// full jitter over `min(cap, base · 2^retry)`.
     fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
-        let cap = self.settings.backoff_cap.max(0.0);
+        let cap = crate::config::seconds(self.settings.backoff_cap);
         if let Some(d) = retry_after {
-            return d.min(Duration::from_secs_f64(cap));
+            return d.min(cap);
         }
-        let ceiling = (self.settings.backoff_base * 2f64.powi(retry as i32)).min(cap);
-        Duration::from_secs_f64(ceiling * jitter())
+        let ceiling = crate::config::seconds(self.settings.backoff_base * 2f64.powi(retry.min(64) as i32)).min(cap);
+        ceiling.mul_f64(jitter())
     }
 
-    async fn wait_for_slot(&self) {
+    /// Waits for the next request slot of `requestsPerMinute`; false, without taking the
+    /// slot, when it would start after `deadline`. Always ready without a limit.
+    pub async fn pace(&self, deadline: Instant) -> bool {
         let Some((interval, next)) = &self.next_slot else {
-            return;
+            return true;
         };
         let start = {
-            let mut next = next.lock().expect("rate limit lock");
-            let now = Instant::now();
-            let start = (*next).max(now);
-            *next = start + *interval;
+            // A poisoned lock only means another call panicked mid-update; the instant is whole.
+            let mut next = next.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let start = (*next).max(Instant::now());
+            if start > deadline {
+                return false;
+            }
+            *next = start.checked_add(*interval).unwrap_or(start);
             start
         };
-        tokio::time::sleep_until(start.into()).await;
+        tokio::time::sleep_until(start).await;
+        true
     }
 }
 
-/// `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date.
+/// `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date. A value that is not
+/// a finite, non-negative number (`inf`, `NaN`, `-1`, `1e30`, garbage) is ignored, and the
+/// usual backoff applies; a huge one is capped later by `backoffCap`.
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let duration = |secs: f64| Duration::try_from_secs_f64(secs).ok();
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        return duration(ms / 1000.0);
     }
     let value = text("retry-after")?;
     if let Ok(secs) = value.parse::<f64>() {
-        return Some(Duration::from_secs_f64(secs.max(0.0)));
+        return duration(secs);
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
@@ -299,6 +321,50 @@ mod tests {
         h.insert("retry-after", future.parse().unwrap());
         let d = retry_after(&h).unwrap();
         assert!(d > Duration::from_secs(27) && d <= Duration::from_secs(30), "{d:?}");
+    }
+
+    #[test]
+    fn absurd_retry_after_values_are_ignored() {
+        for bad in ["inf", "NaN", "-1", "1e30", "soon", "1e400"] {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert("retry-after", bad.parse().unwrap());
+            assert_eq!(retry_after(&h), None, "retry-after: {bad}");
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert("retry-after-ms", bad.parse().unwrap());
+            assert_eq!(retry_after(&h), None, "retry-after-ms: {bad}");
+        }
+        let c = client(4, 0.5, 30.0, 0);
+        // A huge but finite wait is capped by backoffCap.
+        assert_eq!(c.delay(0, Some(Duration::from_secs(1_000_000))), Duration::from_secs(30));
+        // Backoff far beyond any exponent stays under the cap.
+        assert!(c.delay(u32::MAX, None) <= Duration::from_secs(30));
+    }
+
+    fn client(max_retries: u32, backoff_base: f64, backoff_cap: f64, rpm: u32) -> HttpClient {
+        HttpClient::new(
+            HttpSettings {
+                max_retries,
+                backoff_base,
+                backoff_cap,
+            },
+            rpm,
+        )
+        .unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pacing_spaces_requests_and_gives_up_past_the_deadline() {
+        let c = client(0, 0.5, 30.0, 60);
+        let t0 = Instant::now();
+        assert!(c.pace(t0 + Duration::from_secs(10)).await);
+        assert_eq!(Instant::now(), t0);
+        assert!(c.pace(t0 + Duration::from_secs(10)).await);
+        assert_eq!(Instant::now() - t0, Duration::from_secs(1));
+        // The next slot is at 2 s: a deadline before it fails at once, without taking it.
+        assert!(!c.pace(t0 + Duration::from_millis(1500)).await);
+        assert_eq!(Instant::now() - t0, Duration::from_secs(1));
+        assert!(c.pace(t0 + Duration::from_secs(10)).await);
+        assert_eq!(Instant::now() - t0, Duration::from_secs(2));
     }
 
     #[test]

@@ -32,9 +32,12 @@ pub struct CompletionRequest {
     pub prompt: String,
     /// Sampling temperature.
     pub temperature: f64,
-    /// Per-call timeout (the agent's `executionSettings.timeout`).
+    /// The agent's `executionSettings.timeout`, for messages.
     #[serde(skip)]
     pub timeout: Duration,
+    /// When the call, transport retries included, must have ended.
+    #[serde(skip)]
+    pub deadline: tokio::time::Instant,
 }
 
 /// A provider's answer.
@@ -120,6 +123,14 @@ pub enum ProviderError {
 pub trait Provider: Send + Sync {
     /// Makes one call (with the provider's own transport retries).
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Outcome>;
+
+    /// Waits for the provider's next request slot (`requestsPerMinute`); false, at once,
+    /// when that slot comes after `deadline`. The engine paces before it takes a
+    /// concurrency slot. Providers without a rate limit are always ready.
+    fn pace(&self, deadline: tokio::time::Instant) -> BoxFuture<'_, bool> {
+        let _ = deadline;
+        Box::pin(std::future::ready(true))
+    }
 }
 
 /// A rough token count (4 characters a token) for providers that report none.

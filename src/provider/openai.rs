@@ -48,9 +48,14 @@ impl Provider for OpenAi {
                 headers: Vec::new(),
                 body: &body,
                 timeout: req.timeout,
+                deadline: req.deadline,
             };
             self.http.complete(post, &self.key, parse).await
         })
+    }
+
+    fn pace(&self, deadline: tokio::time::Instant) -> BoxFuture<'_, bool> {
+        Box::pin(self.http.pace(deadline))
     }
 }
 

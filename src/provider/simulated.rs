@@ -287,6 +287,7 @@ mod tests {
             prompt: prompt.into(),
             temperature: 0.7,
             timeout: std::time::Duration::from_secs(1),
+            deadline: tokio::time::Instant::now(),
         }
     }
 

@@ -50,10 +50,11 @@ pub struct Usage {
 impl Usage {
     /// Adds another usage to this one.
     pub fn add(&mut self, other: &Usage) {
-        self.calls += other.calls;
-        self.transport_retries += other.transport_retries;
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
+        // Saturating: usage comes from servers, and no number they send may wrap a sum.
+        self.calls = self.calls.saturating_add(other.calls);
+        self.transport_retries = self.transport_retries.saturating_add(other.transport_retries);
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.completion_tokens = self.completion_tokens.saturating_add(other.completion_tokens);
     }
 }
 

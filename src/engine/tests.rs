@@ -1,0 +1,343 @@
+//! The engine without the clock: a scripted provider and tokio's paused time, so DAG order,
+//! calls in flight, timeouts, budgets and interruption are exact on any machine.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::{run, Budget, Engine};
+use crate::config::{load_str, Config};
+use crate::plan::{self, PlanOptions};
+use crate::provider::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, Providers};
+use crate::report::events::NoObserver;
+use crate::report::run::Report;
+
+/// One call the scripted provider saw.
+#[derive(Clone, Debug)]
+struct Call {
+    agent: String,
+    prompt: String,
+    start: Instant,
+    end: Instant,
+}
+
+/// Answers every call after the agent's delay (100 ms unless scripted), logging it.
+#[derive(Default)]
+struct Scripted {
+    delays: HashMap<String, Duration>,
+    calls: Mutex<Vec<Call>>,
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// Counts a call out of flight even when the engine drops it at its deadline.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Scripted {
+    fn with_delays(delays: &[(&str, u64)]) -> Arc<Self> {
+        Arc::new(Scripted {
+            delays: delays
+                .iter()
+                .map(|(a, ms)| (a.to_string(), Duration::from_millis(*ms)))
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn of(&self, prefix: &str) -> Vec<Call> {
+        self.calls()
+            .into_iter()
+            .filter(|c| c.agent.starts_with(prefix))
+            .collect()
+    }
+}
+
+impl Provider for Scripted {
+    fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let start = Instant::now();
+            let n = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            let _guard = InFlight(&self.in_flight);
+            self.peak.fetch_max(n, Ordering::SeqCst);
+            let delay = self
+                .delays
+                .get(&req.agent_id)
+                .copied()
+                .unwrap_or(Duration::from_millis(100));
+            tokio::time::sleep(delay).await;
+            self.calls.lock().unwrap().push(Call {
+                agent: req.agent_id.clone(),
+                prompt: req.prompt.clone(),
+                start,
+                end: Instant::now(),
+            });
+            Outcome::once(Ok(Completion {
+                text: format!(
+                    "[[{}]] A complete, structured answer about the scene, Aladdin and the music.",
+                    req.agent_id
+                ),
+                prompt_tokens: 10,
+                completion_tokens: 5,
+            }))
+        })
+    }
+}
+
+/// Story, audio and character (after story and audio), two specialists each; every
+/// output passes (threshold 0), so only the schedule is under test.
+const CHAIN: &str = r#"
+defaults: { passingThreshold: 0 }
+departments:
+  - { id: story, keywords: [scene], head: story-head, priority: 1 }
+  - { id: character, keywords: [aladdin], head: character-head, dependsOn: [story, audio] }
+  - { id: audio, keywords: [music], head: audio-head }
+agents:
+  - { id: story-head, role: head, department: story }
+  - { id: story-a, role: specialist, department: story }
+  - { id: story-b, role: specialist, department: story }
+  - { id: character-head, role: head, department: character }
+  - { id: character-a, role: specialist, department: character }
+  - { id: character-b, role: specialist, department: character }
+  - { id: audio-head, role: head, department: audio }
+  - { id: audio-a, role: specialist, department: audio }
+  - { id: audio-b, role: specialist, department: audio }
+"#;
+
+const REQUEST: &str = "A scene with Aladdin and music. Then the chase";
+
+fn config(extra: &str) -> Config {
+    load_str(&format!("{extra}{CHAIN}"), false).unwrap()
+}
+
+/// Runs `request` on `config` with `provider` answering every agent; `interrupt` stops it.
+async fn run_with(
+    config: Config,
+    provider: Arc<Scripted>,
+    budget: Budget,
+    interrupt: impl std::future::Future<Output = ()>,
+) -> Report {
+    let plan = plan::build(&config, REQUEST, &PlanOptions::default()).unwrap();
+    let providers = Providers::new(
+        HashMap::from([("simulated".to_string(), provider as Arc<dyn Provider>)]),
+        None,
+        None,
+    );
+    let engine = Engine::new(
+        "run-test".into(),
+        Arc::new(config),
+        providers,
+        budget,
+        Box::new(NoObserver),
+        0,
+    );
+    run(&engine, &plan, interrupt).await
+}
+
+async fn run_chain(provider: Arc<Scripted>, concurrency: usize) -> Report {
+    run_with(
+        config(""),
+        provider,
+        Budget::new(200, 0, concurrency),
+        std::future::pending(),
+    )
+    .await
+}
+
+/// The report as JSON without what only the clock decides (times) or chance (ids).
+fn timeless(report: &Report) -> serde_json::Value {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for k in [
+                    "runId",
+                    "headExecutionId",
+                    "executionTime",
+                    "totalExecutionTime",
+                    "latencyMs",
+                    "startedAt",
+                    "finishedAt",
+                ] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(walk);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(report).unwrap();
+    walk(&mut v);
+    v
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_department_starts_when_its_dependencies_end_and_parallel_work_overlaps() {
+    let provider = Scripted::with_delays(&[("audio-a", 300), ("audio-b", 300), ("audio-head", 300)]);
+    let report = run_chain(provider.clone(), 8).await;
+    assert_eq!(report.status.to_string(), "success");
+    let t0 = provider.calls().iter().map(|c| c.start).min().unwrap();
+    let story_end = provider.of("story").iter().map(|c| c.end).max().unwrap();
+    let audio_end = provider.of("audio").iter().map(|c| c.end).max().unwrap();
+    let character = provider.of("character");
+    let character_start = character.iter().map(|c| c.start).min().unwrap();
+    // Story and audio start together; story's specialists overlap exactly.
+    for c in provider
+        .of("story")
+        .iter()
+        .chain(provider.of("audio").iter())
+        .filter(|c| !c.agent.ends_with("head"))
+    {
+        assert_eq!(c.start, t0, "{} waited for nothing", c.agent);
+    }
+    // Story: specialists 100 ms, synthesis 100 ms; audio 300 + 300.
+    assert_eq!(story_end - t0, Duration::from_millis(200));
+    assert_eq!(audio_end - t0, Duration::from_millis(600));
+    // Character starts the moment its last dependency ends, not before.
+    assert_eq!(character_start, audio_end);
+    assert_eq!(provider.peak.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn handoffs_follow_depends_on_whatever_finishes_first() {
+    // Audio finishes first in one run, story in the other: the requests and the report agree.
+    let audio_first = Scripted::with_delays(&[("story-a", 500), ("story-b", 500)]);
+    let story_first = Scripted::with_delays(&[("audio-a", 500), ("audio-b", 500)]);
+    let a = run_chain(audio_first.clone(), 8).await;
+    let b = run_chain(story_first.clone(), 8).await;
+    let prompt = |p: &Scripted| p.of("character-a")[0].prompt.clone();
+    assert_eq!(prompt(&audio_first), prompt(&story_first));
+    let p = prompt(&audio_first);
+    let (story, audio) = (
+        p.find("CONTEXT FROM STORY").unwrap(),
+        p.find("CONTEXT FROM AUDIO").unwrap(),
+    );
+    assert!(story < audio, "handoffs in dependsOn order (story, audio): {p}");
+    let character = a.departments.iter().find(|d| d.department_id == "character").unwrap();
+    assert_eq!(character.metadata.dependencies_received, ["story", "audio"]);
+    // Plan order: stage by stage, each stage by id.
+    assert_eq!(
+        a.metadata.completed_steps,
+        [
+            "routing",
+            "audio/audio-a",
+            "audio/audio-b",
+            "audio/synthesis",
+            "audio",
+            "story/story-a",
+            "story/story-b",
+            "story/synthesis",
+            "story",
+            "character/character-a",
+            "character/character-b",
+            "character/synthesis",
+            "character",
+            "aggregation"
+        ]
+    );
+    assert_eq!(timeless(&a), timeless(&b));
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_concurrency_is_the_peak_of_calls_in_flight() {
+    for concurrency in [1, 2, 3] {
+        let provider = Scripted::with_delays(&[]);
+        let report = run_chain(provider.clone(), concurrency).await;
+        assert_eq!(report.status.to_string(), "success");
+        assert_eq!(provider.peak.load(Ordering::SeqCst), concurrency);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_past_its_timeout_fails_at_the_deadline() {
+    let provider = Scripted::with_delays(&[("story-a", 60_000)]);
+    let config = load_str(
+        &CHAIN.replace(
+            "{ id: story-a, role: specialist, department: story }",
+            "{ id: story-a, role: specialist, department: story, executionSettings: { timeout: 2, maxRetries: 0 } }",
+        ),
+        false,
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let report = run_with(config, provider.clone(), Budget::new(200, 0, 8), std::future::pending()).await;
+    let story = report.departments.iter().find(|d| d.department_id == "story").unwrap();
+    let a = story
+        .specialist_results
+        .iter()
+        .find(|s| s.agent_id == "story-a")
+        .unwrap();
+    assert_eq!(a.attempts.len(), 1);
+    assert_eq!(a.attempts[0].error.as_deref(), Some("timed out after 2 s"));
+    assert_eq!(a.attempts[0].latency_ms, 2000);
+    assert_eq!(
+        story.status.to_string(),
+        "success",
+        "story-b passed, so the head synthesizes"
+    );
+    // The run went on at once: story ended at 2 s + its synthesis, not after 60 s.
+    assert!(Instant::now() - t0 < Duration::from_secs(3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_call_budget_is_never_exceeded() {
+    let provider = Scripted::with_delays(&[]);
+    let report = run_with(
+        config(""),
+        provider.clone(),
+        Budget::new(3, 0, 8),
+        std::future::pending(),
+    )
+    .await;
+    assert_eq!(provider.calls().len(), 3);
+    assert_eq!(report.usage.calls, 3);
+    assert_ne!(report.status.to_string(), "success");
+    assert!(report
+        .departments
+        .iter()
+        .flat_map(|d| &d.specialist_results)
+        .any(|s| s.error.as_deref() == Some("budget exhausted: limits.maxCalls (3) reached")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_token_budget_stops_new_calls() {
+    // Each call spends 15 tokens; after 30 no call starts.
+    let provider = Scripted::with_delays(&[]);
+    let report = run_with(
+        config(""),
+        provider.clone(),
+        Budget::new(200, 30, 1),
+        std::future::pending(),
+    )
+    .await;
+    assert_eq!(provider.calls().len(), 2);
+    assert_eq!(report.usage.prompt_tokens + report.usage.completion_tokens, 30);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupted_run_reports_what_finished() {
+    let provider = Scripted::with_delays(&[("audio-a", 10_000), ("audio-b", 10_000)]);
+    let interrupt = tokio::time::sleep(Duration::from_secs(1));
+    let report = run_with(config(""), provider.clone(), Budget::new(200, 0, 8), interrupt).await;
+    assert!(report.metadata.interrupted);
+    let status = |id: &str| {
+        let d = report.departments.iter().find(|d| d.department_id == id).unwrap();
+        (d.status.to_string(), d.error.clone())
+    };
+    assert_eq!(status("story"), ("success".into(), None));
+    assert_eq!(status("audio"), ("failed".into(), Some("interrupted".into())));
+    assert_eq!(status("character"), ("failed".into(), Some("interrupted".into())));
+    assert_eq!(report.status.to_string(), "partial");
+}
