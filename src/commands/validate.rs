@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cli::{ValidateArgs, ValidateFormat};
 use crate::config::{self, load::locate_root, Diagnostic, Severity};
-use crate::exit::Exit;
+use crate::exit::{CommandError, Exit};
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
@@ -21,6 +21,9 @@ struct JsonReport<'a> {
 pub fn validate(args: ValidateArgs) -> Result<Exit> {
     let root = locate_root(args.path.as_deref());
     let mut diags = config::diagnose(&root);
+    if let Some(missing) = diags.iter().find(|d| d.is_missing_config()) {
+        return Err(CommandError::usage(missing.message.clone()).into());
+    }
     if args.strict {
         for d in &mut diags {
             d.severity = Severity::Error;

@@ -32,6 +32,12 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// True when there is no config to check at all (no root, or nothing orch reads in
+    /// it): not a place in a file, so commands say it as one `error:` line.
+    pub fn is_missing_config(&self) -> bool {
+        self.code == "no-config" || self.code == "no-root"
+    }
+
     /// An error at a position.
     pub fn error(file: &str, pos: Pos, code: &'static str, message: impl Into<String>) -> Self {
         Self::new(file, pos, Severity::Error, code, message)

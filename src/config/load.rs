@@ -48,8 +48,8 @@ pub fn read(root: &Path) -> Loaded {
         Err(e) => {
             loaded.diagnostics.push(whole_file(
                 &shown,
-                "io",
-                format!("cannot read config: {}", io_reason(&e)),
+                "no-root",
+                format!("cannot read config {shown}: {}", io_reason(&e)),
             ));
             return loaded;
         }

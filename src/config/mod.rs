@@ -27,6 +27,7 @@ pub struct ConfigError {
 fn summary(diags: &[Diagnostic]) -> String {
     let errors: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
     match errors.as_slice() {
+        [missing, ..] if missing.is_missing_config() => missing.message.clone(),
         [one] => format!("invalid config: {one}"),
         [first, ..] => format!(
             "invalid config: {first} (and {} more; run `orch validate`)",
@@ -40,7 +41,7 @@ fn summary(diags: &[Diagnostic]) -> String {
 pub fn diagnose(root: &Path) -> Vec<Diagnostic> {
     let loaded = load::read(root);
     let mut diags = loaded.diagnostics;
-    if !diags.iter().any(|d| d.code == "no-config") {
+    if !diags.iter().any(|d| d.is_missing_config()) {
         diags.extend(validate::check(&loaded.wire, &loaded.settings_file));
     }
     diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));

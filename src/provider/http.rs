@@ -335,7 +335,10 @@ mod tests {
         }
         let c = client(4, 0.5, 30.0, 0);
         // A huge but finite wait is capped by backoffCap.
-        assert_eq!(c.delay(0, Some(Duration::from_secs(1_000_000))), Duration::from_secs(30));
+        assert_eq!(
+            c.delay(0, Some(Duration::from_secs(1_000_000))),
+            Duration::from_secs(30)
+        );
         // Backoff far beyond any exponent stays under the cap.
         assert!(c.delay(u32::MAX, None) <= Duration::from_secs(30));
     }

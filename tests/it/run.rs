@@ -1,12 +1,10 @@
 //! `orch run` end to end through the binary: seed 000's numbers from a scripted judge behind
 //! a real HTTP mock server, exit codes, budgets, DAG order and handoff, determinism.
 
-mod common;
-
 use std::time::Duration;
 
-use common::mock::{config_yaml, Script};
-use common::{json, orch, orch_with_stdin, repo, stderr, strip, Root};
+use crate::common::mock::{config_yaml, Script};
+use crate::common::{json, orch, orch_with_stdin, repo, stderr, strip, Root};
 use serde_json::Value;
 
 /// One department `d` with head `h` and the given specialists (id, extra YAML).
@@ -229,29 +227,27 @@ const CHAIN_REQUEST: &str = "A scene with Aladdin and music. Then the chase";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dag_order_handoff_and_parallel_specialists() {
-    let script = Script::new(&[]).with_delay(Duration::from_millis(150));
+    // Exact timing (overlap, start on ready) is tested without the clock in
+    // `engine::tests`; here only what causality guarantees is asserted.
+    let script = Script::new(&[]);
     let server = script.serve().await;
     let root = chain(&server.uri(), "");
     let (code, r) = run(&root, &[CHAIN_REQUEST]);
     assert_eq!(code, 0, "{r:#}");
     let seen = script.seen();
-    let last_story = seen
-        .iter()
-        .filter(|s| s.agent.starts_with("story") || (s.judge && s.user.contains("[[story")))
-        .map(|s| s.arrived)
-        .max()
+    let position = |pred: &dyn Fn(&crate::common::mock::Seen) -> bool| -> Vec<usize> {
+        seen.iter()
+            .enumerate()
+            .filter(|(_, s)| pred(s))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let last_story = *position(&|s| s.agent.starts_with("story") || (s.judge && s.user.contains("[[story")))
+        .last()
         .unwrap();
-    let first_character = seen
-        .iter()
-        .filter(|s| s.agent.starts_with("character"))
-        .map(|s| s.arrived)
-        .min()
-        .unwrap();
-    // The dependent's first call starts after the dependency's last call has ended.
-    assert!(
-        first_character >= last_story + Duration::from_millis(150),
-        "character started before story ended"
-    );
+    let first_character = position(&|s| s.agent.starts_with("character"))[0];
+    // The dependent's first call arrives after the dependency's last call.
+    assert!(first_character > last_story, "character started before story ended");
     // ...and carries its output.
     let first = seen.iter().find(|s| s.agent.starts_with("character")).unwrap();
     assert!(first.user.contains("CONTEXT FROM STORY (quality"), "{}", first.user);
@@ -259,20 +255,11 @@ async fn dag_order_handoff_and_parallel_specialists() {
         first.user.contains("[[story-head#1]]"),
         "story's synthesized output is handed over"
     );
-    // Specialists of one department overlap in time; audio ran beside story.
-    let story_a = seen.iter().find(|s| s.agent == "story-a").unwrap().arrived;
-    let story_b = seen.iter().find(|s| s.agent == "story-b").unwrap().arrived;
-    let gap = if story_a > story_b {
-        story_a - story_b
-    } else {
-        story_b - story_a
-    };
+    // Audio depends on nothing: it ran before character, beside story.
     assert!(
-        gap < Duration::from_millis(100),
-        "story-a and story-b did not overlap ({gap:?})"
+        position(&|s| s.agent == "audio-a")[0] < first_character,
+        "audio waited for nothing"
     );
-    let audio_a = seen.iter().find(|s| s.agent == "audio-a").unwrap().arrived;
-    assert!(audio_a < first_character, "audio waited for nothing");
     let character = r["departments"]
         .as_array()
         .unwrap()
@@ -300,6 +287,8 @@ async fn dag_order_handoff_and_parallel_specialists() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), steps.len(), "a step ran twice: {steps:?}");
+    // In plan order, whatever finished first.
+    assert_eq!(steps.last(), Some(&"aggregation"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -330,7 +319,8 @@ async fn max_concurrency_bounds_calls_in_flight() {
     let server = script.serve().await;
     let root = chain(&server.uri(), "limits:\n  maxConcurrency: 2\n");
     run(&root, &[CHAIN_REQUEST]);
-    assert_eq!(script.peak_in_flight(), 2);
+    // Never more than the cap (exactly the cap is asserted on a paused clock in engine::tests).
+    assert!(script.peak_in_flight() <= 2);
     let script = Script::new(&[]).with_delay(Duration::from_millis(200));
     let server = script.serve().await;
     let root = chain(&server.uri(), "");
@@ -556,7 +546,7 @@ fn tree_format_reads_like_a_report() {
             "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops",
         ],
     );
-    let text = common::stdout(&out);
+    let text = crate::common::stdout(&out);
     assert!(text.starts_with("run success · quality "), "{text}");
     assert!(text.contains(" → "), "attempts shown as 58 → 72: {text}");
     assert!(text.contains("character-appearance-specialist"));
@@ -575,9 +565,12 @@ async fn ctrl_c_prints_the_partial_report_and_exits_130() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let seen = script.clone();
     let out = tokio::task::spawn_blocking(move || {
-        // Wait until the first calls are in flight, then interrupt.
-        std::thread::sleep(Duration::from_millis(1000));
+        // Wait until the first call has reached the server (no fixed sleep), then interrupt.
+        while seen.seen().is_empty() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let status = std::process::Command::new("kill")
             .args(["-INT", &child.id().to_string()])
             .status()
@@ -623,7 +616,8 @@ async fn with_fault(
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreadable_judge_reply_falls_back_to_the_heuristic_and_says_so() {
     let script = Script::new(&[]);
-    let garbage = wiremock::ResponseTemplate::new(200).set_body_json(common::mock::chat_reply("Looks great to me!"));
+    let garbage =
+        wiremock::ResponseTemplate::new(200).set_body_json(crate::common::mock::chat_reply("Looks great to me!"));
     let server = with_fault(&script, "GRADE THIS OUTPUT.", garbage, None).await;
     let root = one_department(
         &server.uri(),
@@ -716,6 +710,6 @@ fn tree_snapshot_of_the_quick_start() {
         (r"\d+\.\d s\b", "[secs] s"),
         (r"\d+ ms\)", "[ms] ms)"),
     ]}, {
-        insta::assert_snapshot!("run_quick_start", common::stdout(&out));
+        insta::assert_snapshot!("run_quick_start", crate::common::stdout(&out));
     });
 }

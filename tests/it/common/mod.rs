@@ -58,33 +58,108 @@ impl Root {
     }
 }
 
+/// One run of the binary, built step by step (just's `Test`):
+/// `Test::new(dir).args(["validate"]).status(2).run()`.
+pub struct Test {
+    cwd: PathBuf,
+    args: Vec<String>,
+    stdin: Option<Vec<u8>>,
+    env: Vec<(String, String)>,
+    status: Option<i32>,
+}
+
+impl Test {
+    /// The binary run in `cwd`, with orch's own variables cleared and colour off.
+    pub fn new(cwd: &Path) -> Self {
+        Test {
+            cwd: cwd.to_path_buf(),
+            args: Vec::new(),
+            stdin: None,
+            env: Vec::new(),
+            status: None,
+        }
+    }
+
+    /// Adds arguments.
+    pub fn args<S: AsRef<str>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        self.args.extend(args.into_iter().map(|a| a.as_ref().to_string()));
+        self
+    }
+
+    /// Feeds standard input.
+    pub fn stdin(mut self, input: impl AsRef<[u8]>) -> Self {
+        self.stdin = Some(input.as_ref().to_vec());
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// The exit code the run must end with (checked by [`Test::run`]).
+    pub fn status(mut self, code: i32) -> Self {
+        self.status = Some(code);
+        self
+    }
+
+    /// Runs the binary to its end; panics with both streams when the status is not the one expected.
+    pub fn run(self) -> Output {
+        use std::io::Write;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_orch"));
+        cmd.args(&self.args)
+            .current_dir(&self.cwd)
+            .env_remove("ORCH_CONFIG")
+            .env("NO_COLOR", "1")
+            .stdin(if self.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let stdin = self.stdin;
+        let out = blocking(|| {
+            let mut child = cmd.spawn().unwrap();
+            if let Some(input) = stdin {
+                let mut pipe = child.stdin.take().unwrap();
+                std::thread::spawn(move || {
+                    let _ = pipe.write_all(&input);
+                });
+            }
+            child.wait_with_output().unwrap()
+        });
+        if let Some(code) = self.status {
+            assert_eq!(
+                out.status.code(),
+                Some(code),
+                "orch {:?}\nstdout:\n{}\nstderr:\n{}",
+                self.args,
+                stdout(&out),
+                stderr(&out)
+            );
+        }
+        out
+    }
+}
+
 /// The orch binary, run in `cwd` with a clean environment for orch's own variables.
 pub fn orch(cwd: &Path, args: &[&str]) -> Output {
-    orch_with_stdin(cwd, args, None)
+    Test::new(cwd).args(args).run()
 }
 
 /// Like [`orch`], feeding `stdin`.
 pub fn orch_with_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    use std::io::Write;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_orch"));
-    cmd.args(args)
-        .current_dir(cwd)
-        .env_remove("ORCH_CONFIG")
-        .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    blocking(|| {
-        let mut child = cmd.spawn().unwrap();
-        if let Some(input) = stdin {
-            let mut pipe = child.stdin.take().unwrap();
-            let input = input.to_vec();
-            std::thread::spawn(move || {
-                let _ = pipe.write_all(&input);
-            });
-        }
-        child.wait_with_output().unwrap()
-    })
+    let test = Test::new(cwd).args(args);
+    match stdin {
+        Some(input) => test.stdin(input),
+        None => test,
+    }
+    .run()
 }
 
 /// Runs a blocking wait; inside a (multi-thread) tokio test it tells the runtime, so the
@@ -112,8 +187,7 @@ pub fn json(o: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", stdout(o), stderr(o)))
 }
 
-/// A report without what changes from run to run (times, ids); steps sorted, since
-/// concurrency may reorder their completion.
+/// A report without what changes from run to run (times, ids).
 pub fn strip(mut v: serde_json::Value) -> serde_json::Value {
     fn walk(v: &mut serde_json::Value) {
         match v {
@@ -128,9 +202,6 @@ pub fn strip(mut v: serde_json::Value) -> serde_json::Value {
                     "finishedAt",
                 ] {
                     m.remove(k);
-                }
-                if let Some(serde_json::Value::Array(steps)) = m.get_mut("completedSteps") {
-                    steps.sort_by_key(|s| s.to_string());
                 }
                 m.values_mut().for_each(walk);
             }

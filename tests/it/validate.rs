@@ -1,9 +1,7 @@
 //! `orch validate` end to end: the shipped configs are clean, and each kind of mistake is
 //! reported with its message, file, line and column, and exit 2.
 
-mod common;
-
-use common::{json, orch, repo, stdout, Root};
+use crate::common::{json, orch, repo, stdout, Root, Test};
 
 /// Runs validate on `root` and returns (exit code, diagnostics as "file:line:col: sev: msg").
 fn diagnostics(root: &Root, extra: &[&str]) -> (i32, Vec<String>) {
@@ -470,13 +468,11 @@ fn single_file_config_inline() {
 #[test]
 fn orch_config_env_is_the_default_root() {
     let root = Root::minimal();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
-        .arg("validate")
-        .env("ORCH_CONFIG", root.path())
-        .current_dir(std::env::temp_dir())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    Test::new(&std::env::temp_dir())
+        .args(["validate"])
+        .env("ORCH_CONFIG", root.path().to_str().unwrap())
+        .status(0)
+        .run();
 }
 
 mod garbage {
@@ -521,20 +517,27 @@ mod garbage {
     #[test]
     fn directory_with_no_config() {
         let root = Root::empty();
-        let out = orch(root.path(), &["validate"]);
-        assert_eq!(out.status.code(), Some(2));
-        assert_eq!(
-            stdout(&out).lines().next().unwrap(),
-            ".:1:1: error: no orch config found in . (expected orch.toml, orch.yaml, departments/ or agents/)"
-        );
+        for format in ["text", "json"] {
+            let out = Test::new(root.path())
+                .args(["validate", "--format", format])
+                .status(2)
+                .run();
+            assert_eq!(stdout(&out), "", "no report of positions when there is no file");
+            assert_eq!(
+                crate::common::stderr(&out),
+                "error: no orch config found in . (expected orch.toml, orch.yaml, departments/ or agents/)\n"
+            );
+        }
     }
 
     #[test]
     fn missing_path() {
         let root = Root::empty();
-        let out = orch(root.path(), &["validate", "nowhere"]);
-        assert_eq!(out.status.code(), Some(2));
-        assert!(stdout(&out).starts_with("nowhere:1:1: error: cannot read config: no such file or directory"));
+        let out = Test::new(root.path()).args(["validate", "nowhere"]).status(2).run();
+        assert_eq!(
+            crate::common::stderr(&out),
+            "error: cannot read config nowhere: no such file or directory\n"
+        );
     }
 
     #[test]

@@ -1,9 +1,7 @@
 //! `orch explain` end to end: routing of seed 000's examples in both formats, bad input,
 //! and insta snapshots of the tree.
 
-mod common;
-
-use common::{json, orch, orch_with_stdin, repo, stderr, stdout, Root};
+use crate::common::{json, orch, orch_with_stdin, repo, stderr, stdout, Root};
 
 fn explain_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["explain", "--format", "json"];

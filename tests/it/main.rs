@@ -1,0 +1,9 @@
+//! The binary end to end, as a user runs it: one test binary (one link, one build) with a
+//! module per command and a small [`Test`] builder, so a new command's tests are short.
+
+mod common;
+mod explain;
+mod layers;
+mod providers;
+mod run;
+mod validate;
