@@ -14,6 +14,15 @@ use super::types::{
 };
 use super::wire::*;
 
+/// A number as a message shows it: `1e20`, not twenty digits.
+fn shown(x: f64) -> String {
+    if x.is_finite() && x.abs() >= 1e15 {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// What a timeout may be (`MAX_TIMEOUT_SECS`).
 const TIMEOUT_RANGE: &str = "greater than 0 and at most 86400 (a day, in seconds)";
 
@@ -154,7 +163,11 @@ impl<'d> Decoder<'d> {
         if value.is_finite() && ok(value) {
             Some(value)
         } else {
-            self.error(node.pos, "range", format!("`{key}` must be {expect}, found {value}"));
+            self.error(
+                node.pos,
+                "range",
+                format!("`{key}` must be {expect}, found {}", shown(value)),
+            );
             None
         }
     }

@@ -4,6 +4,8 @@
 mod common;
 mod explain;
 mod layers;
+mod numbers;
 mod providers;
+mod replay;
 mod run;
 mod validate;

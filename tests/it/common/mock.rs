@@ -26,6 +26,8 @@ pub struct Seen {
 pub struct Script {
     pub scores: HashMap<String, Vec<f64>>,
     pub delay: Duration,
+    /// Delays of single agents' own calls, instead of `delay`.
+    pub agent_delays: HashMap<String, Duration>,
     pub seen: Arc<Mutex<Vec<Seen>>>,
     counters: Arc<Mutex<HashMap<String, usize>>>,
 }
@@ -40,6 +42,12 @@ impl Script {
 
     pub fn with_delay(mut self, d: Duration) -> Self {
         self.delay = d;
+        self
+    }
+
+    /// Delays `agent`'s own calls (not the judge's calls about them) by `d`.
+    pub fn with_agent_delay(mut self, agent: &str, d: Duration) -> Self {
+        self.agent_delays.insert(agent.to_string(), d);
         self
     }
 
@@ -131,7 +139,7 @@ impl Respond for Script {
         };
         ResponseTemplate::new(200)
             .set_body_json(chat_reply(&text))
-            .set_delay(self.delay)
+            .set_delay(self.agent_delays.get(&agent).copied().unwrap_or(self.delay))
     }
 }
 
