@@ -7,9 +7,10 @@ use super::diagnostic::{suggestion, Diagnostic};
 use super::model::BUILTIN_PROVIDERS;
 use super::node::Pos;
 use super::types::{GradingMethod, Role};
-use super::wire::{DepartmentWire, WireConfig};
+use super::wire::{AgentWire, DepartmentWire, WireConfig};
 
 /// Checks the meaning of a decoded config; `settings_file` names where global problems point.
+/// One pass per kind: agents, departments (and their dependency cycles), global settings.
 pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let depts = index(
@@ -19,192 +20,228 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         &mut out,
     );
     let agents = index(&wire.agents, |a| (&a.id.value, &a.file, a.id.pos), "agent", &mut out);
-    let dept_ids: Vec<&str> = depts.keys().copied().collect();
-    let agent_ids: Vec<&str> = agents.keys().copied().collect();
-    let providers = provider_names(wire);
-
-    let unknown = |what: &str, name: &str, known: &[&str]| {
-        format!("unknown {what} `{name}`{}", suggestion(name, known.iter().copied()))
+    let mut checker = Checker {
+        wire,
+        settings_file,
+        dept_ids: depts.keys().copied().collect(),
+        agent_ids: agents.keys().copied().collect(),
+        providers: provider_names(wire),
+        depts,
+        agents,
+        out,
     };
+    checker.agents();
+    checker.departments();
+    cycles(&wire.departments, &checker.depts, &mut checker.out);
+    checker.settings();
+    checker.out
+}
 
-    // Agents: department references and role rules.
-    for a in &wire.agents {
-        match (a.role.value, &a.department) {
-            (Role::Head | Role::Specialist, None) => out.push(Diagnostic::error(
-                &a.file,
-                a.id.pos,
-                "missing-reference",
-                format!("agent `{}` has role {} but no `department`", a.id.value, a.role.value),
-            )),
-            (Role::Head | Role::Specialist, Some(d)) if !depts.contains_key(d.value.as_str()) => {
-                out.push(Diagnostic::error(
-                    &a.file,
-                    d.pos,
-                    "missing-reference",
-                    unknown("department", &d.value, &dept_ids),
-                ))
-            }
-            (Role::Judge | Role::Master, Some(d)) => out.push(Diagnostic::error(
-                &a.file,
-                d.pos,
-                "invalid-value",
-                format!(
-                    "agent `{}` has role {} and belongs to no department: remove `department`",
-                    a.id.value, a.role.value
-                ),
-            )),
-            _ => {}
-        }
-        if let Some(p) = &a.provider {
-            if !providers.contains_key(p.value.as_str()) {
-                let names: Vec<&str> = providers.keys().copied().collect();
-                out.push(Diagnostic::error(
-                    &a.file,
-                    p.pos,
-                    "missing-reference",
-                    unknown("provider", &p.value, &names),
-                ));
-            }
-        }
+/// What every pass needs: the config, its ids, and the diagnostics so far.
+struct Checker<'w> {
+    wire: &'w WireConfig,
+    settings_file: &'w str,
+    depts: BTreeMap<&'w str, &'w DepartmentWire>,
+    agents: BTreeMap<&'w str, &'w AgentWire>,
+    dept_ids: Vec<&'w str>,
+    agent_ids: Vec<&'w str>,
+    providers: BTreeMap<&'w str, ()>,
+    out: Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    fn unknown(&self, what: &str, name: &str, known: &[&str]) -> String {
+        format!("unknown {what} `{name}`{}", suggestion(name, known.iter().copied()))
     }
 
-    // Departments: heads, dependencies.
-    for d in &wire.departments {
-        match &d.head {
-            None => out.push(Diagnostic::error(
-                &d.file,
-                d.id.pos,
-                "head",
-                format!("department `{}` has no `head` (name the agent that leads it)", d.id.value),
-            )),
-            Some(h) => match agents.get(h.value.as_str()) {
-                None => out.push(Diagnostic::error(&d.file, h.pos, "missing-reference", unknown("agent", &h.value, &agent_ids))),
-                Some(a) if a.role.value != Role::Head || a.department.as_ref().map(|x| x.value.as_str()) != Some(d.id.value.as_str()) => {
-                    out.push(Diagnostic::error(
-                        &d.file,
-                        h.pos,
-                        "head",
-                        format!(
-                            "head `{}` of department `{}` is not its own: the agent must have `role: head` and `department: {}` (it has role {} and department {})",
-                            h.value,
-                            d.id.value,
-                            d.id.value,
-                            a.role.value,
-                            a.department.as_ref().map(|x| format!("`{}`", x.value)).unwrap_or_else(|| "none".into())
-                        ),
+    /// Agents: department references, role rules, providers.
+    fn agents(&mut self) {
+        for a in &self.wire.agents {
+            match (a.role.value, &a.department) {
+                (Role::Head | Role::Specialist, None) => self.out.push(Diagnostic::error(
+                    &a.file,
+                    a.id.pos,
+                    "missing-reference",
+                    format!("agent `{}` has role {} but no `department`", a.id.value, a.role.value),
+                )),
+                (Role::Head | Role::Specialist, Some(d)) if !self.depts.contains_key(d.value.as_str()) => {
+                    self.out.push(Diagnostic::error(
+                        &a.file,
+                        d.pos,
+                        "missing-reference",
+                        self.unknown("department", &d.value, &self.dept_ids),
                     ))
                 }
-                Some(a) if a.is_active == Some(false) => out.push(Diagnostic::warning(
-                    &d.file,
-                    h.pos,
-                    "inactive-head",
-                    format!("head `{}` of department `{}` is inactive (`isActive: false`); it will still lead the department", h.value, d.id.value),
+                (Role::Judge | Role::Master, Some(d)) => self.out.push(Diagnostic::error(
+                    &a.file,
+                    d.pos,
+                    "invalid-value",
+                    format!(
+                        "agent `{}` has role {} and belongs to no department: remove `department`",
+                        a.id.value, a.role.value
+                    ),
                 )),
-                Some(_) => {}
-            },
+                _ => {}
+            }
+            if let Some(p) = &a.provider {
+                if !self.providers.contains_key(p.value.as_str()) {
+                    let names: Vec<&str> = self.providers.keys().copied().collect();
+                    self.out.push(Diagnostic::error(
+                        &a.file,
+                        p.pos,
+                        "missing-reference",
+                        self.unknown("provider", &p.value, &names),
+                    ));
+                }
+            }
         }
-        // A second head in the same department.
-        for a in wire.agents.iter().filter(|a| {
-            a.role.value == Role::Head
-                && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
-                && d.head.as_ref().map(|h| h.value.as_str()) != Some(a.id.value.as_str())
-        }) {
-            out.push(Diagnostic::error(
-                &a.file,
-                a.role.pos,
-                "head",
-                format!(
-                    "department `{}` must have exactly one head: `{}` has role head but the department's head is {}",
-                    d.id.value,
-                    a.id.value,
-                    d.head
-                        .as_ref()
-                        .map(|h| format!("`{}`", h.value))
-                        .unwrap_or_else(|| "not set".into())
-                ),
-            ));
-        }
-        for dep in &d.depends_on {
-            if dep.value == d.id.value {
-                out.push(Diagnostic::error(
+    }
+
+    /// Departments: heads, dependencies, reachability.
+    fn departments(&mut self) {
+        for d in &self.wire.departments {
+            match &d.head {
+                None => self.out.push(Diagnostic::error(
                     &d.file,
-                    dep.pos,
-                    "cycle",
-                    format!("department `{}` depends on itself", d.id.value),
+                    d.id.pos,
+                    "head",
+                    format!("department `{}` has no `head` (name the agent that leads it)", d.id.value),
+                )),
+                Some(h) => match self.agents.get(h.value.as_str()) {
+                    None => self.out.push(Diagnostic::error(&d.file, h.pos, "missing-reference", self.unknown("agent", &h.value, &self.agent_ids))),
+                    Some(a) if a.role.value != Role::Head || a.department.as_ref().map(|x| x.value.as_str()) != Some(d.id.value.as_str()) => {
+                        self.out.push(Diagnostic::error(
+                            &d.file,
+                            h.pos,
+                            "head",
+                            format!(
+                                "head `{}` of department `{}` is not its own: the agent must have `role: head` and `department: {}` (it has role {} and department {})",
+                                h.value,
+                                d.id.value,
+                                d.id.value,
+                                a.role.value,
+                                a.department.as_ref().map(|x| format!("`{}`", x.value)).unwrap_or_else(|| "none".into())
+                            ),
+                        ))
+                    }
+                    Some(a) if a.is_active == Some(false) => self.out.push(Diagnostic::warning(
+                        &d.file,
+                        h.pos,
+                        "inactive-head",
+                        format!("head `{}` of department `{}` is inactive (`isActive: false`); it will still lead the department", h.value, d.id.value),
+                    )),
+                    Some(_) => {}
+                },
+            }
+            // A second head in the same department.
+            for a in self.wire.agents.iter().filter(|a| {
+                a.role.value == Role::Head
+                    && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
+                    && d.head.as_ref().map(|h| h.value.as_str()) != Some(a.id.value.as_str())
+            }) {
+                self.out.push(Diagnostic::error(
+                    &a.file,
+                    a.role.pos,
+                    "head",
+                    format!(
+                        "department `{}` must have exactly one head: `{}` has role head but the department's head is {}",
+                        d.id.value,
+                        a.id.value,
+                        d.head
+                            .as_ref()
+                            .map(|h| format!("`{}`", h.value))
+                            .unwrap_or_else(|| "not set".into())
+                    ),
                 ));
-            } else if !depts.contains_key(dep.value.as_str()) {
-                out.push(Diagnostic::error(
+            }
+            for dep in &d.depends_on {
+                if dep.value == d.id.value {
+                    self.out.push(Diagnostic::error(
+                        &d.file,
+                        dep.pos,
+                        "cycle",
+                        format!("department `{}` depends on itself", d.id.value),
+                    ));
+                } else if !self.depts.contains_key(dep.value.as_str()) {
+                    self.out.push(Diagnostic::error(
+                        &d.file,
+                        dep.pos,
+                        "missing-reference",
+                        self.unknown("department", &dep.value, &self.dept_ids),
+                    ));
+                }
+            }
+            let active = self.wire.agents.iter().any(|a| {
+                a.role.value == Role::Specialist
+                    && a.is_active != Some(false)
+                    && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
+            });
+            if !active {
+                self.out.push(Diagnostic::warning(
                     &d.file,
-                    dep.pos,
-                    "missing-reference",
-                    unknown("department", &dep.value, &dept_ids),
+                    d.id.pos,
+                    "no-specialist",
+                    format!(
+                        "department `{}` has no active specialist; its head will answer every request directly",
+                        d.id.value
+                    ),
+                ));
+            }
+            let is_fallback = self
+                .wire
+                .settings
+                .as_ref()
+                .and_then(|s| s.routing.fallback_department.as_ref())
+                .is_some_and(|f| f.value == d.id.value);
+            if d.keywords.is_empty() && !is_fallback {
+                self.out.push(Diagnostic::warning(
+                    &d.file,
+                    d.id.pos,
+                    "unreachable",
+                    format!("department `{}` has no keywords and is not the fallback department: no request can reach it except `--department {}`", d.id.value, d.id.value),
                 ));
             }
         }
-        let active = wire.agents.iter().any(|a| {
-            a.role.value == Role::Specialist
-                && a.is_active != Some(false)
-                && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
-        });
-        if !active {
-            out.push(Diagnostic::warning(
-                &d.file,
-                d.id.pos,
-                "no-specialist",
-                format!(
-                    "department `{}` has no active specialist; its head will answer every request directly",
-                    d.id.value
-                ),
-            ));
-        }
-        let is_fallback = wire
-            .settings
-            .as_ref()
-            .and_then(|s| s.routing.fallback_department.as_ref())
-            .is_some_and(|f| f.value == d.id.value);
-        if d.keywords.is_empty() && !is_fallback {
-            out.push(Diagnostic::warning(
-                &d.file,
-                d.id.pos,
-                "unreachable",
-                format!("department `{}` has no keywords and is not the fallback department: no request can reach it except `--department {}`", d.id.value, d.id.value),
-            ));
-        }
     }
-    cycles(&wire.departments, &depts, &mut out);
 
-    if let Some(s) = &wire.settings {
-        let file = settings_file;
+    /// Global settings: references to providers, departments and agents; weights; keys.
+    fn settings(&mut self) {
+        let Some(s) = &self.wire.settings else {
+            return;
+        };
+        let file = self.settings_file;
         if let Some(p) = &s.defaults.provider {
-            if !providers.contains_key(p.value.as_str()) {
-                let names: Vec<&str> = providers.keys().copied().collect();
-                out.push(Diagnostic::error(
+            if !self.providers.contains_key(p.value.as_str()) {
+                let names: Vec<&str> = self.providers.keys().copied().collect();
+                self.out.push(Diagnostic::error(
                     file,
                     p.pos,
                     "missing-reference",
-                    unknown("provider", &p.value, &names),
+                    self.unknown("provider", &p.value, &names),
                 ));
             }
         }
         if let Some(f) = &s.routing.fallback_department {
-            if !depts.contains_key(f.value.as_str()) {
-                out.push(Diagnostic::error(
+            if !self.depts.contains_key(f.value.as_str()) {
+                self.out.push(Diagnostic::error(
                     file,
                     f.pos,
                     "missing-reference",
-                    unknown("department", &f.value, &dept_ids),
+                    self.unknown("department", &f.value, &self.dept_ids),
                 ));
             }
         }
         let mut agent_ref =
             |what: &str, r: &Option<super::wire::At<String>>, missing_pos: Option<Pos>| match (r, missing_pos) {
-                (Some(r), _) if !agents.contains_key(r.value.as_str()) => out.push(Diagnostic::error(
+                (Some(r), _) if !self.agents.contains_key(r.value.as_str()) => self.out.push(Diagnostic::error(
                     file,
                     r.pos,
                     "missing-reference",
-                    unknown("agent", &r.value, &agent_ids),
+                    self.unknown("agent", &r.value, &self.agent_ids),
                 )),
-                (None, Some(pos)) => out.push(Diagnostic::error(file, pos, "missing-reference", what.to_string())),
+                (None, Some(pos)) => self
+                    .out
+                    .push(Diagnostic::error(file, pos, "missing-reference", what.to_string())),
                 _ => {}
             };
         let llm = s.grading.method == Some(GradingMethod::Llm);
@@ -221,7 +258,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         if let Some(w) = &s.grading.weights {
             let sum = w.value.quality + w.value.relevance + w.value.consistency;
             if (sum - 1.0).abs() > 1e-6 {
-                out.push(Diagnostic::error(
+                self.out.push(Diagnostic::error(
                     file,
                     w.pos,
                     "weights",
@@ -235,7 +272,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         for p in &s.providers {
             if let Some(env) = &p.api_key_env {
                 if std::env::var(&env.value).map_or(true, |v| v.is_empty()) {
-                    out.push(Diagnostic::warning(
+                    self.out.push(Diagnostic::warning(
                         file,
                         env.pos,
                         "api-key-unset",
@@ -245,7 +282,6 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
             }
         }
     }
-    out
 }
 
 /// Ids to their first definition; a second definition is an error naming both places.
