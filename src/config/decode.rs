@@ -107,6 +107,27 @@ impl<'d> Decoder<'d> {
         }
     }
 
+    /// The NAME of an environment variable. A value that is not a name (a key pasted in by
+    /// mistake) is an error that never repeats the value.
+    fn variable_name(&mut self, f: &Fields, key: &str) -> Option<At<String>> {
+        let name = self.string(f, key).filter(|s| !s.value.is_empty())?;
+        let mut chars = name.value.chars();
+        let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if valid {
+            return Some(name);
+        }
+        self.error(
+            name.pos,
+            "invalid-value",
+            format!(
+                "`{key}` must be the NAME of an environment variable (letters, digits and `_`, like OPENAI_API_KEY), \
+                 not the key itself; the value is not shown"
+            ),
+        );
+        None
+    }
+
     fn text(&mut self, f: &Fields, key: &str) -> Option<String> {
         self.string(f, key).map(|s| s.value)
     }
@@ -363,7 +384,7 @@ impl<'d> Decoder<'d> {
             },
             kind,
             base_url: self.text(&f, "baseUrl"),
-            api_key_env: self.string(&f, "apiKeyEnv").filter(|s| !s.value.is_empty()),
+            api_key_env: self.variable_name(&f, "apiKeyEnv"),
             model: self.text(&f, "model"),
             requests_per_minute: self.count(&f, "requestsPerMinute", 0..=i64::MAX),
         })

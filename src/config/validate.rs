@@ -269,6 +269,36 @@ impl Checker<'_> {
                 ));
             }
         }
+        // A built-in provider in use without a `[providers]` entry reads its usual variable.
+        let declared = |name: &str| s.providers.iter().any(|p| p.name.value == name);
+        let mut uses: Vec<(&str, &super::wire::At<String>)> = Vec::new();
+        if let Some(p) = &s.defaults.provider {
+            uses.push((file, p));
+        }
+        for a in &self.wire.agents {
+            if let Some(p) = &a.provider {
+                uses.push((&a.file, p));
+            }
+        }
+        for (at_file, p) in uses {
+            let Some(builtin) = super::model::ProviderSettings::builtin(&p.value) else {
+                continue;
+            };
+            let Some(env) = builtin.api_key_env.filter(|_| !declared(&p.value)) else {
+                continue;
+            };
+            if std::env::var(&env).map_or(true, |v| v.trim().is_empty()) {
+                self.out.push(Diagnostic::warning(
+                    at_file,
+                    p.pos,
+                    "api-key-unset",
+                    format!(
+                        "environment variable `{env}` (the API key of the built-in provider `{}`) is not set; a run that uses it will fail",
+                        p.value
+                    ),
+                ));
+            }
+        }
         for p in &s.providers {
             if let Some(env) = &p.api_key_env {
                 if std::env::var(&env.value).map_or(true, |v| v.is_empty()) {

@@ -55,6 +55,9 @@ impl HttpClient {
     pub fn new(settings: HttpSettings, requests_per_minute: u32) -> Result<Self, ProviderError> {
         let client = reqwest::Client::builder()
             .user_agent(concat!("orch/", env!("CARGO_PKG_VERSION")))
+            // A redirect would carry the key's header to another origin (reqwest strips
+            // only `Authorization`) and turn the POST into a GET: never follow one.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ProviderError::Http {
                 message: format!("cannot build the HTTP client: {e}"),
@@ -90,8 +93,16 @@ impl HttpClient {
             Err(e) => return Outcome::once(Err(e)),
         };
         let (result, transport_retries) = self.post_json(&post, &secrets).await;
+        // Whatever came from the server, reply or error, on every path, loses the key.
+        let result = match result.and_then(|v| parse(&v)) {
+            Ok(mut completion) => {
+                completion.text = redact(&completion.text, &secrets);
+                Ok(completion)
+            }
+            Err(e) => Err(redact_error(e, &secrets)),
+        };
         Outcome {
-            result: result.and_then(|v| parse(&v)),
+            result,
             transport_retries,
         }
     }
@@ -159,19 +170,38 @@ impl HttpClient {
         let resp = req.send().await.map_err(|e| transport_error(e, left, secrets))?;
         let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
+        let location = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_else(|| "an unnamed location".into());
         let body = resp.bytes().await.map_err(|e| transport_error(e, left, secrets))?;
         let text = String::from_utf8_lossy(&body);
+        // Redacted before it is cut, so no prefix of a key survives the cut.
+        if (300..400).contains(&status) {
+            return Err(ProviderError::Status {
+                code: status,
+                body: format!(
+                    "redirected to {}; API calls do not follow redirects (set `baseUrl` to the final address)",
+                    first_bytes(&redact(&location, secrets), 200)
+                ),
+                retry_after: None,
+            });
+        }
         if !(200..300).contains(&status) {
             return Err(ProviderError::Status {
                 code: status,
-                body: redact(&first_bytes(&text, 300), secrets),
+                body: first_bytes(&redact(&text, secrets), 300),
                 retry_after,
             });
         }
-        serde_json::from_slice(&body).map_err(|e| ProviderError::Decode {
+        // Parsed from the redacted text: nothing downstream (reply, "unexpected reply"
+        // excerpts, report, cassette, events) can hold the key.
+        let redacted = redact(&text, secrets);
+        serde_json::from_str(&redacted).map_err(|e| ProviderError::Decode {
             message: format!(
                 "the reply is not JSON ({e}): {}",
-                redact(&first_bytes(&text, 200), secrets)
+                first_bytes(&redact(&text, secrets), 200)
             ),
         })
     }
@@ -266,6 +296,31 @@ pub fn first_bytes(text: &str, n: usize) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
+}
+
+/// The error with every secret replaced, in whatever text it carries.
+fn redact_error(e: ProviderError, secrets: &[String]) -> ProviderError {
+    if secrets.is_empty() {
+        return e;
+    }
+    match e {
+        ProviderError::Http { message } => ProviderError::Http {
+            message: redact(&message, secrets),
+        },
+        ProviderError::Status {
+            code,
+            body,
+            retry_after,
+        } => ProviderError::Status {
+            code,
+            body: redact(&body, secrets),
+            retry_after,
+        },
+        ProviderError::Decode { message } => ProviderError::Decode {
+            message: redact(&message, secrets),
+        },
+        other => other,
+    }
 }
 
 /// Replaces every secret in `text` with `[REDACTED]`.

@@ -8,4 +8,5 @@ mod numbers;
 mod providers;
 mod replay;
 mod run;
+mod secrets;
 mod validate;
