@@ -87,8 +87,8 @@ pub struct RunArgs {
     /// Use this model for every agent.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
-    /// Exit 3 when overallQuality is below N.
-    #[arg(long, value_name = "N")]
+    /// Exit 3 when overallQuality is below N (0..=100).
+    #[arg(long, value_name = "N", value_parser = quality)]
     pub min_quality: Option<f64>,
     /// Hard cap on LLM calls (overrides limits.maxCalls).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -133,4 +133,12 @@ pub struct ValidateArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     pub strict: bool,
+}
+
+/// A quality bar: a number from 0 to 100 (NaN, infinities and anything outside are refused).
+fn quality(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(q) if (0.0..=100.0).contains(&q) => Ok(q),
+        _ => Err(format!("`{s}` is not a quality between 0 and 100")),
+    }
 }

@@ -17,6 +17,8 @@ pub enum Exit {
     Partial,
     /// 130: interrupted by Ctrl-C.
     Interrupted,
+    /// 143: stopped by SIGTERM (treated like Ctrl-C: the partial report is printed).
+    Terminated,
 }
 
 impl Exit {
@@ -29,6 +31,7 @@ impl Exit {
             Exit::BelowMinQuality => 3,
             Exit::Partial => 4,
             Exit::Interrupted => 130,
+            Exit::Terminated => 143,
         }
     }
 }

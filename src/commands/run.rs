@@ -89,12 +89,10 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
-        let interrupt = async {
-            if tokio::signal::ctrl_c().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        };
+        // Registered before the first call, so a signal never finds the default handler.
+        let interrupt = interruption(&signal);
         engine::run(&engine, &plan, interrupt).await
     });
     // Stops the progress bars (and closes the events file) before the report is printed.
@@ -106,7 +104,75 @@ pub fn run(args: RunArgs) -> Result<Exit> {
             return Err(e);
         }
     }
-    Ok(exit_for(&report, args.min_quality))
+    let mut exit = exit_for(&report, args.min_quality);
+    if exit == Exit::Interrupted && signal.get() == Some(&Exit::Terminated) {
+        exit = Exit::Terminated;
+    }
+    match why_not_success(&report, exit, args.min_quality) {
+        // Every non-zero exit says why on stderr, after the report on stdout.
+        Some(message) => Err(CommandError { exit, message }.into()),
+        None => Ok(exit),
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM, noting which in `signal`.
+fn interruption(signal: &std::sync::OnceLock<Exit>) -> impl std::future::Future<Output = ()> + '_ {
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let ctrl_c = tokio::signal::ctrl_c();
+    async move {
+        #[cfg(unix)]
+        let terminated = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let terminated = std::future::pending::<()>();
+        tokio::select! {
+            r = ctrl_c => {
+                if r.is_err() {
+                    std::future::pending::<()>().await;
+                }
+                let _ = signal.set(Exit::Interrupted);
+            }
+            _ = terminated => {
+                let _ = signal.set(Exit::Terminated);
+            }
+        }
+    }
+}
+
+/// The one `error:` line of a run that did not succeed.
+fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Option<String> {
+    let not_ok = report
+        .departments
+        .iter()
+        .filter(|d| d.status != crate::report::run::DepartmentStatus::Success)
+        .count();
+    match exit {
+        Exit::Success => None,
+        Exit::Interrupted | Exit::Terminated => Some("interrupted; the report holds what finished".into()),
+        Exit::Failed => Some(
+            report
+                .error
+                .clone()
+                .unwrap_or_else(|| "unable to generate: every department failed".into()),
+        ),
+        Exit::Partial => Some(format!(
+            "partial run: {not_ok} of {} departments failed or were skipped (see the report)",
+            report.departments.len()
+        )),
+        Exit::BelowMinQuality => Some(format!(
+            "overallQuality {} is below --min-quality {}",
+            crate::text::fmt_score(report.overall_quality),
+            crate::text::fmt_score(min_quality.unwrap_or_default())
+        )),
+        Exit::Usage => None,
+    }
 }
 
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, below
@@ -146,6 +212,10 @@ fn build_providers(config: &Config, plan: &Plan, args: &RunArgs) -> Result<Provi
         Some(path) => Some(cassette::load(path).map_err(CommandError::usage)?),
         None => None,
     };
+    if cassette.is_none() {
+        check_keys(config, plan, args)?;
+    }
+    // Opened only now, after every pre-flight check: a refused run leaves the file as it was.
     let recording = match &args.record {
         Some(path) => Some(Arc::new(Mutex::new(std::fs::File::create(path).map_err(|e| {
             CommandError::usage(format!("cannot write the cassette {}: {e}", path.display()))
@@ -176,18 +246,24 @@ fn build_providers(config: &Config, plan: &Plan, args: &RunArgs) -> Result<Provi
         };
         by_name.insert(name.clone(), provider);
     }
-    let providers = Providers::new(by_name, args.provider.clone(), args.model.clone());
-    if cassette.is_none() {
-        for agent in agents_in_use(config, plan) {
-            let name = providers.name_for(config, agent);
-            if let Some(settings) = config.settings.providers.get(name) {
-                if let Err(e) = api_key(settings.api_key_env.as_deref()) {
-                    return Err(CommandError::usage(format!("provider `{name}` cannot be used: {e}")));
-                }
+    Ok(Providers::new(by_name, args.provider.clone(), args.model.clone()))
+}
+
+/// A key that a provider in use needs but cannot find stops the run before any call.
+fn check_keys(config: &Config, plan: &Plan, args: &RunArgs) -> Result<(), CommandError> {
+    for agent in agents_in_use(config, plan) {
+        let name = args
+            .provider
+            .as_deref()
+            .or(agent.provider.as_deref())
+            .unwrap_or(&config.settings.provider);
+        if let Some(settings) = config.settings.providers.get(name) {
+            if let Err(e) = api_key(settings.api_key_env.as_deref()) {
+                return Err(CommandError::usage(format!("provider `{name}` cannot be used: {e}")));
             }
         }
     }
-    Ok(providers)
+    Ok(())
 }
 
 /// Every agent the plan may call: heads, chosen specialists, the judge, the master.

@@ -97,10 +97,12 @@ pub fn parse_yaml(text: &str) -> Result<Node, SyntaxError> {
                 .location()
                 .map(|l| saphyr_pos(&l))
                 .unwrap_or(Pos { line: 1, column: 1 });
-            Err(SyntaxError {
-                pos,
-                message: first_line(&err.to_string()),
-            })
+            let mut message = first_line(&err.to_string());
+            if message.contains("multiple YAML documents") {
+                // serde-saphyr's hint names its own API; a config author needs this instead.
+                message = "a file holds one YAML document: remove the `---` separator, or list several definitions under `agents:` / `departments:`".into();
+            }
+            Err(SyntaxError { pos, message })
         }
     }
 }

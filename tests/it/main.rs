@@ -3,6 +3,7 @@
 
 mod common;
 mod explain;
+mod honest;
 mod layers;
 mod numbers;
 mod providers;
