@@ -93,34 +93,15 @@ async fn sigterm_prints_the_partial_report_and_exits_143() {
         ),
     );
     let events = root.path().join("events.jsonl");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--events",
-            events.to_str().unwrap(),
-            "Aladdin",
-        ])
-        .current_dir(root.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let seen = script.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        while seen.seen().is_empty() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let status = std::process::Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap();
+    let args = [
+        "run",
+        "--format",
+        "json",
+        "--events",
+        events.to_str().unwrap(),
+        "Aladdin",
+    ];
+    let out = crate::common::signalled(root.path(), &args, &script, "TERM").await;
     assert_eq!(out.status.code(), Some(143), "stderr: {}", stderr(&out));
     let r = json(&out);
     assert_eq!(r["metadata"]["interrupted"], true);

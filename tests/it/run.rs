@@ -558,28 +558,8 @@ async fn ctrl_c_prints_the_partial_report_and_exits_130() {
     let script = Script::new(&[]).with_delay(Duration::from_secs(3));
     let server = script.serve().await;
     let root = chain(&server.uri(), "");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
-        .args(["run", "--config", "orch.yaml", "--format", "json", CHAIN_REQUEST])
-        .current_dir(root.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let seen = script.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        // Wait until the first call has reached the server (no fixed sleep), then interrupt.
-        while seen.seen().is_empty() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let status = std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap();
+    let args = ["run", "--config", "orch.yaml", "--format", "json", CHAIN_REQUEST];
+    let out = crate::common::signalled(root.path(), &args, &script, "INT").await;
     assert_eq!(out.status.code(), Some(130), "stderr: {}", stderr(&out));
     let r = json(&out);
     assert_eq!(r["metadata"]["interrupted"], true);

@@ -212,3 +212,31 @@ pub fn strip(mut v: serde_json::Value) -> serde_json::Value {
     walk(&mut v);
     v
 }
+
+/// Runs the binary in `cwd` with `args` and sends it `signal` (`INT`, `TERM`) as soon as
+/// `script`'s server has seen the first call (no fixed sleep); returns what it printed.
+pub async fn signalled(cwd: &Path, args: &[&str], script: &mock::Script, signal: &str) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ORCH_CONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = script.clone();
+    let signal = format!("-{signal}");
+    tokio::task::spawn_blocking(move || {
+        while seen.seen().is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let status = Command::new("kill")
+            .args([signal.as_str(), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
