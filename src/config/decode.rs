@@ -128,6 +128,44 @@ impl<'d> Decoder<'d> {
         None
     }
 
+    /// An http(s) URL with a host and, when given, a port in 1..=65535: anything else
+    /// would validate clean and then fail every call after pointless retries.
+    fn base_url(&mut self, f: &Fields, key: &str) -> Option<String> {
+        let url = self.string(f, key)?;
+        let problem = match url.value.split_once("://") {
+            Some(("http" | "https", rest)) => {
+                let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+                let host_port = authority.rsplit('@').next().unwrap_or("");
+                let (host, port) = match host_port.strip_prefix('[') {
+                    // An IPv6 literal: `[::1]` or `[::1]:8080`.
+                    Some(v6) => match v6.split_once(']') {
+                        Some((h, p)) => (h, p.strip_prefix(':')),
+                        None => ("", None),
+                    },
+                    None => match host_port.rsplit_once(':') {
+                        Some((h, p)) => (h, Some(p)),
+                        None => (host_port, None),
+                    },
+                };
+                if host.is_empty() {
+                    Some("has no host")
+                } else if port.is_some_and(|p| !matches!(p.parse::<u16>(), Ok(n) if n > 0)) {
+                    Some("has a port outside 1..=65535")
+                } else {
+                    None
+                }
+            }
+            _ => Some("is not an http:// or https:// URL"),
+        };
+        match problem {
+            None => Some(url.value),
+            Some(why) => {
+                self.error(url.pos, "invalid-value", format!("`{key}` `{}` {why}", url.value));
+                None
+            }
+        }
+    }
+
     fn text(&mut self, f: &Fields, key: &str) -> Option<String> {
         self.string(f, key).map(|s| s.value)
     }
@@ -383,7 +421,7 @@ impl<'d> Decoder<'d> {
                 pos: key.pos,
             },
             kind,
-            base_url: self.text(&f, "baseUrl"),
+            base_url: self.base_url(&f, "baseUrl"),
             api_key_env: self.variable_name(&f, "apiKeyEnv"),
             model: self.text(&f, "model"),
             requests_per_minute: self.count(&f, "requestsPerMinute", 0..=i64::MAX),
@@ -647,5 +685,33 @@ mod tests {
         assert_eq!(w.agents[0].passing_threshold, Some(0));
         let (w, _) = decode_agent("id: a\nrole: specialist\n");
         assert_eq!(w.agents[0].passing_threshold, None);
+    }
+
+    #[test]
+    fn base_urls_must_be_http_with_a_host_and_a_valid_port() {
+        let provider = |url: &str| {
+            let mut diags = Vec::new();
+            let mut out = WireConfig::default();
+            let node = parse_yaml(&format!("providers:\n  p: {{ kind: openai, baseUrl: \"{url}\" }}\n")).unwrap();
+            Decoder::new("orch.yaml", &mut diags).settings(&node, &mut out);
+            diags.iter().map(|d| d.message.clone()).collect::<Vec<_>>()
+        };
+        assert!(provider("http://127.0.0.1:8080/v1").is_empty());
+        assert!(provider("https://api.openai.com/v1").is_empty());
+        assert!(provider("http://[::1]:11434").is_empty());
+        assert!(provider("http://[::1]/v1").is_empty());
+        assert_eq!(
+            provider("not a url"),
+            ["`baseUrl` `not a url` is not an http:// or https:// URL"]
+        );
+        assert_eq!(
+            provider("file:///etc/passwd"),
+            ["`baseUrl` `file:///etc/passwd` is not an http:// or https:// URL"]
+        );
+        assert_eq!(
+            provider("http://localhost:99999"),
+            ["`baseUrl` `http://localhost:99999` has a port outside 1..=65535"]
+        );
+        assert_eq!(provider("http:///v1"), ["`baseUrl` `http:///v1` has no host"]);
     }
 }
