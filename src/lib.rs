@@ -33,3 +33,4 @@ pub use commands::{explain::explain, run::run, validate::validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};
+pub use report::run::timeless;

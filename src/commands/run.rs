@@ -17,9 +17,9 @@ use crate::provider::anthropic::Anthropic;
 use crate::provider::cassette::{self, Recorder, Replayer};
 use crate::provider::http::HttpClient;
 use crate::provider::openai::OpenAi;
-use crate::provider::{api_key, simulated::Simulated, Provider, Providers};
+use crate::provider::{api_key, provider_name, simulated::Simulated, Provider, Providers};
 use crate::report::events::{EventLog, Observer, Observers};
-use crate::report::run::{Report, RunStatus};
+use crate::report::run::{DepartmentStatus, Report, RunStatus};
 use crate::report::{run_tree::run_tree, tree};
 
 /// Runs the request and prints the report.
@@ -91,8 +91,11 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         .context("cannot start the async runtime")?;
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
-        // Registered before the first call, so a signal never finds the default handler.
-        let interrupt = interruption(&signal);
+        // The handlers are installed here, before the first call: a signal never meets the default.
+        let signalled = interruption();
+        let interrupt = async {
+            let _ = signal.set(signalled.await);
+        };
         engine::run(&engine, &plan, interrupt).await
     });
     // Stops the progress bars (and closes the events file) before the report is printed.
@@ -115,44 +118,42 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     }
 }
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM, noting which in `signal`.
-fn interruption(signal: &std::sync::OnceLock<Exit>) -> impl std::future::Future<Output = ()> + '_ {
-    #[cfg(unix)]
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let ctrl_c = tokio::signal::ctrl_c();
-    async move {
-        #[cfg(unix)]
-        let terminated = async {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending().await,
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM with the exit code each means. The handlers are
+/// installed when this is called (`ctrl_c()` alone would install one only when first polled).
+#[cfg(unix)]
+fn interruption() -> impl std::future::Future<Output = Exit> {
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    async fn received(signal: Option<Signal>) {
+        match signal {
+            Some(mut s) => {
+                s.recv().await;
             }
-        };
-        #[cfg(not(unix))]
-        let terminated = std::future::pending::<()>();
-        tokio::select! {
-            r = ctrl_c => {
-                if r.is_err() {
-                    std::future::pending::<()>().await;
-                }
-                let _ = signal.set(Exit::Interrupted);
-            }
-            _ = terminated => {
-                let _ = signal.set(Exit::Terminated);
-            }
+            None => std::future::pending().await,
         }
+    }
+    let interrupt = signal(SignalKind::interrupt()).ok();
+    let terminate = signal(SignalKind::terminate()).ok();
+    async move {
+        tokio::select! {
+            _ = received(interrupt) => Exit::Interrupted,
+            _ = received(terminate) => Exit::Terminated,
+        }
+    }
+}
+
+/// Resolves on Ctrl-C.
+#[cfg(not(unix))]
+fn interruption() -> impl std::future::Future<Output = Exit> {
+    async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        Exit::Interrupted
     }
 }
 
 /// The one `error:` line of a run that did not succeed.
 fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Option<String> {
-    let not_ok = report
-        .departments
-        .iter()
-        .filter(|d| d.status != crate::report::run::DepartmentStatus::Success)
-        .count();
     match exit {
         Exit::Success => None,
         Exit::Interrupted | Exit::Terminated => Some("interrupted; the report holds what finished".into()),
@@ -162,10 +163,17 @@ fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Opt
                 .clone()
                 .unwrap_or_else(|| "unable to generate: every department failed".into()),
         ),
-        Exit::Partial => Some(format!(
-            "partial run: {not_ok} of {} departments failed or were skipped (see the report)",
-            report.departments.len()
-        )),
+        Exit::Partial => {
+            let not_ok = report
+                .departments
+                .iter()
+                .filter(|d| d.status != DepartmentStatus::Success);
+            Some(format!(
+                "partial run: {} of {} departments failed or were skipped (see the report)",
+                not_ok.count(),
+                report.departments.len()
+            ))
+        }
         Exit::BelowMinQuality => Some(format!(
             "overallQuality {} is below --min-quality {}",
             crate::text::fmt_score(report.overall_quality),
@@ -252,11 +260,7 @@ fn build_providers(config: &Config, plan: &Plan, args: &RunArgs) -> Result<Provi
 /// A key that a provider in use needs but cannot find stops the run before any call.
 fn check_keys(config: &Config, plan: &Plan, args: &RunArgs) -> Result<(), CommandError> {
     for agent in agents_in_use(config, plan) {
-        let name = args
-            .provider
-            .as_deref()
-            .or(agent.provider.as_deref())
-            .unwrap_or(&config.settings.provider);
+        let name = provider_name(args.provider.as_deref(), config, agent);
         if let Some(settings) = config.settings.providers.get(name) {
             if let Err(e) = api_key(settings.api_key_env.as_deref()) {
                 return Err(CommandError::usage(format!("provider `{name}` cannot be used: {e}")));

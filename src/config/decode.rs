@@ -128,42 +128,17 @@ impl<'d> Decoder<'d> {
         None
     }
 
-    /// An http(s) URL with a host and, when given, a port in 1..=65535: anything else
+    /// An http(s) URL (the `url` crate parses it, as reqwest will; http needs a host): anything else
     /// would validate clean and then fail every call after pointless retries.
     fn base_url(&mut self, f: &Fields, key: &str) -> Option<String> {
-        let url = self.string(f, key)?;
-        let problem = match url.value.split_once("://") {
-            Some(("http" | "https", rest)) => {
-                let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-                let host_port = authority.rsplit('@').next().unwrap_or("");
-                let (host, port) = match host_port.strip_prefix('[') {
-                    // An IPv6 literal: `[::1]` or `[::1]:8080`.
-                    Some(v6) => match v6.split_once(']') {
-                        Some((h, p)) => (h, p.strip_prefix(':')),
-                        None => ("", None),
-                    },
-                    None => match host_port.rsplit_once(':') {
-                        Some((h, p)) => (h, Some(p)),
-                        None => (host_port, None),
-                    },
-                };
-                if host.is_empty() {
-                    Some("has no host")
-                } else if port.is_some_and(|p| !matches!(p.parse::<u16>(), Ok(n) if n > 0)) {
-                    Some("has a port outside 1..=65535")
-                } else {
-                    None
-                }
-            }
-            _ => Some("is not an http:// or https:// URL"),
+        let at = self.string(f, key)?;
+        let problem = match url::Url::parse(&at.value) {
+            Err(e) => format!("is not a URL ({e})"),
+            Ok(u) if !matches!(u.scheme(), "http" | "https") => "is not an http:// or https:// URL".into(),
+            Ok(_) => return Some(at.value),
         };
-        match problem {
-            None => Some(url.value),
-            Some(why) => {
-                self.error(url.pos, "invalid-value", format!("`{key}` `{}` {why}", url.value));
-                None
-            }
-        }
+        self.error(at.pos, "invalid-value", format!("`{key}` `{}` {problem}", at.value));
+        None
     }
 
     fn text(&mut self, f: &Fields, key: &str) -> Option<String> {
@@ -688,7 +663,7 @@ mod tests {
     }
 
     #[test]
-    fn base_urls_must_be_http_with_a_host_and_a_valid_port() {
+    fn base_urls_must_be_http_urls() {
         let provider = |url: &str| {
             let mut diags = Vec::new();
             let mut out = WireConfig::default();
@@ -700,9 +675,10 @@ mod tests {
         assert!(provider("https://api.openai.com/v1").is_empty());
         assert!(provider("http://[::1]:11434").is_empty());
         assert!(provider("http://[::1]/v1").is_empty());
+        assert_eq!(provider("http://"), ["`baseUrl` `http://` is not a URL (empty host)"]);
         assert_eq!(
             provider("not a url"),
-            ["`baseUrl` `not a url` is not an http:// or https:// URL"]
+            ["`baseUrl` `not a url` is not a URL (relative URL without a base)"]
         );
         assert_eq!(
             provider("file:///etc/passwd"),
@@ -710,8 +686,11 @@ mod tests {
         );
         assert_eq!(
             provider("http://localhost:99999"),
-            ["`baseUrl` `http://localhost:99999` has a port outside 1..=65535"]
+            ["`baseUrl` `http://localhost:99999` is not a URL (invalid port number)"]
         );
-        assert_eq!(provider("http:///v1"), ["`baseUrl` `http:///v1` has no host"]);
+        assert_eq!(
+            provider("unix:/run/llm.sock"),
+            ["`baseUrl` `unix:/run/llm.sock` is not an http:// or https:// URL"]
+        );
     }
 }

@@ -23,8 +23,6 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     let mut checker = Checker {
         wire,
         settings_file,
-        dept_ids: depts.keys().copied().collect(),
-        agent_ids: agents.keys().copied().collect(),
         providers: provider_names(wire),
         depts,
         agents,
@@ -34,6 +32,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     checker.departments();
     cycles(&wire.departments, &checker.depts, &mut checker.out);
     checker.settings();
+    checker.api_keys();
     checker.out
 }
 
@@ -43,17 +42,11 @@ struct Checker<'w> {
     settings_file: &'w str,
     depts: BTreeMap<&'w str, &'w DepartmentWire>,
     agents: BTreeMap<&'w str, &'w AgentWire>,
-    dept_ids: Vec<&'w str>,
-    agent_ids: Vec<&'w str>,
     providers: BTreeMap<&'w str, ()>,
     out: Vec<Diagnostic>,
 }
 
 impl Checker<'_> {
-    fn unknown(&self, what: &str, name: &str, known: &[&str]) -> String {
-        format!("unknown {what} `{name}`{}", suggestion(name, known.iter().copied()))
-    }
-
     /// Agents: department references, role rules, providers.
     fn agents(&mut self) {
         for a in &self.wire.agents {
@@ -69,7 +62,7 @@ impl Checker<'_> {
                         &a.file,
                         d.pos,
                         "missing-reference",
-                        self.unknown("department", &d.value, &self.dept_ids),
+                        unknown("department", &d.value, self.depts.keys()),
                     ))
                 }
                 (Role::Judge | Role::Master, Some(d)) => self.out.push(Diagnostic::error(
@@ -85,12 +78,11 @@ impl Checker<'_> {
             }
             if let Some(p) = &a.provider {
                 if !self.providers.contains_key(p.value.as_str()) {
-                    let names: Vec<&str> = self.providers.keys().copied().collect();
                     self.out.push(Diagnostic::error(
                         &a.file,
                         p.pos,
                         "missing-reference",
-                        self.unknown("provider", &p.value, &names),
+                        unknown("provider", &p.value, self.providers.keys()),
                     ));
                 }
             }
@@ -108,7 +100,7 @@ impl Checker<'_> {
                     format!("department `{}` has no `head` (name the agent that leads it)", d.id.value),
                 )),
                 Some(h) => match self.agents.get(h.value.as_str()) {
-                    None => self.out.push(Diagnostic::error(&d.file, h.pos, "missing-reference", self.unknown("agent", &h.value, &self.agent_ids))),
+                    None => self.out.push(Diagnostic::error(&d.file, h.pos, "missing-reference", unknown("agent", &h.value, self.agents.keys()))),
                     Some(a) if a.role.value != Role::Head || a.department.as_ref().map(|x| x.value.as_str()) != Some(d.id.value.as_str()) => {
                         self.out.push(Diagnostic::error(
                             &d.file,
@@ -167,7 +159,7 @@ impl Checker<'_> {
                         &d.file,
                         dep.pos,
                         "missing-reference",
-                        self.unknown("department", &dep.value, &self.dept_ids),
+                        unknown("department", &dep.value, self.depts.keys()),
                     ));
                 }
             }
@@ -212,12 +204,11 @@ impl Checker<'_> {
         let file = self.settings_file;
         if let Some(p) = &s.defaults.provider {
             if !self.providers.contains_key(p.value.as_str()) {
-                let names: Vec<&str> = self.providers.keys().copied().collect();
                 self.out.push(Diagnostic::error(
                     file,
                     p.pos,
                     "missing-reference",
-                    self.unknown("provider", &p.value, &names),
+                    unknown("provider", &p.value, self.providers.keys()),
                 ));
             }
         }
@@ -227,7 +218,7 @@ impl Checker<'_> {
                     file,
                     f.pos,
                     "missing-reference",
-                    self.unknown("department", &f.value, &self.dept_ids),
+                    unknown("department", &f.value, self.depts.keys()),
                 ));
             }
         }
@@ -237,7 +228,7 @@ impl Checker<'_> {
                     file,
                     r.pos,
                     "missing-reference",
-                    self.unknown("agent", &r.value, &self.agent_ids),
+                    unknown("agent", &r.value, self.agents.keys()),
                 )),
                 (None, Some(pos)) => self
                     .out
@@ -269,39 +260,17 @@ impl Checker<'_> {
                 ));
             }
         }
-        // A built-in provider in use without a `[providers]` entry reads its usual variable.
-        let declared = |name: &str| s.providers.iter().any(|p| p.name.value == name);
-        let mut uses: Vec<(&str, &super::wire::At<String>)> = Vec::new();
-        if let Some(p) = &s.defaults.provider {
-            uses.push((file, p));
-        }
-        for a in &self.wire.agents {
-            if let Some(p) = &a.provider {
-                uses.push((&a.file, p));
-            }
-        }
-        for (at_file, p) in uses {
-            let Some(builtin) = super::model::ProviderSettings::builtin(&p.value) else {
-                continue;
-            };
-            let Some(env) = builtin.api_key_env.filter(|_| !declared(&p.value)) else {
-                continue;
-            };
-            if std::env::var(&env).map_or(true, |v| v.trim().is_empty()) {
-                self.out.push(Diagnostic::warning(
-                    at_file,
-                    p.pos,
-                    "api-key-unset",
-                    format!(
-                        "environment variable `{env}` (the API key of the built-in provider `{}`) is not set; a run that uses it will fail",
-                        p.value
-                    ),
-                ));
-            }
-        }
-        for p in &s.providers {
+    }
+
+    /// API keys: a key variable that is unset, for a declared provider (at its `apiKeyEnv`)
+    /// or a built-in one used by name without a `[providers]` entry (at the use). The run
+    /// would stop before any call; validate makes none, so these are warnings.
+    fn api_keys(&mut self) {
+        let declared: &[super::wire::ProviderWire] = self.wire.settings.as_ref().map_or(&[], |s| &s.providers);
+        for p in declared {
             if let Some(env) = &p.api_key_env {
-                if std::env::var(&env.value).map_or(true, |v| v.is_empty()) {
+                if key_unset(&env.value) {
+                    let file = self.settings_file;
                     self.out.push(Diagnostic::warning(
                         file,
                         env.pos,
@@ -311,7 +280,43 @@ impl Checker<'_> {
                 }
             }
         }
+        let defaults = self.wire.settings.as_ref().and_then(|s| s.defaults.provider.as_ref());
+        let uses = defaults.map(|p| (self.settings_file, p)).into_iter().chain(
+            self.wire
+                .agents
+                .iter()
+                .filter_map(|a| Some((a.file.as_str(), a.provider.as_ref()?))),
+        );
+        for (file, p) in uses {
+            if declared.iter().any(|d| d.name.value == p.value) {
+                continue;
+            }
+            let Some(env) = super::model::ProviderSettings::builtin(&p.value).and_then(|b| b.api_key_env) else {
+                continue;
+            };
+            if key_unset(&env) {
+                self.out.push(Diagnostic::warning(
+                    file,
+                    p.pos,
+                    "api-key-unset",
+                    format!(
+                        "environment variable `{env}` (the API key of the built-in provider `{}`) is not set; a run that uses it will fail",
+                        p.value
+                    ),
+                ));
+            }
+        }
     }
+}
+
+/// Unset or blank, as the run reads a key variable (`provider::api_key`).
+fn key_unset(variable: &str) -> bool {
+    std::env::var(variable).map_or(true, |v| v.trim().is_empty())
+}
+
+/// "unknown department `x`", with a "did you mean" among the known names.
+fn unknown<'k>(what: &str, name: &str, known: impl Iterator<Item = &'k &'k str>) -> String {
+    format!("unknown {what} `{name}`{}", suggestion(name, known.copied()))
 }
 
 /// Ids to their first definition; a second definition is an error naming both places.

@@ -254,7 +254,7 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
         usage,
         metadata: RunMetadata {
             total_execution_time: engine.elapsed_ms(),
-            completed_steps: in_plan_order(plan, engine.steps()),
+            completed_steps: in_plan_order(plan, engine),
             call_budget: plan.call_budget,
             seed: engine.seed,
             interrupted,
@@ -266,7 +266,7 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
 /// The completed steps in the order the plan lists them (routing; per department its
 /// specialists, its head's own answer, its synthesis, itself; the summary; aggregation),
 /// so the report does not depend on which call finished first.
-fn in_plan_order(plan: &Plan, completed: Vec<String>) -> Vec<String> {
+fn in_plan_order(plan: &Plan, engine: &Engine) -> Vec<String> {
     let mut order = vec!["routing".to_string()];
     for d in &plan.departments {
         let id = &d.department_id;
@@ -277,6 +277,5 @@ fn in_plan_order(plan: &Plan, completed: Vec<String>) -> Vec<String> {
     }
     order.push("summary".into());
     order.push("aggregation".into());
-    let completed: std::collections::HashSet<String> = completed.into_iter().collect();
-    order.into_iter().filter(|s| completed.contains(s)).collect()
+    order.into_iter().filter(|s| engine.step_done(s)).collect()
 }

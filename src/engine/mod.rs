@@ -7,6 +7,7 @@ mod master;
 pub mod scoring;
 mod specialist;
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,7 +40,8 @@ pub struct Engine {
     /// Seed of the simulated provider.
     pub seed: u64,
     started: Instant,
-    steps: Mutex<Vec<String>>,
+    /// Steps done; the report lists them in plan order, never in the order they finished.
+    steps: Mutex<HashSet<String>>,
 }
 
 /// Why a call produced nothing.
@@ -74,7 +76,7 @@ impl Engine {
             run_id,
             seed,
             started: Instant::now(),
-            steps: Mutex::new(Vec::new()),
+            steps: Mutex::new(HashSet::new()),
         }
     }
 
@@ -87,17 +89,15 @@ impl Engine {
         self.observer.event(&event);
     }
 
-    /// Marks a step complete; a step is never recorded twice.
+    /// Marks a step complete; a step never runs twice.
     fn complete_step(&self, step: String) {
-        let mut steps = self.steps.lock().expect("steps lock");
-        debug_assert!(!steps.contains(&step), "step {step} ran twice");
-        if !steps.contains(&step) {
-            steps.push(step);
-        }
+        let fresh = self.steps.lock().expect("steps lock").insert(step);
+        debug_assert!(fresh, "a step ran twice");
     }
 
-    fn steps(&self) -> Vec<String> {
-        self.steps.lock().expect("steps lock").clone()
+    /// Whether a step is done.
+    fn step_done(&self, step: &str) -> bool {
+        self.steps.lock().expect("steps lock").contains(step)
     }
 
     /// One LLM call by `agent`, counted against the budget and into `usage`.

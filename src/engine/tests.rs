@@ -156,31 +156,9 @@ async fn run_chain(provider: Arc<Scripted>, concurrency: usize) -> Report {
     .await
 }
 
-/// The report as JSON without what only the clock decides (times) or chance (ids).
+/// The report as JSON without its times and ids.
 fn timeless(report: &Report) -> serde_json::Value {
-    fn walk(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for k in [
-                    "runId",
-                    "headExecutionId",
-                    "executionTime",
-                    "totalExecutionTime",
-                    "latencyMs",
-                    "startedAt",
-                    "finishedAt",
-                ] {
-                    m.remove(k);
-                }
-                m.values_mut().for_each(walk);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    let mut v = serde_json::to_value(report).unwrap();
-    walk(&mut v);
-    v
+    crate::report::run::timeless(serde_json::to_value(report).unwrap())
 }
 
 #[tokio::test(start_paused = true)]

@@ -93,16 +93,8 @@ impl HttpClient {
             Err(e) => return Outcome::once(Err(e)),
         };
         let (result, transport_retries) = self.post_json(&post, &secrets).await;
-        // Whatever came from the server, reply or error, on every path, loses the key.
-        let result = match result.and_then(|v| parse(&v)) {
-            Ok(mut completion) => {
-                completion.text = redact(&completion.text, &secrets);
-                Ok(completion)
-            }
-            Err(e) => Err(redact_error(e, &secrets)),
-        };
         Outcome {
-            result,
+            result: result.and_then(|v| parse(&v)),
             transport_retries,
         }
     }
@@ -170,15 +162,11 @@ impl HttpClient {
         let resp = req.send().await.map_err(|e| transport_error(e, left, secrets))?;
         let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
-        let location = resp
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-            .unwrap_or_else(|| "an unnamed location".into());
-        let body = resp.bytes().await.map_err(|e| transport_error(e, left, secrets))?;
-        let text = String::from_utf8_lossy(&body);
-        // Redacted before it is cut, so no prefix of a key survives the cut.
         if (300..400).contains(&status) {
+            let location = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map_or("an unnamed location".into(), |v| String::from_utf8_lossy(v.as_bytes()));
             return Err(ProviderError::Status {
                 code: status,
                 body: format!(
@@ -188,22 +176,26 @@ impl HttpClient {
                 retry_after: None,
             });
         }
+        let body = resp.bytes().await.map_err(|e| transport_error(e, left, secrets))?;
+        // Where a server's words enter orch, the key leaves them: from the raw text (before
+        // any excerpt is cut, so not even a prefix survives) and from every string of a
+        // parsed reply (where `\u0073k-…` escapes would hide it from a text search).
+        let text = String::from_utf8_lossy(&body);
+        let shown = redact(&text, secrets);
         if !(200..300).contains(&status) {
             return Err(ProviderError::Status {
                 code: status,
-                body: first_bytes(&redact(&text, secrets), 300),
+                body: first_bytes(&shown, 300),
                 retry_after,
             });
         }
-        // Parsed from the redacted text: nothing downstream (reply, "unexpected reply"
-        // excerpts, report, cassette, events) can hold the key.
-        let redacted = redact(&text, secrets);
-        serde_json::from_str(&redacted).map_err(|e| ProviderError::Decode {
-            message: format!(
-                "the reply is not JSON ({e}): {}",
-                first_bytes(&redact(&text, secrets), 200)
-            ),
-        })
+        let mut reply: serde_json::Value = serde_json::from_str(&text).map_err(|e| ProviderError::Decode {
+            message: format!("the reply is not JSON ({e}): {}", first_bytes(&shown, 200)),
+        })?;
+        if !secrets.is_empty() {
+            redact_strings(&mut reply, secrets);
+        }
+        Ok(reply)
     }
 
     /// The wait before retry number `retry` + 1: the server's word (capped), else
@@ -274,7 +266,7 @@ fn transport_error(e: reqwest::Error, left: Duration, secrets: &[String]) -> Pro
         cause = next;
     }
     ProviderError::Http {
-        message: redact(&format!("{what}: {cause}"), secrets),
+        message: redact(&format!("{what}: {cause}"), secrets).into_owned(),
     }
 }
 
@@ -298,36 +290,40 @@ pub fn first_bytes(text: &str, n: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-/// The error with every secret replaced, in whatever text it carries.
-fn redact_error(e: ProviderError, secrets: &[String]) -> ProviderError {
-    if secrets.is_empty() {
-        return e;
-    }
-    match e {
-        ProviderError::Http { message } => ProviderError::Http {
-            message: redact(&message, secrets),
-        },
-        ProviderError::Status {
-            code,
-            body,
-            retry_after,
-        } => ProviderError::Status {
-            code,
-            body: redact(&body, secrets),
-            retry_after,
-        },
-        ProviderError::Decode { message } => ProviderError::Decode {
-            message: redact(&message, secrets),
-        },
-        other => other,
+/// Replaces every secret in every string (and key) of a JSON value.
+fn redact_strings(v: &mut serde_json::Value, secrets: &[String]) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(r) = redact(s, secrets) {
+                *s = r;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| redact_strings(i, secrets)),
+        Value::Object(map) => {
+            let leaked: Vec<String> = map
+                .keys()
+                .filter(|k| redact(k, secrets) != k.as_str())
+                .cloned()
+                .collect();
+            for k in leaked {
+                if let Some(value) = map.remove(&k) {
+                    map.insert(redact(&k, secrets).into_owned(), value);
+                }
+            }
+            map.values_mut().for_each(|i| redact_strings(i, secrets));
+        }
+        _ => {}
     }
 }
 
-/// Replaces every secret in `text` with `[REDACTED]`.
-pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
+/// Replaces every secret in `text` with `[REDACTED]` (no copy when none occurs).
+pub fn redact<'t>(text: &'t str, secrets: &[String]) -> std::borrow::Cow<'t, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
     for s in secrets.iter().filter(|s| s.len() >= 4) {
-        out = out.replace(s.as_str(), "[REDACTED]");
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "[REDACTED]").into();
+        }
     }
     out
 }

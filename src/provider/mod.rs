@@ -159,12 +159,9 @@ impl Providers {
         }
     }
 
-    /// The name of the provider an agent uses: `--provider`, its own, else `defaults.provider`.
+    /// The name of the provider an agent uses (see [`provider_name`]).
     pub fn name_for<'a>(&'a self, config: &'a crate::config::Config, agent: &'a crate::config::Agent) -> &'a str {
-        self.override_provider
-            .as_deref()
-            .or(agent.provider.as_deref())
-            .unwrap_or(&config.settings.provider)
+        provider_name(self.override_provider.as_deref(), config, agent)
     }
 
     /// The provider and model of an agent.
@@ -194,6 +191,18 @@ impl Providers {
             .unwrap_or(settings_model);
         (provider, model)
     }
+}
+
+/// The name of the provider an agent uses: `--provider` (`override_provider`), its own,
+/// else `defaults.provider`.
+pub fn provider_name<'a>(
+    override_provider: Option<&'a str>,
+    config: &'a crate::config::Config,
+    agent: &'a crate::config::Agent,
+) -> &'a str {
+    override_provider
+        .or(agent.provider.as_deref())
+        .unwrap_or(&config.settings.provider)
 }
 
 /// The API key from the variable named `env`, read at call time and never stored;

@@ -275,3 +275,33 @@ pub fn output_value(text: &str) -> Value {
     }
     Value::String(text.to_string())
 }
+
+/// The report fields that only the clock or chance decides: times and ids.
+pub const CLOCK_AND_ID_FIELDS: &[&str] = &[
+    "runId",
+    "headExecutionId",
+    "executionTime",
+    "totalExecutionTime",
+    "latencyMs",
+    "startedAt",
+    "finishedAt",
+];
+
+/// A report's JSON without [`CLOCK_AND_ID_FIELDS`], at any depth: two runs of the same
+/// replies compare equal this way, whatever finished first.
+pub fn timeless(mut report: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in CLOCK_AND_ID_FIELDS {
+                    m.remove(*k);
+                }
+                m.values_mut().for_each(walk);
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut report);
+    report
+}

@@ -1,7 +1,7 @@
 //! `orch explain` end to end: routing of seed 000's examples in both formats, bad input,
 //! and insta snapshots of the tree.
 
-use crate::common::{json, orch, orch_with_stdin, repo, stderr, stdout, Root};
+use crate::common::{department, json, orch, orch_with_stdin, repo, stderr, stdout, Root};
 
 fn explain_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["explain", "--format", "json"];
@@ -51,16 +51,7 @@ fn scene_with_dialogue_routes_story_first_and_visual_later() {
     supporting.sort();
     assert_eq!(supporting, ["audio", "character", "visual"]);
     assert_eq!(r["executionMode"], "sequential");
-    let stage_of = |id: &str| {
-        v["departments"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["departmentId"] == id)
-            .unwrap()["stage"]
-            .as_u64()
-            .unwrap()
-    };
+    let stage_of = |id: &str| department(&v, id)["stage"].as_u64().unwrap();
     assert!(stage_of("visual") > stage_of("character"));
     assert!(stage_of("visual") > stage_of("story"));
 }
@@ -70,12 +61,7 @@ fn worked_example_specialists_and_thresholds() {
     let v = explain_json(&[
         "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops",
     ]);
-    let character = v["departments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["departmentId"] == "character")
-        .unwrap();
+    let character = department(&v, "character");
     assert_eq!(character["complexity"]["level"], "moderate");
     assert_eq!(character["complexity"]["parts"], 2);
     assert_eq!(character["handling"], "specialists");

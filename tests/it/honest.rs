@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::common::mock::{config_yaml, Script};
+use crate::common::mock::{one_department, Script};
 use crate::common::{json, stderr, Root, Test};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -13,17 +13,7 @@ async fn a_run_where_every_department_fails_says_so_on_stderr() {
         .respond_with(wiremock::ResponseTemplate::new(400).set_body_string("bad request"))
         .mount(&server)
         .await;
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        config_yaml(
-            &server.uri(),
-            "",
-            "  - { id: d, keywords: [aladdin], head: h }\n",
-            &[("h", "role: head, department: d")],
-        )
-        .replace("grading:\n  method: llm\n  judge: judge\n", ""),
-    );
+    let root = one_department(&server.uri(), &[], "");
     let out = Test::new(root.path())
         .args(["run", "--format", "json", "Aladdin"])
         .status(1)
@@ -82,16 +72,7 @@ fn two_yaml_documents_in_one_file_get_a_hint_for_config_authors() {
 async fn sigterm_prints_the_partial_report_and_exits_143() {
     let script = Script::new(&[]).with_delay(Duration::from_secs(3));
     let server = script.serve().await;
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        config_yaml(
-            &server.uri(),
-            "",
-            "  - { id: d, keywords: [aladdin], head: h }\n",
-            &[("h", "role: head, department: d")],
-        ),
-    );
+    let root = one_department(&server.uri(), &[], "");
     let events = root.path().join("events.jsonl");
     let args = [
         "run",

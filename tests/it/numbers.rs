@@ -1,29 +1,10 @@
 //! No number panics the binary: absurd durations in a config are refused at file:line:col,
 //! absurd `Retry-After` values from a server are ignored or capped, and the run goes on.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use wiremock::{Mock, MockServer};
 
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-use crate::common::mock::chat_reply;
+use crate::common::mock::SlowDownOnce;
 use crate::common::{json, stderr, stdout, Root, Test};
-
-/// Answers 429 with `retry-after: value` once, then a good reply.
-struct SlowDownOnce {
-    header: &'static str,
-    value: &'static str,
-    seen: AtomicUsize,
-}
-
-impl Respond for SlowDownOnce {
-    fn respond(&self, _: &Request) -> ResponseTemplate {
-        if self.seen.fetch_add(1, Ordering::SeqCst) == 0 {
-            ResponseTemplate::new(429).insert_header(self.header, self.value)
-        } else {
-            ResponseTemplate::new(200).set_body_json(chat_reply("A full answer about Aladdin."))
-        }
-    }
-}
 
 fn solo(uri: &str) -> Root {
     let root = Root::empty();
@@ -50,11 +31,7 @@ async fn an_absurd_retry_after_never_panics_the_run() {
     ] {
         let server = MockServer::start().await;
         Mock::given(wiremock::matchers::method("POST"))
-            .respond_with(SlowDownOnce {
-                header,
-                value,
-                seen: AtomicUsize::new(0),
-            })
+            .respond_with(SlowDownOnce::new(header, value))
             .mount(&server)
             .await;
         let root = solo(&server.uri());

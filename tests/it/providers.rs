@@ -8,8 +8,8 @@ use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::mock::chat_reply;
-use crate::common::{json, repo, stderr, stdout, strip, Root, Test};
+use crate::common::mock::{chat_reply, SlowDownOnce};
+use crate::common::{json, repo, stderr, stdout, timeless, Root, Test};
 use serde_json::{json, Value};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -152,31 +152,14 @@ async fn server_errors_are_retried_then_succeed() {
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
 
-/// Answers 429 with `Retry-After: 1` once, then 200; records arrival times.
-struct RateLimited(Arc<Mutex<Vec<Instant>>>);
-
-impl Respond for RateLimited {
-    fn respond(&self, _: &Request) -> ResponseTemplate {
-        let mut seen = self.0.lock().unwrap();
-        seen.push(Instant::now());
-        if seen.len() == 1 {
-            ResponseTemplate::new(429)
-                .insert_header("retry-after", "1")
-                .set_body_string("slow down")
-        } else {
-            ResponseTemplate::new(200).set_body_json(chat_reply(GOOD))
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn retry_after_is_honoured() {
-    let times = Arc::new(Mutex::new(Vec::new()));
-    let server = answering(RateLimited(times.clone())).await;
+    let slow_down = SlowDownOnce::new("retry-after", "1");
+    let server = answering(slow_down.clone()).await;
     let root = solo_on(&server.uri(), "", 10.0);
     let (code, r, _) = run_json(&root, &["Aladdin"]);
     assert_eq!(code, 0, "{r:#}");
-    let times = times.lock().unwrap();
+    let times = slow_down.arrivals();
     assert_eq!(times.len(), 2);
     assert!(
         times[1] - times[0] >= Duration::from_secs(1),
@@ -325,7 +308,7 @@ async fn record_then_replay_without_the_server_gives_the_same_report_and_never_t
     drop(server);
     let (code, replayed, out2) = run_json(&root, &["--replay", cassette.to_str().unwrap(), SCENE]);
     assert_eq!(code, 0, "{}", stderr(&out2));
-    assert_eq!(strip(recorded), strip(replayed));
+    assert_eq!(timeless(recorded), timeless(replayed));
 
     let files = [
         std::fs::read_to_string(&cassette).unwrap(),

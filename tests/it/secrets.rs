@@ -65,6 +65,20 @@ async fn a_server_quoting_the_key_in_a_200_reply_never_puts_it_anywhere() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_key_hidden_behind_json_escapes_is_redacted_too() {
+    let server = MockServer::start().await;
+    let escaped = format!("\\u0073{}", &KEY[1..]);
+    let reply = format!("{{\"choices\": [{{\"message\": {{\"content\": \"your key is {escaped}\"}}}}]}}");
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(reply))
+        .mount(&server)
+        .await;
+    let (r, all) = run_and_collect(&solo("openai", &server.uri()), &[]);
+    assert!(!all.contains("LEAKCHECK"), "the key leaked:\n{all}");
+    assert_eq!(r["departments"][0]["output"], "your key is [REDACTED]");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn no_prefix_of_the_key_survives_an_excerpt_cut() {
     let server = MockServer::start().await;
     // Not JSON; the key straddles the 200-byte cut of the excerpt.
@@ -153,4 +167,20 @@ fn a_built_in_provider_without_its_key_is_a_warning_at_validate_time() {
         .env("OPENAI_API_KEY", "")
         .status(2)
         .run();
+}
+
+#[test]
+fn an_agent_on_a_built_in_provider_warns_even_without_a_settings_file() {
+    let root = Root::minimal();
+    root.write("agents/judge.yaml", "id: j\nrole: judge\nprovider: anthropic\n");
+    let out = Test::new(root.path())
+        .args(["validate"])
+        .env("ANTHROPIC_API_KEY", " ")
+        .status(0)
+        .run();
+    assert!(
+        stdout(&out).contains("agents/judge.yaml:3:11: warning: environment variable `ANTHROPIC_API_KEY` (the API key of the built-in provider `anthropic`) is not set"),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -156,3 +156,53 @@ pub fn config_yaml(uri: &str, extra_settings: &str, departments: &str, agents: &
     }
     out
 }
+
+/// One department `d` with head `h` and the given specialists (id, extra YAML).
+pub fn one_department(uri: &str, specialists: &[(&str, &str)], extra: &str) -> super::Root {
+    let mut agents = vec![("h", "role: head, department: d")];
+    agents.extend_from_slice(specialists);
+    let root = super::Root::empty();
+    root.write(
+        "orch.yaml",
+        config_yaml(uri, extra, "  - { id: d, keywords: [aladdin], head: h }\n", &agents),
+    );
+    root
+}
+
+/// Answers 429 with the header `name: value` once, then a good chat reply; keeps the
+/// arrival time of every request (clones share them).
+#[derive(Clone)]
+pub struct SlowDownOnce {
+    name: &'static str,
+    value: &'static str,
+    arrivals: Arc<Mutex<Vec<Instant>>>,
+}
+
+impl SlowDownOnce {
+    pub fn new(name: &'static str, value: &'static str) -> Self {
+        SlowDownOnce {
+            name,
+            value,
+            arrivals: Arc::default(),
+        }
+    }
+
+    /// When each request arrived.
+    pub fn arrivals(&self) -> Vec<Instant> {
+        self.arrivals.lock().unwrap().clone()
+    }
+}
+
+impl Respond for SlowDownOnce {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let mut arrivals = self.arrivals.lock().unwrap();
+        arrivals.push(Instant::now());
+        if arrivals.len() == 1 {
+            ResponseTemplate::new(429)
+                .insert_header(self.name, self.value)
+                .set_body_string("slow down")
+        } else {
+            ResponseTemplate::new(200).set_body_json(chat_reply("A full answer about Aladdin."))
+        }
+    }
+}

@@ -187,31 +187,16 @@ pub fn json(o: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", stdout(o), stderr(o)))
 }
 
-/// A report without what changes from run to run (times, ids).
-pub fn strip(mut v: serde_json::Value) -> serde_json::Value {
-    fn walk(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for k in [
-                    "runId",
-                    "headExecutionId",
-                    "executionTime",
-                    "totalExecutionTime",
-                    "latencyMs",
-                    "startedAt",
-                    "finishedAt",
-                ] {
-                    m.remove(k);
-                }
-                m.values_mut().for_each(walk);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    walk(&mut v);
-    v
+/// The department `id` of a report or a plan (`departments[].departmentId`).
+pub fn department<'r>(report: &'r serde_json::Value, id: &str) -> &'r serde_json::Value {
+    report["departments"]
+        .as_array()
+        .and_then(|ds| ds.iter().find(|d| d["departmentId"] == id))
+        .unwrap_or_else(|| panic!("no department `{id}` in {report:#}"))
 }
+
+/// A report without what changes from run to run (times, ids).
+pub use orch::timeless;
 
 /// Runs the binary in `cwd` with `args` and sends it `signal` (`INT`, `TERM`) as soon as
 /// `script`'s server has seen the first call (no fixed sleep); returns what it printed.
