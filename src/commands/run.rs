@@ -27,10 +27,10 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     let prompt = read_prompt(&args.plan.prompt)?;
     let mut config = load_config(&args.plan)?;
     if let Some(n) = args.max_calls {
-        config.settings.max_calls = n;
+        config.settings.limits.max_calls = n;
     }
     if let Some(n) = args.concurrency {
-        config.settings.max_concurrency = n;
+        config.settings.limits.max_concurrency = n;
     }
     if let Some(p) = &args.provider {
         if !config.settings.providers.contains_key(p) {
@@ -72,9 +72,9 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         observers.push(Box::new(Progress::stderr()));
     }
     let budget = Budget::new(
-        u64::from(config.settings.max_calls),
-        config.settings.max_tokens,
-        config.settings.max_concurrency as usize,
+        u64::from(config.settings.limits.max_calls),
+        config.settings.limits.max_tokens,
+        config.settings.limits.max_concurrency as usize,
     );
     let engine = Engine::new(
         run_id,
@@ -278,10 +278,10 @@ fn agents_in_use<'a>(config: &'a Config, plan: &'a Plan) -> Vec<&'a Agent> {
         ids.extend(d.specialists.iter().map(|s| s.agent_id.as_str()));
     }
     if plan.llm_grading {
-        ids.extend(config.settings.judge.as_deref());
+        ids.extend(config.settings.grading.judge.as_deref());
     }
     if plan.summary {
-        ids.extend(config.settings.master_agent.as_deref());
+        ids.extend(config.settings.aggregation.master_agent.as_deref());
     }
     ids.iter().filter_map(|id| config.agent(id)).collect()
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::decode::Decoder;
 use super::diagnostic::Diagnostic;
 use super::node::{parse_toml, parse_yaml, Node, Pos};
-use super::wire::WireConfig;
+use super::wire::{FileKind, WireConfig};
 
 /// Config files larger than this are refused: a real config is a few kilobytes.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -30,13 +30,6 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// The display path of the settings file (where global problems point).
     pub settings_file: String,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum FileKind {
-    Settings,
-    Departments,
-    Agents,
 }
 
 /// Reads a config root (a directory, or a single file holding everything inline).
@@ -134,11 +127,7 @@ fn read_file(path: &Path, shown: &str, kind: FileKind, loaded: &mut Loaded) {
         return;
     };
     let mut decoder = Decoder::new(shown, &mut loaded.diagnostics);
-    match kind {
-        FileKind::Settings => decoder.settings(&node, &mut loaded.wire),
-        FileKind::Departments => decoder.department_file(&node, &mut loaded.wire),
-        FileKind::Agents => decoder.agent_file(&node, &mut loaded.wire),
-    }
+    loaded.wire.add(&mut decoder, kind, &node);
 }
 
 /// Reads and parses one file; every refusal is one clear diagnostic, never a panic.
@@ -180,7 +169,8 @@ pub fn read_text(shown: &str, bytes: &[u8], is_toml: bool) -> Loaded {
         is_toml,
         &mut loaded.diagnostics,
     ) {
-        Decoder::new(shown, &mut loaded.diagnostics).settings(&node, &mut loaded.wire);
+        let mut decoder = Decoder::new(shown, &mut loaded.diagnostics);
+        loaded.wire.add(&mut decoder, FileKind::Settings, &node);
     }
     loaded
 }

@@ -1,11 +1,13 @@
 //! Config: files -> node tree -> wire structs -> checked model (SPEC §1).
 
 pub mod decode;
+pub mod definitions;
 pub mod diagnostic;
-pub mod keys;
 pub mod load;
 pub mod model;
 pub mod node;
+pub mod sections;
+pub mod spec;
 pub mod types;
 pub mod validate;
 pub mod wire;
@@ -14,7 +16,8 @@ use std::path::Path;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use model::{Agent, Config, Department, ProviderSettings};
-pub use types::{seconds, GradingMethod, ProviderKind, Role, Weights};
+pub use sections::{Http, Weights};
+pub use types::{seconds, GradingMethod, ProviderKind, Role};
 
 /// A config that cannot be used, with every problem found.
 #[derive(Debug, thiserror::Error)]

@@ -4,24 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::types::{GradingMethod, ProviderKind, Role, Weights};
-use super::wire::{AgentWire, DepartmentWire, WireConfig};
-
-/// The default list of words that make a request `complex` (SPEC §1.1).
-pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
-    "comprehensive",
-    "detailed",
-    "in-depth",
-    "analyze",
-    "analysis",
-    "compare",
-    "research",
-    "strategy",
-    "plan",
-    "multi-step",
-    "evaluate",
-    "integrate",
-];
+use super::decode::Resolve;
+use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution};
+use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Routing};
+use super::types::{ProviderKind, Role};
+use super::wire::WireConfig;
 
 /// A whole config, resolved.
 #[derive(Clone, Debug)]
@@ -36,60 +23,23 @@ pub struct Config {
     pub agents: Vec<Agent>,
 }
 
-/// Global settings (SPEC §1.1).
+/// Global settings (SPEC §1.1), each section with its defaults filled in.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// `defaults.passingThreshold`: the threshold of last resort.
-    pub passing_threshold: u32,
-    /// `defaults.maxRetries`: quality retries of a specialist without its own.
-    pub max_retries: u32,
-    /// `defaults.timeout`: seconds for one call (transport retries included).
-    pub timeout: f64,
-    /// `defaults.temperature`.
-    pub temperature: f64,
-    /// `defaults.provider`: the provider of agents without their own.
-    pub provider: String,
-    /// `defaults.model`: "" leaves the provider's model.
-    pub model: String,
-    /// `routing.supportingThreshold`: supporting departments score strictly above it.
-    pub supporting_threshold: f64,
-    /// `routing.keywordWeight`: the weight of a keyword given without one.
-    pub keyword_weight: f64,
-    /// `routing.fallbackDepartment`: used when nothing matches.
-    pub fallback_department: Option<String>,
-    /// `routing.complexTerms`: any of them makes a request complex.
-    pub complex_terms: Vec<String>,
-    /// `grading.method`.
-    pub grading_method: GradingMethod,
-    /// `grading.judge`: the agent that grades when the method is llm.
-    pub judge: Option<String>,
-    /// `grading.weights`.
-    pub weights: Weights,
-    /// `limits.maxCalls`: no call beyond it.
-    pub max_calls: u32,
-    /// `limits.maxTokens`: 0 = no cap.
-    pub max_tokens: u64,
-    /// `limits.maxConcurrency`: calls in flight across the run.
-    pub max_concurrency: u32,
-    /// `aggregation.synthesize`: the master writes a summary.
-    pub synthesize: bool,
-    /// `aggregation.masterAgent`.
-    pub master_agent: Option<String>,
+    /// `[defaults]`.
+    pub defaults: Defaults,
+    /// `[routing]`.
+    pub routing: Routing,
+    /// `[grading]`.
+    pub grading: Grading,
+    /// `[limits]`.
+    pub limits: Limits,
+    /// `[aggregation]`.
+    pub aggregation: Aggregation,
     /// `[http]`.
-    pub http: HttpSettings,
-    /// Named providers, including the built-in `simulated`.
+    pub http: Http,
+    /// Named providers, including the built-in ones.
     pub providers: BTreeMap<String, ProviderSettings>,
-}
-
-/// Transport retry settings (`[http]`).
-#[derive(Clone, Copy, Debug)]
-pub struct HttpSettings {
-    /// Transport retries of one call.
-    pub max_retries: u32,
-    /// Seconds; doubled each retry, with full jitter.
-    pub backoff_base: f64,
-    /// Seconds; also the longest `Retry-After` honoured.
-    pub backoff_cap: f64,
 }
 
 /// One `[providers.NAME]` entry.
@@ -168,12 +118,8 @@ pub struct Department {
     pub head: String,
     /// Departments whose output it needs when both run.
     pub depends_on: Vec<String>,
-    /// `coordinationSettings.minQualityThreshold`, when set.
-    pub min_quality_threshold: Option<u32>,
-    /// Department-level retries.
-    pub max_retries: u32,
-    /// False: its specialists run one after another.
-    pub allow_parallel_execution: bool,
+    /// `coordinationSettings`.
+    pub coordination: Coordination,
 }
 
 /// An agent (SPEC §1.3).
@@ -201,12 +147,8 @@ pub struct Agent {
     pub provider: Option<String>,
     /// Overrides the provider's model.
     pub model: Option<String>,
-    /// `executionSettings.maxRetries`.
-    pub max_retries: Option<u32>,
-    /// `executionSettings.timeout` (seconds).
-    pub timeout: Option<f64>,
-    /// `executionSettings.temperature`.
-    pub temperature: Option<f64>,
+    /// `executionSettings`.
+    pub execution: Execution,
     /// The system prompt.
     pub instructions: String,
 }
@@ -238,65 +180,44 @@ impl Config {
                 providers.insert(name.to_string(), p);
             }
         }
-        for p in &s.providers {
+        for p in s.providers.iter().flatten() {
             let base = ProviderSettings::builtin(&p.kind.to_string()).expect("every kind has a built-in provider");
+            let name = p.name.value.clone();
+            let keys = &p.keys;
+            let api_key_env = match &keys.api_key_env {
+                Some(k) => Some(k.value.clone()),
+                // A named provider without apiKeyEnv is a local server needing no key,
+                // unless it is the built-in name itself.
+                None if BUILTIN_PROVIDERS.contains(&name.as_str()) => base.api_key_env,
+                None => None,
+            };
             providers.insert(
-                p.name.value.clone(),
+                name.clone(),
                 ProviderSettings {
-                    name: p.name.value.clone(),
+                    name,
                     kind: p.kind,
-                    base_url: p
+                    base_url: keys
                         .base_url
                         .clone()
                         .unwrap_or(base.base_url)
                         .trim_end_matches('/')
                         .to_string(),
-                    api_key_env: match &p.api_key_env {
-                        Some(k) => Some(k.value.clone()),
-                        // A named provider without apiKeyEnv is a local server needing no key,
-                        // unless it is the built-in name itself.
-                        None if p.name.value == "openai" || p.name.value == "anthropic" => base.api_key_env,
-                        None => None,
-                    },
-                    model: p.model.clone().unwrap_or(base.model),
-                    requests_per_minute: p.requests_per_minute.unwrap_or(0),
+                    api_key_env,
+                    model: keys.model.clone().unwrap_or(base.model),
+                    requests_per_minute: keys.requests_per_minute.unwrap_or(0),
                 },
             );
         }
         let settings = Settings {
-            passing_threshold: s.defaults.passing_threshold.unwrap_or(60),
-            max_retries: s.defaults.max_retries.unwrap_or(3),
-            timeout: s.defaults.timeout.unwrap_or(300.0),
-            temperature: s.defaults.temperature.unwrap_or(0.7),
-            provider: s
-                .defaults
-                .provider
-                .map(|p| p.value)
-                .unwrap_or_else(|| "simulated".into()),
-            model: s.defaults.model.unwrap_or_default(),
-            supporting_threshold: s.routing.supporting_threshold.unwrap_or(0.3),
-            keyword_weight: s.routing.keyword_weight.unwrap_or(0.35),
-            fallback_department: s.routing.fallback_department.map(|f| f.value),
-            complex_terms: s
-                .routing
-                .complex_terms
-                .unwrap_or_else(|| DEFAULT_COMPLEX_TERMS.iter().map(|t| t.to_string()).collect()),
-            grading_method: s.grading.method.unwrap_or_default(),
-            judge: s.grading.judge.map(|j| j.value),
-            weights: s.grading.weights.map(|w| w.value).unwrap_or_default(),
-            max_calls: s.limits.max_calls.unwrap_or(200),
-            max_tokens: s.limits.max_tokens.unwrap_or(0),
-            max_concurrency: s.limits.max_concurrency.unwrap_or(8),
-            synthesize: s.aggregation.synthesize.unwrap_or(false),
-            master_agent: s.aggregation.master_agent.map(|m| m.value),
-            http: HttpSettings {
-                max_retries: s.http.max_retries.unwrap_or(4),
-                backoff_base: s.http.backoff_base.unwrap_or(0.5),
-                backoff_cap: s.http.backoff_cap.unwrap_or(30.0),
-            },
+            defaults: s.defaults.unwrap_or_default().resolve(),
+            routing: s.routing.unwrap_or_default().resolve(),
+            grading: s.grading.unwrap_or_default().resolve(),
+            limits: s.limits.unwrap_or_default().resolve(),
+            aggregation: s.aggregation.unwrap_or_default().resolve(),
+            http: s.http.unwrap_or_default().resolve(),
             providers,
         };
-        let keyword_weight = settings.keyword_weight;
+        let keyword_weight = settings.routing.keyword_weight;
         Config {
             root,
             departments: wire
@@ -318,17 +239,16 @@ fn resolve_department(d: &DepartmentWire, keyword_weight: f64) -> Department {
         keywords: d
             .keywords
             .iter()
-            .map(|(k, w)| Keyword {
-                phrase: k.value.clone(),
-                weight: w.unwrap_or(keyword_weight),
+            .flatten()
+            .map(|k| Keyword {
+                phrase: k.phrase.value.clone(),
+                weight: k.weight.unwrap_or(keyword_weight),
             })
             .collect(),
         priority: d.priority.unwrap_or(100),
         head: d.head.as_ref().map(|h| h.value.clone()).unwrap_or_default(),
-        depends_on: d.depends_on.iter().map(|x| x.value.clone()).collect(),
-        min_quality_threshold: d.min_quality_threshold,
-        max_retries: d.max_retries.unwrap_or(3),
-        allow_parallel_execution: d.allow_parallel_execution.unwrap_or(true),
+        depends_on: d.depends_on.clone().map(Resolve::resolve).unwrap_or_default(),
+        coordination: d.coordination.clone().unwrap_or_default().resolve(),
     }
 }
 
@@ -339,15 +259,13 @@ fn resolve_agent(a: &AgentWire) -> Agent {
         department: a.department.as_ref().map(|d| d.value.clone()),
         role: a.role.value,
         specialization: a.specialization.clone().unwrap_or_default(),
-        skills: a.skills.clone(),
+        skills: a.skills.clone().unwrap_or_default(),
         passing_threshold: a.passing_threshold,
         is_active: a.is_active.unwrap_or(true),
         success_rate: a.success_rate.unwrap_or(0.5),
         provider: a.provider.as_ref().map(|p| p.value.clone()),
         model: a.model.clone(),
-        max_retries: a.max_retries,
-        timeout: a.timeout,
-        temperature: a.temperature,
+        execution: a.execution.clone().unwrap_or_default().resolve(),
         instructions: a.instructions.clone().unwrap_or_default(),
     }
 }

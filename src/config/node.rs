@@ -35,6 +35,13 @@ pub struct Node {
     pub pos: Pos,
 }
 
+impl Node {
+    /// Whether this is a mapping with `key` (whatever its value).
+    pub fn has_key(&self, key: &str) -> bool {
+        matches!(&self.value, Value::Map(entries) if entries.iter().any(|(k, _)| k.name == key))
+    }
+}
+
 /// The shapes a config value can take.
 #[derive(Clone, Debug)]
 pub enum Value {
@@ -371,4 +378,13 @@ mod tests {
         assert!(parse_yaml(&deep).is_err());
         assert!(parse_toml(&format!("a = {deep}")).is_err());
     }
+}
+
+/// A value and where it was written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct At<T> {
+    /// The value.
+    pub value: T,
+    /// Where it starts.
+    pub pos: Pos,
 }

@@ -47,27 +47,6 @@ pub enum GradingMethod {
     Llm,
 }
 
-/// The weights of the three grading parts; they sum to 1.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Weights {
-    /// Weight of quality (craft, completeness).
-    pub quality: f64,
-    /// Weight of relevance to the request.
-    pub relevance: f64,
-    /// Weight of consistency (agrees with itself and its inputs).
-    pub consistency: f64,
-}
-
-impl Default for Weights {
-    fn default() -> Self {
-        Weights {
-            quality: 0.4,
-            relevance: 0.3,
-            consistency: 0.3,
-        }
-    }
-}
-
 /// The longest `timeout` a config may set (seconds): a day is plenty for one call.
 pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 /// The longest `[http] backoffBase` (seconds).

@@ -3,11 +3,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::decode::Resolve;
+use super::definitions::{AgentWire, DepartmentWire};
 use super::diagnostic::{suggestion, Diagnostic};
 use super::model::BUILTIN_PROVIDERS;
+use super::node::At;
 use super::node::Pos;
+use super::sections::ProviderEntry;
 use super::types::{GradingMethod, Role};
-use super::wire::{AgentWire, DepartmentWire, WireConfig};
+use super::wire::WireConfig;
 
 /// Checks the meaning of a decoded config; `settings_file` names where global problems point.
 /// One pass per kind: agents, departments (and their dependency cycles), global settings.
@@ -146,7 +150,7 @@ impl Checker<'_> {
                     ),
                 ));
             }
-            for dep in &d.depends_on {
+            for dep in d.dependencies() {
                 if dep.value == d.id.value {
                     self.out.push(Diagnostic::error(
                         &d.file,
@@ -183,9 +187,9 @@ impl Checker<'_> {
                 .wire
                 .settings
                 .as_ref()
-                .and_then(|s| s.routing.fallback_department.as_ref())
+                .and_then(|s| s.routing.as_ref()?.fallback_department.as_ref())
                 .is_some_and(|f| f.value == d.id.value);
-            if d.keywords.is_empty() && !is_fallback {
+            if d.keywords.as_ref().is_none_or(Vec::is_empty) && !is_fallback {
                 self.out.push(Diagnostic::warning(
                     &d.file,
                     d.id.pos,
@@ -202,7 +206,7 @@ impl Checker<'_> {
             return;
         };
         let file = self.settings_file;
-        if let Some(p) = &s.defaults.provider {
+        if let Some(p) = s.defaults.as_ref().and_then(|d| d.provider.as_ref()) {
             if !self.providers.contains_key(p.value.as_str()) {
                 self.out.push(Diagnostic::error(
                     file,
@@ -212,7 +216,7 @@ impl Checker<'_> {
                 ));
             }
         }
-        if let Some(f) = &s.routing.fallback_department {
+        if let Some(f) = s.routing.as_ref().and_then(|r| r.fallback_department.as_ref()) {
             if !self.depts.contains_key(f.value.as_str()) {
                 self.out.push(Diagnostic::error(
                     file,
@@ -222,32 +226,35 @@ impl Checker<'_> {
                 ));
             }
         }
-        let mut agent_ref =
-            |what: &str, r: &Option<super::wire::At<String>>, missing_pos: Option<Pos>| match (r, missing_pos) {
-                (Some(r), _) if !self.agents.contains_key(r.value.as_str()) => self.out.push(Diagnostic::error(
-                    file,
-                    r.pos,
-                    "missing-reference",
-                    unknown("agent", &r.value, self.agents.keys()),
-                )),
-                (None, Some(pos)) => self
-                    .out
-                    .push(Diagnostic::error(file, pos, "missing-reference", what.to_string())),
-                _ => {}
-            };
-        let llm = s.grading.method == Some(GradingMethod::Llm);
+        let mut agent_ref = |what: &str, r: Option<&At<String>>, missing_pos: Option<Pos>| match (r, missing_pos) {
+            (Some(r), _) if !self.agents.contains_key(r.value.as_str()) => self.out.push(Diagnostic::error(
+                file,
+                r.pos,
+                "missing-reference",
+                unknown("agent", &r.value, self.agents.keys()),
+            )),
+            (None, Some(pos)) => self
+                .out
+                .push(Diagnostic::error(file, pos, "missing-reference", what.to_string())),
+            _ => {}
+        };
+        let grading = s.grading.clone().unwrap_or_default();
+        let llm = grading.method.as_ref().map(|m| m.value) == Some(GradingMethod::Llm);
         agent_ref(
             "`grading.method = \"llm\"` needs `grading.judge`, the id of the agent that grades",
-            &s.grading.judge,
-            llm.then_some(s.grading.pos),
+            grading.judge.as_ref(),
+            llm.then(|| grading.method.as_ref().map_or(grading.pos, |m| m.pos)),
         );
+        let aggregation = s.aggregation.clone().unwrap_or_default();
+        let synthesize = aggregation.synthesize.as_ref();
         agent_ref(
             "`aggregation.synthesize = true` needs `aggregation.masterAgent`, the id of the agent that writes the summary",
-            &s.aggregation.master_agent,
-            (s.aggregation.synthesize == Some(true)).then_some(s.aggregation.pos),
+            aggregation.master_agent.as_ref(),
+            synthesize.filter(|s| s.value).map(|s| s.pos),
         );
-        if let Some(w) = &s.grading.weights {
-            let sum = w.value.quality + w.value.relevance + w.value.consistency;
+        if let Some(w) = &grading.weights {
+            let v = w.value.clone().resolve();
+            let sum = v.quality + v.relevance + v.consistency;
             if (sum - 1.0).abs() > 1e-6 {
                 self.out.push(Diagnostic::error(
                     file,
@@ -266,9 +273,14 @@ impl Checker<'_> {
     /// or a built-in one used by name without a `[providers]` entry (at the use). The run
     /// would stop before any call; validate makes none, so these are warnings.
     fn api_keys(&mut self) {
-        let declared: &[super::wire::ProviderWire] = self.wire.settings.as_ref().map_or(&[], |s| &s.providers);
+        let declared: &[ProviderEntry] = self
+            .wire
+            .settings
+            .as_ref()
+            .and_then(|s| s.providers.as_deref())
+            .unwrap_or_default();
         for p in declared {
-            if let Some(env) = &p.api_key_env {
+            if let Some(env) = &p.keys.api_key_env {
                 if key_unset(&env.value) {
                     let file = self.settings_file;
                     self.out.push(Diagnostic::warning(
@@ -280,7 +292,11 @@ impl Checker<'_> {
                 }
             }
         }
-        let defaults = self.wire.settings.as_ref().and_then(|s| s.defaults.provider.as_ref());
+        let defaults = self
+            .wire
+            .settings
+            .as_ref()
+            .and_then(|s| s.defaults.as_ref()?.provider.as_ref());
         let uses = defaults.map(|p| (self.settings_file, p)).into_iter().chain(
             self.wire
                 .agents
@@ -351,7 +367,7 @@ fn index<'w, T>(
 fn provider_names(wire: &WireConfig) -> BTreeMap<&str, ()> {
     let mut names: BTreeMap<&str, ()> = BUILTIN_PROVIDERS.iter().map(|n| (*n, ())).collect();
     if let Some(s) = &wire.settings {
-        for p in &s.providers {
+        for p in s.providers.iter().flatten() {
             names.insert(&p.name.value, ());
         }
     }
@@ -375,7 +391,7 @@ fn cycles(depts: &[DepartmentWire], index: &BTreeMap<&str, &DepartmentWire>, out
         let mut stack: Vec<(&DepartmentWire, usize)> = vec![(start, 0)];
         marks.insert(&start.id.value, Mark::Open);
         while let Some((d, i)) = stack.pop() {
-            let Some(dep) = d.depends_on.get(i) else {
+            let Some(dep) = d.dependencies().get(i) else {
                 marks.insert(&d.id.value, Mark::Done);
                 continue;
             };

@@ -191,6 +191,7 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
         let master = engine
             .config
             .settings
+            .aggregation
             .master_agent
             .as_deref()
             .and_then(|m| engine.config.agent(m));

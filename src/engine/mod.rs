@@ -107,7 +107,7 @@ impl Engine {
     /// before a slot is taken, so a paced provider never holds up the others.
     async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
         let (provider, model) = self.providers.for_agent(&self.config, agent);
-        let timeout = crate::config::seconds(agent.timeout.unwrap_or(self.config.settings.timeout));
+        let timeout = crate::config::seconds(agent.execution.timeout.unwrap_or(self.config.settings.defaults.timeout));
         let asked = Instant::now();
         if !provider
             .pace(asked.checked_add(timeout).unwrap_or_else(far_future))
@@ -134,7 +134,10 @@ impl Engine {
             model,
             system,
             prompt,
-            temperature: agent.temperature.unwrap_or(self.config.settings.temperature),
+            temperature: agent
+                .execution
+                .temperature
+                .unwrap_or(self.config.settings.defaults.temperature),
             timeout,
             deadline,
         };
@@ -163,9 +166,15 @@ impl Engine {
     /// Grades an output: heuristically, or by the judge (falling back to the heuristic,
     /// and saying so, when the judge's reply cannot be read or its call fails).
     async fn grade(&self, request: &str, agent: &Agent, output: &str, usage: &mut Usage) -> (Grade, &'static str) {
-        let judge_agent = match self.config.settings.grading_method {
+        let judge_agent = match self.config.settings.grading.method {
             GradingMethod::Heuristic => None,
-            GradingMethod::Llm => self.config.settings.judge.as_deref().and_then(|j| self.config.agent(j)),
+            GradingMethod::Llm => self
+                .config
+                .settings
+                .grading
+                .judge
+                .as_deref()
+                .and_then(|j| self.config.agent(j)),
         };
         let Some(judge_agent) = judge_agent else {
             return (heuristic::grade(request, output), "heuristic");

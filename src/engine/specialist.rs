@@ -58,7 +58,7 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
         let (attempt, passed, stop) = match result {
             Ok(text) => {
                 let (grade, grader) = engine.grade(request, agent, &text, &mut usage).await;
-                let score = grade.score(&engine.config.settings.weights);
+                let score = grade.score(&engine.config.settings.grading.weights);
                 let passed = passes(score, spec.threshold);
                 let line = if passed {
                     grade.feedback.clone()

@@ -119,8 +119,8 @@ pub struct Plan {
 pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Plan, RoutingError> {
     let index = WordIndex::new(request);
     let routing = routing::route(config, &index, &options.departments)?;
-    let complexity = complexity::analyze(request, &index, &config.settings.complex_terms);
-    let llm_grading = config.settings.grading_method == GradingMethod::Llm;
+    let complexity = complexity::analyze(request, &index, &config.settings.routing.complex_terms);
+    let llm_grading = config.settings.grading.method == GradingMethod::Llm;
     let mut departments = Vec::new();
     for (stage, ids) in routing.stages.iter().enumerate() {
         for id in ids {
@@ -150,7 +150,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
                 .iter()
                 .find(|s| &s.department == id)
                 .map_or(0.0, |s| s.relevance);
-            let (min_calls, max_calls) = department_calls(&specialists, dept.max_retries, llm_grading);
+            let (min_calls, max_calls) = department_calls(&specialists, dept.coordination.max_retries, llm_grading);
             departments.push(DepartmentPlan {
                 department_id: id.clone(),
                 department_name: dept.name.clone(),
@@ -167,15 +167,15 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
                 complexity: complexity.clone(),
                 handling,
                 specialists,
-                parallel: dept.allow_parallel_execution,
-                department_retries: dept.max_retries,
+                parallel: dept.coordination.allow_parallel_execution,
+                department_retries: dept.coordination.max_retries,
                 min_calls,
                 max_calls,
             });
         }
     }
-    let summary = config.settings.synthesize;
-    let call_budget = u64::from(config.settings.max_calls);
+    let summary = config.settings.aggregation.synthesize;
+    let call_budget = u64::from(config.settings.limits.max_calls);
     let extra = u64::from(summary);
     let min_calls = departments.iter().map(|d| d.min_calls).sum::<u64>() + extra;
     let max_calls = departments.iter().map(|d| d.max_calls).sum::<u64>() + extra;

@@ -156,7 +156,7 @@ pub fn route(config: &Config, index: &WordIndex, forced: &[String]) -> Result<Ro
         }
         chosen
     } else if scores.first().is_some_and(|s| s.relevance > 0.0) {
-        let threshold = config.settings.supporting_threshold;
+        let threshold = config.settings.routing.supporting_threshold;
         let primary = scores[0].department.clone();
         std::iter::once(primary)
             .chain(
@@ -166,7 +166,7 @@ pub fn route(config: &Config, index: &WordIndex, forced: &[String]) -> Result<Ro
                     .map(|s| s.department.clone()),
             )
             .collect()
-    } else if let Some(f) = &config.settings.fallback_department {
+    } else if let Some(f) = &config.settings.routing.fallback_department {
         fallback = true;
         if let Some(s) = scores.iter_mut().find(|s| &s.department == f) {
             s.reason = "fallback".into();

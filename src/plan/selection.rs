@@ -20,7 +20,10 @@ pub enum ThresholdSource {
 /// The threshold of an agent: its own, else its department's, else the default (seed 000's
 /// threshold matrix: 70 → 70; 0 → 0; missing with department 80 → 80; both missing → 60).
 pub fn threshold(agent: &Agent, dept: Option<&Department>, default: u32) -> (u32, ThresholdSource) {
-    match (agent.passing_threshold, dept.and_then(|d| d.min_quality_threshold)) {
+    match (
+        agent.passing_threshold,
+        dept.and_then(|d| d.coordination.min_quality_threshold),
+    ) {
         (Some(t), _) => (t, ThresholdSource::Agent),
         (None, Some(t)) => (t, ThresholdSource::Department),
         (None, None) => (default, ThresholdSource::Default),
@@ -51,12 +54,16 @@ pub fn select(config: &Config, dept: &Department, index: &WordIndex, count: usiz
     let mut ranked: Vec<SelectedSpecialist> = config
         .active_specialists(&dept.id)
         .map(|agent| {
-            let (threshold, threshold_source) = threshold(agent, Some(dept), config.settings.passing_threshold);
+            let (threshold, threshold_source) =
+                threshold(agent, Some(dept), config.settings.defaults.passing_threshold);
             SelectedSpecialist {
                 agent_id: agent.id.clone(),
                 threshold,
                 threshold_source,
-                max_attempts: 1 + agent.max_retries.unwrap_or(config.settings.max_retries),
+                max_attempts: 1 + agent
+                    .execution
+                    .max_retries
+                    .unwrap_or(config.settings.defaults.max_retries),
                 matched_skills: agent.skills.iter().filter(|s| index.contains(s)).cloned().collect(),
                 success_rate: agent.success_rate,
             }

@@ -161,7 +161,7 @@ fn threshold_matrix_of_seed_000() {
     let case = |agent_t: &str, dept_t: &str| {
         let c = load_str(&yaml(agent_t, dept_t), false).unwrap();
         let agent = c.agent("s").unwrap();
-        selection::threshold(agent, c.department("d"), c.settings.passing_threshold)
+        selection::threshold(agent, c.department("d"), c.settings.defaults.passing_threshold)
     };
     assert_eq!(case(", passingThreshold: 70", ""), (70, ThresholdSource::Agent));
     assert_eq!(

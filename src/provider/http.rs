@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 use super::{api_key, Completion, Outcome, ProviderError};
-use crate::config::model::HttpSettings;
+use crate::config::Http as HttpSettings;
 
 /// Statuses worth another try (SPEC §1.1 `[http]`): never other 4xx.
 pub const RETRYABLE: &[u16] = &[408, 409, 429, 500, 502, 503, 504, 529];

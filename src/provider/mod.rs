@@ -187,7 +187,7 @@ impl Providers {
             .override_model
             .clone()
             .or_else(|| agent.model.clone())
-            .or_else(|| (!config.settings.model.is_empty()).then(|| config.settings.model.clone()))
+            .or_else(|| (!config.settings.defaults.model.is_empty()).then(|| config.settings.defaults.model.clone()))
             .unwrap_or(settings_model);
         (provider, model)
     }
@@ -202,7 +202,7 @@ pub fn provider_name<'a>(
 ) -> &'a str {
     override_provider
         .or(agent.provider.as_deref())
-        .unwrap_or(&config.settings.provider)
+        .unwrap_or(&config.settings.defaults.provider)
 }
 
 /// The API key from the variable named `env`, read at call time and never stored;

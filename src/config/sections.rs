@@ -1,0 +1,282 @@
+//! The settings file (`orch.toml` / `orch.yaml`, SPEC §1.1), one line per key: each line is
+//! the key's name, doc, rule, wire type, resolved type and default. A new key is one line.
+
+use strum::VariantNames;
+
+use super::decode::{section, Decoder, FromNode};
+use super::definitions::{AgentWire, DepartmentWire};
+use super::node::{At, Node, Value};
+use super::spec::{KeySpec, Rule, TEMPERATURE, TIMEOUT, UNIT};
+use super::types::{GradingMethod, ProviderKind, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS};
+
+/// The default list of words that make a request `complex` (SPEC §1.1).
+pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
+    "comprehensive",
+    "detailed",
+    "in-depth",
+    "analyze",
+    "analysis",
+    "compare",
+    "research",
+    "strategy",
+    "plan",
+    "multi-step",
+    "evaluate",
+    "integrate",
+];
+
+section! {
+    /// `[defaults]` as written.
+    DefaultsWire => /// `[defaults]`: what agents get unless they say otherwise.
+    Defaults, "[defaults]" {
+        /// The threshold of last resort, when neither the agent nor its department sets one.
+        passing_threshold "passingThreshold": u32 => u32 = 60, Rule::count(0, 100);
+        /// Quality retries of a specialist without its own `maxRetries`.
+        max_retries "maxRetries": u32 => u32 = 3, Rule::count(0, 10);
+        /// Seconds for one call, transport retries included.
+        timeout "timeout": f64 => f64 = 300.0, TIMEOUT;
+        /// Sampling temperature of agents without their own.
+        temperature "temperature": f64 => f64 = 0.7, TEMPERATURE;
+        /// The provider of agents without their own.
+        provider "provider": At<String> => String = "simulated".into(), Rule::Reference;
+        /// The model of agents without their own ("": the provider's model).
+        model "model": String => String = String::new(), Rule::Text;
+    }
+}
+
+section! {
+    /// `[routing]` as written.
+    RoutingWire => /// `[routing]`: how a request finds its departments.
+    Routing, "[routing]" {
+        /// Supporting departments score strictly above it.
+        supporting_threshold "supportingThreshold": f64 => f64 = 0.3, UNIT;
+        /// The weight of a keyword given without one.
+        keyword_weight "keywordWeight": f64 => f64 = 0.35, Rule::above(0.0, 1.0, "");
+        /// The department used when nothing matches.
+        fallback_department "fallbackDepartment": At<String> => String, Rule::Reference;
+        /// Words that make a request complex.
+        complex_terms "complexTerms": Vec<String> => Vec<String> =
+            DEFAULT_COMPLEX_TERMS.iter().map(|t| t.to_string()).collect(), Rule::Strings;
+    }
+}
+
+section! {
+    /// `[grading.weights]` as written.
+    WeightsWire => /// The weights of the three grading parts; they sum to 1.
+    #[derive(Copy, serde::Serialize)]
+    Weights, "`weights`" {
+        /// Weight of quality (craft, completeness).
+        quality "quality": f64 => f64 = 0.4, UNIT;
+        /// Weight of relevance to the request.
+        relevance "relevance": f64 => f64 = 0.3, UNIT;
+        /// Weight of consistency (agrees with itself and its inputs).
+        consistency "consistency": f64 => f64 = 0.3, UNIT;
+    }
+}
+
+section! {
+    /// `[grading]` as written.
+    GradingWire => /// `[grading]`: how specialist outputs are scored.
+    Grading, "[grading]" {
+        /// `heuristic` (no calls) or `llm` (a judge agent grades).
+        method "method": At<GradingMethod> => GradingMethod = GradingMethod::default(),
+            Rule::Choice(GradingMethod::VARIANTS);
+        /// The agent that grades when the method is `llm`.
+        judge "judge": At<String> => String, Rule::Reference;
+        /// The weights of quality, relevance and consistency.
+        weights "weights": At<WeightsWire> => Weights = Weights::default(), Rule::Section(WeightsWire::KEYS);
+    }
+}
+
+section! {
+    /// `[limits]` as written.
+    LimitsWire => /// `[limits]`: what one run may spend.
+    Limits, "[limits]" {
+        /// No call beyond it.
+        max_calls "maxCalls": u32 => u32 = 200, Rule::count(1, i64::MAX);
+        /// Tokens across the run; 0 = no cap.
+        max_tokens "maxTokens": u64 => u64 = 0, Rule::count(0, i64::MAX);
+        /// Calls in flight across the run.
+        max_concurrency "maxConcurrency": u32 => u32 = 8, Rule::count(1, 1024);
+    }
+}
+
+section! {
+    /// `[aggregation]` as written.
+    AggregationWire => /// `[aggregation]`: how the master ends a run.
+    Aggregation, "[aggregation]" {
+        /// The master agent writes a summary of every department's output.
+        synthesize "synthesize": At<bool> => bool = false, Rule::Bool;
+        /// The agent that writes the summary.
+        master_agent "masterAgent": At<String> => String, Rule::Reference;
+    }
+}
+
+section! {
+    /// `[http]` as written.
+    HttpWire => /// `[http]`: transport retries of one call.
+    #[derive(Copy)]
+    Http, "[http]" {
+        /// Transport retries of one call (connection errors, 429, 5xx).
+        max_retries "maxRetries": u32 => u32 = 4, Rule::count(0, 10);
+        /// Seconds; doubled each retry, with full jitter.
+        backoff_base "backoffBase": f64 => f64 = 0.5, Rule::between_noted(0.0, MAX_BACKOFF_BASE_SECS, " (seconds)");
+        /// Seconds; also the longest `Retry-After` honoured.
+        backoff_cap "backoffCap": f64 => f64 = 30.0, Rule::between_noted(0.0, MAX_BACKOFF_CAP_SECS, " (seconds)");
+    }
+}
+
+section! {
+    /// One `[providers.NAME]` entry as written (resolved in `model.rs`, over its built-in base).
+    ProviderWire, "a provider" {
+        /// The wire protocol: `openai`, `anthropic` or `simulated` (default: the entry's name).
+        kind "kind": At<ProviderKind>, Rule::Choice(ProviderKind::VARIANTS);
+        /// Where the API lives (default: the kind's public endpoint).
+        base_url "baseUrl": String, Rule::Url;
+        /// The NAME of the environment variable holding the API key.
+        api_key_env "apiKeyEnv": At<String>, Rule::EnvName;
+        /// The model of agents that name none.
+        model "model": String, Rule::Text;
+        /// Client-side rate limit; 0 = none.
+        requests_per_minute "requestsPerMinute": u32, Rule::count(0, i64::MAX);
+    }
+}
+
+/// A named provider: `[providers.NAME]` with its kind settled.
+#[derive(Clone, Debug)]
+pub struct ProviderEntry {
+    /// NAME, where it is written.
+    pub name: At<String>,
+    /// The kind, from `kind` or the name.
+    pub kind: ProviderKind,
+    /// The rest of the entry.
+    pub keys: ProviderWire,
+}
+
+impl FromNode for Vec<ProviderEntry> {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, _what: &str) -> Option<Self> {
+        let Value::Map(entries) = &node.value else {
+            d.type_error(node, "`providers`", "a mapping of provider names to settings");
+            return None;
+        };
+        let mut out = Vec::new();
+        for (name, value) in entries {
+            let Some(keys) = ProviderWire::from_node(d, value, key, "") else {
+                continue;
+            };
+            let kind = match &keys.kind {
+                Some(k) => k.value,
+                None if !value.has_key("kind") => match name.name.parse::<ProviderKind>() {
+                    Ok(k) => k,
+                    Err(_) => {
+                        d.error(
+                            value.pos,
+                            "missing-key",
+                            format!(
+                                "provider `{}` needs `kind` ({})",
+                                name.name,
+                                ProviderKind::VARIANTS.join(", ")
+                            ),
+                        );
+                        continue;
+                    }
+                },
+                None => continue,
+            };
+            out.push(ProviderEntry {
+                name: At {
+                    value: name.name.clone(),
+                    pos: name.pos,
+                },
+                kind,
+                keys,
+            });
+        }
+        Some(out)
+    }
+}
+
+section! {
+    /// `orch.toml` / `orch.yaml` as written.
+    SettingsWire, "the settings file" {
+        /// What agents get unless they say otherwise.
+        defaults "defaults": DefaultsWire, Rule::Section(DefaultsWire::KEYS);
+        /// How a request finds its departments.
+        routing "routing": RoutingWire, Rule::Section(RoutingWire::KEYS);
+        /// How specialist outputs are scored.
+        grading "grading": GradingWire, Rule::Section(GradingWire::KEYS);
+        /// What one run may spend.
+        limits "limits": LimitsWire, Rule::Section(LimitsWire::KEYS);
+        /// How the master ends a run.
+        aggregation "aggregation": AggregationWire, Rule::Section(AggregationWire::KEYS);
+        /// Transport retries of one call.
+        http "http": HttpWire, Rule::Section(HttpWire::KEYS);
+        /// Named providers.
+        providers "providers": Vec<ProviderEntry>, Rule::Providers;
+        /// Departments defined inline.
+        departments "departments": Vec<DepartmentWire>, Rule::Definitions;
+        /// Agents defined inline.
+        agents "agents": Vec<AgentWire>, Rule::Definitions;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::definitions::{AgentKeys, DepartmentKeys};
+
+    fn every_key(keys: &'static [KeySpec], out: &mut Vec<&'static KeySpec>) {
+        for k in keys {
+            out.push(k);
+            if let Rule::Section(inner) = k.rule {
+                every_key(inner, out);
+            }
+        }
+    }
+
+    #[test]
+    fn the_readme_lists_every_key_with_a_doc() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("## Config reference").expect("a config reference");
+        let reference = &readme[start..];
+        let reference = &reference[..reference[3..].find("\n## ").map_or(reference.len(), |e| e + 3)];
+        let words: std::collections::HashSet<&str> = reference.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+        let mut keys = Vec::new();
+        for table in [
+            SettingsWire::KEYS,
+            ProviderWire::KEYS,
+            DepartmentKeys::KEYS,
+            AgentKeys::KEYS,
+        ] {
+            every_key(table, &mut keys);
+        }
+        assert!(keys.len() > 50, "{}", keys.len());
+        for k in keys {
+            assert!(
+                words.contains(k.name),
+                "the README's config reference lacks `{}`",
+                k.name
+            );
+            assert!(k.doc.trim().ends_with('.'), "`{}` needs a one-sentence doc", k.name);
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_seed_numbers() {
+        let d = Defaults::default();
+        assert_eq!(
+            (d.passing_threshold, d.max_retries, d.timeout, d.temperature),
+            (60, 3, 300.0, 0.7)
+        );
+        assert_eq!(d.provider, "simulated");
+        let r = Routing::default();
+        assert_eq!((r.supporting_threshold, r.keyword_weight), (0.3, 0.35));
+        assert_eq!(r.complex_terms.len(), 12);
+        let w = Grading::default().weights;
+        assert_eq!((w.quality, w.relevance, w.consistency), (0.4, 0.3, 0.3));
+        let l = Limits::default();
+        assert_eq!((l.max_calls, l.max_tokens, l.max_concurrency), (200, 0, 8));
+        let h = Http::default();
+        assert_eq!((h.max_retries, h.backoff_base, h.backoff_cap), (4, 0.5, 30.0));
+    }
+}
