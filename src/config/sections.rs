@@ -123,6 +123,8 @@ section! {
         backoff_base "backoffBase": f64 => f64 = 0.5, Rule::between_noted(0.0, MAX_BACKOFF_BASE_SECS, " (seconds)");
         /// Seconds; also the longest `Retry-After` honoured.
         backoff_cap "backoffCap": f64 => f64 = 30.0, Rule::between_noted(0.0, MAX_BACKOFF_CAP_SECS, " (seconds)");
+        /// Bytes of one reply body; a longer reply fails the call, read no further.
+        max_reply_bytes "maxReplyBytes": u64 => u64 = 8_388_608, Rule::count(1024, 1 << 40);
     }
 }
 

@@ -20,62 +20,66 @@ pub fn prompt(request: &str, specialist: &str, specialization: &str, output: &st
     )
 }
 
+/// The most JSON objects of one reply tried as a grade: a reply that needs more is unreadable.
+const MAX_CANDIDATES: usize = 64;
+
 /// Reads a judge's reply: the first JSON object in it (code fences allowed) with numeric
 /// `quality`, `relevance` and `consistency`; values above 1 are percentages.
-/// `None` when the reply cannot be read.
+/// `None` when the reply cannot be read. Linear in the reply: one scan finds the objects,
+/// and at most [`MAX_CANDIDATES`] of them are parsed (300,000 `{` cost one scan, not 98 s).
 pub fn parse(reply: &str) -> Option<Grade> {
-    let mut rest = reply;
-    while let Some(start) = rest.find('{') {
-        let candidate = &rest[start..];
-        if let Some(end) = object_end(candidate) {
-            if let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&candidate[..end]) {
-                let part = |k: &str| {
-                    map.get(k).and_then(|v| match v {
-                        serde_json::Value::Number(n) => n.as_f64(),
-                        serde_json::Value::String(s) => s.trim().trim_end_matches('%').parse().ok(),
-                        _ => None,
-                    })
-                };
-                let unit = |x: f64| if x > 1.0 { x / 100.0 } else { x };
-                if let (Some(q), Some(r), Some(c)) = (part("quality"), part("relevance"), part("consistency")) {
-                    let feedback = map.get("feedback").and_then(|f| f.as_str()).unwrap_or("");
-                    return Some(Grade::new(unit(q), unit(r), unit(c), feedback));
-                }
-            }
-        }
-        rest = &rest[start + 1..];
-    }
-    None
+    objects(reply)
+        .into_iter()
+        .take(MAX_CANDIDATES)
+        .find_map(|(start, end)| {
+            let serde_json::Value::Object(map) = serde_json::from_str(&reply[start..end]).ok()? else {
+                return None;
+            };
+            let part = |k: &str| {
+                map.get(k).and_then(|v| match v {
+                    serde_json::Value::Number(n) => n.as_f64(),
+                    serde_json::Value::String(s) => s.trim().trim_end_matches('%').parse().ok(),
+                    _ => None,
+                })
+            };
+            let unit = |x: f64| if x > 1.0 { x / 100.0 } else { x };
+            let (q, r, c) = (part("quality")?, part("relevance")?, part("consistency")?);
+            let feedback = map.get("feedback").and_then(|f| f.as_str()).unwrap_or("");
+            Some(Grade::new(unit(q), unit(r), unit(c), feedback))
+        })
 }
 
-/// The byte length of the JSON object that starts `text` (at `{`), if it closes.
-fn object_end(text: &str) -> Option<usize> {
-    let mut depth = 0usize;
+/// The balanced `{…}` spans of `text` (byte ranges), in order of their start, found in one
+/// scan. Strings are tracked only inside braces: quotes in the prose around an object are
+/// not JSON.
+fn objects(text: &str) -> Vec<(usize, usize)> {
+    let mut open = Vec::new();
+    let mut spans = Vec::new();
     let mut in_string = false;
     let mut escaped = false;
-    for (i, c) in text.char_indices() {
+    for (i, b) in text.bytes().enumerate() {
         if in_string {
-            match c {
+            match b {
                 _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
                 _ => {}
             }
             continue;
         }
-        match c {
-            '"' => in_string = true,
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i + 1);
+        match b {
+            b'"' if !open.is_empty() => in_string = true,
+            b'{' => open.push(i),
+            b'}' => {
+                if let Some(start) = open.pop() {
+                    spans.push((start, i + 1));
                 }
             }
             _ => {}
         }
     }
-    None
+    spans.sort_unstable();
+    spans
 }
 
 #[cfg(test)]
@@ -116,5 +120,15 @@ mod tests {
             parse("{\"quality\": \"high\", \"relevance\": 1, \"consistency\": 1}"),
             None
         );
+    }
+
+    #[test]
+    fn nested_grades_and_hostile_replies() {
+        let g = parse(r#"{"grade": {"quality": 0.6, "relevance": 0.6, "consistency": 0.6}}"#).unwrap();
+        assert_eq!(g.quality, 0.6);
+        assert_eq!(parse(&"{".repeat(300_000)), None);
+        let nested = format!("{}{}", "{".repeat(150_000), "}".repeat(150_000));
+        assert_eq!(parse(&nested), None);
+        assert_eq!(objects(r#"say "hi" then {"a": "}"} {}"#), [(14, 24), (25, 27)]);
     }
 }

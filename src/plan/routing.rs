@@ -2,6 +2,7 @@
 //! departments, execution mode and the dependency DAG's stages.
 
 use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 
@@ -96,11 +97,13 @@ pub enum RoutingError {
 /// Relevance of one department: 1 − ∏(1 − wₖ) over its distinct matched keywords.
 pub fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
     let mut matched: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut miss = 1.0;
     for k in &dept.keywords {
         let key = k.phrase.to_lowercase();
-        if !matched.contains(&key) && index.contains(&k.phrase) {
+        if !seen.contains(&key) && index.contains(&k.phrase) {
             miss *= 1.0 - k.weight;
+            seen.insert(key.clone());
             matched.push(key);
         }
     }
@@ -190,11 +193,12 @@ pub fn route(config: &Config, index: &WordIndex, forced: &[String]) -> Result<Ro
 
 /// Stages of the DAG among the selected departments (stage = 1 + deepest selected dependency).
 fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<IgnoredDependency>, ExecutionMode) {
+    let chosen: HashSet<&str> = selected.iter().map(String::as_str).collect();
     let mut ignored = Vec::new();
     for id in selected {
         let dept = config.department(id).expect("selected departments exist");
         for dep in &dept.depends_on {
-            if !selected.contains(dep) {
+            if !chosen.contains(dep.as_str()) {
                 ignored.push(IgnoredDependency {
                     department: id.clone(),
                     depends_on: dep.clone(),
@@ -203,18 +207,28 @@ fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<Igno
             }
         }
     }
-    // Validation guarantees no cycle, so this settles within `selected.len()` rounds.
+    // Stage = longest path from a root, in one topological pass (Kahn): linear in the
+    // selected departments and their dependencies. Validation guarantees no cycle; a
+    // department left in one would stay at stage 0, never loop.
+    let at: HashMap<&str, usize> = selected.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); selected.len()];
+    let mut waiting: Vec<usize> = vec![0; selected.len()];
+    for (i, id) in selected.iter().enumerate() {
+        let dept = config.department(id).expect("selected departments exist");
+        for j in dept.depends_on.iter().filter_map(|d| at.get(d.as_str())) {
+            dependents[*j].push(i);
+            waiting[i] += 1;
+        }
+    }
     let mut stage: Vec<usize> = vec![0; selected.len()];
-    for _ in 0..selected.len() {
-        for (i, id) in selected.iter().enumerate() {
-            let dept = config.department(id).expect("selected departments exist");
-            stage[i] = dept
-                .depends_on
-                .iter()
-                .filter_map(|d| selected.iter().position(|s| s == d))
-                .map(|j| stage[j] + 1)
-                .max()
-                .unwrap_or(0);
+    let mut ready: VecDeque<usize> = (0..selected.len()).filter(|&i| waiting[i] == 0).collect();
+    while let Some(j) = ready.pop_front() {
+        for &i in &dependents[j] {
+            stage[i] = stage[i].max(stage[j] + 1);
+            waiting[i] -= 1;
+            if waiting[i] == 0 {
+                ready.push_back(i);
+            }
         }
     }
     let depth = stage.iter().copied().max().unwrap_or(0);

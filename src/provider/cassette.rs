@@ -99,13 +99,40 @@ pub struct Replayer {
     entries: Tape,
 }
 
-/// Reads a cassette file into replay queues.
+/// The largest cassette read (256 MiB): a device or a runaway file is refused, not slurped.
+pub const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads a cassette file into replay queues. It must be a regular file (not a FIFO, a
+/// device or a directory) of at most [`MAX_CASSETTE_BYTES`]; a UTF-8 BOM is skipped.
 pub fn load(path: &Path) -> Result<Tape, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read cassette {}: {e}", path.display()))?;
+    use std::io::Read;
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read cassette {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("cassette {shown} is not a regular file"));
+    }
+    let too_large = || format!("cassette {shown} is larger than {} MiB", MAX_CASSETTE_BYTES >> 20);
+    if meta.len() > MAX_CASSETTE_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CASSETTE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read cassette {shown}: {e}"))?;
+    if bytes.len() as u64 > MAX_CASSETTE_BYTES {
+        return Err(too_large());
+    }
+    let text = String::from_utf8(bytes).map_err(|_| format!("cassette {shown} is not UTF-8 text"))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    if text.trim().is_empty() {
+        return Err(format!(
+            "cassette {shown} is empty: record one with `orch run --record {shown} …`"
+        ));
+    }
     let mut map: HashMap<String, VecDeque<Entry>> = HashMap::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let entry: Entry = serde_json::from_str(line)
-            .map_err(|e| format!("{}:{}: not a cassette entry: {e}", path.display(), i + 1))?;
+        let entry: Entry =
+            serde_json::from_str(line).map_err(|e| format!("{shown}:{}: not a cassette entry: {e}", i + 1))?;
         map.entry(entry.hash.clone()).or_default().push_back(entry);
     }
     Ok(Arc::new(Mutex::new(map)))

@@ -176,7 +176,7 @@ impl HttpClient {
                 retry_after: None,
             });
         }
-        let body = resp.bytes().await.map_err(|e| transport_error(e, left, secrets))?;
+        let body = self.body(resp, left, secrets).await?;
         // Where a server's words enter orch, the key leaves them: from the raw text (before
         // any excerpt is cut, so not even a prefix survives) and from every string of a
         // parsed reply (where `\u0073k-…` escapes would hide it from a text search).
@@ -196,6 +196,29 @@ impl HttpClient {
             redact_strings(&mut reply, secrets);
         }
         Ok(reply)
+    }
+
+    /// The reply body, chunk by chunk, refused as soon as it passes `maxReplyBytes` (a
+    /// `Content-Length` beyond it is refused before any byte is read).
+    async fn body(
+        &self,
+        mut resp: reqwest::Response,
+        left: Duration,
+        secrets: &[String],
+    ) -> Result<Vec<u8>, ProviderError> {
+        let limit = self.settings.max_reply_bytes;
+        let too_large = ProviderError::TooLarge { limit };
+        if resp.content_length().is_some_and(|n| n > limit) {
+            return Err(too_large);
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| transport_error(e, left, secrets))? {
+            if (body.len() + chunk.len()) as u64 > limit {
+                return Err(too_large);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 
     /// The wait before retry number `retry` + 1: the server's word (capped), else
@@ -400,6 +423,7 @@ mod tests {
                 max_retries,
                 backoff_base,
                 backoff_cap,
+                ..HttpSettings::default()
             },
             rpm,
         )
@@ -425,9 +449,8 @@ mod tests {
     fn backoff_is_capped_and_jittered() {
         let c = HttpClient::new(
             HttpSettings {
-                max_retries: 4,
-                backoff_base: 0.5,
                 backoff_cap: 2.0,
+                ..HttpSettings::default()
             },
             0,
         )

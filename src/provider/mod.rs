@@ -97,6 +97,12 @@ pub enum ProviderError {
         /// What was wrong, with the reply's first bytes.
         message: String,
     },
+    /// The reply body passed `[http] maxReplyBytes`; it was read no further.
+    #[error("reply too large: more than {limit} bytes (`[http] maxReplyBytes`)")]
+    TooLarge {
+        /// The cap that was passed.
+        limit: u64,
+    },
     /// No answer within the agent's timeout.
     #[error("timed out after {seconds} s")]
     Timeout {

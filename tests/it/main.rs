@@ -4,6 +4,7 @@
 mod common;
 mod explain;
 mod honest;
+mod hostile;
 mod layers;
 mod numbers;
 mod providers;
