@@ -26,6 +26,7 @@ mod plan;
 mod prompts;
 mod provider;
 mod report;
+mod sink;
 mod text;
 
 pub use cli::{Cli, Command};
@@ -34,3 +35,4 @@ pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};
 pub use report::run::timeless;
+pub use text::printable;

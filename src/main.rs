@@ -32,7 +32,7 @@ fn main() -> ExitCode {
                 Some(c) => (c.exit, c.message.clone()),
                 None => (Exit::Failed, format!("{err:#}")),
             };
-            let _ = writeln!(std::io::stderr(), "error: {message}");
+            let _ = writeln!(std::io::stderr(), "error: {}", orch::printable(&message));
             exit.into()
         }
     }

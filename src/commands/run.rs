@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
@@ -21,6 +21,7 @@ use crate::provider::{api_key, provider_name, simulated::Simulated, Provider, Pr
 use crate::report::events::{EventLog, Observer, Observers};
 use crate::report::run::{DepartmentStatus, Report, RunStatus};
 use crate::report::{run_tree::run_tree, tree};
+use crate::sink::LineFile;
 
 /// Runs the request and prints the report.
 pub fn run(args: RunArgs) -> Result<Exit> {
@@ -55,18 +56,17 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         Err(e) => return Err(e.into()),
     };
-    let providers = build_providers(&config, &plan, &args)?;
+    let (providers, recording) = build_providers(&config, &plan, &args)?;
     let config = Arc::new(config);
 
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let run_id = crate::text::new_id("run");
-    if let Some(path) = &args.events {
-        let file = std::fs::File::create(path)
-            .map_err(|e| CommandError::usage(format!("cannot write events to {}: {e}", path.display())))?;
-        observers.push(Box::new(EventLog::new(
-            &run_id,
-            Box::new(std::io::BufWriter::new(file)),
-        )));
+    let events = match &args.events {
+        Some(path) => Some(Arc::new(LineFile::create(path, "events").map_err(CommandError::usage)?)),
+        None => None,
+    };
+    if let Some(out) = &events {
+        observers.push(Box::new(EventLog::new(&run_id, out.clone())));
     }
     if std::io::stderr().is_terminal() && !args.quiet {
         observers.push(Box::new(Progress::stderr()));
@@ -111,10 +111,27 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     if exit == Exit::Interrupted && signal.get() == Some(&Exit::Terminated) {
         exit = Exit::Terminated;
     }
-    match why_not_success(&report, exit, args.min_quality) {
+    // An output file that could not be written is not a success either.
+    let unwritten: Vec<&str> = [&events, &recording]
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.error())
+        .collect();
+    let why = why_not_success(&report, exit, args.min_quality)
+        .into_iter()
+        .chain(unwritten.iter().map(|e| e.to_string()))
+        .collect::<Vec<_>>();
+    if exit == Exit::Success && !why.is_empty() {
+        exit = Exit::Failed;
+    }
+    match why.is_empty() {
         // Every non-zero exit says why on stderr, after the report on stdout.
-        Some(message) => Err(CommandError { exit, message }.into()),
-        None => Ok(exit),
+        false => Err(CommandError {
+            exit,
+            message: why.join("; "),
+        }
+        .into()),
+        true => Ok(exit),
     }
 }
 
@@ -215,7 +232,11 @@ fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
 /// Builds every provider the run may use: real ones over HTTP, wrapped to record or
 /// replaced to replay. A key that a used provider needs but cannot find stops the run
 /// here, before any call.
-fn build_providers(config: &Config, plan: &Plan, args: &RunArgs) -> Result<Providers, CommandError> {
+fn build_providers(
+    config: &Config,
+    plan: &Plan,
+    args: &RunArgs,
+) -> Result<(Providers, Option<Arc<LineFile>>), CommandError> {
     let cassette = match &args.replay {
         Some(path) => Some(cassette::load(path).map_err(CommandError::usage)?),
         None => None,
@@ -225,9 +246,9 @@ fn build_providers(config: &Config, plan: &Plan, args: &RunArgs) -> Result<Provi
     }
     // Opened only now, after every pre-flight check: a refused run leaves the file as it was.
     let recording = match &args.record {
-        Some(path) => Some(Arc::new(Mutex::new(std::fs::File::create(path).map_err(|e| {
-            CommandError::usage(format!("cannot write the cassette {}: {e}", path.display()))
-        })?))),
+        Some(path) => Some(Arc::new(
+            LineFile::create(path, "the cassette").map_err(CommandError::usage)?,
+        )),
         None => None,
     };
     let mut by_name: HashMap<String, Arc<dyn Provider>> = HashMap::new();
@@ -254,7 +275,10 @@ fn build_providers(config: &Config, plan: &Plan, args: &RunArgs) -> Result<Provi
         };
         by_name.insert(name.clone(), provider);
     }
-    Ok(Providers::new(by_name, args.provider.clone(), args.model.clone()))
+    Ok((
+        Providers::new(by_name, args.provider.clone(), args.model.clone()),
+        recording,
+    ))
 }
 
 /// A key that a provider in use needs but cannot find stops the run before any call.

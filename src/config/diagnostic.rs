@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::node::Pos;
+use crate::text::printable;
 
 /// How bad a problem is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -65,6 +66,7 @@ impl Diagnostic {
     }
 }
 
+/// Shown on one line whatever the file name or message holds (control characters escaped).
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let sev = match self.severity {
@@ -74,7 +76,11 @@ impl std::fmt::Display for Diagnostic {
         write!(
             f,
             "{}:{}:{}: {}: {}",
-            self.file, self.line, self.column, sev, self.message
+            printable(&self.file),
+            self.line,
+            self.column,
+            sev,
+            printable(&self.message)
         )
     }
 }

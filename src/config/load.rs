@@ -52,9 +52,26 @@ pub fn read(root: &Path) -> Loaded {
         read_file(root, &shown, FileKind::Settings, &mut loaded);
         return loaded;
     }
+    if !meta.is_dir() {
+        loaded.diagnostics.push(whole_file(
+            &shown,
+            "no-root",
+            format!(
+                "config {shown} is {}, not a file or a directory",
+                Entry::of(root).describe()
+            ),
+        ));
+        return loaded;
+    }
     let toml = root.join("orch.toml");
     let yaml = root.join("orch.yaml");
-    let settings = match (toml.is_file(), yaml.is_file()) {
+    let diags = &mut loaded.diagnostics;
+    let found = (usable(&toml, false, diags), usable(&yaml, false, diags));
+    let dirs: Vec<(&str, FileKind)> = [("departments", FileKind::Departments), ("agents", FileKind::Agents)]
+        .into_iter()
+        .filter(|(d, _)| usable(&root.join(d), true, diags))
+        .collect();
+    let settings = match found {
         (true, true) => {
             loaded.diagnostics.push(whole_file(
                 &display(&yaml),
@@ -67,9 +84,10 @@ pub fn read(root: &Path) -> Loaded {
         (false, true) => Some(yaml),
         (false, false) => None,
     };
-    let dirs = [("departments", FileKind::Departments), ("agents", FileKind::Agents)];
-    let has_dirs = dirs.iter().any(|(d, _)| root.join(d).is_dir());
-    if settings.is_none() && !has_dirs {
+    if settings.is_none() && dirs.is_empty() {
+        if loaded.diagnostics.iter().any(Diagnostic::is_error) {
+            return loaded;
+        }
         loaded.diagnostics.push(whole_file(
             &shown,
             "no-config",
@@ -100,6 +118,78 @@ pub fn read(root: &Path) -> Loaded {
     loaded
 }
 
+/// Whether `path` is there as the kind wanted (a directory, else a regular file); anything
+/// else there (a FIFO, a dangling link, a file where a directory belongs) is an error.
+fn usable(path: &Path, want_dir: bool, diags: &mut Vec<Diagnostic>) -> bool {
+    match Entry::of(path) {
+        Entry::Missing => false,
+        Entry::File if !want_dir => true,
+        Entry::Dir if want_dir => true,
+        found => {
+            let want = if want_dir { "a directory" } else { "a regular file" };
+            diags.push(whole_file(
+                &display(path),
+                "not-a-file",
+                format!("{} is {}; it must be {want}", display(path), found.describe()),
+            ));
+            false
+        }
+    }
+}
+
+/// What a path names, following symbolic links.
+enum Entry {
+    /// Nothing there.
+    Missing,
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// Something else, described.
+    Other(&'static str),
+}
+
+impl Entry {
+    fn of(path: &Path) -> Entry {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Entry::Missing;
+        }
+        let Ok(meta) = std::fs::metadata(path) else {
+            return Entry::Other("a dangling symbolic link");
+        };
+        let kind = meta.file_type();
+        if kind.is_file() {
+            return Entry::File;
+        }
+        if kind.is_dir() {
+            return Entry::Dir;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_fifo() {
+                return Entry::Other("a FIFO");
+            }
+            if kind.is_socket() {
+                return Entry::Other("a socket");
+            }
+            if kind.is_char_device() || kind.is_block_device() {
+                return Entry::Other("a device");
+            }
+        }
+        Entry::Other("not a regular file")
+    }
+
+    fn describe(&self) -> &'static str {
+        match self {
+            Entry::Missing => "missing",
+            Entry::File => "a file",
+            Entry::Dir => "a directory",
+            Entry::Other(what) => what,
+        }
+    }
+}
+
 /// `.yaml`, `.yml` and `.toml` files of a directory, sorted by path.
 fn config_files(dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -107,10 +197,26 @@ fn config_files(dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     };
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
         .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "toml")))
         .collect();
     files.sort();
+    // A FIFO would hang the read, a dangling link or a directory would vanish in silence:
+    // every config-named entry that is not a regular file is an error.
+    files.retain(|p| match Entry::of(p) {
+        Entry::File => true,
+        found => {
+            diags.push(whole_file(
+                &display(p),
+                "not-a-file",
+                format!(
+                    "{} is {}; config files must be regular files",
+                    display(p),
+                    found.describe()
+                ),
+            ));
+            false
+        }
+    });
     if files.is_empty() {
         diags.push(Diagnostic::warning(
             &display(dir),

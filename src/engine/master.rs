@@ -137,6 +137,11 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
     for d in &departments {
         usage.add(&d.usage);
     }
+    if interrupted {
+        // Departments cut short report no usage, but their calls were sent (and may be
+        // billed): the run counts every call the budget let through.
+        usage.calls = usage.calls.max(engine.budget.calls());
+    }
     let ok: Vec<&DepartmentResult> = departments
         .iter()
         .filter(|d| d.status == DepartmentStatus::Success)

@@ -318,4 +318,7 @@ async fn an_interrupted_run_reports_what_finished() {
     assert_eq!(status("audio"), ("failed".into(), Some("interrupted".into())));
     assert_eq!(status("character"), ("failed".into(), Some("interrupted".into())));
     assert_eq!(report.status.to_string(), "partial");
+    // Every call sent counts: the 3 that finished and audio-a and audio-b, cut short.
+    assert_eq!(provider.calls().len(), 3);
+    assert_eq!(report.usage.calls, 5);
 }

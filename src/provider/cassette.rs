@@ -3,7 +3,6 @@
 //! A cassette holds replies, never a key: requests are stored only as their hash.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -12,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::ProviderKind;
+use crate::sink::LineFile;
 
 /// One recorded exchange.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -49,12 +49,12 @@ pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
 pub struct Recorder {
     inner: Arc<dyn Provider>,
     kind: ProviderKind,
-    out: Arc<Mutex<std::fs::File>>,
+    out: Arc<LineFile>,
 }
 
 impl Recorder {
     /// Records `inner`'s exchanges (of kind `kind`) into the shared cassette `out`.
-    pub fn new(inner: Arc<dyn Provider>, kind: ProviderKind, out: Arc<Mutex<std::fs::File>>) -> Self {
+    pub fn new(inner: Arc<dyn Provider>, kind: ProviderKind, out: Arc<LineFile>) -> Self {
         Recorder { inner, kind, out }
     }
 }
@@ -78,8 +78,8 @@ impl Provider for Recorder {
                 completion_tokens,
                 transport_retries: outcome.transport_retries,
             };
-            if let (Ok(line), Ok(mut out)) = (serde_json::to_string(&entry), self.out.lock()) {
-                let _ = writeln!(out, "{line}");
+            if let Ok(line) = serde_json::to_string(&entry) {
+                self.out.line(&line);
             }
             outcome
         })

@@ -1,12 +1,12 @@
 //! Run events (SPEC §6 `--events`): what happened, as it happened, one JSON object a line.
 
-use std::io::Write;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
 use super::run::{DepartmentStatus, RunStatus};
+use crate::sink::LineFile;
 use crate::text::round2;
 
 /// Something the engine reports while it runs.
@@ -144,15 +144,15 @@ struct Line<'a> {
 /// Writes events as JSON lines (`--events FILE`), each with `runId` and `timestamp`.
 pub struct EventLog {
     run_id: String,
-    out: Mutex<Box<dyn Write + Send>>,
+    out: Arc<LineFile>,
 }
 
 impl EventLog {
-    /// Events of run `run_id` written to `out`.
-    pub fn new(run_id: &str, out: Box<dyn Write + Send>) -> Self {
+    /// Events of run `run_id` written to `out` (which keeps any write error for the command).
+    pub fn new(run_id: &str, out: Arc<LineFile>) -> Self {
         EventLog {
             run_id: run_id.to_string(),
-            out: Mutex::new(out),
+            out,
         }
     }
 }
@@ -164,9 +164,8 @@ impl Observer for EventLog {
             timestamp: rfc3339(SystemTime::now()),
             event,
         };
-        if let (Ok(json), Ok(mut out)) = (serde_json::to_string(&line), self.out.lock()) {
-            let _ = writeln!(out, "{json}");
-            let _ = out.flush();
+        if let Ok(json) = serde_json::to_string(&line) {
+            self.out.line(&json);
         }
     }
 }

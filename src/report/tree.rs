@@ -3,6 +3,8 @@
 
 use std::io::{self, Write};
 
+use crate::text::printable_lines;
+
 /// One line of a tree and the lines under it.
 #[derive(Clone, Debug, Default)]
 pub struct Node {
@@ -36,8 +38,10 @@ impl Node {
 }
 
 /// Writes `root` and everything under it.
+/// Labels may hold text from configs and models: control characters are escaped, only
+/// orch's own colours and line breaks pass.
 pub fn render(root: &Node, out: &mut impl Write) -> io::Result<()> {
-    writeln!(out, "{}", root.label)?;
+    writeln!(out, "{}", printable_lines(&root.label))?;
     let mut levels_continue = Vec::new();
     for (i, child) in root.children.iter().enumerate() {
         render_child(child, i + 1 == root.children.len(), &mut levels_continue, out)?;
@@ -49,7 +53,8 @@ fn render_child(node: &Node, last: bool, levels_continue: &mut Vec<bool>, out: &
     for &more in levels_continue.iter() {
         write!(out, "{}", if more { "│   " } else { "    " })?;
     }
-    let mut lines = node.label.lines();
+    let label = printable_lines(&node.label);
+    let mut lines = label.lines();
     writeln!(
         out,
         "{}{}",

@@ -1,9 +1,11 @@
 //! Vocabulary below the layers: words, scores, excerpts and ids that every layer may use.
 //! It imports nothing of orch's, so no arrow ever runs upward from here.
 
+mod printable;
 mod score;
 mod words;
 
+pub use printable::{printable, printable_lines};
 pub use score::{fmt_score, round2, round2_opt, round_to_2};
 pub use words::{words, WordIndex};
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::common::mock::{one_department, Script};
-use crate::common::{json, stderr, Root, Test};
+use crate::common::{json, stderr, stdout, Root, Test};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_where_every_department_fails_says_so_on_stderr() {
@@ -93,4 +93,73 @@ async fn sigterm_prints_the_partial_report_and_exits_143() {
         log.lines().last().unwrap().contains("\"event\":\"run_complete\""),
         "{log}"
     );
+}
+
+#[test]
+fn control_characters_in_a_config_cannot_forge_a_diagnostic() {
+    let root = Root::minimal();
+    root.write(
+        "agents/evil.yaml",
+        "id: \"zz\\nagents/forged.yaml:1:1: error: FORGED\"\nrole: \"\\e[2Jboss\"\n",
+    );
+    let out = Test::new(root.path()).args(["validate"]).status(2).run();
+    let text = stdout(&out);
+    assert!(!text.contains('\x1b'), "{text:?}");
+    assert!(!text.lines().any(|l| l.starts_with("agents/forged.yaml")), "{text}");
+    assert!(
+        text.contains("error: id `zz\\nagents/forged.yaml:1:1: error: FORGED` must be lower-case letters"),
+        "{text}"
+    );
+    assert!(text.contains("found `\\u{1b}[2Jboss`"), "{text}");
+    let run = Test::new(root.path()).args(["run", "Aladdin"]).status(2).run();
+    let err = stderr(&run);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains('\x1b'), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_sequences_from_a_model_reach_the_tree_as_text() {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200).set_body_json(crate::common::mock::chat_reply(
+                "\x1b]0;pwned\x07\x1b[2J Aladdin escapes",
+            )),
+        )
+        .mount(&server)
+        .await;
+    let root = one_department(&server.uri(), &[], "");
+    let out = Test::new(root.path())
+        .args(["run", "--format", "tree", "Aladdin"])
+        .status(0)
+        .run();
+    let tree = stdout(&out);
+    assert!(!tree.contains('\x1b') && !tree.contains('\x07'), "{tree:?}");
+    assert!(
+        tree.contains("\\u{1b}]0;pwned\\u{7}\\u{1b}[2J Aladdin escapes"),
+        "{tree}"
+    );
+}
+
+#[test]
+fn an_events_or_cassette_file_that_cannot_be_written_is_an_error_after_the_report() {
+    let root = Root::minimal();
+    for (flag, says) in [
+        (
+            "--events",
+            "error: cannot write events to /dev/full: No space left on device",
+        ),
+        (
+            "--record",
+            "error: cannot write the cassette to /dev/full: No space left on device",
+        ),
+    ] {
+        let out = Test::new(root.path())
+            .args(["run", "--format", "json", flag, "/dev/full", "Aladdin character"])
+            .status(1)
+            .run();
+        assert_eq!(json(&out)["status"], "success");
+        assert!(stderr(&out).starts_with(says), "{flag}: {}", stderr(&out));
+        assert_eq!(stderr(&out).lines().count(), 1);
+    }
 }

@@ -255,3 +255,39 @@ async fn a_judge_reply_of_300000_braces_falls_back_to_the_heuristic() {
     assert_eq!(attempt["grader"], "heuristic-fallback", "{attempt}");
     assert_eq!(attempt["score"], 79.7);
 }
+
+#[test]
+fn config_entries_that_are_not_regular_files_are_errors() {
+    type Make = fn(&Root);
+    let cases: [(&str, Make); 5] = [
+        ("orch.yaml is a directory; it must be a regular file", |r| {
+            std::fs::create_dir(r.path().join("orch.yaml")).unwrap()
+        }),
+        (
+            "orch.yaml is a dangling symbolic link; it must be a regular file",
+            |r| std::os::unix::fs::symlink(r.path().join("nowhere"), r.path().join("orch.yaml")).unwrap(),
+        ),
+        ("orch.toml is a FIFO; it must be a regular file", |r| {
+            let fifo = r.path().join("orch.toml");
+            assert!(std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success());
+        }),
+        ("departments is a file; it must be a directory", |r| {
+            std::fs::remove_dir_all(r.path().join("departments")).unwrap();
+            r.write("departments", "id: story\n");
+        }),
+        (
+            "agents/extra.yaml is a directory; config files must be regular files",
+            |r| std::fs::create_dir(r.path().join("agents/extra.yaml")).unwrap(),
+        ),
+    ];
+    for (says, make) in cases {
+        let root = Root::minimal();
+        make(&root);
+        let out = Test::new(root.path()).args(["validate"]).status(2).run();
+        assert!(stdout(&out).contains(says), "{says}:\n{}", stdout(&out));
+    }
+}

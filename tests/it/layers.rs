@@ -8,6 +8,7 @@ use std::path::Path;
 const LAYERS: &[(&str, u32)] = &[
     ("text", 0),
     ("exit", 0),
+    ("sink", 0),
     ("config", 1),
     ("plan", 2),
     ("grade", 3),

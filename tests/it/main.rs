@@ -3,6 +3,7 @@
 
 mod common;
 mod explain;
+mod fuzz;
 mod honest;
 mod hostile;
 mod layers;

@@ -578,3 +578,19 @@ mod garbage {
         );
     }
 }
+
+#[test]
+fn base_urls_that_cannot_be_called_are_errors_at_their_place() {
+    let root = Root::minimal();
+    root.write(
+        "orch.toml",
+        "[providers.a]\nkind = \"openai\"\nbaseUrl = \"file:///etc/passwd\"\n\n[providers.b]\nkind = \"openai\"\nbaseUrl = \"http://localhost:99999/v1\"\n",
+    );
+    let out = Test::new(root.path()).args(["validate"]).status(2).run();
+    assert_eq!(
+        stdout(&out),
+        "orch.toml:3:11: error: `baseUrl` `file:///etc/passwd` is not an http:// or https:// URL\n\
+         orch.toml:7:11: error: `baseUrl` `http://localhost:99999/v1` is not a URL (invalid port number)\n\
+         2 errors, 0 warnings\n"
+    );
+}

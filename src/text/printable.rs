@@ -1,0 +1,67 @@
+//! Text made safe for a terminal: a config value or a model's reply may hold control
+//! characters (`ESC[2J`, `ESC]0;title BEL`, a newline that forges a diagnostic line). Every
+//! human output goes through here; JSON is escaped by serde already.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// The colour sequences orch itself writes (`report::tree::Style`); nothing else of `ESC` survives.
+const OWN_STYLES: &[&str] = &[
+    "\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m",
+];
+
+/// One line for a terminal: every control character, newlines included, written as a
+/// Rust escape (`\n`, `\u{1b}`).
+pub fn printable(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// Lines for a terminal: newlines and orch's own colour sequences kept, every other control
+/// character escaped.
+pub fn printable_lines(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+fn escape(text: &str, lines: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && !(lines && c == '\n');
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if lines && c == '\x1b' {
+            if let Some(own) = OWN_STYLES.iter().find(|s| rest.starts_with(**s)) {
+                out.push_str(own);
+                rest = &rest[own.len()..];
+                continue;
+            }
+        }
+        if unsafe_char(c) {
+            let _ = write!(out, "{}", c.escape_default());
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert_eq!(printable("plain"), "plain");
+        assert_eq!(
+            printable("zz\nagents/forged.yaml:1:1: error: FORGED"),
+            "zz\\nagents/forged.yaml:1:1: error: FORGED"
+        );
+        assert_eq!(printable("\x1b[2Jboss\x07\u{9b}"), "\\u{1b}[2Jboss\\u{7}\\u{9b}");
+        assert_eq!(
+            printable_lines("\x1b[1mtitle\x1b[0m\nline \x1b]0;pwned\x07\r"),
+            "\x1b[1mtitle\x1b[0m\nline \\u{1b}]0;pwned\\u{7}\\r"
+        );
+    }
+}
