@@ -85,3 +85,38 @@ fn absurd_durations_in_a_config_are_refused_where_they_are_written() {
         assert!(!stderr(&out).contains("panicked"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn token_counts_from_a_server_saturate_and_the_token_cap_holds() {
+    let server = MockServer::start().await;
+    let half = 1u64 << 63;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "choices": [{"message": {"content": "Aladdin runs across the rooftops."}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": half, "completion_tokens": half},
+        })))
+        .mount(&server)
+        .await;
+    let root = solo(&server.uri());
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        config
+            .replace("departments:", "limits: { maxTokens: 1 }\ndepartments:")
+            .replace(
+                "agents:\n",
+                "  - { id: d2, keywords: [aladdin], head: h2, dependsOn: [d] }\nagents:\n  - { id: h2, role: head, department: d2 }\n",
+            ),
+    );
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--specialists", "never", "Aladdin"])
+        .run();
+    let r = json(&out);
+    // 2^63 + 2^63 saturates at u64::MAX instead of wrapping to 0, so the cap of 1 token holds
+    // after the first call: d2, which waits for d, makes none.
+    assert_eq!(r["usage"]["calls"], 1, "{r}");
+    assert_eq!(crate::common::department(&r, "d2")["status"], "failed");
+    assert_eq!(r["usage"]["promptTokens"], half);
+    assert_eq!(r["usage"]["completionTokens"], half);
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
