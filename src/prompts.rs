@@ -66,6 +66,16 @@ pub fn feedback_line(score: f64, threshold: u32, grader_feedback: &str) -> Strin
     line
 }
 
+/// The feedback line of an attempt cut by the length cap (SPEC §8.1); `cap` 0 is the
+/// provider's own limit.
+pub fn truncated_line(cap: u32) -> String {
+    if cap > 0 {
+        format!("Output was cut off at the length limit ({cap} tokens). Be more concise.")
+    } else {
+        "Output was cut off at the length limit. Be more concise.".to_string()
+    }
+}
+
 /// A specialist's passing output, for the synthesis prompt.
 pub struct SynthesisInput<'a> {
     /// The specialist's name.
@@ -134,6 +144,14 @@ mod tests {
         assert_eq!(
             feedback_line(40.5, 70, "Add a palette."),
             "Quality score 40.5 below threshold 70. Improve quality, relevance, and consistency. Add a palette."
+        );
+    }
+
+    #[test]
+    fn truncation_has_its_own_line() {
+        assert_eq!(
+            truncated_line(256),
+            "Output was cut off at the length limit (256 tokens). Be more concise."
         );
     }
 

@@ -7,7 +7,7 @@ use strum::VariantNames;
 
 use super::decode::{section, Decoder, FromNode};
 use super::node::{At, Node, Value};
-use super::spec::{KeySpec, Rule, TEMPERATURE, TIMEOUT, UNIT};
+use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::Role;
 
 section! {
@@ -33,6 +33,8 @@ section! {
         timeout "timeout": f64 => f64, TIMEOUT;
         /// Sampling temperature.
         temperature "temperature": f64 => f64, TEMPERATURE;
+        /// Tokens one reply may have (0: the provider's default).
+        max_output_tokens "maxOutputTokens": u32 => u32, Rule::count(0, MAX_OUTPUT_TOKENS);
     }
 }
 

@@ -6,7 +6,7 @@ use strum::VariantNames;
 use super::decode::{section, Decoder, FromNode};
 use super::definitions::{AgentWire, DepartmentWire};
 use super::node::{At, Node, Value};
-use super::spec::{KeySpec, Rule, TEMPERATURE, TIMEOUT, UNIT};
+use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{GradingMethod, ProviderKind, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS};
 
 /// The default list of words that make a request `complex` (SPEC §1.1).
@@ -41,6 +41,8 @@ section! {
         provider "provider": At<String> => String = "simulated".into(), Rule::Reference;
         /// The model of agents without their own ("": the provider's model).
         model "model": String => String = String::new(), Rule::Text;
+        /// Tokens one reply may have (0: the provider's default; anthropic then sends 4096).
+        max_output_tokens "maxOutputTokens": u32 => u32 = 0, Rule::count(0, MAX_OUTPUT_TOKENS);
     }
 }
 

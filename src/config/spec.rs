@@ -10,6 +10,8 @@ use super::types::MAX_TIMEOUT_SECS;
 pub const TIMEOUT: Rule = Rule::above(0.0, MAX_TIMEOUT_SECS, " (a day, in seconds)");
 /// What a `temperature` may be.
 pub const TEMPERATURE: Rule = Rule::between(0.0, 2.0);
+/// The largest `maxOutputTokens` (no model writes more in one reply).
+pub const MAX_OUTPUT_TOKENS: i64 = 1_000_000;
 /// A fraction.
 pub const UNIT: Rule = Rule::between(0.0, 1.0);
 

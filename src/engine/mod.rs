@@ -21,7 +21,7 @@ mod tests;
 
 use crate::config::{Agent, Config, GradingMethod};
 use crate::grade::{heuristic, judge, Grade};
-use crate::provider::{CompletionRequest, Outcome, ProviderError, Providers};
+use crate::provider::{Completion, CompletionRequest, Outcome, ProviderError, Providers};
 use crate::report::events::{Event, Observer};
 use crate::report::run::Usage;
 
@@ -100,12 +100,26 @@ impl Engine {
         self.steps.lock().expect("steps lock").contains(step)
     }
 
-    /// One LLM call by `agent`, counted against the budget and into `usage`.
+    /// One LLM call by `agent`, counted against the budget and into `usage`: its text.
+    async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
+        self.call_full(agent, prompt, usage).await.map(|c| c.text)
+    }
+
+    /// The cap on one reply of `agent`, in tokens (0: the provider's default).
+    fn max_output_tokens(&self, agent: &Agent) -> u32 {
+        agent
+            .execution
+            .max_output_tokens
+            .unwrap_or(self.config.settings.defaults.max_output_tokens)
+    }
+
+    /// One LLM call by `agent`, counted against the budget and into `usage`: the whole
+    /// completion (with why it ended).
     ///
     /// The agent's timeout covers the provider's rate-limit wait and the call with its
     /// transport retries, not the wait for a concurrency slot; the rate-limit wait happens
     /// before a slot is taken, so a paced provider never holds up the others.
-    async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
+    async fn call_full(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<Completion, CallError> {
         let (provider, model) = self.providers.for_agent(&self.config, agent);
         let timeout = crate::config::seconds(agent.execution.timeout.unwrap_or(self.config.settings.defaults.timeout));
         let asked = Instant::now();
@@ -138,6 +152,7 @@ impl Engine {
                 .execution
                 .temperature
                 .unwrap_or(self.config.settings.defaults.temperature),
+            max_output_tokens: self.max_output_tokens(agent),
             timeout,
             deadline,
         };
@@ -160,7 +175,7 @@ impl Engine {
         if completion.text.trim().is_empty() {
             return Err(CallError::Empty);
         }
-        Ok(completion.text)
+        Ok(completion)
     }
 
     /// Grades an output: heuristically, or by the judge (falling back to the heuristic,

@@ -54,18 +54,25 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
             total_tasks: task.total,
         });
         let t0 = Instant::now();
-        let result = engine.call(agent, prompt, &mut usage).await;
+        let result = engine.call_full(agent, prompt, &mut usage).await;
         let (attempt, passed, stop) = match result {
-            Ok(text) => {
+            Ok(completion) => {
+                let truncated = completion.truncated();
+                let finish_reason = completion.finish_reason;
+                let text = completion.text;
                 let (grade, grader) = engine.grade(request, agent, &text, &mut usage).await;
                 let score = grade.score(&engine.config.settings.grading.weights);
                 let passed = passes(score, spec.threshold);
                 let line = if passed {
                     grade.feedback.clone()
                 } else {
-                    let line = prompts::feedback_line(score, spec.threshold, &grade.feedback);
-                    feedback.push(line.clone());
-                    line
+                    let mut lines = Vec::new();
+                    if truncated {
+                        lines.push(prompts::truncated_line(engine.max_output_tokens(agent)));
+                    }
+                    lines.push(prompts::feedback_line(score, spec.threshold, &grade.feedback));
+                    feedback.extend(lines.iter().cloned());
+                    lines.join(" ")
                 };
                 if best.as_ref().is_none_or(|(b, _)| score >= *b) {
                     best = Some((score, text.clone()));
@@ -82,6 +89,8 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
                     grader,
                     error: None,
                     latency_ms: t0.elapsed().as_millis() as u64,
+                    finish_reason,
+                    truncated,
                 };
                 (attempt, passed, passed)
             }
@@ -107,6 +116,8 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
                     grader: "none",
                     error: Some(message),
                     latency_ms: t0.elapsed().as_millis() as u64,
+                    finish_reason: None,
+                    truncated: false,
                 };
                 (attempt, false, budget)
             }

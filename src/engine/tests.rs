@@ -91,6 +91,7 @@ impl Provider for Scripted {
                 ),
                 prompt_tokens: 10,
                 completion_tokens: 5,
+                finish_reason: Some("stop".into()),
             }))
         })
     }

@@ -38,7 +38,7 @@ impl Provider for Anthropic {
         Box::pin(async move {
             let body = json!({
                 "model": req.model,
-                "max_tokens": MAX_TOKENS,
+                "max_tokens": if req.max_output_tokens > 0 { req.max_output_tokens } else { MAX_TOKENS },
                 // Anthropic's range is 0..=1; orch's is 0..=2.
                 "temperature": req.temperature.min(1.0),
                 "system": req.system,
@@ -75,6 +75,15 @@ fn parse(v: &serde_json::Value) -> Result<Completion, ProviderError> {
         text,
         prompt_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0),
         completion_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        // SPEC §8.1 speaks OpenAI's words: `max_tokens` is `length`, a natural end is `stop`.
+        finish_reason: v["stop_reason"].as_str().map(|r| {
+            match r {
+                "max_tokens" => "length",
+                "end_turn" | "stop_sequence" => "stop",
+                other => other,
+            }
+            .to_string()
+        }),
     })
 }
 
@@ -90,7 +99,8 @@ mod tests {
             Completion {
                 text: "ab".into(),
                 prompt_tokens: 5,
-                completion_tokens: 2
+                completion_tokens: 2,
+                finish_reason: None,
             }
         );
         assert!(parse(&json!({"type": "error"})).is_err());

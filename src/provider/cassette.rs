@@ -35,12 +35,26 @@ pub struct Entry {
     pub completion_tokens: u64,
     /// Transport retries the call took.
     pub transport_retries: u32,
+    /// Why the reply ended (absent in cassettes recorded before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
 }
 
 /// The cassette key of a request: SHA-256 over the provider kind, model, messages and
 /// temperature, as 32 hex digits.
 pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
-    let key = serde_json::json!([kind, req.model, req.system, req.prompt, req.temperature]);
+    let mut key = vec![
+        serde_json::json!(kind),
+        serde_json::json!(req.model),
+        serde_json::json!(req.system),
+        serde_json::json!(req.prompt),
+        serde_json::json!(req.temperature),
+    ];
+    if req.max_output_tokens > 0 {
+        // Only a cap changes the key, so cassettes recorded without one still replay.
+        key.push(serde_json::json!(req.max_output_tokens));
+    }
+    let key = serde_json::Value::Array(key);
     let digest = Sha256::digest(key.to_string().as_bytes());
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -63,9 +77,15 @@ impl Provider for Recorder {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let outcome = self.inner.complete(req).await;
-            let (text, error, prompt_tokens, completion_tokens) = match &outcome.result {
-                Ok(c) => (Some(c.text.clone()), None, c.prompt_tokens, c.completion_tokens),
-                Err(e) => (None, Some(e.clone()), 0, 0),
+            let (text, error, prompt_tokens, completion_tokens, finish_reason) = match &outcome.result {
+                Ok(c) => (
+                    Some(c.text.clone()),
+                    None,
+                    c.prompt_tokens,
+                    c.completion_tokens,
+                    c.finish_reason.clone(),
+                ),
+                Err(e) => (None, Some(e.clone()), 0, 0, None),
             };
             let entry = Entry {
                 hash: request_hash(self.kind, req),
@@ -77,6 +97,7 @@ impl Provider for Recorder {
                 prompt_tokens,
                 completion_tokens,
                 transport_retries: outcome.transport_retries,
+                finish_reason,
             };
             if let Ok(line) = serde_json::to_string(&entry) {
                 self.out.line(&line);
@@ -169,6 +190,7 @@ impl Provider for Replayer {
                     text,
                     prompt_tokens: entry.prompt_tokens,
                     completion_tokens: entry.completion_tokens,
+                    finish_reason: entry.finish_reason,
                 }),
                 (None, Some(e)) => Err(e),
                 (None, None) => Err(ProviderError::Decode {

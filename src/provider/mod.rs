@@ -32,6 +32,8 @@ pub struct CompletionRequest {
     pub prompt: String,
     /// Sampling temperature.
     pub temperature: f64,
+    /// The most tokens the reply may have; 0 leaves the provider's default.
+    pub max_output_tokens: u32,
     /// The agent's `executionSettings.timeout`, for messages.
     #[serde(skip)]
     pub timeout: Duration,
@@ -49,6 +51,15 @@ pub struct Completion {
     pub prompt_tokens: u64,
     /// Tokens received, as the provider reports them.
     pub completion_tokens: u64,
+    /// Why the reply ended: `stop`, `length` (cut by the cap), or the provider's own word.
+    pub finish_reason: Option<String>,
+}
+
+impl Completion {
+    /// Whether the reply was cut by the length cap.
+    pub fn truncated(&self) -> bool {
+        self.finish_reason.as_deref() == Some("length")
+    }
 }
 
 /// A call's result and how many transport retries it took (they are not quality attempts).

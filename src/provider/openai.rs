@@ -43,6 +43,9 @@ impl Provider for OpenAi {
             if !req.model.is_empty() {
                 body["model"] = json!(req.model);
             }
+            if req.max_output_tokens > 0 {
+                body["max_tokens"] = json!(req.max_output_tokens);
+            }
             let post = Post {
                 url: format!("{}/chat/completions", self.base_url),
                 headers: Vec::new(),
@@ -70,6 +73,7 @@ fn parse(v: &serde_json::Value) -> Result<Completion, ProviderError> {
         text: text.to_string(),
         prompt_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
         completion_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+        finish_reason: first["finish_reason"].as_str().map(str::to_string),
     })
 }
 
@@ -86,7 +90,8 @@ mod tests {
             Completion {
                 text: "hi".into(),
                 prompt_tokens: 3,
-                completion_tokens: 1
+                completion_tokens: 1,
+                finish_reason: None,
             }
         );
         assert!(parse(&json!({"choices": []}))

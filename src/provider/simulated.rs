@@ -70,11 +70,12 @@ impl Simulated {
 impl Provider for Simulated {
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let text = self.reply(request);
+            let (text, finish_reason) = capped(self.reply(request), request.max_output_tokens);
             let completion = Completion {
                 prompt_tokens: estimate_tokens(&request.system) + estimate_tokens(&request.prompt),
                 completion_tokens: estimate_tokens(&text),
                 text,
+                finish_reason: Some(finish_reason.to_string()),
             };
             Outcome::once(Ok(completion))
         })
@@ -272,6 +273,16 @@ fn judge_reply(prompt: &str) -> String {
     .to_string()
 }
 
+/// The reply cut at `cap` tokens (4 characters each, as [`estimate_tokens`] counts), as a
+/// real model stops at its length limit; 0 is no cap.
+fn capped(text: String, cap: u32) -> (String, &'static str) {
+    let keep = (cap as usize).saturating_mul(4);
+    if cap == 0 || text.chars().count() <= keep {
+        return (text, "stop");
+    }
+    (text.chars().take(keep).collect(), "length")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,9 +297,17 @@ mod tests {
             system: "You design the physical appearance of characters.".into(),
             prompt: prompt.into(),
             temperature: 0.7,
+            max_output_tokens: 0,
             timeout: std::time::Duration::from_secs(1),
             deadline: tokio::time::Instant::now(),
         }
+    }
+
+    #[test]
+    fn a_cap_cuts_the_reply_like_a_model() {
+        assert_eq!(capped("abcdefghij".into(), 2), ("abcdefgh".to_string(), "length"));
+        assert_eq!(capped("abcdefgh".into(), 2), ("abcdefgh".to_string(), "stop"));
+        assert_eq!(capped("abc".into(), 0), ("abc".to_string(), "stop"));
     }
 
     #[test]

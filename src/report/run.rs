@@ -86,6 +86,10 @@ pub struct Attempt {
     pub error: Option<String>,
     /// Milliseconds of the call and its grading.
     pub latency_ms: u64,
+    /// Why the reply ended: `stop`, `length`, or the provider's own word; null when unknown.
+    pub finish_reason: Option<String>,
+    /// The reply was cut by the length cap (`maxOutputTokens`).
+    pub truncated: bool,
 }
 
 /// A specialist's final result, reviewed by its head.

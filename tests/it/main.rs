@@ -7,6 +7,7 @@ mod fuzz;
 mod honest;
 mod hostile;
 mod layers;
+mod models;
 mod numbers;
 mod providers;
 mod replay;

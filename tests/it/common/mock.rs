@@ -19,6 +19,8 @@ pub struct Seen {
     pub judge: bool,
     pub user: String,
     pub arrived: Instant,
+    /// The whole request body.
+    pub body: Value,
 }
 
 /// The script: judge scores per agent and attempt, and a delay on every reply.
@@ -28,6 +30,8 @@ pub struct Script {
     pub delay: Duration,
     /// Delays of single agents' own calls, instead of `delay`.
     pub agent_delays: HashMap<String, Duration>,
+    /// `finish_reason` of an agent's replies, by attempt (the last repeats); default `stop`.
+    pub finish_reasons: HashMap<String, Vec<&'static str>>,
     pub seen: Arc<Mutex<Vec<Seen>>>,
     counters: Arc<Mutex<HashMap<String, usize>>>,
 }
@@ -46,6 +50,11 @@ impl Script {
     }
 
     /// Delays `agent`'s own calls (not the judge's calls about them) by `d`.
+    pub fn with_finish_reasons(mut self, agent: &str, reasons: &[&'static str]) -> Self {
+        self.finish_reasons.insert(agent.to_string(), reasons.to_vec());
+        self
+    }
+
     pub fn with_agent_delay(mut self, agent: &str, d: Duration) -> Self {
         self.agent_delays.insert(agent.to_string(), d);
         self
@@ -114,8 +123,9 @@ impl Respond for Script {
             judge,
             user: user.clone(),
             arrived: Instant::now(),
+            body: body.clone(),
         });
-        let text = if judge {
+        let (text, reason) = if judge {
             // Find the tag of the draft being judged.
             let tag = user.split("[[").nth(1).and_then(|t| t.split("]]").next()).unwrap_or("");
             let (who, n) = tag.split_once('#').unwrap_or(("", "1"));
@@ -127,7 +137,9 @@ impl Respond for Script {
                 .copied()
                 .unwrap_or(90.0);
             let x = score / 100.0;
-            json!({"quality": x, "relevance": x, "consistency": x, "feedback": format!("scripted {score}")}).to_string()
+            let grade =
+                json!({"quality": x, "relevance": x, "consistency": x, "feedback": format!("scripted {score}")});
+            (grade.to_string(), "stop")
         } else {
             let n = {
                 let mut c = self.counters.lock().unwrap();
@@ -135,10 +147,21 @@ impl Respond for Script {
                 *e += 1;
                 *e
             };
-            format!("Draft [[{agent}#{n}]] from {agent}: a complete answer.")
+            let reason = self
+                .finish_reasons
+                .get(&agent)
+                .and_then(|r| r.get(n - 1).or(r.last()))
+                .copied()
+                .unwrap_or("stop");
+            (
+                format!("Draft [[{agent}#{n}]] from {agent}: a complete answer."),
+                reason,
+            )
         };
+        let mut reply = chat_reply(&text);
+        reply["choices"][0]["finish_reason"] = json!(reason);
         ResponseTemplate::new(200)
-            .set_body_json(chat_reply(&text))
+            .set_body_json(reply)
             .set_delay(self.agent_delays.get(&agent).copied().unwrap_or(self.delay))
     }
 }
