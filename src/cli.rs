@@ -93,6 +93,9 @@ pub struct RunArgs {
     /// Hard cap on LLM calls (overrides limits.maxCalls).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_calls: Option<u32>,
+    /// Seconds the whole run may take (overrides limits.deadline; 0 = none).
+    #[arg(long, value_name = "SECONDS", value_parser = deadline)]
+    pub deadline: Option<f64>,
     /// LLM calls in flight at once (overrides limits.maxConcurrency).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: Option<u32>,
@@ -136,6 +139,13 @@ pub struct ValidateArgs {
 }
 
 /// A quality bar: a number from 0 to 100 (NaN, infinities and anything outside are refused).
+fn deadline(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(d) if (0.0..=86_400.0).contains(&d) => Ok(d),
+        _ => Err(format!("`{s}` is not a number of seconds between 0 and 86400")),
+    }
+}
+
 fn quality(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(q) if (0.0..=100.0).contains(&q) => Ok(q),

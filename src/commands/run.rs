@@ -33,6 +33,9 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     if let Some(n) = args.concurrency {
         config.settings.limits.max_concurrency = n;
     }
+    if let Some(d) = args.deadline {
+        config.settings.limits.deadline = d;
+    }
     if let Some(p) = &args.provider {
         if !config.settings.providers.contains_key(p) {
             let known: Vec<&str> = config.settings.providers.keys().map(String::as_str).collect();

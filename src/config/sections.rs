@@ -7,7 +7,7 @@ use super::decode::{section, Decoder, FromNode};
 use super::definitions::{AgentWire, DepartmentWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
-use super::types::{GradingMethod, ProviderKind, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS};
+use super::types::{GradingMethod, ProviderKind, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS};
 
 /// The default list of words that make a request `complex` (SPEC §1.1).
 pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
@@ -100,6 +100,8 @@ section! {
         max_tokens "maxTokens": u64 => u64 = 0, Rule::count(0, i64::MAX);
         /// Calls in flight across the run.
         max_concurrency "maxConcurrency": u32 => u32 = 8, Rule::count(1, 1024);
+        /// Seconds the whole run may take; then the work not done fails `deadline exceeded` (0 = none).
+        deadline "deadline": f64 => f64 = 0.0, Rule::between_noted(0.0, MAX_TIMEOUT_SECS, " (seconds, 0 = none)");
     }
 }
 

@@ -29,8 +29,16 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
     let mut done: Vec<DepartmentResult> = Vec::new();
     let mut started: Vec<&str> = Vec::new();
     let mut running = FuturesUnordered::new();
-    let mut interrupted = false;
+    let mut stop: Option<Stop> = None;
     tokio::pin!(interrupt);
+    let deadline = engine.deadline();
+    let deadline = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
     loop {
         // Start (or skip) every department whose dependencies have all finished.
         for dp in &plan.departments {
@@ -76,18 +84,43 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
         tokio::select! {
             Some(result) = running.next() => done.push(result),
             _ = &mut interrupt => {
-                interrupted = true;
+                stop = Some(Stop::Interrupted);
+                break;
+            }
+            _ = &mut deadline => {
+                stop = Some(Stop::Deadline);
                 break;
             }
         }
     }
+    // Calls in flight are abandoned here: dropping their futures drops their requests.
     drop(running);
     for dp in &plan.departments {
         if !done.iter().any(|d| d.department_id == dp.department_id) {
-            done.push(not_run(engine, dp, DepartmentStatus::Failed, "interrupted".into()));
+            let why = stop.map_or("interrupted", Stop::reason).to_string();
+            done.push(not_run(engine, dp, DepartmentStatus::Failed, why));
         }
     }
-    aggregate(engine, plan, done, interrupted).await
+    aggregate(engine, plan, done, stop, deadline).await
+}
+
+/// Why a run stopped before its work was done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// `limits.deadline` / `--deadline` passed.
+    Deadline,
+}
+
+impl Stop {
+    /// The error of the work it cut short.
+    fn reason(self) -> &'static str {
+        match self {
+            Stop::Interrupted => "interrupted",
+            Stop::Deadline => "deadline exceeded",
+        }
+    }
 }
 
 /// A department that never ran: skipped (a dependency failed) or failed (interrupted).
@@ -128,7 +161,14 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
     }
 }
 
-async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<DepartmentResult>, interrupted: bool) -> Report {
+async fn aggregate(
+    engine: &Engine,
+    plan: &Plan,
+    mut departments: Vec<DepartmentResult>,
+    stop: Option<Stop>,
+    deadline: impl Future<Output = ()>,
+) -> Report {
+    let interrupted = stop == Some(Stop::Interrupted);
     // The report lists departments in plan order (stage by stage), so the same run gives
     // the same report; the order things completed in is `metadata.completedSteps`.
     let rank = |d: &DepartmentResult| plan.departments.iter().position(|p| p.department_id == d.department_id);
@@ -137,7 +177,7 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
     for d in &departments {
         usage.add(&d.usage);
     }
-    if interrupted {
+    if stop.is_some() {
         // Departments cut short report no usage, but their calls were sent (and may be
         // billed): the run counts every call the budget let through.
         usage.calls = usage.calls.max(engine.budget.calls());
@@ -192,7 +232,7 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
     }
 
     let mut summary = None;
-    if plan.summary && !ok.is_empty() && !interrupted {
+    if plan.summary && !ok.is_empty() && stop.is_none() {
         let master = engine
             .config
             .settings
@@ -206,16 +246,18 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
                 .map(|d| (d.department_name.clone(), output_text(&d.output)))
                 .collect();
             let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-            // The master never retries (seed 000): one call, and a failure is reported.
-            match engine
-                .call(master, prompts::summary(&plan.request, &pairs), &mut usage)
-                .await
-            {
-                Ok(text) => {
-                    summary = Some(crate::report::run::output_value(&text));
-                    engine.complete_step("summary".into());
-                }
-                Err(e) => issues.push(format!("the master's summary failed: {e}")),
+            // The master never retries (seed 000): one call, and a failure is reported. The
+            // run's deadline holds here too.
+            let call = engine.call(master, prompts::summary(&plan.request, &pairs), &mut usage);
+            tokio::select! {
+                result = call => match result {
+                    Ok(text) => {
+                        summary = Some(crate::report::run::output_value(&text));
+                        engine.complete_step("summary".into());
+                    }
+                    Err(e) => issues.push(format!("the master's summary failed: {e}")),
+                },
+                _ = deadline => issues.push("the master's summary was cut short: deadline exceeded".into()),
             }
         }
     }
@@ -234,7 +276,7 @@ async fn aggregate(engine: &Engine, plan: &Plan, mut departments: Vec<Department
         .map(|d| (d.department_id.clone(), d.output.clone()))
         .collect();
     let error = match status {
-        RunStatus::Failed if interrupted => Some("interrupted".to_string()),
+        RunStatus::Failed if stop.is_some() => stop.map(|s| s.reason().to_string()),
         RunStatus::Failed => Some("unable to generate: every department failed".to_string()),
         _ => None,
     };

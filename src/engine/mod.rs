@@ -80,6 +80,16 @@ impl Engine {
         }
     }
 
+    /// When the run must end (`limits.deadline`), if it must.
+    pub fn deadline(&self) -> Option<Instant> {
+        let secs = self.config.settings.limits.deadline;
+        (secs > 0.0).then(|| {
+            self.started
+                .checked_add(crate::config::seconds(secs))
+                .unwrap_or_else(far_future)
+        })
+    }
+
     /// Milliseconds since the run started.
     pub fn elapsed_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64

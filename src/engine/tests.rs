@@ -323,3 +323,41 @@ async fn an_interrupted_run_reports_what_finished() {
     assert_eq!(provider.calls().len(), 3);
     assert_eq!(report.usage.calls, 5);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_abandons_the_calls_in_flight_and_reports_the_rest() {
+    let provider = Scripted::with_delays(&[("audio-a", 10_000), ("audio-b", 10_000)]);
+    let started = Instant::now();
+    let report = run_with(
+        config("limits: { deadline: 1.5 }\n"),
+        provider.clone(),
+        Budget::new(200, 0, 8),
+        std::future::pending(),
+    )
+    .await;
+    // Over at the deadline to the millisecond, not when the 10 s calls would end.
+    assert_eq!(started.elapsed(), Duration::from_millis(1500));
+    assert!(!report.metadata.interrupted);
+    let status = |id: &str| {
+        let d = report.departments.iter().find(|d| d.department_id == id).unwrap();
+        (d.status.to_string(), d.error.clone())
+    };
+    assert_eq!(status("story"), ("success".into(), None));
+    assert_eq!(status("audio"), ("failed".into(), Some("deadline exceeded".into())));
+    assert_eq!(status("character"), ("failed".into(), Some("deadline exceeded".into())));
+    assert_eq!(report.status.to_string(), "partial");
+    assert_eq!(report.usage.calls, 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deadline_that_nothing_reaches_changes_nothing() {
+    let provider = Scripted::with_delays(&[]);
+    let report = run_with(
+        config("limits: { deadline: 3600 }\n"),
+        provider,
+        Budget::new(200, 0, 8),
+        std::future::pending(),
+    )
+    .await;
+    assert_eq!(report.status.to_string(), "success");
+}

@@ -150,3 +150,33 @@ fn the_simulated_provider_stops_at_the_cap() {
     assert_eq!(attempt["finishReason"], "length", "{attempt}");
     assert_eq!(attempt["truncated"], true);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_past_its_deadline_prints_what_finished() {
+    let script = Script::new(&[]).with_agent_delay("s", std::time::Duration::from_secs(30));
+    let server = script.serve().await;
+    let root = capped(&server.uri(), "", "");
+    let out = Test::new(root.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--specialists",
+            "always",
+            "--deadline",
+            "0.5",
+            "Aladdin",
+        ])
+        .status(1)
+        .run();
+    let report = json(&out);
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["error"], "deadline exceeded");
+    assert_eq!(report["departments"][0]["error"], "deadline exceeded");
+    assert_eq!(crate::common::stderr(&out), "error: deadline exceeded\n");
+    let refused = Test::new(root.path())
+        .args(["run", "--deadline", "soon", "Aladdin"])
+        .status(2)
+        .run();
+    assert!(crate::common::stderr(&refused).contains("`soon` is not a number of seconds between 0 and 86400"));
+}
