@@ -17,7 +17,7 @@ use crate::provider::anthropic::Anthropic;
 use crate::provider::cassette::{self, Recorder, Replayer};
 use crate::provider::http::HttpClient;
 use crate::provider::openai::OpenAi;
-use crate::provider::{api_key, provider_name, simulated::Simulated, Provider, Providers};
+use crate::provider::{api_key, simulated::Simulated, Provider, Providers};
 use crate::report::events::{EventLog, Observer, Observers};
 use crate::report::run::{DepartmentStatus, Report, RunStatus};
 use crate::report::{run_tree::run_tree, tree};
@@ -78,7 +78,8 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         u64::from(config.settings.limits.max_calls),
         config.settings.limits.max_tokens,
         config.settings.limits.max_concurrency as usize,
-    );
+    )
+    .with_max_usd(config.settings.limits.max_cost_usd);
     let engine = Engine::new(
         run_id,
         config,
@@ -287,7 +288,7 @@ fn build_providers(
 /// A key that a provider in use needs but cannot find stops the run before any call.
 fn check_keys(config: &Config, plan: &Plan, args: &RunArgs) -> Result<(), CommandError> {
     for agent in agents_in_use(config, plan) {
-        let name = provider_name(args.provider.as_deref(), config, agent);
+        let name = config.provider_of(agent, args.provider.as_deref());
         if let Some(settings) = config.settings.providers.get(name) {
             if let Err(e) = api_key(settings.api_key_env.as_deref()) {
                 return Err(CommandError::usage(format!("provider `{name}` cannot be used: {e}")));

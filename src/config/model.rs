@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::decode::Resolve;
 use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution};
-use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Routing};
+use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing};
 use super::types::{ProviderKind, Role};
 use super::wire::WireConfig;
 
@@ -51,6 +51,8 @@ pub struct Settings {
     pub http: Http,
     /// Named providers, including the built-in ones.
     pub providers: BTreeMap<String, ProviderSettings>,
+    /// `[pricing]`: USD per million tokens, by model name.
+    pub pricing: BTreeMap<String, Price>,
 }
 
 /// One `[providers.NAME]` entry.
@@ -181,6 +183,35 @@ impl Config {
         at.iter().map(|&i| &self.agents[i])
     }
 
+    /// The provider an agent calls: `override_provider` (`--provider`), its own, else
+    /// `defaults.provider`.
+    pub fn provider_of<'a>(&'a self, agent: &'a Agent, override_provider: Option<&'a str>) -> &'a str {
+        override_provider
+            .or(agent.provider.as_deref())
+            .unwrap_or(&self.settings.defaults.provider)
+    }
+
+    /// The model an agent asks for: `override_model` (`--model`), its own, `defaults.model`,
+    /// else its provider's.
+    pub fn model_of(&self, agent: &Agent, override_provider: Option<&str>, override_model: Option<&str>) -> String {
+        let provider = self.provider_of(agent, override_provider);
+        override_model
+            .map(str::to_string)
+            .or_else(|| agent.model.clone())
+            .or_else(|| (!self.settings.defaults.model.is_empty()).then(|| self.settings.defaults.model.clone()))
+            .or_else(|| self.settings.providers.get(provider).map(|p| p.model.clone()))
+            .unwrap_or_default()
+    }
+
+    /// What a call of `model` on `provider` costs: the simulated provider is free; a model
+    /// without a `[pricing]` entry has no price.
+    pub fn price(&self, provider: &str, model: &str) -> Option<Price> {
+        match self.settings.providers.get(provider) {
+            Some(p) if p.kind == ProviderKind::Simulated => Some(Price::default()),
+            _ => self.settings.pricing.get(model).copied(),
+        }
+    }
+
     fn indexed(mut self) -> Config {
         let mut index = Index::default();
         for (i, d) in self.departments.iter().enumerate() {
@@ -241,6 +272,12 @@ impl Config {
             aggregation: s.aggregation.unwrap_or_default().resolve(),
             http: s.http.unwrap_or_default().resolve(),
             providers,
+            pricing: s
+                .pricing
+                .into_iter()
+                .flatten()
+                .map(|p| (p.name.value, p.value.resolve()))
+                .collect(),
         };
         let keyword_weight = settings.routing.keyword_weight;
         Config {

@@ -98,6 +98,8 @@ section! {
         max_calls "maxCalls": u32 => u32 = 200, Rule::count(1, i64::MAX);
         /// Tokens across the run; 0 = no cap.
         max_tokens "maxTokens": u64 => u64 = 0, Rule::count(0, i64::MAX);
+        /// USD the whole run may spend, by `[pricing]` (0 = no cap).
+        max_cost_usd "maxCostUsd": f64 => f64 = 0.0, Rule::between_noted(0.0, 1e9, " (USD, 0 = none)");
         /// Calls in flight across the run.
         max_concurrency "maxConcurrency": u32 => u32 = 8, Rule::count(1, 1024);
         /// Seconds the whole run may take; then the work not done fails `deadline exceeded` (0 = none).
@@ -145,6 +147,57 @@ section! {
         model "model": String, Rule::Text;
         /// Client-side rate limit; 0 = none.
         requests_per_minute "requestsPerMinute": u32, Rule::count(0, i64::MAX);
+    }
+}
+
+section! {
+    /// One `[pricing.MODEL]` entry as written.
+    PriceWire => /// What a model costs, in USD per million tokens.
+    #[derive(Copy, serde::Serialize)]
+    Price, "a price" {
+        /// USD per million prompt tokens.
+        input "input": f64 => f64 = 0.0, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
+        /// USD per million completion tokens.
+        output "output": f64 => f64 = 0.0, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
+    }
+}
+
+impl Price {
+    /// USD of one call with these token counts.
+    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.input + completion_tokens as f64 * self.output) / 1e6
+    }
+}
+
+/// A mapping under a name chosen by the user (`[pricing."gpt-4o-mini"]`).
+#[derive(Clone, Debug)]
+pub struct Named<T> {
+    /// The name, where it is written.
+    pub name: At<String>,
+    /// The mapping.
+    pub value: T,
+}
+
+impl<T: FromNode> FromNode for Vec<Named<T>> {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, _what: &str) -> Option<Self> {
+        let Value::Map(entries) = &node.value else {
+            d.type_error(node, &format!("`{}`", key.name), "a mapping of names to settings");
+            return None;
+        };
+        let out = entries
+            .iter()
+            .filter_map(|(name, value)| {
+                let value = T::from_node(d, value, key, "")?;
+                Some(Named {
+                    name: At {
+                        value: name.name.clone(),
+                        pos: name.pos,
+                    },
+                    value,
+                })
+            })
+            .collect();
+        Some(out)
     }
 }
 
@@ -218,7 +271,9 @@ section! {
         /// Transport retries of one call.
         http "http": HttpWire, Rule::Section(HttpWire::KEYS);
         /// Named providers.
-        providers "providers": Vec<ProviderEntry>, Rule::Providers;
+        providers "providers": Vec<ProviderEntry>, Rule::Named(ProviderWire::KEYS);
+        /// USD per million tokens, by model name.
+        pricing "pricing": Vec<Named<PriceWire>>, Rule::Named(PriceWire::KEYS);
         /// Departments defined inline.
         departments "departments": Vec<DepartmentWire>, Rule::Definitions;
         /// Agents defined inline.

@@ -67,8 +67,8 @@ pub enum Rule {
     Id,
     /// A list of words, or a map of word to weight.
     Keywords,
-    /// A map of names to provider settings.
-    Providers,
+    /// A map of names to mappings with these keys (`[providers.NAME]`, `[pricing.MODEL]`).
+    Named(&'static [KeySpec]),
     /// A list of definitions (agents or departments).
     Definitions,
 }

@@ -1,4 +1,4 @@
-//! The run's hard budgets: calls, tokens and calls in flight (seed 002: the run must end).
+//! The run's hard budgets: calls, tokens, USD and calls in flight (seed 002: the run must end).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -8,8 +8,12 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 pub struct Budget {
     max_calls: u64,
     max_tokens: u64,
+    /// `limits.maxCostUsd`; 0 = no cap.
+    max_usd: f64,
     calls: AtomicU64,
     tokens: AtomicU64,
+    /// USD spent, as the bits of an `f64` (atomics hold integers).
+    usd: AtomicU64,
     in_flight: Semaphore,
 }
 
@@ -24,10 +28,18 @@ impl Budget {
         Budget {
             max_calls,
             max_tokens,
+            max_usd: 0.0,
             calls: AtomicU64::new(0),
             tokens: AtomicU64::new(0),
+            usd: AtomicU64::new(0f64.to_bits()),
             in_flight: Semaphore::new(concurrency.max(1)),
         }
+    }
+
+    /// The same budget with a cap of `usd` dollars (0 = none), checked like the token cap.
+    pub fn with_max_usd(mut self, usd: f64) -> Self {
+        self.max_usd = usd;
+        self
     }
 
     /// Reserves one call, or says which budget is spent. Never lets more than `max_calls` through.
@@ -39,6 +51,9 @@ impl Budget {
             .map_err(|_| Exhausted("the run is closing".into()))?;
         if self.max_tokens > 0 && self.tokens.load(Ordering::SeqCst) >= self.max_tokens {
             return Err(Exhausted(format!("limits.maxTokens ({}) reached", self.max_tokens)));
+        }
+        if self.max_usd > 0.0 && self.usd_spent() >= self.max_usd {
+            return Err(Exhausted(format!("limits.maxCostUsd ({}) reached", self.max_usd)));
         }
         self.calls
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
@@ -54,6 +69,20 @@ impl Budget {
         let _ = self
             .tokens
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| Some(t.saturating_add(tokens)));
+    }
+
+    /// Records the USD a call cost.
+    pub fn spend_usd(&self, usd: f64) {
+        if usd > 0.0 {
+            let _ = self.usd.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |bits| {
+                Some((f64::from_bits(bits) + usd).to_bits())
+            });
+        }
+    }
+
+    /// USD spent so far.
+    pub fn usd_spent(&self) -> f64 {
+        f64::from_bits(self.usd.load(Ordering::SeqCst))
     }
 
     /// Calls let through so far (each one sent).

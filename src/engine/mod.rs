@@ -177,11 +177,20 @@ impl Engine {
         usage.transport_retries = usage
             .transport_retries
             .saturating_add(u64::from(outcome.transport_retries));
+        let price = self
+            .config
+            .price(self.providers.name_for(&self.config, agent), &request.model);
+        if price.is_none() {
+            usage.unpriced_calls += 1;
+        }
         let completion = outcome.result?;
         usage.prompt_tokens = usage.prompt_tokens.saturating_add(completion.prompt_tokens);
         usage.completion_tokens = usage.completion_tokens.saturating_add(completion.completion_tokens);
+        let cost = price.map_or(0.0, |p| p.cost(completion.prompt_tokens, completion.completion_tokens));
+        usage.cost_usd += cost;
         self.budget
             .spend_tokens(completion.prompt_tokens.saturating_add(completion.completion_tokens));
+        self.budget.spend_usd(cost);
         if completion.text.trim().is_empty() {
             return Err(CallError::Empty);
         }

@@ -2,6 +2,7 @@
 //! (config, request, options). Pure: no I/O, no async.
 
 pub mod complexity;
+mod cost;
 pub mod routing;
 pub mod selection;
 
@@ -91,6 +92,9 @@ pub struct DepartmentPlan {
     pub min_calls: u64,
     /// The most calls it can take.
     pub max_calls: u64,
+    /// The most it can cost in USD (SPEC §8.3); null when a model has no price or no cap.
+    #[serde(serialize_with = "crate::text::usd_opt")]
+    pub max_cost_usd: Option<f64>,
 }
 
 /// The whole plan of a request.
@@ -113,6 +117,9 @@ pub struct Plan {
     pub min_calls: u64,
     /// The most LLM calls the run can take (never above `callBudget`).
     pub max_calls: u64,
+    /// The most the run can cost in USD; null when a model has no price or no cap.
+    #[serde(serialize_with = "crate::text::usd_opt")]
+    pub max_cost_usd: Option<f64>,
 }
 
 /// Builds the plan of `request` (SPEC §2–3). Fails only when routing fails.
@@ -151,6 +158,8 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
                 .find(|s| &s.department == id)
                 .map_or(0.0, |s| s.relevance);
             let (min_calls, max_calls) = department_calls(&specialists, dept.coordination.max_retries, llm_grading);
+            let max_cost_usd =
+                cost::department_cost(config, &dept.head, &specialists, dept.coordination.max_retries, request);
             departments.push(DepartmentPlan {
                 department_id: id.clone(),
                 department_name: dept.name.clone(),
@@ -171,6 +180,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
                 department_retries: dept.coordination.max_retries,
                 min_calls,
                 max_calls,
+                max_cost_usd,
             });
         }
     }
@@ -179,6 +189,11 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
     let extra = u64::from(summary);
     let min_calls = departments.iter().map(|d| d.min_calls).sum::<u64>() + extra;
     let max_calls = departments.iter().map(|d| d.max_calls).sum::<u64>() + extra;
+    let max_cost_usd = departments
+        .iter()
+        .map(|d| d.max_cost_usd)
+        .chain([cost::summary_cost(config, request)])
+        .sum::<Option<f64>>();
     Ok(Plan {
         request: request.to_string(),
         routing,
@@ -188,6 +203,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
         call_budget,
         min_calls: min_calls.min(call_budget),
         max_calls: max_calls.min(call_budget),
+        max_cost_usd,
     })
 }
 

@@ -176,9 +176,9 @@ impl Providers {
         }
     }
 
-    /// The name of the provider an agent uses (see [`provider_name`]).
+    /// The name of the provider an agent uses (`--provider`, its own, else the default).
     pub fn name_for<'a>(&'a self, config: &'a crate::config::Config, agent: &'a crate::config::Agent) -> &'a str {
-        provider_name(self.override_provider.as_deref(), config, agent)
+        config.provider_of(agent, self.override_provider.as_deref())
     }
 
     /// The provider and model of an agent.
@@ -194,32 +194,9 @@ impl Providers {
             .or_else(|| self.by_name.get("simulated"))
             .cloned()
             .expect("every provider in use was built");
-        let settings_model = config
-            .settings
-            .providers
-            .get(name)
-            .map(|p| p.model.clone())
-            .unwrap_or_default();
-        let model = self
-            .override_model
-            .clone()
-            .or_else(|| agent.model.clone())
-            .or_else(|| (!config.settings.defaults.model.is_empty()).then(|| config.settings.defaults.model.clone()))
-            .unwrap_or(settings_model);
+        let model = config.model_of(agent, self.override_provider.as_deref(), self.override_model.as_deref());
         (provider, model)
     }
-}
-
-/// The name of the provider an agent uses: `--provider` (`override_provider`), its own,
-/// else `defaults.provider`.
-pub fn provider_name<'a>(
-    override_provider: Option<&'a str>,
-    config: &'a crate::config::Config,
-    agent: &'a crate::config::Agent,
-) -> &'a str {
-    override_provider
-        .or(agent.provider.as_deref())
-        .unwrap_or(&config.settings.defaults.provider)
 }
 
 /// The API key from the variable named `env`, read at call time and never stored;

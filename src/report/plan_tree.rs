@@ -73,13 +73,20 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         ""
     };
     root.push(Node::leaf(format!(
-        "{} {}..{} LLM calls{summary} {}",
+        "{} {}..{} LLM calls{summary}{} {}",
         style.bold("calls:"),
         plan.min_calls,
         plan.max_calls,
+        at_most(plan.max_cost_usd),
         style.dim(&format!("(budget {})", plan.call_budget))
     )));
     root
+}
+
+/// `, at most $0.0123` where the worst-case cost is known.
+fn at_most(usd: Option<f64>) -> String {
+    usd.filter(|u| *u > 0.0)
+        .map_or(String::new(), |u| format!(", at most {}", crate::text::fmt_usd(u)))
 }
 
 fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
@@ -154,6 +161,11 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
     } else {
         ""
     };
-    children.push(Node::leaf(format!("calls: {}..{}{judge}", d.min_calls, d.max_calls)));
+    children.push(Node::leaf(format!(
+        "calls: {}..{}{judge}{}",
+        d.min_calls,
+        d.max_calls,
+        at_most(d.max_cost_usd)
+    )));
     Node::new(label, children)
 }

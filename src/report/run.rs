@@ -34,7 +34,7 @@ pub enum DepartmentStatus {
 }
 
 /// Calls and tokens, per run, department and specialist.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// LLM calls made (quality attempts, judge, synthesis, head, summary).
@@ -45,6 +45,11 @@ pub struct Usage {
     pub prompt_tokens: u64,
     /// Tokens received.
     pub completion_tokens: u64,
+    /// USD spent, by `[pricing]` (calls of unpriced models count 0), 6 decimals.
+    #[serde(serialize_with = "crate::text::usd")]
+    pub cost_usd: f64,
+    /// Calls of models without a `[pricing]` entry.
+    pub unpriced_calls: u64,
 }
 
 impl Usage {
@@ -55,6 +60,8 @@ impl Usage {
         self.transport_retries = self.transport_retries.saturating_add(other.transport_retries);
         self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
         self.completion_tokens = self.completion_tokens.saturating_add(other.completion_tokens);
+        self.cost_usd += other.cost_usd;
+        self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
     }
 }
 

@@ -15,7 +15,7 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     };
     let u = &report.usage;
     let mut head = format!(
-        "{} {} · quality {} · {} call{}{} · {} tokens · {:.1} s",
+        "{} {} · quality {} · {} call{}{} · {} tokens{} · {:.1} s",
         style.bold("run"),
         status,
         style.bold(&fmt_score(report.overall_quality)),
@@ -26,7 +26,12 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
         } else {
             String::new()
         },
-        u.prompt_tokens + u.completion_tokens,
+        u.prompt_tokens.saturating_add(u.completion_tokens),
+        if u.cost_usd > 0.0 {
+            format!(" · {}", crate::text::fmt_usd(u.cost_usd))
+        } else {
+            String::new()
+        },
         report.metadata.total_execution_time as f64 / 1000.0
     );
     head.push_str(&format!(

@@ -6,7 +6,7 @@ mod score;
 mod words;
 
 pub use printable::{printable, printable_lines};
-pub use score::{fmt_score, round2, round2_opt, round_to_2};
+pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to_2, usd, usd_opt};
 pub use words::{words, WordIndex};
 
 /// Shortens text to `max` characters on one line, with an ellipsis.

@@ -20,6 +20,33 @@ pub fn round2_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Erro
     }
 }
 
+/// Rounds USD to 6 decimals (every `costUsd`, SPEC §8.3).
+pub fn round_usd(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}
+
+/// Serializes USD rounded to 6 decimals.
+pub fn usd<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round_usd(*v))
+}
+
+/// Serializes optional USD rounded to 6 decimals (null when unknown).
+pub fn usd_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => usd(x, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// USD as people read it: `$0.0123`, `$1.50`.
+pub fn fmt_usd(v: f64) -> String {
+    if v >= 1.0 || v == 0.0 {
+        format!("${v:.2}")
+    } else {
+        format!("${:.4}", (v * 1e4).round() / 1e4)
+    }
+}
+
 /// A score as people write it: `58`, `72.5`, `15.33`.
 pub fn fmt_score(score: f64) -> String {
     let s = round_to_2(score);
@@ -41,5 +68,9 @@ mod tests {
         assert_eq!(fmt_score(58.0), "58");
         assert_eq!(fmt_score(72.5), "72.5");
         assert_eq!(fmt_score(15.333), "15.33");
+        assert_eq!(round_usd(0.000_000_4), 0.0);
+        assert_eq!(round_usd(0.123_456_78), 0.123_457);
+        assert_eq!(fmt_usd(0.012_34), "$0.0123");
+        assert_eq!(fmt_usd(1.5), "$1.50");
     }
 }

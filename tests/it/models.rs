@@ -180,3 +180,123 @@ async fn a_run_past_its_deadline_prints_what_finished() {
         .run();
     assert!(crate::common::stderr(&refused).contains("`soon` is not a number of seconds between 0 and 86400"));
 }
+
+/// `[pricing]` of the mock's model (`gpt-4o-mini`, the openai kind's default): with the mock's
+/// 11 prompt and 7 completion tokens a call costs (11·1 + 7·2) / 10⁶ = $0.000025.
+const PRICED: &str = "pricing:\n  gpt-4o-mini: { input: 1.0, output: 2.0 }\n";
+
+fn priced(uri: &str, extra: &str) -> Root {
+    let root = Root::empty();
+    let yaml = config_yaml(
+        uri,
+        extra,
+        "  - { id: d, keywords: [aladdin], head: h }\n",
+        &[
+            ("h", "role: head, department: d"),
+            ("s", "role: specialist, department: d, passingThreshold: 0"),
+        ],
+    );
+    root.write("orch.yaml", yaml);
+    root
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_usage_carries_its_cost() {
+    let script = Script::new(&[]);
+    let server = script.serve().await;
+    let root = priced(&server.uri(), PRICED);
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
+        .status(0)
+        .run();
+    let r = json(&out);
+    // The specialist's call, the judge's, and the head's synthesis.
+    assert_eq!(r["usage"]["calls"], 3);
+    assert_eq!(r["usage"]["costUsd"], 0.000075);
+    assert_eq!(r["usage"]["unpricedCalls"], 0);
+    assert_eq!(r["departments"][0]["usage"]["costUsd"], 0.000075);
+    assert_eq!(r["departments"][0]["specialistResults"][0]["usage"]["costUsd"], 0.00005);
+
+    let unpriced = priced(&server.uri(), "");
+    let out = Test::new(unpriced.path())
+        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
+        .status(0)
+        .run();
+    let r = json(&out);
+    assert_eq!(r["usage"]["costUsd"], 0.0);
+    assert_eq!(r["usage"]["unpricedCalls"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cost_cap_stops_new_calls() {
+    let script = Script::new(&[("s", &[10.0])]);
+    let server = script.serve().await;
+    let root = priced(
+        &server.uri(),
+        &format!("{PRICED}limits: {{ maxCostUsd: 0.00005, maxConcurrency: 1 }}\n"),
+    );
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write("orch.yaml", yaml.replace("passingThreshold: 0", "passingThreshold: 80"));
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
+        .run();
+    let r = json(&out);
+    // Attempt 1 and its judge spend $0.00005, the cap: no third call is made.
+    assert_eq!(r["usage"]["calls"], 2, "{r}");
+    assert_eq!(script.seen().len(), 2);
+    let attempts = &r["departments"][0]["specialistResults"][0]["attempts"];
+    assert_eq!(
+        attempts[1]["error"],
+        "budget exhausted: limits.maxCostUsd (0.00005) reached"
+    );
+}
+
+#[test]
+fn explain_prices_the_worst_case() {
+    let root = Root::empty();
+    root.write(
+        "orch.yaml",
+        "defaults: { provider: openai, maxOutputTokens: 100 }\npricing:\n  gpt-4o-mini: { input: 1.0, output: 2.0 }\n\
+         departments:\n  - { id: d, keywords: [aladdin], head: h }\n\
+         agents:\n  - { id: h, role: head, department: d, instructions: \"You lead d.\" }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["explain", "--format", "json", "Aladdin"])
+        .env("OPENAI_API_KEY", "x")
+        .status(0)
+        .run();
+    let plan = json(&out);
+    // The head answers directly, at most 1 + 3 department retries; each prompt is
+    // ("Aladdin" + "You lead d.") = 18 characters ≈ 5 tokens: 4 × (5·1 + 100·2) / 10⁶.
+    assert_eq!(plan["departments"][0]["maxCostUsd"], 0.00082);
+    assert_eq!(plan["maxCostUsd"], 0.00082);
+
+    root.write(
+        "orch.yaml",
+        "defaults: { provider: openai }\npricing:\n  gpt-4o-mini: { input: 1.0, output: 2.0 }\n\
+         departments:\n  - { id: d, keywords: [aladdin], head: h }\n\
+         agents:\n  - { id: h, role: head, department: d }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["explain", "--format", "json", "Aladdin"])
+        .status(0)
+        .run();
+    assert_eq!(json(&out)["maxCostUsd"], serde_json::Value::Null);
+}
+
+#[test]
+fn prices_are_validated_where_they_are_written() {
+    let root = Root::minimal();
+    root.write(
+        "orch.toml",
+        "[pricing.\"gpt-4o\"]\ninput = \"cheap\"\noutpt = 1\n\n[limits]\nmaxCostUsd = -1\n",
+    );
+    let out = Test::new(root.path()).args(["validate"]).status(2).run();
+    assert_eq!(
+        stdout(&out),
+        "orch.toml:2:9: error: `input` in a price must be a number, found a string\n\
+         orch.toml:3:1: error: unknown key `outpt` in a price (did you mean `output`?)\n\
+         orch.toml:6:14: error: `maxCostUsd` must be between 0 and 1000000000 (USD, 0 = none), found -1\n\
+         3 errors, 0 warnings\n"
+    );
+}

@@ -1,0 +1,69 @@
+//! The most a plan can cost (SPEC §8.3): every call of the worst case, each reply at its
+//! `maxOutputTokens` and each prompt estimated at 4 characters a token, at `[pricing]`.
+//! Unknown (`None`) when a model in the plan has no price, or a priced agent has no cap.
+
+use super::{SelectedSpecialist, SYNTHESIS_ATTEMPTS};
+use crate::config::Config;
+
+/// USD of `calls` calls by `agent_id` at the worst; `prompt_chars` is the request's length.
+fn agent_cost(config: &Config, agent_id: &str, calls: u64, prompt_chars: usize) -> Option<f64> {
+    if calls == 0 {
+        return Some(0.0);
+    }
+    let agent = config.agent(agent_id)?;
+    let provider = config.provider_of(agent, None);
+    let price = config.price(provider, &config.model_of(agent, None, None))?;
+    if price.input == 0.0 && price.output == 0.0 {
+        return Some(0.0);
+    }
+    let cap = agent
+        .execution
+        .max_output_tokens
+        .unwrap_or(config.settings.defaults.max_output_tokens);
+    if cap == 0 {
+        return None;
+    }
+    let prompt = (prompt_chars + agent.instructions.chars().count()).div_ceil(4) as u64;
+    Some(calls as f64 * price.cost(prompt, u64::from(cap)))
+}
+
+/// The most one department can cost: the calls of [`super::department_calls`]'s maximum,
+/// each priced by the agent that makes it.
+pub fn department_cost(
+    config: &Config,
+    head: &str,
+    specialists: &[SelectedSpecialist],
+    department_retries: u32,
+    request: &str,
+) -> Option<f64> {
+    let chars = request.chars().count();
+    let retries = u64::from(department_retries);
+    if specialists.is_empty() {
+        return agent_cost(config, head, 1 + retries, chars);
+    }
+    let mut total = agent_cost(config, head, SYNTHESIS_ATTEMPTS.max(1 + retries), chars)?;
+    let attempts: u64 = specialists.iter().map(|s| u64::from(s.max_attempts)).sum();
+    if let Some(judge) = config
+        .settings
+        .grading
+        .judge
+        .as_deref()
+        .filter(|_| config.settings.grading.method == crate::config::GradingMethod::Llm)
+    {
+        total += agent_cost(config, judge, attempts, chars)?;
+    }
+    for s in specialists {
+        total += agent_cost(config, &s.agent_id, u64::from(s.max_attempts), chars)?;
+    }
+    Some(total)
+}
+
+/// The master's summary call, when the plan has one.
+pub fn summary_cost(config: &Config, request: &str) -> Option<f64> {
+    match config.settings.aggregation.master_agent.as_deref() {
+        Some(master) if config.settings.aggregation.synthesize => {
+            agent_cost(config, master, 1, request.chars().count())
+        }
+        _ => Some(0.0),
+    }
+}
