@@ -105,6 +105,9 @@ pub struct RunArgs {
     /// Answer every call from this cassette, with no network.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
+    /// Answer from this cassette when it holds the request; else call and append the reply.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "record"])]
+    pub cache: Option<PathBuf>,
     /// Write JSONL events of the run to this file.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,

@@ -22,6 +22,17 @@ impl LineFile {
         Ok(Self::new(label, Box::new(std::io::BufWriter::new(file))))
     }
 
+    /// Opens the file at `path` to append to it (created when missing).
+    pub fn append(path: &Path, what: &str) -> Result<Self, String> {
+        let label = format!("{what} to {}", path.display());
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("cannot write {label}: {e}"))?;
+        Ok(Self::new(label, Box::new(std::io::BufWriter::new(file))))
+    }
+
     /// Lines written to `out`.
     pub fn new(label: String, out: Box<dyn Write + Send>) -> Self {
         LineFile {

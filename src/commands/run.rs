@@ -14,6 +14,7 @@ use crate::engine::{self, Budget, Engine};
 use crate::exit::{CommandError, Exit};
 use crate::plan::Plan;
 use crate::provider::anthropic::Anthropic;
+use crate::provider::cache::Cache;
 use crate::provider::cassette::{self, Recorder, Replayer};
 use crate::provider::http::HttpClient;
 use crate::provider::openai::OpenAi;
@@ -245,15 +246,22 @@ fn build_providers(
         Some(path) => Some(cassette::load(path).map_err(CommandError::usage)?),
         None => None,
     };
+    let cached = match &args.cache {
+        Some(path) => Some(cassette::load_cache(path).map_err(CommandError::usage)?),
+        None => None,
+    };
     if cassette.is_none() {
         check_keys(config, plan, args)?;
     }
     // Opened only now, after every pre-flight check: a refused run leaves the file as it was.
-    let recording = match &args.record {
-        Some(path) => Some(Arc::new(
+    let recording = match (&args.record, &args.cache) {
+        (Some(path), _) => Some(Arc::new(
             LineFile::create(path, "the cassette").map_err(CommandError::usage)?,
         )),
-        None => None,
+        (None, Some(path)) => Some(Arc::new(
+            LineFile::append(path, "the cache").map_err(CommandError::usage)?,
+        )),
+        (None, None) => None,
     };
     let mut by_name: HashMap<String, Arc<dyn Provider>> = HashMap::new();
     for (name, settings) in &config.settings.providers {
@@ -272,9 +280,10 @@ fn build_providers(
                     http().map_err(|e| CommandError::usage(e.to_string()))?,
                 )),
             };
-            match &recording {
-                Some(out) => Arc::new(Recorder::new(live, settings.kind, out.clone())),
-                None => live,
+            match (&recording, &cached) {
+                (Some(out), Some(tape)) => Arc::new(Cache::new(live, settings.kind, tape.clone(), out.clone())),
+                (Some(out), None) => Arc::new(Recorder::new(live, settings.kind, out.clone())),
+                (None, _) => live,
             }
         };
         by_name.insert(name.clone(), provider);

@@ -16,7 +16,7 @@ use std::path::Path;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use model::{Agent, Config, Department, ProviderSettings};
-pub use sections::{Http, Weights};
+pub use sections::{Http, Price, Weights};
 pub use types::{seconds, GradingMethod, ProviderKind, Role};
 
 /// A config that cannot be used, with every problem found.

@@ -180,6 +180,13 @@ impl Engine {
         let price = self
             .config
             .price(self.providers.name_for(&self.config, agent), &request.model);
+        // A reply from the cache was not bought again: it is free.
+        let price = if outcome.cached {
+            usage.cached_calls += 1;
+            Some(crate::config::Price::default())
+        } else {
+            price
+        };
         if price.is_none() {
             usage.unpriced_calls += 1;
         }

@@ -38,6 +38,112 @@ pub struct Entry {
     /// Why the reply ended (absent in cassettes recorded before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The request's temperature, to explain a replay miss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Hash of the system prompt, to explain a replay miss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_hash: Option<String>,
+    /// Hash of the user prompt, to explain a replay miss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_hash: Option<String>,
+}
+
+impl Entry {
+    /// The entry of one exchange: `req` sent to a provider of kind `kind`, and its outcome.
+    pub fn of(kind: ProviderKind, req: &CompletionRequest, outcome: &Outcome) -> Entry {
+        let (text, error, prompt_tokens, completion_tokens, finish_reason) = match &outcome.result {
+            Ok(c) => (
+                Some(c.text.clone()),
+                None,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.finish_reason.clone(),
+            ),
+            Err(e) => (None, Some(e.clone()), 0, 0, None),
+        };
+        Entry {
+            hash: request_hash(kind, req),
+            agent_id: req.agent_id.clone(),
+            provider: kind,
+            model: req.model.clone(),
+            text,
+            error,
+            prompt_tokens,
+            completion_tokens,
+            transport_retries: outcome.transport_retries,
+            finish_reason,
+            temperature: Some(req.temperature),
+            system_hash: Some(short_hash(&req.system)),
+            prompt_hash: Some(short_hash(&req.prompt)),
+        }
+    }
+
+    /// The outcome this entry replays.
+    pub fn outcome(self) -> Outcome {
+        let result = match (self.text, self.error) {
+            (Some(text), _) => Ok(Completion {
+                text,
+                prompt_tokens: self.prompt_tokens,
+                completion_tokens: self.completion_tokens,
+                finish_reason: self.finish_reason,
+            }),
+            (None, Some(e)) => Err(e),
+            (None, None) => Err(ProviderError::Decode {
+                message: "the cassette entry has neither text nor error".into(),
+            }),
+        };
+        Outcome {
+            result,
+            transport_retries: self.transport_retries,
+            cached: false,
+        }
+    }
+
+    /// What of `req` differs from the request this entry answered, as people say it.
+    fn differences(&self, req: &CompletionRequest) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.model != req.model {
+            out.push("model");
+        }
+        if self.temperature.is_some_and(|t| t != req.temperature) {
+            out.push("temperature");
+        }
+        if self.system_hash.as_ref().is_some_and(|h| *h != short_hash(&req.system)) {
+            out.push("system prompt");
+        }
+        if self.prompt_hash.as_ref().is_some_and(|h| *h != short_hash(&req.prompt)) {
+            out.push("user prompt");
+        }
+        out
+    }
+}
+
+/// 16 hex digits of SHA-256: enough to tell two prompts apart, never the prompt itself.
+fn short_hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Why a tape has no reply for `req`: the error naming the agent and the hash, and what
+/// differs from the nearest entry of the same agent, when there is one.
+pub fn not_recorded(tape: &HashMap<String, VecDeque<Entry>>, req: &CompletionRequest, hash: String) -> ProviderError {
+    let nearest = tape
+        .values()
+        .flatten()
+        .filter(|e| e.agent_id == req.agent_id)
+        .map(|e| e.differences(req))
+        .filter(|d| !d.is_empty())
+        .min_by_key(Vec::len);
+    ProviderError::NotRecorded {
+        agent: req.agent_id.clone(),
+        hash,
+        differs: nearest.map_or(String::new(), |d| {
+            format!("; its nearest entry for this agent differs in: {}", d.join(", "))
+        }),
+    }
 }
 
 /// The cassette key of a request: SHA-256 over the provider kind, model, messages and
@@ -77,29 +183,7 @@ impl Provider for Recorder {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let outcome = self.inner.complete(req).await;
-            let (text, error, prompt_tokens, completion_tokens, finish_reason) = match &outcome.result {
-                Ok(c) => (
-                    Some(c.text.clone()),
-                    None,
-                    c.prompt_tokens,
-                    c.completion_tokens,
-                    c.finish_reason.clone(),
-                ),
-                Err(e) => (None, Some(e.clone()), 0, 0, None),
-            };
-            let entry = Entry {
-                hash: request_hash(self.kind, req),
-                agent_id: req.agent_id.clone(),
-                provider: self.kind,
-                model: req.model.clone(),
-                text,
-                error,
-                prompt_tokens,
-                completion_tokens,
-                transport_retries: outcome.transport_retries,
-                finish_reason,
-            };
-            if let Ok(line) = serde_json::to_string(&entry) {
+            if let Ok(line) = serde_json::to_string(&Entry::of(self.kind, req, &outcome)) {
                 self.out.line(&line);
             }
             outcome
@@ -126,6 +210,18 @@ pub const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
 /// Reads a cassette file into replay queues. It must be a regular file (not a FIFO, a
 /// device or a directory) of at most [`MAX_CASSETTE_BYTES`]; a UTF-8 BOM is skipped.
 pub fn load(path: &Path) -> Result<Tape, String> {
+    read(path, false)
+}
+
+/// Reads the `--cache` file: like a cassette, but a missing or empty file is an empty cache.
+pub fn load_cache(path: &Path) -> Result<Tape, String> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(Tape::default());
+    }
+    read(path, true)
+}
+
+fn read(path: &Path, empty_ok: bool) -> Result<Tape, String> {
     use std::io::Read;
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read cassette {shown}: {e}"))?;
@@ -145,7 +241,7 @@ pub fn load(path: &Path) -> Result<Tape, String> {
     }
     let text = String::from_utf8(bytes).map_err(|_| format!("cassette {shown} is not UTF-8 text"))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    if text.trim().is_empty() {
+    if text.trim().is_empty() && !empty_ok {
         return Err(format!(
             "cassette {shown} is empty: record one with `orch run --record {shown} …`"
         ));
@@ -170,8 +266,8 @@ impl Provider for Replayer {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let hash = request_hash(self.kind, req);
-            let entry = self.entries.lock().ok().and_then(|mut map| {
-                let queue = map.get_mut(&hash)?;
+            let mut map = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let entry = map.get_mut(&hash).and_then(|queue| {
                 // The last exchange of a hash answers any further identical request.
                 if queue.len() > 1 {
                     queue.pop_front()
@@ -179,27 +275,9 @@ impl Provider for Replayer {
                     queue.front().cloned()
                 }
             });
-            let Some(entry) = entry else {
-                return Outcome::once(Err(ProviderError::NotRecorded {
-                    agent: req.agent_id.clone(),
-                    hash,
-                }));
-            };
-            let result = match (entry.text, entry.error) {
-                (Some(text), _) => Ok(Completion {
-                    text,
-                    prompt_tokens: entry.prompt_tokens,
-                    completion_tokens: entry.completion_tokens,
-                    finish_reason: entry.finish_reason,
-                }),
-                (None, Some(e)) => Err(e),
-                (None, None) => Err(ProviderError::Decode {
-                    message: "the cassette entry has neither text nor error".into(),
-                }),
-            };
-            Outcome {
-                result,
-                transport_retries: entry.transport_retries,
+            match entry {
+                Some(entry) => entry.outcome(),
+                None => Outcome::once(Err(not_recorded(&map, req, hash))),
             }
         })
     }

@@ -96,6 +96,7 @@ impl HttpClient {
         Outcome {
             result: result.and_then(|v| parse(&v)),
             transport_retries,
+            cached: false,
         }
     }
 

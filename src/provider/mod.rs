@@ -1,6 +1,7 @@
 //! Providers: the object-safe [`Provider`] trait and its implementations, one per file.
 
 pub mod anthropic;
+pub mod cache;
 pub mod cassette;
 pub mod http;
 pub mod openai;
@@ -69,6 +70,8 @@ pub struct Outcome {
     pub result: Result<Completion, ProviderError>,
     /// Transport retries made (429, 5xx, connect errors, timeouts).
     pub transport_retries: u32,
+    /// Answered from the `--cache` file, not by the provider.
+    pub cached: bool,
 }
 
 impl Outcome {
@@ -77,6 +80,7 @@ impl Outcome {
         Outcome {
             result,
             transport_retries: 0,
+            cached: false,
         }
     }
 }
@@ -127,12 +131,15 @@ pub enum ProviderError {
         variable: String,
     },
     /// `--replay` has no entry for this request.
-    #[error("no recorded reply for agent `{agent}` (request hash {hash}) in the cassette")]
+    #[error("no recorded reply for agent `{agent}` (request hash {hash}) in the cassette{differs}")]
     NotRecorded {
         /// The agent that asked.
         agent: String,
         /// The request hash.
         hash: String,
+        /// `; its nearest entry differs in: …` when the cassette holds one for this agent.
+        #[serde(default)]
+        differs: String,
     },
 }
 

@@ -50,6 +50,8 @@ pub struct Usage {
     pub cost_usd: f64,
     /// Calls of models without a `[pricing]` entry.
     pub unpriced_calls: u64,
+    /// Calls answered from the `--cache` file (free, not sent).
+    pub cached_calls: u64,
 }
 
 impl Usage {
@@ -62,6 +64,7 @@ impl Usage {
         self.completion_tokens = self.completion_tokens.saturating_add(other.completion_tokens);
         self.cost_usd += other.cost_usd;
         self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
+        self.cached_calls = self.cached_calls.saturating_add(other.cached_calls);
     }
 }
 

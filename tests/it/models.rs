@@ -300,3 +300,72 @@ fn prices_are_validated_where_they_are_written() {
          3 errors, 0 warnings\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cache_answers_what_it_holds_and_stores_only_successes() {
+    let script = Script::new(&[]);
+    let server = script.serve().await;
+    let root = priced(&server.uri(), PRICED);
+    let cache = root.path().join("cache.jsonl");
+    let args = [
+        "run",
+        "--format",
+        "json",
+        "--specialists",
+        "always",
+        "--cache",
+        cache.to_str().unwrap(),
+        "Aladdin",
+    ];
+    let first = json(&Test::new(root.path()).args(args).status(0).run());
+    assert_eq!(first["usage"]["calls"], 3);
+    assert_eq!(first["usage"]["cachedCalls"], 0);
+    assert_eq!(script.seen().len(), 3);
+    assert_eq!(std::fs::read_to_string(&cache).unwrap().lines().count(), 3);
+
+    let second = json(&Test::new(root.path()).args(args).status(0).run());
+    assert_eq!(script.seen().len(), 3, "nothing new was sent");
+    assert_eq!(second["usage"]["cachedCalls"], 3);
+    assert_eq!(second["usage"]["costUsd"], 0.0);
+    assert_eq!(second["output"], first["output"]);
+    assert_eq!(std::fs::read_to_string(&cache).unwrap().lines().count(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failed_calls_never_enter_the_cache() {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(400).set_body_string("bad request"))
+        .mount(&server)
+        .await;
+    let root = priced(&server.uri(), "");
+    let cache = root.path().join("cache.jsonl");
+    Test::new(root.path())
+        .args(["run", "--format", "json", "--cache", cache.to_str().unwrap(), "Aladdin"])
+        .status(1)
+        .run();
+    assert_eq!(std::fs::read_to_string(&cache).unwrap(), "");
+}
+
+#[test]
+fn a_replay_miss_says_what_differs_from_the_nearest_entry() {
+    let root = Root::minimal();
+    let tape = root.path().join("tape.jsonl");
+    let tape = tape.to_str().unwrap();
+    Test::new(root.path())
+        .args(["run", "--format", "json", "--record", tape, "Aladdin character"])
+        .status(0)
+        .run();
+    root.write("orch.yaml", "defaults: { temperature: 0.2 }\n");
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--replay", tape, "Aladdin character"])
+        .status(1)
+        .run();
+    let report = json(&out);
+    let error = report["departments"][0]["error"].as_str().unwrap().to_string();
+    assert!(
+        error.starts_with("no recorded reply for agent `character-head` (request hash ")
+            && error.ends_with("in the cassette; its nearest entry for this agent differs in: temperature"),
+        "{error}"
+    );
+}
