@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a request through the hierarchy and print the report.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print the plan for a request without calling any model.
     Explain(ExplainArgs),
     /// Check a config and report every problem at file:line:column.

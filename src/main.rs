@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Run(args) => orch::run(args),
+        Command::Run(args) => orch::run(*args),
         Command::Explain(args) => orch::explain(args),
         Command::Validate(args) => orch::validate(args),
     };
