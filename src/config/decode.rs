@@ -13,7 +13,7 @@ use strum::VariantNames;
 use super::diagnostic::{suggestion, Diagnostic};
 use super::node::{At, Key, Node, Pos, Value};
 use super::spec::{names, KeySpec, Rule};
-use super::types::{GradingMethod, ProviderKind, Role};
+use super::types::{GradingMethod, ProviderKind, Role, StructuredOutput};
 
 /// A number as a message shows it: `1e20`, not twenty digits.
 fn shown(x: f64) -> String {
@@ -67,6 +67,7 @@ macro_rules! resolve_as_is {
     ($($t:ty),*) => { $(impl Resolve for $t { type To = $t; fn resolve(self) -> $t { self } })* };
 }
 resolve_as_is!(
+    StructuredOutput,
     u32,
     u64,
     i64,
@@ -402,6 +403,16 @@ macro_rules! choice_from_node {
     )*};
 }
 choice_from_node!(Role, GradingMethod, ProviderKind);
+
+impl FromNode for StructuredOutput {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
+        match node.value {
+            // YAML 1.1 reads a bare `off` as false: it means what the user wrote.
+            Value::Bool(false) => Some(StructuredOutput::Off),
+            _ => d.choice(node, key, what),
+        }
+    }
+}
 
 /// The type of a resolved field: the value itself when it has a default, else an `Option`.
 macro_rules! resolved_ty {

@@ -89,6 +89,34 @@ section! {
         execution "executionSettings": ExecutionWire, Rule::Section(ExecutionWire::KEYS);
         /// The system prompt.
         instructions "instructions": String, Rule::Text;
+        /// A JSON Schema every reply must match: inline, or a path relative to this file.
+        output_schema "outputSchema": At<SchemaSource>, Rule::Schema;
+    }
+}
+
+/// Where an `outputSchema` is: written inline, or in a file (until `load.rs` reads it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SchemaSource {
+    /// The schema itself.
+    Inline(serde_json::Value),
+    /// A path relative to the declaring file.
+    Path(String),
+}
+
+impl FromNode for SchemaSource {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
+        match &node.value {
+            Value::Str(path) if !path.is_empty() => Some(SchemaSource::Path(path.clone())),
+            Value::Map(_) | Value::Bool(_) => Some(SchemaSource::Inline(node.to_json())),
+            _ => {
+                d.type_error(
+                    node,
+                    &format!("`{}` in {what}", key.name),
+                    "a JSON Schema (a mapping) or the path of a .json or .yaml file holding one",
+                );
+                None
+            }
+        }
     }
 }
 

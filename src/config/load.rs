@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use super::decode::Decoder;
+use super::definitions::SchemaSource;
 use super::diagnostic::Diagnostic;
-use super::node::{parse_toml, parse_yaml, Node, Pos};
+use super::node::{parse_toml, parse_yaml, At, Node, Pos};
 use super::wire::{FileKind, WireConfig};
 
 /// Config files larger than this are refused: a real config is a few kilobytes.
@@ -32,8 +33,62 @@ pub struct Loaded {
     pub settings_file: String,
 }
 
-/// Reads a config root (a directory, or a single file holding everything inline).
+/// Reads a config root (a directory, or a single file holding everything inline), and the
+/// schema files its agents name.
 pub fn read(root: &Path) -> Loaded {
+    let mut loaded = read_files(root);
+    read_schemas(&mut loaded);
+    loaded
+}
+
+/// Replaces each `outputSchema` path by the schema in that file (JSON, or YAML by its
+/// extension), relative to the file that names it; a file that cannot be read or parsed is
+/// an error at the `outputSchema` key.
+fn read_schemas(loaded: &mut Loaded) {
+    for agent in &mut loaded.wire.agents {
+        let Some(At {
+            value: SchemaSource::Path(rel),
+            pos,
+        }) = &agent.keys.output_schema
+        else {
+            continue;
+        };
+        let path = Path::new(&agent.file).parent().unwrap_or(Path::new("")).join(rel);
+        let shown = display(&path);
+        let parsed = std::fs::metadata(&path)
+            .map_err(|e| io_reason(&e))
+            .and_then(|m| match m.is_file() && m.len() <= MAX_FILE_BYTES {
+                true => std::fs::read_to_string(&path).map_err(|e| io_reason(&e)),
+                false => Err(format!("not a regular file of at most {} MB", MAX_FILE_BYTES >> 20)),
+            })
+            .and_then(|text| {
+                let yaml = matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
+                if yaml {
+                    parse_yaml(&text)
+                        .map(|n| n.to_json())
+                        .map_err(|e| format!("invalid YAML at {}:{}: {}", e.pos.line, e.pos.column, e.message))
+                } else {
+                    serde_json::from_str(&text).map_err(|e| format!("invalid JSON: {e}"))
+                }
+            });
+        match parsed {
+            Ok(schema) => {
+                agent.keys.output_schema = Some(At {
+                    value: SchemaSource::Inline(schema),
+                    pos: *pos,
+                })
+            }
+            Err(why) => loaded.diagnostics.push(Diagnostic::error(
+                &agent.file,
+                *pos,
+                "schema",
+                format!("cannot read the outputSchema file {shown}: {why}"),
+            )),
+        }
+    }
+}
+
+fn read_files(root: &Path) -> Loaded {
     let mut loaded = Loaded::default();
     let shown = display(root);
     let meta = match std::fs::metadata(root) {

@@ -3,11 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::decode::Resolve;
-use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution};
+use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution, SchemaSource};
+use super::node::At;
 use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing};
-use super::types::{ProviderKind, Role};
+use super::types::{ProviderKind, Role, StructuredOutput};
 use super::wire::WireConfig;
 
 /// A whole config, resolved.
@@ -70,6 +72,8 @@ pub struct ProviderSettings {
     pub model: String,
     /// Client-side rate limit; 0 = none.
     pub requests_per_minute: u32,
+    /// How its server takes a reply's JSON Schema.
+    pub structured_output: StructuredOutput,
 }
 
 /// Provider names that need no `[providers]` entry.
@@ -101,6 +105,7 @@ impl ProviderSettings {
             api_key_env: key.map(str::to_string),
             model: model.to_string(),
             requests_per_minute: 0,
+            structured_output: StructuredOutput::default(),
         })
     }
 }
@@ -164,6 +169,8 @@ pub struct Agent {
     pub execution: Execution,
     /// The system prompt.
     pub instructions: String,
+    /// The JSON Schema every reply must match (`outputSchema`, read from its file).
+    pub output_schema: Option<Arc<serde_json::Value>>,
 }
 
 impl Config {
@@ -261,6 +268,7 @@ impl Config {
                     api_key_env,
                     model: keys.model.clone().unwrap_or(base.model),
                     requests_per_minute: keys.requests_per_minute.unwrap_or(0),
+                    structured_output: keys.structured_output.clone().map(Resolve::resolve).unwrap_or_default(),
                 },
             );
         }
@@ -331,5 +339,12 @@ fn resolve_agent(a: &AgentWire) -> Agent {
         model: a.model.clone(),
         execution: a.execution.clone().unwrap_or_default().resolve(),
         instructions: a.instructions.clone().unwrap_or_default(),
+        output_schema: match &a.output_schema {
+            Some(At {
+                value: SchemaSource::Inline(schema),
+                ..
+            }) => Some(Arc::new(schema.clone())),
+            _ => None,
+        },
     }
 }

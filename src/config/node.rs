@@ -36,6 +36,20 @@ pub struct Node {
 }
 
 impl Node {
+    /// The value as JSON (a schema written inline in YAML or TOML).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(x) => serde_json::Number::from_f64(*x).map_or(J::Null, J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(entries.iter().map(|(k, v)| (k.name.clone(), v.to_json())).collect()),
+        }
+    }
+
     /// Whether this is a mapping with `key` (whatever its value).
     pub fn has_key(&self, key: &str) -> bool {
         matches!(&self.value, Value::Map(entries) if entries.iter().any(|(k, _)| k.name == key))

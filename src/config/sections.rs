@@ -7,7 +7,9 @@ use super::decode::{section, Decoder, FromNode};
 use super::definitions::{AgentWire, DepartmentWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
-use super::types::{GradingMethod, ProviderKind, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS};
+use super::types::{
+    GradingMethod, ProviderKind, StructuredOutput, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
+};
 
 /// The default list of words that make a request `complex` (SPEC §1.1).
 pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
@@ -87,6 +89,8 @@ section! {
         judge "judge": At<String> => String, Rule::Reference;
         /// The weights of quality, relevance and consistency.
         weights "weights": At<WeightsWire> => Weights = Weights::default(), Rule::Section(WeightsWire::KEYS);
+        /// The judge is asked for its grade through structured output.
+        structured "structured": bool => bool = true, Rule::Bool;
     }
 }
 
@@ -147,6 +151,8 @@ section! {
         model "model": String, Rule::Text;
         /// Client-side rate limit; 0 = none.
         requests_per_minute "requestsPerMinute": u32, Rule::count(0, i64::MAX);
+        /// How its server takes a reply's JSON Schema: `json_schema`, `json_object` or `off`.
+        structured_output "structuredOutput": At<StructuredOutput>, Rule::Choice(StructuredOutput::VARIANTS);
     }
 }
 

@@ -71,6 +71,8 @@ pub enum Rule {
     Named(&'static [KeySpec]),
     /// A list of definitions (agents or departments).
     Definitions,
+    /// A JSON Schema: a mapping written inline, or a path to a `.json` / `.yaml` file.
+    Schema,
 }
 
 impl Rule {

@@ -35,6 +35,20 @@ pub enum ProviderKind {
     Simulated,
 }
 
+/// How a provider's server takes a JSON Schema for the reply (SPEC §8.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum StructuredOutput {
+    /// `response_format: {"type": "json_schema", "json_schema": {…}}` (OpenAI, vLLM, Ollama, llama-server).
+    #[default]
+    JsonSchema,
+    /// `response_format: {"type": "json_object", "schema": …}` (llama-cpp-python's server).
+    JsonObject,
+    /// Nothing sent; replies are still validated locally.
+    Off,
+}
+
 /// How specialist outputs are graded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
 #[serde(rename_all = "lowercase")]

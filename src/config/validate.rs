@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::decode::Resolve;
-use super::definitions::{AgentWire, DepartmentWire};
+use super::definitions::{AgentWire, DepartmentWire, SchemaSource};
 use super::diagnostic::{suggestion, Diagnostic};
 use super::model::BUILTIN_PROVIDERS;
 use super::node::At;
@@ -37,6 +37,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     cycles(&wire.departments, &checker.depts, &mut checker.out);
     checker.settings();
     checker.api_keys();
+    checker.schemas();
     checker.out
 }
 
@@ -263,6 +264,34 @@ impl Checker<'_> {
                     format!(
                         "grading weights must sum to 1, they sum to {}",
                         (sum * 1000.0).round() / 1000.0
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// Output schemas: each must be a valid JSON Schema (draft 2020-12) that compiles.
+    fn schemas(&mut self) {
+        for a in &self.wire.agents {
+            let Some(At {
+                value: SchemaSource::Inline(schema),
+                pos,
+            }) = &a.output_schema
+            else {
+                continue;
+            };
+            let problem = jsonschema::meta::validate(schema)
+                .err()
+                .map(|e| e.to_string())
+                .or_else(|| jsonschema::draft202012::new(schema).err().map(|e| e.to_string()));
+            if let Some(problem) = problem {
+                self.out.push(Diagnostic::error(
+                    &a.file,
+                    *pos,
+                    "schema",
+                    format!(
+                        "`outputSchema` of agent `{}` is not a valid JSON Schema: {problem}",
+                        a.id.value
                     ),
                 ));
             }

@@ -7,7 +7,7 @@ mod master;
 pub mod scoring;
 mod specialist;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,6 +20,7 @@ pub use master::run;
 mod tests;
 
 use crate::config::{Agent, Config, GradingMethod};
+use crate::grade::schema::{Schema, SchemaError};
 use crate::grade::{heuristic, judge, Grade};
 use crate::provider::{Completion, CompletionRequest, Outcome, ProviderError, Providers};
 use crate::report::events::{Event, Observer};
@@ -42,6 +43,8 @@ pub struct Engine {
     started: Instant,
     /// Steps done; the report lists them in plan order, never in the order they finished.
     steps: Mutex<HashSet<String>>,
+    /// Each `outputSchema`, compiled once, by agent id.
+    schemas: HashMap<String, Schema>,
 }
 
 /// Why a call produced nothing.
@@ -56,6 +59,14 @@ pub enum CallError {
     /// The reply was empty.
     #[error("empty reply")]
     Empty,
+    /// The reply (kept, for the retry prompt) does not match the agent's `outputSchema`.
+    #[error("the reply does not match the required JSON Schema ({} error{})", .errors.len(), if .errors.len() == 1 { "" } else { "s" })]
+    Schema {
+        /// Where and why.
+        errors: Vec<SchemaError>,
+        /// The reply as received.
+        reply: String,
+    },
 }
 
 impl Engine {
@@ -68,6 +79,11 @@ impl Engine {
         observer: Box<dyn Observer>,
         seed: u64,
     ) -> Self {
+        let schemas = config
+            .agents
+            .iter()
+            .filter_map(|a| Some((a.id.clone(), Schema::new(a.output_schema.as_deref()?)?)))
+            .collect();
         Engine {
             config,
             providers,
@@ -77,6 +93,7 @@ impl Engine {
             seed,
             started: Instant::now(),
             steps: Mutex::new(HashSet::new()),
+            schemas,
         }
     }
 
@@ -124,12 +141,32 @@ impl Engine {
     }
 
     /// One LLM call by `agent`, counted against the budget and into `usage`: the whole
-    /// completion (with why it ended).
+    /// completion (with why it ended). An agent with `outputSchema` is sent its schema, and a
+    /// reply that does not match fails the call; a matching one is its JSON value.
+    async fn call_full(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<Completion, CallError> {
+        let mut completion = self.call_as(agent, prompt, usage, agent.output_schema.clone()).await?;
+        if let Some(schema) = self.schemas.get(&agent.id) {
+            let value = schema.check(&completion.text).map_err(|errors| CallError::Schema {
+                errors,
+                reply: completion.text.clone(),
+            })?;
+            completion.text = value.to_string();
+        }
+        Ok(completion)
+    }
+
+    /// One LLM call by `agent` with `schema` sent as structured output (not enforced).
     ///
     /// The agent's timeout covers the provider's rate-limit wait and the call with its
     /// transport retries, not the wait for a concurrency slot; the rate-limit wait happens
     /// before a slot is taken, so a paced provider never holds up the others.
-    async fn call_full(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<Completion, CallError> {
+    async fn call_as(
+        &self,
+        agent: &Agent,
+        prompt: String,
+        usage: &mut Usage,
+        output_schema: Option<Arc<serde_json::Value>>,
+    ) -> Result<Completion, CallError> {
         let (provider, model) = self.providers.for_agent(&self.config, agent);
         let timeout = crate::config::seconds(agent.execution.timeout.unwrap_or(self.config.settings.defaults.timeout));
         let asked = Instant::now();
@@ -163,6 +200,7 @@ impl Engine {
                 .temperature
                 .unwrap_or(self.config.settings.defaults.temperature),
             max_output_tokens: self.max_output_tokens(agent),
+            output_schema,
             timeout,
             deadline,
         };
@@ -221,7 +259,10 @@ impl Engine {
             return (heuristic::grade(request, output), "heuristic");
         };
         let prompt = judge::prompt(request, &agent.name, &agent.specialization, output);
-        let why = match self.call(judge_agent, prompt, usage).await {
+        // The grade is asked for through structured output (`grading.structured`), and read
+        // leniently: a reply the parser understands counts even if a server ignored the schema.
+        let schema = self.config.settings.grading.structured.then(judge::grade_schema);
+        let why = match self.call_as(judge_agent, prompt, usage, schema).await.map(|c| c.text) {
             Ok(reply) => match judge::parse(&reply) {
                 Some(grade) => return (grade, "llm"),
                 None => format!(

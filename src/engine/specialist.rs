@@ -3,7 +3,7 @@
 use tokio::time::Instant;
 
 use super::{CallError, Engine};
-use crate::grade::{decide, passes, review, Decision, ReviewStatus};
+use crate::grade::{decide, passes, review, schema, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
 use crate::report::events::Event;
@@ -91,6 +91,7 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
                     latency_ms: t0.elapsed().as_millis() as u64,
                     finish_reason,
                     truncated,
+                    schema_errors: Vec::new(),
                 };
                 (attempt, passed, passed)
             }
@@ -98,7 +99,17 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
                 let message = e.to_string();
                 last_error = Some(message.clone());
                 let budget = matches!(e, CallError::Budget(_));
-                if !budget {
+                let schema_errors = match e {
+                    CallError::Schema { errors, reply } => {
+                        previous = Some(reply);
+                        errors
+                    }
+                    _ => Vec::new(),
+                };
+                if !schema_errors.is_empty() {
+                    // Pointed lines instead of a score: no judge call is spent on it.
+                    feedback.extend(schema::feedback_lines(&schema_errors));
+                } else if !budget {
                     feedback.push(prompts::feedback_line(
                         0.0,
                         spec.threshold,
@@ -118,6 +129,7 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
                     latency_ms: t0.elapsed().as_millis() as u64,
                     finish_reason: None,
                     truncated: false,
+                    schema_errors,
                 };
                 (attempt, false, budget)
             }

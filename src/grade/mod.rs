@@ -2,6 +2,7 @@
 
 pub mod heuristic;
 pub mod judge;
+pub mod schema;
 
 use serde::Serialize;
 

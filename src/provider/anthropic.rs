@@ -11,6 +11,9 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` sent with every request (the API requires one).
 pub const MAX_TOKENS: u32 = 4096;
 
+/// Put before the schema in the system prompt (SPEC §8.2).
+pub const SCHEMA_LINE: &str = "Reply with JSON only, matching this JSON Schema:";
+
 /// A messages endpoint.
 pub struct Anthropic {
     base_url: String,
@@ -36,12 +39,17 @@ impl Anthropic {
 impl Provider for Anthropic {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
+            // Anthropic has no schema parameter: the schema goes into the system prompt.
+            let system = match &req.output_schema {
+                Some(schema) => format!("{}\n\n{SCHEMA_LINE}\n{schema}", req.system),
+                None => req.system.clone(),
+            };
             let body = json!({
                 "model": req.model,
                 "max_tokens": if req.max_output_tokens > 0 { req.max_output_tokens } else { MAX_TOKENS },
                 // Anthropic's range is 0..=1; orch's is 0..=2.
                 "temperature": req.temperature.min(1.0),
-                "system": req.system,
+                "system": system,
                 "messages": [{"role": "user", "content": req.prompt}],
             });
             let post = Post {

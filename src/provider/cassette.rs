@@ -156,9 +156,12 @@ pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
         serde_json::json!(req.prompt),
         serde_json::json!(req.temperature),
     ];
-    if req.max_output_tokens > 0 {
-        // Only a cap changes the key, so cassettes recorded without one still replay.
+    if req.max_output_tokens > 0 || req.output_schema.is_some() {
+        // Only a cap or a schema changes the key, so cassettes recorded without them still replay.
         key.push(serde_json::json!(req.max_output_tokens));
+    }
+    if let Some(schema) = &req.output_schema {
+        key.push(serde_json::Value::clone(schema));
     }
     let key = serde_json::Value::Array(key);
     let digest = Sha256::digest(key.to_string().as_bytes());

@@ -3,6 +3,7 @@
 pub mod anthropic;
 pub mod cache;
 pub mod cassette;
+pub mod example;
 pub mod http;
 pub mod openai;
 pub mod simulated;
@@ -35,6 +36,8 @@ pub struct CompletionRequest {
     pub temperature: f64,
     /// The most tokens the reply may have; 0 leaves the provider's default.
     pub max_output_tokens: u32,
+    /// The JSON Schema the reply should match, sent as the provider's structured output.
+    pub output_schema: Option<std::sync::Arc<serde_json::Value>>,
     /// The agent's `executionSettings.timeout`, for messages.
     #[serde(skip)]
     pub timeout: Duration,

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::http::{unexpected, HttpClient, KeyHeader, Post};
 use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
-use crate::config::ProviderSettings;
+use crate::config::{ProviderSettings, StructuredOutput};
 
 /// A chat-completions endpoint.
 pub struct OpenAi {
@@ -13,6 +13,8 @@ pub struct OpenAi {
     /// Where the key comes from; the key itself is read at call time, never stored.
     key: KeyHeader,
     http: HttpClient,
+    /// How the server takes a reply's schema.
+    structured: StructuredOutput,
 }
 
 impl OpenAi {
@@ -26,7 +28,29 @@ impl OpenAi {
                 prefix: "Bearer ",
             },
             http,
+            structured: settings.structured_output,
         }
+    }
+}
+
+/// The `response_format` asking for a reply matching `schema` (SPEC §8.2), if any.
+fn response_format(mode: StructuredOutput, agent_id: &str, schema: &serde_json::Value) -> Option<serde_json::Value> {
+    match mode {
+        StructuredOutput::JsonSchema => {
+            let name: String = agent_id
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            Some(json!({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": false}}))
+        }
+        StructuredOutput::JsonObject => Some(json!({"type": "json_object", "schema": schema})),
+        StructuredOutput::Off => None,
     }
 }
 
@@ -45,6 +69,13 @@ impl Provider for OpenAi {
             }
             if req.max_output_tokens > 0 {
                 body["max_tokens"] = json!(req.max_output_tokens);
+            }
+            if let Some(format) = req
+                .output_schema
+                .as_deref()
+                .and_then(|s| response_format(self.structured, &req.agent_id, s))
+            {
+                body["response_format"] = format;
             }
             let post = Post {
                 url: format!("{}/chat/completions", self.base_url),

@@ -70,7 +70,19 @@ impl Simulated {
 impl Provider for Simulated {
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let (text, finish_reason) = capped(self.reply(request), request.max_output_tokens);
+            let text = match &request.output_schema {
+                // The judge's grade schema is answered by the judge's own voice below.
+                Some(schema) if !request.prompt.starts_with(JUDGE_MARKER) => {
+                    let topic = request
+                        .prompt
+                        .strip_prefix("Original request: ")
+                        .and_then(|rest| rest.lines().next())
+                        .unwrap_or_else(|| original_request(&request.prompt));
+                    super::example::example(schema, &crate::text::excerpt(topic, 60)).to_string()
+                }
+                _ => self.reply(request),
+            };
+            let (text, finish_reason) = capped(text, request.max_output_tokens);
             let completion = Completion {
                 prompt_tokens: estimate_tokens(&request.system) + estimate_tokens(&request.prompt),
                 completion_tokens: estimate_tokens(&text),
@@ -298,6 +310,7 @@ mod tests {
             prompt: prompt.into(),
             temperature: 0.7,
             max_output_tokens: 0,
+            output_schema: None,
             timeout: std::time::Duration::from_secs(1),
             deadline: tokio::time::Instant::now(),
         }

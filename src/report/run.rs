@@ -100,6 +100,9 @@ pub struct Attempt {
     pub finish_reason: Option<String>,
     /// The reply was cut by the length cap (`maxOutputTokens`).
     pub truncated: bool,
+    /// How the reply failed the agent's `outputSchema` (at most 10); absent when it did not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schema_errors: Vec<crate::grade::schema::SchemaError>,
 }
 
 /// A specialist's final result, reviewed by its head.

@@ -13,4 +13,5 @@ mod providers;
 mod replay;
 mod run;
 mod secrets;
+mod structured;
 mod validate;

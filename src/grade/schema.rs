@@ -1,0 +1,185 @@
+//! Structured output checked locally (SPEC §8.2): servers may ignore a schema, so every
+//! reply of an agent with `outputSchema` is read for its first JSON value (code fences and
+//! prose around it allowed) and validated against the schema (draft 2020-12).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The most errors an attempt keeps.
+pub const MAX_ERRORS: usize = 10;
+/// The most errors the retry's feedback lists.
+pub const MAX_FEEDBACK_ERRORS: usize = 5;
+/// The first line of the feedback of a reply that does not match.
+pub const MISMATCH_LINE: &str = "Output does not match the required JSON Schema:";
+/// Where a JSON value may start, at most this many candidates tried.
+const MAX_STARTS: usize = 64;
+
+/// One way a reply fails its schema: where (a JSON pointer into the reply) and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SchemaError {
+    /// JSON pointer into the reply's value ("" is the whole value).
+    pub path: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+/// A compiled schema.
+pub struct Schema(jsonschema::Validator);
+
+impl Schema {
+    /// Compiles `schema` (checked by `orch validate`; `None` if it does not compile).
+    pub fn new(schema: &Value) -> Option<Schema> {
+        jsonschema::draft202012::new(schema).ok().map(Schema)
+    }
+
+    /// The reply's JSON value when it matches, else at most [`MAX_ERRORS`] errors.
+    pub fn check(&self, reply: &str) -> Result<Value, Vec<SchemaError>> {
+        let Some(value) = first_json_value(reply) else {
+            return Err(vec![SchemaError {
+                path: String::new(),
+                message: "the reply holds no JSON value".into(),
+            }]);
+        };
+        let errors: Vec<SchemaError> = self
+            .0
+            .iter_errors(&value)
+            .take(MAX_ERRORS)
+            .map(|e| SchemaError {
+                path: e.instance_path().to_string(),
+                message: e.to_string(),
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// The feedback lines of a reply that does not match: the first line, then one
+/// `- <path>: <message>` line per error (at most [`MAX_FEEDBACK_ERRORS`]).
+pub fn feedback_lines(errors: &[SchemaError]) -> Vec<String> {
+    std::iter::once(MISMATCH_LINE.to_string())
+        .chain(errors.iter().take(MAX_FEEDBACK_ERRORS).map(|e| {
+            let path = if e.path.is_empty() { "(root)" } else { &e.path };
+            format!("- {path}: {}", e.message)
+        }))
+        .collect()
+}
+
+/// The first JSON value of a reply: the whole reply, else the first code fence, else the
+/// first `{` or `[` that starts one. A string with raw control characters (which small
+/// models write) is read as if they were escaped.
+pub fn first_json_value(reply: &str) -> Option<Value> {
+    let starts = |text: &str| -> Option<Value> {
+        let text = text.trim_start();
+        serde_json::Deserializer::from_str(text)
+            .into_iter::<Value>()
+            .next()?
+            .ok()
+    };
+    let candidates = std::iter::once(reply).chain(fenced(reply)).chain(
+        reply
+            .char_indices()
+            .filter(|(_, c)| *c == '{' || *c == '[')
+            .take(MAX_STARTS)
+            .map(|(i, _)| &reply[i..]),
+    );
+    for text in candidates {
+        if let Some(v) = starts(text).or_else(|| starts(&escape_raw_controls(text))) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The body of the first ```` ``` ```` fence, without its language tag.
+fn fenced(reply: &str) -> Option<&str> {
+    let open = reply.find("```")?;
+    let body = &reply[open + 3..];
+    let body = &body[body.find('\n').map_or(0, |n| n + 1)..];
+    Some(&body[..body.find("```").unwrap_or(body.len())])
+}
+
+/// Control characters inside JSON strings escaped, so `"a<newline>b"` reads as `"a\nb"`.
+fn escape_raw_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string && !escaped && c.is_control() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                _ => out.push_str(&format!("\\u{:04x}", c as u32)),
+            }
+            continue;
+        }
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn storyboard() -> Schema {
+        Schema::new(&json!({
+            "type": "object",
+            "required": ["shots"],
+            "properties": {"shots": {"type": "array", "items": {
+                "type": "object",
+                "required": ["camera", "seconds"],
+                "properties": {"camera": {"type": "string"}, "seconds": {"type": "number", "minimum": 1}}
+            }}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn replies_are_read_for_their_first_json_value() {
+        let s = storyboard();
+        let plain = r#"{"shots": [{"camera": "wide", "seconds": 3}]}"#;
+        assert_eq!(s.check(plain).unwrap()["shots"][0]["camera"], "wide");
+        let fenced = format!("Here it is:\n```json\n{plain}\n```\nEnjoy.");
+        assert!(s.check(&fenced).is_ok());
+        let prose = format!("Sure! {plain} Anything else?");
+        assert!(s.check(&prose).is_ok());
+        let raw_newline = "{\"shots\": [{\"camera\": \"wide\nlow\", \"seconds\": 2}]}";
+        assert_eq!(s.check(raw_newline).unwrap()["shots"][0]["camera"], "wide\nlow");
+    }
+
+    #[test]
+    fn mismatches_point_at_the_place() {
+        let s = storyboard();
+        let errors = s
+            .check(r#"{"shots": [{"camera": "wide"}, {"camera": 7, "seconds": 0}]}"#)
+            .unwrap_err();
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["/shots/0", "/shots/1/camera", "/shots/1/seconds"]);
+        assert_eq!(errors[0].message, "\"seconds\" is a required property");
+        assert_eq!(
+            s.check("I cannot do JSON today.").unwrap_err(),
+            [SchemaError {
+                path: String::new(),
+                message: "the reply holds no JSON value".into()
+            }]
+        );
+        assert_eq!(
+            feedback_lines(&errors[..1]),
+            [
+                "Output does not match the required JSON Schema:",
+                "- /shots/0: \"seconds\" is a required property"
+            ]
+        );
+    }
+}
