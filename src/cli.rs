@@ -1,4 +1,4 @@
-//! Command-line definitions (clap derive) for `orch run`, `orch explain` and `orch validate`.
+//! Command-line definitions (clap derive) for `orch run`, `explain`, `validate` and `test`.
 
 use std::path::PathBuf;
 
@@ -13,7 +13,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The three commands.
+/// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a request through the hierarchy and print the report.
@@ -22,6 +22,8 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Check a config and report every problem at file:line:column.
     Validate(ValidateArgs),
+    /// Run suites of cases with expectations (CI), sharded across machines if asked.
+    Test(Box<TestArgs>),
 }
 
 /// Output format of `run` and `explain`.
@@ -139,9 +141,82 @@ pub struct ValidateArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     pub strict: bool,
+    /// Also check these suite files (their department ids against the config).
+    #[arg(long = "suite", value_name = "FILE")]
+    pub suites: Vec<PathBuf>,
 }
 
-/// A quality bar: a number from 0 to 100 (NaN, infinities and anything outside are refused).
+/// `orch test`.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Suite files (YAML or TOML).
+    #[arg(value_name = "SUITE", required_unless_present = "merge")]
+    pub suites: Vec<PathBuf>,
+    /// Config root, over the suite's own `config` [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Run only the cases of shard K of N (by FNV-1a of the case id).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::suite::shard::Shard>,
+    /// Cases run at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: u32,
+    /// Runs of each case (over the suite's `defaults.repeat`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
+    /// Share of a case's runs that must pass (0..=1).
+    #[arg(long, value_name = "R", default_value_t = 1.0, value_parser = rate)]
+    pub pass_rate: f64,
+    /// Run only cases whose id matches this regex.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Append one JSON line per case run to this file, as each finishes.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    pub results: Option<PathBuf>,
+    /// Skip the case runs already in this results file and append the rest.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+    /// Summarise these results files without running anything.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["suites", "results", "resume"])]
+    pub merge: Vec<PathBuf>,
+    /// Write JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Answer every call from this cassette, with no network.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Record every exchange to this cassette.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Answer from this cassette when it can; else call and append.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "record"])]
+    pub cache: Option<PathBuf>,
+    /// Use this provider for every agent.
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Use this model for every agent.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Seed of the simulated provider.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A share: a number from 0 to 1.
+fn rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!("`{s}` is not a rate between 0 and 1")),
+    }
+}
+
+/// Seconds for a whole run: 0 to a day (NaN and infinities are refused).
 fn deadline(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(d) if (0.0..=86_400.0).contains(&d) => Ok(d),
@@ -149,6 +224,7 @@ fn deadline(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A quality bar: a number from 0 to 100 (NaN, infinities and anything outside are refused).
 fn quality(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(q) if (0.0..=100.0).contains(&q) => Ok(q),

@@ -27,10 +27,11 @@ mod prompts;
 mod provider;
 mod report;
 mod sink;
+mod suite;
 mod text;
 
 pub use cli::{Cli, Command};
-pub use commands::{explain::explain, run::run, validate::validate};
+pub use commands::{explain::explain, run::run, test::test, validate::validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Run(args) => orch::run(*args),
         Command::Explain(args) => orch::explain(args),
         Command::Validate(args) => orch::validate(args),
+        Command::Test(args) => orch::test(*args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -2,7 +2,9 @@
 
 pub mod explain;
 pub mod progress;
+pub mod providers;
 pub mod run;
+pub mod test;
 pub mod validate;
 
 use std::io::{IsTerminal, Read};

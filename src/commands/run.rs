@@ -1,24 +1,16 @@
 //! `orch run`: plan, execute, print the report, and map it to an exit code.
 
-use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
 use super::progress::Progress;
+use super::providers::ProviderOptions;
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ReportFormat, RunArgs};
-use crate::config::{Agent, Config, ProviderKind};
 use crate::engine::{self, Budget, Engine};
 use crate::exit::{CommandError, Exit};
-use crate::plan::Plan;
-use crate::provider::anthropic::Anthropic;
-use crate::provider::cache::Cache;
-use crate::provider::cassette::{self, Recorder, Replayer};
-use crate::provider::http::HttpClient;
-use crate::provider::openai::OpenAi;
-use crate::provider::{api_key, simulated::Simulated, Provider, Providers};
 use crate::report::events::{EventLog, Observer, Observers};
 use crate::report::run::{DepartmentStatus, Report, RunStatus};
 use crate::report::{run_tree::run_tree, tree};
@@ -60,7 +52,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         Err(e) => return Err(e.into()),
     };
-    let (providers, recording) = build_providers(&config, &plan, &args)?;
+    let (providers, recording) = super::providers::build(&config, &[&plan], &ProviderOptions::of_run(&args), None)?;
     let config = Arc::new(config);
 
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
@@ -143,7 +135,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM with the exit code each means. The handlers are
 /// installed when this is called (`ctrl_c()` alone would install one only when first polled).
 #[cfg(unix)]
-fn interruption() -> impl std::future::Future<Output = Exit> {
+pub(super) fn interruption() -> impl std::future::Future<Output = Exit> {
     use tokio::signal::unix::{signal, Signal, SignalKind};
     async fn received(signal: Option<Signal>) {
         match signal {
@@ -165,7 +157,7 @@ fn interruption() -> impl std::future::Future<Output = Exit> {
 
 /// Resolves on Ctrl-C.
 #[cfg(not(unix))]
-fn interruption() -> impl std::future::Future<Output = Exit> {
+pub(super) fn interruption() -> impl std::future::Future<Output = Exit> {
     async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
@@ -232,93 +224,4 @@ fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// Builds every provider the run may use: real ones over HTTP, wrapped to record or
-/// replaced to replay. A key that a used provider needs but cannot find stops the run
-/// here, before any call.
-fn build_providers(
-    config: &Config,
-    plan: &Plan,
-    args: &RunArgs,
-) -> Result<(Providers, Option<Arc<LineFile>>), CommandError> {
-    let cassette = match &args.replay {
-        Some(path) => Some(cassette::load(path).map_err(CommandError::usage)?),
-        None => None,
-    };
-    let cached = match &args.cache {
-        Some(path) => Some(cassette::load_cache(path).map_err(CommandError::usage)?),
-        None => None,
-    };
-    if cassette.is_none() {
-        check_keys(config, plan, args)?;
-    }
-    // Opened only now, after every pre-flight check: a refused run leaves the file as it was.
-    let recording = match (&args.record, &args.cache) {
-        (Some(path), _) => Some(Arc::new(
-            LineFile::create(path, "the cassette").map_err(CommandError::usage)?,
-        )),
-        (None, Some(path)) => Some(Arc::new(
-            LineFile::append(path, "the cache").map_err(CommandError::usage)?,
-        )),
-        (None, None) => None,
-    };
-    let mut by_name: HashMap<String, Arc<dyn Provider>> = HashMap::new();
-    for (name, settings) in &config.settings.providers {
-        let provider: Arc<dyn Provider> = if let Some(entries) = &cassette {
-            Arc::new(Replayer::new(settings.kind, entries.clone()))
-        } else {
-            let http = || HttpClient::new(config.settings.http, settings.requests_per_minute);
-            let live: Arc<dyn Provider> = match settings.kind {
-                ProviderKind::Simulated => Arc::new(Simulated::new(args.seed)),
-                ProviderKind::OpenAi => Arc::new(OpenAi::new(
-                    settings,
-                    http().map_err(|e| CommandError::usage(e.to_string()))?,
-                )),
-                ProviderKind::Anthropic => Arc::new(Anthropic::new(
-                    settings,
-                    http().map_err(|e| CommandError::usage(e.to_string()))?,
-                )),
-            };
-            match (&recording, &cached) {
-                (Some(out), Some(tape)) => Arc::new(Cache::new(live, settings.kind, tape.clone(), out.clone())),
-                (Some(out), None) => Arc::new(Recorder::new(live, settings.kind, out.clone())),
-                (None, _) => live,
-            }
-        };
-        by_name.insert(name.clone(), provider);
-    }
-    Ok((
-        Providers::new(by_name, args.provider.clone(), args.model.clone()),
-        recording,
-    ))
-}
-
-/// A key that a provider in use needs but cannot find stops the run before any call.
-fn check_keys(config: &Config, plan: &Plan, args: &RunArgs) -> Result<(), CommandError> {
-    for agent in agents_in_use(config, plan) {
-        let name = config.provider_of(agent, args.provider.as_deref());
-        if let Some(settings) = config.settings.providers.get(name) {
-            if let Err(e) = api_key(settings.api_key_env.as_deref()) {
-                return Err(CommandError::usage(format!("provider `{name}` cannot be used: {e}")));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Every agent the plan may call: heads, chosen specialists, the judge, the master.
-fn agents_in_use<'a>(config: &'a Config, plan: &'a Plan) -> Vec<&'a Agent> {
-    let mut ids: Vec<&str> = Vec::new();
-    for d in &plan.departments {
-        ids.push(&d.head);
-        ids.extend(d.specialists.iter().map(|s| s.agent_id.as_str()));
-    }
-    if plan.llm_grading {
-        ids.extend(config.settings.grading.judge.as_deref());
-    }
-    if plan.summary {
-        ids.extend(config.settings.aggregation.master_agent.as_deref());
-    }
-    ids.iter().filter_map(|id| config.agent(id)).collect()
 }

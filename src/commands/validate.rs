@@ -24,6 +24,21 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
     if let Some(missing) = diags.iter().find(|d| d.is_missing_config()) {
         return Err(CommandError::usage(missing.message.clone()).into());
     }
+    // Suites are checked against the config they would run on: PATH when given, else the
+    // suite's own `config`.
+    for suite in &args.suites {
+        let root = super::test::root_of(suite, args.path.as_deref());
+        match config::load(&root) {
+            Ok((config, _)) => {
+                if let Err(problems) = crate::suite::file::read(suite, &config) {
+                    diags.extend(problems);
+                }
+            }
+            // The config's own problems are reported once, above.
+            Err(e) if root != locate_root(args.path.as_deref()) => diags.extend(e.diagnostics),
+            Err(_) => {}
+        }
+    }
     if args.strict {
         for d in &mut diags {
             d.severity = Severity::Error;

@@ -238,7 +238,7 @@ impl<'d> Decoder<'d> {
     }
 
     /// One of an enum's names (strum's `EnumString` and `VariantNames`: the names live on the enum).
-    fn choice<T: FromStr + VariantNames>(&mut self, node: &Node, key: &KeySpec, what: &str) -> Option<T> {
+    pub fn choice<T: FromStr + VariantNames>(&mut self, node: &Node, key: &KeySpec, what: &str) -> Option<T> {
         let s = String::from_node(
             self,
             node,
@@ -485,6 +485,7 @@ macro_rules! section {
         #[derive(Clone, Debug, Default)]
         pub struct $wire {
             /// Where the mapping starts.
+            #[allow(dead_code)]
             pub pos: $crate::config::node::Pos,
             $( $(#[doc = $doc])+ pub $field: Option<$wty>, )*
         }
@@ -495,6 +496,7 @@ macro_rules! section {
                 $( $crate::config::spec::KeySpec { name: $key, doc: concat!($($doc),+), rule: $rule }, )*
             ];
             /// What the mapping is called in messages.
+            #[allow(dead_code)]
             pub const WHAT: &'static str = $what;
         }
 

@@ -291,6 +291,29 @@ fn read_file(path: &Path, shown: &str, kind: FileKind, loaded: &mut Loaded) {
     loaded.wire.add(&mut decoder, kind, &node);
 }
 
+/// Reads and parses a YAML or TOML document that is not part of a config (a suite).
+pub fn parse_document(path: &Path, shown: &str, diags: &mut Vec<Diagnostic>) -> Option<Node> {
+    match Entry::of(path) {
+        Entry::File => parse_file(path, shown, FileKind::Settings, diags),
+        Entry::Missing => {
+            diags.push(whole_file(
+                shown,
+                "no-file",
+                format!("cannot read {shown}: no such file"),
+            ));
+            None
+        }
+        found => {
+            diags.push(whole_file(
+                shown,
+                "not-a-file",
+                format!("{shown} is {}; it must be a regular file", found.describe()),
+            ));
+            None
+        }
+    }
+}
+
 /// Reads and parses one file; every refusal is one clear diagnostic, never a panic.
 fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnostic>) -> Option<Node> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);

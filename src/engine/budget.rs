@@ -2,6 +2,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::sync::Arc;
+
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Calls and tokens left, and the gate on calls in flight, shared by the whole run.
@@ -14,7 +16,7 @@ pub struct Budget {
     tokens: AtomicU64,
     /// USD spent, as the bits of an `f64` (atomics hold integers).
     usd: AtomicU64,
-    in_flight: Semaphore,
+    in_flight: Arc<Semaphore>,
 }
 
 /// Why a call was not made.
@@ -32,8 +34,15 @@ impl Budget {
             calls: AtomicU64::new(0),
             tokens: AtomicU64::new(0),
             usd: AtomicU64::new(0f64.to_bits()),
-            in_flight: Semaphore::new(concurrency.max(1)),
+            in_flight: Arc::new(Semaphore::new(concurrency.max(1))),
         }
+    }
+
+    /// The same budget, its calls in flight counted against `gate` (shared by every case of a
+    /// suite, so `limits.maxConcurrency` holds across them).
+    pub fn with_gate(mut self, gate: Arc<Semaphore>) -> Self {
+        self.in_flight = gate;
+        self
     }
 
     /// The same budget with a cap of `usd` dollars (0 = none), checked like the token cap.

@@ -166,6 +166,7 @@ pub fn estimate_tokens(text: &str) -> u64 {
 }
 
 /// The provider and model each agent calls, with `--provider` / `--model` applied.
+#[derive(Clone)]
 pub struct Providers {
     by_name: std::collections::HashMap<String, std::sync::Arc<dyn Provider>>,
     override_provider: Option<String>,

@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("provider", 4),
     ("report", 5),
     ("engine", 6),
+    ("suite", 6),
     ("cli", 7),
     ("commands", 8),
 ];

@@ -14,4 +14,5 @@ mod replay;
 mod run;
 mod secrets;
 mod structured;
+mod suites;
 mod validate;

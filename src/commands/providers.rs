@@ -1,0 +1,145 @@
+//! The providers a run (or a suite) calls: real ones over HTTP, wrapped to record, read a
+//! cache through, or replaced to replay; built once, shared by every case of a suite.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cli::RunArgs;
+use crate::config::{Agent, Config, ProviderKind};
+use crate::exit::CommandError;
+use crate::plan::Plan;
+use crate::provider::anthropic::Anthropic;
+use crate::provider::cache::Cache;
+use crate::provider::cassette::{self, Recorder, Replayer};
+use crate::provider::http::HttpClient;
+use crate::provider::openai::OpenAi;
+use crate::provider::{api_key, simulated::Simulated, Provider, Providers};
+use crate::sink::LineFile;
+
+/// Where replies come from and go: the flags `run` and `test` share.
+#[derive(Clone, Debug, Default)]
+pub struct ProviderOptions {
+    /// `--replay FILE`.
+    pub replay: Option<PathBuf>,
+    /// `--record FILE`.
+    pub record: Option<PathBuf>,
+    /// `--cache FILE`.
+    pub cache: Option<PathBuf>,
+    /// `--provider NAME`.
+    pub provider: Option<String>,
+    /// `--model NAME`.
+    pub model: Option<String>,
+    /// `--seed N` of the simulated provider.
+    pub seed: u64,
+}
+
+impl ProviderOptions {
+    /// The options of `orch run`.
+    pub fn of_run(args: &RunArgs) -> Self {
+        ProviderOptions {
+            replay: args.replay.clone(),
+            record: args.record.clone(),
+            cache: args.cache.clone(),
+            provider: args.provider.clone(),
+            model: args.model.clone(),
+            seed: args.seed,
+        }
+    }
+}
+
+/// Builds every provider the run may use: real ones over HTTP, wrapped to record or
+/// replaced to replay. A key that a used provider needs but cannot find stops the run
+/// here, before any call.
+///
+/// `opened` is a recording or cache file another config of the same suite run already
+/// opened (it is shared, never opened twice).
+pub fn build(
+    config: &Config,
+    plans: &[&Plan],
+    args: &ProviderOptions,
+    opened: Option<Arc<LineFile>>,
+) -> Result<(Providers, Option<Arc<LineFile>>), CommandError> {
+    let cassette = match &args.replay {
+        Some(path) => Some(cassette::load(path).map_err(CommandError::usage)?),
+        None => None,
+    };
+    let cached = match &args.cache {
+        Some(path) => Some(cassette::load_cache(path).map_err(CommandError::usage)?),
+        None => None,
+    };
+    if cassette.is_none() {
+        for plan in plans {
+            check_keys(config, plan, args)?;
+        }
+    }
+    // Opened only now, after every pre-flight check: a refused run leaves the file as it was.
+    let recording = match (&args.record, &args.cache) {
+        _ if opened.is_some() => opened,
+        (Some(path), _) => Some(Arc::new(
+            LineFile::create(path, "the cassette").map_err(CommandError::usage)?,
+        )),
+        (None, Some(path)) => Some(Arc::new(
+            LineFile::append(path, "the cache").map_err(CommandError::usage)?,
+        )),
+        (None, None) => None,
+    };
+    let mut by_name: HashMap<String, Arc<dyn Provider>> = HashMap::new();
+    for (name, settings) in &config.settings.providers {
+        let provider: Arc<dyn Provider> = if let Some(entries) = &cassette {
+            Arc::new(Replayer::new(settings.kind, entries.clone()))
+        } else {
+            let http = || HttpClient::new(config.settings.http, settings.requests_per_minute);
+            let live: Arc<dyn Provider> = match settings.kind {
+                ProviderKind::Simulated => Arc::new(Simulated::new(args.seed)),
+                ProviderKind::OpenAi => Arc::new(OpenAi::new(
+                    settings,
+                    http().map_err(|e| CommandError::usage(e.to_string()))?,
+                )),
+                ProviderKind::Anthropic => Arc::new(Anthropic::new(
+                    settings,
+                    http().map_err(|e| CommandError::usage(e.to_string()))?,
+                )),
+            };
+            match (&recording, &cached) {
+                (Some(out), Some(tape)) => Arc::new(Cache::new(live, settings.kind, tape.clone(), out.clone())),
+                (Some(out), None) => Arc::new(Recorder::new(live, settings.kind, out.clone())),
+                (None, _) => live,
+            }
+        };
+        by_name.insert(name.clone(), provider);
+    }
+    Ok((
+        Providers::new(by_name, args.provider.clone(), args.model.clone()),
+        recording,
+    ))
+}
+
+/// A key that a provider in use needs but cannot find stops the run before any call.
+fn check_keys(config: &Config, plan: &Plan, args: &ProviderOptions) -> Result<(), CommandError> {
+    for agent in agents_in_use(config, plan) {
+        let name = config.provider_of(agent, args.provider.as_deref());
+        if let Some(settings) = config.settings.providers.get(name) {
+            if let Err(e) = api_key(settings.api_key_env.as_deref()) {
+                return Err(CommandError::usage(format!("provider `{name}` cannot be used: {e}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every agent the plan may call: heads, chosen specialists, the judge, the master.
+fn agents_in_use<'a>(config: &'a Config, plan: &'a Plan) -> Vec<&'a Agent> {
+    let mut ids: Vec<&str> = Vec::new();
+    for d in &plan.departments {
+        ids.push(&d.head);
+        ids.extend(d.specialists.iter().map(|s| s.agent_id.as_str()));
+    }
+    if plan.llm_grading {
+        ids.extend(config.settings.grading.judge.as_deref());
+    }
+    if plan.summary {
+        ids.extend(config.settings.aggregation.master_agent.as_deref());
+    }
+    ids.iter().filter_map(|id| config.agent(id)).collect()
+}

@@ -1,0 +1,411 @@
+//! `orch test` (SPEC §10): suites of cases, each a full run through the same engine as
+//! `orch run`, `--jobs` at a time in one process sharing one provider pool and one gate on
+//! calls in flight; results streamed as each run finishes (nothing kept but a line), then
+//! the summary, JUnit and the exit code.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use futures::StreamExt;
+use regex::Regex;
+use tokio::sync::Semaphore;
+
+use super::providers::{self, ProviderOptions};
+use super::resolve_format;
+use crate::cli::{ReportFormat, TestArgs};
+use crate::config::{self, load::locate_root, Config};
+use crate::engine::{self, Budget, Engine};
+use crate::exit::{CommandError, Exit};
+use crate::plan::{self, Plan, PlanOptions, RoutingError, SpecialistMode};
+use crate::provider::Providers;
+use crate::report::events::Observers;
+use crate::report::run::Report;
+use crate::report::tree::Style;
+use crate::sink::LineFile;
+use crate::suite::results::{self, Line, Record, Summary};
+use crate::suite::{expect, file, junit, Case, Specialists, Suite};
+
+/// One config the suites run on, with the providers built for it.
+struct Target {
+    config: Arc<Config>,
+    providers: Providers,
+}
+
+/// One run to make: a case of a suite, and which of its repeats.
+struct Job<'a> {
+    suite: &'a Suite,
+    case: &'a Case,
+    target: &'a Target,
+    plan: &'a Result<Plan, String>,
+    repeat: u32,
+}
+
+/// Runs `orch test`.
+pub fn test(args: TestArgs) -> Result<Exit> {
+    if !args.merge.is_empty() {
+        let records = results::read(&args.merge).map_err(CommandError::usage)?;
+        let summary = results::summarize(&records, args.pass_rate, 0);
+        return finish(&summary, &args);
+    }
+    let filter = match &args.filter {
+        Some(f) => Some(Regex::new(f).map_err(|e| {
+            CommandError::usage(format!(
+                "--filter `{f}` is not a regular expression: {}",
+                e.to_string().lines().last().unwrap_or("").trim_start_matches("error: ")
+            ))
+        })?),
+        None => None,
+    };
+    let (suites, roots) = load(&args)?;
+    let mut configs: HashMap<PathBuf, Arc<Config>> = HashMap::new();
+    for root in &roots {
+        if !configs.contains_key(root) {
+            let (config, _) = config::load(root).map_err(|e| CommandError::usage(e.to_string()))?;
+            configs.insert(root.clone(), Arc::new(config));
+        }
+    }
+
+    // Which runs: shard and filter first, then what `--resume` already holds.
+    let done: HashSet<(String, String, u32)> = match &args.resume {
+        Some(path) => results::read(&[path])
+            .map_err(CommandError::usage)?
+            .into_iter()
+            .map(|r| (r.suite, r.case_id, r.repeat))
+            .collect(),
+        None => HashSet::new(),
+    };
+    let mut skipped = 0;
+    let mut selected: Vec<(usize, &Case)> = Vec::new();
+    for (i, suite) in suites.iter().enumerate() {
+        for case in &suite.cases {
+            let in_shard = args.shard.is_none_or(|s| s.runs(&case.id));
+            let wanted = filter.as_ref().is_none_or(|f| f.is_match(&case.id));
+            if in_shard && wanted {
+                selected.push((i, case));
+            } else {
+                skipped += 1;
+            }
+        }
+    }
+
+    // Plans, then providers per config (keys checked for every plan before any call).
+    let plans: Vec<Result<Plan, String>> = selected
+        .iter()
+        .map(|(i, case)| plan_of(&configs[&roots[*i]], case))
+        .collect::<Result<_, _>>()?;
+    let options = ProviderOptions {
+        replay: args.replay.clone(),
+        record: args.record.clone(),
+        cache: args.cache.clone(),
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        seed: args.seed,
+    };
+    let mut targets: HashMap<PathBuf, Target> = HashMap::new();
+    let mut recording: Option<Arc<LineFile>> = None;
+    for (root, config) in &configs {
+        let of_root: Vec<&Plan> = selected
+            .iter()
+            .zip(&plans)
+            .filter(|((i, _), _)| &roots[*i] == root)
+            .filter_map(|(_, p)| p.as_ref().ok())
+            .collect();
+        let (built, opened) = providers::build(config, &of_root, &options, recording.clone())?;
+        recording = recording.or(opened);
+        targets.insert(
+            root.clone(),
+            Target {
+                config: config.clone(),
+                providers: built,
+            },
+        );
+    }
+    let out_file = match (&args.resume, &args.results) {
+        (Some(path), _) | (None, Some(path)) => Some(LineFile::append(path, "results").map_err(CommandError::usage)?),
+        (None, None) => None,
+    };
+
+    let mut jobs: Vec<Job> = Vec::new();
+    for (((i, case), plan), order) in selected.iter().zip(&plans).zip(0..) {
+        let suite = &suites[*i];
+        let _ = order;
+        for repeat in 1..=args.repeat.unwrap_or(case.repeat) {
+            if !done.contains(&(suite.name.clone(), case.id.clone(), repeat)) {
+                jobs.push(Job {
+                    suite,
+                    case,
+                    target: &targets[&roots[*i]],
+                    plan,
+                    repeat,
+                });
+            }
+        }
+    }
+
+    let gate = Arc::new(Semaphore::new(
+        configs
+            .values()
+            .map(|c| c.settings.limits.max_concurrency as usize)
+            .min()
+            .unwrap_or(8)
+            .max(1),
+    ));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let progress = (std::io::stderr().is_terminal() && !args.quiet).then(|| {
+        let bar = indicatif::ProgressBar::new(jobs.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} case runs {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let shard = args.shard.map(|s| s.to_string());
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut records: Vec<Record> = runtime.block_on(async {
+        let signal = super::run::interruption();
+        let runs = futures::stream::iter(jobs.iter())
+            .map(|job| run_job(job, &gate, args.seed, stopped.clone()))
+            .buffer_unordered(args.jobs as usize)
+            .map(|(record, report)| {
+                if let Some(out) = &out_file {
+                    let line = Line {
+                        suite: &record.suite,
+                        case_id: &record.case_id,
+                        repeat: record.repeat,
+                        shard: shard.clone(),
+                        passed: record.passed,
+                        failures: &record.failures,
+                        duration_ms: record.duration_ms,
+                        error: record.error.as_deref(),
+                        report: Some(&report),
+                    };
+                    if let Ok(text) = serde_json::to_string(&line) {
+                        out.line(&text);
+                    }
+                }
+                if let Some(bar) = &progress {
+                    bar.inc(1);
+                    bar.set_message(if record.passed { "" } else { "(some failed)" });
+                }
+                record
+            })
+            .collect::<Vec<Record>>();
+        tokio::pin!(runs);
+        tokio::select! {
+            records = &mut runs => records,
+            _ = signal => {
+                let _ = stop.send(true);
+                runs.await
+            }
+        }
+    });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    let interrupted = *stop.borrow();
+
+    // The summary covers every run of the results file when resuming, else this process's
+    // runs, in suite order.
+    if let Some(path) = &args.resume {
+        records = results::read(&[path]).map_err(CommandError::usage)?;
+    } else {
+        let rank: HashMap<(&str, &str), usize> = suites
+            .iter()
+            .flat_map(|s| s.cases.iter().map(move |c| (s.name.as_str(), c.id.as_str())))
+            .zip(0..)
+            .collect();
+        records.sort_by_key(|r| (rank.get(&(r.suite.as_str(), r.case_id.as_str())).copied(), r.repeat));
+    }
+    let summary = results::summarize(&records, args.pass_rate, skipped);
+    let unwritten: Vec<&str> = [out_file.as_ref(), recording.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter_map(LineFile::error)
+        .collect();
+    let exit = finish(&summary, &args)?;
+    if interrupted {
+        return Err(CommandError {
+            exit: Exit::Interrupted,
+            message: "interrupted; the summary holds the case runs that finished".into(),
+        }
+        .into());
+    }
+    if !unwritten.is_empty() {
+        return Err(CommandError {
+            exit: Exit::Failed,
+            message: unwritten.join("; "),
+        }
+        .into());
+    }
+    Ok(exit)
+}
+
+/// Reads every suite (and the config each runs on); every problem of every suite is printed
+/// before the one `error:` line, and nothing runs.
+fn load(args: &TestArgs) -> Result<(Vec<Suite>, Vec<PathBuf>), CommandError> {
+    let mut suites = Vec::new();
+    let mut roots = Vec::new();
+    let mut problems = 0;
+    let mut stderr = std::io::stderr().lock();
+    for path in &args.suites {
+        let root = root_of(path, args.config.as_deref());
+        let config = match config::load(&root) {
+            Ok((config, _)) => config,
+            Err(e) => return Err(CommandError::usage(e.to_string())),
+        };
+        match file::read(path, &config) {
+            Ok(suite) => {
+                suites.push(suite);
+                roots.push(root);
+            }
+            Err(diags) => {
+                for d in diags.iter().filter(|d| d.is_error()) {
+                    let _ = writeln!(stderr, "{d}");
+                    problems += 1;
+                }
+            }
+        }
+    }
+    if problems > 0 {
+        return Err(CommandError::usage(format!(
+            "the suite has {problems} error{} (nothing ran)",
+            if problems == 1 { "" } else { "s" }
+        )));
+    }
+    Ok((suites, roots))
+}
+
+/// The config root of a suite: `--config`, else the suite's own `config`, else
+/// `ORCH_CONFIG` or the current directory.
+pub fn root_of(suite: &Path, flag: Option<&Path>) -> PathBuf {
+    if flag.is_some() {
+        return locate_root(flag);
+    }
+    let (wire, _, _) = file::read_wire(suite);
+    wire.as_ref()
+        .and_then(|w| file::config_of(suite, w))
+        .unwrap_or_else(|| locate_root(None))
+}
+
+/// The plan of a case; a routing failure is the run's (reported as `failed`), never orch's.
+fn plan_of(config: &Config, case: &Case) -> Result<Result<Plan, String>, CommandError> {
+    let options = PlanOptions {
+        departments: case.departments.clone(),
+        specialists: match case.specialists {
+            Specialists::Auto => SpecialistMode::Auto,
+            Specialists::Always => SpecialistMode::Always,
+            Specialists::Never => SpecialistMode::Never,
+        },
+    };
+    match plan::build(config, &case.prompt, &options) {
+        Ok(plan) => Ok(Ok(plan)),
+        Err(e @ RoutingError::NoMatch) => Ok(Err(e.to_string())),
+        Err(e) => Err(CommandError::usage(format!("case `{}`: {e}", case.id))),
+    }
+}
+
+/// One case run: the same engine as `orch run`, its own budget, the shared gate.
+async fn run_job(
+    job: &Job<'_>,
+    gate: &Arc<Semaphore>,
+    seed: u64,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) -> (Record, Report) {
+    let started = Instant::now();
+    let report = match job.plan {
+        Ok(plan) if !*stopped.borrow() => {
+            let config = &job.target.config;
+            let limits = &config.settings.limits;
+            let budget = Budget::new(
+                u64::from(limits.max_calls),
+                limits.max_tokens,
+                limits.max_concurrency as usize,
+            )
+            .with_max_usd(limits.max_cost_usd)
+            .with_gate(gate.clone());
+            let engine = Engine::new(
+                crate::text::new_id("run"),
+                config.clone(),
+                job.target.providers.clone(),
+                budget,
+                Box::new(Observers(Vec::new())),
+                seed,
+            );
+            let interrupt = async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            };
+            engine::run(&engine, plan, interrupt).await
+        }
+        Ok(_) => Report::master_failed(&job.case.prompt, "interrupted"),
+        Err(why) => Report::master_failed(&job.case.prompt, why),
+    };
+    let failures = expect::failures(&job.case.expect, &report);
+    let record = Record {
+        suite: job.suite.name.clone(),
+        case_id: job.case.id.clone(),
+        repeat: job.repeat,
+        passed: failures.is_empty(),
+        failures,
+        duration_ms: started.elapsed().as_millis() as u64,
+        error: None,
+    };
+    (record, report)
+}
+
+/// Prints the summary (tree or JSON), writes `--junit`, and says how it went.
+fn finish(summary: &Summary, args: &TestArgs) -> Result<Exit> {
+    if let Some(path) = &args.junit {
+        std::fs::write(path, junit::render(summary))
+            .map_err(|e| CommandError::usage(format!("cannot write JUnit to {}: {e}", path.display())))?;
+    }
+    let mut out = std::io::stdout().lock();
+    match resolve_format(args.format) {
+        ReportFormat::Json => super::write_json(&mut out, summary)?,
+        ReportFormat::Tree => {
+            let style = Style::detect(std::io::stdout().is_terminal());
+            let mut text = String::new();
+            for c in &summary.cases {
+                let mark = if c.passed { style.green("✓") } else { style.red("✗") };
+                let runs = if c.runs > 1 {
+                    format!(" ({} of {} runs passed)", c.passed_runs, c.runs)
+                } else {
+                    String::new()
+                };
+                text.push_str(&format!("{mark} {}/{}{runs}\n", c.suite, c.id));
+                if !c.passed {
+                    for f in &c.failures {
+                        text.push_str(&format!("    {}\n", style.dim(f)));
+                    }
+                }
+            }
+            text.push_str(&format!("{} passed, {} failed", summary.passed, summary.failed));
+            if summary.errors > 0 {
+                text.push_str(&format!(", {} errors", summary.errors));
+            }
+            if summary.skipped > 0 {
+                text.push_str(&format!(", {} skipped", summary.skipped));
+            }
+            writeln!(out, "{}", crate::text::printable_lines(&text))?;
+        }
+    }
+    out.flush()?;
+    if summary.failed > 0 || summary.errors > 0 {
+        return Err(CommandError {
+            exit: Exit::Failed,
+            message: format!(
+                "{} of {} cases failed",
+                summary.failed + summary.errors,
+                summary.cases.len()
+            ),
+        }
+        .into());
+    }
+    Ok(Exit::Success)
+}

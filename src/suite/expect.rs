@@ -1,0 +1,114 @@
+//! Whether a run shows what its case expects: every expectation that does not hold, in
+//! words a CI log can show.
+
+use serde_json::Value;
+
+use super::file::{Expect, Status};
+use crate::report::run::{DepartmentStatus, Report, RunStatus};
+use crate::text::fmt_score;
+
+/// The text `contains` and `matches` search: every department output (strings as they are,
+/// JSON serialized) and the summary, joined by newlines (SPEC §10).
+pub fn output_text(report: &Report) -> String {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    report
+        .output
+        .values()
+        .chain(report.summary.as_ref())
+        .map(text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The departments that ran: every one in the report that was not skipped.
+fn ran(report: &Report) -> Vec<&str> {
+    report
+        .departments
+        .iter()
+        .filter(|d| d.status != DepartmentStatus::Skipped)
+        .map(|d| d.department_id.as_str())
+        .collect()
+}
+
+/// Every expectation of `expect` that `report` does not meet; empty when the run passes.
+pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(want) = expect.status {
+        let got = match report.status {
+            RunStatus::Success => Status::Success,
+            RunStatus::Partial => Status::Partial,
+            RunStatus::Failed => Status::Failed,
+        };
+        if got != want {
+            out.push(format!("status: expected {want}, got {got}"));
+        }
+    }
+    let primary = report.routing.as_ref().map(|r| r.primary.as_str());
+    if let Some(want) = &expect.primary {
+        if primary != Some(want.as_str()) {
+            out.push(format!("primary: expected {want}, got {}", primary.unwrap_or("none")));
+        }
+    }
+    let ran = ran(report);
+    if let Some(want) = &expect.departments {
+        let mut a: Vec<&str> = want.iter().map(String::as_str).collect();
+        let mut b = ran.clone();
+        a.sort_unstable();
+        b.sort_unstable();
+        if a != b {
+            out.push(format!(
+                "departments: expected [{}], ran [{}]",
+                a.join(", "),
+                b.join(", ")
+            ));
+        }
+    }
+    for d in &expect.include {
+        if !ran.contains(&d.as_str()) {
+            out.push(format!("include: `{d}` did not run"));
+        }
+    }
+    for d in &expect.exclude {
+        if ran.contains(&d.as_str()) {
+            out.push(format!("exclude: `{d}` ran"));
+        }
+    }
+    if let Some(min) = expect.min_quality {
+        if report.overall_quality < min {
+            out.push(format!(
+                "minQuality: overallQuality {} is below {}",
+                fmt_score(report.overall_quality),
+                fmt_score(min)
+            ));
+        }
+    }
+    if let Some(max) = expect.max_calls {
+        if report.usage.calls > max {
+            out.push(format!("maxCalls: {} calls, more than {max}", report.usage.calls));
+        }
+    }
+    if let Some(max) = expect.max_cost_usd {
+        if report.usage.cost_usd > max {
+            out.push(format!(
+                "maxCostUsd: ${:.6} spent, more than ${max}",
+                report.usage.cost_usd
+            ));
+        }
+    }
+    let text = output_text(report);
+    let lower = text.to_lowercase();
+    for word in &expect.contains {
+        if !lower.contains(&word.to_lowercase()) {
+            out.push(format!("contains: `{word}` is not in the output"));
+        }
+    }
+    for re in &expect.matches {
+        if !re.is_match(&text) {
+            out.push(format!("matches: `{}` does not match the output", re.as_str()));
+        }
+    }
+    out
+}

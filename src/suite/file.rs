@@ -1,0 +1,332 @@
+//! A suite file as written and as used: cases with prompts and expectations, declared one
+//! line per key like the config, decoded with the same located diagnostics, and checked
+//! against the config it runs on (department ids, regexes, duplicate case ids).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use strum::{EnumString, VariantNames};
+
+use crate::config::decode::{section, Decoder, FromNode, Resolve};
+use crate::config::node::{At, Node, Pos};
+use crate::config::spec::{KeySpec, Rule};
+use crate::config::{Config, Diagnostic};
+
+/// Whether heads use specialists in a case (`--specialists`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, EnumString, VariantNames, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum Specialists {
+    /// By the request's complexity.
+    #[default]
+    Auto,
+    /// At least two per department.
+    Always,
+    /// Heads answer directly.
+    Never,
+}
+
+/// The status a case expects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, EnumString, VariantNames, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum Status {
+    /// Every department succeeded.
+    Success,
+    /// Some failed or were skipped.
+    Partial,
+    /// None succeeded.
+    Failed,
+}
+
+impl FromNode for Specialists {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
+        d.choice(node, key, what)
+    }
+}
+
+impl FromNode for Status {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
+        d.choice(node, key, what)
+    }
+}
+
+impl Resolve for Specialists {
+    type To = Specialists;
+    fn resolve(self) -> Specialists {
+        self
+    }
+}
+
+section! {
+    /// A suite's `defaults` as written.
+    DefaultsWire => /// What every case gets unless it says otherwise.
+    Defaults, "`defaults`" {
+        /// Whether heads use specialists: `auto`, `always` or `never`.
+        specialists "specialists": At<Specialists> => Specialists = Specialists::Auto,
+            Rule::Choice(Specialists::VARIANTS);
+        /// Runs of each case (`--repeat` overrides it).
+        repeat "repeat": u32 => u32 = 1, Rule::count(1, 1000);
+    }
+}
+
+section! {
+    /// A case's `expect` as written: every key optional, all must hold.
+    ExpectWire, "`expect`" {
+        /// The run's status: `success`, `partial` or `failed`.
+        status "status": At<Status>, Rule::Choice(Status::VARIANTS);
+        /// The primary department.
+        primary "primary": At<String>, Rule::Reference;
+        /// Exactly these departments ran.
+        departments "departments": Vec<At<String>>, Rule::Strings;
+        /// At least these departments ran.
+        include "include": Vec<At<String>>, Rule::Strings;
+        /// None of these departments ran.
+        exclude "exclude": Vec<At<String>>, Rule::Strings;
+        /// `overallQuality` is at least this.
+        min_quality "minQuality": f64, Rule::between(0.0, 100.0);
+        /// `usage.calls` is at most this.
+        max_calls "maxCalls": u64, Rule::count(0, i64::MAX);
+        /// `usage.costUsd` is at most this.
+        max_cost_usd "maxCostUsd": f64, Rule::between_noted(0.0, 1e9, " (USD)");
+        /// Each appears in the output (case-insensitive).
+        contains "contains": Vec<String>, Rule::Strings;
+        /// Each regex matches the output (case-sensitive unless it says `(?i)`).
+        matches "matches": Vec<At<String>>, Rule::Strings;
+    }
+}
+
+section! {
+    /// One case as written.
+    CaseWire, "a case" {
+        /// Unique in the suite: letters, digits, `_`, `.` and `-`.
+        id "id": At<String>, Rule::Text;
+        /// The request.
+        prompt "prompt": At<String>, Rule::Text;
+        /// Run exactly these departments (like `--department`).
+        departments "departments": Vec<At<String>>, Rule::Strings;
+        /// Whether heads use specialists (like `--specialists`).
+        specialists "specialists": At<Specialists>, Rule::Choice(Specialists::VARIANTS);
+        /// What the run must show.
+        expect "expect": ExpectWire, Rule::Section(ExpectWire::KEYS);
+    }
+}
+
+impl FromNode for Vec<CaseWire> {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
+        d.list(node, "`cases`", "a list", |d, item| {
+            CaseWire::from_node(d, item, key, what)
+        })
+    }
+}
+
+section! {
+    /// A suite file as written.
+    SuiteWire, "the suite file" {
+        /// The config it runs on, relative to the suite file (`--config` wins).
+        config "config": String, Rule::Text;
+        /// What every case gets unless it says otherwise.
+        defaults "defaults": DefaultsWire, Rule::Section(DefaultsWire::KEYS);
+        /// The cases.
+        cases "cases": Vec<CaseWire>, Rule::Definitions;
+    }
+}
+
+/// A suite, read and checked.
+#[derive(Clone, Debug)]
+pub struct Suite {
+    /// The file's name without its extension (the JUnit `testsuite` and `classname`).
+    pub name: String,
+    /// The cases, in file order.
+    pub cases: Vec<Case>,
+}
+
+/// One case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Unique in the suite.
+    pub id: String,
+    /// The request.
+    pub prompt: String,
+    /// `--department` for this case (empty: routing decides).
+    pub departments: Vec<String>,
+    /// `--specialists` for this case.
+    pub specialists: Specialists,
+    /// Runs (`defaults.repeat`, unless `--repeat`).
+    pub repeat: u32,
+    /// What the run must show.
+    pub expect: Expect,
+}
+
+/// What a run must show; every part optional.
+#[derive(Clone, Debug, Default)]
+pub struct Expect {
+    /// The run's status.
+    pub status: Option<Status>,
+    /// The primary department.
+    pub primary: Option<String>,
+    /// Exactly these ran.
+    pub departments: Option<Vec<String>>,
+    /// At least these ran.
+    pub include: Vec<String>,
+    /// None of these ran.
+    pub exclude: Vec<String>,
+    /// `overallQuality` at least.
+    pub min_quality: Option<f64>,
+    /// `usage.calls` at most.
+    pub max_calls: Option<u64>,
+    /// `usage.costUsd` at most.
+    pub max_cost_usd: Option<f64>,
+    /// Substrings of the output, any case.
+    pub contains: Vec<String>,
+    /// Regexes over the output.
+    pub matches: Vec<Regex>,
+}
+
+/// The suite at `path` as written, or every problem of the file (syntax and keys).
+pub fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
+    let shown = crate::config::load::display(path);
+    let mut diags = Vec::new();
+    let Some(node) = crate::config::load::parse_document(path, &shown, &mut diags) else {
+        return (None, diags, shown);
+    };
+    let key = KeySpec {
+        name: "",
+        doc: "",
+        rule: Rule::Section(SuiteWire::KEYS),
+    };
+    let wire = SuiteWire::from_node(&mut Decoder::new(&shown, &mut diags), &node, &key, "");
+    (wire, diags, shown)
+}
+
+/// The config a suite names, if it names one: its `config`, relative to the suite file.
+pub fn config_of(path: &Path, wire: &SuiteWire) -> Option<PathBuf> {
+    let rel = wire.config.as_ref().filter(|c| !c.is_empty())?;
+    Some(path.parent().unwrap_or(Path::new("")).join(rel))
+}
+
+/// Reads the suite at `path` and checks it against `config`: the suite, or every problem.
+pub fn read(path: &Path, config: &Config) -> Result<Suite, Vec<Diagnostic>> {
+    let (wire, mut diags, shown) = read_wire(path);
+    let Some(wire) = wire else {
+        return Err(diags);
+    };
+    let suite = check(path, &shown, wire, config, &mut diags);
+    if diags.iter().any(Diagnostic::is_error) {
+        Err(diags)
+    } else {
+        Ok(suite)
+    }
+}
+
+/// The meaning of a decoded suite: ids, prompts, department ids, regexes.
+fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut Vec<Diagnostic>) -> Suite {
+    let defaults = wire.defaults.clone().unwrap_or_default().resolve();
+    let mut first_at: HashMap<String, At<String>> = HashMap::new();
+    let mut cases = Vec::new();
+    let mut problems: Vec<(Pos, &'static str, String)> = Vec::new();
+    let mut error = |pos, code, message: String| problems.push((pos, code, message));
+    for c in wire.cases.iter().flatten() {
+        let Some(id) = &c.id else {
+            error(c.pos, "missing-key", "a case has no `id`".into());
+            continue;
+        };
+        let valid = !id.value.is_empty()
+            && id
+                .value
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-'));
+        if !valid {
+            error(
+                id.pos,
+                "invalid-id",
+                format!("case id `{}` must be letters, digits, `_`, `.` and `-`", id.value),
+            );
+        }
+        if let Some(first) = first_at.get(&id.value) {
+            error(
+                id.pos,
+                "duplicate-id",
+                format!(
+                    "duplicate case id `{}` (first at {shown}:{}:{})",
+                    id.value, first.pos.line, first.pos.column
+                ),
+            );
+            continue;
+        }
+        first_at.insert(id.value.clone(), id.clone());
+        let prompt = c.prompt.as_ref().map(|p| p.value.clone()).unwrap_or_default();
+        if prompt.trim().is_empty() {
+            error(c.pos, "missing-key", format!("case `{}` has no `prompt`", id.value));
+        }
+        let e = c.expect.clone().unwrap_or_default();
+        let lists = [&c.departments, &e.departments, &e.include, &e.exclude];
+        for d in lists.into_iter().flatten().flatten().chain(e.primary.as_ref()) {
+            if config.department(&d.value).is_none() {
+                let known = config.departments.iter().map(|x| x.id.as_str());
+                let hint = crate::config::diagnostic::suggestion(&d.value, known);
+                error(
+                    d.pos,
+                    "missing-reference",
+                    format!("unknown department `{}`{hint}", d.value),
+                );
+            }
+        }
+        let mut matches = Vec::new();
+        for m in e.matches.iter().flatten() {
+            match Regex::new(&m.value) {
+                Ok(r) => matches.push(r),
+                Err(err) => error(
+                    m.pos,
+                    "invalid-value",
+                    format!(
+                        "`{}` is not a regular expression: {}",
+                        m.value,
+                        err.to_string()
+                            .lines()
+                            .last()
+                            .unwrap_or("")
+                            .trim_start_matches("error: ")
+                    ),
+                ),
+            }
+        }
+        cases.push(Case {
+            id: id.value.clone(),
+            prompt,
+            departments: c.departments.clone().map(Resolve::resolve).unwrap_or_default(),
+            specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
+            repeat: defaults.repeat,
+            expect: Expect {
+                status: e.status.map(|s| s.value),
+                primary: e.primary.map(|p| p.value),
+                departments: e.departments.map(Resolve::resolve),
+                include: e.include.map(Resolve::resolve).unwrap_or_default(),
+                exclude: e.exclude.map(Resolve::resolve).unwrap_or_default(),
+                min_quality: e.min_quality,
+                max_calls: e.max_calls,
+                max_cost_usd: e.max_cost_usd,
+                contains: e.contains.unwrap_or_default(),
+                matches,
+            },
+        });
+    }
+    diags.extend(
+        problems
+            .into_iter()
+            .map(|(pos, code, message)| Diagnostic::error(shown, pos, code, message)),
+    );
+    if cases.is_empty() && !diags.iter().any(Diagnostic::is_error) {
+        diags.push(Diagnostic::error(
+            shown,
+            Pos { line: 1, column: 1 },
+            "no-cases",
+            "the suite has no cases (add a `cases:` list)",
+        ));
+    }
+    Suite {
+        name: path
+            .file_stem()
+            .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned()),
+        cases,
+    }
+}

@@ -1,0 +1,292 @@
+//! `orch test` end to end (SPEC §10): the shipped suites pass, shards split a suite with no
+//! coordinator, results resume and merge, JUnit parses back, repeats meet a pass rate, and
+//! a broken suite stops before anything runs.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::Value;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+use crate::common::mock::chat_reply;
+use crate::common::{json, repo, stderr, stdout, Root, Test};
+
+const STUDIO: &str = "tests/suites/studio.yaml";
+
+fn in_repo() -> Test {
+    Test::new(&repo())
+}
+
+#[test]
+fn the_shipped_suites_pass() {
+    let out = in_repo().args(["test", STUDIO, "--format", "json"]).status(0).run();
+    let summary = json(&out);
+    assert_eq!(summary["passed"], 12);
+    assert_eq!(summary["failed"], 0);
+    assert_eq!(
+        summary["cases"][0],
+        serde_json::json!({
+            "suite": "studio", "id": "character-costume", "passed": true, "runs": 1, "passedRuns": 1, "failures": []
+        })
+    );
+    let assistant = in_repo()
+        .args(["test", "examples/assistant/suites/assistant.toml", "--format", "json"])
+        .status(0)
+        .run();
+    assert_eq!(json(&assistant)["passed"], 4);
+    let tree = in_repo().args(["test", STUDIO, "--format", "tree"]).status(0).run();
+    assert!(stdout(&tree).starts_with("✓ studio/character-costume\n"));
+    assert!(stdout(&tree).ends_with("\n12 passed, 0 failed\n"), "{}", stdout(&tree));
+}
+
+/// FNV-1a 64, written out again here from its definition.
+fn shard_of(id: &str, n: u64) -> u64 {
+    let mut h: u64 = 14695981039346656037;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(1099511628211);
+    }
+    h % n + 1
+}
+
+#[test]
+fn three_shards_run_every_case_exactly_once_and_merge() {
+    let dir = Root::empty();
+    let results = dir.path().join("results.jsonl");
+    let results = results.to_str().unwrap();
+    let mut ran: Vec<String> = Vec::new();
+    for k in 1..=3 {
+        let out = in_repo()
+            .args([
+                "test",
+                STUDIO,
+                "--format",
+                "json",
+                "--shard",
+                &format!("{k}/3"),
+                "--results",
+                results,
+            ])
+            .status(0)
+            .run();
+        let summary = json(&out);
+        for case in summary["cases"].as_array().unwrap() {
+            let id = case["id"].as_str().unwrap();
+            assert_eq!(shard_of(id, 3), k, "{id}");
+            ran.push(id.to_string());
+        }
+        assert_eq!(
+            summary["skipped"].as_u64().unwrap() as usize + summary["cases"].as_array().unwrap().len(),
+            12
+        );
+    }
+    ran.sort();
+    ran.dedup();
+    assert_eq!(ran.len(), 12);
+    assert_eq!(shard_of("character-costume", 3), 2);
+    assert_eq!(shard_of("unroutable-request-fails", 3), 3);
+
+    let lines: Vec<Value> = std::fs::read_to_string(results)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 12);
+    let first = &lines[0];
+    assert_eq!(first["suite"], "studio");
+    assert_eq!(first["repeat"], 1);
+    assert!(first["shard"].as_str().unwrap().ends_with("/3"));
+    assert!(first["report"]["runId"].is_string());
+
+    let junit = dir.path().join("junit.xml");
+    let merged = Test::new(dir.path())
+        .args([
+            "test",
+            "--merge",
+            results,
+            "--format",
+            "json",
+            "--junit",
+            junit.to_str().unwrap(),
+        ])
+        .status(0)
+        .run();
+    assert_eq!(json(&merged)["passed"], 12);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+    assert_eq!(suite.attribute("name"), Some("studio"));
+    assert_eq!(suite.attribute("tests"), Some("12"));
+    assert_eq!(suite.attribute("failures"), Some("0"));
+    let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+    assert_eq!(cases, 12);
+}
+
+#[test]
+fn resume_runs_only_what_is_missing() {
+    let dir = Root::empty();
+    let results = dir.path().join("r.jsonl");
+    let results = results.to_str().unwrap();
+    in_repo()
+        .args([
+            "test",
+            STUDIO,
+            "--filter",
+            "^character-",
+            "--results",
+            results,
+            "--format",
+            "json",
+        ])
+        .status(0)
+        .run();
+    assert_eq!(std::fs::read_to_string(results).unwrap().lines().count(), 2);
+    let out = in_repo()
+        .args(["test", STUDIO, "--resume", results, "--format", "json"])
+        .status(0)
+        .run();
+    // The summary covers every run in the file; each case ran once in all.
+    assert_eq!(json(&out)["passed"], 12);
+    assert_eq!(std::fs::read_to_string(results).unwrap().lines().count(), 12);
+}
+
+/// Answers `lamp` and `bread` in turn, whatever is asked.
+#[derive(Clone, Default)]
+struct Alternating(Arc<AtomicUsize>);
+
+impl Respond for Alternating {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let n = self.0.fetch_add(1, Ordering::SeqCst);
+        let word = if n.is_multiple_of(2) {
+            "Aladdin finds the lamp."
+        } else {
+            "Aladdin steals bread."
+        };
+        ResponseTemplate::new(200).set_body_json(chat_reply(word))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn repeats_pass_by_their_rate_and_junit_escapes_everything() {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(Alternating::default())
+        .mount(&server)
+        .await;
+    let root = Root::empty();
+    root.write(
+        "orch.yaml",
+        format!(
+            "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\n\
+             departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n",
+            server.uri()
+        ),
+    );
+    root.write(
+        "lamp.yaml",
+        "cases:\n  - id: finds-the-lamp\n    prompt: Aladdin\n    specialists: never\n    expect: { contains: [lamp, \"<b>&\"] }\n  - id: any-answer\n    prompt: Aladdin\n    specialists: never\n    expect: { matches: [\"(?i)lamp|bread\"] }\n",
+    );
+    root.write(
+        "only-lamp.yaml",
+        "cases:\n  - id: lamp\n    prompt: Aladdin\n    specialists: never\n    expect: { contains: [lamp] }\n",
+    );
+    // One run at a time, so the answers alternate run by run: 2 of 4 find the lamp.
+    let rate = |r: &str| {
+        Test::new(root.path())
+            .args([
+                "test",
+                "only-lamp.yaml",
+                "--repeat",
+                "4",
+                "--jobs",
+                "1",
+                "--pass-rate",
+                r,
+                "--format",
+                "json",
+            ])
+            .run()
+    };
+    let half = rate("0.5");
+    assert_eq!(half.status.code(), Some(0), "{}", stderr(&half));
+    assert_eq!(json(&half)["cases"][0]["passedRuns"], 2);
+    assert_eq!(json(&half)["cases"][0]["runs"], 4);
+    let most = rate("0.75");
+    assert_eq!(most.status.code(), Some(1));
+    assert_eq!(stderr(&most), "error: 1 of 1 cases failed\n");
+
+    let junit = root.path().join("j.xml");
+    let out = Test::new(root.path())
+        .args([
+            "test",
+            "lamp.yaml",
+            "--format",
+            "json",
+            "--junit",
+            junit.to_str().unwrap(),
+        ])
+        .status(1)
+        .run();
+    assert_eq!(json(&out)["failed"], 1);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let failure = doc.descendants().find(|n| n.has_tag_name("failure")).unwrap();
+    assert_eq!(failure.parent().unwrap().attribute("name"), Some("finds-the-lamp"));
+    assert!(failure
+        .attribute("message")
+        .unwrap()
+        .contains("contains: `<b>&` is not in the output"));
+}
+
+#[test]
+fn a_broken_suite_stops_before_anything_runs() {
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: a\n    prompt: Aladdin\n    expct: {}\n  - id: a\n    prompt: again\n    expect: { departments: [charactr], matches: [\"(unclosed\"] }\n",
+    );
+    let out = Test::new(root.path()).args(["test", "s.yaml"]).status(2).run();
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[0],
+        "s.yaml:4:5: error: unknown key `expct` in a case (did you mean `expect`?)"
+    );
+    assert_eq!(
+        lines[1],
+        "s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)"
+    );
+    assert_eq!(lines.last().unwrap(), &"error: the suite has 2 errors (nothing ran)");
+    let validate = Test::new(root.path())
+        .args(["validate", "--suite", "s.yaml"])
+        .status(2)
+        .run();
+    assert!(stdout(&validate).contains("s.yaml:4:5: error: unknown key `expct`"));
+    root.write(
+        "t.yaml",
+        "cases:\n  - id: b\n    prompt: Aladdin\n    expect: { departments: [charactr], matches: [\"(unclosed\"] }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["validate", "--suite", "t.yaml"])
+        .status(2)
+        .run();
+    let text = stdout(&out);
+    assert!(
+        text.contains("t.yaml:4:29: error: unknown department `charactr` (did you mean `character`?)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("t.yaml:4:50: error: `(unclosed` is not a regular expression: unclosed group"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_bad_shard_is_a_usage_error() {
+    let out = in_repo().args(["test", STUDIO, "--shard", "4/3"]).status(2).run();
+    assert!(
+        stderr(&out).contains("`4/3` is not a shard K/N with 1 ≤ K ≤ N"),
+        "{}",
+        stderr(&out)
+    );
+}
