@@ -69,6 +69,16 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         }
     }
 
+    if let Some(p) = &args.provider {
+        for config in configs.values() {
+            if !config.settings.providers.contains_key(p) {
+                let known = config.settings.providers.keys().map(String::as_str);
+                let hint = crate::config::diagnostic::suggestion(p, known);
+                return Err(CommandError::usage(format!("unknown provider `{p}`{hint}")).into());
+            }
+        }
+    }
+
     // Which runs: shard and filter first, then what `--resume` already holds.
     let done: HashSet<(String, String, u32)> = match &args.resume {
         Some(path) => results::read(&[path])

@@ -253,3 +253,32 @@ fn the_structured_example_runs_offline_with_json_outputs() {
         assert!(s["output"]["shots"].as_array().unwrap().len() >= 3);
     }
 }
+
+#[test]
+fn an_unsatisfiable_schema_ends_in_failed_attempts_not_a_hang() {
+    let root = Root::minimal();
+    root.write(
+        "agents/character.yaml",
+        "agents:\n  - id: character-head\n    role: head\n    department: character\n  - id: character-appearance\n    role: specialist\n    department: character\n    outputSchema: { type: string, minLength: 5, maxLength: 2 }\n",
+    );
+    let out = Test::new(root.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--specialists",
+            "always",
+            "Aladdin character",
+        ])
+        .run();
+    let report = json(&out);
+    let spec = &report["departments"][0]["specialistResults"][0];
+    // Every attempt (1 + 3 retries) fails its schema; the head answers instead.
+    assert_eq!(spec["attempts"].as_array().unwrap().len(), 4);
+    assert!(spec["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["decision"] == "discard"));
+    assert_eq!(spec["attempts"][0]["schemaErrors"][0]["path"], "");
+}
