@@ -127,6 +127,9 @@ pub struct ExplainArgs {
     /// The request and how to plan it.
     #[command(flatten)]
     pub plan: PlanArgs,
+    /// Ask the router (exactly one call) and show the plan it gives.
+    #[arg(long)]
+    pub route: bool,
 }
 
 /// `orch validate`.

@@ -76,6 +76,32 @@ pub fn truncated_line(cap: u32) -> String {
     }
 }
 
+/// The first line of every router prompt; the simulated provider recognises it.
+pub const ROUTER_MARKER: &str = "ROUTE THIS REQUEST.";
+
+/// The router's prompt (SPEC §9): the request and every department, one line each
+/// (`- id: … | name: … | description: … | keywords: …`), and the reply wanted.
+pub fn router(request: &str, departments: &[crate::config::Department]) -> String {
+    let mut p = format!("{ROUTER_MARKER}\n\nRequest: {request}\n\nDepartments:\n");
+    for d in departments {
+        let keywords: Vec<&str> = d.keywords.iter().map(|k| k.phrase.as_str()).collect();
+        p.push_str(&format!(
+            "- id: {} | name: {} | description: {} | keywords: {}\n",
+            d.id,
+            d.name,
+            crate::text::excerpt(&d.description, 300),
+            keywords.join(", ")
+        ));
+    }
+    p.push_str(
+        "\nReply with one JSON object and nothing else:\n\
+         {\"departments\": [{\"id\": \"…\", \"relevance\": 0.9, \"reason\": \"…\"}], \"complexity\": \"simple\"}\n\
+         List the departments that should work on the request, each with a relevance from 0 to 1 \
+         and a short reason; complexity is simple, moderate or complex.",
+    );
+    p
+}
+
 /// A specialist's passing output, for the synthesis prompt.
 pub struct SynthesisInput<'a> {
     /// The specialist's name.

@@ -2,18 +2,56 @@
 
 use std::io::{IsTerminal, Write};
 
-use anyhow::Result;
+use std::sync::Arc;
 
+use anyhow::{Context, Result};
+
+use super::providers::ProviderOptions;
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ExplainArgs, ReportFormat};
-use crate::exit::Exit;
+use crate::config::Config;
+use crate::engine::{self, Budget, Engine};
+use crate::exit::{CommandError, Exit};
+use crate::plan::{self, Plan, RoutingError};
+use crate::report::events::Observers;
 use crate::report::{plan_tree::plan_tree, tree};
+
+/// The plan after the router's one call (`--route`), as `run` would make it.
+fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan) -> Result<Plan> {
+    let options = ProviderOptions::default();
+    let (providers, _) = super::providers::build(&config, &[keyword_plan], &options, None)?;
+    let limits = &config.settings.limits;
+    let budget = Budget::new(u64::from(limits.max_calls), limits.max_tokens, 1).with_max_usd(limits.max_cost_usd);
+    let config = Arc::new(config);
+    let engine = Engine::new(
+        crate::text::new_id("run"),
+        config.clone(),
+        providers,
+        budget,
+        Box::new(Observers(Vec::new())),
+        0,
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let step = runtime.block_on(engine::ask_router(&engine, prompt));
+    let mut plan_options = super::plan_options(&config, &args.plan);
+    plan_options.router = step;
+    plan::build(&config, prompt, &plan_options).map_err(|e| match e {
+        RoutingError::NoMatch => CommandError::failed(e.to_string()).into(),
+        other => CommandError::usage(other.to_string()).into(),
+    })
+}
 
 /// Prints the plan as a tree or JSON.
 pub fn explain(args: ExplainArgs) -> Result<Exit> {
     let prompt = read_prompt(&args.plan.prompt)?;
     let config = load_config(&args.plan)?;
-    let plan = make_plan(&config, &prompt, &args.plan)?;
+    let mut plan = make_plan(&config, &prompt, &args.plan)?;
+    if args.route && plan.routing.router.is_some() {
+        plan = routed(config, &prompt, &args, &plan)?;
+    }
     let mut out = std::io::stdout().lock();
     match resolve_format(args.plan.format) {
         ReportFormat::Json => {

@@ -12,7 +12,7 @@ use std::io::{IsTerminal, Read};
 use crate::cli::{PlanArgs, ReportFormat, SpecialistsArg};
 use crate::config::{self, load::locate_root, Config};
 use crate::exit::CommandError;
-use crate::plan::{self, Plan, PlanOptions, RoutingError, SpecialistMode};
+use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError, SpecialistMode};
 
 /// Prompts above this size are refused (explain stays fast up to it; no model takes more).
 pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
@@ -64,16 +64,22 @@ pub fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
     Ok(config)
 }
 
-/// The plan of the request, with routing failures mapped to their exit codes.
-pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, CommandError> {
-    let options = PlanOptions {
+/// How the flags plan a request; a router, if the config has one, is not asked yet.
+pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
+    PlanOptions {
         departments: args.departments.clone(),
         specialists: match args.specialists {
             SpecialistsArg::Auto => SpecialistMode::Auto,
             SpecialistsArg::Always => SpecialistMode::Always,
             SpecialistsArg::Never => SpecialistMode::Never,
         },
-    };
+        router: RouterStep::wanted(config, &args.departments),
+    }
+}
+
+/// The plan of the request, with routing failures mapped to their exit codes.
+pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, CommandError> {
+    let options = plan_options(config, args);
     plan::build(config, prompt, &options).map_err(|e| match e {
         RoutingError::NoMatch => CommandError::failed(e.to_string()),
         RoutingError::UnknownDepartment { .. } => CommandError::usage(e.to_string()),

@@ -35,6 +35,10 @@ impl Progress {
 impl Observer for Progress {
     fn event(&self, event: &Event) {
         match event {
+            Event::Router { error: Some(why), .. } => {
+                let _ = self.multi.println(format!("router failed, routing by keywords: {why}"));
+            }
+            Event::Router { error: None, .. } => {}
             Event::DepartmentStart {
                 department,
                 specialists,

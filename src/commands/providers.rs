@@ -141,5 +141,8 @@ fn agents_in_use<'a>(config: &'a Config, plan: &'a Plan) -> Vec<&'a Agent> {
     if plan.summary {
         ids.extend(config.settings.aggregation.master_agent.as_deref());
     }
+    if let Some(router) = &plan.routing.router {
+        ids.push(&router.agent_id);
+    }
     ids.iter().filter_map(|id| config.agent(id)).collect()
 }

@@ -39,6 +39,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
             .into());
         }
     }
+    let options = super::plan_options(&config, &args.plan);
     let plan = match make_plan(&config, &prompt, &args.plan) {
         Ok(plan) => plan,
         Err(e) if e.exit == Exit::Failed => {
@@ -93,7 +94,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         let interrupt = async {
             let _ = signal.set(signalled.await);
         };
-        engine::run(&engine, &plan, interrupt).await
+        engine::run_request(&engine, &prompt, options, interrupt).await
     });
     // Stops the progress bars (and closes the events file) before the report is printed.
     drop(engine);

@@ -20,7 +20,7 @@ use crate::cli::{ReportFormat, TestArgs};
 use crate::config::{self, load::locate_root, Config};
 use crate::engine::{self, Budget, Engine};
 use crate::exit::{CommandError, Exit};
-use crate::plan::{self, Plan, PlanOptions, RoutingError, SpecialistMode};
+use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError, SpecialistMode};
 use crate::provider::Providers;
 use crate::report::events::Observers;
 use crate::report::run::Report;
@@ -304,16 +304,22 @@ pub fn root_of(suite: &Path, flag: Option<&Path>) -> PathBuf {
         .unwrap_or_else(|| locate_root(None))
 }
 
-/// The plan of a case; a routing failure is the run's (reported as `failed`), never orch's.
-fn plan_of(config: &Config, case: &Case) -> Result<Result<Plan, String>, CommandError> {
-    let options = PlanOptions {
+/// How a case is planned (its departments and specialists; the router not asked yet).
+fn options_of(config: &Config, case: &Case) -> PlanOptions {
+    PlanOptions {
         departments: case.departments.clone(),
         specialists: match case.specialists {
             Specialists::Auto => SpecialistMode::Auto,
             Specialists::Always => SpecialistMode::Always,
             Specialists::Never => SpecialistMode::Never,
         },
-    };
+        router: RouterStep::wanted(config, &case.departments),
+    }
+}
+
+/// The plan of a case; a routing failure is the run's (reported as `failed`), never orch's.
+fn plan_of(config: &Config, case: &Case) -> Result<Result<Plan, String>, CommandError> {
+    let options = options_of(config, case);
     match plan::build(config, &case.prompt, &options) {
         Ok(plan) => Ok(Ok(plan)),
         Err(e @ RoutingError::NoMatch) => Ok(Err(e.to_string())),
@@ -330,7 +336,7 @@ async fn run_job(
 ) -> (Record, Report) {
     let started = Instant::now();
     let report = match job.plan {
-        Ok(plan) if !*stopped.borrow() => {
+        Ok(_) if !*stopped.borrow() => {
             let config = &job.target.config;
             let limits = &config.settings.limits;
             let budget = Budget::new(
@@ -351,7 +357,7 @@ async fn run_job(
             let interrupt = async move {
                 let _ = stopped.wait_for(|s| *s).await;
             };
-            engine::run(&engine, plan, interrupt).await
+            engine::run_request(&engine, &job.case.prompt, options_of(config, job.case), interrupt).await
         }
         Ok(_) => Report::master_failed(&job.case.prompt, "interrupted"),
         Err(why) => Report::master_failed(&job.case.prompt, why),

@@ -13,7 +13,7 @@ use strum::VariantNames;
 use super::diagnostic::{suggestion, Diagnostic};
 use super::node::{At, Key, Node, Pos, Value};
 use super::spec::{names, KeySpec, Rule};
-use super::types::{GradingMethod, ProviderKind, Role, StructuredOutput};
+use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput};
 
 /// A number as a message shows it: `1e20`, not twenty digits.
 fn shown(x: f64) -> String {
@@ -67,6 +67,7 @@ macro_rules! resolve_as_is {
     ($($t:ty),*) => { $(impl Resolve for $t { type To = $t; fn resolve(self) -> $t { self } })* };
 }
 resolve_as_is!(
+    RoutingMethod,
     StructuredOutput,
     u32,
     u64,
@@ -402,7 +403,7 @@ macro_rules! choice_from_node {
         }
     )*};
 }
-choice_from_node!(Role, GradingMethod, ProviderKind);
+choice_from_node!(Role, GradingMethod, ProviderKind, RoutingMethod);
 
 impl FromNode for StructuredOutput {
     fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {

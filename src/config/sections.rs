@@ -8,7 +8,8 @@ use super::definitions::{AgentWire, DepartmentWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
-    GradingMethod, ProviderKind, StructuredOutput, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
+    GradingMethod, ProviderKind, RoutingMethod, StructuredOutput, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS,
+    MAX_TIMEOUT_SECS,
 };
 
 /// The default list of words that make a request `complex` (SPEC §1.1).
@@ -58,6 +59,11 @@ section! {
         keyword_weight "keywordWeight": f64 => f64 = 0.35, Rule::above(0.0, 1.0, "");
         /// The department used when nothing matches.
         fallback_department "fallbackDepartment": At<String> => String, Rule::Reference;
+        /// `keywords`, `llm` (the router decides) or `hybrid` (the larger relevance of both).
+        method "method": At<RoutingMethod> => RoutingMethod = RoutingMethod::Keywords,
+            Rule::Choice(RoutingMethod::VARIANTS);
+        /// The agent (role `router`) asked when the method is `llm` or `hybrid`.
+        router "router": At<String> => String, Rule::Reference;
         /// Words that make a request complex.
         complex_terms "complexTerms": Vec<String> => Vec<String> =
             DEFAULT_COMPLEX_TERMS.iter().map(|t| t.to_string()).collect(), Rule::Strings;

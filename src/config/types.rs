@@ -18,6 +18,22 @@ pub enum Role {
     Judge,
     /// Writes the run's summary when `aggregation.synthesize = true`.
     Master,
+    /// Chooses the departments of a request when `routing.method` is `llm` or `hybrid`.
+    Router,
+}
+
+/// How the master chooses departments (SPEC §9).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum RoutingMethod {
+    /// Keyword relevance (SPEC §2): explainable, free.
+    #[default]
+    Keywords,
+    /// The router agent's relevances replace keyword relevance.
+    Llm,
+    /// The larger of keyword and router relevance.
+    Hybrid,
 }
 
 /// The wire protocol a provider speaks.

@@ -10,7 +10,7 @@ use super::model::BUILTIN_PROVIDERS;
 use super::node::At;
 use super::node::Pos;
 use super::sections::ProviderEntry;
-use super::types::{GradingMethod, Role};
+use super::types::{GradingMethod, Role, RoutingMethod};
 use super::wire::WireConfig;
 
 /// Checks the meaning of a decoded config; `settings_file` names where global problems point.
@@ -70,7 +70,7 @@ impl Checker<'_> {
                         unknown("department", &d.value, self.depts.keys()),
                     ))
                 }
-                (Role::Judge | Role::Master, Some(d)) => self.out.push(Diagnostic::error(
+                (Role::Judge | Role::Master | Role::Router, Some(d)) => self.out.push(Diagnostic::error(
                     &a.file,
                     d.pos,
                     "invalid-value",
@@ -225,6 +225,38 @@ impl Checker<'_> {
                     "missing-reference",
                     unknown("department", &f.value, self.depts.keys()),
                 ));
+            }
+        }
+        let routing = s.routing.clone().unwrap_or_default();
+        if let Some(method) = routing.method.as_ref().filter(|m| m.value != RoutingMethod::Keywords) {
+            match &routing.router {
+                None => self.out.push(Diagnostic::error(
+                    file,
+                    method.pos,
+                    "missing-reference",
+                    format!(
+                        "`routing.method = \"{}\"` needs `routing.router`, the id of an agent with role router",
+                        method.value
+                    ),
+                )),
+                Some(r) => match self.agents.get(r.value.as_str()) {
+                    None => self.out.push(Diagnostic::error(
+                        file,
+                        r.pos,
+                        "missing-reference",
+                        unknown("agent", &r.value, self.agents.keys()),
+                    )),
+                    Some(a) if a.role.value != Role::Router => self.out.push(Diagnostic::error(
+                        file,
+                        r.pos,
+                        "invalid-value",
+                        format!(
+                            "router `{}` must have role router (it has role {})",
+                            r.value, a.role.value
+                        ),
+                    )),
+                    Some(_) => {}
+                },
             }
         }
         let mut agent_ref = |what: &str, r: Option<&At<String>>, missing_pos: Option<Pos>| match (r, missing_pos) {

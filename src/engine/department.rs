@@ -135,6 +135,7 @@ pub async fn run_department(
             successful_specialists: successful,
             failed_specialists: specialists.len() - successful,
             complexity: plan.complexity.level,
+            complexity_source: plan.complexity.source,
             handling: plan.handling,
             specialist_score,
             department_retries: retries_used,

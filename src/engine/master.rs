@@ -151,6 +151,7 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
             successful_specialists: 0,
             failed_specialists: 0,
             complexity: dp.complexity.level,
+            complexity_source: dp.complexity.source,
             handling: dp.handling,
             specialist_score: None,
             department_retries: 0,
@@ -173,7 +174,7 @@ async fn aggregate(
     // the same report; the order things completed in is `metadata.completedSteps`.
     let rank = |d: &DepartmentResult| plan.departments.iter().position(|p| p.department_id == d.department_id);
     departments.sort_by_key(rank);
-    let mut usage = Usage::default();
+    let mut usage = engine.router_usage();
     for d in &departments {
         usage.add(&d.usage);
     }
@@ -315,7 +316,7 @@ async fn aggregate(
 /// specialists, its head's own answer, its synthesis, itself; the summary; aggregation),
 /// so the report does not depend on which call finished first.
 fn in_plan_order(plan: &Plan, engine: &Engine) -> Vec<String> {
-    let mut order = vec!["routing".to_string()];
+    let mut order = vec!["router".to_string(), "routing".to_string()];
     for d in &plan.departments {
         let id = &d.department_id;
         order.extend(d.specialists.iter().map(|s| format!("{id}/{}", s.agent_id)));

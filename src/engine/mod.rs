@@ -4,6 +4,7 @@
 mod budget;
 mod department;
 mod master;
+mod router;
 pub mod scoring;
 mod specialist;
 
@@ -15,6 +16,7 @@ use tokio::time::Instant;
 
 pub use budget::{Budget, Exhausted};
 pub use master::run;
+pub use router::{ask_router, run_request};
 
 #[cfg(test)]
 mod tests;
@@ -45,6 +47,8 @@ pub struct Engine {
     steps: Mutex<HashSet<String>>,
     /// Each `outputSchema`, compiled once, by agent id.
     schemas: HashMap<String, Schema>,
+    /// What the router's call spent (added to the run's usage).
+    router_usage: Mutex<Usage>,
 }
 
 /// Why a call produced nothing.
@@ -94,7 +98,16 @@ impl Engine {
             started: Instant::now(),
             steps: Mutex::new(HashSet::new()),
             schemas,
+            router_usage: Mutex::new(Usage::default()),
         }
+    }
+
+    /// What the router's call spent.
+    pub fn router_usage(&self) -> Usage {
+        *self
+            .router_usage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// When the run must end (`limits.deadline`), if it must.

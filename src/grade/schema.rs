@@ -5,14 +5,14 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::text::first_json_value;
+
 /// The most errors an attempt keeps.
 pub const MAX_ERRORS: usize = 10;
 /// The most errors the retry's feedback lists.
 pub const MAX_FEEDBACK_ERRORS: usize = 5;
 /// The first line of the feedback of a reply that does not match.
 pub const MISMATCH_LINE: &str = "Output does not match the required JSON Schema:";
-/// Where a JSON value may start, at most this many candidates tried.
-const MAX_STARTS: usize = 64;
 
 /// One way a reply fails its schema: where (a JSON pointer into the reply) and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,65 +66,6 @@ pub fn feedback_lines(errors: &[SchemaError]) -> Vec<String> {
             format!("- {path}: {}", e.message)
         }))
         .collect()
-}
-
-/// The first JSON value of a reply: the whole reply, else the first code fence, else the
-/// first `{` or `[` that starts one. A string with raw control characters (which small
-/// models write) is read as if they were escaped.
-pub fn first_json_value(reply: &str) -> Option<Value> {
-    let starts = |text: &str| -> Option<Value> {
-        let text = text.trim_start();
-        serde_json::Deserializer::from_str(text)
-            .into_iter::<Value>()
-            .next()?
-            .ok()
-    };
-    let candidates = std::iter::once(reply).chain(fenced(reply)).chain(
-        reply
-            .char_indices()
-            .filter(|(_, c)| *c == '{' || *c == '[')
-            .take(MAX_STARTS)
-            .map(|(i, _)| &reply[i..]),
-    );
-    for text in candidates {
-        if let Some(v) = starts(text).or_else(|| starts(&escape_raw_controls(text))) {
-            return Some(v);
-        }
-    }
-    None
-}
-
-/// The body of the first ```` ``` ```` fence, without its language tag.
-fn fenced(reply: &str) -> Option<&str> {
-    let open = reply.find("```")?;
-    let body = &reply[open + 3..];
-    let body = &body[body.find('\n').map_or(0, |n| n + 1)..];
-    Some(&body[..body.find("```").unwrap_or(body.len())])
-}
-
-/// Control characters inside JSON strings escaped, so `"a<newline>b"` reads as `"a\nb"`.
-fn escape_raw_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in text.chars() {
-        if in_string && !escaped && c.is_control() {
-            match c {
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                _ => out.push_str(&format!("\\u{:04x}", c as u32)),
-            }
-            continue;
-        }
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if in_string => escaped = true,
-            '"' => in_string = !in_string,
-            _ => {}
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -40,6 +40,20 @@ pub struct Complexity {
     pub parts: usize,
     /// The configured complex terms found in the request.
     pub complex_terms: Vec<String>,
+    /// Where the level came from: the words of the request, or the router.
+    pub source: Source,
+}
+
+/// Where a complexity level came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, strum::Display)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Source {
+    /// Word count, parts and complex terms (SPEC §3.1).
+    #[default]
+    Words,
+    /// The router's `complexity` (SPEC §9).
+    Router,
 }
 
 /// Analyses `request` (indexed as `index`) against the configured complex terms.
@@ -59,6 +73,7 @@ pub fn analyze(request: &str, index: &WordIndex, complex_terms: &[String]) -> Co
         word_count,
         parts,
         complex_terms: found,
+        source: Source::Words,
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod complexity;
 mod cost;
+pub mod router;
 pub mod routing;
 pub mod selection;
 
@@ -11,6 +12,7 @@ use serde::Serialize;
 use crate::config::{Config, GradingMethod};
 use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level};
+pub use router::RouterStep;
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 
@@ -33,6 +35,8 @@ pub struct PlanOptions {
     pub departments: Vec<String>,
     /// `--specialists`.
     pub specialists: SpecialistMode,
+    /// The router's part, when the config routes by a model.
+    pub router: RouterStep,
 }
 
 /// Whether a head answers itself or spawns specialists.
@@ -125,8 +129,14 @@ pub struct Plan {
 /// Builds the plan of `request` (SPEC §2–3). Fails only when routing fails.
 pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Plan, RoutingError> {
     let index = WordIndex::new(request);
-    let routing = routing::route(config, &index, &options.departments)?;
-    let complexity = complexity::analyze(request, &index, &config.settings.routing.complex_terms);
+    let routing = routing::route(config, &index, &options.departments, &options.router)?;
+    let mut complexity = complexity::analyze(request, &index, &config.settings.routing.complex_terms);
+    if let (RouterStep::Answered(answer), true) = (&options.router, options.departments.is_empty()) {
+        if let Some(level) = answer.complexity {
+            complexity.level = level;
+            complexity.source = complexity::Source::Router;
+        }
+    }
     let llm_grading = config.settings.grading.method == GradingMethod::Llm;
     let mut departments = Vec::new();
     for (stage, ids) in routing.stages.iter().enumerate() {
@@ -186,7 +196,8 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
     }
     let summary = config.settings.aggregation.synthesize;
     let call_budget = u64::from(config.settings.limits.max_calls);
-    let extra = u64::from(summary);
+    // The router's one call, when it is (or would be) asked.
+    let extra = u64::from(summary) + u64::from(routing.router.is_some());
     let min_calls = departments.iter().map(|d| d.min_calls).sum::<u64>() + extra;
     let max_calls = departments.iter().map(|d| d.max_calls).sum::<u64>() + extra;
     let max_cost_usd = departments

@@ -6,7 +6,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 
-use crate::config::{Config, Department};
+use super::router::{RouterAnswer, RouterInfo, RouterStep};
+use crate::config::{Config, Department, RoutingMethod};
 use crate::text::WordIndex;
 
 /// How the selected departments run.
@@ -69,6 +70,15 @@ pub struct Routing {
     pub ignored_dependencies: Vec<IgnoredDependency>,
     /// True when nothing matched and the fallback department was used.
     pub fallback: bool,
+    /// What chose the departments: `keywords`, or the router (`llm`, `hybrid`).
+    pub method: RoutingMethod,
+    /// Why the router was not used after all (its call failed or its reply was unusable).
+    pub router_error: Option<String>,
+    /// Department ids the router named that the config does not have.
+    pub ignored_ids: Vec<String>,
+    /// The router, when the config has one for this request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router: Option<RouterInfo>,
 }
 
 impl Routing {
@@ -131,9 +141,55 @@ fn rank(a: &DepartmentScore, b: &DepartmentScore) -> Ordering {
         .then(a.department.cmp(&b.department))
 }
 
-/// Routes a request: by relevance, or exactly the `forced` departments when given.
-pub fn route(config: &Config, index: &WordIndex, forced: &[String]) -> Result<Routing, RoutingError> {
-    let mut scores: Vec<DepartmentScore> = config.departments.iter().map(|d| score(d, index)).collect();
+/// Keyword relevance of `s` merged with the router's (SPEC §9): `llm` takes the router's,
+/// `hybrid` the larger of both; the reason says where the relevance came from.
+fn merge(s: &mut DepartmentScore, answer: &RouterAnswer, method: RoutingMethod) {
+    let said = answer.relevance.get(&s.department).copied();
+    let why = answer.reasons.get(&s.department).filter(|r| !r.is_empty());
+    let router_reason = match (said, why) {
+        (Some(r), Some(why)) => format!("router: {} ({why})", crate::text::fmt_score(r)),
+        (Some(r), None) => format!("router: {}", crate::text::fmt_score(r)),
+        (None, _) => "router: not named".to_string(),
+    };
+    let r = said.unwrap_or(0.0);
+    match method {
+        RoutingMethod::Hybrid if s.relevance >= r => {
+            s.reason = format!("{}; {router_reason}", s.reason);
+        }
+        _ => {
+            s.reason = match method {
+                RoutingMethod::Hybrid => format!("{router_reason}; {}", s.reason),
+                _ => router_reason,
+            };
+            s.relevance = r;
+        }
+    }
+}
+
+/// Routes a request: by relevance (keywords, merged with the router's answer when there
+/// is one), or exactly the `forced` departments when given.
+pub fn route(
+    config: &Config,
+    index: &WordIndex,
+    forced: &[String],
+    router: &RouterStep,
+) -> Result<Routing, RoutingError> {
+    let method = config.settings.routing.method;
+    let answer = match router {
+        RouterStep::Answered(a) if forced.is_empty() => Some(a),
+        _ => None,
+    };
+    let mut scores: Vec<DepartmentScore> = config
+        .departments
+        .iter()
+        .map(|d| {
+            let mut s = score(d, index);
+            if let Some(a) = answer {
+                merge(&mut s, a, method);
+            }
+            s
+        })
+        .collect();
     scores.sort_by(rank);
     let mut fallback = false;
     let selected: Vec<String> = if !forced.is_empty() {
@@ -175,19 +231,40 @@ pub fn route(config: &Config, index: &WordIndex, forced: &[String]) -> Result<Ro
             s.reason = "fallback".into();
         }
         vec![f.clone()]
+    } else if *router == RouterStep::NotConsulted {
+        // `explain` of a router config: the keyword plan, even when it holds nothing.
+        Vec::new()
     } else {
         return Err(RoutingError::NoMatch);
     };
 
     let (stages, ignored, mode) = schedule(config, &selected);
+    let asked = forced.is_empty() && method != RoutingMethod::Keywords;
     Ok(Routing {
-        primary: selected[0].clone(),
-        supporting: selected[1..].to_vec(),
+        primary: selected.first().cloned().unwrap_or_default(),
+        supporting: selected.iter().skip(1).cloned().collect(),
         execution_mode: mode,
         scores,
         stages,
         ignored_dependencies: ignored,
         fallback,
+        method: if answer.is_some() {
+            method
+        } else {
+            RoutingMethod::Keywords
+        },
+        router_error: match router {
+            RouterStep::Failed(why) if forced.is_empty() => Some(why.clone()),
+            _ => None,
+        },
+        ignored_ids: answer.map(|a| a.ignored_ids.clone()).unwrap_or_default(),
+        router: asked
+            .then(|| config.settings.routing.router.clone())
+            .flatten()
+            .map(|agent_id| RouterInfo {
+                agent_id,
+                consulted: matches!(router, RouterStep::Answered(_) | RouterStep::Failed(_)),
+            }),
     })
 }
 
@@ -230,6 +307,9 @@ fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<Igno
                 ready.push_back(i);
             }
         }
+    }
+    if selected.is_empty() {
+        return (Vec::new(), ignored, ExecutionMode::Single);
     }
     let depth = stage.iter().copied().max().unwrap_or(0);
     let mut stages: Vec<Vec<String>> = vec![Vec::new(); depth + 1];

@@ -160,7 +160,10 @@ impl HttpClient {
         for (name, value) in &post.headers {
             req = req.header(*name, value);
         }
-        let resp = req.send().await.map_err(|e| transport_error(e, left, secrets))?;
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| transport_error(e, post.timeout, secrets))?;
         let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
         if (300..400).contains(&status) {
@@ -177,7 +180,7 @@ impl HttpClient {
                 retry_after: None,
             });
         }
-        let body = self.body(resp, left, secrets).await?;
+        let body = self.body(resp, post.timeout, secrets).await?;
         // Where a server's words enter orch, the key leaves them: from the raw text (before
         // any excerpt is cut, so not even a prefix survives) and from every string of a
         // parsed reply (where `\u0073k-…` escapes would hide it from a text search).
@@ -204,7 +207,7 @@ impl HttpClient {
     async fn body(
         &self,
         mut resp: reqwest::Response,
-        left: Duration,
+        timeout: Duration,
         secrets: &[String],
     ) -> Result<Vec<u8>, ProviderError> {
         let limit = self.settings.max_reply_bytes;
@@ -213,7 +216,7 @@ impl HttpClient {
             return Err(too_large);
         }
         let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| transport_error(e, left, secrets))? {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| transport_error(e, timeout, secrets))? {
             if (body.len() + chunk.len()) as u64 > limit {
                 return Err(too_large);
             }
@@ -271,10 +274,10 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
 }
 
-fn transport_error(e: reqwest::Error, left: Duration, secrets: &[String]) -> ProviderError {
+fn transport_error(e: reqwest::Error, timeout: Duration, secrets: &[String]) -> ProviderError {
     if e.is_timeout() {
         return ProviderError::Timeout {
-            seconds: left.as_secs_f64(),
+            seconds: timeout.as_secs_f64(),
         };
     }
     let what = if e.is_connect() {

@@ -14,7 +14,7 @@ use crate::grade::{heuristic, judge::JUDGE_MARKER};
 
 use crate::prompts::{
     CONTEXT_FROM, FEEDBACK_FROM_PREVIOUS, INSTRUCTIONS, ORIGINAL_REQUEST, PREVIOUS_ATTEMPT_FAILED as RETRY_MARKER,
-    SUMMARY_MARKER, SYNTHESIS_MARKER,
+    ROUTER_MARKER, SUMMARY_MARKER, SYNTHESIS_MARKER,
 };
 
 /// Share of first attempts (in percent) that come back as rushed drafts.
@@ -37,6 +37,9 @@ impl Simulated {
         let mut rng = Rng::new(self.hash(&[&req.agent_id, &req.system, &req.prompt]));
         if req.prompt.starts_with(JUDGE_MARKER) {
             return judge_reply(&req.prompt);
+        }
+        if req.prompt.starts_with(ROUTER_MARKER) {
+            return router_reply(&req.prompt);
         }
         if req.prompt.contains(SYNTHESIS_MARKER) {
             return synthesis(req, &mut rng);
@@ -72,7 +75,9 @@ impl Provider for Simulated {
         Box::pin(async move {
             let text = match &request.output_schema {
                 // The judge's grade schema is answered by the judge's own voice below.
-                Some(schema) if !request.prompt.starts_with(JUDGE_MARKER) => {
+                Some(schema)
+                    if !request.prompt.starts_with(JUDGE_MARKER) && !request.prompt.starts_with(ROUTER_MARKER) =>
+                {
                     let topic = request
                         .prompt
                         .strip_prefix("Original request: ")
@@ -92,6 +97,44 @@ impl Provider for Simulated {
             Outcome::once(Ok(completion))
         })
     }
+}
+
+/// The simulated router (SPEC §9): a department's relevance grows with the words it shares
+/// with the request (its name, description and keywords, plurals folded), 1 − 0.6ⁿ for n
+/// shared words; complexity by the request's length.
+fn router_reply(prompt: &str) -> String {
+    let stem = |w: &str| w.strip_suffix('s').filter(|s| s.len() > 3).unwrap_or(w).to_string();
+    let words_of = |text: &str| -> Vec<String> {
+        crate::text::words(text)
+            .into_iter()
+            .filter(|w| w.chars().count() > 3)
+            .map(|w| stem(&w))
+            .collect()
+    };
+    let request = prompt.lines().find_map(|l| l.strip_prefix("Request: ")).unwrap_or("");
+    let asked = words_of(request);
+    let mut departments = Vec::new();
+    for line in prompt.lines().filter_map(|l| l.strip_prefix("- id: ")) {
+        let (id, rest) = line.split_once(" | ").unwrap_or((line, ""));
+        let known = words_of(rest);
+        let mut shared: Vec<&str> = asked.iter().filter(|w| known.contains(w)).map(String::as_str).collect();
+        shared.dedup();
+        if shared.is_empty() {
+            continue;
+        }
+        let relevance = crate::text::round_to_2(1.0 - 0.6f64.powi(shared.len() as i32));
+        departments.push(serde_json::json!({
+            "id": id.trim(),
+            "relevance": relevance,
+            "reason": format!("shares {}", shared.join(", ")),
+        }));
+    }
+    let complexity = match request.split_whitespace().count() {
+        0..=8 => "simple",
+        9..=30 => "moderate",
+        _ => "complex",
+    };
+    serde_json::json!({"departments": departments, "complexity": complexity}).to_string()
 }
 
 /// SplitMix64: small, fast, deterministic.

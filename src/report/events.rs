@@ -13,6 +13,18 @@ use crate::text::round2;
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
+    /// The router answered, or failed and keyword routing took over (SPEC §9).
+    #[serde(rename_all = "camelCase")]
+    Router {
+        /// The router agent.
+        agent_id: String,
+        /// Milliseconds of its call.
+        latency_ms: u64,
+        /// What routed the request: `llm`, `hybrid`, or `keywords` after a failure.
+        method: crate::config::RoutingMethod,
+        /// Why the router was not used, when it was not.
+        error: Option<String>,
+    },
     /// The master routed the request.
     #[serde(rename_all = "camelCase")]
     Routing {

@@ -154,6 +154,8 @@ pub struct DepartmentMetadata {
     pub failed_specialists: usize,
     /// The request's complexity level.
     pub complexity: Level,
+    /// Where that level came from: `words` or `router`.
+    pub complexity_source: crate::plan::complexity::Source,
     /// direct / specialists, as planned.
     pub handling: Handling,
     /// The specialist-based quality when the head answered directly after all failed.

@@ -1,10 +1,12 @@
 //! Vocabulary below the layers: words, scores, excerpts and ids that every layer may use.
 //! It imports nothing of orch's, so no arrow ever runs upward from here.
 
+mod json;
 mod printable;
 mod score;
 mod words;
 
+pub use json::first_json_value;
 pub use printable::{printable, printable_lines};
 pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to_2, usd, usd_opt};
 pub use words::{words, WordIndex};

@@ -11,6 +11,7 @@ mod models;
 mod numbers;
 mod providers;
 mod replay;
+mod router;
 mod run;
 mod secrets;
 mod structured;

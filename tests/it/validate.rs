@@ -281,7 +281,7 @@ fn unknown_agent_provider() {
 fn invalid_role() {
     expect_error(
         &[("agents/x.yaml", "id: x\nrole: boss\ndepartment: story\n")],
-        "agents/x.yaml:2:7: error: `role` must be one of head, specialist, judge, master, found `boss`",
+        "agents/x.yaml:2:7: error: `role` must be one of head, specialist, judge, master, router, found `boss`",
     );
 }
 

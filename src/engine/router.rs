@@ -1,0 +1,99 @@
+//! The router's one call (SPEC §9): asked before any department starts; a failed call or an
+//! unusable reply hands the request back to keyword routing, saying why. Never retried.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::Engine;
+use crate::config::RoutingMethod;
+use crate::plan::router::{parse_reply, reply_schema};
+use crate::plan::{self, PlanOptions, RouterStep};
+use crate::prompts;
+use crate::report::events::Event;
+use crate::report::run::{Report, Usage};
+
+/// Asks the router of the config once: its answer, or why keyword routing is used instead.
+pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
+    let config = &engine.config;
+    let method = config.settings.routing.method;
+    let router = config
+        .settings
+        .routing
+        .router
+        .as_deref()
+        .and_then(|id| config.agent(id));
+    let Some(agent) = router.filter(|_| method != RoutingMethod::Keywords) else {
+        return RouterStep::Skipped;
+    };
+    let t0 = Instant::now();
+    let mut usage = Usage::default();
+    let prompt = prompts::router(request, &config.departments);
+    let reply = engine
+        .call_as(agent, prompt, &mut usage, Some(Arc::new(reply_schema())))
+        .await;
+    let step = match reply {
+        Ok(c) => parse_reply(config, &c.text).map_or_else(RouterStep::Failed, RouterStep::Answered),
+        Err(e) => RouterStep::Failed(format!("the router's call failed: {e}")),
+    };
+    engine
+        .router_usage
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .add(&usage);
+    engine.complete_step("router".into());
+    let error = match &step {
+        RouterStep::Failed(why) => Some(why.clone()),
+        _ => None,
+    };
+    engine.emit(Event::Router {
+        agent_id: agent.id.clone(),
+        latency_ms: t0.elapsed().as_millis() as u64,
+        method: if error.is_some() {
+            RoutingMethod::Keywords
+        } else {
+            method
+        },
+        error,
+    });
+    step
+}
+
+/// A whole request: the router first when the plan calls for it, then the plan, then the
+/// run. A request nothing routes (after the router) is a failed report with what it spent.
+pub async fn run_request(
+    engine: &Engine,
+    request: &str,
+    mut options: PlanOptions,
+    interrupt: impl Future<Output = ()>,
+) -> Report {
+    tokio::pin!(interrupt);
+    if options.router == RouterStep::NotConsulted {
+        options.router = tokio::select! {
+            step = ask_router(engine, request) => step,
+            _ = &mut interrupt => {
+                let mut report = failed(engine, request, "interrupted");
+                report.metadata.interrupted = true;
+                return report;
+            }
+        };
+    }
+    match plan::build(&engine.config, request, &options) {
+        Ok(plan) => super::run(engine, &plan, interrupt).await,
+        Err(e) => failed(engine, request, &e.to_string()),
+    }
+}
+
+/// The report of a request that never reached a department.
+fn failed(engine: &Engine, request: &str, why: &str) -> Report {
+    let mut report = Report::master_failed(request, why);
+    report.run_id = engine.run_id.clone();
+    report.usage = engine.router_usage();
+    report.metadata.completed_steps = if report.usage.calls > 0 {
+        vec!["router".into()]
+    } else {
+        Vec::new()
+    };
+    report
+}
