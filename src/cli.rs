@@ -24,6 +24,75 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Run suites of cases with expectations (CI), sharded across machines if asked.
     Test(Box<TestArgs>),
+    /// Print the JSON Schema of a kind of file (all of them without KIND).
+    Schema(SchemaArgs),
+    /// Write a new config that validates clean and runs offline.
+    Init(InitArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+}
+
+/// The kinds of file orch reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum SchemaKind {
+    /// `orch.toml` / `orch.yaml`.
+    Settings,
+    /// A file of `departments/`.
+    Department,
+    /// A file of `agents/`.
+    Agent,
+    /// A suite file of `orch test`.
+    Suite,
+}
+
+impl SchemaKind {
+    /// Every kind, in the order `orch schema` lists them.
+    pub const ALL: [SchemaKind; 4] = [
+        SchemaKind::Settings,
+        SchemaKind::Department,
+        SchemaKind::Agent,
+        SchemaKind::Suite,
+    ];
+}
+
+/// `orch schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file kind [default: all four, under `$defs`]
+    #[arg(value_enum)]
+    pub kind: Option<SchemaKind>,
+}
+
+/// The configs `orch init` can write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Template {
+    /// The movie studio of seed 000: six departments, a judge, a master.
+    #[default]
+    Studio,
+    /// A personal assistant's teams (seed 001), routed by a model with keywords as a net.
+    Assistant,
+    /// One department, one head, one specialist, in one file.
+    Minimal,
+}
+
+/// `orch init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Where to write it (created when missing).
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Which config.
+    #[arg(long, value_enum, default_value_t = Template::Studio)]
+    pub template: Template,
+}
+
+/// `orch completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Output format of `run` and `explain`.
@@ -138,9 +207,9 @@ pub struct ValidateArgs {
     /// Config root or single config file [env: ORCH_CONFIG; default: .]
     #[arg(value_name = "PATH")]
     pub path: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ValidateFormat::Text)]
-    pub format: ValidateFormat,
+    /// Output format [default: source lines with carets on a terminal, text otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<ValidateFormat>,
     /// Treat warnings as errors.
     #[arg(long)]
     pub strict: bool,

@@ -31,7 +31,9 @@ mod suite;
 mod text;
 
 pub use cli::{Cli, Command};
-pub use commands::{explain::explain, run::run, test::test, validate::validate};
+pub use commands::{
+    explain::explain, init::completions, init::init, run::run, schema::run as schema, test::test, validate::validate,
+};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

@@ -22,6 +22,9 @@ fn main() -> ExitCode {
         Command::Explain(args) => orch::explain(args),
         Command::Validate(args) => orch::validate(args),
         Command::Test(args) => orch::test(*args),
+        Command::Schema(args) => orch::schema(args),
+        Command::Init(args) => orch::init(args),
+        Command::Completions(args) => orch::completions(args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -1,9 +1,11 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
 pub mod explain;
+pub mod init;
 pub mod progress;
 pub mod providers;
 pub mod run;
+pub mod schema;
 pub mod test;
 pub mod validate;
 

@@ -453,7 +453,8 @@ macro_rules! section {
         }
 
         $(#[$rmeta])*
-        #[derive(Clone, Debug, PartialEq)]
+        #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
         pub struct $resolved {
             $( $(#[doc = $doc])+ pub $field: $crate::config::decode::resolved_ty!($rty $(, $default)?), )*
         }
@@ -470,6 +471,14 @@ macro_rules! section {
         impl Default for $resolved {
             fn default() -> Self {
                 $crate::config::decode::Resolve::resolve($wire::default())
+            }
+        }
+
+        impl $resolved {
+            /// Every default, by key name (for the JSON Schema).
+            #[allow(dead_code)]
+            pub fn defaults_json() -> serde_json::Value {
+                serde_json::to_value(Self::default()).unwrap_or_default()
             }
         }
     };

@@ -289,22 +289,27 @@ impl FromNode for Vec<KeywordWire> {
 
 /// A file of `departments/`: one mapping with `id`, or a top-level `departments` list.
 pub fn department_file(d: &mut Decoder, root: &Node) -> Vec<DepartmentWire> {
-    definition_file(d, root, "departments")
+    definition_file(d, root, "departments", DepartmentKeys::KEYS)
 }
 
 /// A file of `agents/`: one mapping with `id`, or a top-level `agents` list.
 pub fn agent_file(d: &mut Decoder, root: &Node) -> Vec<AgentWire> {
-    definition_file(d, root, "agents")
+    definition_file(d, root, "agents", AgentKeys::KEYS)
 }
 
-fn definition_file<T: FromNode>(d: &mut Decoder, root: &Node, list_key: &'static str) -> Vec<T>
+fn definition_file<T: FromNode>(
+    d: &mut Decoder,
+    root: &Node,
+    list_key: &'static str,
+    keys: &'static [KeySpec],
+) -> Vec<T>
 where
     Vec<T>: FromNode,
 {
     let list = [KeySpec {
         name: list_key,
         doc: "",
-        rule: Rule::Definitions,
+        rule: Rule::Definitions(keys),
     }];
     match &root.value {
         Value::Map(_) if root.has_key(list_key) => d

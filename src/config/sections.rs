@@ -4,7 +4,7 @@
 use strum::VariantNames;
 
 use super::decode::{section, Decoder, FromNode};
-use super::definitions::{AgentWire, DepartmentWire};
+use super::definitions::{AgentKeys, AgentWire, DepartmentKeys, DepartmentWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
@@ -73,7 +73,7 @@ section! {
 section! {
     /// `[grading.weights]` as written.
     WeightsWire => /// The weights of the three grading parts; they sum to 1.
-    #[derive(Copy, serde::Serialize)]
+    #[derive(Copy)]
     Weights, "`weights`" {
         /// Weight of quality (craft, completeness).
         quality "quality": f64 => f64 = 0.4, UNIT;
@@ -165,7 +165,7 @@ section! {
 section! {
     /// One `[pricing.MODEL]` entry as written.
     PriceWire => /// What a model costs, in USD per million tokens.
-    #[derive(Copy, serde::Serialize)]
+    #[derive(Copy)]
     Price, "a price" {
         /// USD per million prompt tokens.
         input "input": f64 => f64 = 0.0, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
@@ -287,9 +287,9 @@ section! {
         /// USD per million tokens, by model name.
         pricing "pricing": Vec<Named<PriceWire>>, Rule::Named(PriceWire::KEYS);
         /// Departments defined inline.
-        departments "departments": Vec<DepartmentWire>, Rule::Definitions;
+        departments "departments": Vec<DepartmentWire>, Rule::Definitions(DepartmentKeys::KEYS);
         /// Agents defined inline.
-        agents "agents": Vec<AgentWire>, Rule::Definitions;
+        agents "agents": Vec<AgentWire>, Rule::Definitions(AgentKeys::KEYS);
     }
 }
 

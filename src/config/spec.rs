@@ -69,8 +69,8 @@ pub enum Rule {
     Keywords,
     /// A map of names to mappings with these keys (`[providers.NAME]`, `[pricing.MODEL]`).
     Named(&'static [KeySpec]),
-    /// A list of definitions (agents or departments).
-    Definitions,
+    /// A list of mappings with these keys (agents, departments, cases).
+    Definitions(&'static [KeySpec]),
     /// A JSON Schema: a mapping written inline, or a path to a `.json` / `.yaml` file.
     Schema,
 }

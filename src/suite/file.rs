@@ -14,7 +14,8 @@ use crate::config::spec::{KeySpec, Rule};
 use crate::config::{Config, Diagnostic};
 
 /// Whether heads use specialists in a case (`--specialists`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, EnumString, VariantNames, strum::Display)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, EnumString, VariantNames, strum::Display, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Specialists {
     /// By the request's complexity.
@@ -127,7 +128,7 @@ section! {
         /// What every case gets unless it says otherwise.
         defaults "defaults": DefaultsWire, Rule::Section(DefaultsWire::KEYS);
         /// The cases.
-        cases "cases": Vec<CaseWire>, Rule::Definitions;
+        cases "cases": Vec<CaseWire>, Rule::Definitions(CaseWire::KEYS);
     }
 }
 

@@ -16,4 +16,5 @@ mod run;
 mod secrets;
 mod structured;
 mod suites;
+mod tooling;
 mod validate;

@@ -1,0 +1,156 @@
+//! `orch init` (a config that validates clean and runs offline, never over a file) and
+//! `orch completions` (static scripts from `clap_complete`).
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use clap::CommandFactory;
+
+use crate::cli::{Cli, CompletionsArgs, InitArgs, SchemaKind, Template};
+use crate::exit::{CommandError, Exit};
+
+const STUDIO: &[(&str, &str)] = &[
+    ("orch.toml", include_str!("../../orch.toml")),
+    ("departments/audio.yaml", include_str!("../../departments/audio.yaml")),
+    (
+        "departments/character.yaml",
+        include_str!("../../departments/character.yaml"),
+    ),
+    (
+        "departments/image-quality.yaml",
+        include_str!("../../departments/image-quality.yaml"),
+    ),
+    (
+        "departments/production.yaml",
+        include_str!("../../departments/production.yaml"),
+    ),
+    ("departments/story.yaml", include_str!("../../departments/story.yaml")),
+    ("departments/visual.yaml", include_str!("../../departments/visual.yaml")),
+    ("agents/audio.yaml", include_str!("../../agents/audio.yaml")),
+    ("agents/character.yaml", include_str!("../../agents/character.yaml")),
+    (
+        "agents/image-quality.yaml",
+        include_str!("../../agents/image-quality.yaml"),
+    ),
+    ("agents/production.yaml", include_str!("../../agents/production.yaml")),
+    ("agents/story.yaml", include_str!("../../agents/story.yaml")),
+    ("agents/studio.yaml", include_str!("../../agents/studio.yaml")),
+    ("agents/visual.yaml", include_str!("../../agents/visual.yaml")),
+];
+
+const ASSISTANT: &[(&str, &str)] = &[
+    ("orch.toml", include_str!("../../examples/assistant/orch.toml")),
+    (
+        "departments/marketing.toml",
+        include_str!("../../examples/assistant/departments/marketing.toml"),
+    ),
+    (
+        "departments/research.toml",
+        include_str!("../../examples/assistant/departments/research.toml"),
+    ),
+    (
+        "departments/utility.toml",
+        include_str!("../../examples/assistant/departments/utility.toml"),
+    ),
+    (
+        "agents/classifier.toml",
+        include_str!("../../examples/assistant/agents/classifier.toml"),
+    ),
+    (
+        "agents/marketing.toml",
+        include_str!("../../examples/assistant/agents/marketing.toml"),
+    ),
+    (
+        "agents/research.toml",
+        include_str!("../../examples/assistant/agents/research.toml"),
+    ),
+    (
+        "agents/utility.toml",
+        include_str!("../../examples/assistant/agents/utility.toml"),
+    ),
+    (
+        "suites/assistant.toml",
+        include_str!("../../examples/assistant/suites/assistant.toml"),
+    ),
+];
+
+/// One file, everything in it: a department, its head and specialist, all defaults shown.
+const MINIMAL: &[(&str, &str)] = &[("orch.yaml", include_str!("init_minimal.yaml"))];
+
+/// Where `orch init` puts the schemas its files' modelines point at.
+const SCHEMA_DIR: &str = ".schema";
+
+/// Writes the template into `args.dir`, after checking that no file it would write exists.
+pub fn init(args: InitArgs) -> Result<Exit> {
+    let files = match args.template {
+        Template::Studio => STUDIO,
+        Template::Assistant => ASSISTANT,
+        Template::Minimal => MINIMAL,
+    };
+    let dir = &args.dir;
+    let mut plan: Vec<(std::path::PathBuf, String)> = files
+        .iter()
+        .map(|(rel, text)| (dir.join(rel), with_local_modeline(rel, text)))
+        .collect();
+    for kind in SchemaKind::ALL {
+        let text = serde_json::to_string_pretty(&super::schema::schema(kind))? + "\n";
+        plan.push((dir.join(SCHEMA_DIR).join(format!("{kind}.json")), text));
+    }
+    if let Some((taken, _)) = plan.iter().find(|(p, _)| std::fs::symlink_metadata(p).is_ok()) {
+        return Err(CommandError::usage(format!(
+            "{} already exists; orch init never overwrites a file (nothing was written)",
+            taken.display()
+        ))
+        .into());
+    }
+    for (path, text) in &plan {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| CommandError::usage(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        std::fs::write(path, text).map_err(|e| CommandError::usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let shown = dir.display();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "wrote {} files to {shown} (schemas for editors in {shown}/{SCHEMA_DIR})",
+        plan.len()
+    )?;
+    writeln!(
+        out,
+        "next: orch validate {shown} && orch run --config {shown} \"Create character Aladdin\""
+    )?;
+    Ok(Exit::Success)
+}
+
+/// The file's schema modeline pointed at the schemas `init` writes beside it.
+fn with_local_modeline(rel: &str, text: &str) -> String {
+    let up = "../".repeat(Path::new(rel).components().count() - 1);
+    text.lines()
+        .map(|line| {
+            for marker in ["# yaml-language-server: $schema=", "#:schema "] {
+                if let Some(target) = line.strip_prefix(marker) {
+                    let name = Path::new(target.trim())
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned());
+                    if let Some(name) = name {
+                        return format!("{marker}{up}{SCHEMA_DIR}/{name}");
+                    }
+                }
+            }
+            line.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// Prints the completion script of `args.shell`.
+pub fn completions(args: CompletionsArgs) -> Result<Exit> {
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(args.shell, &mut Cli::command(), "orch", &mut out);
+    out.flush()?;
+    Ok(Exit::Success)
+}

@@ -1,0 +1,103 @@
+//! JSON Schemas (draft 2020-12) for editors, generated from the same key tables the decoder
+//! reads (`spec.rs`), so they cannot drift from what `orch validate` accepts: every key with
+//! its type, range, choices, default and doc, and `additionalProperties: false`.
+
+use serde_json::{json, Map, Value};
+
+use super::spec::{KeySpec, Rule};
+
+/// The schema of one value under `rule`; `default` is the key's default, when known.
+pub fn value(rule: &Rule, default: Option<&Value>) -> Value {
+    let mut schema = match *rule {
+        Rule::Count { min, max } => {
+            let mut s = json!({"type": "integer", "minimum": min});
+            if max != i64::MAX {
+                s["maximum"] = json!(max);
+            }
+            if min == i64::MIN {
+                s = json!({"type": "integer"});
+            }
+            s
+        }
+        Rule::Number {
+            min, max, above_min, ..
+        } => {
+            let bound = if above_min { "exclusiveMinimum" } else { "minimum" };
+            json!({"type": "number", bound: min, "maximum": max})
+        }
+        Rule::Bool => json!({"type": "boolean"}),
+        Rule::Text | Rule::Reference => json!({"type": "string"}),
+        Rule::EnvName => json!({"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}),
+        Rule::Url => json!({"type": "string", "pattern": "^https?://"}),
+        Rule::Id => json!({"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"}),
+        Rule::Strings => json!({"type": "array", "items": {"type": "string"}}),
+        Rule::Choice(names) => json!({"enum": names}),
+        Rule::Section(keys) => object(keys, default),
+        Rule::Named(keys) => json!({"type": "object", "additionalProperties": object(keys, None)}),
+        Rule::Definitions(keys) => json!({"type": "array", "items": object(keys, None)}),
+        Rule::Keywords => json!({
+            "oneOf": [
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}}
+            ]
+        }),
+        Rule::Schema => json!({
+            "description": "A JSON Schema (draft 2020-12), or the path of a .json or .yaml file holding one.",
+            "type": ["object", "boolean", "string"]
+        }),
+    };
+    if let (Some(d), Some(obj)) = (default.filter(|d| !d.is_null()), schema.as_object_mut()) {
+        if !matches!(rule, Rule::Section(_)) {
+            obj.insert("default".into(), d.clone());
+        }
+    }
+    schema
+}
+
+/// The schema of a mapping with `keys`: each a described property, nothing else allowed.
+/// `defaults` is an object of defaults by key name (a resolved section's `defaults_json`).
+pub fn object(keys: &[KeySpec], defaults: Option<&Value>) -> Value {
+    let mut properties = Map::new();
+    for k in keys {
+        let mut s = value(&k.rule, defaults.and_then(|d| d.get(k.name)));
+        if let Some(obj) = s.as_object_mut() {
+            obj.entry("description").or_insert_with(|| json!(k.doc.trim()));
+        }
+        properties.insert(k.name.to_string(), s);
+    }
+    json!({"type": "object", "properties": properties, "additionalProperties": false})
+}
+
+/// A file that holds one definition (a mapping with `keys`) or a list under `list_key`.
+pub fn definition_file(keys: &[KeySpec], list_key: &str, defaults: Option<&Value>) -> Value {
+    let one = object(keys, defaults);
+    json!({
+        "oneOf": [
+            one,
+            {
+                "type": "object",
+                "properties": {list_key: {"type": "array", "items": one}},
+                "required": [list_key],
+                "additionalProperties": false
+            }
+        ]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_become_schemas() {
+        assert_eq!(
+            value(&Rule::count(0, 100), Some(&json!(60))),
+            json!({"type": "integer", "minimum": 0, "maximum": 100, "default": 60})
+        );
+        assert_eq!(
+            value(&Rule::above(0.0, 86400.0, ""), None),
+            json!({"type": "number", "exclusiveMinimum": 0.0, "maximum": 86400.0})
+        );
+        assert_eq!(value(&Rule::Choice(&["a", "b"]), None), json!({"enum": ["a", "b"]}));
+    }
+}

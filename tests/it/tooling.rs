@@ -1,0 +1,217 @@
+//! Config tooling (SPEC §13) end to end: the shipped schemas equal `orch schema`, every
+//! shipped file names its schema and validates against it, `orch init` writes configs that
+//! validate clean and run and never overwrites, completions name every subcommand, and a
+//! terminal gets rustc-style diagnostics while a pipe keeps the one-line form.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{json, repo, stdout, Root, Test};
+
+const KINDS: [&str; 4] = ["settings", "department", "agent", "suite"];
+
+#[test]
+fn the_shipped_schemas_are_what_the_command_prints() {
+    for kind in KINDS {
+        let out = Test::new(&repo()).args(["schema", kind]).status(0).run();
+        let shipped = std::fs::read_to_string(repo().join(format!("schema/{kind}.json"))).unwrap();
+        assert_eq!(
+            stdout(&out),
+            shipped,
+            "schema/{kind}.json is stale: run `cargo run -- schema {kind} > schema/{kind}.json`"
+        );
+    }
+    let all = json(&Test::new(&repo()).args(["schema"]).status(0).run());
+    assert_eq!(all["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    let defs: Vec<&String> = all["$defs"].as_object().unwrap().keys().collect();
+    assert_eq!(defs, ["agent", "department", "settings", "suite"]);
+    let settings = &all["$defs"]["settings"]["properties"];
+    assert_eq!(settings["defaults"]["properties"]["passingThreshold"]["default"], 60);
+    assert_eq!(settings["defaults"]["properties"]["passingThreshold"]["maximum"], 100);
+    assert_eq!(
+        settings["grading"]["properties"]["method"]["enum"],
+        serde_json::json!(["heuristic", "llm"])
+    );
+    assert!(settings["limits"]["properties"]["maxCalls"]["description"]
+        .as_str()
+        .unwrap()
+        .starts_with("No call beyond it"));
+}
+
+/// The schema a shipped file names in its first line, and the file as JSON.
+fn named_schema_and_value(path: &Path) -> (PathBuf, Value) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let first = text.lines().next().unwrap();
+    let target = first
+        .strip_prefix("# yaml-language-server: $schema=")
+        .or_else(|| first.strip_prefix("#:schema "))
+        .unwrap_or_else(|| panic!("{} has no schema modeline: {first}", path.display()));
+    let value: Value = if path.extension().unwrap() == "toml" {
+        toml::from_str(&text).unwrap()
+    } else {
+        serde_saphyr::from_str(&text).unwrap()
+    };
+    (path.parent().unwrap().join(target), value)
+}
+
+fn shipped_files() -> Vec<PathBuf> {
+    let mut out = vec![repo().join("orch.toml")];
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "toml")) {
+                out.push(p);
+            }
+        }
+    }
+    for dir in ["agents", "departments", "examples", "tests/suites"] {
+        walk(&repo().join(dir), &mut out);
+    }
+    out
+}
+
+fn validator(schema: &Path) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+#[test]
+fn every_shipped_file_names_its_schema_and_matches_it() {
+    let files = shipped_files();
+    assert!(files.len() >= 40, "{}", files.len());
+    for path in &files {
+        let (schema, value) = named_schema_and_value(path);
+        let errors: Vec<String> = validator(&schema)
+            .iter_errors(&value)
+            .map(|e| format!("{} {e}", e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{} fails {}: {errors:?}",
+            path.display(),
+            schema.display()
+        );
+    }
+}
+
+#[test]
+fn a_file_with_an_unknown_key_does_not_match() {
+    let path = repo().join("agents/story.yaml");
+    let (schema, _) = named_schema_and_value(&path);
+    let text = std::fs::read_to_string(&path).unwrap() + "\nagents_extra: 1\n";
+    let value: Value = serde_saphyr::from_str(&text).unwrap();
+    assert!(!validator(&schema).is_valid(&value));
+    let bad_threshold: Value = serde_saphyr::from_str("id: x\nrole: judge\npassingThreshold: 150\n").unwrap();
+    assert!(!validator(&schema).is_valid(&bad_threshold));
+}
+
+#[test]
+fn init_writes_configs_that_validate_clean_and_run() {
+    for template in ["studio", "assistant", "minimal"] {
+        let root = Root::empty();
+        let dir = root.path().join("team");
+        let out = Test::new(root.path())
+            .args(["init", "team", "--template", template])
+            .status(0)
+            .run();
+        assert!(stdout(&out).starts_with("wrote "), "{}", stdout(&out));
+        Test::new(&dir).args(["validate", "--strict"]).status(0).run();
+        let report = json(
+            &Test::new(root.path())
+                .args([
+                    "run",
+                    "--config",
+                    "team",
+                    "--format",
+                    "json",
+                    "Create character Aladdin",
+                ])
+                .run(),
+        );
+        assert_ne!(report["status"], "failed", "{template}: {report}");
+        // The modelines point at the schemas written beside the files.
+        let (schema, value) = named_schema_and_value(&dir.join(if template == "minimal" {
+            "orch.yaml"
+        } else {
+            "orch.toml"
+        }));
+        assert!(schema.exists(), "{}", schema.display());
+        assert!(validator(&schema).is_valid(&value));
+    }
+}
+
+#[test]
+fn init_never_overwrites() {
+    let root = Root::empty();
+    root.write("team/agents/studio.yaml", "mine\n");
+    let out = Test::new(root.path()).args(["init", "team"]).status(2).run();
+    assert!(
+        crate::common::stderr(&out).contains("already exists; orch init never overwrites a file (nothing was written)"),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("team/agents/studio.yaml")).unwrap(),
+        "mine\n"
+    );
+    let written: Vec<_> = walkdir(&root.path().join("team"));
+    assert_eq!(written, [root.path().join("team/agents/studio.yaml")]);
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.path().is_dir() {
+            out.extend(walkdir(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+#[test]
+fn completions_name_every_subcommand() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = Test::new(&repo()).args(["completions", shell]).status(0).run();
+        let script = stdout(&out);
+        for sub in ["run", "explain", "validate", "test", "schema", "init", "completions"] {
+            assert!(script.contains(sub), "{shell} lacks {sub}");
+        }
+    }
+}
+
+#[test]
+fn a_terminal_gets_source_lines_and_carets_a_pipe_keeps_one_line() {
+    let root = Root::minimal();
+    root.write("agents/x.yaml", "id: x\nrole: judge\npassingTreshold: 70\n");
+    let piped = Test::new(root.path()).args(["validate"]).status(2).run();
+    assert_eq!(
+        stdout(&piped),
+        "agents/x.yaml:3:1: error: unknown key `passingTreshold` in an agent (did you mean `passingThreshold`?)\n1 error, 0 warnings\n"
+    );
+    // `script` gives the binary a pseudo-terminal (util-linux, on every Linux CI image).
+    let command = format!("{} validate", env!("CARGO_BIN_EXE_orch"));
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(root.path())
+        .env("NO_COLOR", "1")
+        .env_remove("ORCH_CONFIG")
+        .output()
+        .expect("`script` (util-linux) runs the binary under a pseudo-terminal");
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    assert_eq!(
+        text,
+        "error: unknown key `passingTreshold` in an agent\n \
+         --> agents/x.yaml:3:1\n  \
+         |\n\
+         3 | passingTreshold: 70\n  \
+         | ^^^^^^^^^^^^^^^\n  \
+         |\n  \
+         = help: did you mean `passingThreshold`?\n\
+         1 error, 0 warnings\n"
+    );
+}
