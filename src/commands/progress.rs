@@ -39,6 +39,14 @@ impl Observer for Progress {
                 let _ = self.multi.println(format!("router failed, routing by keywords: {why}"));
             }
             Event::Router { error: None, .. } => {}
+            Event::CircuitOpen { provider } => {
+                let _ = self
+                    .multi
+                    .println(format!("circuit open: {provider} is skipped until its cooldown passes"));
+            }
+            Event::CircuitClosed { provider } => {
+                let _ = self.multi.println(format!("circuit closed: {provider} answers again"));
+            }
             Event::DepartmentStart {
                 department,
                 specialists,

@@ -12,6 +12,7 @@ use crate::plan::Plan;
 use crate::provider::anthropic::Anthropic;
 use crate::provider::cache::Cache;
 use crate::provider::cassette::{self, Recorder, Replayer};
+use crate::provider::circuit::Breakers;
 use crate::provider::http::HttpClient;
 use crate::provider::openai::OpenAi;
 use crate::provider::{api_key, simulated::Simulated, Provider, Providers};
@@ -110,7 +111,10 @@ pub fn build(
         by_name.insert(name.clone(), provider);
     }
     Ok((
-        Providers::new(by_name, args.provider.clone(), args.model.clone()),
+        Providers::new(by_name, args.provider.clone(), args.model.clone()).with_breakers(Breakers::new(
+            config.settings.http.circuit_failures,
+            crate::config::seconds(config.settings.http.circuit_cooldown),
+        )),
         recording,
     ))
 }

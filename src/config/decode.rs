@@ -13,7 +13,7 @@ use strum::VariantNames;
 use super::diagnostic::{suggestion, Diagnostic};
 use super::node::{At, Key, Node, Pos, Value};
 use super::spec::{names, KeySpec, Rule};
-use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput};
+use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField};
 
 /// A number as a message shows it: `1e20`, not twenty digits.
 fn shown(x: f64) -> String {
@@ -67,6 +67,7 @@ macro_rules! resolve_as_is {
     ($($t:ty),*) => { $(impl Resolve for $t { type To = $t; fn resolve(self) -> $t { self } })* };
 }
 resolve_as_is!(
+    TokenField,
     RoutingMethod,
     StructuredOutput,
     u32,
@@ -394,6 +395,43 @@ impl FromNode for Vec<String> {
     }
 }
 
+/// A provider name, or a list of them tried in order (SPEC §11): `provider = ["local", "openai"]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chain(pub Vec<At<String>>);
+
+impl FromNode for Chain {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
+        let names = match &node.value {
+            Value::Str(_) => vec![At::<String>::from_node(d, node, key, what)?],
+            Value::Seq(_) => Vec::<At<String>>::from_node(d, node, key, what)?,
+            _ => {
+                d.type_error(
+                    node,
+                    &format!("`{}` in {what}", key.name),
+                    "a provider name or a list of them",
+                );
+                return None;
+            }
+        };
+        if names.is_empty() {
+            d.error(
+                node.pos,
+                "invalid-value",
+                format!("`{}` must name at least one provider", key.name),
+            );
+            return None;
+        }
+        Some(Chain(names))
+    }
+}
+
+impl Resolve for Chain {
+    type To = Vec<String>;
+    fn resolve(self) -> Vec<String> {
+        self.0.resolve()
+    }
+}
+
 macro_rules! choice_from_node {
     ($($t:ty),*) => {$(
         impl FromNode for $t {
@@ -403,7 +441,7 @@ macro_rules! choice_from_node {
         }
     )*};
 }
-choice_from_node!(Role, GradingMethod, ProviderKind, RoutingMethod);
+choice_from_node!(Role, GradingMethod, ProviderKind, RoutingMethod, TokenField);
 
 impl FromNode for StructuredOutput {
     fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {

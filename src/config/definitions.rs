@@ -5,7 +5,7 @@ use std::ops::Deref;
 
 use strum::VariantNames;
 
-use super::decode::{section, Decoder, FromNode};
+use super::decode::{section, Chain, Decoder, FromNode};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::Role;
@@ -81,8 +81,8 @@ section! {
         is_active "isActive": bool, Rule::Bool;
         /// Ranks specialists after matched skills (default 0.5).
         success_rate "successRate": f64, UNIT;
-        /// Overrides `defaults.provider`.
-        provider "provider": At<String>, Rule::Reference;
+        /// Overrides `defaults.provider`: a name, or a fallback chain of names.
+        provider "provider": Chain, Rule::Chain;
         /// Overrides the provider's model.
         model "model": String, Rule::Text;
         /// Retries, timeout and temperature of this agent.

@@ -18,7 +18,7 @@ use std::path::Path;
 pub use diagnostic::{Diagnostic, Severity};
 pub use model::{Agent, Config, Department, ProviderSettings};
 pub use sections::{Http, Price, Weights};
-pub use types::{seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput};
+pub use types::{seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField};
 
 /// A config that cannot be used, with every problem found.
 #[derive(Debug, thiserror::Error)]

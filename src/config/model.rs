@@ -9,7 +9,7 @@ use super::decode::Resolve;
 use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution, SchemaSource};
 use super::node::At;
 use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing};
-use super::types::{ProviderKind, Role, StructuredOutput};
+use super::types::{ProviderKind, Role, StructuredOutput, TokenField};
 use super::wire::WireConfig;
 
 /// A whole config, resolved.
@@ -74,6 +74,8 @@ pub struct ProviderSettings {
     pub requests_per_minute: u32,
     /// How its server takes a reply's JSON Schema.
     pub structured_output: StructuredOutput,
+    /// The request field of the reply cap (openai kind).
+    pub token_field: TokenField,
 }
 
 /// Provider names that need no `[providers]` entry.
@@ -106,6 +108,7 @@ impl ProviderSettings {
             model: model.to_string(),
             requests_per_minute: 0,
             structured_output: StructuredOutput::default(),
+            token_field: TokenField::default(),
         })
     }
 }
@@ -161,8 +164,8 @@ pub struct Agent {
     pub is_active: bool,
     /// Ranks specialists after matched skills (default 0.5).
     pub success_rate: f64,
-    /// Overrides `defaults.provider`.
-    pub provider: Option<String>,
+    /// Overrides `defaults.provider`: providers in fallback order.
+    pub provider: Option<Vec<String>>,
     /// Overrides the provider's model.
     pub model: Option<String>,
     /// `executionSettings`.
@@ -190,24 +193,44 @@ impl Config {
         at.iter().map(|&i| &self.agents[i])
     }
 
-    /// The provider an agent calls: `override_provider` (`--provider`), its own, else
-    /// `defaults.provider`.
-    pub fn provider_of<'a>(&'a self, agent: &'a Agent, override_provider: Option<&'a str>) -> &'a str {
-        override_provider
-            .or(agent.provider.as_deref())
-            .unwrap_or(&self.settings.defaults.provider)
+    /// The providers an agent calls, in fallback order: `override_provider` (`--provider`
+    /// replaces the whole chain), its own chain, else `defaults.provider`.
+    pub fn chain_of<'a>(&'a self, agent: &'a Agent, override_provider: Option<&'a str>) -> Vec<&'a str> {
+        match override_provider {
+            Some(p) => vec![p],
+            None => agent
+                .provider
+                .as_ref()
+                .unwrap_or(&self.settings.defaults.provider)
+                .iter()
+                .map(String::as_str)
+                .collect(),
+        }
     }
 
-    /// The model an agent asks for: `override_model` (`--model`), its own, `defaults.model`,
-    /// else its provider's.
-    pub fn model_of(&self, agent: &Agent, override_provider: Option<&str>, override_model: Option<&str>) -> String {
-        let provider = self.provider_of(agent, override_provider);
+    /// The first provider an agent calls (see [`Config::chain_of`]).
+    pub fn provider_of<'a>(&'a self, agent: &'a Agent, override_provider: Option<&'a str>) -> &'a str {
+        self.chain_of(agent, override_provider)
+            .first()
+            .copied()
+            .unwrap_or("simulated")
+    }
+
+    /// The model an agent asks of `provider`: `--model`, its own, `defaults.model`, else
+    /// that provider's.
+    pub fn model_on(&self, agent: &Agent, provider: &str, override_model: Option<&str>) -> String {
         override_model
             .map(str::to_string)
             .or_else(|| agent.model.clone())
             .or_else(|| (!self.settings.defaults.model.is_empty()).then(|| self.settings.defaults.model.clone()))
             .or_else(|| self.settings.providers.get(provider).map(|p| p.model.clone()))
             .unwrap_or_default()
+    }
+
+    /// The model an agent asks for: `override_model` (`--model`), its own, `defaults.model`,
+    /// else its provider's.
+    pub fn model_of(&self, agent: &Agent, override_provider: Option<&str>, override_model: Option<&str>) -> String {
+        self.model_on(agent, self.provider_of(agent, override_provider), override_model)
     }
 
     /// What a call of `model` on `provider` costs: the simulated provider is free; a model
@@ -269,6 +292,7 @@ impl Config {
                     model: keys.model.clone().unwrap_or(base.model),
                     requests_per_minute: keys.requests_per_minute.unwrap_or(0),
                     structured_output: keys.structured_output.clone().map(Resolve::resolve).unwrap_or_default(),
+                    token_field: keys.token_field.clone().map(Resolve::resolve).unwrap_or_default(),
                 },
             );
         }
@@ -335,7 +359,7 @@ fn resolve_agent(a: &AgentWire) -> Agent {
         passing_threshold: a.passing_threshold,
         is_active: a.is_active.unwrap_or(true),
         success_rate: a.success_rate.unwrap_or(0.5),
-        provider: a.provider.as_ref().map(|p| p.value.clone()),
+        provider: a.provider.clone().map(Resolve::resolve),
         model: a.model.clone(),
         execution: a.execution.clone().unwrap_or_default().resolve(),
         instructions: a.instructions.clone().unwrap_or_default(),

@@ -41,6 +41,9 @@ pub fn value(rule: &Rule, default: Option<&Value>) -> Value {
                 {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}}
             ]
         }),
+        Rule::Chain => json!({
+            "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]
+        }),
         Rule::Schema => json!({
             "description": "A JSON Schema (draft 2020-12), or the path of a .json or .yaml file holding one.",
             "type": ["object", "boolean", "string"]

@@ -3,13 +3,13 @@
 
 use strum::VariantNames;
 
-use super::decode::{section, Decoder, FromNode};
+use super::decode::{section, Chain, Decoder, FromNode};
 use super::definitions::{AgentKeys, AgentWire, DepartmentKeys, DepartmentWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
-    GradingMethod, ProviderKind, RoutingMethod, StructuredOutput, MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS,
-    MAX_TIMEOUT_SECS,
+    GradingMethod, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
+    MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
 };
 
 /// The default list of words that make a request `complex` (SPEC §1.1).
@@ -40,8 +40,8 @@ section! {
         timeout "timeout": f64 => f64 = 300.0, TIMEOUT;
         /// Sampling temperature of agents without their own.
         temperature "temperature": f64 => f64 = 0.7, TEMPERATURE;
-        /// The provider of agents without their own.
-        provider "provider": At<String> => String = "simulated".into(), Rule::Reference;
+        /// The provider of agents without their own: a name, or a fallback chain of names.
+        provider "provider": Chain => Vec<String> = vec!["simulated".into()], Rule::Chain;
         /// The model of agents without their own ("": the provider's model).
         model "model": String => String = String::new(), Rule::Text;
         /// Tokens one reply may have (0: the provider's default; anthropic then sends 4096).
@@ -139,6 +139,10 @@ section! {
         backoff_base "backoffBase": f64 => f64 = 0.5, Rule::between_noted(0.0, MAX_BACKOFF_BASE_SECS, " (seconds)");
         /// Seconds; also the longest `Retry-After` honoured.
         backoff_cap "backoffCap": f64 => f64 = 30.0, Rule::between_noted(0.0, MAX_BACKOFF_CAP_SECS, " (seconds)");
+        /// Consecutive failed calls that open a provider's circuit (0 = no breaker).
+        circuit_failures "circuitFailures": u32 => u32 = 5, Rule::count(0, 1000);
+        /// Seconds an open circuit skips its provider before one probe call.
+        circuit_cooldown "circuitCooldown": f64 => f64 = 30.0, Rule::between_noted(0.0, MAX_BACKOFF_CAP_SECS, " (seconds)");
         /// Bytes of one reply body; a longer reply fails the call, read no further.
         max_reply_bytes "maxReplyBytes": u64 => u64 = 8_388_608, Rule::count(1024, 1 << 40);
     }
@@ -157,6 +161,8 @@ section! {
         model "model": String, Rule::Text;
         /// Client-side rate limit; 0 = none.
         requests_per_minute "requestsPerMinute": u32, Rule::count(0, i64::MAX);
+        /// The request field of the reply cap (openai kind): `max_tokens` or `max_completion_tokens`.
+        token_field "tokenField": At<TokenField>, Rule::Choice(TokenField::VARIANTS);
         /// How its server takes a reply's JSON Schema: `json_schema`, `json_object` or `off`.
         structured_output "structuredOutput": At<StructuredOutput>, Rule::Choice(StructuredOutput::VARIANTS);
     }
@@ -341,7 +347,7 @@ mod tests {
             (d.passing_threshold, d.max_retries, d.timeout, d.temperature),
             (60, 3, 300.0, 0.7)
         );
-        assert_eq!(d.provider, "simulated");
+        assert_eq!(d.provider, ["simulated"]);
         let r = Routing::default();
         assert_eq!((r.supporting_threshold, r.keyword_weight), (0.3, 0.35));
         assert_eq!(r.complex_terms.len(), 12);

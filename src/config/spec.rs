@@ -73,6 +73,8 @@ pub enum Rule {
     Definitions(&'static [KeySpec]),
     /// A JSON Schema: a mapping written inline, or a path to a `.json` / `.yaml` file.
     Schema,
+    /// A provider name, or a list of them tried in order (a fallback chain).
+    Chain,
 }
 
 impl Rule {

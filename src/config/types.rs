@@ -65,6 +65,18 @@ pub enum StructuredOutput {
     Off,
 }
 
+/// The request field an openai-kind provider puts the reply cap in (SPEC §11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum TokenField {
+    /// What most servers read.
+    #[default]
+    MaxTokens,
+    /// What OpenAI's reasoning models require.
+    MaxCompletionTokens,
+}
+
 /// How specialist outputs are graded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
 #[serde(rename_all = "lowercase")]

@@ -10,7 +10,7 @@ use super::model::BUILTIN_PROVIDERS;
 use super::node::At;
 use super::node::Pos;
 use super::sections::ProviderEntry;
-use super::types::{GradingMethod, Role, RoutingMethod};
+use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod};
 use super::wire::WireConfig;
 
 /// Checks the meaning of a decoded config; `settings_file` names where global problems point.
@@ -81,7 +81,7 @@ impl Checker<'_> {
                 )),
                 _ => {}
             }
-            if let Some(p) = &a.provider {
+            for p in a.provider.iter().flat_map(|c| &c.0) {
                 if !self.providers.contains_key(p.value.as_str()) {
                     self.out.push(Diagnostic::error(
                         &a.file,
@@ -207,7 +207,20 @@ impl Checker<'_> {
             return;
         };
         let file = self.settings_file;
-        if let Some(p) = s.defaults.as_ref().and_then(|d| d.provider.as_ref()) {
+        for p in s.providers.iter().flatten() {
+            if let Some(field) = p.keys.token_field.as_ref().filter(|_| p.kind != ProviderKind::OpenAi) {
+                self.out.push(Diagnostic::error(
+                    file,
+                    field.pos,
+                    "invalid-value",
+                    format!(
+                        "`tokenField` is for the openai kind only; provider `{}` is {}",
+                        p.name.value, p.kind
+                    ),
+                ));
+            }
+        }
+        for p in s.defaults.iter().flat_map(|d| d.provider.iter()).flat_map(|c| &c.0) {
             if !self.providers.contains_key(p.value.as_str()) {
                 self.out.push(Diagnostic::error(
                     file,
@@ -358,12 +371,14 @@ impl Checker<'_> {
             .settings
             .as_ref()
             .and_then(|s| s.defaults.as_ref()?.provider.as_ref());
-        let uses = defaults.map(|p| (self.settings_file, p)).into_iter().chain(
-            self.wire
-                .agents
-                .iter()
-                .filter_map(|a| Some((a.file.as_str(), a.provider.as_ref()?))),
-        );
+        let uses = defaults
+            .into_iter()
+            .flat_map(|c| c.0.iter().map(|p| (self.settings_file, p)))
+            .chain(self.wire.agents.iter().flat_map(|a| {
+                a.provider
+                    .iter()
+                    .flat_map(move |c| c.0.iter().map(move |p| (a.file.as_str(), p)))
+            }));
         for (file, p) in uses {
             if declared.iter().any(|d| d.name.value == p.value) {
                 continue;

@@ -52,12 +52,23 @@ impl Budget {
     }
 
     /// Reserves one call, or says which budget is spent. Never lets more than `max_calls` through.
+    #[cfg(test)]
     pub async fn reserve(&self) -> Result<SemaphorePermit<'_>, Exhausted> {
-        let permit = self
-            .in_flight
+        let permit = self.slot().await?;
+        self.count_call()?;
+        Ok(permit)
+    }
+
+    /// Waits for a slot among the calls in flight.
+    pub async fn slot(&self) -> Result<SemaphorePermit<'_>, Exhausted> {
+        self.in_flight
             .acquire()
             .await
-            .map_err(|_| Exhausted("the run is closing".into()))?;
+            .map_err(|_| Exhausted("the run is closing".into()))
+    }
+
+    /// Counts one call about to be sent, or says which budget is spent.
+    pub fn count_call(&self) -> Result<(), Exhausted> {
         if self.max_tokens > 0 && self.tokens.load(Ordering::SeqCst) >= self.max_tokens {
             return Err(Exhausted(format!("limits.maxTokens ({}) reached", self.max_tokens)));
         }
@@ -69,7 +80,7 @@ impl Budget {
                 (c < self.max_calls).then_some(c + 1)
             })
             .map_err(|_| Exhausted(format!("limits.maxCalls ({}) reached", self.max_calls)))?;
-        Ok(permit)
+        Ok(())
     }
 
     /// Records the tokens a call used.

@@ -307,6 +307,13 @@ async fn aggregate(
             call_budget: plan.call_budget,
             seed: engine.seed,
             interrupted,
+            circuits_opened: engine
+                .circuits_opened
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .cloned()
+                .collect(),
         },
         error,
     }

@@ -2,6 +2,7 @@
 //! specialists, everything through one budget. Async on tokio; providers behind a trait.
 
 mod budget;
+mod call;
 mod department;
 mod master;
 mod router;
@@ -24,7 +25,7 @@ mod tests;
 use crate::config::{Agent, Config, GradingMethod};
 use crate::grade::schema::{Schema, SchemaError};
 use crate::grade::{heuristic, judge, Grade};
-use crate::provider::{Completion, CompletionRequest, Outcome, ProviderError, Providers};
+use crate::provider::{ProviderError, Providers};
 use crate::report::events::{Event, Observer};
 use crate::report::run::Usage;
 
@@ -49,6 +50,8 @@ pub struct Engine {
     schemas: HashMap<String, Schema>,
     /// What the router's call spent (added to the run's usage).
     router_usage: Mutex<Usage>,
+    /// Providers whose circuit opened during the run.
+    circuits_opened: Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// Why a call produced nothing.
@@ -99,6 +102,7 @@ impl Engine {
             steps: Mutex::new(HashSet::new()),
             schemas,
             router_usage: Mutex::new(Usage::default()),
+            circuits_opened: Mutex::new(std::collections::BTreeSet::new()),
         }
     }
 
@@ -140,121 +144,6 @@ impl Engine {
         self.steps.lock().expect("steps lock").contains(step)
     }
 
-    /// One LLM call by `agent`, counted against the budget and into `usage`: its text.
-    async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
-        self.call_full(agent, prompt, usage).await.map(|c| c.text)
-    }
-
-    /// The cap on one reply of `agent`, in tokens (0: the provider's default).
-    fn max_output_tokens(&self, agent: &Agent) -> u32 {
-        agent
-            .execution
-            .max_output_tokens
-            .unwrap_or(self.config.settings.defaults.max_output_tokens)
-    }
-
-    /// One LLM call by `agent`, counted against the budget and into `usage`: the whole
-    /// completion (with why it ended). An agent with `outputSchema` is sent its schema, and a
-    /// reply that does not match fails the call; a matching one is its JSON value.
-    async fn call_full(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<Completion, CallError> {
-        let mut completion = self.call_as(agent, prompt, usage, agent.output_schema.clone()).await?;
-        if let Some(schema) = self.schemas.get(&agent.id) {
-            let value = schema.check(&completion.text).map_err(|errors| CallError::Schema {
-                errors,
-                reply: completion.text.clone(),
-            })?;
-            completion.text = value.to_string();
-        }
-        Ok(completion)
-    }
-
-    /// One LLM call by `agent` with `schema` sent as structured output (not enforced).
-    ///
-    /// The agent's timeout covers the provider's rate-limit wait and the call with its
-    /// transport retries, not the wait for a concurrency slot; the rate-limit wait happens
-    /// before a slot is taken, so a paced provider never holds up the others.
-    async fn call_as(
-        &self,
-        agent: &Agent,
-        prompt: String,
-        usage: &mut Usage,
-        output_schema: Option<Arc<serde_json::Value>>,
-    ) -> Result<Completion, CallError> {
-        let (provider, model) = self.providers.for_agent(&self.config, agent);
-        let timeout = crate::config::seconds(agent.execution.timeout.unwrap_or(self.config.settings.defaults.timeout));
-        let asked = Instant::now();
-        if !provider
-            .pace(asked.checked_add(timeout).unwrap_or_else(far_future))
-            .await
-        {
-            return Err(CallError::Provider(ProviderError::Timeout {
-                seconds: timeout.as_secs_f64(),
-            }));
-        }
-        let paced = asked.elapsed();
-        let _permit = self.budget.reserve().await?;
-        let deadline = Instant::now()
-            .checked_add(timeout.saturating_sub(paced))
-            .unwrap_or_else(far_future);
-        let system = if agent.instructions.is_empty() {
-            format!("You are {}.", agent.name)
-        } else {
-            agent.instructions.clone()
-        };
-        let request = CompletionRequest {
-            agent_id: agent.id.clone(),
-            agent_name: agent.name.clone(),
-            role: agent.role,
-            model,
-            system,
-            prompt,
-            temperature: agent
-                .execution
-                .temperature
-                .unwrap_or(self.config.settings.defaults.temperature),
-            max_output_tokens: self.max_output_tokens(agent),
-            output_schema,
-            timeout,
-            deadline,
-        };
-        // The deadline holds whatever the provider does (the HTTP layer keeps it too).
-        let outcome = match tokio::time::timeout_at(deadline, provider.complete(&request)).await {
-            Ok(outcome) => outcome,
-            Err(_) => Outcome::once(Err(ProviderError::Timeout {
-                seconds: timeout.as_secs_f64(),
-            })),
-        };
-        usage.calls += 1;
-        usage.transport_retries = usage
-            .transport_retries
-            .saturating_add(u64::from(outcome.transport_retries));
-        let price = self
-            .config
-            .price(self.providers.name_for(&self.config, agent), &request.model);
-        // A reply from the cache was not bought again: it is free.
-        let price = if outcome.cached {
-            usage.cached_calls += 1;
-            Some(crate::config::Price::default())
-        } else {
-            price
-        };
-        if price.is_none() {
-            usage.unpriced_calls += 1;
-        }
-        let completion = outcome.result?;
-        usage.prompt_tokens = usage.prompt_tokens.saturating_add(completion.prompt_tokens);
-        usage.completion_tokens = usage.completion_tokens.saturating_add(completion.completion_tokens);
-        let cost = price.map_or(0.0, |p| p.cost(completion.prompt_tokens, completion.completion_tokens));
-        usage.cost_usd += cost;
-        self.budget
-            .spend_tokens(completion.prompt_tokens.saturating_add(completion.completion_tokens));
-        self.budget.spend_usd(cost);
-        if completion.text.trim().is_empty() {
-            return Err(CallError::Empty);
-        }
-        Ok(completion)
-    }
-
     /// Grades an output: heuristically, or by the judge (falling back to the heuristic,
     /// and saying so, when the judge's reply cannot be read or its call fails).
     async fn grade(&self, request: &str, agent: &Agent, output: &str, usage: &mut Usage) -> (Grade, &'static str) {
@@ -275,7 +164,12 @@ impl Engine {
         // The grade is asked for through structured output (`grading.structured`), and read
         // leniently: a reply the parser understands counts even if a server ignored the schema.
         let schema = self.config.settings.grading.structured.then(judge::grade_schema);
-        let why = match self.call_as(judge_agent, prompt, usage, schema).await.map(|c| c.text) {
+        let why = match self
+            .call_as(judge_agent, prompt, usage, schema)
+            .await
+            .result
+            .map(|c| c.text)
+        {
             Ok(reply) => match judge::parse(&reply) {
                 Some(grade) => return (grade, "llm"),
                 None => format!(

@@ -33,7 +33,7 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let reply = engine
         .call_as(agent, prompt, &mut usage, Some(Arc::new(reply_schema())))
         .await;
-    let step = match reply {
+    let step = match reply.result {
         Ok(c) => parse_reply(config, &c.text).map_or_else(RouterStep::Failed, RouterStep::Answered),
         Err(e) => RouterStep::Failed(format!("the router's call failed: {e}")),
     };

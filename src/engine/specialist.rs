@@ -54,8 +54,9 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
             total_tasks: task.total,
         });
         let t0 = Instant::now();
-        let result = engine.call_full(agent, prompt, &mut usage).await;
-        let (attempt, passed, stop) = match result {
+        let called = engine.call_full(agent, prompt, &mut usage).await;
+        let provider = called.provider;
+        let (attempt, passed, stop) = match called.result {
             Ok(completion) => {
                 let truncated = completion.truncated();
                 let finish_reason = completion.finish_reason;
@@ -91,6 +92,7 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
                     latency_ms: t0.elapsed().as_millis() as u64,
                     finish_reason,
                     truncated,
+                    provider,
                     schema_errors: Vec::new(),
                 };
                 (attempt, passed, passed)
@@ -129,6 +131,7 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
                     latency_ms: t0.elapsed().as_millis() as u64,
                     finish_reason: None,
                     truncated: false,
+                    provider,
                     schema_errors,
                 };
                 (attempt, false, budget)

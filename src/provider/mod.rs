@@ -3,6 +3,7 @@
 pub mod anthropic;
 pub mod cache;
 pub mod cassette;
+pub mod circuit;
 pub mod example;
 pub mod http;
 pub mod openai;
@@ -133,6 +134,12 @@ pub enum ProviderError {
         /// The variable's name.
         variable: String,
     },
+    /// The provider's circuit is open: it was skipped (SPEC §11).
+    #[error("circuit open: provider `{provider}` failed too often and is resting")]
+    CircuitOpen {
+        /// The provider skipped.
+        provider: String,
+    },
     /// `--replay` has no entry for this request.
     #[error("no recorded reply for agent `{agent}` (request hash {hash}) in the cassette{differs}")]
     NotRecorded {
@@ -144,6 +151,19 @@ pub enum ProviderError {
         #[serde(default)]
         differs: String,
     },
+}
+
+impl ProviderError {
+    /// Whether the next provider of a chain should take the call: the provider is down or
+    /// overloaded (connection, timeout, 408/409/429/5xx after transport retries, an open
+    /// circuit), not a request it refuses or a reply it garbles.
+    pub fn fails_over(&self) -> bool {
+        match self {
+            ProviderError::Http { .. } | ProviderError::Timeout { .. } | ProviderError::CircuitOpen { .. } => true,
+            ProviderError::Status { code, .. } => *code >= 500 || http::RETRYABLE.contains(code),
+            _ => false,
+        }
+    }
 }
 
 /// Something that answers chat calls.
@@ -165,16 +185,30 @@ pub fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
 }
 
-/// The provider and model each agent calls, with `--provider` / `--model` applied.
+/// One provider of an agent's chain: its name, the provider, and the model asked of it.
+#[derive(Clone)]
+pub struct Link {
+    /// The provider's name in the config.
+    pub name: String,
+    /// The provider.
+    pub provider: std::sync::Arc<dyn Provider>,
+    /// The model asked of it.
+    pub model: String,
+}
+
+/// The providers each agent calls, in fallback order, with `--provider` / `--model`
+/// applied, and their circuit breakers (shared by every clone: a suite's cases share them).
 #[derive(Clone)]
 pub struct Providers {
     by_name: std::collections::HashMap<String, std::sync::Arc<dyn Provider>>,
     override_provider: Option<String>,
     override_model: Option<String>,
+    /// The circuit of each provider.
+    pub breakers: std::sync::Arc<circuit::Breakers>,
 }
 
 impl Providers {
-    /// Providers by name; `override_*` come from `--provider` and `--model`.
+    /// Providers by name; `override_*` come from `--provider` and `--model`; no breaker.
     pub fn new(
         by_name: std::collections::HashMap<String, std::sync::Arc<dyn Provider>>,
         override_provider: Option<String>,
@@ -184,29 +218,32 @@ impl Providers {
             by_name,
             override_provider,
             override_model,
+            breakers: std::sync::Arc::new(circuit::Breakers::disabled()),
         }
     }
 
-    /// The name of the provider an agent uses (`--provider`, its own, else the default).
-    pub fn name_for<'a>(&'a self, config: &'a crate::config::Config, agent: &'a crate::config::Agent) -> &'a str {
-        config.provider_of(agent, self.override_provider.as_deref())
+    /// The same providers behind these circuit breakers.
+    pub fn with_breakers(mut self, breakers: circuit::Breakers) -> Self {
+        self.breakers = std::sync::Arc::new(breakers);
+        self
     }
 
-    /// The provider and model of an agent.
-    pub fn for_agent(
-        &self,
-        config: &crate::config::Config,
-        agent: &crate::config::Agent,
-    ) -> (std::sync::Arc<dyn Provider>, String) {
-        let name = self.name_for(config, agent);
-        let provider = self
-            .by_name
-            .get(name)
-            .or_else(|| self.by_name.get("simulated"))
-            .cloned()
-            .expect("every provider in use was built");
-        let model = config.model_of(agent, self.override_provider.as_deref(), self.override_model.as_deref());
-        (provider, model)
+    /// The providers an agent calls, in order, each with the model asked of it.
+    pub fn chain_for(&self, config: &crate::config::Config, agent: &crate::config::Agent) -> Vec<Link> {
+        config
+            .chain_of(agent, self.override_provider.as_deref())
+            .into_iter()
+            .map(|name| Link {
+                name: name.to_string(),
+                provider: self
+                    .by_name
+                    .get(name)
+                    .or_else(|| self.by_name.get("simulated"))
+                    .cloned()
+                    .expect("every provider in use was built"),
+                model: config.model_on(agent, name, self.override_model.as_deref()),
+            })
+            .collect()
     }
 }
 

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::http::{unexpected, HttpClient, KeyHeader, Post};
 use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
-use crate::config::{ProviderSettings, StructuredOutput};
+use crate::config::{ProviderSettings, StructuredOutput, TokenField};
 
 /// A chat-completions endpoint.
 pub struct OpenAi {
@@ -15,6 +15,8 @@ pub struct OpenAi {
     http: HttpClient,
     /// How the server takes a reply's schema.
     structured: StructuredOutput,
+    /// Where the reply cap goes.
+    token_field: TokenField,
 }
 
 impl OpenAi {
@@ -29,6 +31,7 @@ impl OpenAi {
             },
             http,
             structured: settings.structured_output,
+            token_field: settings.token_field,
         }
     }
 }
@@ -68,7 +71,11 @@ impl Provider for OpenAi {
                 body["model"] = json!(req.model);
             }
             if req.max_output_tokens > 0 {
-                body["max_tokens"] = json!(req.max_output_tokens);
+                let field = match self.token_field {
+                    TokenField::MaxTokens => "max_tokens",
+                    TokenField::MaxCompletionTokens => "max_completion_tokens",
+                };
+                body[field] = json!(req.max_output_tokens);
             }
             if let Some(format) = req
                 .output_schema

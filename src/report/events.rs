@@ -25,6 +25,17 @@ pub enum Event {
         /// Why the router was not used, when it was not.
         error: Option<String>,
     },
+    /// A provider failed `circuitFailures` times in a row (or its probe failed): skipped
+    /// until its cooldown passes.
+    CircuitOpen {
+        /// The provider.
+        provider: String,
+    },
+    /// A provider's probe succeeded: calls go to it again.
+    CircuitClosed {
+        /// The provider.
+        provider: String,
+    },
     /// The master routed the request.
     #[serde(rename_all = "camelCase")]
     Routing {

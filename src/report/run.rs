@@ -52,6 +52,8 @@ pub struct Usage {
     pub unpriced_calls: u64,
     /// Calls answered from the `--cache` file (free, not sent).
     pub cached_calls: u64,
+    /// Moves of a call to the next provider of its chain (after a failure or past an open circuit).
+    pub fallbacks: u64,
 }
 
 impl Usage {
@@ -65,6 +67,7 @@ impl Usage {
         self.cost_usd += other.cost_usd;
         self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
         self.cached_calls = self.cached_calls.saturating_add(other.cached_calls);
+        self.fallbacks = self.fallbacks.saturating_add(other.fallbacks);
     }
 }
 
@@ -100,6 +103,8 @@ pub struct Attempt {
     pub finish_reason: Option<String>,
     /// The reply was cut by the length cap (`maxOutputTokens`).
     pub truncated: bool,
+    /// The provider that answered (or the last one tried, when none did).
+    pub provider: Option<String>,
     /// How the reply failed the agent's `outputSchema` (at most 10); absent when it did not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schema_errors: Vec<crate::grade::schema::SchemaError>,
@@ -225,6 +230,8 @@ pub struct RunMetadata {
     pub seed: u64,
     /// True when the run was interrupted (Ctrl-C).
     pub interrupted: bool,
+    /// Providers whose circuit opened during the run (SPEC §11), by name.
+    pub circuits_opened: Vec<String>,
 }
 
 /// The report of one run.

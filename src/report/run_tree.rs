@@ -45,6 +45,22 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
         if !r.supporting.is_empty() {
             head.push_str(&format!(" · supporting {}", r.supporting.join(", ")));
         }
+        if let Some(why) = &r.router_error {
+            head.push_str(&format!("\n{} {why}", style.yellow("router failed, keywords routed:")));
+        }
+    }
+    if !report.metadata.circuits_opened.is_empty() || report.usage.fallbacks > 0 {
+        head.push_str(&format!(
+            "\n{} {} fallback{}{}",
+            style.dim("providers:"),
+            report.usage.fallbacks,
+            if report.usage.fallbacks == 1 { "" } else { "s" },
+            if report.metadata.circuits_opened.is_empty() {
+                String::new()
+            } else {
+                format!(" · circuit opened: {}", report.metadata.circuits_opened.join(", "))
+            }
+        ));
     }
     let mut root = Node::leaf(head);
     if let Some(e) = &report.error {

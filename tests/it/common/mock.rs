@@ -167,10 +167,12 @@ impl Respond for Script {
 }
 
 /// A single-file config for a mock server at `uri`: departments and agents given as YAML
-/// lists (instructions get their `AGENT:` markers here), grading by the judge.
+/// lists (instructions get their `AGENT:` markers here), grading by the judge. The one mock
+/// provider answers each agent by script, so a failure scripted for one agent must not open
+/// the circuit of all: no breaker here (`tests/it/chains.rs` tests it).
 pub fn config_yaml(uri: &str, extra_settings: &str, departments: &str, agents: &[(&str, &str)]) -> String {
     let mut out = format!(
-        "defaults:\n  provider: mock\n  timeout: 5\nproviders:\n  mock:\n    kind: openai\n    baseUrl: {uri}\nhttp:\n  backoffBase: 0.01\n  backoffCap: 2\ngrading:\n  method: llm\n  judge: judge\n{extra_settings}departments:\n{departments}agents:\n  - {{ id: judge, role: judge, instructions: \"AGENT:judge grades\" }}\n"
+        "defaults:\n  provider: mock\n  timeout: 5\nproviders:\n  mock:\n    kind: openai\n    baseUrl: {uri}\nhttp:\n  backoffBase: 0.01\n  backoffCap: 2\n  circuitFailures: 0\ngrading:\n  method: llm\n  judge: judge\n{extra_settings}departments:\n{departments}agents:\n  - {{ id: judge, role: judge, instructions: \"AGENT:judge grades\" }}\n"
     );
     for (id, rest) in agents {
         out.push_str(&format!(

@@ -1,0 +1,234 @@
+//! Provider fallback chains and circuit breakers (SPEC §11) through the binary, against
+//! two mock servers at once: a local one that is down (or comes back), a hosted one.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::mock::{chat_reply, Script};
+use crate::common::{json, stdout, Root, Test};
+
+async fn down() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(503).set_body_string("overloaded"))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// Department `d` with head `h` and `specialists` specialists, on the chain
+/// `[local, hosted]`; `http` is extra `[http]` YAML.
+fn chained(local: &str, hosted: &str, specialists: usize, http: &str) -> Root {
+    chained_with(local, hosted, specialists, http, 50, 1)
+}
+
+/// The same, with a threshold and retries of its own: at 100 no output passes, and every
+/// specialist spends all its attempts (a run of many calls).
+fn chained_with(local: &str, hosted: &str, specialists: usize, http: &str, threshold: u32, retries: u32) -> Root {
+    let root = Root::empty();
+    let mut agents = String::from("  - { id: h, role: head, department: d, instructions: \"AGENT:h leads\" }\n");
+    for i in 0..specialists {
+        agents.push_str(&format!(
+            "  - {{ id: s{i}, role: specialist, department: d, passingThreshold: {threshold}, instructions: \"AGENT:s{i} works\" }}\n"
+        ));
+    }
+    root.write(
+        "orch.yaml",
+        format!(
+            "defaults: {{ provider: [local, hosted], maxRetries: {retries} }}\n\
+             providers:\n  local: {{ kind: openai, baseUrl: \"{local}\", model: small }}\n  hosted: {{ kind: openai, baseUrl: \"{hosted}\", model: large }}\n\
+             http: {{ maxRetries: 0{http} }}\nlimits: {{ maxConcurrency: 1 }}\n\
+             departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n{agents}"
+        ),
+    );
+    root
+}
+
+fn run(root: &Root, args: &[&str]) -> Value {
+    let mut all = vec!["run", "--format", "json", "--specialists", "always"];
+    all.extend_from_slice(args);
+    all.push("Aladdin");
+    json(&Test::new(root.path()).args(all).run())
+}
+
+async fn requests(server: &MockServer) -> Vec<Value> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_local_server_hands_each_call_to_the_hosted_one() {
+    let local = down().await;
+    let script = Script::new(&[]);
+    let hosted = script.serve().await;
+    let root = chained(&local.uri(), &hosted.uri(), 2, ", circuitFailures: 0");
+    let report = run(&root, &[]);
+    assert_eq!(report["status"], "success", "{report}");
+    // Two specialists and a synthesis: each tried locally first, then moved.
+    assert_eq!(report["usage"]["fallbacks"], 3);
+    assert_eq!(report["usage"]["calls"], 6);
+    assert_eq!(requests(&local).await.len(), 3);
+    let attempt = &report["departments"][0]["specialistResults"][0]["attempts"][0];
+    assert_eq!(attempt["provider"], "hosted");
+    // Each provider's own model.
+    assert!(requests(&local).await.iter().all(|b| b["model"] == "small"));
+    assert!(requests(&hosted).await.iter().all(|b| b["model"] == "large"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quality_retry_stays_on_the_provider_that_answered() {
+    let script = Script::new(&[("s0", &[10.0, 90.0])]);
+    let local = script.serve().await;
+    let hosted = down().await;
+    let root = chained(&local.uri(), &hosted.uri(), 1, "");
+    let root_yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    // Grade by the heuristic except for s0's scripted drafts: a judge on the local server.
+    root.write(
+        "orch.yaml",
+        root_yaml.replace("departments:", "grading: { method: llm, judge: judge }\ndepartments:")
+            + "  - { id: judge, role: judge, instructions: \"AGENT:judge grades\" }\n",
+    );
+    let report = run(&root, &[]);
+    let attempts = &report["departments"][0]["specialistResults"][0]["attempts"];
+    assert_eq!(attempts.as_array().unwrap().len(), 2);
+    assert_eq!(attempts[0]["provider"], "local");
+    assert_eq!(attempts[1]["provider"], "local");
+    assert_eq!(report["usage"]["fallbacks"], 0);
+    assert_eq!(requests(&hosted).await.len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_open_circuit_spares_the_dead_server() {
+    let local = down().await;
+    let script = Script::new(&[]);
+    let hosted = script.serve().await;
+    let root = chained_with(
+        &local.uri(),
+        &hosted.uri(),
+        2,
+        ", circuitFailures: 3, circuitCooldown: 3600",
+        100,
+        5,
+    );
+    let events = root.path().join("events.jsonl");
+    let report = run(&root, &["--events", events.to_str().unwrap()]);
+    // Two specialists, six attempts each, then the head (nothing passed 100): 13 calls, of
+    // which the dead server sees exactly three.
+    assert_eq!(requests(&local).await.len(), 3);
+    assert_eq!(report["usage"]["calls"], 16);
+    assert_eq!(report["usage"]["fallbacks"], 13);
+    assert_eq!(report["metadata"]["circuitsOpened"], serde_json::json!(["local"]));
+    let opened: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "circuit_open")
+        .collect();
+    assert_eq!(opened.len(), 1);
+    assert_eq!(opened[0]["provider"], "local");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_the_cooldown_one_probe_goes_out_and_closes_the_circuit() {
+    // The local server fails three calls, then is back.
+    let local = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(503))
+        .up_to_n_times(3)
+        .with_priority(1)
+        .mount(&local)
+        .await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply("Aladdin, from the local model.")))
+        .with_priority(5)
+        .mount(&local)
+        .await;
+    // The hosted one is slow enough that the short cooldown passes during the run.
+    let hosted = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_reply("Aladdin, from the hosted model."))
+                .set_delay(Duration::from_millis(300)),
+        )
+        .mount(&hosted)
+        .await;
+    let root = chained_with(
+        &local.uri(),
+        &hosted.uri(),
+        2,
+        ", circuitFailures: 3, circuitCooldown: 0.5",
+        100,
+        5,
+    );
+    let events = root.path().join("events.jsonl");
+    let report = run(&root, &["--events", events.to_str().unwrap()]);
+    let kinds: Vec<String> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .filter(|e| e.starts_with("circuit"))
+        .collect();
+    assert_eq!(kinds, ["circuit_open", "circuit_closed"]);
+    let attempts: Vec<String> = report["departments"][0]["specialistResults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["attempts"].as_array().unwrap().iter())
+        .map(|a| a["provider"].as_str().unwrap().to_string())
+        .collect();
+    // The first three moved to hosted, some skipped it while open, the probe and all after it
+    // went to local again.
+    assert_eq!(attempts.last().unwrap(), "local");
+    assert!(attempts.iter().filter(|p| *p == "hosted").count() >= 3, "{attempts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn token_field_sends_max_completion_tokens() {
+    let script = Script::new(&[]);
+    let server = script.serve().await;
+    let root = Root::empty();
+    root.write(
+        "orch.yaml",
+        format!(
+            "defaults: {{ provider: o, maxOutputTokens: 99 }}\nproviders:\n  o: {{ kind: openai, baseUrl: \"{}\", tokenField: max_completion_tokens }}\n\
+             departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d, instructions: \"AGENT:h\" }}\n",
+            server.uri()
+        ),
+    );
+    Test::new(root.path())
+        .args(["run", "--format", "json", "Aladdin"])
+        .status(0)
+        .run();
+    let seen = script.seen();
+    assert_eq!(seen[0].body["max_completion_tokens"], 99);
+    assert!(seen[0].body.get("max_tokens").is_none());
+}
+
+#[test]
+fn chains_and_token_fields_are_validated() {
+    let root = Root::minimal();
+    root.write(
+        "orch.yaml",
+        "defaults: { provider: [simulated, locall] }\nproviders:\n  local: { kind: openai, baseUrl: \"http://127.0.0.1:1\" }\n  a: { kind: anthropic, tokenField: max_completion_tokens }\n",
+    );
+    let out = Test::new(root.path()).args(["validate"]).status(2).run();
+    assert_eq!(
+        stdout(&out),
+        "orch.yaml:1:35: error: unknown provider `locall` (did you mean `local`?)\n\
+         orch.yaml:4:37: error: `tokenField` is for the openai kind only; provider `a` is anthropic\n\
+         2 errors, 0 warnings\n"
+    );
+}
