@@ -182,6 +182,12 @@ pub struct RunArgs {
     /// Write JSONL events of the run to this file.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+    /// Export OpenTelemetry traces to this OTLP/HTTP endpoint [env: OTEL_EXPORTER_OTLP_ENDPOINT]
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+    /// Also export prompts and outputs as span attributes.
+    #[arg(long)]
+    pub otlp_content: bool,
     /// Seed of the simulated provider.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
@@ -272,6 +278,12 @@ pub struct TestArgs {
     /// Use this model for every agent.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
+    /// Export OpenTelemetry traces to this OTLP/HTTP endpoint [env: OTEL_EXPORTER_OTLP_ENDPOINT]
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+    /// Also export prompts and outputs as span attributes.
+    #[arg(long)]
+    pub otlp_content: bool,
     /// Seed of the simulated provider.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,

@@ -29,6 +29,7 @@ mod report;
 mod sink;
 mod suite;
 mod text;
+mod trace;
 
 pub use cli::{Cli, Command};
 pub use commands::{

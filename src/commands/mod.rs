@@ -9,7 +9,7 @@ pub mod schema;
 pub mod test;
 pub mod validate;
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 
 use crate::cli::{PlanArgs, ReportFormat, SpecialistsArg};
 use crate::config::{self, load::locate_root, Config};
@@ -94,6 +94,14 @@ pub fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) 
     let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     out.write_all(&bytes)
+}
+
+/// Flushes exported traces; a failure is one `warning:` line on stderr (even with
+/// `--quiet`), never the run's failure.
+pub fn export_traces(exporter: Option<crate::trace::Exporter>) {
+    if let Some(warning) = exporter.and_then(crate::trace::Exporter::finish) {
+        let _ = writeln!(std::io::stderr(), "warning: {}", crate::text::printable(&warning));
+    }
 }
 
 /// `--format`, else tree on a terminal and JSON otherwise.

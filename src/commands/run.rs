@@ -83,6 +83,9 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         args.seed,
     );
 
+    // Before the runtime: the exporter runs on a thread of its own.
+    let exporter =
+        crate::trace::Exporter::start(args.otlp.as_deref(), args.otlp_content).map_err(CommandError::usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -98,6 +101,8 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     });
     // Stops the progress bars (and closes the events file) before the report is printed.
     drop(engine);
+    drop(runtime);
+    super::export_traces(exporter);
 
     // The exit code tells how the run went even when nobody reads the report to the end.
     if let Err(e) = print_report(&report, resolve_format(args.plan.format)) {

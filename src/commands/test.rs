@@ -164,6 +164,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
             .unwrap_or(8)
             .max(1),
     ));
+    let exporter =
+        crate::trace::Exporter::start(args.otlp.as_deref(), args.otlp_content).map_err(CommandError::usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -219,6 +221,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
+    drop(runtime);
+    super::export_traces(exporter);
     let interrupted = *stop.borrow();
 
     // The summary covers every run of the results file when resuming, else this process's

@@ -7,11 +7,26 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::{far_future, CallError, Engine};
-use crate::config::{Agent, Price};
+use crate::config::{Agent, Price, ProviderKind};
 use crate::provider::circuit::{Change, Gate};
 use crate::provider::{Completion, CompletionRequest, Link, Outcome, ProviderError};
 use crate::report::events::Event;
 use crate::report::run::Usage;
+use crate::trace::spans;
+
+/// The `error.type` of a failed call: a short, stable word for dashboards.
+fn error_type(e: &ProviderError) -> String {
+    match e {
+        ProviderError::Http { .. } => "connection".into(),
+        ProviderError::Status { code, .. } => format!("http_{code}"),
+        ProviderError::Decode { .. } => "unexpected_reply".into(),
+        ProviderError::TooLarge { .. } => "reply_too_large".into(),
+        ProviderError::Timeout { .. } => "timeout".into(),
+        ProviderError::MissingKey { .. } => "missing_key".into(),
+        ProviderError::CircuitOpen { .. } => "circuit_open".into(),
+        ProviderError::NotRecorded { .. } => "not_recorded".into(),
+    }
+}
 
 /// A call's result, and the provider that gave it (the last one tried when it failed).
 pub struct Called {
@@ -153,6 +168,18 @@ impl Engine {
             timeout,
             deadline,
         };
+        let span = spans::chat(&spans::ChatRequest {
+            provider: match link.kind {
+                ProviderKind::OpenAi => "openai",
+                ProviderKind::Anthropic => "anthropic",
+                ProviderKind::Simulated => "orch.simulated",
+            },
+            model: &request.model,
+            temperature: request.temperature,
+            max_tokens: request.max_output_tokens,
+            base_url: &link.base_url,
+            messages: (&request.system, &request.prompt),
+        });
         // The deadline holds whatever the provider does (the HTTP layer keeps it too).
         let outcome = match tokio::time::timeout_at(deadline, link.provider.complete(&request)).await {
             Ok(outcome) => outcome,
@@ -160,6 +187,18 @@ impl Engine {
                 seconds: timeout.as_secs_f64(),
             })),
         };
+        let error_type = outcome.result.as_ref().err().map(error_type);
+        let completion = outcome.result.as_ref().ok();
+        spans::end_chat(
+            &span,
+            &spans::ChatResponse {
+                finish_reason: completion.and_then(|c| c.finish_reason.as_deref()),
+                tokens: completion.map_or((0, 0), |c| (c.prompt_tokens, c.completion_tokens)),
+                text: completion.map(|c| c.text.as_str()),
+                transport_retries: outcome.transport_retries,
+                error: error_type.as_deref(),
+            },
+        );
         usage.calls += 1;
         usage.transport_retries = usage
             .transport_retries

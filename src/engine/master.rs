@@ -4,6 +4,8 @@
 use std::future::Future;
 
 use futures::stream::{FuturesUnordered, StreamExt};
+use opentelemetry::trace::FutureExt;
+use opentelemetry::KeyValue;
 
 use super::department::{output_text, run_department, Finished};
 use super::{scoring, Engine};
@@ -13,6 +15,7 @@ use crate::report::events::Event;
 use crate::report::run::{
     DepartmentMetadata, DepartmentResult, DepartmentStatus, Report, RunMetadata, RunStatus, Usage, Validation,
 };
+use crate::trace::spans;
 
 /// Runs a plan to its report. `interrupt` resolving (Ctrl-C) stops the run: calls in flight
 /// are dropped and the report holds what finished, the rest failed with `interrupted`.
@@ -76,7 +79,23 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
                 done.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
                 continue;
             }
-            running.push(async move { run_department(engine, &plan.request, dp, &finished).await });
+            running.push(async move {
+                // The head's span holds its department: its specialists are its children.
+                let head = engine.config.agent(&dp.head).expect("planned heads exist");
+                let cx = spans::agent(&head.id, &head.name, "head", Some(&dp.department_id));
+                let result = run_department(engine, &plan.request, dp, &finished)
+                    .with_context(cx.clone())
+                    .await;
+                spans::end(
+                    &cx,
+                    vec![
+                        KeyValue::new("orch.score", result.quality_score),
+                        KeyValue::new("orch.attempts", i64::from(result.metadata.department_retries) + 1),
+                        KeyValue::new("orch.review_status", result.status.to_string()),
+                    ],
+                );
+                result
+            });
         }
         if running.is_empty() {
             break;
@@ -249,7 +268,10 @@ async fn aggregate(
             let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
             // The master never retries (seed 000): one call, and a failure is reported. The
             // run's deadline holds here too.
-            let call = engine.call(master, prompts::summary(&plan.request, &pairs), &mut usage);
+            let cx = spans::agent(&master.id, &master.name, "master", None);
+            let call = engine
+                .call(master, prompts::summary(&plan.request, &pairs), &mut usage)
+                .with_context(cx.clone());
             tokio::select! {
                 result = call => match result {
                     Ok(text) => {
@@ -260,6 +282,7 @@ async fn aggregate(
                 },
                 _ = deadline => issues.push("the master's summary was cut short: deadline exceeded".into()),
             }
+            spans::end(&cx, Vec::new());
         }
     }
     engine.complete_step("aggregation".into());
@@ -316,6 +339,7 @@ async fn aggregate(
                 .collect(),
         },
         error,
+        trace_id: None,
     }
 }
 

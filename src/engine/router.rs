@@ -4,6 +4,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use opentelemetry::trace::FutureExt;
+use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
 use super::Engine;
@@ -13,6 +15,7 @@ use crate::plan::{self, PlanOptions, RouterStep};
 use crate::prompts;
 use crate::report::events::Event;
 use crate::report::run::{Report, Usage};
+use crate::trace::spans;
 
 /// Asks the router of the config once: its answer, or why keyword routing is used instead.
 pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
@@ -30,9 +33,12 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let t0 = Instant::now();
     let mut usage = Usage::default();
     let prompt = prompts::router(request, &config.departments);
+    let cx = spans::agent(&agent.id, &agent.name, "router", None);
     let reply = engine
         .call_as(agent, prompt, &mut usage, Some(Arc::new(reply_schema())))
+        .with_context(cx.clone())
         .await;
+    spans::end(&cx, Vec::new());
     let step = match reply.result {
         Ok(c) => parse_reply(config, &c.text).map_or_else(RouterStep::Failed, RouterStep::Answered),
         Err(e) => RouterStep::Failed(format!("the router's call failed: {e}")),
@@ -63,6 +69,35 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
 /// A whole request: the router first when the plan calls for it, then the plan, then the
 /// run. A request nothing routes (after the router) is a failed report with what it spent.
 pub async fn run_request(
+    engine: &Engine,
+    request: &str,
+    options: PlanOptions,
+    interrupt: impl Future<Output = ()>,
+) -> Report {
+    // The run's span (SPEC §12): everything below is its child, whatever task polls it.
+    let workflow = engine
+        .config
+        .root
+        .file_name()
+        .map_or_else(|| "orch".into(), |n| n.to_string_lossy().into_owned());
+    let workflow = if workflow == "." { "orch".to_string() } else { workflow };
+    let cx = spans::workflow(&workflow, &engine.run_id);
+    let mut report = routed_run(engine, request, options, interrupt)
+        .with_context(cx.clone())
+        .await;
+    spans::end(
+        &cx,
+        vec![
+            KeyValue::new("orch.status", report.status.to_string()),
+            KeyValue::new("orch.overall_quality", report.overall_quality),
+        ],
+    );
+    report.trace_id = spans::trace_id(&cx);
+    report
+}
+
+/// The router (when asked), the plan, the run.
+async fn routed_run(
     engine: &Engine,
     request: &str,
     mut options: PlanOptions,

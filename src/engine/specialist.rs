@@ -1,5 +1,7 @@
 //! One specialist's retry loop with feedback (SPEC §3.5), and the head's review of it.
 
+use opentelemetry::trace::FutureExt;
+use opentelemetry::{Context, KeyValue};
 use tokio::time::Instant;
 
 use super::{CallError, Engine};
@@ -8,6 +10,7 @@ use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
 use crate::report::events::Event;
 use crate::report::run::{output_value, Attempt, SpecialistResult, Usage};
+use crate::trace::spans;
 
 /// Where a specialist sits among its department's tasks (seed 004's context propagation).
 pub struct Task<'a> {
@@ -22,9 +25,34 @@ pub struct Task<'a> {
     pub total: usize,
 }
 
-/// Runs one specialist: up to `max_attempts` attempts, each graded; the first pass ends
-/// the loop; a failed call is a failed attempt with score 0; a spent budget ends it.
+/// Runs one specialist inside its `invoke_agent` span (SPEC §12): its calls, and the judge's
+/// calls that grade them, are children of it.
 pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult {
+    let agent = engine
+        .config
+        .agent(&task.specialist.agent_id)
+        .expect("planned agents exist");
+    let cx = spans::agent(
+        &agent.id,
+        &agent.name,
+        "specialist",
+        Some(&task.department.department_id),
+    );
+    let result = attempts(engine, task).with_context(cx.clone()).await;
+    spans::end(
+        &cx,
+        vec![
+            KeyValue::new("orch.score", result.quality_score),
+            KeyValue::new("orch.attempts", result.attempts.len() as i64),
+            KeyValue::new("orch.review_status", result.review_status.to_string()),
+        ],
+    );
+    result
+}
+
+/// Up to `max_attempts` attempts, each graded; the first pass ends the loop; a failed call
+/// is a failed attempt with score 0; a spent budget ends it.
+async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
     let spec = task.specialist;
     let dept = &task.department.department_id;
     let agent = engine.config.agent(&spec.agent_id).expect("planned agents exist");
@@ -54,14 +82,22 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
             total_tasks: task.total,
         });
         let t0 = Instant::now();
-        let called = engine.call_full(agent, prompt, &mut usage).await;
+        // The attempt's number rides in the context, for its calls' spans (the judge's too).
+        let attempt_cx = Context::current().with_value(spans::Attempt(n));
+        let called = engine
+            .call_full(agent, prompt, &mut usage)
+            .with_context(attempt_cx.clone())
+            .await;
         let provider = called.provider;
         let (attempt, passed, stop) = match called.result {
             Ok(completion) => {
                 let truncated = completion.truncated();
                 let finish_reason = completion.finish_reason;
                 let text = completion.text;
-                let (grade, grader) = engine.grade(request, agent, &text, &mut usage).await;
+                let (grade, grader) = engine
+                    .grade(request, agent, &text, &mut usage)
+                    .with_context(attempt_cx.clone())
+                    .await;
                 let score = grade.score(&engine.config.settings.grading.weights);
                 let passed = passes(score, spec.threshold);
                 let line = if passed {

@@ -71,8 +71,9 @@ pub fn passes(score: f64, threshold: u32) -> bool {
 }
 
 /// The head's review of a specialist's final result (SPEC §3.7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum ReviewStatus {
     /// Threshold 0, or score ≥ T + 10.
     Approved,

@@ -194,6 +194,10 @@ pub struct Link {
     pub provider: std::sync::Arc<dyn Provider>,
     /// The model asked of it.
     pub model: String,
+    /// Its wire protocol.
+    pub kind: crate::config::ProviderKind,
+    /// Where it lives ("" for the simulated provider).
+    pub base_url: String,
 }
 
 /// The providers each agent calls, in fallback order, with `--provider` / `--model`
@@ -242,6 +246,17 @@ impl Providers {
                     .cloned()
                     .expect("every provider in use was built"),
                 model: config.model_on(agent, name, self.override_model.as_deref()),
+                kind: config
+                    .settings
+                    .providers
+                    .get(name)
+                    .map_or(crate::config::ProviderKind::Simulated, |p| p.kind),
+                base_url: config
+                    .settings
+                    .providers
+                    .get(name)
+                    .map(|p| p.base_url.clone())
+                    .unwrap_or_default(),
             })
             .collect()
     }

@@ -265,6 +265,8 @@ pub struct Report {
     pub metadata: RunMetadata,
     /// Why the run failed, when it did.
     pub error: Option<String>,
+    /// The OpenTelemetry trace of the run (32 lowercase hex), when traces are exported.
+    pub trace_id: Option<String>,
 }
 
 impl Report {
@@ -287,6 +289,7 @@ impl Report {
             usage: Usage::default(),
             metadata: RunMetadata::default(),
             error: Some(error.to_string()),
+            trace_id: None,
         }
     }
 }
@@ -305,6 +308,7 @@ pub fn output_value(text: &str) -> Value {
 /// The report fields that only the clock or chance decides: times and ids.
 pub const CLOCK_AND_ID_FIELDS: &[&str] = &[
     "runId",
+    "traceId",
     "headExecutionId",
     "executionTime",
     "totalExecutionTime",

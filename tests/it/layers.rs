@@ -9,6 +9,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("text", 0),
     ("exit", 0),
     ("sink", 0),
+    ("trace", 0),
     ("config", 1),
     ("plan", 2),
     ("grade", 3),

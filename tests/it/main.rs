@@ -18,4 +18,5 @@ mod secrets;
 mod structured;
 mod suites;
 mod tooling;
+mod traces;
 mod validate;

@@ -1,0 +1,149 @@
+//! The spans of a run, named and attributed as SPEC §12 and the OpenTelemetry GenAI
+//! semantic conventions say: `invoke_workflow orch` > `invoke_agent {name}` > `chat {model}`.
+
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
+use opentelemetry::{global, Array, Context, KeyValue, StringValue, Value};
+
+/// Which quality attempt a call belongs to, carried in the context of the attempt.
+#[derive(Clone, Copy, Debug)]
+pub struct Attempt(pub u32);
+
+/// A new span under the current context, and the context that holds it.
+fn start(name: String, kind: SpanKind, attributes: Vec<KeyValue>) -> Context {
+    let tracer = global::tracer("orch");
+    let parent = Context::current();
+    let span = tracer
+        .span_builder(name)
+        .with_kind(kind)
+        .with_attributes(attributes)
+        .start_with_context(&tracer, &parent);
+    parent.with_span(span)
+}
+
+/// The run's span: `invoke_workflow orch`.
+pub fn workflow(workflow_name: &str, run_id: &str) -> Context {
+    start(
+        "invoke_workflow orch".into(),
+        SpanKind::Internal,
+        vec![
+            KeyValue::new("gen_ai.operation.name", "invoke_workflow"),
+            KeyValue::new("gen_ai.workflow.name", workflow_name.to_string()),
+            KeyValue::new("orch.run_id", run_id.to_string()),
+        ],
+    )
+}
+
+/// An agent's span: `invoke_agent {name}` (the router, a head, a specialist, the master).
+pub fn agent(id: &str, name: &str, role: &str, department: Option<&str>) -> Context {
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", "invoke_agent"),
+        KeyValue::new("gen_ai.agent.id", id.to_string()),
+        KeyValue::new("gen_ai.agent.name", name.to_string()),
+        KeyValue::new("orch.role", role.to_string()),
+    ];
+    if let Some(d) = department {
+        attributes.push(KeyValue::new("orch.department", d.to_string()));
+    }
+    start(format!("invoke_agent {name}"), SpanKind::Internal, attributes)
+}
+
+/// What a call asked of its provider.
+pub struct ChatRequest<'a> {
+    /// `openai`, `anthropic` or `orch.simulated`.
+    pub provider: &'a str,
+    /// The model asked.
+    pub model: &'a str,
+    /// Sampling temperature.
+    pub temperature: f64,
+    /// The reply cap (0: none sent).
+    pub max_tokens: u32,
+    /// The provider's base URL, for `server.address` and `server.port`.
+    pub base_url: &'a str,
+    /// The system and user messages (exported only with `--otlp-content`).
+    pub messages: (&'a str, &'a str),
+}
+
+/// One LLM call's span: `chat {model}`, kind CLIENT.
+pub fn chat(req: &ChatRequest) -> Context {
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", "chat"),
+        KeyValue::new("gen_ai.provider.name", req.provider.to_string()),
+        KeyValue::new("gen_ai.request.model", req.model.to_string()),
+        KeyValue::new("gen_ai.request.temperature", req.temperature),
+    ];
+    if req.max_tokens > 0 {
+        attributes.push(KeyValue::new("gen_ai.request.max_tokens", i64::from(req.max_tokens)));
+    }
+    if let Ok(url) = url::Url::parse(req.base_url) {
+        if let Some(host) = url.host_str() {
+            attributes.push(KeyValue::new("server.address", host.to_string()));
+        }
+        if let Some(port) = url.port_or_known_default() {
+            attributes.push(KeyValue::new("server.port", i64::from(port)));
+        }
+    }
+    if let Some(Attempt(n)) = Context::current().get::<Attempt>() {
+        attributes.push(KeyValue::new("orch.attempt", i64::from(*n)));
+    }
+    if super::content() {
+        let (system, user) = req.messages;
+        let messages = serde_json::json!([
+            {"role": "system", "parts": [{"type": "text", "content": system}]},
+            {"role": "user", "parts": [{"type": "text", "content": user}]},
+        ]);
+        attributes.push(KeyValue::new("gen_ai.input.messages", messages.to_string()));
+    }
+    start(format!("chat {}", req.model), SpanKind::Client, attributes)
+}
+
+/// What a call got back.
+pub struct ChatResponse<'a> {
+    /// Why the reply ended, when the provider said.
+    pub finish_reason: Option<&'a str>,
+    /// Tokens sent and received.
+    pub tokens: (u64, u64),
+    /// The reply (exported only with `--otlp-content`).
+    pub text: Option<&'a str>,
+    /// Transport retries inside the call.
+    pub transport_retries: u32,
+    /// What went wrong, when it did (`error.type`).
+    pub error: Option<&'a str>,
+}
+
+/// Ends a call's span with what came back.
+pub fn end_chat(cx: &Context, res: &ChatResponse) {
+    let span = cx.span();
+    let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", clamp(res.tokens.0)));
+    span.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", clamp(res.tokens.1)));
+    span.set_attribute(KeyValue::new(
+        "orch.transport_retries",
+        i64::from(res.transport_retries),
+    ));
+    if let Some(reason) = res.finish_reason {
+        let reasons = Array::String(vec![StringValue::from(reason.to_string())]);
+        span.set_attribute(KeyValue::new("gen_ai.response.finish_reasons", Value::Array(reasons)));
+    }
+    if let (Some(text), true) = (res.text, super::content()) {
+        let messages = serde_json::json!([{"role": "assistant", "parts": [{"type": "text", "content": text}]}]);
+        span.set_attribute(KeyValue::new("gen_ai.output.messages", messages.to_string()));
+    }
+    if let Some(error) = res.error {
+        span.set_attribute(KeyValue::new("error.type", error.to_string()));
+        span.set_status(Status::error(error.to_string()));
+    }
+    span.end();
+}
+
+/// Ends a span with `attributes`.
+pub fn end(cx: &Context, attributes: Vec<KeyValue>) {
+    let span = cx.span();
+    span.set_attributes(attributes);
+    span.end();
+}
+
+/// The trace's id as the report shows it (32 lowercase hex), when traces are exported.
+pub fn trace_id(cx: &Context) -> Option<String> {
+    let sc = cx.span().span_context().clone();
+    sc.is_valid().then(|| sc.trace_id().to_string())
+}

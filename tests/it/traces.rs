@@ -1,0 +1,243 @@
+//! Traces (SPEC §12) through the binary, received by an in-process OTLP/HTTP collector:
+//! span names, kinds and parents, the GenAI attributes with the mock server's token
+//! counts, `traceId` in the report, and no prompt text or key unless asked for.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::mock::{config_yaml, Script};
+use crate::common::{json, stderr, Root, Test};
+
+async fn collector() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/traces"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// One department `d`: head `h`, specialist `s`, graded by the judge, on the mock (with a key).
+fn team(uri: &str) -> Root {
+    let root = Root::empty();
+    let yaml = config_yaml(
+        uri,
+        "",
+        "  - { id: d, keywords: [aladdin], head: h }\n",
+        &[
+            ("h", "role: head, department: d"),
+            ("s", "role: specialist, department: d, name: Scout"),
+        ],
+    )
+    .replace("    baseUrl:", "    apiKeyEnv: TRACE_TEST_KEY\n    baseUrl:");
+    root.write("orch.yaml", yaml);
+    root
+}
+
+/// Every span the collector received, flattened, with attributes as a map.
+#[derive(Debug)]
+struct Received {
+    name: String,
+    kind: i64,
+    trace: String,
+    id: String,
+    parent: String,
+    attributes: HashMap<String, Value>,
+}
+
+fn value_of(v: &Value) -> Value {
+    let (kind, inner) = v.as_object().unwrap().iter().next().unwrap();
+    match kind.as_str() {
+        "intValue" => Value::from(inner.as_i64().or_else(|| inner.as_str()?.parse().ok()).unwrap()),
+        "arrayValue" => Value::Array(inner["values"].as_array().unwrap().iter().map(value_of).collect()),
+        _ => inner.clone(),
+    }
+}
+
+fn spans(bodies: &[Value]) -> Vec<Received> {
+    let mut out = Vec::new();
+    for body in bodies {
+        for rs in body["resourceSpans"].as_array().unwrap() {
+            for ss in rs["scopeSpans"].as_array().unwrap() {
+                for s in ss["spans"].as_array().unwrap() {
+                    out.push(Received {
+                        name: s["name"].as_str().unwrap().to_string(),
+                        kind: s["kind"].as_i64().unwrap_or(0),
+                        trace: s["traceId"].as_str().unwrap().to_string(),
+                        id: s["spanId"].as_str().unwrap().to_string(),
+                        parent: s["parentSpanId"].as_str().unwrap_or("").to_string(),
+                        attributes: s["attributes"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|a| (a["key"].as_str().unwrap().to_string(), value_of(&a["value"])))
+                            .collect(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+async fn received(server: &MockServer) -> (Vec<Value>, Vec<String>) {
+    let requests = server.received_requests().await.unwrap();
+    let types = requests
+        .iter()
+        .map(|r| r.headers.get("content-type").unwrap().to_str().unwrap().to_string())
+        .collect();
+    let bodies = requests
+        .iter()
+        .filter_map(|r| serde_json::from_slice(&r.body).ok())
+        .collect();
+    (bodies, types)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_is_a_trace_of_workflow_agents_and_chats() {
+    let otlp = collector().await;
+    let script = Script::new(&[]);
+    let llm = script.serve().await;
+    let root = team(&llm.uri());
+    let out = Test::new(root.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--specialists",
+            "always",
+            "--otlp",
+            &otlp.uri(),
+            "Aladdin zebra-quartz",
+        ])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env("OTEL_SERVICE_NAME", "orch-test")
+        .env("TRACE_TEST_KEY", "sk-trace-secret-1234")
+        .status(0)
+        .run();
+    let report = json(&out);
+    let (bodies, types) = received(&otlp).await;
+    assert!(types.iter().all(|t| t == "application/json"), "{types:?}");
+    let text = serde_json::to_string(&bodies).unwrap();
+    assert!(!text.contains("zebra-quartz"), "the prompt was exported");
+    assert!(!text.contains("sk-trace-secret-1234"), "the key was exported");
+    assert!(text.contains("orch-test"), "service.name");
+
+    let spans = spans(&bodies);
+    let one = |name: &str| {
+        spans
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no span {name}: {spans:#?}"))
+    };
+    let workflow = one("invoke_workflow orch");
+    assert_eq!(workflow.parent, "");
+    assert_eq!(workflow.kind, 1);
+    assert_eq!(workflow.attributes["gen_ai.operation.name"], "invoke_workflow");
+    assert_eq!(workflow.attributes["orch.status"], "success");
+    assert_eq!(workflow.attributes["orch.run_id"], report["runId"]);
+    assert_eq!(report["traceId"], workflow.trace.as_str());
+    assert_eq!(workflow.trace.len(), 32);
+
+    let head = one("invoke_agent h");
+    assert_eq!(head.parent, workflow.id);
+    assert_eq!(head.attributes["orch.role"], "head");
+    assert_eq!(head.attributes["orch.department"], "d");
+    let scout = one("invoke_agent Scout");
+    assert_eq!(scout.parent, head.id);
+    assert_eq!(scout.attributes["gen_ai.agent.id"], "s");
+    assert_eq!(scout.attributes["orch.attempts"], 1);
+    assert_eq!(scout.attributes["orch.review_status"], "approved");
+
+    let chats: Vec<&Received> = spans.iter().filter(|s| s.name.starts_with("chat ")).collect();
+    // The specialist's call, the judge's, the head's synthesis: one span each.
+    assert_eq!(chats.len(), 3);
+    assert_eq!(report["usage"]["calls"], 3);
+    for chat in &chats {
+        assert_eq!(chat.kind, 3, "CLIENT");
+        assert_eq!(chat.name, "chat gpt-4o-mini");
+        assert_eq!(chat.trace, workflow.trace);
+        assert_eq!(chat.attributes["gen_ai.operation.name"], "chat");
+        assert_eq!(chat.attributes["gen_ai.provider.name"], "openai");
+        assert_eq!(chat.attributes["gen_ai.request.model"], "gpt-4o-mini");
+        assert_eq!(chat.attributes["gen_ai.usage.input_tokens"], 11);
+        assert_eq!(chat.attributes["gen_ai.usage.output_tokens"], 7);
+        assert_eq!(
+            chat.attributes["gen_ai.response.finish_reasons"],
+            serde_json::json!(["stop"])
+        );
+        assert_eq!(chat.attributes["server.address"], "127.0.0.1");
+    }
+    // The specialist's call and the judge's grading it sit under the specialist, attempt 1.
+    let under_scout: Vec<&&Received> = chats.iter().filter(|c| c.parent == scout.id).collect();
+    assert_eq!(under_scout.len(), 2);
+    assert!(under_scout.iter().all(|c| c.attributes["orch.attempt"] == 1));
+    assert_eq!(chats.iter().filter(|c| c.parent == head.id).count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn content_only_when_asked_and_protobuf_by_default() {
+    let otlp = collector().await;
+    let script = Script::new(&[]);
+    let llm = script.serve().await;
+    let root = team(&llm.uri());
+    Test::new(root.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--otlp",
+            &otlp.uri(),
+            "--otlp-content",
+            "Aladdin zebra-quartz",
+        ])
+        .env("TRACE_TEST_KEY", "sk-trace-secret-1234")
+        .status(0)
+        .run();
+    let requests = otlp.received_requests().await.unwrap();
+    assert!(!requests.is_empty());
+    let body: Vec<u8> = requests.iter().flat_map(|r| r.body.clone()).collect();
+    assert_eq!(
+        requests[0].headers.get("content-type").unwrap(),
+        "application/x-protobuf"
+    );
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.contains("invoke_workflow orch"));
+    assert!(text.contains("zebra-quartz"), "--otlp-content exports the prompt");
+    assert!(!text.contains("sk-trace-secret-1234"));
+}
+
+#[test]
+fn without_a_collector_the_report_has_no_trace_and_a_dead_one_is_a_warning() {
+    let root = Root::minimal();
+    let plain = json(
+        &Test::new(root.path())
+            .args(["run", "--format", "json", "Aladdin character"])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(plain["traceId"], Value::Null);
+    let out = Test::new(root.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--quiet",
+            "--otlp",
+            "http://127.0.0.1:9",
+            "Aladdin character",
+        ])
+        .status(0)
+        .run();
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("warning: could not export traces to http://127.0.0.1:9/v1/traces: "),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+    assert_eq!(json(&out)["status"], "success");
+}
