@@ -30,6 +30,19 @@ pub enum Command {
     Init(InitArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
+    /// Render a saved run report or suite results file as one self-contained HTML page.
+    Report(ReportArgs),
+}
+
+/// `orch report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A report (`orch run --format json` output) or a results file (`orch test --results`).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Write the HTML here [default: standard output]
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
 }
 
 /// The kinds of file orch reads.
@@ -95,13 +108,18 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Output format of `run` and `explain`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// Output format of `run`, `explain` and `test`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
+#[strum(serialize_all = "lowercase")]
 pub enum ReportFormat {
     /// Machine-readable JSON (the default when stdout is not a terminal).
     Json,
     /// A tree for people (the default on a terminal).
     Tree,
+    /// A Markdown summary for `$GITHUB_STEP_SUMMARY` (`run`, `test`).
+    Markdown,
+    /// The plan as a Mermaid flowchart (`explain`).
+    Mermaid,
 }
 
 /// Output format of `validate`.

@@ -22,6 +22,7 @@ mod config;
 mod engine;
 mod exit;
 mod grade;
+mod pictures;
 mod plan;
 mod prompts;
 mod provider;
@@ -33,7 +34,8 @@ mod trace;
 
 pub use cli::{Cli, Command};
 pub use commands::{
-    explain::explain, init::completions, init::init, run::run, schema::run as schema, test::test, validate::validate,
+    explain::explain, init::completions, init::init, report::report, run::run, schema::run as schema, test::test,
+    validate::validate,
 };
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Command::Schema(args) => orch::schema(args),
         Command::Init(args) => orch::init(args),
         Command::Completions(args) => orch::completions(args),
+        Command::Report(args) => orch::report(args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -46,6 +46,11 @@ fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan)
 
 /// Prints the plan as a tree or JSON.
 pub fn explain(args: ExplainArgs) -> Result<Exit> {
+    super::only_formats(
+        args.plan.format,
+        "orch explain",
+        &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Mermaid],
+    )?;
     let prompt = read_prompt(&args.plan.prompt)?;
     let config = load_config(&args.plan)?;
     let mut plan = make_plan(&config, &prompt, &args.plan)?;
@@ -61,6 +66,9 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
             let style = tree::Style::detect(std::io::stdout().is_terminal());
             tree::render(&plan_tree(&plan, style), &mut out)?;
         }
+        ReportFormat::Mermaid => out.write_all(crate::pictures::mermaid::plan(&plan).as_bytes())?,
+        // Refused before planning (`only_formats`).
+        ReportFormat::Markdown => super::write_json(&mut out, &plan)?,
     }
     out.flush()?;
     Ok(Exit::Success)

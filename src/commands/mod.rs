@@ -4,6 +4,7 @@ pub mod explain;
 pub mod init;
 pub mod progress;
 pub mod providers;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod test;
@@ -101,6 +102,20 @@ pub fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) 
 pub fn export_traces(exporter: Option<crate::trace::Exporter>) {
     if let Some(warning) = exporter.and_then(crate::trace::Exporter::finish) {
         let _ = writeln!(std::io::stderr(), "warning: {}", crate::text::printable(&warning));
+    }
+}
+
+/// Refuses a `--format` this command does not print.
+pub fn only_formats(flag: Option<ReportFormat>, command: &str, allowed: &[ReportFormat]) -> Result<(), CommandError> {
+    match flag {
+        Some(f) if !allowed.contains(&f) => {
+            let names: Vec<String> = allowed.iter().map(ToString::to_string).collect();
+            Err(CommandError::usage(format!(
+                "`{command}` prints {} (not {f})",
+                names.join(", ")
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

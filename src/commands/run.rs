@@ -18,6 +18,11 @@ use crate::sink::LineFile;
 
 /// Runs the request and prints the report.
 pub fn run(args: RunArgs) -> Result<Exit> {
+    super::only_formats(
+        args.plan.format,
+        "orch run",
+        &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Markdown],
+    )?;
     let prompt = read_prompt(&args.plan.prompt)?;
     let mut config = load_config(&args.plan)?;
     if let Some(n) = args.max_calls {
@@ -227,6 +232,9 @@ fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
             let style = tree::Style::detect(std::io::stdout().is_terminal());
             tree::render(&run_tree(report, style), &mut out)?;
         }
+        ReportFormat::Markdown => out.write_all(crate::pictures::markdown::run(report).as_bytes())?,
+        // Refused before the run (`only_formats`).
+        ReportFormat::Mermaid => super::write_json(&mut out, report)?,
     }
     out.flush()?;
     Ok(())

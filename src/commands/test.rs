@@ -46,6 +46,11 @@ struct Job<'a> {
 
 /// Runs `orch test`.
 pub fn test(args: TestArgs) -> Result<Exit> {
+    super::only_formats(
+        args.format,
+        "orch test",
+        &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Markdown],
+    )?;
     if !args.merge.is_empty() {
         let records = results::read(&args.merge).map_err(CommandError::usage)?;
         let summary = results::summarize(&records, args.pass_rate, 0);
@@ -387,7 +392,8 @@ fn finish(summary: &Summary, args: &TestArgs) -> Result<Exit> {
     }
     let mut out = std::io::stdout().lock();
     match resolve_format(args.format) {
-        ReportFormat::Json => super::write_json(&mut out, summary)?,
+        ReportFormat::Json | ReportFormat::Mermaid => super::write_json(&mut out, summary)?,
+        ReportFormat::Markdown => out.write_all(crate::pictures::markdown::suite(summary).as_bytes())?,
         ReportFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());
             let mut text = String::new();

@@ -82,6 +82,7 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
             total_tasks: task.total,
         });
         let t0 = Instant::now();
+        let started_at = engine.elapsed_ms();
         // The attempt's number rides in the context, for its calls' spans (the judge's too).
         let attempt_cx = Context::current().with_value(spans::Attempt(n));
         let called = engine
@@ -94,6 +95,7 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
                 let truncated = completion.truncated();
                 let finish_reason = completion.finish_reason;
                 let text = completion.text;
+                let grading_started_at = engine.elapsed_ms();
                 let (grade, grader) = engine
                     .grade(request, agent, &text, &mut usage)
                     .with_context(attempt_cx.clone())
@@ -126,6 +128,9 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
                     grader,
                     error: None,
                     latency_ms: t0.elapsed().as_millis() as u64,
+                    started_at,
+                    finished_at: engine.elapsed_ms(),
+                    grading_started_at: (grader != "heuristic").then_some(grading_started_at),
                     finish_reason,
                     truncated,
                     provider,
@@ -165,6 +170,9 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
                     grader: "none",
                     error: Some(message),
                     latency_ms: t0.elapsed().as_millis() as u64,
+                    started_at,
+                    finished_at: engine.elapsed_ms(),
+                    grading_started_at: None,
                     finish_reason: None,
                     truncated: false,
                     provider,

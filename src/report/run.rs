@@ -99,6 +99,12 @@ pub struct Attempt {
     pub error: Option<String>,
     /// Milliseconds of the call and its grading.
     pub latency_ms: u64,
+    /// When the attempt's call started, in milliseconds from the run's start.
+    pub started_at: u64,
+    /// When it was graded (or failed), in milliseconds from the run's start.
+    pub finished_at: u64,
+    /// When the judge's call started (null without one): the judge's bar in the timeline.
+    pub grading_started_at: Option<u64>,
     /// Why the reply ended: `stop`, `length`, or the provider's own word; null when unknown.
     pub finish_reason: Option<String>,
     /// The reply was cut by the length cap (`maxOutputTokens`).
@@ -315,6 +321,7 @@ pub const CLOCK_AND_ID_FIELDS: &[&str] = &[
     "latencyMs",
     "startedAt",
     "finishedAt",
+    "gradingStartedAt",
 ];
 
 /// A report's JSON without [`CLOCK_AND_ID_FIELDS`], at any depth: two runs of the same

@@ -19,6 +19,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("engine", 6),
     ("suite", 6),
     ("cli", 7),
+    ("pictures", 7),
     ("commands", 8),
 ];
 

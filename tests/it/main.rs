@@ -10,6 +10,7 @@ mod hostile;
 mod layers;
 mod models;
 mod numbers;
+mod pictures;
 mod providers;
 mod replay;
 mod router;

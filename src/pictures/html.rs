@@ -1,0 +1,376 @@
+//! `orch report FILE --html OUT`: one self-contained page (inline CSS and SVG, no script,
+//! no network) from a saved report or a suite's results file. It reads JSON, not orch's
+//! types, so a report saved by an older orch still renders. Every text is escaped, and the
+//! markup is well-formed XML, so tests parse it back.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+/// Width of the timeline's time axis, in SVG units.
+const TIMELINE_WIDTH: f64 = 760.0;
+/// Height of a timeline row.
+const ROW: f64 = 22.0;
+/// Width reserved for row labels.
+const LABEL: f64 = 220.0;
+
+/// Text safe anywhere in the page (element text and attribute values).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}table{border-collapse:collapse;margin:8px 0}\
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}\
+.success,.pass{color:#1d6b1d}.partial{color:#9a6700}.failed,.fail{color:#a31515}.skipped{color:#777}\
+pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border:1px solid #e4e4e4;max-height:360px;overflow:auto}\
+svg text{font:11px system-ui,sans-serif}.num{text-align:right}";
+
+/// A whole page around `body`.
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+/// The page of one run report.
+pub fn report_page(report: &Value) -> String {
+    let title = format!("orch run {}", report["runId"].as_str().unwrap_or(""));
+    page(&title, &report_body(report, true))
+}
+
+/// A run: headline, DAG, timeline, scores against thresholds, outputs (`full`), or just
+/// the headline and the departments (a suite's many runs).
+fn report_body(report: &Value, full: bool) -> String {
+    let status = report["status"].as_str().unwrap_or("unknown");
+    let usage = &report["usage"];
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<h1>orch run <span class=\"{}\">{}</span> · quality {}</h1>\n<p>Request: {}</p>\n<p>{} calls · {} tokens · ${:.6} · {:.1} s{}</p>",
+        escape(status),
+        escape(status),
+        num(&report["overallQuality"]),
+        escape(&text(&report["request"])),
+        num(&usage["calls"]),
+        num(&usage["promptTokens"]) + num(&usage["completionTokens"]),
+        num(&usage["costUsd"]),
+        num(&report["metadata"]["totalExecutionTime"]) / 1000.0,
+        report["error"]
+            .as_str()
+            .map_or(String::new(), |e| format!(" · error: {}", escape(e)))
+    );
+    out.push_str(&departments_table(report));
+    if full {
+        out.push_str("<h2>Plan</h2>\n");
+        out.push_str(&dag(report));
+        out.push_str("<h2>Timeline</h2>\n");
+        out.push_str(&timeline(report));
+        out.push_str("<h2>Scores against thresholds</h2>\n");
+        out.push_str(&scores(report));
+        out.push_str("<h2>Outputs</h2>\n");
+        for d in report["departments"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "<details><summary>{}</summary><pre>{}</pre></details>",
+                escape(d["departmentId"].as_str().unwrap_or("")),
+                escape(&text(&d["output"]))
+            );
+        }
+        if !report["summary"].is_null() {
+            let _ = writeln!(
+                out,
+                "<details><summary>summary</summary><pre>{}</pre></details>",
+                escape(&text(&report["summary"]))
+            );
+        }
+    }
+    out
+}
+
+fn departments_table(report: &Value) -> String {
+    let mut out = String::from(
+        "<table><tr><th>department</th><th>status</th><th>quality</th><th>specialists</th><th>calls</th><th>note</th></tr>\n",
+    );
+    for d in report["departments"].as_array().into_iter().flatten() {
+        let status = d["status"].as_str().unwrap_or("");
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            escape(d["departmentId"].as_str().unwrap_or("")),
+            escape(status),
+            escape(status),
+            num(&d["qualityScore"]),
+            d["specialistResults"].as_array().map_or(0, Vec::len),
+            num(&d["usage"]["calls"]),
+            escape(d["error"].as_str().unwrap_or(""))
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The DAG: a column per stage, a box per department (coloured by status), an arrow per
+/// dependency output handed over.
+fn dag(report: &Value) -> String {
+    let stages: Vec<Vec<String>> = report["routing"]["stages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            s.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .collect();
+    let (w, h, gap_x, gap_y) = (170.0, 44.0, 70.0, 16.0);
+    let rows = stages.iter().map(Vec::len).max().unwrap_or(0) as f64;
+    let width = stages.len() as f64 * (w + gap_x) + 10.0;
+    let height = rows * (h + gap_y) + 10.0;
+    let mut at = std::collections::HashMap::new();
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"plan\">\n\
+         <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n"
+    );
+    let status_of = |id: &str| -> String {
+        report["departments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|d| d["departmentId"] == id)
+            .and_then(|d| d["status"].as_str())
+            .unwrap_or("skipped")
+            .to_string()
+    };
+    for (i, stage) in stages.iter().enumerate() {
+        for (j, id) in stage.iter().enumerate() {
+            let (x, y) = (5.0 + i as f64 * (w + gap_x), 5.0 + j as f64 * (h + gap_y));
+            at.insert(id.clone(), (x, y));
+            let fill = match status_of(id).as_str() {
+                "success" => "#d8f5d8",
+                "failed" => "#f8d7d7",
+                _ => "#eeeeee",
+            };
+            let _ = writeln!(
+                svg,
+                "<g class=\"department\" data-id=\"{}\"><rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"6\" fill=\"{fill}\" stroke=\"#777\"/><text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\">{}</text></g>",
+                escape(id),
+                x + 8.0,
+                y + 18.0,
+                escape(id),
+                x + 8.0,
+                y + 34.0,
+                escape(&status_of(id))
+            );
+        }
+    }
+    for d in report["departments"].as_array().into_iter().flatten() {
+        let to = d["departmentId"].as_str().unwrap_or("");
+        for from in d["metadata"]["dependenciesReceived"].as_array().into_iter().flatten() {
+            if let (Some(&(x1, y1)), Some(&(x2, y2))) = (at.get(from.as_str().unwrap_or("")), at.get(to)) {
+                let _ = writeln!(
+                    svg,
+                    "<line class=\"dependency\" x1=\"{}\" y1=\"{}\" x2=\"{x2}\" y2=\"{}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>",
+                    x1 + w,
+                    y1 + h / 2.0,
+                    y2 + h / 2.0
+                );
+            }
+        }
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// The timeline: a row per head (its department, start to end) and per specialist (each
+/// attempt's call, coloured by its decision, failures marked, the judge's grading beside it
+/// in its own colour), on one time axis.
+fn timeline(report: &Value) -> String {
+    struct Bar {
+        start: f64,
+        end: f64,
+        class: &'static str,
+        title: String,
+    }
+    let mut rows: Vec<(String, Vec<Bar>)> = Vec::new();
+    let mut end_of_run = num(&report["metadata"]["totalExecutionTime"]);
+    for d in report["departments"].as_array().into_iter().flatten() {
+        let id = d["departmentId"].as_str().unwrap_or("");
+        let m = &d["metadata"];
+        let (s, e) = (num(&m["startedAt"]), num(&m["finishedAt"]));
+        end_of_run = end_of_run.max(e);
+        rows.push((
+            format!("{id}: head"),
+            vec![Bar {
+                start: s,
+                end: e,
+                class: "head",
+                title: format!("{id} {} ({s}–{e} ms)", d["status"].as_str().unwrap_or("")),
+            }],
+        ));
+        for sp in d["specialistResults"].as_array().into_iter().flatten() {
+            let mut bars = Vec::new();
+            for a in sp["attempts"].as_array().into_iter().flatten() {
+                let (s, e) = (num(&a["startedAt"]), num(&a["finishedAt"]));
+                end_of_run = end_of_run.max(e);
+                let graded = a["gradingStartedAt"].as_f64();
+                let class = if !a["error"].is_null() {
+                    "failure"
+                } else {
+                    match a["decision"].as_str() {
+                        Some("accept") => "accept",
+                        Some("revise") => "revise",
+                        _ => "discard",
+                    }
+                };
+                bars.push(Bar {
+                    start: s,
+                    end: graded.unwrap_or(e),
+                    class,
+                    title: format!(
+                        "attempt {} · score {} · {}",
+                        num(&a["attempt"]),
+                        num(&a["score"]),
+                        a["error"].as_str().unwrap_or(a["decision"].as_str().unwrap_or(""))
+                    ),
+                });
+                if let Some(g) = graded {
+                    bars.push(Bar {
+                        start: g,
+                        end: e,
+                        class: "judge",
+                        title: format!("judge grading attempt {}", num(&a["attempt"])),
+                    });
+                }
+            }
+            rows.push((format!("{id}: {}", sp["agentId"].as_str().unwrap_or("")), bars));
+        }
+    }
+    let scale = TIMELINE_WIDTH / end_of_run.max(1.0);
+    let height = rows.len() as f64 * ROW + 24.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" role=\"img\" aria-label=\"timeline\">\n\
+         <style>.head{{fill:#c9d7ef}}.accept{{fill:#5cb85c}}.revise{{fill:#e0b040}}.discard{{fill:#d9534f}}\
+         .failure{{fill:#fff;stroke:#a31515;stroke-width:2;stroke-dasharray:3 2}}.judge{{fill:#8e6bbf}}</style>\n",
+        LABEL + TIMELINE_WIDTH + 10.0
+    );
+    for (i, (name, bars)) in rows.iter().enumerate() {
+        let y = 4.0 + i as f64 * ROW;
+        let _ = writeln!(svg, "<text x=\"4\" y=\"{}\">{}</text>", y + 14.0, escape(name));
+        for b in bars {
+            let x = LABEL + b.start * scale;
+            let width = ((b.end - b.start) * scale).max(2.0);
+            let _ = writeln!(
+                svg,
+                "<rect class=\"bar {}\" data-start=\"{}\" data-end=\"{}\" x=\"{x:.1}\" y=\"{}\" width=\"{width:.1}\" height=\"{}\"><title>{}</title></rect>",
+                b.class,
+                b.start,
+                b.end,
+                y + 2.0,
+                ROW - 6.0,
+                escape(&b.title)
+            );
+        }
+    }
+    let axis_y = rows.len() as f64 * ROW + 18.0;
+    let _ = writeln!(
+        svg,
+        "<text x=\"{LABEL}\" y=\"{axis_y}\">0 ms</text><text x=\"{}\" y=\"{axis_y}\" text-anchor=\"end\">{end_of_run} ms</text>",
+        LABEL + TIMELINE_WIDTH
+    );
+    svg.push_str("</svg>\n");
+    svg
+}
+
+fn scores(report: &Value) -> String {
+    let mut out = String::from(
+        "<table><tr><th>specialist</th><th>threshold</th><th>attempts</th><th>final</th><th>review</th></tr>\n",
+    );
+    for d in report["departments"].as_array().into_iter().flatten() {
+        for sp in d["specialistResults"].as_array().into_iter().flatten() {
+            let attempts: Vec<String> = sp["attempts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| num(&a["score"]).to_string())
+                .collect();
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                escape(sp["agentId"].as_str().unwrap_or("")),
+                num(&sp["threshold"]),
+                escape(&attempts.join(" → ")),
+                num(&sp["qualityScore"]),
+                escape(sp["reviewStatus"].as_str().unwrap_or(""))
+            );
+        }
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The page of a suite's results: a table of case runs linking to each run's summary.
+pub fn results_page(lines: &[Value]) -> String {
+    let passed = lines.iter().filter(|l| l["passed"] == true).count();
+    let mut body = format!(
+        "<h1>orch test: {passed} of {} case runs passed</h1>\n<table><tr><th></th><th>suite</th><th>case</th><th>run</th><th>failed expectations</th><th>ms</th></tr>\n",
+        lines.len()
+    );
+    for (i, l) in lines.iter().enumerate() {
+        let ok = l["passed"] == true;
+        let failures: Vec<String> = l["failures"].as_array().into_iter().flatten().map(text).collect();
+        let _ = writeln!(
+            body,
+            "<tr><td class=\"{}\">{}</td><td>{}</td><td><a href=\"#run-{i}\">{}</a></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+            if ok { "pass" } else { "fail" },
+            if ok { "✓" } else { "✗" },
+            escape(&text(&l["suite"])),
+            escape(&text(&l["caseId"])),
+            num(&l["repeat"]),
+            escape(&failures.join("; ")),
+            num(&l["durationMs"])
+        );
+    }
+    body.push_str("</table>\n");
+    for (i, l) in lines.iter().enumerate() {
+        let _ = writeln!(
+            body,
+            "<section id=\"run-{i}\"><h2>{} / {} · run {}</h2>",
+            escape(&text(&l["suite"])),
+            escape(&text(&l["caseId"])),
+            num(&l["repeat"])
+        );
+        if l["report"].is_object() {
+            body.push_str(&report_body(&l["report"], false));
+        }
+        body.push_str("</section>\n");
+    }
+    page("orch test results", &body)
+}

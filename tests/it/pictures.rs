@@ -1,0 +1,188 @@
+//! Pictures (SPEC §14) through the binary: the Mermaid plan, Markdown summaries for CI, and
+//! the self-contained HTML report (well-formed, escaped, its timeline in the report's time).
+
+use std::time::Duration;
+
+use crate::common::mock::{one_department, Script};
+use crate::common::{repo, stdout, Root, Test};
+
+const QUICK_START: &str =
+    "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops";
+
+#[test]
+fn explain_draws_the_plan_as_a_mermaid_flowchart() {
+    let out = Test::new(&repo())
+        .args(["explain", "--format", "mermaid", QUICK_START])
+        .status(0)
+        .run();
+    let chart = stdout(&out);
+    let lines: Vec<&str> = chart.lines().collect();
+    assert_eq!(lines[0], "flowchart LR");
+    let nodes: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.trim_start().starts_with("d_") && l.contains("[\""))
+        .collect();
+    assert_eq!(nodes.len(), 4, "{chart}");
+    let edges: Vec<&&str> = lines.iter().filter(|l| l.contains(" --> ")).collect();
+    assert_eq!(edges, [&"  d_character --> d_visual", &"  d_story --> d_visual"]);
+    assert!(
+        chart.contains("d_story[\"story<br/>primary · specialists · calls 3..12\"]"),
+        "{chart}"
+    );
+    assert_eq!(lines.iter().filter(|l| l.contains("subgraph stage_")).count(), 2);
+    let refused = Test::new(&repo())
+        .args(["run", "--format", "mermaid", "x"])
+        .status(2)
+        .run();
+    assert!(crate::common::stderr(&refused).contains("`orch run` prints json, tree, markdown (not mermaid)"));
+}
+
+#[test]
+fn run_and_test_summaries_in_markdown() {
+    let out = Test::new(&repo())
+        .args(["run", "--format", "markdown", QUICK_START])
+        .status(0)
+        .run();
+    let md = stdout(&out);
+    assert!(md.starts_with("## orch run: success\n"), "{md}");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| ---"))
+        .collect();
+    // The numbers row's header, the numbers, the departments' header, four departments.
+    assert_eq!(rows.len(), 7, "{md}");
+    assert!(md.contains("```mermaid\nflowchart LR\n"));
+    let suite = Test::new(&repo())
+        .args(["test", "tests/suites/studio.yaml", "--format", "markdown"])
+        .status(0)
+        .run();
+    let md = stdout(&suite);
+    assert!(md.starts_with("## orch test: 12 passed, 0 failed\n"), "{md}");
+    assert!(md.contains("| ✓ | studio/character-costume | 1/1 |  |\n"), "{md}");
+}
+
+#[test]
+fn markdown_cells_escape_pipes_and_newlines() {
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: pipes\n    prompt: Aladdin character\n    expect: { contains: [\"a|b\\nc\"] }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["test", "s.yaml", "--format", "markdown"])
+        .status(1)
+        .run();
+    let md = stdout(&out);
+    let row = md
+        .lines()
+        .find(|l| l.contains("studio") || l.contains("pipes"))
+        .unwrap();
+    assert!(row.contains("contains: `a\\|b c` is not in the output"), "{row}");
+    assert_eq!(row.matches(" | ").count(), 3, "{row}");
+}
+
+fn parse(html: &str) -> roxmltree::Document<'_> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    roxmltree::Document::parse_with_options(html, options).expect("well-formed")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_html_report_is_one_escaped_page_with_a_timeline_in_time_order() {
+    // A slow specialist with a retry, so the timeline has width and order.
+    let script = Script::new(&[("s", &[40.0, 90.0])]).with_delay(Duration::from_millis(60));
+    let server = script.serve().await;
+    let root = one_department(
+        &server.uri(),
+        &[("s", "role: specialist, department: d, passingThreshold: 70")],
+        "",
+    );
+    let report = Test::new(root.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--specialists",
+            "always",
+            "Aladdin <script>alert(1)</script>",
+        ])
+        .status(0)
+        .run();
+    let saved = root.write("report.json", &report.stdout);
+    let page_path = root.path().join("report.html");
+    Test::new(root.path())
+        .args(["report", saved.to_str().unwrap(), "--html", page_path.to_str().unwrap()])
+        .status(0)
+        .run();
+    let html = std::fs::read_to_string(&page_path).unwrap();
+    assert!(!html.contains("<script"), "a prompt's markup must stay text");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(
+        !html.contains("http://") || !html.contains("src="),
+        "nothing loaded from the network"
+    );
+    let doc = parse(&html);
+    let bars: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect") && n.attribute("class").is_some_and(|c| c.starts_with("bar ")))
+        .collect();
+    let classes: Vec<&str> = bars.iter().map(|b| b.attribute("class").unwrap()).collect();
+    // The head's department, then the specialist's two attempts, each followed by its judge.
+    assert_eq!(
+        classes,
+        ["bar head", "bar discard", "bar judge", "bar accept", "bar judge"]
+    );
+    let numbers = |b: &roxmltree::Node, a: &str| b.attribute(a).unwrap().parse::<f64>().unwrap();
+    let specialist = &bars[1..];
+    for pair in specialist.windows(2) {
+        assert!(numbers(&pair[0], "data-start") <= numbers(&pair[1], "data-start"));
+        assert!(
+            numbers(&pair[0], "x") <= numbers(&pair[1], "x"),
+            "bars follow the report's times"
+        );
+    }
+    assert!(numbers(&bars[1], "width") > 2.0, "a 60 ms call has a width");
+    let departments = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("department"))
+        .count();
+    assert_eq!(departments, 1);
+}
+
+#[test]
+fn a_results_file_renders_as_a_table_of_runs() {
+    let root = Root::empty();
+    let results = root.path().join("r.jsonl");
+    Test::new(&repo())
+        .args([
+            "test",
+            "tests/suites/studio.yaml",
+            "--results",
+            results.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .status(0)
+        .run();
+    let out = Test::new(root.path())
+        .args(["report", results.to_str().unwrap()])
+        .status(0)
+        .run();
+    let html = stdout(&out);
+    let doc = parse(&html);
+    let links: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("a"))
+        .filter_map(|n| n.attribute("href"))
+        .collect();
+    assert_eq!(links.len(), 12);
+    for link in links {
+        let id = link.trim_start_matches('#');
+        assert!(
+            doc.descendants().any(|n| n.attribute("id") == Some(id)),
+            "{link} goes nowhere"
+        );
+    }
+}
