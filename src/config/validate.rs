@@ -24,7 +24,14 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
         &mut out,
     );
     let agents = index(&wire.agents, |a| (&a.id.value, &a.file, a.id.pos), "agent", &mut out);
+    let mut members: HashMap<&str, Vec<&AgentWire>> = HashMap::new();
+    for a in &wire.agents {
+        if let Some(d) = &a.department {
+            members.entry(d.value.as_str()).or_default().push(a);
+        }
+    }
     let mut checker = Checker {
+        members,
         wire,
         settings_file,
         providers: provider_names(wire),
@@ -47,6 +54,8 @@ struct Checker<'w> {
     settings_file: &'w str,
     depts: BTreeMap<&'w str, &'w DepartmentWire>,
     agents: BTreeMap<&'w str, &'w AgentWire>,
+    /// The agents of each department, by its id (one pass, not one per department).
+    members: HashMap<&'w str, Vec<&'w AgentWire>>,
     providers: BTreeMap<&'w str, ()>,
     out: Vec<Diagnostic>,
 }
@@ -130,11 +139,10 @@ impl Checker<'_> {
                     Some(_) => {}
                 },
             }
+            let members: &[&AgentWire] = self.members.get(d.id.value.as_str()).map_or(&[], Vec::as_slice);
             // A second head in the same department.
-            for a in self.wire.agents.iter().filter(|a| {
-                a.role.value == Role::Head
-                    && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
-                    && d.head.as_ref().map(|h| h.value.as_str()) != Some(a.id.value.as_str())
+            for a in members.iter().filter(|a| {
+                a.role.value == Role::Head && d.head.as_ref().map(|h| h.value.as_str()) != Some(a.id.value.as_str())
             }) {
                 self.out.push(Diagnostic::error(
                     &a.file,
@@ -168,11 +176,9 @@ impl Checker<'_> {
                     ));
                 }
             }
-            let active = self.wire.agents.iter().any(|a| {
-                a.role.value == Role::Specialist
-                    && a.is_active != Some(false)
-                    && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
-            });
+            let active = members
+                .iter()
+                .any(|a| a.role.value == Role::Specialist && a.is_active != Some(false));
             if !active {
                 self.out.push(Diagnostic::warning(
                     &d.file,

@@ -1,6 +1,7 @@
 //! The master orchestrator's run: departments as a DAG (each starts the moment its
 //! dependencies finish), aggregation, cross-department validation, the optional summary.
 
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -29,8 +30,35 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
     });
     engine.complete_step("routing".into());
 
+    // Departments start as soon as their dependencies are done, in plan order among those
+    // ready at once: a ready set fed by counts of unfinished dependencies (Kahn), linear in
+    // the departments and their dependencies.
+    let n = plan.departments.len();
+    let at: HashMap<&str, usize> = plan
+        .departments
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.department_id.as_str(), i))
+        .collect();
+    let mut waiting: Vec<usize> = vec![0; n];
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, dp) in plan.departments.iter().enumerate() {
+        for j in dp.depends_on.iter().filter_map(|d| at.get(d.as_str())) {
+            waiting[i] += 1;
+            dependents[*j].push(i);
+        }
+    }
+    let mut ready: BTreeSet<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
+    let release = |i: usize, ready: &mut BTreeSet<usize>, waiting: &mut Vec<usize>| {
+        for &j in &dependents[i] {
+            waiting[j] -= 1;
+            if waiting[j] == 0 {
+                ready.insert(j);
+            }
+        }
+    };
     let mut done: Vec<DepartmentResult> = Vec::new();
-    let mut started: Vec<&str> = Vec::new();
+    let mut done_at: HashMap<String, usize> = HashMap::new();
     let mut running = FuturesUnordered::new();
     let mut stop: Option<Stop> = None;
     tokio::pin!(interrupt);
@@ -43,21 +71,14 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
     };
     tokio::pin!(deadline);
     loop {
-        // Start (or skip) every department whose dependencies have all finished.
-        for dp in &plan.departments {
-            if started.contains(&dp.department_id.as_str()) {
-                continue;
-            }
-            let ready = dp.depends_on.iter().all(|d| done.iter().any(|r| &r.department_id == d));
-            if !ready {
-                continue;
-            }
+        while let Some(i) = ready.pop_first() {
+            let dp = &plan.departments[i];
             // Handed over in `dependsOn` order, never in the order they finished, so the
             // dependent's prompt is the same whatever finished first.
             let finished: Vec<Finished> = dp
                 .depends_on
                 .iter()
-                .filter_map(|id| done.iter().find(|r| &r.department_id == id))
+                .filter_map(|id| done_at.get(id).map(|&k| &done[k]))
                 .map(|r| Finished {
                     id: r.department_id.clone(),
                     status: r.status,
@@ -65,7 +86,6 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
                     output: output_text(&r.output),
                 })
                 .collect();
-            started.push(&dp.department_id);
             if let Some(bad) = finished.iter().find(|d| d.status != DepartmentStatus::Success) {
                 let why = format!(
                     "dependency `{}` {}",
@@ -76,7 +96,9 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
                         "was skipped"
                     }
                 );
+                done_at.insert(dp.department_id.clone(), done.len());
                 done.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
+                release(i, &mut ready, &mut waiting);
                 continue;
             }
             running.push(async move {
@@ -94,14 +116,18 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
                         KeyValue::new("orch.review_status", result.status.to_string()),
                     ],
                 );
-                result
+                (i, result)
             });
         }
         if running.is_empty() {
             break;
         }
         tokio::select! {
-            Some(result) = running.next() => done.push(result),
+            Some((i, result)) = running.next() => {
+                done_at.insert(result.department_id.clone(), done.len());
+                done.push(result);
+                release(i, &mut ready, &mut waiting);
+            }
             _ = &mut interrupt => {
                 stop = Some(Stop::Interrupted);
                 break;
@@ -115,7 +141,7 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
     // Calls in flight are abandoned here: dropping their futures drops their requests.
     drop(running);
     for dp in &plan.departments {
-        if !done.iter().any(|d| d.department_id == dp.department_id) {
+        if !done_at.contains_key(&dp.department_id) {
             let why = stop.map_or("interrupted", Stop::reason).to_string();
             done.push(not_run(engine, dp, DepartmentStatus::Failed, why));
         }

@@ -310,6 +310,14 @@ fn timeline(report: &Value) -> String {
 }
 
 fn scores(report: &Value) -> String {
+    let any = report["departments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|d| d["specialistResults"].as_array().is_some_and(|s| !s.is_empty()));
+    if !any {
+        return "<p>No specialist worked on this run: every head answered directly.</p>\n".into();
+    }
     let mut out = String::from(
         "<table><tr><th>specialist</th><th>threshold</th><th>attempts</th><th>final</th><th>review</th></tr>\n",
     );

@@ -138,6 +138,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
         }
     }
     let llm_grading = config.settings.grading.method == GradingMethod::Llm;
+    let selected: std::collections::HashSet<&str> = routing.selected().map(String::as_str).collect();
     let mut departments = Vec::new();
     for (stage, ids) in routing.stages.iter().enumerate() {
         for id in ids {
@@ -179,7 +180,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
                 depends_on: dept
                     .depends_on
                     .iter()
-                    .filter(|d| routing.selected().any(|s| s == *d))
+                    .filter(|d| selected.contains(d.as_str()))
                     .cloned()
                     .collect(),
                 head: dept.head.clone(),
