@@ -217,8 +217,13 @@ async fn aggregate(
     let interrupted = stop == Some(Stop::Interrupted);
     // The report lists departments in plan order (stage by stage), so the same run gives
     // the same report; the order things completed in is `metadata.completedSteps`.
-    let rank = |d: &DepartmentResult| plan.departments.iter().position(|p| p.department_id == d.department_id);
-    departments.sort_by_key(rank);
+    let planned: HashMap<&str, (usize, &DepartmentPlan)> = plan
+        .departments
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.department_id.as_str(), (i, p)))
+        .collect();
+    departments.sort_by_key(|d| planned.get(d.department_id.as_str()).map(|(i, _)| *i));
     let mut usage = engine.router_usage();
     for d in &departments {
         usage.add(&d.usage);
@@ -233,9 +238,9 @@ async fn aggregate(
         .filter(|d| d.status == DepartmentStatus::Success)
         .collect();
     let weight = |d: &DepartmentResult| {
-        plan.departments
-            .iter()
-            .find(|p| p.department_id == d.department_id)
+        planned
+            .get(d.department_id.as_str())
+            .map(|(_, p)| p)
             .filter(|p| matches!(p.role, DepartmentRole::Primary | DepartmentRole::Supporting))
             .map_or(0.0, |p| p.relevance)
     };
@@ -257,8 +262,10 @@ async fn aggregate(
             ));
         }
     }
+    let reported: HashMap<&str, &DepartmentResult> =
+        departments.iter().map(|d| (d.department_id.as_str(), d)).collect();
     for dp in &plan.departments {
-        let Some(d) = departments.iter().find(|d| d.department_id == dp.department_id) else {
+        let Some(d) = reported.get(dp.department_id.as_str()) else {
             issues.push(format!(
                 "department `{}` was selected but not reported",
                 dp.department_id

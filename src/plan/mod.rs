@@ -139,6 +139,11 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
     }
     let llm_grading = config.settings.grading.method == GradingMethod::Llm;
     let selected: std::collections::HashSet<&str> = routing.selected().map(String::as_str).collect();
+    let relevance_of: std::collections::HashMap<&str, f64> = routing
+        .scores
+        .iter()
+        .map(|s| (s.department.as_str(), s.relevance))
+        .collect();
     let mut departments = Vec::new();
     for (stage, ids) in routing.stages.iter().enumerate() {
         for id in ids {
@@ -163,11 +168,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
             } else {
                 DepartmentRole::Supporting
             };
-            let relevance = routing
-                .scores
-                .iter()
-                .find(|s| &s.department == id)
-                .map_or(0.0, |s| s.relevance);
+            let relevance = relevance_of.get(id.as_str()).copied().unwrap_or(0.0);
             let (min_calls, max_calls) = department_calls(&specialists, dept.coordination.max_retries, llm_grading);
             let max_cost_usd =
                 cost::department_cost(config, &dept.head, &specialists, dept.coordination.max_retries, request);
