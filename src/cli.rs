@@ -164,18 +164,44 @@ pub struct PlanArgs {
     pub specialists: SpecialistsArg,
 }
 
-/// `orch run`.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The request and how to plan it.
-    #[command(flatten)]
-    pub plan: PlanArgs,
-    /// Use this provider for every agent (a key of [providers] or a built-in kind).
+/// Where replies come from and go, and traces: the flags `run` and `test` share.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ReplyArgs {
+    /// Use this provider for every agent (a key of [providers] or a built-in; replaces chains).
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// Use this model for every agent.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
+    /// Record every exchange to this cassette (JSON lines).
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Answer every call from this cassette, with no network.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Answer from this cassette when it holds the request; else call and append the reply.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "record"])]
+    pub cache: Option<PathBuf>,
+    /// Export OpenTelemetry traces to this OTLP/HTTP endpoint [env: OTEL_EXPORTER_OTLP_ENDPOINT]
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+    /// Also export prompts and outputs as span attributes.
+    #[arg(long)]
+    pub otlp_content: bool,
+    /// Seed of the simulated provider.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// `orch run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Providers, cassettes, traces.
+    #[command(flatten)]
+    pub replies: ReplyArgs,
+    /// The request and how to plan it.
+    #[command(flatten)]
+    pub plan: PlanArgs,
     /// Exit 3 when overallQuality is below N (0..=100).
     #[arg(long, value_name = "N", value_parser = quality)]
     pub min_quality: Option<f64>,
@@ -188,27 +214,9 @@ pub struct RunArgs {
     /// LLM calls in flight at once (overrides limits.maxConcurrency).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: Option<u32>,
-    /// Record every exchange to this cassette (JSON lines).
-    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
-    pub record: Option<PathBuf>,
-    /// Answer every call from this cassette, with no network.
-    #[arg(long, value_name = "FILE")]
-    pub replay: Option<PathBuf>,
-    /// Answer from this cassette when it holds the request; else call and append the reply.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "record"])]
-    pub cache: Option<PathBuf>,
     /// Write JSONL events of the run to this file.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
-    /// Export OpenTelemetry traces to this OTLP/HTTP endpoint [env: OTEL_EXPORTER_OTLP_ENDPOINT]
-    #[arg(long, value_name = "URL")]
-    pub otlp: Option<String>,
-    /// Also export prompts and outputs as span attributes.
-    #[arg(long)]
-    pub otlp_content: bool,
-    /// Seed of the simulated provider.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub seed: u64,
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -245,6 +253,9 @@ pub struct ValidateArgs {
 /// `orch test`.
 #[derive(Debug, Args)]
 pub struct TestArgs {
+    /// Providers, cassettes, traces.
+    #[command(flatten)]
+    pub replies: ReplyArgs,
     /// Suite files (YAML or TOML).
     #[arg(value_name = "SUITE", required_unless_present = "merge")]
     pub suites: Vec<PathBuf>,
@@ -281,30 +292,6 @@ pub struct TestArgs {
     /// Output format [default: tree on a terminal, json otherwise]
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
-    /// Answer every call from this cassette, with no network.
-    #[arg(long, value_name = "FILE")]
-    pub replay: Option<PathBuf>,
-    /// Record every exchange to this cassette.
-    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
-    pub record: Option<PathBuf>,
-    /// Answer from this cassette when it can; else call and append.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "record"])]
-    pub cache: Option<PathBuf>,
-    /// Use this provider for every agent.
-    #[arg(long, value_name = "NAME")]
-    pub provider: Option<String>,
-    /// Use this model for every agent.
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// Export OpenTelemetry traces to this OTLP/HTTP endpoint [env: OTEL_EXPORTER_OTLP_ENDPOINT]
-    #[arg(long, value_name = "URL")]
-    pub otlp: Option<String>,
-    /// Also export prompts and outputs as span attributes.
-    #[arg(long)]
-    pub otlp_content: bool,
-    /// Seed of the simulated provider.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub seed: u64,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
-use super::providers::ProviderOptions;
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ExplainArgs, ReportFormat};
 use crate::config::Config;
@@ -18,7 +17,7 @@ use crate::report::{plan_tree::plan_tree, tree};
 
 /// The plan after the router's one call (`--route`), as `run` would make it.
 fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan) -> Result<Plan> {
-    let options = ProviderOptions::default();
+    let options = crate::cli::ReplyArgs::default();
     let (providers, _) = super::providers::build(&config, &[keyword_plan], &options, None)?;
     let limits = &config.settings.limits;
     let budget = Budget::new(u64::from(limits.max_calls), limits.max_tokens, 1).with_max_usd(limits.max_cost_usd);

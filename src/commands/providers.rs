@@ -2,10 +2,9 @@
 //! cache through, or replaced to replay; built once, shared by every case of a suite.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::RunArgs;
+use crate::cli::ReplyArgs;
 use crate::config::{Agent, Config, ProviderKind};
 use crate::exit::CommandError;
 use crate::plan::Plan;
@@ -18,37 +17,6 @@ use crate::provider::openai::OpenAi;
 use crate::provider::{api_key, simulated::Simulated, Provider, Providers};
 use crate::sink::LineFile;
 
-/// Where replies come from and go: the flags `run` and `test` share.
-#[derive(Clone, Debug, Default)]
-pub struct ProviderOptions {
-    /// `--replay FILE`.
-    pub replay: Option<PathBuf>,
-    /// `--record FILE`.
-    pub record: Option<PathBuf>,
-    /// `--cache FILE`.
-    pub cache: Option<PathBuf>,
-    /// `--provider NAME`.
-    pub provider: Option<String>,
-    /// `--model NAME`.
-    pub model: Option<String>,
-    /// `--seed N` of the simulated provider.
-    pub seed: u64,
-}
-
-impl ProviderOptions {
-    /// The options of `orch run`.
-    pub fn of_run(args: &RunArgs) -> Self {
-        ProviderOptions {
-            replay: args.replay.clone(),
-            record: args.record.clone(),
-            cache: args.cache.clone(),
-            provider: args.provider.clone(),
-            model: args.model.clone(),
-            seed: args.seed,
-        }
-    }
-}
-
 /// Builds every provider the run may use: real ones over HTTP, wrapped to record or
 /// replaced to replay. A key that a used provider needs but cannot find stops the run
 /// here, before any call.
@@ -58,7 +26,7 @@ impl ProviderOptions {
 pub fn build(
     config: &Config,
     plans: &[&Plan],
-    args: &ProviderOptions,
+    args: &ReplyArgs,
     opened: Option<Arc<LineFile>>,
 ) -> Result<(Providers, Option<Arc<LineFile>>), CommandError> {
     let cassette = match &args.replay {
@@ -120,7 +88,7 @@ pub fn build(
 }
 
 /// A key that a provider in use needs but cannot find stops the run before any call.
-fn check_keys(config: &Config, plan: &Plan, args: &ProviderOptions) -> Result<(), CommandError> {
+fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Result<(), CommandError> {
     for agent in agents_in_use(config, plan) {
         let name = config.provider_of(agent, args.provider.as_deref());
         if let Some(settings) = config.settings.providers.get(name) {

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use super::progress::Progress;
-use super::providers::ProviderOptions;
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ReportFormat, RunArgs};
 use crate::engine::{self, Budget, Engine};
@@ -34,7 +33,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     if let Some(d) = args.deadline {
         config.settings.limits.deadline = d;
     }
-    if let Some(p) = &args.provider {
+    if let Some(p) = &args.replies.provider {
         if !config.settings.providers.contains_key(p) {
             let known: Vec<&str> = config.settings.providers.keys().map(String::as_str).collect();
             return Err(CommandError::usage(format!(
@@ -58,7 +57,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         Err(e) => return Err(e.into()),
     };
-    let (providers, recording) = super::providers::build(&config, &[&plan], &ProviderOptions::of_run(&args), None)?;
+    let (providers, recording) = super::providers::build(&config, &[&plan], &args.replies, None)?;
     let config = Arc::new(config);
 
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
@@ -85,12 +84,12 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         providers,
         budget,
         Box::new(Observers(observers)),
-        args.seed,
+        args.replies.seed,
     );
 
     // Before the runtime: the exporter runs on a thread of its own.
-    let exporter =
-        crate::trace::Exporter::start(args.otlp.as_deref(), args.otlp_content).map_err(CommandError::usage)?;
+    let exporter = crate::trace::Exporter::start(args.replies.otlp.as_deref(), args.replies.otlp_content)
+        .map_err(CommandError::usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

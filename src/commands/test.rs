@@ -14,7 +14,7 @@ use futures::StreamExt;
 use regex::Regex;
 use tokio::sync::Semaphore;
 
-use super::providers::{self, ProviderOptions};
+use super::providers;
 use super::resolve_format;
 use crate::cli::{ReportFormat, TestArgs};
 use crate::config::{self, load::locate_root, Config};
@@ -74,7 +74,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         }
     }
 
-    if let Some(p) = &args.provider {
+    if let Some(p) = &args.replies.provider {
         for config in configs.values() {
             if !config.settings.providers.contains_key(p) {
                 let known = config.settings.providers.keys().map(String::as_str);
@@ -112,14 +112,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         .iter()
         .map(|(i, case)| plan_of(&configs[&roots[*i]], case))
         .collect::<Result<_, _>>()?;
-    let options = ProviderOptions {
-        replay: args.replay.clone(),
-        record: args.record.clone(),
-        cache: args.cache.clone(),
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        seed: args.seed,
-    };
+    let options = args.replies.clone();
     let mut targets: HashMap<PathBuf, Target> = HashMap::new();
     let mut recording: Option<Arc<LineFile>> = None;
     for (root, config) in &configs {
@@ -169,8 +162,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
             .unwrap_or(8)
             .max(1),
     ));
-    let exporter =
-        crate::trace::Exporter::start(args.otlp.as_deref(), args.otlp_content).map_err(CommandError::usage)?;
+    let exporter = crate::trace::Exporter::start(args.replies.otlp.as_deref(), args.replies.otlp_content)
+        .map_err(CommandError::usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -188,7 +181,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     let mut records: Vec<Record> = runtime.block_on(async {
         let signal = super::run::interruption();
         let runs = futures::stream::iter(jobs.iter())
-            .map(|job| run_job(job, &gate, args.seed, stopped.clone()))
+            .map(|job| run_job(job, &gate, args.replies.seed, stopped.clone()))
             .buffer_unordered(args.jobs as usize)
             .map(|(record, report)| {
                 if let Some(out) = &out_file {

@@ -11,8 +11,8 @@ use serde_json::Value;
 const TIMELINE_WIDTH: f64 = 760.0;
 /// Height of a timeline row.
 const ROW: f64 = 22.0;
-/// Width reserved for row labels.
-const LABEL: f64 = 220.0;
+/// Width of a character of the labels (11 px font), to size the label column.
+const CHAR: f64 = 6.2;
 
 /// Text safe anywhere in the page (element text and attribute values).
 pub fn escape(text: &str) -> String {
@@ -36,7 +36,10 @@ h1{font-size:20px}h2{font-size:16px;margin-top:28px}table{border-collapse:collap
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}\
 .success,.pass{color:#1d6b1d}.partial{color:#9a6700}.failed,.fail{color:#a31515}.skipped{color:#777}\
 pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border:1px solid #e4e4e4;max-height:360px;overflow:auto}\
-svg text{font:11px system-ui,sans-serif}.num{text-align:right}";
+svg text{font:11px system-ui,sans-serif}.num{text-align:right}\
+.key{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px;border:1px solid #999}\
+.key.head{background:#c9d7ef}.key.accept{background:#5cb85c}.key.revise{background:#e0b040}\
+.key.discard{background:#d9534f}.key.failure{background:#fff;border:2px dashed #a31515}.key.judge{background:#8e6bbf}";
 
 /// A whole page around `body`.
 fn page(title: &str, body: &str) -> String {
@@ -193,14 +196,20 @@ fn dag(report: &Value) -> String {
     }
     for d in report["departments"].as_array().into_iter().flatten() {
         let to = d["departmentId"].as_str().unwrap_or("");
-        for from in d["metadata"]["dependenciesReceived"].as_array().into_iter().flatten() {
+        let froms: Vec<&Value> = d["metadata"]["dependenciesReceived"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        for (k, from) in froms.iter().enumerate() {
             if let (Some(&(x1, y1)), Some(&(x2, y2))) = (at.get(from.as_str().unwrap_or("")), at.get(to)) {
+                // Arrows into one box end at spread points of its side, never on one another.
+                let end_y = y2 + h * (k as f64 + 1.0) / (froms.len() as f64 + 1.0);
                 let _ = writeln!(
                     svg,
-                    "<line class=\"dependency\" x1=\"{}\" y1=\"{}\" x2=\"{x2}\" y2=\"{}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>",
+                    "<line class=\"dependency\" x1=\"{}\" y1=\"{}\" x2=\"{x2}\" y2=\"{end_y:.1}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>",
                     x1 + w,
-                    y1 + h / 2.0,
-                    y2 + h / 2.0
+                    y1 + h / 2.0
                 );
             }
         }
@@ -273,19 +282,37 @@ fn timeline(report: &Value) -> String {
             rows.push((format!("{id}: {}", sp["agentId"].as_str().unwrap_or("")), bars));
         }
     }
+    // The master's summary comes after every department: the rest of the run is its.
+    let last = rows
+        .iter()
+        .flat_map(|(_, bars)| bars.iter().map(|b| b.end))
+        .fold(0.0, f64::max);
+    if !report["summary"].is_null() && end_of_run > last {
+        rows.push((
+            "master: summary".into(),
+            vec![Bar {
+                start: last,
+                end: end_of_run,
+                class: "head",
+                title: format!("the master's summary ({last}–{end_of_run} ms)"),
+            }],
+        ));
+    }
+    let longest = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0);
+    let label = (longest as f64 * CHAR + 12.0).clamp(120.0, 420.0);
     let scale = TIMELINE_WIDTH / end_of_run.max(1.0);
     let height = rows.len() as f64 * ROW + 24.0;
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" role=\"img\" aria-label=\"timeline\">\n\
          <style>.head{{fill:#c9d7ef}}.accept{{fill:#5cb85c}}.revise{{fill:#e0b040}}.discard{{fill:#d9534f}}\
          .failure{{fill:#fff;stroke:#a31515;stroke-width:2;stroke-dasharray:3 2}}.judge{{fill:#8e6bbf}}</style>\n",
-        LABEL + TIMELINE_WIDTH + 10.0
+        label + TIMELINE_WIDTH + 10.0
     );
     for (i, (name, bars)) in rows.iter().enumerate() {
         let y = 4.0 + i as f64 * ROW;
         let _ = writeln!(svg, "<text x=\"4\" y=\"{}\">{}</text>", y + 14.0, escape(name));
         for b in bars {
-            let x = LABEL + b.start * scale;
+            let x = label + b.start * scale;
             let width = ((b.end - b.start) * scale).max(2.0);
             let _ = writeln!(
                 svg,
@@ -300,12 +327,30 @@ fn timeline(report: &Value) -> String {
         }
     }
     let axis_y = rows.len() as f64 * ROW + 18.0;
-    let _ = writeln!(
-        svg,
-        "<text x=\"{LABEL}\" y=\"{axis_y}\">0 ms</text><text x=\"{}\" y=\"{axis_y}\" text-anchor=\"end\">{end_of_run} ms</text>",
-        LABEL + TIMELINE_WIDTH
-    );
+    for tick in 0..=4 {
+        let at = end_of_run * f64::from(tick) / 4.0;
+        let x = label + at * scale;
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x:.1}\" y1=\"2\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{x:.1}\" y=\"{axis_y}\" text-anchor=\"{}\">{:.0} ms</text>",
+            axis_y - 12.0,
+            match tick {
+                0 => "start",
+                4 => "end",
+                _ => "middle",
+            },
+            at
+        );
+    }
     svg.push_str("</svg>\n");
+    svg.push_str(
+        "<p class=\"legend\"><span class=\"key head\"></span> head (its department) \
+         <span class=\"key accept\"></span> accepted \
+         <span class=\"key revise\"></span> below threshold, revised \
+         <span class=\"key discard\"></span> discarded \
+         <span class=\"key failure\"></span> call failed \
+         <span class=\"key judge\"></span> the judge grading it</p>\n",
+    );
     svg
 }
 
