@@ -341,7 +341,19 @@ fn main() {
     let e = measure(repo, &["explain", "--format", "json", quick]);
     row("validate", &v, "");
     row("explain", &e, "");
-    results.insert("startup".into(), json!({"validate": v.json(), "explain": e.json()}));
+    // Traces to a collector that refuses, and to one that accepts and never answers: the
+    // export may cost about a second at exit, never more.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let refused = measure(repo, &["run", "--format", "json", "--quiet", "--otlp", "http://127.0.0.1:9", "Aladdin character"]);
+    let hung = measure(repo, &["run", "--format", "json", "--quiet", "--otlp", &silent_url, "Aladdin character"]);
+    drop(silent);
+    row("run, collector refuses", &refused, "");
+    row("run, collector never answers", &hung, "");
+    results.insert(
+        "startup".into(),
+        json!({"validate": v.json(), "explain": e.json(), "otlpRefused": refused.json(), "otlpSilent": hung.json()}),
+    );
 
     println!("5. suites on the simulated provider");
     let mut suites = Vec::new();
@@ -352,9 +364,14 @@ fn main() {
             suite.push_str(&format!("  - id: case-{i}\n    prompt: \"Design the costume of Aladdin #{i}\"\n    expect: {{ minQuality: 50 }}\n"));
         }
         write(&dir, "suite.yaml", &suite);
-        let s = measure(&dir, &["test", "suite.yaml", "--format", "json", "--quiet"]);
+        let s = measure(&dir, &["test", "suite.yaml", "--format", "json", "--quiet", "--results", "r.jsonl"]);
         row(&format!("{cases} cases"), &s, "");
-        suites.push(json!({"cases": cases, "test": s.json()}));
+        // The results file of the last of those runs, as one HTML page.
+        let html = measure(&dir, &["report", "r.jsonl", "--html", "r.html"]);
+        let bytes = std::fs::metadata(dir.join("r.html")).map_or(0, |m| m.len());
+        row(&format!("{cases} cases: report --html"), &html, &format!("{:.0} KB", bytes as f64 / 1024.0));
+        let _ = std::fs::remove_file(dir.join("r.jsonl"));
+        suites.push(json!({"cases": cases, "test": s.json(), "reportHtml": html.json(), "htmlBytes": bytes}));
     }
     results.insert("suites".into(), Value::Array(suites));
 
