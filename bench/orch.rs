@@ -345,8 +345,30 @@ fn main() {
     // export may cost about a second at exit, never more.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}", silent.local_addr().unwrap());
-    let refused = measure(repo, &["run", "--format", "json", "--quiet", "--otlp", "http://127.0.0.1:9", "Aladdin character"]);
-    let hung = measure(repo, &["run", "--format", "json", "--quiet", "--otlp", &silent_url, "Aladdin character"]);
+    let refused = measure(
+        repo,
+        &[
+            "run",
+            "--format",
+            "json",
+            "--quiet",
+            "--otlp",
+            "http://127.0.0.1:9",
+            "Aladdin character",
+        ],
+    );
+    let hung = measure(
+        repo,
+        &[
+            "run",
+            "--format",
+            "json",
+            "--quiet",
+            "--otlp",
+            &silent_url,
+            "Aladdin character",
+        ],
+    );
     drop(silent);
     row("run, collector refuses", &refused, "");
     row("run, collector never answers", &hung, "");
@@ -364,12 +386,27 @@ fn main() {
             suite.push_str(&format!("  - id: case-{i}\n    prompt: \"Design the costume of Aladdin #{i}\"\n    expect: {{ minQuality: 50 }}\n"));
         }
         write(&dir, "suite.yaml", &suite);
-        let s = measure(&dir, &["test", "suite.yaml", "--format", "json", "--quiet", "--results", "r.jsonl"]);
+        let s = measure(
+            &dir,
+            &[
+                "test",
+                "suite.yaml",
+                "--format",
+                "json",
+                "--quiet",
+                "--results",
+                "r.jsonl",
+            ],
+        );
         row(&format!("{cases} cases"), &s, "");
         // The results file of the last of those runs, as one HTML page.
         let html = measure(&dir, &["report", "r.jsonl", "--html", "r.html"]);
         let bytes = std::fs::metadata(dir.join("r.html")).map_or(0, |m| m.len());
-        row(&format!("{cases} cases: report --html"), &html, &format!("{:.0} KB", bytes as f64 / 1024.0));
+        row(
+            &format!("{cases} cases: report --html"),
+            &html,
+            &format!("{:.0} KB", bytes as f64 / 1024.0),
+        );
         let _ = std::fs::remove_file(dir.join("r.jsonl"));
         suites.push(json!({"cases": cases, "test": s.json(), "reportHtml": html.json(), "htmlBytes": bytes}));
     }
