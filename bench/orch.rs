@@ -53,8 +53,9 @@ impl Stats {
     }
 }
 
+/// The binary `cargo bench` built beside this harness (release profile).
 fn bin() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/orch")
+    PathBuf::from(env!("CARGO_BIN_EXE_orch"))
 }
 
 /// Runs the binary `RUNS` times under GNU time: wall (measured here), user+sys, peak RSS.
@@ -243,7 +244,6 @@ fn row(label: &str, s: &Stats, extra: &str) {
 }
 
 fn main() {
-    assert!(bin().exists(), "build first: cargo build --release");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(mock());
     let uri = server.uri();
