@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::common::mock::{chat_reply, Script};
+use crate::common::mock::{bodies, chat_reply, Script};
 use crate::common::{json, stdout, Root, Test};
 
 async fn down() -> MockServer {
@@ -53,16 +53,6 @@ fn run(root: &Root, args: &[&str]) -> Value {
     json(&Test::new(root.path()).args(all).run())
 }
 
-async fn requests(server: &MockServer) -> Vec<Value> {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dead_local_server_hands_each_call_to_the_hosted_one() {
     let local = down().await;
@@ -74,12 +64,12 @@ async fn a_dead_local_server_hands_each_call_to_the_hosted_one() {
     // Two specialists and a synthesis: each tried locally first, then moved.
     assert_eq!(report["usage"]["fallbacks"], 3);
     assert_eq!(report["usage"]["calls"], 6);
-    assert_eq!(requests(&local).await.len(), 3);
+    assert_eq!(bodies(&local).await.len(), 3);
     let attempt = &report["departments"][0]["specialistResults"][0]["attempts"][0];
     assert_eq!(attempt["provider"], "hosted");
     // Each provider's own model.
-    assert!(requests(&local).await.iter().all(|b| b["model"] == "small"));
-    assert!(requests(&hosted).await.iter().all(|b| b["model"] == "large"));
+    assert!(bodies(&local).await.iter().all(|b| b["model"] == "small"));
+    assert!(bodies(&hosted).await.iter().all(|b| b["model"] == "large"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -101,7 +91,7 @@ async fn a_quality_retry_stays_on_the_provider_that_answered() {
     assert_eq!(attempts[0]["provider"], "local");
     assert_eq!(attempts[1]["provider"], "local");
     assert_eq!(report["usage"]["fallbacks"], 0);
-    assert_eq!(requests(&hosted).await.len(), 0);
+    assert_eq!(bodies(&hosted).await.len(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -121,7 +111,7 @@ async fn an_open_circuit_spares_the_dead_server() {
     let report = run(&root, &["--events", events.to_str().unwrap()]);
     // Two specialists, six attempts each, then the head (nothing passed 100): 13 calls, of
     // which the dead server sees exactly three.
-    assert_eq!(requests(&local).await.len(), 3);
+    assert_eq!(bodies(&local).await.len(), 3);
     assert_eq!(report["usage"]["calls"], 16);
     assert_eq!(report["usage"]["fallbacks"], 13);
     assert_eq!(report["metadata"]["circuitsOpened"], serde_json::json!(["local"]));

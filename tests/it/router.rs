@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use wiremock::matchers::{body_string_contains, method};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::common::mock::chat_reply;
+use crate::common::mock::{bodies, chat_reply};
 use crate::common::{json, stdout, Root, Test};
 
 /// Two departments on the mock; `character` has three specialists and no keyword the
@@ -46,16 +46,6 @@ async fn studio(method_: &str, router_reply: ResponseTemplate) -> (MockServer, R
 
 fn answer(value: Value) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(chat_reply(&value.to_string()))
-}
-
-async fn bodies(server: &MockServer) -> Vec<Value> {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect()
 }
 
 fn run(root: &Root, prompt: &str) -> Value {

@@ -231,3 +231,14 @@ impl Respond for SlowDownOnce {
         }
     }
 }
+
+/// The JSON body of every request a mock server received, in order.
+pub async fn bodies(server: &MockServer) -> Vec<Value> {
+    server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap_or(Value::Null))
+        .collect()
+}
