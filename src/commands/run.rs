@@ -57,6 +57,10 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         Err(e) => return Err(e.into()),
     };
+    // Checked before any file is opened; started before the runtime (the exporter runs on
+    // a thread of its own).
+    let exporter = crate::trace::Exporter::start(args.replies.otlp.as_deref(), args.replies.otlp_content)
+        .map_err(CommandError::usage)?;
     let (providers, recording) = super::providers::build(&config, &[&plan], &args.replies, None)?;
     let config = Arc::new(config);
 
@@ -87,9 +91,6 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         args.replies.seed,
     );
 
-    // Before the runtime: the exporter runs on a thread of its own.
-    let exporter = crate::trace::Exporter::start(args.replies.otlp.as_deref(), args.replies.otlp_content)
-        .map_err(CommandError::usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

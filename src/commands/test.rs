@@ -113,6 +113,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         .map(|(i, case)| plan_of(&configs[&roots[*i]], case))
         .collect::<Result<_, _>>()?;
     let options = args.replies.clone();
+    let exporter = crate::trace::Exporter::start(args.replies.otlp.as_deref(), args.replies.otlp_content)
+        .map_err(CommandError::usage)?;
     let mut targets: HashMap<PathBuf, Target> = HashMap::new();
     let mut recording: Option<Arc<LineFile>> = None;
     for (root, config) in &configs {
@@ -162,8 +164,6 @@ pub fn test(args: TestArgs) -> Result<Exit> {
             .unwrap_or(8)
             .max(1),
     ));
-    let exporter = crate::trace::Exporter::start(args.replies.otlp.as_deref(), args.replies.otlp_content)
-        .map_err(CommandError::usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -66,6 +66,14 @@ impl Exporter {
         let Some(endpoint) = endpoint(flag, &env) else {
             return Ok(None);
         };
+        match url::Url::parse(&endpoint) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+            _ => {
+                return Err(format!(
+                    "the OTLP endpoint `{endpoint}` is not an http:// or https:// URL (from --otlp or OTEL_EXPORTER_OTLP_*)"
+                ))
+            }
+        }
         let _ = CONTENT.set(content);
         let protocol = match env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL")) {
             Some(p) if p == "http/json" => Protocol::HttpJson,

@@ -241,3 +241,28 @@ fn without_a_collector_the_report_has_no_trace_and_a_dead_one_is_a_warning() {
     assert_eq!(err.lines().count(), 1);
     assert_eq!(json(&out)["status"], "success");
 }
+
+#[test]
+fn an_otlp_endpoint_that_is_not_http_is_refused_before_anything_runs() {
+    let root = Root::minimal();
+    let tape = root.path().join("tape.jsonl");
+    for bad in ["not a url", "ftp://collector"] {
+        let out = Test::new(root.path())
+            .args([
+                "run",
+                "--otlp",
+                bad,
+                "--record",
+                tape.to_str().unwrap(),
+                "Aladdin character",
+            ])
+            .status(2)
+            .run();
+        assert!(
+            stderr(&out).contains("is not an http:// or https:// URL"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!tape.exists(), "a refused run opens no file");
+    }
+}
