@@ -104,11 +104,13 @@ pub fn init(args: InitArgs) -> Result<Exit> {
         ))
         .into());
     }
+    // Every directory first: a path that cannot be one stops init before any file exists.
+    for parent in plan.iter().filter_map(|(p, _)| p.parent()) {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            CommandError::usage(format!("cannot create {}: {e} (nothing was written)", parent.display()))
+        })?;
+    }
     for (path, text) in &plan {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| CommandError::usage(format!("cannot create {}: {e}", parent.display())))?;
-        }
         std::fs::write(path, text).map_err(|e| CommandError::usage(format!("cannot write {}: {e}", path.display())))?;
     }
     let shown = dir.display();

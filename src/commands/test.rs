@@ -51,10 +51,18 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         "orch test",
         &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Markdown],
     )?;
+    // Opened first: a JUnit file that cannot be written stops the suite before it runs.
+    let junit = match &args.junit {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .map_err(|e| CommandError::usage(format!("cannot write JUnit to {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
     if !args.merge.is_empty() {
-        let records = results::read(&args.merge).map_err(CommandError::usage)?;
+        let records = results::read(&args.merge, false).map_err(CommandError::usage)?;
         let summary = results::summarize(&records, args.pass_rate, 0);
-        return finish(&summary, &args);
+        return finish(&summary, &args, junit);
     }
     let filter = match &args.filter {
         Some(f) => Some(Regex::new(f).map_err(|e| {
@@ -86,7 +94,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
 
     // Which runs: shard and filter first, then what `--resume` already holds.
     let done: HashSet<(String, String, u32)> = match &args.resume {
-        Some(path) => results::read(&[path])
+        Some(path) => results::read(&[path], true)
             .map_err(CommandError::usage)?
             .into_iter()
             .map(|r| (r.suite, r.case_id, r.repeat))
@@ -178,11 +186,14 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     });
     let shard = args.shard.map(|s| s.to_string());
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    let signalled = std::sync::OnceLock::new();
     let mut records: Vec<Record> = runtime.block_on(async {
         let signal = super::run::interruption();
         let runs = futures::stream::iter(jobs.iter())
             .map(|job| run_job(job, &gate, args.replies.seed, stopped.clone()))
             .buffer_unordered(args.jobs as usize)
+            // A run cut short by Ctrl-C is not a result: it is left for `--resume` to make.
+            .filter(|(_, report)| std::future::ready(!report.metadata.interrupted))
             .map(|(record, report)| {
                 if let Some(out) = &out_file {
                     let line = Line {
@@ -210,7 +221,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         tokio::pin!(runs);
         tokio::select! {
             records = &mut runs => records,
-            _ = signal => {
+            exit = signal => {
+                let _ = signalled.set(exit);
                 let _ = stop.send(true);
                 runs.await
             }
@@ -221,12 +233,12 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     }
     drop(runtime);
     super::export_traces(exporter);
-    let interrupted = *stop.borrow();
+    let interrupted = signalled.get().copied();
 
     // The summary covers every run of the results file when resuming, else this process's
     // runs, in suite order.
     if let Some(path) = &args.resume {
-        records = results::read(&[path]).map_err(CommandError::usage)?;
+        records = results::read(&[path], true).map_err(CommandError::usage)?;
     } else {
         let rank: HashMap<(&str, &str), usize> = suites
             .iter()
@@ -241,14 +253,16 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         .flatten()
         .filter_map(LineFile::error)
         .collect();
-    let exit = finish(&summary, &args)?;
-    if interrupted {
+    if let Some(exit) = interrupted {
+        // The summary of what finished, then the signal's exit code (130 or 143).
+        let _ = finish(&summary, &args, junit);
         return Err(CommandError {
-            exit: Exit::Interrupted,
-            message: "interrupted; the summary holds the case runs that finished".into(),
+            exit,
+            message: "interrupted; the summary holds the case runs that finished (--resume runs the rest)".into(),
         }
         .into());
     }
+    let exit = finish(&summary, &args, junit)?;
     if !unwritten.is_empty() {
         return Err(CommandError {
             exit: Exit::Failed,
@@ -267,6 +281,15 @@ fn load(args: &TestArgs) -> Result<(Vec<Suite>, Vec<PathBuf>), CommandError> {
     let mut problems = 0;
     let mut stderr = std::io::stderr().lock();
     for path in &args.suites {
+        // A file that does not parse is said first: it needs no config to be wrong.
+        let (wire, diags, _) = file::read_wire(path);
+        if wire.is_none() {
+            for d in diags.iter().filter(|d| d.is_error()) {
+                let _ = writeln!(stderr, "{d}");
+                problems += 1;
+            }
+            continue;
+        }
         let root = root_of(path, args.config.as_deref());
         let config = match config::load(&root) {
             Ok((config, _)) => config,
@@ -361,7 +384,11 @@ async fn run_job(
             };
             engine::run_request(&engine, &job.case.prompt, options_of(config, job.case), interrupt).await
         }
-        Ok(_) => Report::master_failed(&job.case.prompt, "interrupted"),
+        Ok(_) => {
+            let mut report = Report::master_failed(&job.case.prompt, "interrupted");
+            report.metadata.interrupted = true;
+            report
+        }
         Err(why) => Report::master_failed(&job.case.prompt, why),
     };
     let failures = expect::failures(&job.case.expect, &report);
@@ -377,12 +404,19 @@ async fn run_job(
     (record, report)
 }
 
-/// Prints the summary (tree or JSON), writes `--junit`, and says how it went.
-fn finish(summary: &Summary, args: &TestArgs) -> Result<Exit> {
-    if let Some(path) = &args.junit {
-        std::fs::write(path, junit::render(summary))
-            .map_err(|e| CommandError::usage(format!("cannot write JUnit to {}: {e}", path.display())))?;
-    }
+/// Prints the summary (tree or JSON), writes `--junit`, and says how it went. A JUnit file
+/// that fails to take its text is an error after the summary (exit 1).
+fn finish(summary: &Summary, args: &TestArgs, junit: Option<std::fs::File>) -> Result<Exit> {
+    let junit_error = junit.and_then(|mut file| {
+        let path = args
+            .junit
+            .as_deref()
+            .map_or_else(String::new, |p| p.display().to_string());
+        file.write_all(junit::render(summary).as_bytes())
+            .and_then(|()| file.flush())
+            .err()
+            .map(|e| format!("cannot write JUnit to {path}: {e}"))
+    });
     let mut out = std::io::stdout().lock();
     match resolve_format(args.format) {
         ReportFormat::Json | ReportFormat::Mermaid => super::write_json(&mut out, summary)?,
@@ -397,10 +431,15 @@ fn finish(summary: &Summary, args: &TestArgs) -> Result<Exit> {
                 } else {
                     String::new()
                 };
-                text.push_str(&format!("{mark} {}/{}{runs}\n", c.suite, c.id));
+                text.push_str(&format!(
+                    "{mark} {}/{}{runs}\n",
+                    crate::text::printable(&c.suite),
+                    crate::text::printable(&c.id)
+                ));
                 if !c.passed {
                     for f in &c.failures {
-                        text.push_str(&format!("    {}\n", style.dim(f)));
+                        // A suite's own text is escaped before orch's colours are added.
+                        text.push_str(&format!("    {}\n", style.dim(&crate::text::printable(f))));
                     }
                 }
             }
@@ -415,6 +454,13 @@ fn finish(summary: &Summary, args: &TestArgs) -> Result<Exit> {
         }
     }
     out.flush()?;
+    if let Some(message) = junit_error {
+        return Err(CommandError {
+            exit: Exit::Failed,
+            message,
+        }
+        .into());
+    }
     if summary.failed > 0 || summary.errors > 0 {
         return Err(CommandError {
             exit: Exit::Failed,

@@ -79,7 +79,14 @@ fn token_span(line: &str, column: usize) -> std::ops::Range<usize> {
 /// Runs `orch validate`: exit 0 when valid, 2 when not (warnings count with `--strict`).
 pub fn validate(args: ValidateArgs) -> Result<Exit> {
     let root = locate_root(args.path.as_deref());
-    let mut diags = config::diagnose(&root);
+    // With suites and no PATH, each suite names its own config: the current directory need
+    // not hold one.
+    let suites_only = args.path.is_none() && !args.suites.is_empty();
+    let mut diags = if suites_only {
+        Vec::new()
+    } else {
+        config::diagnose(&root)
+    };
     if let Some(missing) = diags.iter().find(|d| d.is_missing_config()) {
         return Err(CommandError::usage(missing.message.clone()).into());
     }
@@ -94,7 +101,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
                 }
             }
             // The config's own problems are reported once, above.
-            Err(e) if root != locate_root(args.path.as_deref()) => diags.extend(e.diagnostics),
+            Err(e) if suites_only || root != locate_root(args.path.as_deref()) => diags.extend(e.diagnostics),
             Err(_) => {}
         }
     }

@@ -7,9 +7,10 @@ use crate::text::{excerpt, fmt_score, fmt_usd};
 
 /// Text safe in one table cell: no `|` splits it, no newline ends the row.
 pub fn cell(text: &str) -> String {
-    text.replace('\\', "\\\\")
+    // Line breaks become spaces; other control characters are shown escaped, never raw.
+    crate::text::printable(&text.replace(['\r', '\n'], " "))
+        .replace('\\', "\\\\")
         .replace('|', "\\|")
-        .replace(['\r', '\n'], " ")
 }
 
 /// A run: status, quality, calls and cost, a table of departments, the Mermaid picture.

@@ -103,8 +103,10 @@ fn value(schema: &Value, root: &Value, topic: &str, name: &str, depth: usize) ->
             let count = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n as usize);
             let min = count("minItems").unwrap_or(0);
             let max = count("maxItems").unwrap_or(usize::MAX).max(min);
-            // Two items by default; never more than 64, whatever `minItems` asks.
-            let n = min.max(2).min(max).min(64);
+            // Two items near the top, the fewest allowed deeper (a recursive schema ends);
+            // never more than 64, whatever `minItems` asks.
+            let wanted = if depth < OPTIONAL_DEPTH { 2 } else { 0 };
+            let n = min.max(wanted).min(max).min(64);
             let prefix = s.get("prefixItems").and_then(Value::as_array);
             let items = s.get("items");
             let singular = name.strip_suffix('s').unwrap_or(name);
@@ -183,6 +185,11 @@ mod tests {
         );
         valid(&json!({"anyOf": [{"type": "integer", "maximum": -4}, {"type": "string"}]}));
         valid(&json!({"type": ["null", "boolean"]}));
+        valid(
+            &json!({"$defs": {"node": {"type": "object", "required": ["name", "children"],
+            "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+            "$ref": "#/$defs/node"}),
+        );
         valid(&json!({"type": "array", "prefixItems": [{"const": 1}, {"type": "string"}], "maxItems": 2}));
         // Unsatisfiable: some value comes back, and validation (not the generator) says no.
         let _ = example(&json!({"type": "string", "minLength": 5, "maxLength": 2}), "x");

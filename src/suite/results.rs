@@ -57,16 +57,25 @@ pub struct Record {
     pub error: Option<String>,
 }
 
-/// Reads results files; a line that is not a result is an error naming its place.
-pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, String> {
+/// The largest results file read (a device or a runaway file is refused, not slurped).
+pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
+
+/// Reads results files; a line that is not a result is an error naming its place. A missing
+/// file is empty when `missing_ok` (`--resume` starts one), else an error (`--merge`).
+pub fn read(paths: &[impl AsRef<Path>], missing_ok: bool) -> Result<Vec<Record>, String> {
     let mut out = Vec::new();
     for path in paths {
         let path = path.as_ref();
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("cannot read results {}: {e}", path.display())),
-        };
+        let shown = path.display();
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && missing_ok => continue,
+            Err(e) => return Err(format!("cannot read results {shown}: {e}")),
+            Ok(m) if !m.is_file() || m.len() > MAX_RESULTS_BYTES => {
+                return Err(format!("results {shown} is not a regular file of at most 1 GiB"))
+            }
+            Ok(_) => {}
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read results {shown}: {e}"))?;
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let record: Record = serde_json::from_str(line)
                 .map_err(|e| format!("{}:{}: not a results line: {e}", path.display(), i + 1))?;

@@ -14,10 +14,13 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
 
 /// How long an export may take: an unreachable or silent collector costs at most this.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Spans kept for the export at exit (a suite of thousands of runs fits).
+const MAX_SPANS: usize = 1 << 17;
 
 /// Whether prompts and outputs are exported (`--otlp-content`).
 static CONTENT: OnceLock<bool> = OnceLock::new();
@@ -68,9 +71,18 @@ impl Exporter {
         };
         match url::Url::parse(&endpoint) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+            // A flag is the user's word: refused. The environment may be a CI machine's:
+            // export failures never fail a run, so a warning and no traces.
+            _ if flag.is_none() => {
+                let _ = std::io::Write::write_fmt(
+                    &mut std::io::stderr(),
+                    format_args!("warning: the OTLP endpoint `{endpoint}` from OTEL_EXPORTER_OTLP_* is not an http:// or https:// URL; no traces are exported\n"),
+                );
+                return Ok(None);
+            }
             _ => {
                 return Err(format!(
-                    "the OTLP endpoint `{endpoint}` is not an http:// or https:// URL (from --otlp or OTEL_EXPORTER_OTLP_*)"
+                    "the OTLP endpoint `{endpoint}` is not an http:// or https:// URL (--otlp)"
                 ))
             }
         }
@@ -96,8 +108,16 @@ impl Exporter {
         let service = env("OTEL_SERVICE_NAME")
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "orch".into());
+        // One batch at exit, whatever the run's size: the flush is one export, so a silent
+        // collector costs one timeout; spans beyond the queue are dropped, never waited for.
+        let batch = BatchConfigBuilder::default()
+            .with_max_queue_size(MAX_SPANS)
+            .with_max_export_batch_size(MAX_SPANS)
+            .with_scheduled_delay(Duration::from_secs(3600))
+            .build();
+        let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch).build();
         let provider = SdkTracerProvider::builder()
-            .with_batch_exporter(exporter)
+            .with_span_processor(processor)
             .with_resource(
                 opentelemetry_sdk::Resource::builder()
                     .with_service_name(service)

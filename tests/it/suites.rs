@@ -290,3 +290,81 @@ fn a_bad_shard_is_a_usage_error() {
         stderr(&out)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_prints_what_finished_exits_130_and_leaves_the_rest_to_resume() {
+    use crate::common::mock::{one_department, Script};
+    let script = Script::new(&[]).with_delay(std::time::Duration::from_secs(20));
+    let server = script.serve().await;
+    let root = one_department(&server.uri(), &[], "");
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: slow\n    prompt: Aladdin\n  - id: nothing\n    prompt: Make tea\n    expect: { status: failed }\n",
+    );
+    let results = root.path().join("r.jsonl");
+    let out = crate::common::signalled(
+        root.path(),
+        &[
+            "test",
+            "s.yaml",
+            "--format",
+            "json",
+            "--jobs",
+            "1",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        &script,
+        "INT",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error: interrupted; the summary holds the case runs that finished"));
+    // The run cut short is not a result: `--resume` makes it.
+    let lines = std::fs::read_to_string(&results).unwrap_or_default();
+    assert!(!lines.contains("\"caseId\":\"slow\""), "{lines}");
+}
+
+#[test]
+fn merge_of_a_missing_or_endless_file_is_refused() {
+    let root = Root::empty();
+    for (file, says) in [
+        ("missing.jsonl", "cannot read results missing.jsonl"),
+        ("/dev/zero", "is not a regular file of at most 1 GiB"),
+    ] {
+        let out = Test::new(root.path()).args(["test", "--merge", file]).status(2).run();
+        assert!(stderr(&out).contains(says), "{file}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn an_unwritable_junit_stops_the_suite_before_it_runs() {
+    let out = in_repo()
+        .args(["test", STUDIO, "--junit", "/nonexistent/j.xml", "--format", "json"])
+        .status(2)
+        .run();
+    assert!(
+        stderr(&out).starts_with("error: cannot write JUnit to /nonexistent/j.xml"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn validate_suite_uses_the_suites_own_config_from_anywhere() {
+    let elsewhere = Root::empty();
+    let suite = repo().join(STUDIO);
+    let out = Test::new(elsewhere.path())
+        .args(["validate", "--suite", suite.to_str().unwrap()])
+        .status(0)
+        .run();
+    assert_eq!(stdout(&out), "0 errors, 0 warnings\n");
+    elsewhere.write("bad.yaml", "config: /nowhere\ncases:\n  - id: a\n    prompt: [1, 2\n");
+    let bad = Test::new(elsewhere.path()).args(["test", "bad.yaml"]).status(2).run();
+    assert!(
+        stderr(&bad).starts_with("bad.yaml:"),
+        "the suite's own syntax error comes first: {}",
+        stderr(&bad)
+    );
+}
