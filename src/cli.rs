@@ -153,7 +153,8 @@ pub struct PlanArgs {
     /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Output format [default: tree on a terminal, json otherwise]
+    /// Output format: json, tree, and markdown (run) or mermaid (explain) [default: tree on a
+    /// terminal, json otherwise]
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
     /// Run exactly these departments, skipping relevance scoring (repeatable).
@@ -289,7 +290,7 @@ pub struct TestArgs {
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Output format [default: tree on a terminal, json otherwise]
+    /// Output format: json, tree or markdown [default: tree on a terminal, json otherwise]
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
     /// No progress bar.

@@ -60,7 +60,9 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         None => None,
     };
     if !args.merge.is_empty() {
-        let records = results::read(&args.merge, false).map_err(CommandError::usage)?;
+        // Shards' files hold runs in the order they finished: the summary sorts them.
+        let mut records = results::read(&args.merge, false).map_err(CommandError::usage)?;
+        records.sort_by(|a, b| (&a.suite, &a.case_id, a.repeat).cmp(&(&b.suite, &b.case_id, b.repeat)));
         let summary = results::summarize(&records, args.pass_rate, 0);
         return finish(&summary, &args, junit);
     }
@@ -148,9 +150,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     };
 
     let mut jobs: Vec<Job> = Vec::new();
-    for (((i, case), plan), order) in selected.iter().zip(&plans).zip(0..) {
+    for ((i, case), plan) in selected.iter().zip(&plans) {
         let suite = &suites[*i];
-        let _ = order;
         for repeat in 1..=args.repeat.unwrap_or(case.repeat) {
             if !done.contains(&(suite.name.clone(), case.id.clone(), repeat)) {
                 jobs.push(Job {
@@ -236,17 +237,23 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     let interrupted = signalled.get().copied();
 
     // The summary covers every run of the results file when resuming, else this process's
-    // runs, in suite order.
+    // runs; either way in suite order, never in the order runs finished.
     if let Some(path) = &args.resume {
         records = results::read(&[path], true).map_err(CommandError::usage)?;
-    } else {
-        let rank: HashMap<(&str, &str), usize> = suites
-            .iter()
-            .flat_map(|s| s.cases.iter().map(move |c| (s.name.as_str(), c.id.as_str())))
-            .zip(0..)
-            .collect();
-        records.sort_by_key(|r| (rank.get(&(r.suite.as_str(), r.case_id.as_str())).copied(), r.repeat));
     }
+    let rank: HashMap<(&str, &str), usize> = suites
+        .iter()
+        .flat_map(|s| s.cases.iter().map(move |c| (s.name.as_str(), c.id.as_str())))
+        .zip(0..)
+        .collect();
+    records.sort_by(|a, b| {
+        let at = |r: &Record| {
+            rank.get(&(r.suite.as_str(), r.case_id.as_str()))
+                .copied()
+                .unwrap_or(usize::MAX)
+        };
+        (at(a), &a.suite, &a.case_id, a.repeat).cmp(&(at(b), &b.suite, &b.case_id, b.repeat))
+    });
     let summary = results::summarize(&records, args.pass_rate, skipped);
     let unwritten: Vec<&str> = [out_file.as_ref(), recording.as_deref()]
         .into_iter()
@@ -361,7 +368,13 @@ async fn run_job(
 ) -> (Record, Report) {
     let started = Instant::now();
     let report = match job.plan {
-        Ok(_) if !*stopped.borrow() => {
+        // After Ctrl-C no case starts, whatever its plan.
+        _ if *stopped.borrow() => {
+            let mut report = Report::master_failed(&job.case.prompt, "interrupted");
+            report.metadata.interrupted = true;
+            report
+        }
+        Ok(_) => {
             let config = &job.target.config;
             let limits = &config.settings.limits;
             let budget = Budget::new(
@@ -383,11 +396,6 @@ async fn run_job(
                 let _ = stopped.wait_for(|s| *s).await;
             };
             engine::run_request(&engine, &job.case.prompt, options_of(config, job.case), interrupt).await
-        }
-        Ok(_) => {
-            let mut report = Report::master_failed(&job.case.prompt, "interrupted");
-            report.metadata.interrupted = true;
-            report
         }
         Err(why) => Report::master_failed(&job.case.prompt, why),
     };

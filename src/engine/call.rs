@@ -213,13 +213,16 @@ impl Engine {
         if price.is_none() {
             usage.unpriced_calls += 1;
         }
+        // A reply from the cache says nothing about the provider's health.
         let completion = match outcome.result {
             Ok(c) => {
-                self.circuit(&link.name, self.providers.breakers.success(&link.name));
+                if !outcome.cached {
+                    self.circuit(&link.name, self.providers.breakers.success(&link.name));
+                }
                 c
             }
             Err(e) => {
-                if e.fails_over() {
+                if e.fails_over() && !outcome.cached {
                     self.circuit(&link.name, self.providers.breakers.failure(&link.name));
                 }
                 return Err(e.into());

@@ -7,29 +7,14 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use crate::text::escape_markup as escape;
+
 /// Width of the timeline's time axis, in SVG units.
 const TIMELINE_WIDTH: f64 = 760.0;
 /// Height of a timeline row.
 const ROW: f64 = 22.0;
 /// Width of a character of the labels (11 px font), to size the label column.
 const CHAR: f64 = 6.2;
-
-/// Text safe anywhere in the page (element text and attribute values).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}table{border-collapse:collapse;margin:8px 0}\

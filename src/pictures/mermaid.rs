@@ -13,13 +13,9 @@ fn node(id: &str) -> String {
     format!("d_{safe}")
 }
 
-/// Text inside a quoted Mermaid label (quotes and angle brackets written as entities).
+/// Text inside a quoted Mermaid label (markup characters as entities, on one line).
 fn label(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\n', " ")
+    crate::text::escape_markup(&text.replace(['\r', '\n'], " "))
 }
 
 /// The plan as a flowchart, stages left to right: one node per selected department

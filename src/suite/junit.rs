@@ -5,28 +5,9 @@
 
 use std::fmt::Write;
 
-use super::results::Summary;
+use crate::text::escape_markup as escape;
 
-/// Text safe inside an XML attribute or element.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\t' | '\r' => {
-                let _ = write!(out, "&#{};", c as u32);
-            }
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use super::results::Summary;
 
 /// The JUnit document of a summary.
 pub fn render(summary: &Summary) -> String {
@@ -74,17 +55,4 @@ pub fn render(summary: &Summary) -> String {
     }
     xml.push_str("</testsuites>\n");
     xml
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn everything_is_escaped() {
-        assert_eq!(
-            escape("<script>\"a\" & 'b'\n\u{1b}"),
-            "&lt;script&gt;&quot;a&quot; &amp; &apos;b&apos;&#10;\u{fffd}"
-        );
-    }
 }

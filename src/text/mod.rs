@@ -2,11 +2,13 @@
 //! It imports nothing of orch's, so no arrow ever runs upward from here.
 
 mod json;
+mod markup;
 mod printable;
 mod score;
 mod words;
 
 pub use json::first_json_value;
+pub use markup::escape_markup;
 pub use printable::{printable, printable_lines};
 pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to_2, usd, usd_opt};
 pub use words::{words, WordIndex};

@@ -110,7 +110,7 @@ async fn an_open_circuit_spares_the_dead_server() {
     let events = root.path().join("events.jsonl");
     let report = run(&root, &["--events", events.to_str().unwrap()]);
     // Two specialists, six attempts each, then the head (nothing passed 100): 13 calls, of
-    // which the dead server sees exactly three.
+    // which the dead server sees exactly three; each of those three also went on to hosted.
     assert_eq!(bodies(&local).await.len(), 3);
     assert_eq!(report["usage"]["calls"], 16);
     assert_eq!(report["usage"]["fallbacks"], 13);
@@ -179,8 +179,8 @@ async fn after_the_cooldown_one_probe_goes_out_and_closes_the_circuit() {
         .flat_map(|s| s["attempts"].as_array().unwrap().iter())
         .map(|a| a["provider"].as_str().unwrap().to_string())
         .collect();
-    // The first three moved to hosted, some skipped it while open, the probe and all after it
-    // went to local again.
+    // The first three failed locally and moved to hosted (how many more skipped local while
+    // it was open depends on the clock); the probe and all after it went to local again.
     assert_eq!(attempts.last().unwrap(), "local");
     assert!(attempts.iter().filter(|p| *p == "hosted").count() >= 3, "{attempts:?}");
 }

@@ -1,26 +1,16 @@
 //! Real models (SPEC §8, issue #8), through the binary against a mock server: output caps
 //! sent as `max_tokens`, why each reply ended, and the retry feedback of a cut reply.
 
-use crate::common::mock::{config_yaml, Script};
+use crate::common::mock::{one_department, one_department_yaml, Script};
 use crate::common::{json, stdout, Root, Test};
 
 /// One department `d` (head `h`, specialist `s`) on the mock at `uri`, with extra YAML for
 /// `[defaults]` and for the specialist.
 fn capped(uri: &str, defaults: &str, specialist: &str) -> Root {
     let root = Root::empty();
-    let yaml = config_yaml(
-        uri,
-        "",
-        "  - { id: d, keywords: [aladdin], head: h }\n",
-        &[
-            ("h", "role: head, department: d"),
-            (
-                "s",
-                &format!("role: specialist, department: d, passingThreshold: 80{specialist}"),
-            ),
-        ],
-    )
-    .replace("  timeout: 5\n", &format!("  timeout: 5\n{defaults}"));
+    let threshold = format!("role: specialist, department: d, passingThreshold: 80{specialist}");
+    let yaml = one_department_yaml(uri, &[("s", &threshold)], "")
+        .replace("  timeout: 5\n", &format!("  timeout: 5\n{defaults}"));
     root.write("orch.yaml", yaml);
     root
 }
@@ -186,18 +176,11 @@ async fn a_run_past_its_deadline_prints_what_finished() {
 const PRICED: &str = "pricing:\n  gpt-4o-mini: { input: 1.0, output: 2.0 }\n";
 
 fn priced(uri: &str, extra: &str) -> Root {
-    let root = Root::empty();
-    let yaml = config_yaml(
+    one_department(
         uri,
+        &[("s", "role: specialist, department: d, passingThreshold: 0")],
         extra,
-        "  - { id: d, keywords: [aladdin], head: h }\n",
-        &[
-            ("h", "role: head, department: d"),
-            ("s", "role: specialist, department: d, passingThreshold: 0"),
-        ],
-    );
-    root.write("orch.yaml", yaml);
-    root
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]

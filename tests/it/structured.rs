@@ -241,17 +241,33 @@ fn the_structured_example_runs_offline_with_json_outputs() {
             "examples/structured",
             "--format",
             "json",
+            "--specialists",
+            "always",
             "Storyboard Aladdin's escape across the rooftops",
         ])
         .status(0)
         .run();
     let report = json(&out);
     let dept = &report["departments"][0];
-    assert!(dept["output"]["shots"].as_array().unwrap().len() >= 3, "{dept}");
-    assert!(dept["output"]["title"].is_string());
-    for s in dept["specialistResults"].as_array().unwrap() {
-        assert!(s["output"]["shots"].as_array().unwrap().len() >= 3);
-    }
+    // The head's storyboard (inline schema: `minItems: 3`) and each specialist's shot list
+    // (schemas/shots.json), all JSON the simulated provider wrote to the schema.
+    assert_eq!(dept["output"]["shots"].as_array().unwrap().len(), 3, "{dept}");
+    assert!(dept["output"]["title"]
+        .as_str()
+        .unwrap()
+        .starts_with("title: Storyboard Aladdin"));
+    let specialists: Vec<(&str, usize)> = dept["specialistResults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["agentId"].as_str().unwrap(),
+                s["output"]["shots"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(specialists, [("action-choreographer", 3), ("shot-designer", 3)]);
 }
 
 #[test]

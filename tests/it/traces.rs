@@ -8,7 +8,7 @@ use serde_json::Value;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::common::mock::{config_yaml, Script};
+use crate::common::mock::{one_department_yaml, Script};
 use crate::common::{json, stderr, Root, Test};
 
 async fn collector() -> MockServer {
@@ -24,16 +24,8 @@ async fn collector() -> MockServer {
 /// One department `d`: head `h`, specialist `s`, graded by the judge, on the mock (with a key).
 fn team(uri: &str) -> Root {
     let root = Root::empty();
-    let yaml = config_yaml(
-        uri,
-        "",
-        "  - { id: d, keywords: [aladdin], head: h }\n",
-        &[
-            ("h", "role: head, department: d"),
-            ("s", "role: specialist, department: d, name: Scout"),
-        ],
-    )
-    .replace("    baseUrl:", "    apiKeyEnv: TRACE_TEST_KEY\n    baseUrl:");
+    let yaml = one_department_yaml(uri, &[("s", "role: specialist, department: d, name: Scout")], "")
+        .replace("    baseUrl:", "    apiKeyEnv: TRACE_TEST_KEY\n    baseUrl:");
     root.write("orch.yaml", yaml);
     root
 }

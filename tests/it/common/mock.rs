@@ -184,14 +184,16 @@ pub fn config_yaml(uri: &str, extra_settings: &str, departments: &str, agents: &
 
 /// One department `d` with head `h` and the given specialists (id, extra YAML).
 pub fn one_department(uri: &str, specialists: &[(&str, &str)], extra: &str) -> super::Root {
+    let root = super::Root::empty();
+    root.write("orch.yaml", one_department_yaml(uri, specialists, extra));
+    root
+}
+
+/// The YAML of [`one_department`], for tests that edit it before writing.
+pub fn one_department_yaml(uri: &str, specialists: &[(&str, &str)], extra: &str) -> String {
     let mut agents = vec![("h", "role: head, department: d")];
     agents.extend_from_slice(specialists);
-    let root = super::Root::empty();
-    root.write(
-        "orch.yaml",
-        config_yaml(uri, extra, "  - { id: d, keywords: [aladdin], head: h }\n", &agents),
-    );
-    root
+    config_yaml(uri, extra, "  - { id: d, keywords: [aladdin], head: h }\n", &agents)
 }
 
 /// Answers 429 with the header `name: value` once, then a good chat reply; keeps the
