@@ -6,6 +6,7 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::cli::ReportArgs;
+use crate::config::load::{read_bounded, Unread};
 use crate::exit::{CommandError, Exit};
 use crate::pictures::html;
 
@@ -15,12 +16,14 @@ const MAX_INPUT_BYTES: u64 = 512 * 1024 * 1024;
 /// Renders `args.file` to `--html OUT` or standard output.
 pub fn report(args: ReportArgs) -> Result<Exit> {
     let shown = args.file.display().to_string();
-    let meta = std::fs::metadata(&args.file).map_err(|e| CommandError::usage(format!("cannot read {shown}: {e}")))?;
-    if !meta.is_file() || meta.len() > MAX_INPUT_BYTES {
-        return Err(CommandError::usage(format!("{shown} is not a regular file of at most 512 MiB")).into());
-    }
-    let text =
-        std::fs::read_to_string(&args.file).map_err(|e| CommandError::usage(format!("cannot read {shown}: {e}")))?;
+    let bytes = read_bounded(&args.file, MAX_INPUT_BYTES).map_err(|e| {
+        CommandError::usage(match e {
+            Unread::Io(e) => format!("cannot read {shown}: {e}"),
+            Unread::Missing => format!("cannot read {shown}: no such file or directory"),
+            _ => format!("{shown} is not a regular file of at most 512 MiB"),
+        })
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| CommandError::usage(format!("{shown} is not UTF-8 text")))?;
     let page = match serde_json::from_str::<Value>(&text) {
         Ok(report) if report.get("runId").is_some() => html::report_page(&report),
         _ => {

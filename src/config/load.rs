@@ -55,22 +55,22 @@ fn read_schemas(loaded: &mut Loaded) {
         };
         let path = Path::new(&agent.file).parent().unwrap_or(Path::new("")).join(rel);
         let shown = display(&path);
-        let parsed = std::fs::metadata(&path)
-            .map_err(|e| io_reason(&e))
-            .and_then(|m| match m.is_file() && m.len() <= MAX_FILE_BYTES {
-                true => std::fs::read_to_string(&path).map_err(|e| io_reason(&e)),
-                false => Err(format!("not a regular file of at most {} MB", MAX_FILE_BYTES >> 20)),
-            })
-            .and_then(|text| {
-                let yaml = matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
-                if yaml {
-                    parse_yaml(&text)
-                        .map(|n| n.to_json())
-                        .map_err(|e| format!("invalid YAML at {}:{}: {}", e.pos.line, e.pos.column, e.message))
-                } else {
-                    serde_json::from_str(&text).map_err(|e| format!("invalid JSON: {e}"))
-                }
-            });
+        let parsed = match read_bounded(&path, MAX_FILE_BYTES) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string()),
+            Err(Unread::Io(e)) => Err(io_reason(&e)),
+            Err(Unread::Missing) => Err("no such file or directory".into()),
+            Err(_) => Err(format!("not a regular file of at most {} MB", MAX_FILE_BYTES >> 20)),
+        }
+        .and_then(|text| {
+            let yaml = matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
+            if yaml {
+                parse_yaml(&text)
+                    .map(|n| n.to_json())
+                    .map_err(|e| format!("invalid YAML at {}:{}: {}", e.pos.line, e.pos.column, e.message))
+            } else {
+                serde_json::from_str(&text).map_err(|e| format!("invalid JSON: {e}"))
+            }
+        });
         match parsed {
             Ok(schema) => {
                 agent.keys.output_schema = Some(At {
@@ -171,6 +171,41 @@ fn read_files(root: &Path) -> Loaded {
         ));
     }
     loaded
+}
+
+/// Why [`read_bounded`] refused a file.
+#[derive(Debug)]
+pub enum Unread {
+    /// Nothing there.
+    Missing,
+    /// Something that is not a regular file (a directory, a FIFO, a device…), described.
+    NotFile(&'static str),
+    /// A regular file over the cap.
+    TooLarge(u64),
+    /// It could not be read.
+    Io(std::io::Error),
+}
+
+/// The bytes of a regular file of at most `max` bytes, read no further than that: a FIFO
+/// never hangs the read and a device or a runaway file is never slurped. Every file orch
+/// reads whole (configs, schemas, cassettes, results) comes through here.
+pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
+    use std::io::Read;
+    match Entry::of(path) {
+        Entry::File => {}
+        Entry::Missing => return Err(Unread::Missing),
+        other => return Err(Unread::NotFile(other.describe())),
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+        .map_err(Unread::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(Unread::TooLarge(
+            std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len()),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Whether `path` is there as the kind wanted (a directory, else a regular file); anything
@@ -316,23 +351,34 @@ pub fn parse_document(path: &Path, shown: &str, diags: &mut Vec<Diagnostic>) -> 
 
 /// Reads and parses one file; every refusal is one clear diagnostic, never a panic.
 fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnostic>) -> Option<Node> {
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    if size > MAX_FILE_BYTES {
-        diags.push(whole_file(
-            shown,
-            "too-large",
-            format!(
-                "file is {:.1} MB; config files are limited to {} MB",
-                size as f64 / 1_000_000.0,
-                MAX_FILE_BYTES / (1024 * 1024)
-            ),
-        ));
-        return None;
-    }
-    let bytes = match std::fs::read(path) {
+    let bytes = match read_bounded(path, MAX_FILE_BYTES) {
         Ok(b) => b,
-        Err(e) => {
+        Err(Unread::TooLarge(size)) => {
+            diags.push(whole_file(
+                shown,
+                "too-large",
+                format!(
+                    "file is {:.1} MB; config files are limited to {} MB",
+                    size as f64 / 1_000_000.0,
+                    MAX_FILE_BYTES / (1024 * 1024)
+                ),
+            ));
+            return None;
+        }
+        Err(Unread::Io(e)) => {
             diags.push(whole_file(shown, "io", format!("cannot read file: {}", io_reason(&e))));
+            return None;
+        }
+        Err(Unread::Missing) => {
+            diags.push(whole_file(shown, "io", "cannot read file: no such file or directory"));
+            return None;
+        }
+        Err(Unread::NotFile(what)) => {
+            diags.push(whole_file(
+                shown,
+                "not-a-file",
+                format!("{shown} is {what}; it must be a regular file"),
+            ));
             return None;
         }
     };

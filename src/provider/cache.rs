@@ -43,7 +43,7 @@ impl Provider for Cache {
             }
             let outcome = self.inner.complete(req).await;
             if outcome.result.is_ok() {
-                let entry = Entry::of(self.kind, req, &outcome);
+                let entry = Entry::of(hash.clone(), self.kind, req, &outcome);
                 if let Ok(line) = serde_json::to_string(&entry) {
                     self.out.line(&line);
                 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
+use crate::config::load::{read_bounded, Unread};
 use crate::config::ProviderKind;
 use crate::sink::LineFile;
 
@@ -50,8 +51,9 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The entry of one exchange: `req` sent to a provider of kind `kind`, and its outcome.
-    pub fn of(kind: ProviderKind, req: &CompletionRequest, outcome: &Outcome) -> Entry {
+    /// The entry of one exchange: `req` (whose [`request_hash`] is `hash`) sent to a provider
+    /// of kind `kind`, and its outcome.
+    pub fn of(hash: String, kind: ProviderKind, req: &CompletionRequest, outcome: &Outcome) -> Entry {
         let (text, error, prompt_tokens, completion_tokens, finish_reason) = match &outcome.result {
             Ok(c) => (
                 Some(c.text.clone()),
@@ -63,7 +65,7 @@ impl Entry {
             Err(e) => (None, Some(e.clone()), 0, 0, None),
         };
         Entry {
-            hash: request_hash(kind, req),
+            hash,
             agent_id: req.agent_id.clone(),
             provider: kind,
             model: req.model.clone(),
@@ -186,7 +188,8 @@ impl Provider for Recorder {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let outcome = self.inner.complete(req).await;
-            if let Ok(line) = serde_json::to_string(&Entry::of(self.kind, req, &outcome)) {
+            let entry = Entry::of(request_hash(self.kind, req), self.kind, req, &outcome);
+            if let Ok(line) = serde_json::to_string(&entry) {
                 self.out.line(&line);
             }
             outcome
@@ -225,23 +228,13 @@ pub fn load_cache(path: &Path) -> Result<Tape, String> {
 }
 
 fn read(path: &Path, empty_ok: bool) -> Result<Tape, String> {
-    use std::io::Read;
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read cassette {shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("cassette {shown} is not a regular file"));
-    }
-    let too_large = || format!("cassette {shown} is larger than {} MiB", MAX_CASSETTE_BYTES >> 20);
-    if meta.len() > MAX_CASSETTE_BYTES {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_CASSETTE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read cassette {shown}: {e}"))?;
-    if bytes.len() as u64 > MAX_CASSETTE_BYTES {
-        return Err(too_large());
-    }
+    let bytes = read_bounded(path, MAX_CASSETTE_BYTES).map_err(|e| match e {
+        Unread::NotFile(_) => format!("cassette {shown} is not a regular file"),
+        Unread::TooLarge(_) => format!("cassette {shown} is larger than {} MiB", MAX_CASSETTE_BYTES >> 20),
+        Unread::Missing => format!("cannot read cassette {shown}: no such file or directory"),
+        Unread::Io(e) => format!("cannot read cassette {shown}: {e}"),
+    })?;
     let text = String::from_utf8(bytes).map_err(|_| format!("cassette {shown} is not UTF-8 text"))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     if text.trim().is_empty() && !empty_ok {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::load::{read_bounded, Unread};
 use crate::report::run::Report;
 
 /// One case run as written to a results file (the report is written, never read back).
@@ -67,15 +68,14 @@ pub fn read(paths: &[impl AsRef<Path>], missing_ok: bool) -> Result<Vec<Record>,
     for path in paths {
         let path = path.as_ref();
         let shown = path.display();
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && missing_ok => continue,
-            Err(e) => return Err(format!("cannot read results {shown}: {e}")),
-            Ok(m) if !m.is_file() || m.len() > MAX_RESULTS_BYTES => {
-                return Err(format!("results {shown} is not a regular file of at most 1 GiB"))
-            }
-            Ok(_) => {}
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read results {shown}: {e}"))?;
+        let bytes = match read_bounded(path, MAX_RESULTS_BYTES) {
+            Ok(bytes) => bytes,
+            Err(Unread::Missing) if missing_ok => continue,
+            Err(Unread::Missing) => return Err(format!("cannot read results {shown}: no such file or directory")),
+            Err(Unread::Io(e)) => return Err(format!("cannot read results {shown}: {e}")),
+            Err(_) => return Err(format!("results {shown} is not a regular file of at most 1 GiB")),
+        };
+        let text = String::from_utf8(bytes).map_err(|_| format!("results {shown} is not UTF-8 text"))?;
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let record: Record = serde_json::from_str(line)
                 .map_err(|e| format!("{}:{}: not a results line: {e}", path.display(), i + 1))?;
