@@ -76,6 +76,9 @@ pub fn truncated_line(cap: u32) -> String {
     }
 }
 
+/// How synthesis and summary prompts begin, before the request.
+pub const ORIGINAL_REQUEST_LINE: &str = "Original request: ";
+
 /// The first line of every router prompt; the simulated provider recognises it.
 pub const ROUTER_MARKER: &str = "ROUTE THIS REQUEST.";
 
@@ -117,7 +120,7 @@ pub struct SynthesisInput<'a> {
 /// The head's synthesis prompt (seed 000 §7).
 pub fn synthesis(request: &str, inputs: &[SynthesisInput]) -> String {
     let mut p = format!(
-        "Original request: {request}\n\n\
+        "{ORIGINAL_REQUEST_LINE}{request}\n\n\
          {SYNTHESIS_MARKER} the following specialist outputs \
          into a cohesive final result:\n"
     );
@@ -141,7 +144,7 @@ pub fn synthesis(request: &str, inputs: &[SynthesisInput]) -> String {
 /// The master's summary prompt over every successful department's output.
 pub fn summary(request: &str, outputs: &[(&str, &str)]) -> String {
     let mut p = format!(
-        "Original request: {request}\n\n{SUMMARY_MARKER} what the departments \
+        "{ORIGINAL_REQUEST_LINE}{request}\n\n{SUMMARY_MARKER} what the departments \
          produced into one unified result: what was made, how the pieces fit, what is still open.\n"
     );
     for (dept, output) in outputs {

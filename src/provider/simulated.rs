@@ -13,8 +13,8 @@ use crate::config::Role;
 use crate::grade::{heuristic, judge::JUDGE_MARKER};
 
 use crate::prompts::{
-    CONTEXT_FROM, FEEDBACK_FROM_PREVIOUS, INSTRUCTIONS, ORIGINAL_REQUEST, PREVIOUS_ATTEMPT_FAILED as RETRY_MARKER,
-    ROUTER_MARKER, SUMMARY_MARKER, SYNTHESIS_MARKER,
+    CONTEXT_FROM, FEEDBACK_FROM_PREVIOUS, INSTRUCTIONS, ORIGINAL_REQUEST, ORIGINAL_REQUEST_LINE,
+    PREVIOUS_ATTEMPT_FAILED as RETRY_MARKER, ROUTER_MARKER, SUMMARY_MARKER, SYNTHESIS_MARKER,
 };
 
 /// Share of first attempts (in percent) that come back as rushed drafts.
@@ -74,13 +74,11 @@ impl Provider for Simulated {
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let text = match &request.output_schema {
-                // The judge's grade schema is answered by the judge's own voice below.
-                Some(schema)
-                    if !request.prompt.starts_with(JUDGE_MARKER) && !request.prompt.starts_with(ROUTER_MARKER) =>
-                {
+                // The judge and the router answer their own schemas in their own voices.
+                Some(schema) if !matches!(request.role, Role::Judge | Role::Router) => {
                     let topic = request
                         .prompt
-                        .strip_prefix("Original request: ")
+                        .strip_prefix(ORIGINAL_REQUEST_LINE)
                         .and_then(|rest| rest.lines().next())
                         .unwrap_or_else(|| original_request(&request.prompt));
                     super::example::example(schema, &crate::text::excerpt(topic, 60)).to_string()
