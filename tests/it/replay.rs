@@ -59,7 +59,11 @@ async fn record(slow: &str, root_name: &str) -> (serde_json::Value, BTreeSet<Str
 async fn a_cassette_recorded_under_one_timing_replays_exactly_under_any_other() {
     let (story_last, story_hashes, root) = record("story-a", "story-last.jsonl").await;
     let (audio_last, audio_hashes, _other) = record("audio-a", "audio-last.jsonl").await;
-    // The same requests were sent and the same report came out, whichever finished first.
+    // The two recordings really finished in opposite orders…
+    let finished = |r: &serde_json::Value, d: &str| department(r, d)["metadata"]["finishedAt"].as_u64().unwrap();
+    assert!(finished(&story_last, "story") > finished(&story_last, "audio"));
+    assert!(finished(&audio_last, "audio") > finished(&audio_last, "story"));
+    // …yet the same requests were sent and the same report came out.
     assert_eq!(story_hashes, audio_hashes);
     assert_eq!(timeless(story_last.clone()), timeless(audio_last));
     let character = department(&story_last, "character");
