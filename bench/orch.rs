@@ -345,30 +345,22 @@ fn main() {
     // export may cost about a second at exit, never more.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}", silent.local_addr().unwrap());
-    let refused = measure(
-        repo,
-        &[
-            "run",
-            "--format",
-            "json",
-            "--quiet",
-            "--otlp",
-            "http://127.0.0.1:9",
-            "Aladdin character",
-        ],
-    );
-    let hung = measure(
-        repo,
-        &[
-            "run",
-            "--format",
-            "json",
-            "--quiet",
-            "--otlp",
-            &silent_url,
-            "Aladdin character",
-        ],
-    );
+    let traced_to = |collector: &str| {
+        measure(
+            repo,
+            &[
+                "run",
+                "--format",
+                "json",
+                "--quiet",
+                "--otlp",
+                collector,
+                "Aladdin character",
+            ],
+        )
+    };
+    let refused = traced_to("http://127.0.0.1:9");
+    let hung = traced_to(&silent_url);
     drop(silent);
     row("run, collector refuses", &refused, "");
     row("run, collector never answers", &hung, "");

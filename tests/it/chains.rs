@@ -7,7 +7,7 @@ use serde_json::Value;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::common::mock::{bodies, chat_reply, Script};
-use crate::common::{json, stdout, Root, Test};
+use crate::common::{json, refused, Root, Test, RUN_ALWAYS};
 
 async fn down() -> MockServer {
     let server = MockServer::start().await;
@@ -47,7 +47,7 @@ fn chained_with(local: &str, hosted: &str, specialists: usize, http: &str, thres
 }
 
 fn run(root: &Root, args: &[&str]) -> Value {
-    let mut all = vec!["run", "--format", "json", "--specialists", "always"];
+    let mut all = RUN_ALWAYS.to_vec();
     all.extend_from_slice(args);
     all.push("Aladdin");
     json(&Test::new(root.path()).args(all).run())
@@ -214,9 +214,8 @@ fn chains_and_token_fields_are_validated() {
         "orch.yaml",
         "defaults: { provider: [simulated, locall] }\nproviders:\n  local: { kind: openai, baseUrl: \"http://127.0.0.1:1\" }\n  a: { kind: anthropic, tokenField: max_completion_tokens }\n",
     );
-    let out = Test::new(root.path()).args(["validate"]).status(2).run();
     assert_eq!(
-        stdout(&out),
+        refused(root.path()),
         "orch.yaml:1:35: error: unknown provider `locall` (did you mean `local`?)\n\
          orch.yaml:4:37: error: `tokenField` is for the openai kind only; provider `a` is anthropic\n\
          2 errors, 0 warnings\n"

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::common::mock::{one_department, Script};
-use crate::common::{json, stderr, stdout, Root, Test};
+use crate::common::{json, refused, stderr, stdout, Root, Test};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_where_every_department_fails_says_so_on_stderr() {
@@ -102,8 +102,7 @@ fn control_characters_in_a_config_cannot_forge_a_diagnostic() {
         "agents/evil.yaml",
         "id: \"zz\\nagents/forged.yaml:1:1: error: FORGED\"\nrole: \"\\e[2Jboss\"\n",
     );
-    let out = Test::new(root.path()).args(["validate"]).status(2).run();
-    let text = stdout(&out);
+    let text = refused(root.path());
     assert!(!text.contains('\x1b'), "{text:?}");
     assert!(!text.lines().any(|l| l.starts_with("agents/forged.yaml")), "{text}");
     assert!(

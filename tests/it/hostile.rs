@@ -5,7 +5,7 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::mock::{chat_reply, config_yaml, one_department};
-use crate::common::{json, stderr, stdout, Root, Test};
+use crate::common::{json, refused, stderr, stdout, Root, Test, RUN_ALWAYS};
 
 /// Every error of a report, wherever it sits.
 fn errors(report: &serde_json::Value) -> Vec<String> {
@@ -161,8 +161,7 @@ fn a_hundred_thousand_unknown_keys_are_each_reported_once() {
         agent.push_str(&format!("k{i}: 1\n"));
     }
     root.write("agents/wide.yaml", agent);
-    let out = Test::new(root.path()).args(["validate"]).status(2).run();
-    let text = stdout(&out);
+    let text = refused(root.path());
     let unknown = text.lines().filter(|l| l.contains("error: unknown key `k")).count();
     assert_eq!(unknown, 100_000);
     assert!(text.contains("agents/wide.yaml:100002:1: error: unknown key `k99999` in an agent"));
@@ -247,9 +246,7 @@ async fn a_judge_reply_of_300000_braces_falls_back_to_the_heuristic() {
             ],
         ),
     );
-    let out = Test::new(root.path())
-        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
-        .run();
+    let out = Test::new(root.path()).args(RUN_ALWAYS).args(["Aladdin"]).run();
     let report = json(&out);
     let attempt = &report["departments"][0]["specialistResults"][0]["attempts"][0];
     assert_eq!(attempt["grader"], "heuristic-fallback", "{attempt}");

@@ -2,7 +2,7 @@
 //! sent as `max_tokens`, why each reply ended, and the retry feedback of a cut reply.
 
 use crate::common::mock::{one_department, one_department_yaml, Script};
-use crate::common::{json, stdout, Root, Test};
+use crate::common::{json, refused, Root, Test, RUN_ALWAYS};
 
 /// One department `d` (head `h`, specialist `s`) on the mock at `uri`, with extra YAML for
 /// `[defaults]` and for the specialist.
@@ -25,7 +25,8 @@ async fn caps_are_sent_as_max_tokens_and_a_cut_reply_is_retried_with_its_own_lin
         ", executionSettings: { maxOutputTokens: 32 }",
     );
     let out = Test::new(root.path())
-        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
+        .args(RUN_ALWAYS)
+        .args(["Aladdin"])
         .status(0)
         .run();
     let report = json(&out);
@@ -96,7 +97,8 @@ async fn anthropic_sends_4096_unless_capped_and_max_tokens_means_length() {
             ),
         );
         let out = Test::new(root.path())
-            .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
+            .args(RUN_ALWAYS)
+            .args(["Aladdin"])
             .status(0)
             .run();
         let attempt = &json(&out)["departments"][0]["specialistResults"][0]["attempts"][0];
@@ -112,9 +114,8 @@ fn caps_are_validated_where_they_are_written() {
         "orch.yaml",
         "defaults:\n  maxOutputTokens: -1\nagents:\n  - { id: j, role: judge, executionSettings: { maxOutputTokens: 2000000 } }\n",
     );
-    let out = Test::new(root.path()).args(["validate"]).status(2).run();
     assert_eq!(
-        stdout(&out),
+        refused(root.path()),
         "orch.yaml:2:20: error: `maxOutputTokens` must be between 0 and 1000000, found -1\n\
          orch.yaml:4:65: error: `maxOutputTokens` must be between 0 and 1000000, found 2000000\n\
          2 errors, 0 warnings\n"
@@ -126,14 +127,8 @@ fn the_simulated_provider_stops_at_the_cap() {
     let root = Root::minimal();
     root.write("orch.yaml", "defaults: { maxOutputTokens: 8 }\n");
     let out = Test::new(root.path())
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--specialists",
-            "always",
-            "Aladdin character",
-        ])
+        .args(RUN_ALWAYS)
+        .args(["Aladdin character"])
         .run();
     let report = json(&out);
     let attempt = &crate::common::department(&report, "character")["specialistResults"][0]["attempts"][0];
@@ -147,16 +142,8 @@ async fn a_run_past_its_deadline_prints_what_finished() {
     let server = script.serve().await;
     let root = capped(&server.uri(), "", "");
     let out = Test::new(root.path())
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--specialists",
-            "always",
-            "--deadline",
-            "0.5",
-            "Aladdin",
-        ])
+        .args(RUN_ALWAYS)
+        .args(["--deadline", "0.5", "Aladdin"])
         .status(1)
         .run();
     let report = json(&out);
@@ -189,7 +176,8 @@ async fn every_usage_carries_its_cost() {
     let server = script.serve().await;
     let root = priced(&server.uri(), PRICED);
     let out = Test::new(root.path())
-        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
+        .args(RUN_ALWAYS)
+        .args(["Aladdin"])
         .status(0)
         .run();
     let r = json(&out);
@@ -202,7 +190,8 @@ async fn every_usage_carries_its_cost() {
 
     let unpriced = priced(&server.uri(), "");
     let out = Test::new(unpriced.path())
-        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
+        .args(RUN_ALWAYS)
+        .args(["Aladdin"])
         .status(0)
         .run();
     let r = json(&out);
@@ -220,9 +209,7 @@ async fn the_cost_cap_stops_new_calls() {
     );
     let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
     root.write("orch.yaml", yaml.replace("passingThreshold: 0", "passingThreshold: 80"));
-    let out = Test::new(root.path())
-        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
-        .run();
+    let out = Test::new(root.path()).args(RUN_ALWAYS).args(["Aladdin"]).run();
     let r = json(&out);
     // Attempt 1 and its judge spend $0.00005, the cap: no third call is made.
     assert_eq!(r["usage"]["calls"], 2, "{r}");
@@ -274,9 +261,8 @@ fn prices_are_validated_where_they_are_written() {
         "orch.toml",
         "[pricing.\"gpt-4o\"]\ninput = \"cheap\"\noutpt = 1\n\n[limits]\nmaxCostUsd = -1\n",
     );
-    let out = Test::new(root.path()).args(["validate"]).status(2).run();
     assert_eq!(
-        stdout(&out),
+        refused(root.path()),
         "orch.toml:2:9: error: `input` in a price must be a number, found a string\n\
          orch.toml:3:1: error: unknown key `outpt` in a price (did you mean `output`?)\n\
          orch.toml:6:14: error: `maxCostUsd` must be between 0 and 1000000000 (USD, 0 = none), found -1\n\

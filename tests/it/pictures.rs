@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::common::mock::{one_department, Script};
-use crate::common::{repo, stdout, Root, Test};
+use crate::common::{repo, stdout, Root, Test, RUN_ALWAYS};
 
 const QUICK_START: &str =
     "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops";
@@ -100,14 +100,8 @@ async fn the_html_report_is_one_escaped_page_with_a_timeline_in_time_order() {
         "",
     );
     let report = Test::new(root.path())
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--specialists",
-            "always",
-            "Aladdin <script>alert(1)</script>",
-        ])
+        .args(RUN_ALWAYS)
+        .args(["Aladdin <script>alert(1)</script>"])
         .status(0)
         .run();
     let saved = root.write("report.json", &report.stdout);

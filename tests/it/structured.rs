@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use crate::common::mock::chat_reply;
-use crate::common::{json, repo, stdout, Root, Test};
+use crate::common::{json, refused, repo, Root, Test, RUN_ALWAYS};
 
 const SHOTS: &str = r#"{"type": "object", "required": ["shots"], "properties": {"shots": {"type": "array", "minItems": 1, "items": {"type": "object", "required": ["camera"]}}}}"#;
 
@@ -72,11 +72,7 @@ fn config(uri: &str, kind: &str, provider_extra: &str, grading_extra: &str) -> R
 }
 
 fn run(root: &Root) -> Value {
-    json(
-        &Test::new(root.path())
-            .args(["run", "--format", "json", "--specialists", "always", "Aladdin escapes"])
-            .run(),
-    )
+    json(&Test::new(root.path()).args(RUN_ALWAYS).args(["Aladdin escapes"]).run())
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -220,8 +216,7 @@ fn schema_problems_are_found_at_the_key() {
     let root = Root::minimal();
     root.write("agents/bad.yaml", "agents:\n  - id: a\n    role: judge\n    outputSchema: missing.json\n  - id: b\n    role: judge\n    outputSchema: { type: 12 }\n  - id: c\n    role: judge\n    outputSchema: broken.json\n  - id: e\n    role: judge\n    outputSchema: 7\n");
     root.write("agents/broken.json", "{ not json");
-    let out = Test::new(root.path()).args(["validate"]).status(2).run();
-    let text = stdout(&out);
+    let text = refused(root.path());
     let lines: Vec<&str> = text.lines().collect();
     assert!(
         lines[0].starts_with("agents/bad.yaml:4:19: error: cannot read the outputSchema file agents/missing.json: "),
@@ -278,14 +273,8 @@ fn an_unsatisfiable_schema_ends_in_failed_attempts_not_a_hang() {
         "agents:\n  - id: character-head\n    role: head\n    department: character\n  - id: character-appearance\n    role: specialist\n    department: character\n    outputSchema: { type: string, minLength: 5, maxLength: 2 }\n",
     );
     let out = Test::new(root.path())
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--specialists",
-            "always",
-            "Aladdin character",
-        ])
+        .args(RUN_ALWAYS)
+        .args(["Aladdin character"])
         .run();
     let report = json(&out);
     let spec = &report["departments"][0]["specialistResults"][0];

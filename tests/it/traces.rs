@@ -9,7 +9,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::common::mock::{one_department_yaml, Script};
-use crate::common::{json, stderr, Root, Test};
+use crate::common::{json, stderr, Root, Test, RUN_ALWAYS};
 
 async fn collector() -> MockServer {
     let server = MockServer::start().await;
@@ -96,16 +96,8 @@ async fn a_run_is_a_trace_of_workflow_agents_and_chats() {
     let llm = script.serve().await;
     let root = team(&llm.uri());
     let out = Test::new(root.path())
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--specialists",
-            "always",
-            "--otlp",
-            &otlp.uri(),
-            "Aladdin zebra-quartz",
-        ])
+        .args(RUN_ALWAYS)
+        .args(["--otlp", &otlp.uri(), "Aladdin zebra-quartz"])
         .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
         .env("OTEL_SERVICE_NAME", "orch-test")
         .env("TRACE_TEST_KEY", "sk-trace-secret-1234")

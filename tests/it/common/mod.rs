@@ -168,6 +168,14 @@ pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(f)
 }
 
+/// The arguments of a JSON run in which every department spawns its specialists; the prompt follows.
+pub const RUN_ALWAYS: [&str; 5] = ["run", "--format", "json", "--specialists", "always"];
+
+/// `orch validate` in `cwd`, which must refuse the config (exit 2): what it printed.
+pub fn refused(cwd: &Path) -> String {
+    stdout(&Test::new(cwd).args(["validate"]).status(2).run())
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
