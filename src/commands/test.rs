@@ -317,8 +317,8 @@ fn load(args: &TestArgs) -> Result<(Vec<Suite>, Vec<PathBuf>), CommandError> {
     }
     if problems > 0 {
         return Err(CommandError::usage(format!(
-            "the suite has {problems} error{} (nothing ran)",
-            if problems == 1 { "" } else { "s" }
+            "the suite has {} (nothing ran)",
+            crate::text::count(problems, "error")
         )));
     }
     Ok((suites, roots))

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::cli::{ValidateArgs, ValidateFormat};
 use crate::config::{self, load::locate_root, Diagnostic, Severity};
 use crate::exit::{CommandError, Exit};
+use crate::text::count;
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
@@ -120,12 +121,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
             for d in &diags {
                 writeln!(out, "{}", snippet(d, style.color))?;
             }
-            writeln!(
-                out,
-                "{errors} error{}, {warnings} warning{}",
-                if errors == 1 { "" } else { "s" },
-                if warnings == 1 { "" } else { "s" }
-            )?;
+            writeln!(out, "{}, {}", count(errors, "error"), count(warnings, "warning"))?;
         }
         Some(ValidateFormat::Json) => {
             let report = JsonReport {
@@ -140,12 +136,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
             for d in &diags {
                 writeln!(out, "{d}")?;
             }
-            writeln!(
-                out,
-                "{errors} error{}, {warnings} warning{}",
-                if errors == 1 { "" } else { "s" },
-                if warnings == 1 { "" } else { "s" }
-            )?;
+            writeln!(out, "{}, {}", count(errors, "error"), count(warnings, "warning"))?;
         }
     }
     Ok(if errors == 0 { Exit::Success } else { Exit::Usage })

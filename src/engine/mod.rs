@@ -67,7 +67,7 @@ pub enum CallError {
     #[error("empty reply")]
     Empty,
     /// The reply (kept, for the retry prompt) does not match the agent's `outputSchema`.
-    #[error("the reply does not match the required JSON Schema ({} error{})", .errors.len(), if .errors.len() == 1 { "" } else { "s" })]
+    #[error("the reply does not match the required JSON Schema ({})", crate::text::count(.errors.len(), "error"))]
     Schema {
         /// Where and why.
         errors: Vec<SchemaError>,

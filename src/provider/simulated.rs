@@ -302,9 +302,8 @@ fn synthesis(req: &CompletionRequest, rng: &mut Rng) -> String {
 fn summary(req: &CompletionRequest) -> String {
     let departments: Vec<&str> = req.prompt.lines().filter_map(|l| l.strip_prefix("## ")).collect();
     format!(
-        "# Production summary\n\n{} department{} delivered: {}.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's core.",
-        departments.len(),
-        if departments.len() == 1 { "" } else { "s" },
+        "# Production summary\n\n{} delivered: {}.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's core.",
+        crate::text::count(departments.len(), "department"),
         departments.join("; ")
     )
 }

@@ -2,7 +2,7 @@
 
 use super::tree::{bar, Node, Style};
 use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, ThresholdSource};
-use crate::text::excerpt;
+use crate::text::{count, excerpt};
 
 /// Builds the explain tree of a plan.
 pub fn plan_tree(plan: &Plan, style: Style) -> Node {
@@ -105,12 +105,7 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
         label.push_str(&format!(" after {}", d.depends_on.join(", ")));
     }
     let c = &d.complexity;
-    let mut why = format!(
-        "{} words, {} part{}",
-        c.word_count,
-        c.parts,
-        if c.parts == 1 { "" } else { "s" }
-    );
+    let mut why = format!("{} words, {}", c.word_count, count(c.parts, "part"));
     if !c.complex_terms.is_empty() {
         why.push_str(&format!(", complex terms: {}", c.complex_terms.join(", ")));
     }
@@ -137,10 +132,9 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
                         "{} {}",
                         style.cyan(&s.agent_id),
                         style.dim(&format!(
-                            "threshold {} ({source}), up to {} attempt{}, success rate {:.2}{skills}",
+                            "threshold {} ({source}), up to {}, success rate {:.2}{skills}",
                             s.threshold,
-                            s.max_attempts,
-                            if s.max_attempts == 1 { "" } else { "s" },
+                            count(s.max_attempts, "attempt"),
                             s.success_rate
                         ))
                     ))

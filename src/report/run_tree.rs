@@ -4,7 +4,7 @@
 use super::run::{DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
 use super::tree::{Node, Style};
 use crate::grade::ReviewStatus;
-use crate::text::{excerpt, fmt_score};
+use crate::text::{count, excerpt, fmt_score};
 
 /// Builds the tree of a run report.
 pub fn run_tree(report: &Report, style: Style) -> Node {
@@ -15,12 +15,11 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     };
     let u = &report.usage;
     let mut head = format!(
-        "{} {} · quality {} · {} call{}{} · {} tokens{} · {:.1} s",
+        "{} {} · quality {} · {}{} · {} tokens{} · {:.1} s",
         style.bold("run"),
         status,
         style.bold(&fmt_score(report.overall_quality)),
-        u.calls,
-        if u.calls == 1 { "" } else { "s" },
+        count(u.calls, "call"),
         if u.transport_retries > 0 {
             format!(" ({} transport retries)", u.transport_retries)
         } else {
@@ -51,10 +50,9 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     }
     if !report.metadata.circuits_opened.is_empty() || report.usage.fallbacks > 0 {
         head.push_str(&format!(
-            "\n{} {} fallback{}{}",
+            "\n{} {}{}",
             style.dim("providers:"),
-            report.usage.fallbacks,
-            if report.usage.fallbacks == 1 { "" } else { "s" },
+            count(report.usage.fallbacks, "fallback"),
             if report.metadata.circuits_opened.is_empty() {
                 String::new()
             } else {
@@ -105,9 +103,8 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
             " quality {} {}",
             fmt_score(d.quality_score),
             style.dim(&format!(
-                "({} call{}, {} ms)",
-                d.usage.calls,
-                if d.usage.calls == 1 { "" } else { "s" },
+                "({}, {} ms)",
+                count(d.usage.calls, "call"),
                 d.metadata.total_execution_time
             ))
         ));

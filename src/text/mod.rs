@@ -24,6 +24,12 @@ pub fn excerpt(text: &str, max: usize) -> String {
     }
 }
 
+/// A count with its noun, plural unless the count is one: `1 error`, `2 errors`.
+pub fn count<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+    let s = if n == N::from(1) { "" } else { "s" };
+    format!("{n} {noun}{s}")
+}
+
 /// The text with its first letter upper-cased.
 pub fn capitalize(s: &str) -> String {
     let mut c = s.chars();
@@ -56,6 +62,13 @@ mod tests {
         assert_eq!(excerpt("abcdefghijkl", 5), "abcd…");
         assert_eq!(capitalize("the judge"), "The judge");
         assert_eq!(capitalize(""), "");
+    }
+
+    #[test]
+    fn counts_say_their_noun_in_the_plural_unless_one() {
+        assert_eq!(count(0usize, "error"), "0 errors");
+        assert_eq!(count(1u32, "call"), "1 call");
+        assert_eq!(count(2u64, "attempt"), "2 attempts");
     }
 
     #[test]
