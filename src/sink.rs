@@ -1,6 +1,12 @@
 //! Files a run writes line by line as it goes (`--events`, `--record`). A write error must
 //! not stop the run, nor vanish: the file remembers the first one, and the command reports
 //! it after the report (exit 1 instead of 0).
+//!
+//! A line is written under a `std` mutex from whichever tokio worker finished the call, and
+//! flushed at once: one small `write(2)` that follows an LLM call of hundreds of milliseconds,
+//! with the lock held for nothing else. A writer thread behind a channel would spare the
+//! worker those microseconds at the price of a queue, and of a join before the first write
+//! error can be reported; we keep the direct write until a profile says otherwise.
 
 use std::io::Write;
 use std::path::Path;
