@@ -26,6 +26,17 @@ pub fn report(args: ReportArgs) -> Result<Exit> {
     let text = String::from_utf8(bytes).map_err(|_| CommandError::usage(format!("{shown} is not UTF-8 text")))?;
     let page = match serde_json::from_str::<Value>(&text) {
         Ok(report) if report.get("runId").is_some() => html::report_page(&report),
+        // Pretty JSON opens with a lone `{`, which no results line is: a report cut short.
+        Err(e) if text.lines().find(|l| !l.trim().is_empty()).map(str::trim) == Some("{") => {
+            let what = e.to_string();
+            let what = what.split(" at line ").next().unwrap_or_default();
+            return Err(CommandError::usage(format!(
+                "{shown}:{}:{}: not a complete run report: {what}",
+                e.line(),
+                e.column().max(1)
+            ))
+            .into());
+        }
         _ => {
             let mut lines = Vec::new();
             for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {

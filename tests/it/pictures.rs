@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::common::mock::{one_department, Script};
-use crate::common::{repo, stdout, Root, Test, RUN_ALWAYS};
+use crate::common::{repo, stderr, stdout, Root, Test, RUN_ALWAYS};
 
 const QUICK_START: &str =
     "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops";
@@ -178,5 +178,31 @@ fn a_results_file_renders_as_a_table_of_runs() {
             doc.descendants().any(|n| n.attribute("id") == Some(id)),
             "{link} goes nowhere"
         );
+    }
+}
+
+#[test]
+fn report_names_where_a_file_is_neither_a_report_nor_results() {
+    let root = Root::minimal();
+    let run = Test::new(root.path())
+        .args(["run", "--format", "json", "Aladdin character"])
+        .status(0)
+        .run();
+    // A report cut after its third line: `{`, `"version": 1,`, `"runId": "…",`.
+    let cut: String = stdout(&run).lines().take(3).map(|l| format!("{l}\n")).collect();
+    root.write("cut.json", cut);
+    root.write("garbage.jsonl", "{\"caseId\": \"a\"}\nnot json\n");
+    root.write("other.jsonl", "{\"caseId\": \"a\"}\n\n{\"x\": 1}\n");
+    for (file, says) in [
+        ("cut.json", "cut.json:4:1: not a complete run report: EOF while parsing a value"),
+        (
+            "garbage.jsonl",
+            "garbage.jsonl:2: neither a run report (`orch run --format json`) nor a results line (`orch test --results`): expected ident at line 1 column 2",
+        ),
+        ("other.jsonl", "other.jsonl:3: not a results line (no `caseId`)"),
+    ] {
+        let out = Test::new(root.path()).args(["report", file]).status(2).run();
+        assert_eq!(stderr(&out), format!("error: {says}\n"), "{file}");
+        assert!(stdout(&out).is_empty());
     }
 }
