@@ -11,6 +11,7 @@ use crate::cli::{ExplainArgs, ReportFormat};
 use crate::config::Config;
 use crate::engine::{self, Budget, Engine};
 use crate::exit::{CommandError, Exit};
+use crate::grade::schema::Schemas;
 use crate::plan::{self, Plan, RoutingError};
 use crate::report::events::Observers;
 use crate::report::{plan_tree::plan_tree, tree};
@@ -25,6 +26,7 @@ fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan)
     let engine = Engine::new(
         crate::text::new_id("run"),
         config.clone(),
+        Arc::new(Schemas::of(&config)),
         providers,
         budget,
         Box::new(Observers(Vec::new())),

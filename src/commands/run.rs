@@ -10,6 +10,7 @@ use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ReportFormat, RunArgs};
 use crate::engine::{self, Budget, Engine};
 use crate::exit::{CommandError, Exit};
+use crate::grade::schema::Schemas;
 use crate::report::events::{EventLog, Observer, Observers};
 use crate::report::run::{DepartmentStatus, Report, RunStatus};
 use crate::report::{run_tree::run_tree, tree};
@@ -84,7 +85,8 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     .with_max_usd(config.settings.limits.max_cost_usd);
     let engine = Engine::new(
         run_id,
-        config,
+        config.clone(),
+        Arc::new(Schemas::of(&config)),
         providers,
         budget,
         Box::new(Observers(observers)),

@@ -20,6 +20,7 @@ use crate::cli::{ReportFormat, TestArgs};
 use crate::config::{self, load::locate_root, Config};
 use crate::engine::{self, Budget, Engine};
 use crate::exit::{CommandError, Exit};
+use crate::grade::schema::Schemas;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError, SpecialistMode};
 use crate::provider::Providers;
 use crate::report::events::Observers;
@@ -32,6 +33,8 @@ use crate::suite::{expect, file, junit, Case, Specialists, Suite};
 /// One config the suites run on, with the providers built for it.
 struct Target {
     config: Arc<Config>,
+    /// Its output schemas, compiled once for every case.
+    schemas: Arc<Schemas>,
     providers: Providers,
 }
 
@@ -140,6 +143,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
             root.clone(),
             Target {
                 config: config.clone(),
+                schemas: Arc::new(Schemas::of(config)),
                 providers: built,
             },
         );
@@ -387,6 +391,7 @@ async fn run_job(
             let engine = Engine::new(
                 crate::text::new_id("run"),
                 config.clone(),
+                job.target.schemas.clone(),
                 job.target.providers.clone(),
                 budget,
                 Box::new(Observers(Vec::new())),

@@ -9,7 +9,7 @@ mod router;
 pub mod scoring;
 mod specialist;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,7 +23,7 @@ pub use router::{ask_router, run_request};
 mod tests;
 
 use crate::config::{Agent, Config, GradingMethod};
-use crate::grade::schema::{Schema, SchemaError};
+use crate::grade::schema::{SchemaError, Schemas};
 use crate::grade::{heuristic, judge, Grade};
 use crate::provider::{ProviderError, Providers};
 use crate::report::events::{Event, Observer};
@@ -46,8 +46,8 @@ pub struct Engine {
     started: Instant,
     /// Steps done; the report lists them in plan order, never in the order they finished.
     steps: Mutex<HashSet<String>>,
-    /// Each `outputSchema`, compiled once, by agent id.
-    schemas: HashMap<String, Schema>,
+    /// Each `outputSchema`, compiled once per config, by agent id.
+    schemas: Arc<Schemas>,
     /// What the router's call spent (added to the run's usage).
     router_usage: Mutex<Usage>,
     /// Providers whose circuit opened during the run.
@@ -77,20 +77,16 @@ pub enum CallError {
 }
 
 impl Engine {
-    /// A new engine for the run `run_id`.
+    /// A new engine for the run `run_id`; `schemas` are [`Schemas::of`] the config.
     pub fn new(
         run_id: String,
         config: Arc<Config>,
+        schemas: Arc<Schemas>,
         providers: Providers,
         budget: Budget,
         observer: Box<dyn Observer>,
         seed: u64,
     ) -> Self {
-        let schemas = config
-            .agents
-            .iter()
-            .filter_map(|a| Some((a.id.clone(), Schema::new(a.output_schema.as_deref()?)?)))
-            .collect();
         Engine {
             config,
             providers,

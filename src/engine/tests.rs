@@ -139,6 +139,7 @@ async fn run_with(
     let engine = Engine::new(
         "run-test".into(),
         Arc::new(config),
+        Arc::default(),
         providers,
         budget,
         Box::new(NoObserver),

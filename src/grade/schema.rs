@@ -2,9 +2,12 @@
 //! reply of an agent with `outputSchema` is read for its first JSON value (code fences and
 //! prose around it allowed) and validated against the schema (draft 2020-12).
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config::Config;
 use crate::text::first_json_value;
 
 /// The most errors an attempt keeps.
@@ -54,6 +57,28 @@ impl Schema {
         } else {
             Err(errors)
         }
+    }
+}
+
+/// Every `outputSchema` of a config, compiled once (a suite shares them across its cases).
+#[derive(Default)]
+pub struct Schemas(HashMap<String, Schema>);
+
+impl Schemas {
+    /// Compiles the `outputSchema` of each agent of `config` that has one.
+    pub fn of(config: &Config) -> Self {
+        Schemas(
+            config
+                .agents
+                .iter()
+                .filter_map(|a| Some((a.id.clone(), Schema::new(a.output_schema.as_deref()?)?)))
+                .collect(),
+        )
+    }
+
+    /// The schema of agent `id`, if it has one.
+    pub fn get(&self, id: &str) -> Option<&Schema> {
+        self.0.get(id)
     }
 }
 

@@ -369,3 +369,47 @@ fn validate_suite_uses_the_suites_own_config_from_anywhere() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn every_case_of_a_suite_checks_its_agents_output_schemas() {
+    let root = Root::minimal();
+    // Unsatisfiable: every attempt of this specialist fails its schema, in each case.
+    root.write(
+        "agents/character.yaml",
+        "agents:\n  - id: character-head\n    role: head\n    department: character\n  - id: character-appearance\n    role: specialist\n    department: character\n    outputSchema: { type: string, minLength: 5, maxLength: 2 }\n",
+    );
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: one\n    prompt: Aladdin character\n    specialists: always\n  - id: two\n    prompt: Aladdin character\n    specialists: always\n",
+    );
+    let results = root.path().join("r.jsonl");
+    Test::new(root.path())
+        .args([
+            "test",
+            "s.yaml",
+            "--format",
+            "json",
+            "--results",
+            results.to_str().unwrap(),
+        ])
+        .run();
+    let mut seen: Vec<(String, usize, bool)> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            let spec = &line["report"]["departments"][0]["specialistResults"][0];
+            let attempts = spec["attempts"].as_array().unwrap();
+            let all_mismatched = attempts
+                .iter()
+                .all(|a| !a["schemaErrors"].as_array().unwrap().is_empty());
+            (
+                line["caseId"].as_str().unwrap().to_string(),
+                attempts.len(),
+                all_mismatched,
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(seen, [("one".to_string(), 4, true), ("two".to_string(), 4, true)]);
+}
