@@ -27,8 +27,9 @@ use crate::report::events::Observers;
 use crate::report::run::Report;
 use crate::report::tree::Style;
 use crate::sink::LineFile;
+use crate::suite::file::Unchecked;
 use crate::suite::results::{self, Line, Record, Summary};
-use crate::suite::{expect, file, junit, Case, Specialists, Suite};
+use crate::suite::{expect, junit, Case, Specialists, Suite};
 
 /// One config the suites run on, with the providers built for it.
 struct Target {
@@ -78,14 +79,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         })?),
         None => None,
     };
-    let (suites, roots) = load(&args)?;
-    let mut configs: HashMap<PathBuf, Arc<Config>> = HashMap::new();
-    for root in &roots {
-        if !configs.contains_key(root) {
-            let (config, _) = config::load(root).map_err(|e| CommandError::usage(e.to_string()))?;
-            configs.insert(root.clone(), Arc::new(config));
-        }
-    }
+    let (suites, roots, configs) = load(&args)?;
 
     if let Some(p) = &args.replies.provider {
         for config in configs.values() {
@@ -284,29 +278,38 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     Ok(exit)
 }
 
+/// The suites, the config root of each, and each root's config, loaded once.
+type Loaded = (Vec<Suite>, Vec<PathBuf>, HashMap<PathBuf, Arc<Config>>);
+
 /// Reads every suite (and the config each runs on); every problem of every suite is printed
 /// before the one `error:` line, and nothing runs.
-fn load(args: &TestArgs) -> Result<(Vec<Suite>, Vec<PathBuf>), CommandError> {
+fn load(args: &TestArgs) -> Result<Loaded, CommandError> {
     let mut suites = Vec::new();
     let mut roots = Vec::new();
+    let mut configs: HashMap<PathBuf, Arc<Config>> = HashMap::new();
     let mut problems = 0;
     let mut stderr = std::io::stderr().lock();
     for path in &args.suites {
-        // A file that does not parse is said first: it needs no config to be wrong.
-        let (wire, diags, _) = file::read_wire(path);
-        if wire.is_none() {
-            for d in diags.iter().filter(|d| d.is_error()) {
-                let _ = writeln!(stderr, "{d}");
-                problems += 1;
+        // A file that does not decode is said first: it needs no config to be wrong.
+        let unchecked = match Unchecked::read(path) {
+            Ok(unchecked) => unchecked,
+            Err(diags) => {
+                for d in diags.iter().filter(|d| d.is_error()) {
+                    let _ = writeln!(stderr, "{d}");
+                    problems += 1;
+                }
+                continue;
             }
-            continue;
-        }
-        let root = root_of(path, args.config.as_deref());
-        let config = match config::load(&root) {
-            Ok((config, _)) => config,
-            Err(e) => return Err(CommandError::usage(e.to_string())),
         };
-        match file::read(path, &config) {
+        let root = root_of(Some(&unchecked), args.config.as_deref());
+        let config = match configs.get(&root) {
+            Some(config) => config.clone(),
+            None => {
+                let (config, _) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
+                configs.entry(root.clone()).or_insert(Arc::new(config)).clone()
+            }
+        };
+        match unchecked.check(&config) {
             Ok(suite) => {
                 suites.push(suite);
                 roots.push(root);
@@ -325,19 +328,16 @@ fn load(args: &TestArgs) -> Result<(Vec<Suite>, Vec<PathBuf>), CommandError> {
             crate::text::count(problems, "error")
         )));
     }
-    Ok((suites, roots))
+    Ok((suites, roots, configs))
 }
 
 /// The config root of a suite: `--config`, else the suite's own `config`, else
 /// `ORCH_CONFIG` or the current directory.
-pub fn root_of(suite: &Path, flag: Option<&Path>) -> PathBuf {
+pub fn root_of(suite: Option<&Unchecked>, flag: Option<&Path>) -> PathBuf {
     if flag.is_some() {
         return locate_root(flag);
     }
-    let (wire, _, _) = file::read_wire(suite);
-    wire.as_ref()
-        .and_then(|w| file::config_of(suite, w))
-        .unwrap_or_else(|| locate_root(None))
+    suite.and_then(Unchecked::config).unwrap_or_else(|| locate_root(None))
 }
 
 /// How a case is planned (its departments and specialists; the router not asked yet).

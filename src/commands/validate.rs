@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::cli::{ValidateArgs, ValidateFormat};
 use crate::config::{self, load::locate_root, Diagnostic, Severity};
 use crate::exit::{CommandError, Exit};
+use crate::suite::file::Unchecked;
 use crate::text::count;
 
 #[derive(Serialize)]
@@ -94,10 +95,11 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
     // Suites are checked against the config they would run on: PATH when given, else the
     // suite's own `config`.
     for suite in &args.suites {
-        let root = super::test::root_of(suite, args.path.as_deref());
+        let unchecked = Unchecked::read(suite).map_err(|problems| diags.extend(problems)).ok();
+        let root = super::test::root_of(unchecked.as_ref(), args.path.as_deref());
         match config::load(&root) {
             Ok((config, _)) => {
-                if let Err(problems) = crate::suite::file::read(suite, &config) {
+                if let Some(Err(problems)) = unchecked.map(|u| u.check(&config)) {
                     diags.extend(problems);
                 }
             }

@@ -183,8 +183,54 @@ pub struct Expect {
     pub matches: Vec<Regex>,
 }
 
+/// A suite file decoded, not yet checked against the config it runs on.
+pub struct Unchecked {
+    path: PathBuf,
+    shown: String,
+    wire: SuiteWire,
+    /// What decoding found; `check` returns its errors with its own.
+    diags: Vec<Diagnostic>,
+}
+
+impl Unchecked {
+    /// Reads the suite at `path` as written, or every problem of a file that does not decode.
+    pub fn read(path: &Path) -> Result<Self, Vec<Diagnostic>> {
+        match read_wire(path) {
+            (Some(wire), diags, shown) => Ok(Unchecked {
+                path: path.to_path_buf(),
+                shown,
+                wire,
+                diags,
+            }),
+            (None, diags, _) => Err(diags),
+        }
+    }
+
+    /// The config the suite names, if it names one: its `config`, relative to the suite file.
+    pub fn config(&self) -> Option<PathBuf> {
+        let rel = self.wire.config.as_ref().filter(|c| !c.is_empty())?;
+        Some(self.path.parent().unwrap_or(Path::new("")).join(rel))
+    }
+
+    /// Checks the suite against `config`: the suite, or every problem.
+    pub fn check(self, config: &Config) -> Result<Suite, Vec<Diagnostic>> {
+        let Unchecked {
+            path,
+            shown,
+            wire,
+            mut diags,
+        } = self;
+        let suite = check(&path, &shown, wire, config, &mut diags);
+        if diags.iter().any(Diagnostic::is_error) {
+            Err(diags)
+        } else {
+            Ok(suite)
+        }
+    }
+}
+
 /// The suite at `path` as written, or every problem of the file (syntax and keys).
-pub fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
+fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
     let shown = crate::config::load::display(path);
     let mut diags = Vec::new();
     let Some(node) = crate::config::load::parse_document(path, &shown, &mut diags) else {
@@ -197,26 +243,6 @@ pub fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
     };
     let wire = SuiteWire::from_node(&mut Decoder::new(&shown, &mut diags), &node, &key, "");
     (wire, diags, shown)
-}
-
-/// The config a suite names, if it names one: its `config`, relative to the suite file.
-pub fn config_of(path: &Path, wire: &SuiteWire) -> Option<PathBuf> {
-    let rel = wire.config.as_ref().filter(|c| !c.is_empty())?;
-    Some(path.parent().unwrap_or(Path::new("")).join(rel))
-}
-
-/// Reads the suite at `path` and checks it against `config`: the suite, or every problem.
-pub fn read(path: &Path, config: &Config) -> Result<Suite, Vec<Diagnostic>> {
-    let (wire, mut diags, shown) = read_wire(path);
-    let Some(wire) = wire else {
-        return Err(diags);
-    };
-    let suite = check(path, &shown, wire, config, &mut diags);
-    if diags.iter().any(Diagnostic::is_error) {
-        Err(diags)
-    } else {
-        Ok(suite)
-    }
 }
 
 /// The meaning of a decoded suite: ids, prompts, department ids, regexes.
