@@ -413,3 +413,20 @@ fn every_case_of_a_suite_checks_its_agents_output_schemas() {
     seen.sort();
     assert_eq!(seen, [("one".to_string(), 4, true), ("two".to_string(), 4, true)]);
 }
+
+#[test]
+fn validate_suite_reports_a_broken_suite_and_its_broken_config() {
+    let root = Root::empty();
+    root.write("orch.yaml", "agents:\n  - { id: x, role: juge }\n");
+    root.write("s.yaml", "cases: [\n");
+    let out = Test::new(root.path())
+        .args(["validate", "--suite", "s.yaml"])
+        .status(2)
+        .run();
+    assert_eq!(
+        stdout(&out),
+        "s.yaml:1:8: error: invalid YAML: unclosed bracket '['\n\
+         orch.yaml:2:20: error: `role` must be one of head, specialist, judge, master, router, found `juge` (did you mean `judge`?)\n\
+         2 errors, 0 warnings\n"
+    );
+}
