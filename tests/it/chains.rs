@@ -189,15 +189,11 @@ async fn after_the_cooldown_one_probe_goes_out_and_closes_the_circuit() {
 async fn token_field_sends_max_completion_tokens() {
     let script = Script::new(&[]);
     let server = script.serve().await;
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!(
+    let root = Root::orch_yaml(format!(
             "defaults: {{ provider: o, maxOutputTokens: 99 }}\nproviders:\n  o: {{ kind: openai, baseUrl: \"{}\", tokenField: max_completion_tokens }}\n\
              departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d, instructions: \"AGENT:h\" }}\n",
             server.uri()
-        ),
-    );
+        ));
     Test::new(root.path())
         .args(["run", "--format", "json", "Aladdin"])
         .status(0)

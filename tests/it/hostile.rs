@@ -233,19 +233,15 @@ async fn a_judge_reply_of_300000_braces_falls_back_to_the_heuristic() {
         .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(chat_reply("Aladdin steals bread.")))
         .mount(&server)
         .await;
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        config_yaml(
-            &server.uri(),
-            "",
-            "  - { id: d, keywords: [aladdin], head: h }\n",
-            &[
-                ("h", "role: head, department: d"),
-                ("s", "role: specialist, department: d"),
-            ],
-        ),
-    );
+    let root = Root::orch_yaml(config_yaml(
+        &server.uri(),
+        "",
+        "  - { id: d, keywords: [aladdin], head: h }\n",
+        &[
+            ("h", "role: head, department: d"),
+            ("s", "role: specialist, department: d"),
+        ],
+    ));
     let out = Test::new(root.path()).args(RUN_ALWAYS).args(["Aladdin"]).run();
     let report = json(&out);
     let attempt = &report["departments"][0]["specialistResults"][0]["attempts"][0];

@@ -88,14 +88,10 @@ async fn anthropic_sends_4096_unless_capped_and_max_tokens_means_length() {
             .respond_with(reply(stop))
             .mount(&server)
             .await;
-        let root = Root::empty();
-        root.write(
-            "orch.yaml",
-            format!(
+        let root = Root::orch_yaml(format!(
                 "defaults: {{ provider: claude, maxOutputTokens: {cap} }}\nproviders:\n  claude: {{ kind: anthropic, baseUrl: \"{}\", model: m }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n  - {{ id: s, role: specialist, department: d, passingThreshold: 0 }}\n",
                 server.uri()
-            ),
-        );
+            ));
         let out = Test::new(root.path())
             .args(RUN_ALWAYS)
             .args(["Aladdin"])
@@ -223,9 +219,7 @@ async fn the_cost_cap_stops_new_calls() {
 
 #[test]
 fn explain_prices_the_worst_case() {
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
+    let root = Root::orch_yaml(
         "defaults: { provider: openai, maxOutputTokens: 100 }\npricing:\n  gpt-4o-mini: { input: 1.0, output: 2.0 }\n\
          departments:\n  - { id: d, keywords: [aladdin], head: h }\n\
          agents:\n  - { id: h, role: head, department: d, instructions: \"You lead d.\" }\n",

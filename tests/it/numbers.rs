@@ -7,13 +7,9 @@ use crate::common::mock::SlowDownOnce;
 use crate::common::{json, stderr, stdout, Root, Test};
 
 fn solo(uri: &str) -> Root {
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!(
+    let root = Root::orch_yaml(format!(
             "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{uri}\" }}\nhttp: {{ backoffBase: 0.01, backoffCap: 0.05 }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n"
-        ),
-    );
+        ));
     root
 }
 
@@ -74,8 +70,7 @@ fn absurd_durations_in_a_config_are_refused_where_they_are_written() {
             "`timeout` must be greater than 0 and at most 86400 (a day, in seconds), found 86401",
         ),
     ] {
-        let root = Root::empty();
-        root.write("orch.yaml", yaml);
+        let root = Root::orch_yaml(yaml);
         let out = Test::new(root.path()).args(["validate"]).status(2).run();
         let first = stdout(&out).lines().next().unwrap_or_default().to_string();
         assert_eq!(first, format!("{position}: error: {message}"), "{yaml}");

@@ -52,13 +52,9 @@ fn studio_on(uri: &str, kind: &str, extra: &str) -> Root {
 
 /// One department answered by its head alone (a simple request), on `uri`.
 fn solo_on(uri: &str, extra: &str, timeout: f64) -> Root {
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!(
+    let root = Root::orch_yaml(format!(
             "defaults: {{ provider: mock, timeout: {timeout} }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{uri}\", apiKeyEnv: {KEY_ENV} }}\nhttp: {{ backoffBase: 0.01{extra} }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h, coordinationSettings: {{ maxRetries: 0 }} }}\nagents:\n  - {{ id: h, role: head, department: d, instructions: \"AGENT:h\" }}\n"
-        ),
-    );
+        ));
     root
 }
 
@@ -200,14 +196,10 @@ async fn a_hanging_server_fails_the_attempt_at_the_timeout_and_the_run_goes_on()
         .with_priority(2)
         .mount(&server)
         .await;
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!(
+    let root = Root::orch_yaml(format!(
             "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d, instructions: \"AGENT:h\" }}\n  - {{ id: slow, role: specialist, department: d, instructions: \"AGENT:slow\", successRate: 0.9, executionSettings: {{ timeout: 1, maxRetries: 0 }} }}\n  - {{ id: fast, role: specialist, department: d, instructions: \"AGENT:fast\", passingThreshold: 0 }}\n",
             server.uri()
-        ),
-    );
+        ));
     let (code, r, _) = run_json(&root, &["Aladdin's look. Then his voice"]);
     assert_eq!(code, 0, "{r:#}");
     let slow = r["departments"][0]["specialistResults"]
@@ -349,14 +341,10 @@ async fn requests_per_minute_spaces_calls_and_model_can_be_overridden() {
     }
     let server = answering(Timed(times.clone())).await;
     // 120 a minute: one every 0.5 s. Two specialists and a synthesis make three calls.
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!(
+    let root = Root::orch_yaml(format!(
             "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\", requestsPerMinute: 120 }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n  - {{ id: a, role: specialist, department: d, passingThreshold: 0 }}\n  - {{ id: b, role: specialist, department: d, passingThreshold: 0 }}\n",
             server.uri()
-        ),
-    );
+        ));
     let (code, _, _) = run_json(&root, &["--model", "my-local-model", "Aladdin's look. Then his voice"]);
     assert_eq!(code, 0);
     let times = times.lock().unwrap().clone();

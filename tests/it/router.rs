@@ -26,10 +26,7 @@ async fn studio(method_: &str, router_reply: ResponseTemplate) -> (MockServer, R
         )
         .mount(&server)
         .await;
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!(
+    let root = Root::orch_yaml(format!(
             "defaults: {{ provider: mock, passingThreshold: 0 }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\n\
              http: {{ maxRetries: 0 }}\n\
              routing: {{ method: {method_}, router: r }}\n\
@@ -39,8 +36,7 @@ async fn studio(method_: &str, router_reply: ResponseTemplate) -> (MockServer, R
              \x20 - {{ id: c1, role: specialist, department: character }}\n  - {{ id: c2, role: specialist, department: character }}\n\
              \x20 - {{ id: c3, role: specialist, department: character }}\n",
             server.uri()
-        ),
-    );
+        ));
     (server, root)
 }
 

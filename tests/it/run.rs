@@ -188,10 +188,7 @@ async fn min_quality_exit_3() {
 
 /// story → character chain plus an independent audio department.
 fn chain(uri: &str, extra: &str) -> Root {
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        config_yaml(
+    Root::orch_yaml(config_yaml(
             uri,
             extra,
             "  - { id: story, keywords: [scene], head: story-head }\n  - { id: character, keywords: [aladdin], head: character-head, dependsOn: [story] }\n  - { id: audio, keywords: [music], head: audio-head }\n",
@@ -206,9 +203,7 @@ fn chain(uri: &str, extra: &str) -> Root {
                 ("audio-a", "role: specialist, department: audio"),
                 ("audio-b", "role: specialist, department: audio"),
             ],
-        ),
-    );
-    root
+        ))
 }
 
 const CHAIN_REQUEST: &str = "A scene with Aladdin and music. Then the chase";
@@ -281,20 +276,16 @@ async fn dag_order_handoff_and_parallel_specialists() {
 async fn sequential_specialists_when_parallel_is_off() {
     let script = Script::new(&[]).with_delay(Duration::from_millis(100));
     let server = script.serve().await;
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        config_yaml(
-            &server.uri(),
-            "",
-            "  - { id: d, keywords: [aladdin], head: h, coordinationSettings: { allowParallelExecution: false } }\n",
-            &[
-                ("h", "role: head, department: d"),
-                ("s1", "role: specialist, department: d"),
-                ("s2", "role: specialist, department: d"),
-            ],
-        ),
-    );
+    let root = Root::orch_yaml(config_yaml(
+        &server.uri(),
+        "",
+        "  - { id: d, keywords: [aladdin], head: h, coordinationSettings: { allowParallelExecution: false } }\n",
+        &[
+            ("h", "role: head, department: d"),
+            ("s1", "role: specialist, department: d"),
+            ("s2", "role: specialist, department: d"),
+        ],
+    ));
     run(&root, &[MODERATE]);
     assert_eq!(script.peak_in_flight(), 1);
 }

@@ -10,13 +10,9 @@ const KEY: &str = "sk-orch-secret-LEAKCHECK-91b2c7";
 const KEY_ENV: &str = "ORCH_SECRET_TEST_KEY";
 
 fn solo(kind: &str, uri: &str) -> Root {
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!(
+    let root = Root::orch_yaml(format!(
             "defaults: {{ provider: p }}\nproviders:\n  p: {{ kind: {kind}, baseUrl: \"{uri}\", apiKeyEnv: {KEY_ENV}, model: m }}\nhttp: {{ backoffBase: 0.01, maxRetries: 1 }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h, coordinationSettings: {{ maxRetries: 0 }} }}\nagents:\n  - {{ id: h, role: head, department: d }}\n"
-        ),
-    );
+        ));
     root
 }
 
@@ -132,11 +128,9 @@ async fn a_redirect_is_an_error_and_the_key_never_reaches_the_other_origin() {
 
 #[test]
 fn a_key_pasted_as_api_key_env_is_refused_and_never_echoed() {
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!("providers:\n  p: {{ kind: openai, baseUrl: \"http://127.0.0.1:9\", apiKeyEnv: \"{KEY}\" }}\n"),
-    );
+    let root = Root::orch_yaml(format!(
+        "providers:\n  p: {{ kind: openai, baseUrl: \"http://127.0.0.1:9\", apiKeyEnv: \"{KEY}\" }}\n"
+    ));
     let out = Test::new(root.path()).args(["validate"]).status(2).run();
     assert_eq!(
         stdout(&out).lines().next().unwrap(),

@@ -173,15 +173,11 @@ async fn repeats_pass_by_their_rate_and_junit_escapes_everything() {
         .respond_with(Alternating::default())
         .mount(&server)
         .await;
-    let root = Root::empty();
-    root.write(
-        "orch.yaml",
-        format!(
+    let root = Root::orch_yaml(format!(
             "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\n\
              departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n",
             server.uri()
-        ),
-    );
+        ));
     root.write(
         "lamp.yaml",
         "cases:\n  - id: finds-the-lamp\n    prompt: Aladdin\n    specialists: never\n    expect: { contains: [lamp, \"<b>&\"] }\n  - id: any-answer\n    prompt: Aladdin\n    specialists: never\n    expect: { matches: [\"(?i)lamp|bread\"] }\n",
@@ -416,8 +412,7 @@ fn every_case_of_a_suite_checks_its_agents_output_schemas() {
 
 #[test]
 fn validate_suite_reports_a_broken_suite_and_its_broken_config() {
-    let root = Root::empty();
-    root.write("orch.yaml", "agents:\n  - { id: x, role: juge }\n");
+    let root = Root::orch_yaml("agents:\n  - { id: x, role: juge }\n");
     root.write("s.yaml", "cases: [\n");
     let out = Test::new(root.path())
         .args(["validate", "--suite", "s.yaml"])

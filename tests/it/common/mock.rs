@@ -184,9 +184,7 @@ pub fn config_yaml(uri: &str, extra_settings: &str, departments: &str, agents: &
 
 /// One department `d` with head `h` and the given specialists (id, extra YAML).
 pub fn one_department(uri: &str, specialists: &[(&str, &str)], extra: &str) -> super::Root {
-    let root = super::Root::empty();
-    root.write("orch.yaml", one_department_yaml(uri, specialists, extra));
-    root
+    super::Root::orch_yaml(one_department_yaml(uri, specialists, extra))
 }
 
 /// The YAML of [`one_department`], for tests that edit it before writing.

@@ -19,6 +19,13 @@ impl Root {
         }
     }
 
+    /// A root whose whole config is one `orch.yaml`.
+    pub fn orch_yaml(config: impl AsRef<[u8]>) -> Self {
+        let root = Root::empty();
+        root.write("orch.yaml", config);
+        root
+    }
+
     /// A small valid config: story and character, each with a head and a specialist.
     pub fn minimal() -> Self {
         let root = Root::empty();
