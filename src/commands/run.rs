@@ -194,12 +194,16 @@ fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Opt
             let not_ok = report
                 .departments
                 .iter()
-                .filter(|d| d.status != DepartmentStatus::Success);
-            Some(format!(
-                "partial run: {} of {} departments failed or were skipped (see the report)",
-                not_ok.count(),
-                report.departments.len()
-            ))
+                .filter(|d| d.status != DepartmentStatus::Success)
+                .count();
+            Some(match not_ok {
+                // Every department succeeded: the run cut the master's summary.
+                0 => "partial run: the master's summary was not written (see the report)".to_string(),
+                n => format!(
+                    "partial run: {n} of {} departments failed or were skipped (see the report)",
+                    report.departments.len()
+                ),
+            })
         }
         Exit::BelowMinQuality => Some(format!(
             "overallQuality {} is below --min-quality {}",

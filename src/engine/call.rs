@@ -122,21 +122,31 @@ impl Engine {
         output_schema: Option<Arc<serde_json::Value>>,
     ) -> Result<Completion, CallError> {
         let timeout = crate::config::seconds(agent.execution.timeout.unwrap_or(self.config.settings.defaults.timeout));
-        let timed_out = || {
-            CallError::Provider(ProviderError::Timeout {
-                seconds: timeout.as_secs_f64(),
-            })
-        };
         let asked = Instant::now();
-        if !link
-            .provider
-            .pace(asked.checked_add(timeout).unwrap_or_else(far_future))
-            .await
-        {
-            return Err(timed_out());
+        // The run's deadline bounds every call, the router's included: the pacing wait,
+        // the wait for a slot, and the call itself.
+        let run_deadline = self.deadline().unwrap_or_else(far_future);
+        if asked >= run_deadline {
+            return Err(CallError::Deadline);
+        }
+        let call_deadline = asked.checked_add(timeout).unwrap_or_else(far_future);
+        let timed_out = |at: Instant| {
+            if at >= run_deadline {
+                CallError::Deadline
+            } else {
+                CallError::Provider(ProviderError::Timeout {
+                    seconds: timeout.as_secs_f64(),
+                })
+            }
+        };
+        if !link.provider.pace(call_deadline.min(run_deadline)).await {
+            return Err(timed_out(call_deadline));
         }
         let paced = asked.elapsed();
-        let _permit = self.budget.slot().await?;
+        let _permit = match tokio::time::timeout_at(run_deadline, self.budget.slot()).await {
+            Ok(permit) => permit?,
+            Err(_) => return Err(CallError::Deadline),
+        };
         // The breaker is consulted once the call holds its slot: with one slot, a dead
         // provider sees exactly `circuitFailures` calls.
         if self.providers.breakers.gate(&link.name) == Gate::Skip {
@@ -145,9 +155,10 @@ impl Engine {
             }));
         }
         self.budget.count_call()?;
-        let deadline = Instant::now()
+        let own_deadline = Instant::now()
             .checked_add(timeout.saturating_sub(paced))
             .unwrap_or_else(far_future);
+        let deadline = own_deadline.min(run_deadline);
         let request = CompletionRequest {
             agent_id: agent.id.clone(),
             agent_name: agent.name.clone(),
@@ -187,6 +198,8 @@ impl Engine {
                 seconds: timeout.as_secs_f64(),
             })),
         };
+        // A call that failed once the run's deadline had passed was cut by it.
+        let cut = outcome.result.is_err() && Instant::now() >= run_deadline;
         let error_type = outcome.result.as_ref().err().map(error_type);
         let completion = outcome.result.as_ref().ok();
         spans::end_chat(
@@ -221,6 +234,7 @@ impl Engine {
                 }
                 c
             }
+            Err(_) if cut => return Err(CallError::Deadline),
             Err(e) => {
                 if e.fails_over() && !outcome.cached {
                     self.circuit(&link.name, self.providers.breakers.failure(&link.name));

@@ -4,6 +4,7 @@
 use tokio::time::Instant;
 
 use futures::future::join_all;
+use opentelemetry::trace::FutureExt;
 
 use super::specialist::{run_specialist, Task};
 use super::{scoring, CallError, Engine};
@@ -14,6 +15,7 @@ use crate::report::events::Event;
 use crate::report::run::{
     output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, SpecialistResult, Usage,
 };
+use crate::trace::spans;
 
 /// A finished dependency, handed to the departments that need it.
 pub struct Finished {
@@ -92,9 +94,12 @@ pub async fn run_department(
                     .await
                     .map(|o| (o, scoring::HEAD_ONLY_QUALITY))
             } else {
-                let (output, failed) = synthesize(engine, plan, head, request, &passing, &mut usage).await;
-                partial_synthesis_failure = failed;
-                Ok((output, quality))
+                synthesize(engine, plan, head, request, &passing, &mut usage)
+                    .await
+                    .map(|(output, failed)| {
+                        partial_synthesis_failure = failed;
+                        (output, quality)
+                    })
             }
         }
     };
@@ -148,7 +153,8 @@ pub async fn run_department(
 }
 
 /// The head answers itself; an error in this, its own work, is retried up to the
-/// department's `maxRetries` (a spent budget is not retried).
+/// department's `maxRetries` (a call the run cut is not retried). Each try is an attempt
+/// of the head's `chat` span.
 async fn head_direct(
     engine: &Engine,
     plan: &DepartmentPlan,
@@ -162,19 +168,24 @@ async fn head_direct(
         if attempt > 0 {
             *retries_used += 1;
         }
-        match engine.call(head, prompt.to_string(), usage).await {
+        match engine
+            .call(head, prompt.to_string(), usage)
+            .with_context(spans::attempt(attempt + 1))
+            .await
+        {
             Ok(text) => {
                 engine.complete_step(format!("{}/{}", plan.department_id, head.id));
                 return Ok(text);
             }
-            Err(e @ CallError::Budget(_)) => return Err(e),
+            Err(e) if e.is_cut() => return Err(e),
             Err(e) => last = e,
         }
     }
     Err(last)
 }
 
-/// Up to three synthesis attempts; then the best passing output, flagged partial.
+/// Up to three synthesis attempts; then the best passing output, flagged partial. A
+/// synthesis the run cut (budget, deadline) is the department's failure, never a fallback.
 async fn synthesize(
     engine: &Engine,
     plan: &DepartmentPlan,
@@ -182,7 +193,7 @@ async fn synthesize(
     request: &str,
     passing: &[&SpecialistResult],
     usage: &mut Usage,
-) -> (String, bool) {
+) -> Result<(String, bool), CallError> {
     let texts: Vec<String> = passing.iter().map(|s| output_text(&s.output)).collect();
     let inputs: Vec<prompts::SynthesisInput> = passing
         .iter()
@@ -196,7 +207,10 @@ async fn synthesize(
         .collect();
     let prompt = prompts::synthesis(request, &inputs);
     for attempt in 1..=SYNTHESIS_ATTEMPTS as u32 {
-        let result = engine.call(head, prompt.clone(), usage).await;
+        let result = engine
+            .call(head, prompt.clone(), usage)
+            .with_context(spans::attempt(attempt))
+            .await;
         let ok = result.is_ok();
         engine.emit(Event::Synthesis {
             department: plan.department_id.clone(),
@@ -206,9 +220,9 @@ async fn synthesize(
         match result {
             Ok(text) => {
                 engine.complete_step(format!("{}/synthesis", plan.department_id));
-                return (text, false);
+                return Ok((text, false));
             }
-            Err(CallError::Budget(_)) => break,
+            Err(e) if e.is_cut() => return Err(e),
             Err(_) => {}
         }
     }
@@ -218,7 +232,7 @@ async fn synthesize(
         .max_by(|a, b| a.0.quality_score.total_cmp(&b.0.quality_score))
         .map(|(_, t)| t.clone())
         .unwrap_or_default();
-    (best, true)
+    Ok((best, true))
 }
 
 /// An output value back to text (strings as they are, JSON as JSON).

@@ -9,7 +9,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::department::{output_text, run_department, Finished};
-use super::{scoring, Engine};
+use super::{scoring, CallError, Engine};
 use crate::plan::{DepartmentPlan, DepartmentRole, Plan};
 use crate::prompts;
 use crate::report::events::Event;
@@ -61,15 +61,8 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
     let mut done_at: HashMap<String, usize> = HashMap::new();
     let mut running = FuturesUnordered::new();
     let mut stop: Option<Stop> = None;
-    tokio::pin!(interrupt);
-    let deadline = engine.deadline();
-    let deadline = async {
-        match deadline {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(deadline);
+    let stopped = stopped(engine, interrupt);
+    tokio::pin!(stopped);
     loop {
         while let Some(i) = ready.pop_first() {
             let dp = &plan.departments[i];
@@ -122,19 +115,18 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
         if running.is_empty() {
             break;
         }
+        // Biased: at the deadline, the stop wins over a department whose calls the same
+        // deadline ended, so the report does not depend on which woke first.
         tokio::select! {
+            biased;
+            why = &mut stopped => {
+                stop = Some(why);
+                break;
+            }
             Some((i, result)) = running.next() => {
                 done_at.insert(result.department_id.clone(), done.len());
                 done.push(result);
                 release(i, &mut ready, &mut waiting);
-            }
-            _ = &mut interrupt => {
-                stop = Some(Stop::Interrupted);
-                break;
-            }
-            _ = &mut deadline => {
-                stop = Some(Stop::Deadline);
-                break;
             }
         }
     }
@@ -146,7 +138,22 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
             done.push(not_run(engine, dp, DepartmentStatus::Failed, why));
         }
     }
-    aggregate(engine, plan, done, stop, deadline).await
+    aggregate(engine, plan, done, stop, stopped).await
+}
+
+/// Resolves when the run must stop: Ctrl-C (`interrupt`) or the run's deadline.
+async fn stopped(engine: &Engine, interrupt: impl Future<Output = ()>) -> Stop {
+    let deadline = engine.deadline();
+    let deadline = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = interrupt => Stop::Interrupted,
+        _ = deadline => Stop::Deadline,
+    }
 }
 
 /// Why a run stopped before its work was done.
@@ -207,14 +214,15 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
     }
 }
 
+/// The run's report from its departments: usage, overall quality, the cross-department
+/// checks, the master's summary and the status.
 async fn aggregate(
     engine: &Engine,
     plan: &Plan,
     mut departments: Vec<DepartmentResult>,
-    stop: Option<Stop>,
-    deadline: impl Future<Output = ()>,
+    mut stop: Option<Stop>,
+    stopped: impl Future<Output = Stop>,
 ) -> Report {
-    let interrupted = stop == Some(Stop::Interrupted);
     // The report lists departments in plan order (stage by stage), so the same run gives
     // the same report; the order things completed in is `metadata.completedSteps`.
     let planned: HashMap<&str, (usize, &DepartmentPlan)> = plan
@@ -227,11 +235,6 @@ async fn aggregate(
     let mut usage = engine.router_usage();
     for d in &departments {
         usage.add(&d.usage);
-    }
-    if stop.is_some() {
-        // Departments cut short report no usage, but their calls were sent (and may be
-        // billed): the run counts every call the budget let through.
-        usage.calls = usage.calls.max(engine.budget.calls());
     }
     let ok: Vec<&DepartmentResult> = departments
         .iter()
@@ -246,9 +249,85 @@ async fn aggregate(
     };
     let overall_quality =
         scoring::overall_quality(&ok.iter().map(|d| (d.quality_score, weight(d))).collect::<Vec<_>>());
+    let mut issues = cross_checks(plan, &departments);
+    let mut summary = None;
+    let mut summary_cut = false;
+    if plan.summary && !ok.is_empty() && stop.is_none() {
+        match summarize(engine, plan, &ok, &mut usage, stopped).await {
+            Summary::Written(value) => summary = Some(value),
+            Summary::None => {}
+            Summary::Failed(why) => issues.push(format!("the master's summary failed: {why}")),
+            Summary::Cut(why, by) => {
+                issues.push(format!("the master's summary was not written: {why}"));
+                summary_cut = true;
+                stop = by;
+            }
+        }
+    }
+    if stop.is_some() {
+        // Departments cut short report no usage, but their calls were sent (and may be
+        // billed): the run counts every call the budget let through.
+        usage.calls = usage.calls.max(engine.budget.calls());
+    }
+    engine.complete_step("aggregation".into());
+    let status = if ok.is_empty() {
+        RunStatus::Failed
+    } else if ok.len() == departments.len() && !summary_cut {
+        RunStatus::Success
+    } else {
+        // Work the run cut (a budget, the deadline, Ctrl-C), the summary's included, is never success.
+        RunStatus::Partial
+    };
+    let output = ok.iter().map(|d| (d.department_id.clone(), d.output.clone())).collect();
+    let error = match status {
+        RunStatus::Failed if stop.is_some() => stop.map(|s| s.reason().to_string()),
+        RunStatus::Failed => Some("unable to generate: every department failed".to_string()),
+        _ => None,
+    };
+    engine.emit(Event::RunComplete {
+        status,
+        overall_quality,
+        calls: usage.calls,
+    });
+    Report {
+        version: 1,
+        run_id: engine.run_id.clone(),
+        status,
+        request: plan.request.clone(),
+        routing: Some(plan.routing.clone()),
+        departments,
+        output,
+        overall_quality,
+        summary,
+        validation: Validation {
+            passed: issues.is_empty(),
+            issues,
+        },
+        usage,
+        metadata: RunMetadata {
+            total_execution_time: engine.elapsed_ms(),
+            completed_steps: in_plan_order(plan, engine),
+            call_budget: plan.call_budget,
+            seed: engine.seed,
+            interrupted: stop == Some(Stop::Interrupted),
+            circuits_opened: engine
+                .circuits_opened
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .cloned()
+                .collect(),
+        },
+        error,
+        trace_id: None,
+    }
+}
 
+/// The cross-department checks (SPEC §4): every selected department reported and
+/// succeeded, and each received the outputs it depends on.
+fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
     let mut issues = Vec::new();
-    for d in &departments {
+    for d in departments {
         if d.status != DepartmentStatus::Success {
             let state = if d.status == DepartmentStatus::Skipped {
                 "was skipped"
@@ -283,97 +362,62 @@ async fn aggregate(
             }
         }
     }
+    issues
+}
 
-    let mut summary = None;
-    if plan.summary && !ok.is_empty() && stop.is_none() {
-        let master = engine
-            .config
-            .settings
-            .aggregation
-            .master_agent
-            .as_deref()
-            .and_then(|m| engine.config.agent(m));
-        if let Some(master) = master {
-            let texts: Vec<(String, String)> = ok
-                .iter()
-                .map(|d| (d.department_name.clone(), output_text(&d.output)))
-                .collect();
-            let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-            // The master never retries (seed 000): one call, and a failure is reported. The
-            // run's deadline holds here too.
-            let cx = spans::agent(&master.id, &master.name, "master", None);
-            let call = engine
-                .call(master, prompts::summary(&plan.request, &pairs), &mut usage)
-                .with_context(cx.clone());
-            tokio::select! {
-                result = call => match result {
-                    Ok(text) => {
-                        summary = Some(crate::report::run::output_value(&text));
-                        engine.complete_step("summary".into());
-                    }
-                    Err(e) => issues.push(format!("the master's summary failed: {e}")),
-                },
-                _ = deadline => issues.push("the master's summary was cut short: deadline exceeded".into()),
-            }
-            spans::end(&cx, Vec::new());
-        }
-    }
-    engine.complete_step("aggregation".into());
+/// How the master's summary went.
+enum Summary {
+    /// No master agent is configured.
+    None,
+    /// Its output.
+    Written(serde_json::Value),
+    /// Its call failed.
+    Failed(String),
+    /// The run cut it (a budget, the deadline, Ctrl-C): why, and the stop if it was one.
+    Cut(String, Option<Stop>),
+}
 
-    let status = if ok.is_empty() {
-        RunStatus::Failed
-    } else if ok.len() == departments.len() {
-        RunStatus::Success
-    } else {
-        RunStatus::Partial
+/// The master's summary of the successful departments: one call, never retried (seed
+/// 000), inside the run's deadline and Ctrl-C.
+async fn summarize(
+    engine: &Engine,
+    plan: &Plan,
+    ok: &[&DepartmentResult],
+    usage: &mut Usage,
+    stopped: impl Future<Output = Stop>,
+) -> Summary {
+    let master = engine
+        .config
+        .settings
+        .aggregation
+        .master_agent
+        .as_deref()
+        .and_then(|m| engine.config.agent(m));
+    let Some(master) = master else {
+        return Summary::None;
     };
-    let output = departments
+    let texts: Vec<(String, String)> = ok
         .iter()
-        .filter(|d| d.status == DepartmentStatus::Success)
-        .map(|d| (d.department_id.clone(), d.output.clone()))
+        .map(|d| (d.department_name.clone(), output_text(&d.output)))
         .collect();
-    let error = match status {
-        RunStatus::Failed if stop.is_some() => stop.map(|s| s.reason().to_string()),
-        RunStatus::Failed => Some("unable to generate: every department failed".to_string()),
-        _ => None,
+    let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let cx = spans::agent(&master.id, &master.name, "master", None);
+    let call = engine
+        .call(master, prompts::summary(&plan.request, &pairs), usage)
+        .with_context(cx.with_value(spans::Attempt(1)));
+    let summary = tokio::select! {
+        result = call => match result {
+            Ok(text) => {
+                engine.complete_step("summary".into());
+                Summary::Written(crate::report::run::output_value(&text))
+            }
+            Err(e) if e.is_cut() => Summary::Cut(e.to_string(), (e == CallError::Deadline).then_some(Stop::Deadline)),
+            Err(e) => Summary::Failed(e.to_string()),
+        },
+        why = stopped => Summary::Cut(why.reason().to_string(), Some(why)),
     };
-    engine.emit(Event::RunComplete {
-        status,
-        overall_quality,
-        calls: usage.calls,
-    });
-    Report {
-        version: 1,
-        run_id: engine.run_id.clone(),
-        status,
-        request: plan.request.clone(),
-        routing: Some(plan.routing.clone()),
-        departments,
-        output,
-        overall_quality,
-        summary,
-        validation: Validation {
-            passed: issues.is_empty(),
-            issues,
-        },
-        usage,
-        metadata: RunMetadata {
-            total_execution_time: engine.elapsed_ms(),
-            completed_steps: in_plan_order(plan, engine),
-            call_budget: plan.call_budget,
-            seed: engine.seed,
-            interrupted,
-            circuits_opened: engine
-                .circuits_opened
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .iter()
-                .cloned()
-                .collect(),
-        },
-        error,
-        trace_id: None,
-    }
+    spans::end(&cx, Vec::new());
+    summary
 }
 
 /// The completed steps in the order the plan lists them (routing; per department its

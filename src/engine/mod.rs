@@ -63,6 +63,9 @@ pub enum CallError {
     /// No call was made: a budget is spent.
     #[error("{0}")]
     Budget(#[from] Exhausted),
+    /// The run's deadline (`limits.deadline`, `--deadline`) passed before the call ended.
+    #[error("deadline exceeded")]
+    Deadline,
     /// The reply was empty.
     #[error("empty reply")]
     Empty,
@@ -74,6 +77,14 @@ pub enum CallError {
         /// The reply as received.
         reply: String,
     },
+}
+
+impl CallError {
+    /// Whether the run itself cut the call (a budget spent, the deadline passed): work not
+    /// done, which no fallback may hide (SPEC §6, §8.3, §8.4).
+    pub fn is_cut(&self) -> bool {
+        matches!(self, CallError::Budget(_) | CallError::Deadline)
+    }
 }
 
 impl Engine {
@@ -141,8 +152,15 @@ impl Engine {
     }
 
     /// Grades an output: heuristically, or by the judge (falling back to the heuristic,
-    /// and saying so, when the judge's reply cannot be read or its call fails).
-    async fn grade(&self, request: &str, agent: &Agent, output: &str, usage: &mut Usage) -> (Grade, &'static str) {
+    /// and saying so, when the judge's reply cannot be read or its call fails). A judge's
+    /// call the run cut (budget, deadline) is no grade at all: the error, never a fallback.
+    async fn grade(
+        &self,
+        request: &str,
+        agent: &Agent,
+        output: &str,
+        usage: &mut Usage,
+    ) -> Result<(Grade, &'static str), CallError> {
         let judge_agent = match self.config.settings.grading.method {
             GradingMethod::Heuristic => None,
             GradingMethod::Llm => self
@@ -154,7 +172,7 @@ impl Engine {
                 .and_then(|j| self.config.agent(j)),
         };
         let Some(judge_agent) = judge_agent else {
-            return (heuristic::grade(request, output), "heuristic");
+            return Ok((heuristic::grade(request, output), "heuristic"));
         };
         let prompt = judge::prompt(request, &agent.name, &agent.specialization, output);
         // The grade is asked for through structured output (`grading.structured`), and read
@@ -167,19 +185,20 @@ impl Engine {
             .map(|c| c.text)
         {
             Ok(reply) => match judge::parse(&reply) {
-                Some(grade) => return (grade, "llm"),
+                Some(grade) => return Ok((grade, "llm")),
                 None => format!(
                     "the judge's reply could not be read ({}); graded by the heuristic grader.",
                     crate::text::excerpt(&reply, 80)
                 ),
             },
+            Err(e) if e.is_cut() => return Err(e),
             Err(e) => format!("the judge's call failed ({e}); graded by the heuristic grader."),
         };
         let mut grade = heuristic::grade(request, output);
         grade.feedback = format!("{} {}", crate::text::capitalize(&why), grade.feedback)
             .trim()
             .to_string();
-        (grade, "heuristic-fallback")
+        Ok((grade, "heuristic-fallback"))
     }
 }
 

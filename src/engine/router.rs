@@ -36,7 +36,7 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let cx = spans::agent(&agent.id, &agent.name, "router", None);
     let reply = engine
         .call_as(agent, prompt, &mut usage, Some(Arc::new(reply_schema())))
-        .with_context(cx.clone())
+        .with_context(cx.with_value(spans::Attempt(1)))
         .await;
     spans::end(&cx, Vec::new());
     let step = match reply.result {

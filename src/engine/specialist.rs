@@ -1,10 +1,11 @@
 //! One specialist's retry loop with feedback (SPEC §3.5), and the head's review of it.
 
 use opentelemetry::trace::FutureExt;
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
 use super::{CallError, Engine};
+use crate::config::Agent;
 use crate::grade::{decide, passes, review, schema, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
@@ -51,173 +52,279 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
 }
 
 /// Up to `max_attempts` attempts, each graded; the first pass ends the loop; a failed call
-/// is a failed attempt with score 0; a spent budget ends it.
+/// is a failed attempt with score 0; a call or a grading the run cut (budget, deadline)
+/// ends it, and the specialist fails with that reason.
 async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
     let spec = task.specialist;
-    let dept = &task.department.department_id;
     let agent = engine.config.agent(&spec.agent_id).expect("planned agents exist");
-    let request = task.request;
     let started = Instant::now();
-    let mut usage = Usage::default();
-    let mut attempts: Vec<Attempt> = Vec::new();
-    let mut feedback: Vec<String> = Vec::new();
-    let mut previous: Option<String> = None;
-    let mut best: Option<(f64, String)> = None;
-    let mut last_error: Option<String> = None;
-
+    let mut state = Loop::default();
     for n in 1..=spec.max_attempts {
-        let prompt = match &previous {
-            None if n == 1 => task.prompt.to_string(),
-            prev => prompts::retry(
-                task.prompt,
-                prev.as_deref().unwrap_or("(no output: the call failed)"),
-                &feedback,
-            ),
-        };
+        let prompt = state.prompt(task.prompt, n);
         engine.emit(Event::DelegationStart {
-            department: dept.clone(),
+            department: task.department.department_id.clone(),
             agent_id: spec.agent_id.clone(),
             attempt: n,
             task_index: task.index,
             total_tasks: task.total,
         });
-        let t0 = Instant::now();
-        let started_at = engine.elapsed_ms();
-        // The attempt's number rides in the context, for its calls' spans (the judge's too).
-        let attempt_cx = Context::current().with_value(spans::Attempt(n));
-        let called = engine
-            .call_full(agent, prompt, &mut usage)
-            .with_context(attempt_cx.clone())
-            .await;
-        let provider = called.provider;
-        let (attempt, passed, stop) = match called.result {
-            Ok(completion) => {
-                let truncated = completion.truncated();
-                let finish_reason = completion.finish_reason;
-                let text = completion.text;
-                let grading_started_at = engine.elapsed_ms();
-                let (grade, grader) = engine
-                    .grade(request, agent, &text, &mut usage)
-                    .with_context(attempt_cx.clone())
-                    .await;
-                let score = grade.score(&engine.config.settings.grading.weights);
-                let passed = passes(score, spec.threshold);
-                let line = if passed {
-                    grade.feedback.clone()
-                } else {
-                    let mut lines = Vec::new();
-                    if truncated {
-                        lines.push(prompts::truncated_line(engine.max_output_tokens(agent)));
-                    }
-                    lines.push(prompts::feedback_line(score, spec.threshold, &grade.feedback));
-                    feedback.extend(lines.iter().cloned());
-                    lines.join(" ")
-                };
-                if best.as_ref().is_none_or(|(b, _)| score >= *b) {
-                    best = Some((score, text.clone()));
-                }
-                previous = Some(text);
-                let attempt = Attempt {
-                    attempt: n,
-                    score,
-                    quality: grade.quality,
-                    relevance: grade.relevance,
-                    consistency: grade.consistency,
-                    decision: decide(score, spec.threshold),
-                    feedback: line,
-                    grader,
-                    error: None,
-                    latency_ms: t0.elapsed().as_millis() as u64,
-                    started_at,
-                    finished_at: engine.elapsed_ms(),
-                    grading_started_at: (grader != "heuristic").then_some(grading_started_at),
-                    finish_reason,
-                    truncated,
-                    provider,
-                    schema_errors: Vec::new(),
-                };
-                (attempt, passed, passed)
-            }
-            Err(e) => {
-                let message = e.to_string();
-                last_error = Some(message.clone());
-                let budget = matches!(e, CallError::Budget(_));
-                let schema_errors = match e {
-                    CallError::Schema { errors, reply } => {
-                        previous = Some(reply);
-                        errors
-                    }
-                    _ => Vec::new(),
-                };
-                if !schema_errors.is_empty() {
-                    // Pointed lines instead of a score: no judge call is spent on it.
-                    feedback.extend(schema::feedback_lines(&schema_errors));
-                } else if !budget {
-                    feedback.push(prompts::feedback_line(
-                        0.0,
-                        spec.threshold,
-                        &format!("The call failed: {message}."),
-                    ));
-                }
-                let attempt = Attempt {
-                    attempt: n,
-                    score: 0.0,
-                    quality: 0.0,
-                    relevance: 0.0,
-                    consistency: 0.0,
-                    decision: Decision::Discard,
-                    feedback: format!("call failed: {message}"),
-                    grader: "none",
-                    error: Some(message),
-                    latency_ms: t0.elapsed().as_millis() as u64,
-                    started_at,
-                    finished_at: engine.elapsed_ms(),
-                    grading_started_at: None,
-                    finish_reason: None,
-                    truncated: false,
-                    provider,
-                    schema_errors,
-                };
-                (attempt, false, budget)
-            }
-        };
+        let (attempt, end) = one_attempt(engine, &task, agent, n, prompt, &mut state).await;
         engine.emit(Event::DelegationComplete {
-            department: dept.clone(),
+            department: task.department.department_id.clone(),
             agent_id: spec.agent_id.clone(),
             attempt: n,
             task_index: task.index,
             total_tasks: task.total,
             latency_ms: attempt.latency_ms,
             score: attempt.score,
-            passed,
+            passed: end == End::Passed,
             error: attempt.error.clone(),
         });
-        attempts.push(attempt);
-        if stop {
+        state.attempts.push(attempt);
+        if end != End::Failed {
             break;
         }
     }
+    state.result(engine, &task, agent, started)
+}
 
-    let retries = attempts.len().saturating_sub(1) as u32;
-    let (score, output) = best.map_or((0.0, None), |(s, o)| (s, Some(o)));
-    let (status, notes) = match (&output, &last_error) {
-        (None, Some(e)) => (ReviewStatus::Rejected, format!("No output: {e}")),
-        _ => review(score, spec.threshold, retries),
-    };
-    engine.complete_step(format!("{dept}/{}", spec.agent_id));
-    SpecialistResult {
-        agent_id: agent.id.clone(),
-        agent_name: agent.name.clone(),
-        specialization: agent.specialization.clone(),
-        output: output.as_deref().map_or(serde_json::Value::Null, output_value),
-        quality_score: score,
-        execution_time: started.elapsed().as_millis() as u64,
-        review_status: status,
-        review_notes: notes,
-        threshold: spec.threshold,
-        threshold_source: spec.threshold_source,
-        attempts,
-        usage,
-        error: if output.is_none() { last_error } else { None },
+/// How one attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// It passed: the loop ends.
+    Passed,
+    /// It fell short or its call failed: the next attempt follows, if any.
+    Failed,
+    /// The run cut it (budget, deadline): the loop ends, the specialist fails.
+    Cut,
+}
+
+/// What a specialist's retry loop carries from one attempt to the next.
+#[derive(Default)]
+struct Loop {
+    attempts: Vec<Attempt>,
+    usage: Usage,
+    /// The feedback lines of every failed attempt, for the retry prompt.
+    feedback: Vec<String>,
+    /// The previous attempt's output (or a schema-failing reply), for the retry prompt.
+    previous: Option<String>,
+    /// The best graded output and its score.
+    best: Option<(f64, String)>,
+    last_error: Option<String>,
+    /// Why the run cut the loop short, if it did.
+    cut: Option<String>,
+}
+
+impl Loop {
+    /// Attempt `n`'s prompt: the task's, then the retry prompt with the feedback so far.
+    fn prompt(&self, first: &str, n: u32) -> String {
+        match &self.previous {
+            None if n == 1 => first.to_string(),
+            prev => prompts::retry(
+                first,
+                prev.as_deref().unwrap_or("(no output: the call failed)"),
+                &self.feedback,
+            ),
+        }
     }
+
+    /// The specialist's result, reviewed: a loop the run cut fails with that reason
+    /// whatever its best grade so far (no fallback hides work not done).
+    fn result(self, engine: &Engine, task: &Task, agent: &Agent, started: Instant) -> SpecialistResult {
+        let spec = task.specialist;
+        let retries = self.attempts.len().saturating_sub(1) as u32;
+        let (score, output) = self.best.map_or((0.0, None), |(s, o)| (s, Some(o)));
+        let passed = self
+            .attempts
+            .last()
+            .is_some_and(|a| passes(a.score, spec.threshold) && a.error.is_none());
+        let (status, notes, error) = match (&self.cut, &output, &self.last_error) {
+            (Some(why), _, _) if !passed => (ReviewStatus::Rejected, format!("Cut short: {why}"), Some(why.clone())),
+            (_, None, Some(e)) => (ReviewStatus::Rejected, format!("No output: {e}"), Some(e.clone())),
+            _ => {
+                let (status, notes) = review(score, spec.threshold, retries);
+                (status, notes, None)
+            }
+        };
+        engine.complete_step(format!("{}/{}", task.department.department_id, spec.agent_id));
+        SpecialistResult {
+            agent_id: agent.id.clone(),
+            agent_name: agent.name.clone(),
+            specialization: agent.specialization.clone(),
+            output: output.as_deref().map_or(serde_json::Value::Null, output_value),
+            quality_score: score,
+            execution_time: started.elapsed().as_millis() as u64,
+            review_status: status,
+            review_notes: notes,
+            threshold: spec.threshold,
+            threshold_source: spec.threshold_source,
+            attempts: self.attempts,
+            usage: self.usage,
+            error,
+        }
+    }
+}
+
+/// When an attempt ran, in the run's milliseconds and on the clock.
+struct Timing {
+    t0: Instant,
+    started_at: u64,
+}
+
+impl Timing {
+    fn now(engine: &Engine) -> Self {
+        Timing {
+            t0: Instant::now(),
+            started_at: engine.elapsed_ms(),
+        }
+    }
+
+    /// An attempt record with these times and nothing graded yet.
+    fn attempt(&self, engine: &Engine, n: u32, provider: Option<String>) -> Attempt {
+        Attempt {
+            attempt: n,
+            score: 0.0,
+            quality: 0.0,
+            relevance: 0.0,
+            consistency: 0.0,
+            decision: Decision::Discard,
+            feedback: String::new(),
+            grader: "none",
+            error: None,
+            latency_ms: self.t0.elapsed().as_millis() as u64,
+            started_at: self.started_at,
+            finished_at: engine.elapsed_ms(),
+            grading_started_at: None,
+            finish_reason: None,
+            truncated: false,
+            provider,
+            schema_errors: Vec::new(),
+        }
+    }
+}
+
+/// Attempt `n`: its call, then its grading.
+async fn one_attempt(
+    engine: &Engine,
+    task: &Task<'_>,
+    agent: &Agent,
+    n: u32,
+    prompt: String,
+    state: &mut Loop,
+) -> (Attempt, End) {
+    let timing = Timing::now(engine);
+    // The attempt's number rides in the context, for its calls' spans (the judge's too).
+    let attempt_cx = spans::attempt(n);
+    let called = engine
+        .call_full(agent, prompt, &mut state.usage)
+        .with_context(attempt_cx.clone())
+        .await;
+    match called.result {
+        Ok(completion) => {
+            graded(engine, task, agent, n, completion, called.provider, timing, state)
+                .with_context(attempt_cx)
+                .await
+        }
+        Err(e) => call_failed(engine, task, n, e, called.provider, &timing, state),
+    }
+}
+
+/// An attempt whose call failed: score 0, its feedback line (or the schema's pointed
+/// lines) for the retry; a call the run cut ends the loop.
+fn call_failed(
+    engine: &Engine,
+    task: &Task<'_>,
+    n: u32,
+    e: CallError,
+    provider: Option<String>,
+    timing: &Timing,
+    state: &mut Loop,
+) -> (Attempt, End) {
+    let message = e.to_string();
+    state.last_error = Some(message.clone());
+    let end = if e.is_cut() {
+        state.cut = Some(message.clone());
+        End::Cut
+    } else {
+        End::Failed
+    };
+    let mut attempt = timing.attempt(engine, n, provider);
+    attempt.feedback = format!("call failed: {message}");
+    attempt.error = Some(message.clone());
+    match e {
+        CallError::Schema { errors, reply } => {
+            // Pointed lines instead of a score: no judge call is spent on it.
+            state.previous = Some(reply);
+            state.feedback.extend(schema::feedback_lines(&errors));
+            attempt.schema_errors = errors;
+        }
+        _ if end == End::Cut => {}
+        _ => state.feedback.push(prompts::feedback_line(
+            0.0,
+            task.specialist.threshold,
+            &format!("The call failed: {message}."),
+        )),
+    }
+    (attempt, end)
+}
+
+/// An attempt whose call answered: graded against the threshold. A grading the run cut
+/// (the judge's call refused) is no grade: the loop ends there.
+#[allow(clippy::too_many_arguments)]
+async fn graded(
+    engine: &Engine,
+    task: &Task<'_>,
+    agent: &Agent,
+    n: u32,
+    completion: crate::provider::Completion,
+    provider: Option<String>,
+    timing: Timing,
+    state: &mut Loop,
+) -> (Attempt, End) {
+    let threshold = task.specialist.threshold;
+    let truncated = completion.truncated();
+    let grading_started_at = engine.elapsed_ms();
+    let text = completion.text;
+    let (grade, grader) = match engine.grade(task.request, agent, &text, &mut state.usage).await {
+        Ok(graded) => graded,
+        Err(e) => {
+            let why = e.to_string();
+            state.cut = Some(why.clone());
+            let mut attempt = timing.attempt(engine, n, provider);
+            attempt.feedback = format!("not graded: {why}");
+            attempt.error = Some(format!("not graded: {why}"));
+            attempt.finish_reason = completion.finish_reason;
+            attempt.truncated = truncated;
+            return (attempt, End::Cut);
+        }
+    };
+    let score = grade.score(&engine.config.settings.grading.weights);
+    let passed = passes(score, threshold);
+    let line = if passed {
+        grade.feedback.clone()
+    } else {
+        let mut lines = Vec::new();
+        if truncated {
+            lines.push(prompts::truncated_line(engine.max_output_tokens(agent)));
+        }
+        lines.push(prompts::feedback_line(score, threshold, &grade.feedback));
+        state.feedback.extend(lines.iter().cloned());
+        lines.join(" ")
+    };
+    if state.best.as_ref().is_none_or(|(b, _)| score >= *b) {
+        state.best = Some((score, text.clone()));
+    }
+    state.previous = Some(text);
+    let mut attempt = timing.attempt(engine, n, provider);
+    attempt.score = score;
+    attempt.quality = grade.quality;
+    attempt.relevance = grade.relevance;
+    attempt.consistency = grade.consistency;
+    attempt.decision = decide(score, threshold);
+    attempt.feedback = line;
+    attempt.grader = grader;
+    attempt.grading_started_at = (grader != "heuristic").then_some(grading_started_at);
+    attempt.finish_reason = completion.finish_reason;
+    attempt.truncated = truncated;
+    (attempt, if passed { End::Passed } else { End::Failed })
 }

@@ -8,6 +8,12 @@ use opentelemetry::{global, Array, Context, KeyValue, StringValue, Value};
 #[derive(Clone, Copy, Debug)]
 pub struct Attempt(pub u32);
 
+/// The current context with attempt `n`, for the calls made in it (every `chat` span
+/// carries its `orch.attempt`).
+pub fn attempt(n: u32) -> Context {
+    Context::current().with_value(Attempt(n))
+}
+
 /// A new span under the current context, and the context that holds it.
 fn start(name: String, kind: SpanKind, attributes: Vec<KeyValue>) -> Context {
     let tracer = global::tracer("orch");

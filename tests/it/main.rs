@@ -3,6 +3,7 @@
 
 mod chains;
 mod common;
+mod cuts;
 mod explain;
 mod fuzz;
 mod honest;
