@@ -250,3 +250,34 @@ fn an_otlp_endpoint_that_is_not_http_is_refused_before_anything_runs() {
         assert!(!tape.exists(), "a refused run opens no file");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_chat_span_has_its_attempt() {
+    // A specialist, its judge, the head's synthesis and the master's summary; then the
+    // head answering directly: each `chat` span carries `orch.attempt` (SPEC §12).
+    let otlp = collector().await;
+    let script = Script::new(&[]);
+    let llm = script.serve().await;
+    let root = Root::empty();
+    let yaml = one_department_yaml(&llm.uri(), &[("s", "role: specialist, department: d")], "").replace(
+        "departments:\n",
+        "aggregation: { synthesize: true, masterAgent: m }\ndepartments:\n",
+    );
+    root.write("orch.yaml", format!("{yaml}  - {{ id: m, role: master }}\n"));
+    for specialists in ["always", "never"] {
+        Test::new(root.path())
+            .args(["run", "--format", "json", "--specialists", specialists])
+            .args(["--otlp", &otlp.uri(), "Aladdin"])
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+            .status(0)
+            .run();
+    }
+    let (bodies, _) = received(&otlp).await;
+    let spans = spans(&bodies);
+    let chats: Vec<&Received> = spans.iter().filter(|s| s.name.starts_with("chat ")).collect();
+    // 4 calls with specialists (specialist, judge, synthesis, summary), 2 without.
+    assert_eq!(chats.len(), 6);
+    for chat in chats {
+        assert_eq!(chat.attributes.get("orch.attempt"), Some(&Value::from(1)), "{chat:#?}");
+    }
+}
