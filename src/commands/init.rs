@@ -9,6 +9,7 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs, InitArgs, SchemaKind, Template};
 use crate::exit::{CommandError, Exit};
+use crate::text::printable;
 
 const STUDIO: &[(&str, &str)] = &[
     ("orch.toml", include_str!("../../orch.toml")),
@@ -113,7 +114,7 @@ pub fn init(args: InitArgs) -> Result<Exit> {
     for (path, text) in &plan {
         std::fs::write(path, text).map_err(|e| CommandError::usage(format!("cannot write {}: {e}", path.display())))?;
     }
-    let shown = dir.display();
+    let shown = printable(&dir.display().to_string()).into_owned();
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

@@ -162,6 +162,21 @@ fn init_never_overwrites() {
     assert_eq!(written, [root.path().join("team/agents/studio.yaml")]);
 }
 
+#[test]
+fn init_shows_a_directory_name_s_control_characters_as_text() {
+    let root = Root::empty();
+    let out = Test::new(root.path())
+        .args(["init", "team\x1b[31m", "--template", "minimal"])
+        .status(0)
+        .run();
+    let text = stdout(&out);
+    assert!(!text.contains('\x1b'), "{text:?}");
+    assert!(
+        text.starts_with("wrote 5 files to team\\u{1b}[31m (schemas for editors in team\\u{1b}[31m/.schema)\n"),
+        "{text}"
+    );
+}
+
 fn walkdir(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
