@@ -115,7 +115,7 @@ pub fn init(args: InitArgs) -> Result<Exit> {
         std::fs::write(path, text).map_err(|e| CommandError::usage(format!("cannot write {}: {e}", path.display())))?;
     }
     let shown = printable(&dir.display().to_string()).into_owned();
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     writeln!(
         out,
         "wrote {} files to {shown} (schemas for editors in {shown}/{SCHEMA_DIR})",
@@ -152,8 +152,11 @@ fn with_local_modeline(rel: &str, text: &str) -> String {
 
 /// Prints the completion script of `args.shell`.
 pub fn completions(args: CompletionsArgs) -> Result<Exit> {
-    let mut out = std::io::stdout().lock();
-    clap_complete::generate(args.shell, &mut Cli::command(), "orch", &mut out);
+    // Generated whole first: `clap_complete` panics on a write error, `super::stdout` says it.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "orch", &mut script);
+    let mut out = super::stdout();
+    out.write_all(&script)?;
     out.flush()?;
     Ok(Exit::Success)
 }

@@ -177,6 +177,56 @@ fn init_shows_a_directory_name_s_control_characters_as_text() {
     );
 }
 
+/// Runs the binary with its standard output on `/dev/full`, where every write fails.
+fn into_a_full_disk(cwd: &Path, args: &[&str]) -> std::process::Output {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ORCH_CONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(full)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_standard_output_that_cannot_be_written_is_one_error_line_for_every_command() {
+    let root = Root::minimal();
+    root.write("s.yaml", "cases:\n  - id: ok\n    prompt: Aladdin character\n");
+    let report = Test::new(root.path())
+        .args(["run", "--format", "json", "Aladdin character"])
+        .status(0)
+        .run();
+    root.write("report.json", &report.stdout);
+    let commands: [&[&str]; 12] = [
+        &["completions", "zsh"],
+        &["completions", "bash"],
+        &["schema"],
+        &["explain", "--format", "tree", "Aladdin character"],
+        &["validate"],
+        &["validate", "--format", "json"],
+        &["run", "--format", "tree", "Aladdin character"],
+        &["run", "--format", "markdown", "Aladdin character"],
+        &["test", "s.yaml", "--format", "tree"],
+        &["report", "report.json"],
+        &["init", "team"],
+        &["--help"],
+    ];
+    for args in commands {
+        let out = into_a_full_disk(root.path(), args);
+        assert_eq!(
+            (out.status.code(), crate::common::stderr(&out).as_str()),
+            (
+                Some(1),
+                "error: cannot write to standard output: No space left on device (os error 28)\n"
+            ),
+            "orch {args:?}"
+        );
+    }
+}
+
 fn walkdir(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
