@@ -147,7 +147,7 @@ fn init_writes_configs_that_validate_clean_and_run() {
 #[test]
 fn init_never_overwrites() {
     let root = Root::empty();
-    root.write("team/agents/studio.yaml", "mine\n");
+    root.write("team/.schema/agent.json", "mine\n");
     let out = Test::new(root.path()).args(["init", "team"]).status(2).run();
     assert!(
         crate::common::stderr(&out).contains("already exists; orch init never overwrites a file (nothing was written)"),
@@ -155,11 +155,62 @@ fn init_never_overwrites() {
         crate::common::stderr(&out)
     );
     assert_eq!(
-        std::fs::read_to_string(root.path().join("team/agents/studio.yaml")).unwrap(),
+        std::fs::read_to_string(root.path().join("team/.schema/agent.json")).unwrap(),
         "mine\n"
     );
     let written: Vec<_> = walkdir(&root.path().join("team"));
-    assert_eq!(written, [root.path().join("team/agents/studio.yaml")]);
+    assert_eq!(written, [root.path().join("team/.schema/agent.json")]);
+}
+
+#[test]
+fn init_refuses_a_directory_that_already_holds_a_config() {
+    for (template, existing) in [
+        ("minimal", "departments/zzz.yaml"),
+        ("studio", "orch.yaml"),
+        ("assistant", "agents/mine.toml"),
+    ] {
+        let root = Root::empty();
+        root.write(&format!("team/{existing}"), "id: zzz\n");
+        let out = Test::new(root.path())
+            .args(["init", "team", "--template", template])
+            .status(2)
+            .run();
+        assert_eq!(
+            crate::common::stderr(&out),
+            format!(
+                "error: team already holds an orch config (team/{existing}); orch init writes a new config \
+                 only into a directory without one (nothing was written)\n"
+            ),
+            "{template}"
+        );
+        assert_eq!(
+            walkdir(&root.path().join("team")),
+            [root.path().join("team").join(existing)]
+        );
+    }
+    // An empty `departments/` is read as part of a config too (and fails it).
+    let root = Root::empty();
+    std::fs::create_dir_all(root.path().join("team/departments")).unwrap();
+    let out = Test::new(root.path())
+        .args(["init", "team", "--template", "minimal"])
+        .status(2)
+        .run();
+    assert!(
+        crate::common::stderr(&out).starts_with("error: team already holds an orch config (team/departments); "),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    // Anything else may be there already.
+    let root = Root::empty();
+    root.write("team/README.md", "# team\n");
+    Test::new(root.path())
+        .args(["init", "team", "--template", "minimal"])
+        .status(0)
+        .run();
+    Test::new(&root.path().join("team"))
+        .args(["validate", "--strict"])
+        .status(0)
+        .run();
 }
 
 #[test]
