@@ -10,9 +10,18 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            let printed = e.print();
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => Exit::Success.into(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    // Help and version go to standard output, which may fail as any command's can.
+                    match printed {
+                        Err(io) if io.kind() != std::io::ErrorKind::BrokenPipe => {
+                            let _ = writeln!(std::io::stderr(), "error: cannot write to standard output: {io}");
+                            Exit::Failed.into()
+                        }
+                        _ => Exit::Success.into(),
+                    }
+                }
                 _ => Exit::Usage.into(),
             };
         }

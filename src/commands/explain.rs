@@ -58,7 +58,7 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
     if args.route && plan.routing.router.is_some() {
         plan = routed(config, &prompt, &args, &plan)?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     match resolve_format(args.plan.format) {
         ReportFormat::Json => {
             super::write_json(&mut out, &plan)?;

@@ -9,6 +9,7 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs, InitArgs, SchemaKind, Template};
 use crate::exit::{CommandError, Exit};
+use crate::text::printable;
 
 const STUDIO: &[(&str, &str)] = &[
     ("orch.toml", include_str!("../../orch.toml")),
@@ -89,6 +90,7 @@ pub fn init(args: InitArgs) -> Result<Exit> {
         Template::Minimal => MINIMAL,
     };
     let dir = &args.dir;
+    refuse_a_config_in(dir)?;
     let mut plan: Vec<(std::path::PathBuf, String)> = files
         .iter()
         .map(|(rel, text)| (dir.join(rel), with_local_modeline(rel, text)))
@@ -113,8 +115,8 @@ pub fn init(args: InitArgs) -> Result<Exit> {
     for (path, text) in &plan {
         std::fs::write(path, text).map_err(|e| CommandError::usage(format!("cannot write {}: {e}", path.display())))?;
     }
-    let shown = dir.display();
-    let mut out = std::io::stdout().lock();
+    let shown = printable(&dir.display().to_string()).into_owned();
+    let mut out = super::stdout();
     writeln!(
         out,
         "wrote {} files to {shown} (schemas for editors in {shown}/{SCHEMA_DIR})",
@@ -125,6 +127,41 @@ pub fn init(args: InitArgs) -> Result<Exit> {
         "next: orch validate {shown} && orch run --config {shown} \"Create character Aladdin\""
     )?;
     Ok(Exit::Success)
+}
+
+/// Refuses a directory that already holds an orch config (`orch.toml`, `orch.yaml`,
+/// `departments/` or `agents/`, even empty: each is read as part of a config): the template
+/// would join it, and the two together are not a config that validates clean. The error
+/// names what is there (the files in a directory, else the directory).
+fn refuse_a_config_in(dir: &Path) -> Result<(), CommandError> {
+    let mut found = Vec::new();
+    for name in ["orch.toml", "orch.yaml", "departments", "agents"] {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        let mut inside: Vec<String> = std::fs::read_dir(&path)
+            .map(|entries| entries.flatten().map(|e| e.path().display().to_string()).collect())
+            .unwrap_or_default();
+        inside.sort();
+        if inside.is_empty() {
+            found.push(path.display().to_string());
+        }
+        found.extend(inside);
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    const NAMED: usize = 3;
+    let mut named = found[..found.len().min(NAMED)].join(", ");
+    if found.len() > NAMED {
+        named.push_str(&format!(" and {} more", found.len() - NAMED));
+    }
+    Err(CommandError::usage(format!(
+        "{} already holds an orch config ({named}); orch init writes a new config only into \
+         a directory without one (nothing was written)",
+        dir.display()
+    )))
 }
 
 /// The file's schema modeline pointed at the schemas `init` writes beside it.
@@ -151,8 +188,11 @@ fn with_local_modeline(rel: &str, text: &str) -> String {
 
 /// Prints the completion script of `args.shell`.
 pub fn completions(args: CompletionsArgs) -> Result<Exit> {
-    let mut out = std::io::stdout().lock();
-    clap_complete::generate(args.shell, &mut Cli::command(), "orch", &mut out);
+    // Generated whole first: `clap_complete` panics on a write error, `super::stdout` says it.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "orch", &mut script);
+    let mut out = super::stdout();
+    out.write_all(&script)?;
     out.flush()?;
     Ok(Exit::Success)
 }

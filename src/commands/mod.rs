@@ -89,6 +89,36 @@ pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan,
     })
 }
 
+/// Standard output for what a command prints. A write that fails (`> /dev/full`) says where
+/// (`cannot write to standard output: …`); a closed pipe keeps its kind, so `main` still ends
+/// quietly on it (`orch run … | head`).
+pub fn stdout() -> Stdout {
+    Stdout(std::io::stdout().lock())
+}
+
+/// The locked standard output, its write errors named (see [`stdout`]).
+pub struct Stdout(std::io::StdoutLock<'static>);
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(named)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(named)
+    }
+}
+
+/// A write error of standard output that says so; a broken pipe (or an interrupted write,
+/// which `write_all` retries) is passed on as it is.
+fn named(e: std::io::Error) -> std::io::Error {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::BrokenPipe | ErrorKind::Interrupted => e,
+        kind => std::io::Error::new(kind, format!("cannot write to standard output: {e}")),
+    }
+}
+
 /// Writes pretty JSON and a newline. Serialized first, so a closed pipe surfaces as the
 /// `io::Error` that `main` recognises (`orch run … | head` is not an error).
 pub fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) -> std::io::Result<()> {

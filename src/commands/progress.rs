@@ -1,4 +1,5 @@
 //! Progress bars on stderr while a run is under way (indicatif), fed by engine events.
+//! A server's words and every id are shown escaped ([`printable`]), as on every human output.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -7,6 +8,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::report::events::{Event, Observer};
+use crate::text::printable;
 
 /// One bar per department, counting specialist attempts as they happen.
 pub struct Progress {
@@ -36,16 +38,21 @@ impl Observer for Progress {
     fn event(&self, event: &Event) {
         match event {
             Event::Router { error: Some(why), .. } => {
-                let _ = self.multi.println(format!("router failed, routing by keywords: {why}"));
+                let _ = self
+                    .multi
+                    .println(format!("router failed, routing by keywords: {}", printable(why)));
             }
             Event::Router { error: None, .. } => {}
             Event::CircuitOpen { provider } => {
-                let _ = self
-                    .multi
-                    .println(format!("circuit open: {provider} is skipped until its cooldown passes"));
+                let _ = self.multi.println(format!(
+                    "circuit open: {} is skipped until its cooldown passes",
+                    printable(provider)
+                ));
             }
             Event::CircuitClosed { provider } => {
-                let _ = self.multi.println(format!("circuit closed: {provider} answers again"));
+                let _ = self
+                    .multi
+                    .println(format!("circuit closed: {} answers again", printable(provider)));
             }
             Event::DepartmentStart {
                 department,
@@ -56,7 +63,7 @@ impl Observer for Progress {
                     ProgressStyle::with_template("{spinner} {prefix:.bold} {wide_msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
-                bar.set_prefix(department.clone());
+                bar.set_prefix(printable(department).into_owned());
                 bar.set_message(if *specialists == 0 {
                     "head answering".to_string()
                 } else {
@@ -72,7 +79,9 @@ impl Observer for Progress {
                 agent_id,
                 attempt,
                 ..
-            } => self.with_bar(department, |b| b.set_message(format!("{agent_id} attempt {attempt}"))),
+            } => self.with_bar(department, |b| {
+                b.set_message(format!("{} attempt {attempt}", printable(agent_id)))
+            }),
             Event::DelegationComplete {
                 department,
                 agent_id,
@@ -82,7 +91,8 @@ impl Observer for Progress {
                 ..
             } => self.with_bar(department, |b| {
                 b.set_message(format!(
-                    "{agent_id} attempt {attempt}: {} {}",
+                    "{} attempt {attempt}: {} {}",
+                    printable(agent_id),
                     crate::text::fmt_score(*score),
                     if *passed { "passed" } else { "below threshold" }
                 ))

@@ -60,7 +60,7 @@ pub fn report(args: ReportArgs) -> Result<Exit> {
         Some(out) => std::fs::write(out, page)
             .map_err(|e| CommandError::usage(format!("cannot write {}: {e}", out.display())))?,
         None => {
-            let mut out = std::io::stdout().lock();
+            let mut out = super::stdout();
             out.write_all(page.as_bytes())?;
             out.flush()?;
         }

@@ -229,7 +229,7 @@ pub fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
 }
 
 fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     match format {
         ReportFormat::Json => {
             super::write_json(&mut out, report)?;

@@ -74,7 +74,7 @@ pub fn all() -> Value {
 /// Prints the schema of `args.kind`, or all of them.
 pub fn run(args: SchemaArgs) -> Result<Exit> {
     let value = args.kind.map_or_else(all, schema);
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     super::write_json(&mut out, &value)?;
     out.flush()?;
     Ok(Exit::Success)

@@ -430,7 +430,7 @@ fn finish(summary: &Summary, args: &TestArgs, junit: Option<std::fs::File>) -> R
             .err()
             .map(|e| format!("cannot write JUnit to {path}: {e}"))
     });
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     match resolve_format(args.format) {
         ReportFormat::Json | ReportFormat::Mermaid => super::write_json(&mut out, summary)?,
         ReportFormat::Markdown => out.write_all(crate::pictures::markdown::suite(summary).as_bytes())?,

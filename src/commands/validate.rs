@@ -115,7 +115,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
     }
     let errors = diags.iter().filter(|d| d.is_error()).count();
     let warnings = diags.len() - errors;
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     let terminal = std::io::stdout().is_terminal();
     match args.format {
         None if terminal => {

@@ -1,16 +1,34 @@
 //! Markdown summaries (`--format markdown` on `run` and `test`) for `$GITHUB_STEP_SUMMARY`:
-//! the headline numbers, a table, and the Mermaid picture. Cells escape `|` and newlines.
+//! the headline numbers, a table, and the Mermaid picture. Text orch did not write (requests,
+//! outputs, errors, ids, expectation failures) is shown in code spans, where nothing renders
+//! as HTML, a link or an image; in table cells its `|` is escaped and newlines become spaces.
 
 use crate::report::run::Report;
 use crate::suite::results::Summary;
-use crate::text::{excerpt, fmt_score, fmt_usd};
+use crate::text::{excerpt, fmt_score, fmt_usd, printable};
 
-/// Text safe in one table cell: no `|` splits it, no newline ends the row.
-pub fn cell(text: &str) -> String {
+/// Foreign text as one inline code span on one line (empty text: nothing). The fence is one
+/// backtick longer than the longest run of backticks inside, and spaces pad the text, so a
+/// backtick at either end stays text (CommonMark strips one space from each side).
+pub fn code(text: &str) -> String {
     // Line breaks become spaces; other control characters are shown escaped, never raw.
-    crate::text::printable(&text.replace(['\r', '\n'], " "))
-        .replace('\\', "\\\\")
-        .replace('|', "\\|")
+    let flat = printable(&text.replace(['\r', '\n'], " ")).into_owned();
+    if flat.is_empty() {
+        return flat;
+    }
+    let fence = "`".repeat(longest_backtick_run(&flat) + 1);
+    format!("{fence} {flat} {fence}")
+}
+
+/// Foreign text safe in one table cell: a code span whose `|` cannot split the row (GFM
+/// never ends a cell at a pipe after a backslash, and shows `\|` as `|`, in code spans too).
+pub fn cell(text: &str) -> String {
+    code(text).replace('|', "\\|")
+}
+
+/// The length of the longest run of backticks in `text`.
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 /// A run: status, quality, calls and cost, a table of departments, the Mermaid picture.
@@ -19,7 +37,7 @@ pub fn run(report: &Report) -> String {
     let mut out = format!(
         "## orch run: {}\n\n**Request:** {}\n\n| quality | calls | tokens | cost |\n| ---: | ---: | ---: | ---: |\n| {} | {} | {} | {} |\n\n",
         report.status,
-        cell(&excerpt(&report.request, 200)),
+        code(&excerpt(&report.request, 200)),
         fmt_score(report.overall_quality),
         u.calls,
         u.prompt_tokens.saturating_add(u.completion_tokens),
@@ -44,9 +62,12 @@ pub fn run(report: &Report) -> String {
         ));
     }
     if let Some(e) = &report.error {
-        out.push_str(&format!("\n**Error:** {}\n", cell(e)));
+        out.push_str(&format!("\n**Error:** {}\n", code(e)));
     }
-    out.push_str(&format!("\n```mermaid\n{}```\n", super::mermaid::run(report)));
+    let chart = super::mermaid::run(report);
+    // A fence no line of the chart can close early.
+    let fence = "`".repeat(longest_backtick_run(&chart).max(2) + 1);
+    out.push_str(&format!("\n{fence}mermaid\n{chart}{fence}\n"));
     out
 }
 
@@ -69,10 +90,9 @@ pub fn suite(summary: &Summary) -> String {
     );
     for c in &summary.cases {
         out.push_str(&format!(
-            "| {} | {}/{} | {}/{} | {} |\n",
+            "| {} | {} | {}/{} | {} |\n",
             if c.passed { "✓" } else { "✗" },
-            cell(&c.suite),
-            cell(&c.id),
+            cell(&format!("{}/{}", c.suite, c.id)),
             c.passed_runs,
             c.runs,
             cell(&c.failures.join("; "))
@@ -87,6 +107,19 @@ mod tests {
 
     #[test]
     fn cells_hold_any_text() {
-        assert_eq!(cell("a | b\nc"), "a \\| b c");
+        assert_eq!(cell("a | b\nc"), "` a \\| b c `");
+        assert_eq!(cell(""), "");
+    }
+
+    #[test]
+    fn foreign_text_is_a_code_span_longer_than_its_backticks() {
+        assert_eq!(code("<img src=x onerror=alert(1)>"), "` <img src=x onerror=alert(1)> `");
+        assert_eq!(
+            code("![x](https://e.example/t.png)"),
+            "` ![x](https://e.example/t.png) `"
+        );
+        assert_eq!(code("a `b` ``c``"), "``` a `b` ``c`` ```");
+        assert_eq!(code("`"), "`` ` ``");
+        assert_eq!(code("\x1b[31m"), "` \\u{1b}[31m `");
     }
 }

@@ -1,8 +1,11 @@
 //! The tree `orch explain` prints: a plan a person can check at a glance.
+//!
+//! The request, a router's reasons and every id go through [`printable`] before orch adds
+//! its colours (the renderer lets orch's own colour sequences pass).
 
 use super::tree::{bar, Node, Style};
 use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, ThresholdSource};
-use crate::text::{count, excerpt};
+use crate::text::{count, excerpt, printable};
 
 /// Builds the explain tree of a plan.
 pub fn plan_tree(plan: &Plan, style: Style) -> Node {
@@ -11,28 +14,33 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
     let mut root = Node::leaf(format!(
         "{} {}\n{} {} · primary {}{}",
         style.bold("plan for"),
-        style.cyan(&format!("\"{}\"", excerpt(&plan.request, 72))),
+        style.cyan(&format!("\"{}\"", printable(&excerpt(&plan.request, 72)))),
         style.dim("routing:"),
         mode,
-        style.bold(&r.primary),
+        style.bold(&printable(&r.primary)),
         if r.supporting.is_empty() {
             String::new()
         } else {
-            format!(" · supporting {}", r.supporting.join(", "))
+            format!(" · supporting {}", printable(&r.supporting.join(", ")))
         }
     ));
 
-    let width = r.scores.iter().map(|s| s.department.len()).max().unwrap_or(0);
+    let width = r
+        .scores
+        .iter()
+        .map(|s| printable(&s.department).len())
+        .max()
+        .unwrap_or(0);
     let scores = r
         .scores
         .iter()
         .map(|s| {
             let selected = r.selected().any(|d| d == &s.department);
-            let name = format!("{:width$}", s.department);
+            let name = format!("{:width$}", printable(&s.department));
             let reason = if s.reason == "fallback" {
-                "fallback: no department matched the request"
+                "fallback: no department matched the request".into()
             } else {
-                &s.reason
+                printable(&s.reason)
             };
             let line = format!("{} {} {:.2}  {}", name, bar(s.relevance), s.relevance, reason);
             Node::leaf(if selected { style.bold(&line) } else { style.dim(&line) })
@@ -42,7 +50,9 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
     for ignored in &r.ignored_dependencies {
         root.push(Node::leaf(style.yellow(&format!(
             "ignored: {} depends on {}: {}",
-            ignored.department, ignored.depends_on, ignored.reason
+            printable(&ignored.department),
+            printable(&ignored.depends_on),
+            printable(&ignored.reason)
         ))));
     }
 
@@ -98,20 +108,23 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
     };
     let mut label = format!(
         "{} {}",
-        style.bold(&d.department_id),
+        style.bold(&printable(&d.department_id)),
         style.dim(&format!("({role}, relevance {:.2})", d.relevance))
     );
     if !d.depends_on.is_empty() {
-        label.push_str(&format!(" after {}", d.depends_on.join(", ")));
+        label.push_str(&format!(" after {}", printable(&d.depends_on.join(", "))));
     }
     let c = &d.complexity;
     let mut why = format!("{} words, {}", c.word_count, count(c.parts, "part"));
     if !c.complex_terms.is_empty() {
-        why.push_str(&format!(", complex terms: {}", c.complex_terms.join(", ")));
+        why.push_str(&format!(", complex terms: {}", printable(&c.complex_terms.join(", "))));
     }
     let mut children = vec![Node::leaf(format!("complexity: {} ({why})", c.level))];
     match d.handling {
-        Handling::Direct => children.push(Node::leaf(format!("handling: direct: {} answers (quality 85)", d.head))),
+        Handling::Direct => children.push(Node::leaf(format!(
+            "handling: direct: {} answers (quality 85)",
+            printable(&d.head)
+        ))),
         Handling::Specialists => {
             let mode = if d.parallel { "in parallel" } else { "one after another" };
             let specialists = d
@@ -126,11 +139,11 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
                     let skills = if s.matched_skills.is_empty() {
                         String::new()
                     } else {
-                        format!(", skills: {}", s.matched_skills.join(", "))
+                        format!(", skills: {}", printable(&s.matched_skills.join(", ")))
                     };
                     Node::leaf(format!(
                         "{} {}",
-                        style.cyan(&s.agent_id),
+                        style.cyan(&printable(&s.agent_id)),
                         style.dim(&format!(
                             "threshold {} ({source}), up to {}, success rate {:.2}{skills}",
                             s.threshold,
@@ -144,7 +157,7 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
                 format!(
                     "handling: {} specialists {mode}, then {} reviews and synthesizes",
                     d.specialists.len(),
-                    d.head
+                    printable(&d.head)
                 ),
                 specialists,
             ));

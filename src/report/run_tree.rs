@@ -1,10 +1,14 @@
 //! The tree `orch run` prints for people: status, quality and calls on top, then the
 //! departments stage by stage, each with its specialists and attempts.
+//!
+//! Every text that comes from a model, a server, a file or the request goes through
+//! [`printable`] before orch adds its colours: the renderer lets orch's own colour sequences
+//! pass, so a reply holding one of them must be escaped here, where it is still told apart.
 
 use super::run::{DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
 use super::tree::{Node, Style};
 use crate::grade::ReviewStatus;
-use crate::text::{count, excerpt, fmt_score};
+use crate::text::{count, excerpt, fmt_score, printable};
 
 /// Builds the tree of a run report.
 pub fn run_tree(report: &Report, style: Style) -> Node {
@@ -36,16 +40,24 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     head.push_str(&format!(
         "\n{} \"{}\"",
         style.dim("request:"),
-        excerpt(&report.request, 80)
+        printable(&excerpt(&report.request, 80))
     ));
     if let Some(r) = &report.routing {
         let mode = r.execution_mode.to_string();
-        head.push_str(&format!("\n{} {mode} · primary {}", style.dim("routing:"), r.primary));
+        head.push_str(&format!(
+            "\n{} {mode} · primary {}",
+            style.dim("routing:"),
+            printable(&r.primary)
+        ));
         if !r.supporting.is_empty() {
-            head.push_str(&format!(" · supporting {}", r.supporting.join(", ")));
+            head.push_str(&format!(" · supporting {}", printable(&r.supporting.join(", "))));
         }
         if let Some(why) = &r.router_error {
-            head.push_str(&format!("\n{} {why}", style.yellow("router failed, keywords routed:")));
+            head.push_str(&format!(
+                "\n{} {}",
+                style.yellow("router failed, keywords routed:"),
+                printable(why)
+            ));
         }
     }
     if !report.metadata.circuits_opened.is_empty() || report.usage.fallbacks > 0 {
@@ -56,26 +68,25 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
             if report.metadata.circuits_opened.is_empty() {
                 String::new()
             } else {
-                format!(" · circuit opened: {}", report.metadata.circuits_opened.join(", "))
+                format!(
+                    " · circuit opened: {}",
+                    printable(&report.metadata.circuits_opened.join(", "))
+                )
             }
         ));
     }
     let mut root = Node::leaf(head);
     if let Some(e) = &report.error {
-        root.push(Node::leaf(style.red(&format!("error: {e}"))));
+        root.push(Node::leaf(style.red(&format!("error: {}", printable(e)))));
     }
     for d in &report.departments {
         root.push(department(d, style));
     }
     if let Some(summary) = &report.summary {
-        let text = match summary {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
         root.push(Node::leaf(format!(
             "{} {}",
             style.bold("summary:"),
-            excerpt(&text, 100)
+            shown_excerpt(summary, 100)
         )));
     }
     let v = &report.validation;
@@ -84,7 +95,7 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     } else {
         Node::new(
             format!("validation: {}", style.yellow("issues")),
-            v.issues.iter().map(|i| Node::leaf(i.clone())).collect(),
+            v.issues.iter().map(|i| Node::leaf(printable(i))).collect(),
         )
     };
     root.push(validation);
@@ -97,7 +108,7 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
         DepartmentStatus::Failed => style.red("✗ failed"),
         DepartmentStatus::Skipped => style.yellow("– skipped"),
     };
-    let mut label = format!("{} {status}", style.bold(&d.department_id));
+    let mut label = format!("{} {status}", style.bold(&printable(&d.department_id)));
     if d.status == DepartmentStatus::Success {
         label.push_str(&format!(
             " quality {} {}",
@@ -111,7 +122,7 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
     }
     let mut children = Vec::new();
     if let Some(e) = &d.error {
-        children.push(Node::leaf(style.red(&format!("error: {e}"))));
+        children.push(Node::leaf(style.red(&format!("error: {}", printable(e)))));
     }
     for s in &d.specialist_results {
         children.push(specialist(s, style));
@@ -136,11 +147,11 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
         )));
     }
     if !d.output.is_null() {
-        let text = match &d.output {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        children.push(Node::leaf(format!("{} {}", style.dim("output:"), excerpt(&text, 100))));
+        children.push(Node::leaf(format!(
+            "{} {}",
+            style.dim("output:"),
+            shown_excerpt(&d.output, 100)
+        )));
     }
     Node::new(label, children)
 }
@@ -154,11 +165,11 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
     };
     let label = format!(
         "{} {} {review} {}",
-        style.cyan(&s.agent_id),
+        style.cyan(&printable(&s.agent_id)),
         scores.join(" → "),
         style.dim(&format!("(threshold {})", s.threshold))
     );
-    let mut children = vec![Node::leaf(style.dim(&s.review_notes))];
+    let mut children = vec![Node::leaf(style.dim(&printable(&s.review_notes)))];
     for a in s
         .attempts
         .iter()
@@ -168,7 +179,21 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
             .error
             .as_deref()
             .map_or_else(|| a.feedback.clone(), |e| format!("call failed: {e}"));
-        children.push(Node::leaf(format!("attempt {}: {}", a.attempt, excerpt(&text, 110))));
+        children.push(Node::leaf(format!(
+            "attempt {}: {}",
+            a.attempt,
+            printable(&excerpt(&text, 110))
+        )));
     }
     Node::new(label, children)
+}
+
+/// A model's output (text, or JSON for structured output) cut to `max` characters on one
+/// line, its control characters shown escaped.
+fn shown_excerpt(output: &serde_json::Value, max: usize) -> String {
+    let text = match output {
+        serde_json::Value::String(s) => excerpt(s, max),
+        other => excerpt(&other.to_string(), max),
+    };
+    printable(&text).into_owned()
 }

@@ -162,3 +162,77 @@ fn an_events_or_cassette_file_that_cannot_be_written_is_an_error_after_the_repor
         assert_eq!(stderr(&out).lines().count(), 1);
     }
 }
+
+/// A mock that answers every call with `status` and `body` (a chat reply when 200).
+async fn every_call_answers(status: u16, body: &str) -> wiremock::MockServer {
+    let server = wiremock::MockServer::start().await;
+    let reply = match status {
+        200 => wiremock::ResponseTemplate::new(200).set_body_json(crate::common::mock::chat_reply(body)),
+        _ => wiremock::ResponseTemplate::new(status).set_body_string(body),
+    };
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(reply)
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The lines of `text` that hold `needle`.
+fn lines_with<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
+    text.lines().filter(|l| l.contains(needle)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_head_s_own_colour_codes_and_title_reach_the_tree_as_text() {
+    // `ESC[31m` and `ESC[0m` are sequences orch writes itself: the renderer cannot tell a
+    // model's from orch's, so the model's must be escaped before orch adds its colours.
+    let server = every_call_answers(200, "\x1b[31mred\x1b[0m \x1b]0;title\x07 Aladdin").await;
+    let root = one_department(&server.uri(), &[], "");
+    let out = Test::new(root.path())
+        .args(["run", "--format", "tree", "Aladdin \x1b[31mnow"])
+        .status(0)
+        .run();
+    let tree = stdout(&out);
+    assert!(!tree.contains('\x1b') && !tree.contains('\x07'), "{tree:?}");
+    assert_eq!(
+        lines_with(&tree, "output:"),
+        ["│   └── output: \\u{1b}[31mred\\u{1b}[0m \\u{1b}]0;title\\u{7} Aladdin"],
+        "{tree}"
+    );
+    assert_eq!(
+        lines_with(&tree, "request:"),
+        ["request: \"Aladdin \\u{1b}[31mnow\""],
+        "{tree}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_s_colour_codes_in_an_error_reach_the_tree_as_text() {
+    let server = every_call_answers(400, "\x1b[32mfine\x1b[0m").await;
+    let root = one_department(&server.uri(), &[], "");
+    let out = Test::new(root.path())
+        .args(["run", "--format", "tree", "Aladdin"])
+        .status(1)
+        .run();
+    let tree = stdout(&out);
+    assert!(!tree.contains('\x1b'), "{tree:?}");
+    let errors = lines_with(&tree, "error:");
+    assert!(!errors.is_empty(), "{tree}");
+    assert!(errors.iter().any(|l| l.contains("\\u{1b}[32mfine\\u{1b}[0m")), "{tree}");
+}
+
+#[test]
+fn the_request_s_colour_codes_reach_the_explain_tree_as_text() {
+    let root = Root::minimal();
+    let out = Test::new(root.path())
+        .args(["explain", "--format", "tree", "\x1b[31mAladdin\x1b[0m character"])
+        .status(0)
+        .run();
+    let tree = stdout(&out);
+    assert!(!tree.contains('\x1b'), "{tree:?}");
+    assert_eq!(
+        tree.lines().next(),
+        Some("plan for \"\\u{1b}[31mAladdin\\u{1b}[0m character\""),
+        "{tree}"
+    );
+}

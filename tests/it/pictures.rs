@@ -58,7 +58,7 @@ fn run_and_test_summaries_in_markdown() {
         .run();
     let md = stdout(&suite);
     assert!(md.starts_with("## orch test: 12 passed, 0 failed\n"), "{md}");
-    assert!(md.contains("| ✓ | studio/character-costume | 1/1 |  |\n"), "{md}");
+    assert!(md.contains("| ✓ | ` studio/character-costume ` | 1/1 |  |\n"), "{md}");
 }
 
 #[test]
@@ -79,6 +79,28 @@ fn markdown_cells_escape_pipes_and_newlines() {
         .unwrap();
     assert!(row.contains("contains: `a\\|b c` is not in the output"), "{row}");
     assert_eq!(row.matches(" | ").count(), 3, "{row}");
+}
+
+#[test]
+fn a_suite_s_markup_in_a_markdown_summary_stays_text() {
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: markup\n    prompt: Aladdin character\n    expect: { contains: [\"<img src=x onerror=alert(1)>\", \"![x](https://e.example/x.png)\"] }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["test", "s.yaml", "--format", "markdown"])
+        .status(1)
+        .run();
+    let md = stdout(&out);
+    assert_eq!(
+        md.lines().find(|l| l.contains("markup")),
+        Some(
+            "| ✗ | ` s/markup ` | 0/1 | `` contains: `<img src=x onerror=alert(1)>` is not in the output; \
+             contains: `![x](https://e.example/x.png)` is not in the output `` |"
+        ),
+        "{md}"
+    );
 }
 
 fn parse(html: &str) -> roxmltree::Document<'_> {
@@ -205,4 +227,31 @@ fn report_names_where_a_file_is_neither_a_report_nor_results() {
         assert_eq!(stderr(&out), format!("error: {says}\n"), "{file}");
         assert!(stdout(&out).is_empty());
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_s_markup_in_a_markdown_summary_stays_text() {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(400)
+                .set_body_string("<img src=x onerror=alert(1)> ![x](https://e.example/x.png) `a|b`"),
+        )
+        .mount(&server)
+        .await;
+    let root = one_department(&server.uri(), &[], "");
+    let out = Test::new(root.path())
+        .args(["run", "--format", "markdown", "Aladdin <b>bold</b>"])
+        .status(1)
+        .run();
+    let md = stdout(&out);
+    assert!(md.contains("\n**Request:** ` Aladdin <b>bold</b> `\n"), "{md}");
+    let row = md.lines().find(|l| l.starts_with("| `")).unwrap_or_default();
+    assert!(row.starts_with("| ` d ` | failed | 0 | 0 | "), "{md}");
+    // The note: the server's words in a code span longer than their backticks, the pipe escaped.
+    assert!(
+        row.ends_with(" | `` HTTP 400: <img src=x onerror=alert(1)> ![x](https://e.example/x.png) `a\\|b` `` |"),
+        "{md}"
+    );
+    assert_eq!(row.matches(" | ").count(), 5, "{row}");
 }

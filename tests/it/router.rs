@@ -275,3 +275,46 @@ fn the_simulated_router_routes_the_assistant_offline() {
     assert_eq!(plan["routing"]["primary"], "research");
     assert_eq!(plan["departments"][0]["complexity"]["source"], "router");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_router_s_reason_and_error_reach_the_trees_as_text() {
+    let (_server, root) = studio(
+        "llm",
+        answer(
+            json!({"departments": [{"id": "character", "relevance": 0.9, "reason": "\u{1b}[31mred\u{1b}]0;t\u{7}"}]}),
+        ),
+    )
+    .await;
+    let out = Test::new(root.path())
+        .args([
+            "explain",
+            "--route",
+            "--format",
+            "tree",
+            "Aladdin needs a look for the ball",
+        ])
+        .status(0)
+        .run();
+    let tree = crate::common::stdout(&out);
+    assert!(!tree.contains('\x1b') && !tree.contains('\x07'), "{tree:?}");
+    assert!(
+        tree.lines()
+            .any(|l| l.ends_with("character █████████░ 0.90  router: 0.9 (\\u{1b}[31mred\\u{1b}]0;t\\u{7})")),
+        "{tree}"
+    );
+
+    let (_server, root) = studio(
+        "llm",
+        ResponseTemplate::new(500).set_body_string("\u{1b}[32mdown\u{1b}[0m"),
+    )
+    .await;
+    let out = Test::new(root.path())
+        .args(["run", "--format", "tree", "Write the opening scene"])
+        .run();
+    let tree = crate::common::stdout(&out);
+    assert!(!tree.contains('\x1b'), "{tree:?}");
+    assert!(
+        tree.contains("router failed, keywords routed: the router's call failed: HTTP 500: \\u{1b}[32mdown\\u{1b}[0m"),
+        "{tree}"
+    );
+}

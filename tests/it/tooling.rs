@@ -147,7 +147,7 @@ fn init_writes_configs_that_validate_clean_and_run() {
 #[test]
 fn init_never_overwrites() {
     let root = Root::empty();
-    root.write("team/agents/studio.yaml", "mine\n");
+    root.write("team/.schema/agent.json", "mine\n");
     let out = Test::new(root.path()).args(["init", "team"]).status(2).run();
     assert!(
         crate::common::stderr(&out).contains("already exists; orch init never overwrites a file (nothing was written)"),
@@ -155,11 +155,127 @@ fn init_never_overwrites() {
         crate::common::stderr(&out)
     );
     assert_eq!(
-        std::fs::read_to_string(root.path().join("team/agents/studio.yaml")).unwrap(),
+        std::fs::read_to_string(root.path().join("team/.schema/agent.json")).unwrap(),
         "mine\n"
     );
     let written: Vec<_> = walkdir(&root.path().join("team"));
-    assert_eq!(written, [root.path().join("team/agents/studio.yaml")]);
+    assert_eq!(written, [root.path().join("team/.schema/agent.json")]);
+}
+
+#[test]
+fn init_refuses_a_directory_that_already_holds_a_config() {
+    for (template, existing) in [
+        ("minimal", "departments/zzz.yaml"),
+        ("studio", "orch.yaml"),
+        ("assistant", "agents/mine.toml"),
+    ] {
+        let root = Root::empty();
+        root.write(&format!("team/{existing}"), "id: zzz\n");
+        let out = Test::new(root.path())
+            .args(["init", "team", "--template", template])
+            .status(2)
+            .run();
+        assert_eq!(
+            crate::common::stderr(&out),
+            format!(
+                "error: team already holds an orch config (team/{existing}); orch init writes a new config \
+                 only into a directory without one (nothing was written)\n"
+            ),
+            "{template}"
+        );
+        assert_eq!(
+            walkdir(&root.path().join("team")),
+            [root.path().join("team").join(existing)]
+        );
+    }
+    // An empty `departments/` is read as part of a config too (and fails it).
+    let root = Root::empty();
+    std::fs::create_dir_all(root.path().join("team/departments")).unwrap();
+    let out = Test::new(root.path())
+        .args(["init", "team", "--template", "minimal"])
+        .status(2)
+        .run();
+    assert!(
+        crate::common::stderr(&out).starts_with("error: team already holds an orch config (team/departments); "),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    // Anything else may be there already.
+    let root = Root::empty();
+    root.write("team/README.md", "# team\n");
+    Test::new(root.path())
+        .args(["init", "team", "--template", "minimal"])
+        .status(0)
+        .run();
+    Test::new(&root.path().join("team"))
+        .args(["validate", "--strict"])
+        .status(0)
+        .run();
+}
+
+#[test]
+fn init_shows_a_directory_name_s_control_characters_as_text() {
+    let root = Root::empty();
+    let out = Test::new(root.path())
+        .args(["init", "team\x1b[31m", "--template", "minimal"])
+        .status(0)
+        .run();
+    let text = stdout(&out);
+    assert!(!text.contains('\x1b'), "{text:?}");
+    assert!(
+        text.starts_with("wrote 5 files to team\\u{1b}[31m (schemas for editors in team\\u{1b}[31m/.schema)\n"),
+        "{text}"
+    );
+}
+
+/// Runs the binary with its standard output on `/dev/full`, where every write fails.
+fn into_a_full_disk(cwd: &Path, args: &[&str]) -> std::process::Output {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ORCH_CONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(full)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_standard_output_that_cannot_be_written_is_one_error_line_for_every_command() {
+    let root = Root::minimal();
+    root.write("s.yaml", "cases:\n  - id: ok\n    prompt: Aladdin character\n");
+    let report = Test::new(root.path())
+        .args(["run", "--format", "json", "Aladdin character"])
+        .status(0)
+        .run();
+    root.write("report.json", &report.stdout);
+    let commands: [&[&str]; 12] = [
+        &["completions", "zsh"],
+        &["completions", "bash"],
+        &["schema"],
+        &["explain", "--format", "tree", "Aladdin character"],
+        &["validate"],
+        &["validate", "--format", "json"],
+        &["run", "--format", "tree", "Aladdin character"],
+        &["run", "--format", "markdown", "Aladdin character"],
+        &["test", "s.yaml", "--format", "tree"],
+        &["report", "report.json"],
+        &["init", "team"],
+        &["--help"],
+    ];
+    for args in commands {
+        let out = into_a_full_disk(root.path(), args);
+        assert_eq!(
+            (out.status.code(), crate::common::stderr(&out).as_str()),
+            (
+                Some(1),
+                "error: cannot write to standard output: No space left on device (os error 28)\n"
+            ),
+            "orch {args:?}"
+        );
+    }
 }
 
 fn walkdir(dir: &Path) -> Vec<PathBuf> {
