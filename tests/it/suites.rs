@@ -252,7 +252,7 @@ fn a_broken_suite_stops_before_anything_runs() {
         lines[1],
         "s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)"
     );
-    assert_eq!(lines.last().unwrap(), &"error: the suite has 2 errors (nothing ran)");
+    assert_eq!(lines.last().unwrap(), &"error: the suite has 4 errors (nothing ran)");
     let validate = Test::new(root.path())
         .args(["validate", "--suite", "s.yaml"])
         .status(2)
@@ -275,6 +275,29 @@ fn a_broken_suite_stops_before_anything_runs() {
         text.contains("t.yaml:4:50: error: `(unclosed` is not a regular expression: unclosed group"),
         "{text}"
     );
+}
+
+#[test]
+fn validate_suite_reports_every_problem_at_once() {
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: a\n    prompt: Aladdin\n    expct: {}\n  - id: a\n    prompt: again\n    expect: { include: [charactr], matches: [\"(unclosed\"] }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["validate", "--suite", "s.yaml"])
+        .status(2)
+        .run();
+    assert_eq!(
+        stdout(&out),
+        "s.yaml:4:5: error: unknown key `expct` in a case (did you mean `expect`?)\n\
+         s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)\n\
+         s.yaml:7:25: error: unknown department `charactr` (did you mean `character`?)\n\
+         s.yaml:7:46: error: `(unclosed` is not a regular expression: unclosed group\n\
+         4 errors, 0 warnings\n"
+    );
+    let test = Test::new(root.path()).args(["test", "s.yaml"]).status(2).run();
+    assert!(stderr(&test).ends_with(":7:46: error: `(unclosed` is not a regular expression: unclosed group\nerror: the suite has 4 errors (nothing ran)\n"), "{}", stderr(&test));
 }
 
 #[test]
