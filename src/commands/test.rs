@@ -28,6 +28,7 @@ use crate::report::run::Report;
 use crate::report::tree::Style;
 use crate::sink::LineFile;
 use crate::suite::file::Unchecked;
+use crate::suite::outputs::{self, Named, Pending};
 use crate::suite::results::{self, Line, Record, Summary};
 use crate::suite::{expect, junit, Case, Specialists, Suite};
 
@@ -55,10 +56,12 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         "orch test",
         &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Markdown],
     )?;
-    // Opened first: a JUnit file that cannot be written stops the suite before it runs.
+    outputs::apart(&named_files(&args)).map_err(CommandError::usage)?;
+    // Checked first: a JUnit file that cannot be written stops the suite before it runs; what
+    // it holds is replaced only at the end (a refused suite leaves it as it was).
     let junit = match &args.junit {
         Some(path) => Some(
-            std::fs::File::create(path)
+            Pending::open(path)
                 .map_err(|e| CommandError::usage(format!("cannot write JUnit to {}: {e}", path.display())))?,
         ),
         None => None,
@@ -278,6 +281,37 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     Ok(exit)
 }
 
+/// Every file `orch test` is given, and whether it writes it.
+fn named_files(args: &TestArgs) -> Vec<Named<'_>> {
+    let replies = &args.replies;
+    let inputs = args
+        .suites
+        .iter()
+        .map(|p| ("SUITE", p))
+        .chain(args.merge.iter().map(|p| ("--merge", p)));
+    let mut files: Vec<Named> = inputs
+        .map(|(flag, path)| Named {
+            flag,
+            path,
+            writes: false,
+        })
+        .collect();
+    let single = [
+        ("--replay", &replies.replay, false),
+        ("--record", &replies.record, true),
+        ("--cache", &replies.cache, true),
+        ("--resume", &args.resume, true),
+        ("--results", &args.results, true),
+        ("--junit", &args.junit, true),
+    ];
+    for (flag, path, writes) in single {
+        if let Some(path) = path {
+            files.push(Named { flag, path, writes });
+        }
+    }
+    files
+}
+
 /// The suites, the config root of each, and each root's config, loaded once.
 type Loaded = (Vec<Suite>, Vec<PathBuf>, HashMap<PathBuf, Arc<Config>>);
 
@@ -289,7 +323,7 @@ fn load(args: &TestArgs) -> Result<Loaded, CommandError> {
     let mut configs: HashMap<PathBuf, Arc<Config>> = HashMap::new();
     let mut problems = 0;
     let mut stderr = std::io::stderr().lock();
-    for path in &args.suites {
+    for path in &outputs::distinct_names(&args.suites).map_err(CommandError::usage)? {
         // A file that does not decode is said first: it needs no config to be wrong.
         let unchecked = match Unchecked::read(path) {
             Ok(unchecked) => unchecked,
@@ -419,14 +453,13 @@ async fn run_job(
 
 /// Prints the summary (tree or JSON), writes `--junit`, and says how it went. A JUnit file
 /// that fails to take its text is an error after the summary (exit 1).
-fn finish(summary: &Summary, args: &TestArgs, junit: Option<std::fs::File>) -> Result<Exit> {
-    let junit_error = junit.and_then(|mut file| {
+fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Result<Exit> {
+    let junit_error = junit.and_then(|file| {
         let path = args
             .junit
             .as_deref()
             .map_or_else(String::new, |p| p.display().to_string());
-        file.write_all(junit::render(summary).as_bytes())
-            .and_then(|()| file.flush())
+        file.write(&junit::render(summary))
             .err()
             .map(|e| format!("cannot write JUnit to {path}: {e}"))
     });

@@ -369,9 +369,13 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
         ));
     }
     Suite {
-        name: path
-            .file_stem()
-            .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned()),
+        name: name_of(path),
         cases,
     }
+}
+
+/// A suite's name: its file's name without the extension.
+pub fn name_of(path: &Path) -> String {
+    path.file_stem()
+        .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned())
 }

@@ -448,3 +448,91 @@ fn validate_suite_reports_a_broken_suite_and_its_broken_config() {
          2 errors, 0 warnings\n"
     );
 }
+
+#[test]
+fn two_suites_of_one_name_are_a_usage_error_naming_both() {
+    let root = Root::minimal();
+    let case = |status: &str| {
+        format!("config: ..\ncases:\n  - id: x\n    prompt: Aladdin character\n    expect: {{ status: {status} }}\n")
+    };
+    root.write("a/smoke.yaml", case("success"));
+    root.write("b/smoke.yaml", case("failed"));
+    let out = Test::new(root.path())
+        .args(["test", "a/smoke.yaml", "b/smoke.yaml", "--format", "json"])
+        .status(2)
+        .run();
+    assert_eq!(
+        stderr(&out),
+        "error: suites a/smoke.yaml and b/smoke.yaml have one name `smoke` (results and JUnit know a case by its suite's file name and its id); rename one\n"
+    );
+    assert_eq!(stdout(&out), "");
+    // One file named twice is one suite, run once.
+    let once = Test::new(root.path())
+        .args(["test", "a/smoke.yaml", "a/../a/smoke.yaml", "--format", "json"])
+        .status(0)
+        .run();
+    assert_eq!(json(&once)["cases"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_refused_command_leaves_every_file_as_it_was() {
+    let root = Root::minimal();
+    root.write("broken.yaml", "cases:\n  - id: a\n    prompt: Aladdin\n    expct: {}\n");
+    root.write("ok.yaml", "cases:\n  - id: a\n    prompt: Aladdin character\n");
+    let previous = root.write("j.xml", "<testsuites/>\n");
+    Test::new(root.path())
+        .args(["test", "broken.yaml", "--junit", "j.xml"])
+        .status(2)
+        .run();
+    assert_eq!(std::fs::read_to_string(&previous).unwrap(), "<testsuites/>\n");
+    Test::new(root.path())
+        .args(["test", "broken.yaml", "--junit", "new.xml"])
+        .status(2)
+        .run();
+    assert!(
+        !root.path().join("new.xml").exists(),
+        "a refused suite made its JUnit file"
+    );
+
+    Test::new(root.path())
+        .args(["test", "ok.yaml", "--results", "r.jsonl", "--format", "json"])
+        .status(0)
+        .run();
+    let results = std::fs::read_to_string(root.path().join("r.jsonl")).unwrap();
+    std::fs::hard_link(root.path().join("r.jsonl"), root.path().join("linked.jsonl")).unwrap();
+    for (args, says) in [
+        (
+            &["--merge", "./r.jsonl", "--junit", "r.jsonl"][..],
+            "--junit r.jsonl and --merge ./r.jsonl",
+        ),
+        (
+            &["--merge", "linked.jsonl", "--junit", "r.jsonl"],
+            "--junit r.jsonl and --merge linked.jsonl",
+        ),
+        (
+            &["ok.yaml", "--resume", "r.jsonl", "--junit", "r.jsonl"],
+            "--resume r.jsonl and --junit r.jsonl",
+        ),
+        (
+            &["ok.yaml", "--results", "r.jsonl", "--junit", "r.jsonl"],
+            "--results r.jsonl and --junit r.jsonl",
+        ),
+        (
+            &["ok.yaml", "--results", "ok.yaml"],
+            "--results ok.yaml and SUITE ok.yaml",
+        ),
+        (&["ok.yaml", "--junit", "ok.yaml"], "--junit ok.yaml and SUITE ok.yaml"),
+    ] {
+        let out = Test::new(root.path()).args(["test"]).args(args).status(2).run();
+        assert_eq!(
+            stderr(&out),
+            format!("error: {says} are the same file (orch would write over what it reads)\n"),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::read_to_string(root.path().join("r.jsonl")).unwrap(), results);
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("ok.yaml")).unwrap(),
+        "cases:\n  - id: a\n    prompt: Aladdin character\n"
+    );
+}
