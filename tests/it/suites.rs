@@ -12,6 +12,8 @@ use crate::common::mock::chat_reply;
 use crate::common::{json, repo, stderr, stdout, Root, Test};
 
 const STUDIO: &str = "tests/suites/studio.yaml";
+/// Calls one case of one department makes with `specialists: never`: the head's answer.
+const CALLS_PER_CASE: usize = 1;
 
 fn in_repo() -> Test {
     Test::new(&repo())
@@ -535,4 +537,52 @@ fn a_refused_command_leaves_every_file_as_it_was() {
         std::fs::read_to_string(root.path().join("ok.yaml")).unwrap(),
         "cases:\n  - id: a\n    prompt: Aladdin character\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn processes_sharing_a_cache_never_tear_its_lines() {
+    // Replies of 20 KiB: more than a write buffer of 8 KiB, so a line written in pieces
+    // could be cut by another process's line.
+    let long = "Aladdin runs across the rooftops. ".repeat(600);
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(&long)))
+        .mount(&server)
+        .await;
+    let root = Root::orch_yaml(format!(
+        "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\n\
+         departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n",
+        server.uri()
+    ));
+    // Each process asks its own questions, so none is answered from another's lines.
+    for p in 0..3 {
+        let cases: String = (0..40)
+            .map(|c| format!("  - {{ id: c{c}, prompt: \"Aladdin {p} {c}\", specialists: never }}\n"))
+            .collect();
+        root.write(&format!("s{p}.yaml"), format!("cases:\n{cases}"));
+    }
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            for p in 0..3 {
+                let dir = root.path();
+                scope.spawn(move || {
+                    // Staggered a little, so some read the cache while others write it.
+                    std::thread::sleep(std::time::Duration::from_millis(p as u64 * 25));
+                    Test::new(dir)
+                        .args(["test", &format!("s{p}.yaml"), "--cache", "same.jsonl", "--jobs", "8"])
+                        .args(["--format", "json"])
+                        .status(0)
+                        .run()
+                });
+            }
+        })
+    });
+    let cache = std::fs::read_to_string(root.path().join("same.jsonl")).unwrap();
+    assert!(cache.ends_with('\n'));
+    for (i, line) in cache.lines().enumerate() {
+        let entry: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("line {} of the cache is torn: {e}", i + 1));
+        assert_eq!(entry["text"].as_str().map(str::len), Some(long.len()));
+    }
+    assert_eq!(cache.lines().count(), 3 * 40 * CALLS_PER_CASE);
 }
