@@ -29,7 +29,7 @@ use crate::report::tree::Style;
 use crate::sink::LineFile;
 use crate::suite::file::Unchecked;
 use crate::suite::outputs::{self, Named, Pending};
-use crate::suite::results::{self, Line, Record, Summary};
+use crate::suite::results::{self, Line, Record, Resumed, Summary};
 use crate::suite::{expect, junit, Case, Specialists, Suite};
 
 /// One config the suites run on, with the providers built for it.
@@ -68,7 +68,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     };
     if !args.merge.is_empty() {
         // Shards' files hold runs in the order they finished: the summary sorts them.
-        let mut records = results::read(&args.merge, false).map_err(CommandError::usage)?;
+        let mut records = results::read(&args.merge).map_err(CommandError::usage)?;
         records.sort_by(|a, b| (&a.suite, &a.case_id, a.repeat).cmp(&(&b.suite, &b.case_id, b.repeat)));
         let summary = results::summarize(&records, args.pass_rate, 0);
         return finish(&summary, &args, junit);
@@ -95,14 +95,15 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     }
 
     // Which runs: shard and filter first, then what `--resume` already holds.
-    let done: HashSet<(String, String, u32)> = match &args.resume {
-        Some(path) => results::read(&[path], true)
-            .map_err(CommandError::usage)?
-            .into_iter()
-            .map(|r| (r.suite, r.case_id, r.repeat))
-            .collect(),
-        None => HashSet::new(),
+    let resumed = match &args.resume {
+        Some(path) => resumed(path)?,
+        None => Resumed::default(),
     };
+    let done: HashSet<(&str, &str, u32)> = resumed
+        .records
+        .iter()
+        .map(|r| (r.suite.as_str(), r.case_id.as_str(), r.repeat))
+        .collect();
     let mut skipped = 0;
     let mut selected: Vec<(usize, &Case)> = Vec::new();
     for (i, suite) in suites.iter().enumerate() {
@@ -146,7 +147,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         );
     }
     let out_file = match (&args.resume, &args.results) {
-        (Some(path), _) | (None, Some(path)) => Some(LineFile::append(path, "results").map_err(CommandError::usage)?),
+        (Some(path), _) => Some(results::append_after(path, resumed.torn).map_err(CommandError::usage)?),
+        (None, Some(path)) => Some(LineFile::append(path, "results").map_err(CommandError::usage)?),
         (None, None) => None,
     };
 
@@ -154,7 +156,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     for ((i, case), plan) in selected.iter().zip(&plans) {
         let suite = &suites[*i];
         for repeat in 1..=args.repeat.unwrap_or(case.repeat) {
-            if !done.contains(&(suite.name.clone(), case.id.clone(), repeat)) {
+            if !done.contains(&(suite.name.as_str(), case.id.as_str(), repeat)) {
                 jobs.push(Job {
                     suite,
                     case,
@@ -209,7 +211,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
                         error: record.error.as_deref(),
                         report: Some(&report),
                     };
-                    if let Ok(text) = serde_json::to_string(&line) {
+                    if let Some(text) = results::line_text(line) {
                         out.line(&text);
                     }
                 }
@@ -240,7 +242,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     // The summary covers every run of the results file when resuming, else this process's
     // runs; either way in suite order, never in the order runs finished.
     if let Some(path) = &args.resume {
-        records = results::read(&[path], true).map_err(CommandError::usage)?;
+        records = results::resume(path).map_err(CommandError::usage)?.records;
     }
     let rank: HashMap<(&str, &str), usize> = suites
         .iter()
@@ -279,6 +281,21 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         .into());
     }
     Ok(exit)
+}
+
+/// What the `--resume` file holds; a last line cut short (a run killed mid-line) is a
+/// warning, and its case run runs again.
+fn resumed(path: &Path) -> Result<Resumed, CommandError> {
+    let resumed = results::resume(path).map_err(CommandError::usage)?;
+    if let Some(at) = resumed.torn {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: {}:{}: the last line was cut short (a run killed while writing it); it is ignored and its case run runs again",
+            crate::text::printable(&path.display().to_string()),
+            at.number
+        );
+    }
+    Ok(resumed)
 }
 
 /// Every file `orch test` is given, and whether it writes it.
