@@ -28,7 +28,8 @@ use crate::report::run::Report;
 use crate::report::tree::Style;
 use crate::sink::LineFile;
 use crate::suite::file::Unchecked;
-use crate::suite::results::{self, Line, Record, Summary};
+use crate::suite::outputs::{self, Named, Pending};
+use crate::suite::results::{self, Line, Record, Resumed, Summary};
 use crate::suite::{expect, junit, Case, Specialists, Suite};
 
 /// One config the suites run on, with the providers built for it.
@@ -55,17 +56,19 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         "orch test",
         &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Markdown],
     )?;
-    // Opened first: a JUnit file that cannot be written stops the suite before it runs.
+    outputs::apart(&named_files(&args)).map_err(CommandError::usage)?;
+    // Checked first: a JUnit file that cannot be written stops the suite before it runs; what
+    // it holds is replaced only at the end (a refused suite leaves it as it was).
     let junit = match &args.junit {
         Some(path) => Some(
-            std::fs::File::create(path)
+            Pending::open(path)
                 .map_err(|e| CommandError::usage(format!("cannot write JUnit to {}: {e}", path.display())))?,
         ),
         None => None,
     };
     if !args.merge.is_empty() {
         // Shards' files hold runs in the order they finished: the summary sorts them.
-        let mut records = results::read(&args.merge, false).map_err(CommandError::usage)?;
+        let mut records = results::read(&args.merge).map_err(CommandError::usage)?;
         records.sort_by(|a, b| (&a.suite, &a.case_id, a.repeat).cmp(&(&b.suite, &b.case_id, b.repeat)));
         let summary = results::summarize(&records, args.pass_rate, 0);
         return finish(&summary, &args, junit);
@@ -92,14 +95,15 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     }
 
     // Which runs: shard and filter first, then what `--resume` already holds.
-    let done: HashSet<(String, String, u32)> = match &args.resume {
-        Some(path) => results::read(&[path], true)
-            .map_err(CommandError::usage)?
-            .into_iter()
-            .map(|r| (r.suite, r.case_id, r.repeat))
-            .collect(),
-        None => HashSet::new(),
+    let resumed = match &args.resume {
+        Some(path) => resumed(path)?,
+        None => Resumed::default(),
     };
+    let done: HashSet<(&str, &str, u32)> = resumed
+        .records
+        .iter()
+        .map(|r| (r.suite.as_str(), r.case_id.as_str(), r.repeat))
+        .collect();
     let mut skipped = 0;
     let mut selected: Vec<(usize, &Case)> = Vec::new();
     for (i, suite) in suites.iter().enumerate() {
@@ -143,7 +147,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         );
     }
     let out_file = match (&args.resume, &args.results) {
-        (Some(path), _) | (None, Some(path)) => Some(LineFile::append(path, "results").map_err(CommandError::usage)?),
+        (Some(path), _) => Some(results::append_after(path, resumed.torn).map_err(CommandError::usage)?),
+        (None, Some(path)) => Some(LineFile::append(path, "results").map_err(CommandError::usage)?),
         (None, None) => None,
     };
 
@@ -151,7 +156,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     for ((i, case), plan) in selected.iter().zip(&plans) {
         let suite = &suites[*i];
         for repeat in 1..=args.repeat.unwrap_or(case.repeat) {
-            if !done.contains(&(suite.name.clone(), case.id.clone(), repeat)) {
+            if !done.contains(&(suite.name.as_str(), case.id.as_str(), repeat)) {
                 jobs.push(Job {
                     suite,
                     case,
@@ -206,7 +211,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
                         error: record.error.as_deref(),
                         report: Some(&report),
                     };
-                    if let Ok(text) = serde_json::to_string(&line) {
+                    if let Some(text) = results::line_text(line) {
                         out.line(&text);
                     }
                 }
@@ -237,7 +242,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     // The summary covers every run of the results file when resuming, else this process's
     // runs; either way in suite order, never in the order runs finished.
     if let Some(path) = &args.resume {
-        records = results::read(&[path], true).map_err(CommandError::usage)?;
+        records = results::resume(path).map_err(CommandError::usage)?.records;
     }
     let rank: HashMap<(&str, &str), usize> = suites
         .iter()
@@ -278,6 +283,52 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     Ok(exit)
 }
 
+/// What the `--resume` file holds; a last line cut short (a run killed mid-line) is a
+/// warning, and its case run runs again.
+fn resumed(path: &Path) -> Result<Resumed, CommandError> {
+    let resumed = results::resume(path).map_err(CommandError::usage)?;
+    if let Some(at) = resumed.torn {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: {}:{}: the last line was cut short (a run killed while writing it); it is ignored and its case run runs again",
+            crate::text::printable(&path.display().to_string()),
+            at.number
+        );
+    }
+    Ok(resumed)
+}
+
+/// Every file `orch test` is given, and whether it writes it.
+fn named_files(args: &TestArgs) -> Vec<Named<'_>> {
+    let replies = &args.replies;
+    let inputs = args
+        .suites
+        .iter()
+        .map(|p| ("SUITE", p))
+        .chain(args.merge.iter().map(|p| ("--merge", p)));
+    let mut files: Vec<Named> = inputs
+        .map(|(flag, path)| Named {
+            flag,
+            path,
+            writes: false,
+        })
+        .collect();
+    let single = [
+        ("--replay", &replies.replay, false),
+        ("--record", &replies.record, true),
+        ("--cache", &replies.cache, true),
+        ("--resume", &args.resume, true),
+        ("--results", &args.results, true),
+        ("--junit", &args.junit, true),
+    ];
+    for (flag, path, writes) in single {
+        if let Some(path) = path {
+            files.push(Named { flag, path, writes });
+        }
+    }
+    files
+}
+
 /// The suites, the config root of each, and each root's config, loaded once.
 type Loaded = (Vec<Suite>, Vec<PathBuf>, HashMap<PathBuf, Arc<Config>>);
 
@@ -289,7 +340,7 @@ fn load(args: &TestArgs) -> Result<Loaded, CommandError> {
     let mut configs: HashMap<PathBuf, Arc<Config>> = HashMap::new();
     let mut problems = 0;
     let mut stderr = std::io::stderr().lock();
-    for path in &args.suites {
+    for path in &outputs::distinct_names(&args.suites).map_err(CommandError::usage)? {
         // A file that does not decode is said first: it needs no config to be wrong.
         let unchecked = match Unchecked::read(path) {
             Ok(unchecked) => unchecked,
@@ -419,14 +470,13 @@ async fn run_job(
 
 /// Prints the summary (tree or JSON), writes `--junit`, and says how it went. A JUnit file
 /// that fails to take its text is an error after the summary (exit 1).
-fn finish(summary: &Summary, args: &TestArgs, junit: Option<std::fs::File>) -> Result<Exit> {
-    let junit_error = junit.and_then(|mut file| {
+fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Result<Exit> {
+    let junit_error = junit.and_then(|file| {
         let path = args
             .junit
             .as_deref()
             .map_or_else(String::new, |p| p.display().to_string());
-        file.write_all(junit::render(summary).as_bytes())
-            .and_then(|()| file.flush())
+        file.write(&junit::render(summary))
             .err()
             .map(|e| format!("cannot write JUnit to {path}: {e}"))
     });

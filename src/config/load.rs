@@ -198,7 +198,12 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
-        .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+        .and_then(|f| {
+            // Lines other processes append (a shared `--cache`) are written under the file's
+            // lock: a reader that shares it never sees half a line. No locks: read as it is.
+            let _ = f.lock_shared();
+            f.take(max + 1).read_to_end(&mut bytes)
+        })
         .map_err(Unread::Io)?;
     if bytes.len() as u64 > max {
         return Err(Unread::TooLarge(

@@ -147,21 +147,21 @@ fn dag(report: &Value) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"plan\">\n\
          <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n"
     );
-    let status_of = |id: &str| -> String {
-        report["departments"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|d| d["departmentId"] == id)
-            .and_then(|d| d["status"].as_str())
-            .unwrap_or("skipped")
-            .to_string()
-    };
+    // Looked up once per box: a map, not a search of every department (40,000 departments
+    // would cost 1.6 billion comparisons).
+    let statuses: std::collections::HashMap<&str, &str> = report["departments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| Some((d["departmentId"].as_str()?, d["status"].as_str().unwrap_or("skipped"))))
+        .rev()
+        .collect();
+    let status_of = |id: &str| statuses.get(id).copied().unwrap_or("skipped");
     for (i, stage) in stages.iter().enumerate() {
         for (j, id) in stage.iter().enumerate() {
             let (x, y) = (5.0 + i as f64 * (w + gap_x), 5.0 + j as f64 * (h + gap_y));
             at.insert(id.clone(), (x, y));
-            let fill = match status_of(id).as_str() {
+            let fill = match status_of(id) {
                 "success" => "#d8f5d8",
                 "failed" => "#f8d7d7",
                 _ => "#eeeeee",
@@ -175,7 +175,7 @@ fn dag(report: &Value) -> String {
                 escape(id),
                 x + 8.0,
                 y + 34.0,
-                escape(&status_of(id))
+                escape(status_of(id))
             );
         }
     }
@@ -374,18 +374,26 @@ fn scores(report: &Value) -> String {
     out
 }
 
-/// The page of a suite's results: a table of case runs linking to each run's summary.
-pub fn results_page(lines: &[Value]) -> String {
-    let passed = lines.iter().filter(|l| l["passed"] == true).count();
-    let mut body = format!(
-        "<h1>orch test: {passed} of {} case runs passed</h1>\n<table><tr><th></th><th>suite</th><th>case</th><th>run</th><th>failed expectations</th><th>ms</th></tr>\n",
-        lines.len()
-    );
-    for (i, l) in lines.iter().enumerate() {
+/// The page of a suite's results, built a line at a time (a results file of any length is
+/// never held whole): a table of case runs linking to each run's summary.
+#[derive(Default)]
+pub struct ResultsPage {
+    runs: usize,
+    passed: usize,
+    rows: String,
+    sections: String,
+}
+
+impl ResultsPage {
+    /// Adds the case run of one results line.
+    pub fn add(&mut self, l: &Value) {
+        let i = self.runs;
+        self.runs += 1;
         let ok = l["passed"] == true;
+        self.passed += usize::from(ok);
         let failures: Vec<String> = l["failures"].as_array().into_iter().flatten().map(text).collect();
         let _ = writeln!(
-            body,
+            self.rows,
             "<tr><td class=\"{}\">{}</td><td>{}</td><td><a href=\"#run-{i}\">{}</a></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
             if ok { "pass" } else { "fail" },
             if ok { "✓" } else { "✗" },
@@ -395,20 +403,25 @@ pub fn results_page(lines: &[Value]) -> String {
             escape(&failures.join("; ")),
             num(&l["durationMs"])
         );
-    }
-    body.push_str("</table>\n");
-    for (i, l) in lines.iter().enumerate() {
         let _ = writeln!(
-            body,
+            self.sections,
             "<section id=\"run-{i}\"><h2>{} / {} · run {}</h2>",
             escape(&text(&l["suite"])),
             escape(&text(&l["caseId"])),
             num(&l["repeat"])
         );
         if l["report"].is_object() {
-            body.push_str(&report_body(&l["report"], false));
+            self.sections.push_str(&report_body(&l["report"], false));
         }
-        body.push_str("</section>\n");
+        self.sections.push_str("</section>\n");
     }
-    page("orch test results", &body)
+
+    /// The whole page.
+    pub fn finish(self) -> String {
+        let body = format!(
+            "<h1>orch test: {} of {} case runs passed</h1>\n<table><tr><th></th><th>suite</th><th>case</th><th>run</th><th>failed expectations</th><th>ms</th></tr>\n{}</table>\n{}",
+            self.passed, self.runs, self.rows, self.sections
+        );
+        page("orch test results", &body)
+    }
 }

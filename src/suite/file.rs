@@ -245,6 +245,45 @@ fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
     (wire, diags, shown)
 }
 
+/// The id of case `c` when it has a usable one (present and not taken); its problems go to
+/// `error`. A duplicate names the first's line.
+fn check_id(
+    c: &CaseWire,
+    shown: &str,
+    first_at: &mut HashMap<String, At<String>>,
+    error: &mut impl FnMut(Pos, &'static str, String),
+) -> Option<At<String>> {
+    let Some(id) = &c.id else {
+        error(c.pos, "missing-key", "a case has no `id`".into());
+        return None;
+    };
+    let valid = !id.value.is_empty()
+        && id
+            .value
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-'));
+    if !valid {
+        error(
+            id.pos,
+            "invalid-id",
+            format!("case id `{}` must be letters, digits, `_`, `.` and `-`", id.value),
+        );
+    }
+    if let Some(first) = first_at.get(&id.value) {
+        error(
+            id.pos,
+            "duplicate-id",
+            format!(
+                "duplicate case id `{}` (first at {shown}:{}:{})",
+                id.value, first.pos.line, first.pos.column
+            ),
+        );
+        return None;
+    }
+    first_at.insert(id.value.clone(), id.clone());
+    Some(id.clone())
+}
+
 /// The meaning of a decoded suite: ids, prompts, department ids, regexes.
 fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut Vec<Diagnostic>) -> Suite {
     let defaults = wire.defaults.clone().unwrap_or_default().resolve();
@@ -253,37 +292,15 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
     let mut problems: Vec<(Pos, &'static str, String)> = Vec::new();
     let mut error = |pos, code, message: String| problems.push((pos, code, message));
     for c in wire.cases.iter().flatten() {
-        let Some(id) = &c.id else {
-            error(c.pos, "missing-key", "a case has no `id`".into());
-            continue;
-        };
-        let valid = !id.value.is_empty()
-            && id
-                .value
-                .chars()
-                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-'));
-        if !valid {
-            error(
-                id.pos,
-                "invalid-id",
-                format!("case id `{}` must be letters, digits, `_`, `.` and `-`", id.value),
-            );
-        }
-        if let Some(first) = first_at.get(&id.value) {
-            error(
-                id.pos,
-                "duplicate-id",
-                format!(
-                    "duplicate case id `{}` (first at {shown}:{}:{})",
-                    id.value, first.pos.line, first.pos.column
-                ),
-            );
-            continue;
-        }
-        first_at.insert(id.value.clone(), id.clone());
+        // A case whose id is missing or taken is still checked whole: every problem at once.
+        let id = check_id(c, shown, &mut first_at, &mut error);
         let prompt = c.prompt.as_ref().map(|p| p.value.clone()).unwrap_or_default();
         if prompt.trim().is_empty() {
-            error(c.pos, "missing-key", format!("case `{}` has no `prompt`", id.value));
+            let message = match &id {
+                Some(id) => format!("case `{}` has no `prompt`", id.value),
+                None => "a case has no `prompt`".into(),
+            };
+            error(c.pos, "missing-key", message);
         }
         let e = c.expect.clone().unwrap_or_default();
         let lists = [&c.departments, &e.departments, &e.include, &e.exclude];
@@ -317,8 +334,9 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
                 ),
             }
         }
+        let Some(id) = id else { continue };
         cases.push(Case {
-            id: id.value.clone(),
+            id: id.value,
             prompt,
             departments: c.departments.clone().map(Resolve::resolve).unwrap_or_default(),
             specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
@@ -351,9 +369,13 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
         ));
     }
     Suite {
-        name: path
-            .file_stem()
-            .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned()),
+        name: name_of(path),
         cases,
     }
+}
+
+/// A suite's name: its file's name without the extension.
+pub fn name_of(path: &Path) -> String {
+    path.file_stem()
+        .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned())
 }

@@ -3,12 +3,13 @@
 //! `--merge` summarises without running. Summaries count cases, after repeats.
 
 use std::collections::HashMap;
+use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::load::{read_bounded, Unread};
 use crate::report::run::Report;
+use crate::sink::LineFile;
 
 /// One case run as written to a results file (the report is written, never read back).
 #[derive(Serialize)]
@@ -58,31 +59,204 @@ pub struct Record {
     pub error: Option<String>,
 }
 
-/// The largest results file read (a device or a runaway file is refused, not slurped).
-pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
+/// The longest results line read or written: one case run and its report. Files have no
+/// limit (1,000 repeats of 300 cases write gigabytes): they are read a line at a time.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The text of a results line, without its newline; a run whose report would make it longer
+/// than [`MAX_LINE_BYTES`] is written without its report (its result is what `--resume` and
+/// `--merge` read), so every line orch writes, orch reads.
+pub fn line_text(mut line: Line) -> Option<String> {
+    let text = serde_json::to_string(&line).ok()?;
+    if text.len() <= MAX_LINE_BYTES {
+        return Some(text);
+    }
+    line.report = None;
+    serde_json::to_string(&line).ok()
+}
+
+/// Where a line of a file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct At {
+    /// Its number, from 1.
+    pub number: usize,
+    /// The offset of its first byte.
+    pub start: u64,
+    /// It ends with a newline (only the last line of a file may not).
+    pub ended: bool,
+}
+
+/// A file of JSON lines read one line at a time, each at most a cap: memory is bounded by
+/// the longest line, never by the file. Blank lines are skipped.
+pub struct Lines<R> {
+    reader: R,
+    shown: String,
+    max: usize,
+    next: At,
+    buf: Vec<u8>,
+}
+
+impl Lines<std::io::BufReader<std::fs::File>> {
+    /// The lines of the regular file at `path` (`None` when there is none), read under the
+    /// file's shared lock: lines other processes append are never seen half written.
+    pub fn open(path: &Path) -> Result<Option<Self>, String> {
+        let shown = path.display().to_string();
+        let file = match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(format!("{shown} is not a regular file"));
+        }
+        // No locks on this file system: read as it is.
+        let _ = file.lock_shared();
+        Ok(Some(Lines::new(std::io::BufReader::new(file), shown, MAX_LINE_BYTES)))
+    }
+}
+
+impl<R: BufRead> Lines<R> {
+    /// The lines of `reader` (shown as `shown` in errors), each at most `max` bytes.
+    pub fn new(reader: R, shown: String, max: usize) -> Self {
+        Lines {
+            reader,
+            shown,
+            max,
+            next: At {
+                number: 1,
+                start: 0,
+                ended: true,
+            },
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next line that is not blank, and where it is; a line over the cap or not UTF-8 is
+    /// an error naming it.
+    pub fn next_line(&mut self) -> Result<Option<(At, &str)>, String> {
+        loop {
+            self.buf.clear();
+            let cap = self.max as u64 + 2; // the line, `\r` and `\n`
+            let read = (&mut self.reader)
+                .take(cap)
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| format!("cannot read {}: {e}", self.shown))?;
+            if read == 0 {
+                return Ok(None);
+            }
+            let at = At {
+                ended: self.buf.ends_with(b"\n"),
+                ..self.next
+            };
+            self.next = At {
+                number: at.number + 1,
+                start: at.start + read as u64,
+                ended: true,
+            };
+            let text = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            if text.len() > self.max {
+                let cap = match self.max {
+                    m if m >= 1 << 20 => format!("{} MiB", m >> 20),
+                    m => format!("{m} bytes"),
+                };
+                return Err(format!("{}:{}: the line is longer than {cap}", self.shown, at.number));
+            }
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            // Sliced again from the buffer: a borrow returned from a loop must not be the one
+            // the next turn clears (the borrow checker's "problem case 3").
+            let end = text.len();
+            let text = std::str::from_utf8(&self.buf[..end])
+                .map_err(|_| format!("{}:{}: not UTF-8 text", self.shown, at.number))?;
+            return Ok(Some((at, text)));
+        }
+    }
+}
 
 /// Reads results files; a line that is not a result is an error naming its place. A missing
-/// file is empty when `missing_ok` (`--resume` starts one), else an error (`--merge`).
-pub fn read(paths: &[impl AsRef<Path>], missing_ok: bool) -> Result<Vec<Record>, String> {
+/// file is an error (`--merge`).
+pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, String> {
     let mut out = Vec::new();
     for path in paths {
         let path = path.as_ref();
-        let shown = path.display();
-        let bytes = match read_bounded(path, MAX_RESULTS_BYTES) {
-            Ok(bytes) => bytes,
-            Err(Unread::Missing) if missing_ok => continue,
-            Err(Unread::Missing) => return Err(format!("cannot read results {shown}: no such file or directory")),
-            Err(Unread::Io(e)) => return Err(format!("cannot read results {shown}: {e}")),
-            Err(_) => return Err(format!("results {shown} is not a regular file of at most 1 GiB")),
+        let Some(mut lines) = Lines::open(path)? else {
+            return Err(format!(
+                "cannot read results {}: no such file or directory",
+                path.display()
+            ));
         };
-        let text = String::from_utf8(bytes).map_err(|_| format!("results {shown} is not UTF-8 text"))?;
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let record: Record = serde_json::from_str(line)
-                .map_err(|e| format!("{}:{}: not a results line: {e}", path.display(), i + 1))?;
-            out.push(record);
+        while let Some((at, line)) = lines.next_line()? {
+            out.push(parse(path, at, line)?);
         }
     }
     Ok(out)
+}
+
+/// What `--resume` found in its results file.
+#[derive(Debug, Default)]
+pub struct Resumed {
+    /// The case runs it holds.
+    pub records: Vec<Record>,
+    /// Its last line, cut short by a run that was killed: ignored, and cut off before
+    /// anything is appended (that case run runs again).
+    pub torn: Option<At>,
+}
+
+/// Reads the results file `--resume` appends to (missing: empty). Its last line may be torn
+/// (no newline, not a result); a line in the middle that is not a result is an error.
+pub fn resume(path: &Path) -> Result<Resumed, String> {
+    let mut resumed = Resumed::default();
+    let Some(mut lines) = Lines::open(path)? else {
+        return Ok(resumed);
+    };
+    while let Some((at, line)) = lines.next_line()? {
+        match parse(path, at, line) {
+            Ok(record) => resumed.records.push(record),
+            Err(_) if !at.ended => resumed.torn = Some(at),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(resumed)
+}
+
+/// Opens the results file `--resume` appends to: a torn last line is cut off first, and a
+/// last line without its newline gets one, so the next line starts a line of its own.
+pub fn append_after(path: &Path, torn: Option<At>) -> Result<LineFile, String> {
+    let cannot = |e: std::io::Error| format!("cannot write results to {}: {e}", path.display());
+    if let Some(at) = torn {
+        let file = std::fs::OpenOptions::new().write(true).open(path).map_err(cannot)?;
+        file.set_len(at.start).map_err(cannot)?;
+    } else if !ends_a_line(path).map_err(cannot)? {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(b"\n"))
+            .map_err(cannot)?;
+    }
+    LineFile::append(path, "results")
+}
+
+/// Whether the file at `path` is missing, empty, or ends with a newline.
+fn ends_a_line(path: &Path) -> std::io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = match std::fs::File::open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        other => other?,
+    };
+    if !file.metadata()?.is_file() || file.metadata()?.len() == 0 {
+        return Ok(true);
+    }
+    let mut last = [0u8];
+    file.seek(SeekFrom::End(-1))?;
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+/// One results line, or an error naming its place.
+fn parse(path: &Path, at: At, line: &str) -> Result<Record, String> {
+    serde_json::from_str(line).map_err(|e| format!("{}:{}: not a results line: {e}", path.display(), at.number))
 }
 
 /// One case after its repeats.
@@ -190,6 +364,74 @@ mod tests {
             duration_ms: 10,
             error: None,
         }
+    }
+
+    fn lines(text: &[u8], max: usize) -> Result<Vec<(At, String)>, String> {
+        let mut lines = Lines::new(std::io::Cursor::new(text.to_vec()), "r.jsonl".into(), max);
+        let mut out = Vec::new();
+        while let Some((at, line)) = lines.next_line()? {
+            out.push((at, line.to_string()));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn the_cap_is_on_lines_not_on_the_file() {
+        // 1,000 lines of 10 bytes under a cap of 16: the file is 600 times the cap.
+        let file = "0123456789\n".repeat(1000);
+        let read = lines(file.as_bytes(), 16).unwrap();
+        assert_eq!(read.len(), 1000);
+        assert_eq!(
+            read[999].0,
+            At {
+                number: 1000,
+                start: 10_989,
+                ended: true
+            }
+        );
+        // Exactly the cap (a `\r\n` not counted) is a line; one byte more is not.
+        let exact = lines(b"0123456789abcdef\r\n", 16).unwrap();
+        assert_eq!(exact[0].1, "0123456789abcdef");
+        assert_eq!(
+            lines(b"{}\n\n0123456789abcdefg\n{}\n", 16).unwrap_err(),
+            "r.jsonl:3: the line is longer than 16 bytes"
+        );
+    }
+
+    #[test]
+    fn lines_say_where_they_are_and_whether_they_ended() {
+        let read = lines(b"a\n  \nbc\nde", 16).unwrap();
+        let at: Vec<(At, &str)> = read.iter().map(|(at, l)| (*at, l.as_str())).collect();
+        assert_eq!(
+            at,
+            [
+                (
+                    At {
+                        number: 1,
+                        start: 0,
+                        ended: true
+                    },
+                    "a"
+                ),
+                (
+                    At {
+                        number: 3,
+                        start: 5,
+                        ended: true
+                    },
+                    "bc"
+                ),
+                (
+                    At {
+                        number: 4,
+                        start: 8,
+                        ended: false
+                    },
+                    "de"
+                ),
+            ]
+        );
+        assert_eq!(lines(b"a\n\xff\n", 16).unwrap_err(), "r.jsonl:2: not UTF-8 text");
     }
 
     #[test]

@@ -12,6 +12,8 @@ use crate::common::mock::chat_reply;
 use crate::common::{json, repo, stderr, stdout, Root, Test};
 
 const STUDIO: &str = "tests/suites/studio.yaml";
+/// Calls one case of one department makes with `specialists: never`: the head's answer.
+const CALLS_PER_CASE: usize = 1;
 
 fn in_repo() -> Test {
     Test::new(&repo())
@@ -252,7 +254,7 @@ fn a_broken_suite_stops_before_anything_runs() {
         lines[1],
         "s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)"
     );
-    assert_eq!(lines.last().unwrap(), &"error: the suite has 2 errors (nothing ran)");
+    assert_eq!(lines.last().unwrap(), &"error: the suite has 4 errors (nothing ran)");
     let validate = Test::new(root.path())
         .args(["validate", "--suite", "s.yaml"])
         .status(2)
@@ -275,6 +277,29 @@ fn a_broken_suite_stops_before_anything_runs() {
         text.contains("t.yaml:4:50: error: `(unclosed` is not a regular expression: unclosed group"),
         "{text}"
     );
+}
+
+#[test]
+fn validate_suite_reports_every_problem_at_once() {
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: a\n    prompt: Aladdin\n    expct: {}\n  - id: a\n    prompt: again\n    expect: { include: [charactr], matches: [\"(unclosed\"] }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["validate", "--suite", "s.yaml"])
+        .status(2)
+        .run();
+    assert_eq!(
+        stdout(&out),
+        "s.yaml:4:5: error: unknown key `expct` in a case (did you mean `expect`?)\n\
+         s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)\n\
+         s.yaml:7:25: error: unknown department `charactr` (did you mean `character`?)\n\
+         s.yaml:7:46: error: `(unclosed` is not a regular expression: unclosed group\n\
+         4 errors, 0 warnings\n"
+    );
+    let test = Test::new(root.path()).args(["test", "s.yaml"]).status(2).run();
+    assert!(stderr(&test).ends_with(":7:46: error: `(unclosed` is not a regular expression: unclosed group\nerror: the suite has 4 errors (nothing ran)\n"), "{}", stderr(&test));
 }
 
 #[test]
@@ -327,7 +352,7 @@ fn merge_of_a_missing_or_endless_file_is_refused() {
     let root = Root::empty();
     for (file, says) in [
         ("missing.jsonl", "cannot read results missing.jsonl"),
-        ("/dev/zero", "is not a regular file of at most 1 GiB"),
+        ("/dev/zero", "error: /dev/zero is not a regular file\n"),
     ] {
         let out = Test::new(root.path()).args(["test", "--merge", file]).status(2).run();
         assert!(stderr(&out).contains(says), "{file}: {}", stderr(&out));
@@ -424,4 +449,231 @@ fn validate_suite_reports_a_broken_suite_and_its_broken_config() {
          orch.yaml:2:20: error: `role` must be one of head, specialist, judge, master, router, found `juge` (did you mean `judge`?)\n\
          2 errors, 0 warnings\n"
     );
+}
+
+#[test]
+fn two_suites_of_one_name_are_a_usage_error_naming_both() {
+    let root = Root::minimal();
+    let case = |status: &str| {
+        format!("config: ..\ncases:\n  - id: x\n    prompt: Aladdin character\n    expect: {{ status: {status} }}\n")
+    };
+    root.write("a/smoke.yaml", case("success"));
+    root.write("b/smoke.yaml", case("failed"));
+    let out = Test::new(root.path())
+        .args(["test", "a/smoke.yaml", "b/smoke.yaml", "--format", "json"])
+        .status(2)
+        .run();
+    assert_eq!(
+        stderr(&out),
+        "error: suites a/smoke.yaml and b/smoke.yaml have one name `smoke` (results and JUnit know a case by its suite's file name and its id); rename one\n"
+    );
+    assert_eq!(stdout(&out), "");
+    // One file named twice is one suite, run once.
+    let once = Test::new(root.path())
+        .args(["test", "a/smoke.yaml", "a/../a/smoke.yaml", "--format", "json"])
+        .status(0)
+        .run();
+    assert_eq!(json(&once)["cases"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_refused_command_leaves_every_file_as_it_was() {
+    let root = Root::minimal();
+    root.write("broken.yaml", "cases:\n  - id: a\n    prompt: Aladdin\n    expct: {}\n");
+    root.write("ok.yaml", "cases:\n  - id: a\n    prompt: Aladdin character\n");
+    let previous = root.write("j.xml", "<testsuites/>\n");
+    Test::new(root.path())
+        .args(["test", "broken.yaml", "--junit", "j.xml"])
+        .status(2)
+        .run();
+    assert_eq!(std::fs::read_to_string(&previous).unwrap(), "<testsuites/>\n");
+    Test::new(root.path())
+        .args(["test", "broken.yaml", "--junit", "new.xml"])
+        .status(2)
+        .run();
+    assert!(
+        !root.path().join("new.xml").exists(),
+        "a refused suite made its JUnit file"
+    );
+
+    Test::new(root.path())
+        .args(["test", "ok.yaml", "--results", "r.jsonl", "--format", "json"])
+        .status(0)
+        .run();
+    let results = std::fs::read_to_string(root.path().join("r.jsonl")).unwrap();
+    std::fs::hard_link(root.path().join("r.jsonl"), root.path().join("linked.jsonl")).unwrap();
+    for (args, says) in [
+        (
+            &["--merge", "./r.jsonl", "--junit", "r.jsonl"][..],
+            "--junit r.jsonl and --merge ./r.jsonl",
+        ),
+        (
+            &["--merge", "linked.jsonl", "--junit", "r.jsonl"],
+            "--junit r.jsonl and --merge linked.jsonl",
+        ),
+        (
+            &["ok.yaml", "--resume", "r.jsonl", "--junit", "r.jsonl"],
+            "--resume r.jsonl and --junit r.jsonl",
+        ),
+        (
+            &["ok.yaml", "--results", "r.jsonl", "--junit", "r.jsonl"],
+            "--results r.jsonl and --junit r.jsonl",
+        ),
+        (
+            &["ok.yaml", "--results", "ok.yaml"],
+            "--results ok.yaml and SUITE ok.yaml",
+        ),
+        (&["ok.yaml", "--junit", "ok.yaml"], "--junit ok.yaml and SUITE ok.yaml"),
+    ] {
+        let out = Test::new(root.path()).args(["test"]).args(args).status(2).run();
+        assert_eq!(
+            stderr(&out),
+            format!("error: {says} are the same file (orch would write over what it reads)\n"),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::read_to_string(root.path().join("r.jsonl")).unwrap(), results);
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("ok.yaml")).unwrap(),
+        "cases:\n  - id: a\n    prompt: Aladdin character\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn processes_sharing_a_cache_never_tear_its_lines() {
+    // Replies of 20 KiB: more than a write buffer of 8 KiB, so a line written in pieces
+    // could be cut by another process's line.
+    let long = "Aladdin runs across the rooftops. ".repeat(600);
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(&long)))
+        .mount(&server)
+        .await;
+    let root = Root::orch_yaml(format!(
+        "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\n\
+         departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n",
+        server.uri()
+    ));
+    // Each process asks its own questions, so none is answered from another's lines.
+    for p in 0..3 {
+        let cases: String = (0..40)
+            .map(|c| format!("  - {{ id: c{c}, prompt: \"Aladdin {p} {c}\", specialists: never }}\n"))
+            .collect();
+        root.write(&format!("s{p}.yaml"), format!("cases:\n{cases}"));
+    }
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            for p in 0..3 {
+                let dir = root.path();
+                scope.spawn(move || {
+                    // Staggered a little, so some read the cache while others write it.
+                    std::thread::sleep(std::time::Duration::from_millis(p as u64 * 25));
+                    Test::new(dir)
+                        .args(["test", &format!("s{p}.yaml"), "--cache", "same.jsonl", "--jobs", "8"])
+                        .args(["--format", "json"])
+                        .status(0)
+                        .run()
+                });
+            }
+        })
+    });
+    let cache = std::fs::read_to_string(root.path().join("same.jsonl")).unwrap();
+    assert!(cache.ends_with('\n'));
+    for (i, line) in cache.lines().enumerate() {
+        let entry: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("line {} of the cache is torn: {e}", i + 1));
+        assert_eq!(entry["text"].as_str().map(str::len), Some(long.len()));
+    }
+    assert_eq!(cache.lines().count(), 3 * 40 * CALLS_PER_CASE);
+}
+
+#[test]
+fn resume_reruns_the_case_run_whose_line_was_cut_short() {
+    let dir = Root::empty();
+    let results = dir.path().join("r.jsonl");
+    let results = results.to_str().unwrap();
+    let run = |args: &[&str]| {
+        in_repo()
+            .args(["test", STUDIO, "--filter", "^character-", "--format", "json"])
+            .args(args)
+            .run()
+    };
+    assert_eq!(run(&["--results", results]).status.code(), Some(0));
+    let whole = std::fs::read_to_string(results).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    assert_eq!(lines.len(), 2);
+    // A job killed while writing its second line: half of it, no newline.
+    let cut = format!("{}\n{}", lines[0], &lines[1][..lines[1].len() / 2]);
+    std::fs::write(results, &cut).unwrap();
+    let out = run(&["--resume", results]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("warning: {results}:2: the last line was cut short (a run killed while writing it); it is ignored and its case run runs again\n")
+    );
+    assert_eq!(json(&out)["passed"], 2);
+    let mended = std::fs::read_to_string(results).unwrap();
+    assert!(mended.starts_with(&format!("{}\n", lines[0])));
+    let ids: Vec<String> = mended
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["caseId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids.len(), 2, "the torn line is gone and its run made again: {mended}");
+    assert!(ids[0] != ids[1]);
+
+    // A whole last line without its newline is a result: nothing runs again, and the
+    // newline is put back so that the next line appended starts a line of its own.
+    std::fs::write(results, mended.trim_end()).unwrap();
+    let out = run(&["--resume", results]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    assert!(
+        std::fs::read_to_string(results).unwrap() == mended,
+        "the newline is back"
+    );
+
+    // A line cut in the middle of the file is no killed job: an error, the file untouched.
+    let middle = format!("{}\n{}\n", &lines[0][..10], lines[1]);
+    std::fs::write(results, &middle).unwrap();
+    let out = run(&["--resume", results]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with(&format!("error: {results}:1: not a results line: ")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        std::fs::read_to_string(results).unwrap() == middle,
+        "the file is untouched"
+    );
+}
+
+#[test]
+fn results_files_are_read_by_lines_and_an_endless_line_is_named() {
+    let dir = Root::empty();
+    let results = dir.path().join("r.jsonl");
+    in_repo()
+        .args(["test", STUDIO, "--filter", "^character-", "--format", "json"])
+        .args(["--results", results.to_str().unwrap()])
+        .status(0)
+        .run();
+    let size = std::fs::metadata(&results).unwrap().len();
+    // A second line of 65 MiB (a hole in a sparse file: no disk is used), over the 64 MiB a
+    // line may hold; before it, two good lines.
+    let file = std::fs::OpenOptions::new().write(true).open(&results).unwrap();
+    file.set_len(size + (65 << 20)).unwrap();
+    for args in [&["test", "--merge", "r.jsonl"][..], &["report", "r.jsonl"]] {
+        let out = Test::new(dir.path()).args(args).status(2).run();
+        assert_eq!(
+            stderr(&out),
+            "error: r.jsonl:3: the line is longer than 64 MiB\n",
+            "{args:?}"
+        );
+        assert_eq!(stdout(&out), "");
+    }
 }
