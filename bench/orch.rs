@@ -249,166 +249,179 @@ fn main() {
     let uri = server.uri();
     let mut results = serde_json::Map::new();
     let tmp = tempfile::tempdir().unwrap();
-
-    println!(
-        "1-2. overhead against the floor ({} ms per call), CPU and memory per call",
-        LATENCY.as_millis()
-    );
     let quick = "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops";
-    type Make<'a> = Box<dyn Fn(&Path) + 'a>;
-    let shapes: [(&str, Make, &str, usize); 3] = [
-        (
-            "studio (4 departments, judge)",
-            Box::new(|d: &Path| studio(d, &uri)),
-            quick,
-            64,
-        ),
-        (
-            "wide 100 x 3",
-            Box::new(|d: &Path| wide(d, Some(&uri), 100, 3, "maxConcurrency = 1000\n")),
-            "comprehensive all",
-            1000,
-        ),
-        (
-            "wide 100 x 3, maxConcurrency 8",
-            Box::new(|d: &Path| wide(d, Some(&uri), 100, 3, "maxConcurrency = 8\n")),
-            "comprehensive all",
-            8,
-        ),
-    ];
-    let mut overhead = Vec::new();
-    for (name, make, request, concurrency) in &shapes {
-        let dir = tmp
-            .path()
-            .join(name.split_whitespace().next().unwrap())
-            .join(concurrency.to_string());
-        make(&dir);
-        let plan = explain(&dir, request);
-        let calls = plan["maxCalls"]
-            .as_u64()
-            .unwrap_or(0)
-            .min(plan["minCalls"].as_u64().unwrap_or(0));
-        let orch = measure(&dir, &["run", "--format", "json", "--quiet", request]);
-        let mut floor_ms = Vec::new();
-        for _ in 0..RUNS {
-            floor_ms.push(rt.block_on(floor(&uri, &plan, *concurrency)).as_secs_f64() * 1000.0);
-        }
-        let floor_median = Stats::median(&floor_ms);
-        let per_call = orch.cpu() / calls.max(1) as f64;
-        row(
-            name,
-            &orch,
-            &format!(
-                "floor {floor_median:.1} ms (+{:.1} ms, x{:.3}) · {calls} calls · {per_call:.3} ms cpu/call",
-                orch.wall() - floor_median,
-                orch.wall() / floor_median
-            ),
-        );
-        overhead.push(json!({"shape": name, "orch": orch.json(), "floorMs": floor_median, "calls": calls, "cpuMsPerCall": per_call}));
-    }
-    results.insert("overhead".into(), Value::Array(overhead));
-
-    println!("3. scale (simulated provider, a request that selects every department; 10 agents each)");
-    let mut scale = Vec::new();
-    let mut previous: Option<(usize, [f64; 3])> = None;
-    for agents in [100usize, 1_000, 10_000, 100_000] {
-        let dir = tmp.path().join(format!("scale-{agents}"));
-        wide(&dir, None, agents / 10, 9, "");
-        let v = measure(&dir, &["validate"]);
-        let e = measure(&dir, &["explain", "--format", "json", "all"]);
-        let r = measure(&dir, &["run", "--format", "json", "--quiet", "all"]);
-        let now = [v.wall(), e.wall(), r.wall()];
-        let ratio = previous.map_or(String::new(), |(n, p)| {
-            format!(
-                "x{} agents: validate x{:.1}, explain x{:.1}, run x{:.1}",
-                agents / n,
-                now[0] / p[0],
-                now[1] / p[1],
-                now[2] / p[2]
-            )
-        });
-        row(&format!("{agents} agents validate"), &v, "");
-        row(&format!("{agents} agents explain"), &e, "");
-        row(&format!("{agents} agents run"), &r, &ratio);
-        scale.push(json!({"agents": agents, "validate": v.json(), "explain": e.json(), "run": r.json()}));
-        previous = Some((agents, now));
-    }
-    results.insert("scale".into(), Value::Array(scale));
-
-    println!("4. start-up on the shipped config");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let v = measure(repo, &["validate"]);
-    let e = measure(repo, &["explain", "--format", "json", quick]);
-    row("validate", &v, "");
-    row("explain", &e, "");
-    // Traces to a collector that refuses, and to one that accepts and never answers: the
-    // export may cost about a second at exit, never more.
-    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let silent_url = format!("http://{}", silent.local_addr().unwrap());
-    let traced_to = |collector: &str| {
-        measure(
-            repo,
-            &[
-                "run",
-                "--format",
-                "json",
-                "--quiet",
-                "--otlp",
-                collector,
-                "Aladdin character",
-            ],
-        )
-    };
-    let refused = traced_to("http://127.0.0.1:9");
-    let hung = traced_to(&silent_url);
-    drop(silent);
-    row("run, collector refuses", &refused, "");
-    row("run, collector never answers", &hung, "");
-    results.insert(
+    // `cargo bench -- 1 4` runs tables 1-2 and 4 only (`cargo bench` passes `--bench`).
+    let picked: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let wanted = |table: &str| picked.is_empty() || picked.iter().any(|p| p == table);
+
+    if wanted("1") {
+        println!(
+            "1-2. overhead against the floor ({} ms per call), CPU and memory per call",
+            LATENCY.as_millis()
+        );
+        type Make<'a> = Box<dyn Fn(&Path) + 'a>;
+        let shapes: [(&str, Make, &str, usize); 3] = [
+            (
+                "studio (4 departments, judge)",
+                Box::new(|d: &Path| studio(d, &uri)),
+                quick,
+                64,
+            ),
+            (
+                "wide 100 x 3",
+                Box::new(|d: &Path| wide(d, Some(&uri), 100, 3, "maxConcurrency = 1000\n")),
+                "comprehensive all",
+                1000,
+            ),
+            (
+                "wide 100 x 3, maxConcurrency 8",
+                Box::new(|d: &Path| wide(d, Some(&uri), 100, 3, "maxConcurrency = 8\n")),
+                "comprehensive all",
+                8,
+            ),
+        ];
+        let mut overhead = Vec::new();
+        for (name, make, request, concurrency) in &shapes {
+            let dir = tmp
+                .path()
+                .join(name.split_whitespace().next().unwrap())
+                .join(concurrency.to_string());
+            make(&dir);
+            let plan = explain(&dir, request);
+            let calls = plan["maxCalls"]
+                .as_u64()
+                .unwrap_or(0)
+                .min(plan["minCalls"].as_u64().unwrap_or(0));
+            let orch = measure(&dir, &["run", "--format", "json", "--quiet", request]);
+            let mut floor_ms = Vec::new();
+            for _ in 0..RUNS {
+                floor_ms.push(rt.block_on(floor(&uri, &plan, *concurrency)).as_secs_f64() * 1000.0);
+            }
+            let floor_median = Stats::median(&floor_ms);
+            let per_call = orch.cpu() / calls.max(1) as f64;
+            row(
+                name,
+                &orch,
+                &format!(
+                    "floor {floor_median:.1} ms (+{:.1} ms, x{:.3}) · {calls} calls · {per_call:.3} ms cpu/call",
+                    orch.wall() - floor_median,
+                    orch.wall() / floor_median
+                ),
+            );
+            overhead.push(json!({"shape": name, "orch": orch.json(), "floorMs": floor_median, "calls": calls, "cpuMsPerCall": per_call}));
+        }
+        results.insert("overhead".into(), Value::Array(overhead));
+    }
+
+    if wanted("3") {
+        println!("3. scale (simulated provider, a request that selects every department; 10 agents each)");
+        let mut scale = Vec::new();
+        let mut previous: Option<(usize, [f64; 3])> = None;
+        for agents in [100usize, 1_000, 10_000, 100_000] {
+            let dir = tmp.path().join(format!("scale-{agents}"));
+            wide(&dir, None, agents / 10, 9, "");
+            let v = measure(&dir, &["validate"]);
+            let e = measure(&dir, &["explain", "--format", "json", "all"]);
+            let r = measure(&dir, &["run", "--format", "json", "--quiet", "all"]);
+            let now = [v.wall(), e.wall(), r.wall()];
+            let ratio = previous.map_or(String::new(), |(n, p)| {
+                format!(
+                    "x{} agents: validate x{:.1}, explain x{:.1}, run x{:.1}",
+                    agents / n,
+                    now[0] / p[0],
+                    now[1] / p[1],
+                    now[2] / p[2]
+                )
+            });
+            row(&format!("{agents} agents validate"), &v, "");
+            row(&format!("{agents} agents explain"), &e, "");
+            row(&format!("{agents} agents run"), &r, &ratio);
+            scale.push(json!({"agents": agents, "validate": v.json(), "explain": e.json(), "run": r.json()}));
+            previous = Some((agents, now));
+        }
+        results.insert("scale".into(), Value::Array(scale));
+    }
+
+    if wanted("4") {
+        println!("4. start-up on the shipped config");
+        let v = measure(repo, &["validate"]);
+        let e = measure(repo, &["explain", "--format", "json", quick]);
+        row("validate", &v, "");
+        row("explain", &e, "");
+        // Traces to a collector that refuses, and to one that accepts and never answers: the
+        // export may cost about a second at exit, never more.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let silent_url = format!("http://{}", silent.local_addr().unwrap());
+        let traced_to = |collector: &str| {
+            measure(
+                repo,
+                &[
+                    "run",
+                    "--format",
+                    "json",
+                    "--quiet",
+                    "--otlp",
+                    collector,
+                    "Aladdin character",
+                ],
+            )
+        };
+        let refused = traced_to("http://127.0.0.1:9");
+        let hung = traced_to(&silent_url);
+        drop(silent);
+        row("run, collector refuses", &refused, "");
+        row("run, collector never answers", &hung, "");
+        results.insert(
         "startup".into(),
         json!({"validate": v.json(), "explain": e.json(), "otlpRefused": refused.json(), "otlpSilent": hung.json()}),
     );
-
-    println!("5. suites on the simulated provider");
-    let mut suites = Vec::new();
-    for cases in [100usize, 1_000] {
-        let dir = tmp.path().join(format!("suite-{cases}"));
-        let mut suite = format!("config: {}\ncases:\n", repo.display());
-        for i in 0..cases {
-            suite.push_str(&format!("  - id: case-{i}\n    prompt: \"Design the costume of Aladdin #{i}\"\n    expect: {{ minQuality: 50 }}\n"));
-        }
-        write(&dir, "suite.yaml", &suite);
-        let s = measure(
-            &dir,
-            &[
-                "test",
-                "suite.yaml",
-                "--format",
-                "json",
-                "--quiet",
-                "--results",
-                "r.jsonl",
-            ],
-        );
-        row(&format!("{cases} cases"), &s, "");
-        // The results file of the last of those runs, as one HTML page.
-        let html = measure(&dir, &["report", "r.jsonl", "--html", "r.html"]);
-        let bytes = std::fs::metadata(dir.join("r.html")).map_or(0, |m| m.len());
-        row(
-            &format!("{cases} cases: report --html"),
-            &html,
-            &format!("{:.0} KB", bytes as f64 / 1024.0),
-        );
-        let _ = std::fs::remove_file(dir.join("r.jsonl"));
-        suites.push(json!({"cases": cases, "test": s.json(), "reportHtml": html.json(), "htmlBytes": bytes}));
     }
-    results.insert("suites".into(), Value::Array(suites));
 
+    if wanted("5") {
+        println!("5. suites on the simulated provider");
+        let mut suites = Vec::new();
+        for cases in [100usize, 1_000] {
+            let dir = tmp.path().join(format!("suite-{cases}"));
+            let mut suite = format!("config: {}\ncases:\n", repo.display());
+            for i in 0..cases {
+                suite.push_str(&format!("  - id: case-{i}\n    prompt: \"Design the costume of Aladdin #{i}\"\n    expect: {{ minQuality: 50 }}\n"));
+            }
+            write(&dir, "suite.yaml", &suite);
+            let s = measure(
+                &dir,
+                &[
+                    "test",
+                    "suite.yaml",
+                    "--format",
+                    "json",
+                    "--quiet",
+                    "--results",
+                    "r.jsonl",
+                ],
+            );
+            row(&format!("{cases} cases"), &s, "");
+            // The results file of the last of those runs, as one HTML page.
+            let html = measure(&dir, &["report", "r.jsonl", "--html", "r.html"]);
+            let bytes = std::fs::metadata(dir.join("r.html")).map_or(0, |m| m.len());
+            row(
+                &format!("{cases} cases: report --html"),
+                &html,
+                &format!("{:.0} KB", bytes as f64 / 1024.0),
+            );
+            let _ = std::fs::remove_file(dir.join("r.jsonl"));
+            suites.push(json!({"cases": cases, "test": s.json(), "reportHtml": html.json(), "htmlBytes": bytes}));
+        }
+        results.insert("suites".into(), Value::Array(suites));
+    }
+
+    // The tables run replace theirs; the others keep their last figures.
     let out = repo.join("bench/results.json");
-    std::fs::write(
-        &out,
-        serde_json::to_string_pretty(&Value::Object(results)).unwrap() + "\n",
-    )
-    .unwrap();
+    let mut all = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Map<String, Value>>(&t).ok())
+        .unwrap_or_default();
+    all.extend(results);
+    std::fs::write(&out, serde_json::to_string_pretty(&Value::Object(all)).unwrap() + "\n").unwrap();
     println!("written: {}", out.display());
 }

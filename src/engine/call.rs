@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use super::{far_future, CallError, Engine};
 use crate::config::{Agent, Price, ProviderKind};
-use crate::provider::circuit::{Change, Gate};
+use crate::provider::circuit::Change;
 use crate::provider::{Completion, CompletionRequest, Link, Outcome, ProviderError};
 use crate::report::events::Event;
 use crate::report::run::Usage;
@@ -148,8 +148,10 @@ impl Engine {
             Err(_) => return Err(CallError::Deadline),
         };
         // The breaker is consulted once the call holds its slot: with one slot, a dead
-        // provider sees exactly `circuitFailures` calls.
-        if self.providers.breakers.gate(&link.name) == Gate::Skip {
+        // provider sees exactly `circuitFailures` calls. The pass is held to the end: a
+        // probe that returns without a verdict leaves the circuit half-open.
+        let pass = self.providers.breakers.gate(&link.name);
+        if pass.skips() {
             return Err(CallError::Provider(ProviderError::CircuitOpen {
                 provider: link.name.clone(),
             }));

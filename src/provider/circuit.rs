@@ -1,7 +1,10 @@
 //! Circuit breakers (SPEC §11, seed 004): per provider, shared by a whole run (and every
 //! case of a suite). `circuitFailures` consecutive failed calls open a circuit; while open
-//! the provider is skipped; after `circuitCooldown` exactly one call probes it; a success
-//! closes it, a failure reopens it for another cooldown.
+//! the provider is skipped; after `circuitCooldown` exactly one call probes it. Only a
+//! verdict on the server's health decides: a success closes the circuit, a server failure
+//! (connection, timeout, 5xx, 429 spent) reopens it for another cooldown. A probe that gets
+//! no verdict (a 4xx the request earned, a reply it could not decode, a budget refusal, a
+//! cancelled call) leaves it half-open: the next call probes again.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -16,8 +19,10 @@ enum State {
     Closed(u32),
     /// Skipped until then.
     Open(Instant),
-    /// One probe call is out.
-    Probing,
+    /// Cooled down: the next call probes.
+    HalfOpen,
+    /// The probe with this number is out.
+    Probing(u64),
 }
 
 /// What a call may do with a provider now.
@@ -45,7 +50,51 @@ pub enum Change {
 pub struct Breakers {
     failures: u32,
     cooldown: Duration,
-    states: Mutex<HashMap<String, State>>,
+    states: Mutex<States>,
+}
+
+/// Every provider's state, and the number of the last probe sent.
+#[derive(Debug, Default)]
+struct States {
+    by_provider: HashMap<String, State>,
+    probes: u64,
+}
+
+/// A call's way through its provider's breaker, held while the call runs. A probe's pass
+/// dropped before [`Breakers::success`] or [`Breakers::failure`] gave a verdict leaves the
+/// circuit half-open, so the next call probes again.
+#[must_use = "a probe's verdict is awaited while its pass is held"]
+#[derive(Debug)]
+pub struct Pass<'b> {
+    gate: Gate,
+    /// The probe's provider and number, when this pass is a probe.
+    probe: Option<(&'b Breakers, String, u64)>,
+}
+
+impl Pass<'_> {
+    /// What the call may do.
+    #[cfg(test)]
+    fn gate(&self) -> Gate {
+        self.gate
+    }
+
+    /// Whether the call must skip the provider.
+    pub fn skips(&self) -> bool {
+        self.gate == Gate::Skip
+    }
+}
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        if let Some((breakers, provider, number)) = self.probe.take() {
+            let mut states = breakers.lock();
+            if let Some(state) = states.by_provider.get_mut(&provider) {
+                if *state == State::Probing(number) {
+                    *state = State::HalfOpen;
+                }
+            }
+        }
+    }
 }
 
 impl Breakers {
@@ -54,7 +103,7 @@ impl Breakers {
         Breakers {
             failures,
             cooldown,
-            states: Mutex::new(HashMap::new()),
+            states: Mutex::new(States::default()),
         }
     }
 
@@ -63,20 +112,33 @@ impl Breakers {
         Breakers::new(0, Duration::ZERO)
     }
 
-    /// Whether a call may go to `provider` now (a cooled-down circuit lets exactly one through).
-    pub fn gate(&self, provider: &str) -> Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, States> {
+        // A poisoned lock only means another call panicked mid-update; each state is whole.
+        self.states.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a call may go to `provider` now (a cooled-down circuit lets exactly one
+    /// through); hold the pass until the call has its verdict.
+    pub fn gate(&self, provider: &str) -> Pass<'_> {
+        let go = |gate| Pass { gate, probe: None };
         if self.failures == 0 {
-            return Gate::Go;
+            return go(Gate::Go);
         }
-        let mut states = self.states.lock().unwrap_or_else(PoisonError::into_inner);
-        let state = states.entry(provider.to_string()).or_insert(State::Closed(0));
+        let mut states = self.lock();
+        let States { by_provider, probes } = &mut *states;
+        let state = by_provider.entry(provider.to_string()).or_insert(State::Closed(0));
         match *state {
-            State::Closed(_) => Gate::Go,
-            State::Open(until) if Instant::now() >= until => {
-                *state = State::Probing;
-                Gate::Probe
+            State::Closed(_) => go(Gate::Go),
+            State::Open(until) if Instant::now() < until => go(Gate::Skip),
+            State::Probing(_) => go(Gate::Skip),
+            State::Open(_) | State::HalfOpen => {
+                *probes += 1;
+                *state = State::Probing(*probes);
+                Pass {
+                    gate: Gate::Probe,
+                    probe: Some((self, provider.to_string(), *probes)),
+                }
             }
-            State::Open(_) | State::Probing => Gate::Skip,
         }
     }
 
@@ -85,18 +147,20 @@ impl Breakers {
         if self.failures == 0 {
             return None;
         }
-        let mut states = self.states.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = states.insert(provider.to_string(), State::Closed(0));
-        matches!(before, Some(State::Open(_) | State::Probing)).then_some(Change::Closed)
+        let before = self.lock().by_provider.insert(provider.to_string(), State::Closed(0));
+        matches!(before, Some(State::Open(_) | State::HalfOpen | State::Probing(_))).then_some(Change::Closed)
     }
 
-    /// A call to `provider` failed (its transport retries spent).
+    /// A call to `provider` failed for the server's sake (its transport retries spent).
     pub fn failure(&self, provider: &str) -> Option<Change> {
         if self.failures == 0 {
             return None;
         }
-        let mut states = self.states.lock().unwrap_or_else(PoisonError::into_inner);
-        let state = states.entry(provider.to_string()).or_insert(State::Closed(0));
+        let mut states = self.lock();
+        let state = states
+            .by_provider
+            .entry(provider.to_string())
+            .or_insert(State::Closed(0));
         let open = State::Open(Instant::now().checked_add(self.cooldown).unwrap_or_else(Instant::now));
         match *state {
             State::Closed(n) if n + 1 >= self.failures => {
@@ -107,14 +171,13 @@ impl Breakers {
                 *state = State::Closed(n + 1);
                 None
             }
-            State::Probing | State::Open(_) => {
+            State::Probing(_) | State::HalfOpen | State::Open(_) => {
                 *state = open;
                 Some(Change::Opened)
             }
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,20 +187,69 @@ mod tests {
         let b = Breakers::new(3, Duration::from_secs(30));
         assert_eq!(b.failure("local"), None);
         assert_eq!(b.failure("local"), None);
-        assert_eq!(b.gate("local"), Gate::Go);
+        assert_eq!(b.gate("local").gate(), Gate::Go);
         assert_eq!(b.failure("local"), Some(Change::Opened));
-        assert_eq!(b.gate("local"), Gate::Skip);
-        assert_eq!(b.gate("hosted"), Gate::Go);
+        assert_eq!(b.gate("local").gate(), Gate::Skip);
+        assert_eq!(b.gate("hosted").gate(), Gate::Go);
         tokio::time::advance(Duration::from_secs(30)).await;
-        assert_eq!(b.gate("local"), Gate::Probe);
-        assert_eq!(b.gate("local"), Gate::Skip, "exactly one probe");
+        let probe = b.gate("local");
+        assert_eq!(probe.gate(), Gate::Probe);
+        assert_eq!(b.gate("local").gate(), Gate::Skip, "exactly one probe");
         assert_eq!(b.failure("local"), Some(Change::Opened), "a failed probe reopens");
-        assert_eq!(b.gate("local"), Gate::Skip);
-        tokio::time::advance(Duration::from_secs(30)).await;
-        assert_eq!(b.gate("local"), Gate::Probe);
+        drop(probe);
+        assert_eq!(b.gate("local").gate(), Gate::Skip, "for a whole cooldown");
+        tokio::time::advance(Duration::from_secs(29)).await;
+        assert_eq!(b.gate("local").gate(), Gate::Skip);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let probe = b.gate("local");
+        assert_eq!(probe.gate(), Gate::Probe);
         assert_eq!(b.success("local"), Some(Change::Closed));
-        assert_eq!(b.gate("local"), Gate::Go);
+        drop(probe);
+        assert_eq!(b.gate("local").gate(), Gate::Go);
         assert_eq!(b.success("local"), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_probe_without_a_verdict_leaves_the_circuit_half_open() {
+        let b = Breakers::new(1, Duration::from_millis(100));
+        assert_eq!(b.failure("local"), Some(Change::Opened));
+        tokio::time::advance(Duration::from_millis(100)).await;
+        // Answered 400, refused by the budget, cancelled: the pass is dropped, no verdict.
+        let probe = b.gate("local");
+        assert_eq!(probe.gate(), Gate::Probe);
+        assert!(b.gate("local").skips(), "one probe at a time");
+        drop(probe);
+        // Half-open at once, no cooldown: the next call probes again, and again.
+        let probe = b.gate("local");
+        assert_eq!(probe.gate(), Gate::Probe);
+        drop(probe);
+        let probe = b.gate("local");
+        assert_eq!(probe.gate(), Gate::Probe);
+        assert_eq!(b.success("local"), Some(Change::Closed));
+        drop(probe);
+        assert_eq!(b.gate("local").gate(), Gate::Go);
+        // A server failure after a half-open circuit reopens it for a cooldown.
+        assert_eq!(b.failure("local"), Some(Change::Opened));
+        tokio::time::advance(Duration::from_millis(100)).await;
+        drop(b.gate("local"));
+        assert_eq!(b.failure("local"), Some(Change::Opened));
+        assert!(b.gate("local").skips());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stale_pass_leaves_a_later_probe_alone() {
+        let b = Breakers::new(1, Duration::ZERO);
+        assert_eq!(b.failure("local"), Some(Change::Opened));
+        let first = b.gate("local");
+        assert_eq!(first.gate(), Gate::Probe);
+        assert_eq!(b.failure("local"), Some(Change::Opened));
+        let second = b.gate("local");
+        assert_eq!(second.gate(), Gate::Probe);
+        // The first probe's call ends after its verdict: the second probe is still the one out.
+        drop(first);
+        assert!(b.gate("local").skips());
+        drop(second);
+        assert_eq!(b.gate("local").gate(), Gate::Probe);
     }
 
     #[test]
@@ -146,6 +258,6 @@ mod tests {
         for _ in 0..100 {
             assert_eq!(b.failure("x"), None);
         }
-        assert_eq!(b.gate("x"), Gate::Go);
+        assert_eq!(b.gate("x").gate(), Gate::Go);
     }
 }

@@ -7,9 +7,11 @@
 //! task polls them. Prompts and outputs are attributes only with `--otlp-content`; an API
 //! key never is (no request header is ever read here).
 
+mod collector;
 pub mod spans;
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -34,6 +36,7 @@ pub fn content() -> bool {
 pub struct Exporter {
     provider: SdkTracerProvider,
     endpoint: String,
+    last_failure: collector::LastFailure,
 }
 
 /// Where traces go: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (a full URL) wins; else `--otlp` or
@@ -47,6 +50,45 @@ pub fn endpoint(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Opt
         .or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
         .filter(|v| !v.is_empty())?;
     Some(format!("{}/v1/traces", base.trim_end_matches('/')))
+}
+
+/// Where the endpoint came from, for messages.
+fn source(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> &'static str {
+    if env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").is_some_and(|v| !v.is_empty()) {
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    } else if flag.is_some() {
+        "--otlp"
+    } else {
+        "OTEL_EXPORTER_OTLP_ENDPOINT"
+    }
+}
+
+/// An http:// or https:// URL with a host, that the HTTP layer takes as a request's URI.
+fn check_endpoint(endpoint: &str, source: &str) -> Result<(), String> {
+    let url_ok = url::Url::parse(endpoint).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+    let uri_ok = opentelemetry_http::Request::builder().uri(endpoint).body(()).is_ok();
+    if url_ok && uri_ok {
+        return Ok(());
+    }
+    Err(format!(
+        "the OTLP endpoint `{endpoint}` is not an http:// or https:// URL ({source})"
+    ))
+}
+
+/// `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`: protobuf
+/// (the default) or JSON over HTTP; gRPC is not spoken.
+fn protocol(env: &dyn Fn(&str) -> Option<String>) -> Result<Protocol, String> {
+    let (name, value) = ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]
+        .into_iter()
+        .find_map(|name| Some((name, env(name)?)))
+        .unwrap_or(("", String::new()));
+    match value.as_str() {
+        "http/json" => Ok(Protocol::HttpJson),
+        "http/protobuf" | "" => Ok(Protocol::HttpBinary),
+        other => Err(format!(
+            "{name} `{other}` is not supported (http/protobuf or http/json)"
+        )),
+    }
 }
 
 /// `OTEL_EXPORTER_OTLP_HEADERS`: `key=value` pairs separated by commas.
@@ -64,41 +106,40 @@ fn headers(raw: Option<String>) -> HashMap<String, String> {
 impl Exporter {
     /// Starts exporting when asked to (`flag` or the environment), as the global tracer.
     /// Call it outside any async runtime (the exporter runs on a thread of its own).
+    /// What cannot be honoured is refused when `--otlp` asked (the user's word) and is one
+    /// `warning:` line, the run going on untraced, when only the environment did (it may
+    /// be a CI machine's, set for other tools).
     pub fn start(flag: Option<&str>, content: bool) -> Result<Option<Exporter>, String> {
         let env = |k: &str| std::env::var(k).ok();
         let Some(endpoint) = endpoint(flag, &env) else {
             return Ok(None);
         };
-        match url::Url::parse(&endpoint) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-            // A flag is the user's word: refused. The environment may be a CI machine's:
-            // export failures never fail a run, so a warning and no traces.
-            _ if flag.is_none() => {
-                let _ = std::io::Write::write_fmt(
-                    &mut std::io::stderr(),
-                    format_args!("warning: the OTLP endpoint `{endpoint}` from OTEL_EXPORTER_OTLP_* is not an http:// or https:// URL; no traces are exported\n"),
-                );
-                return Ok(None);
+        match Exporter::build(endpoint, source(flag, &env), &env) {
+            Ok(exporter) => {
+                let _ = CONTENT.set(content);
+                Ok(Some(exporter))
             }
-            _ => {
-                return Err(format!(
-                    "the OTLP endpoint `{endpoint}` is not an http:// or https:// URL (--otlp)"
-                ))
+            Err(why) if flag.is_some() => Err(why),
+            Err(why) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "warning: {}; no traces are exported",
+                    crate::text::printable(&why)
+                );
+                Ok(None)
             }
         }
-        let _ = CONTENT.set(content);
-        let protocol = match env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL")) {
-            Some(p) if p == "http/json" => Protocol::HttpJson,
-            Some(p) if p == "http/protobuf" || p.is_empty() => Protocol::HttpBinary,
-            None => Protocol::HttpBinary,
-            Some(other) => {
-                return Err(format!(
-                    "OTEL_EXPORTER_OTLP_PROTOCOL `{other}` is not supported (http/protobuf or http/json)"
-                ))
-            }
-        };
+    }
+
+    /// The exporter for `endpoint` (named by `source` in messages), set as the global tracer.
+    fn build(endpoint: String, source: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Exporter, String> {
+        check_endpoint(&endpoint, source)?;
+        let protocol = protocol(env)?;
+        let last_failure = collector::LastFailure::default();
+        let client = collector::Collector::new(EXPORT_TIMEOUT, last_failure.clone())?;
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
+            .with_http_client(client)
             .with_endpoint(endpoint.clone())
             .with_protocol(protocol)
             .with_timeout(EXPORT_TIMEOUT)
@@ -125,7 +166,11 @@ impl Exporter {
             )
             .build();
         opentelemetry::global::set_tracer_provider(provider.clone());
-        Ok(Some(Exporter { provider, endpoint }))
+        Ok(Exporter {
+            provider,
+            endpoint,
+            last_failure,
+        })
     }
 
     /// Sends what is left and stops; a failure is the one `warning:` line to print.
@@ -133,7 +178,8 @@ impl Exporter {
         let flushed = self.provider.force_flush();
         let _ = self.provider.shutdown();
         flushed.err().map(|e| {
-            let why = e.to_string();
+            // The collector's own words when it was reached; else the SDK's.
+            let why = self.last_failure.get().unwrap_or_else(|| e.to_string());
             let why = why.lines().next().unwrap_or("").chars().take(300).collect::<String>();
             format!("could not export traces to {}: {why}", self.endpoint)
         })
@@ -162,9 +208,51 @@ mod tests {
             _ => None,
         };
         assert_eq!(endpoint(Some("http://flag"), &full).as_deref(), Some("http://full/x"));
+        assert_eq!(source(Some("http://flag"), &full), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+        assert_eq!(source(Some("http://flag"), &none), "--otlp");
+        assert_eq!(source(None, &env), "OTEL_EXPORTER_OTLP_ENDPOINT");
         assert_eq!(
             headers(Some("a=1, b = two,bad".into())),
             HashMap::from([("a".into(), "1".into()), ("b".into(), "two".into())])
+        );
+    }
+
+    #[test]
+    fn endpoints_and_protocols_orch_can_honour() {
+        assert!(check_endpoint("http://c:4318/v1/traces", "--otlp").is_ok());
+        assert!(check_endpoint("https://api.honeycomb.io/v1/traces", "--otlp").is_ok());
+        for bad in [
+            "http:/v1/traces",
+            "ftp://c/v1/traces",
+            "not a url/v1/traces",
+            "http://a b/v1/traces",
+        ] {
+            assert_eq!(
+                check_endpoint(bad, "OTEL_EXPORTER_OTLP_ENDPOINT"),
+                Err(format!(
+                    "the OTLP endpoint `{bad}` is not an http:// or https:// URL (OTEL_EXPORTER_OTLP_ENDPOINT)"
+                ))
+            );
+        }
+        let with = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        assert!(matches!(protocol(&with(&[])), Ok(Protocol::HttpBinary)));
+        assert!(matches!(
+            protocol(&with(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")])),
+            Ok(Protocol::HttpJson)
+        ));
+        // The traces variable wins, whichever way.
+        assert!(matches!(
+            protocol(&with(&[
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+                ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")
+            ])),
+            Ok(Protocol::HttpBinary)
+        ));
+        assert_eq!(
+            protocol(&with(&[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")])).err(),
+            Some("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL `grpc` is not supported (http/protobuf or http/json)".into())
         );
     }
 }

@@ -186,6 +186,69 @@ async fn after_the_cooldown_one_probe_goes_out_and_closes_the_circuit() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_probe_refused_for_its_request_leaves_the_circuit_half_open() {
+    // The local server fails once (the circuit opens), refuses the probe with a 400 (no
+    // verdict on its health), then is well.
+    let local = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(503))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&local)
+        .await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_string("bad request"))
+        .up_to_n_times(1)
+        .with_priority(2)
+        .mount(&local)
+        .await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply("Aladdin, from the local model.")))
+        .with_priority(5)
+        .mount(&local)
+        .await;
+    // The hosted one is slow enough that the cooldown passes before the probe.
+    let hosted = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_reply("Aladdin, from the hosted model."))
+                .set_delay(Duration::from_millis(300)),
+        )
+        .mount(&hosted)
+        .await;
+    let root = chained_with(
+        &local.uri(),
+        &hosted.uri(),
+        1,
+        ", circuitFailures: 1, circuitCooldown: 0.1",
+        100,
+        5,
+    );
+    let events = root.path().join("events.jsonl");
+    let report = run(&root, &["--events", events.to_str().unwrap()]);
+    let kinds: Vec<String> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .filter(|e| e.starts_with("circuit"))
+        .collect();
+    assert_eq!(kinds, ["circuit_open", "circuit_closed"]);
+    // One specialist: the 503 (its call moved to hosted), the refused probe, then the next
+    // call probed again, closed the circuit, and every call after it stayed local.
+    assert_eq!(bodies(&hosted).await.len(), 1);
+    assert_eq!(report["usage"]["fallbacks"], 1);
+    let calls = report["usage"]["calls"].as_u64().unwrap() as usize;
+    assert_eq!(bodies(&local).await.len(), calls - 1);
+    assert!(calls >= 4, "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn token_field_sends_max_completion_tokens() {
     let script = Script::new(&[]);
     let server = script.serve().await;

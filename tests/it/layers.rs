@@ -9,8 +9,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("text", 0),
     ("exit", 0),
     ("sink", 0),
-    ("trace", 0),
     ("config", 1),
+    // Its warnings pass through `text::printable`.
+    ("trace", 1),
     ("plan", 2),
     ("grade", 3),
     ("prompts", 3),

@@ -281,3 +281,132 @@ async fn every_chat_span_has_its_attempt() {
         assert_eq!(chat.attributes.get("orch.attempt"), Some(&Value::from(1)), "{chat:#?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_collector_redirect_is_never_followed_with_the_headers() {
+    let elsewhere = collector().await;
+    let otlp = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", format!("{}/v1/traces", elsewhere.uri())))
+        .mount(&otlp)
+        .await;
+    let root = Root::minimal();
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--otlp", &otlp.uri(), "Aladdin character"])
+        .env(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-honeycomb-team=hc-team-secret-7781,api-key=ak-secret-9923",
+        )
+        .status(0)
+        .run();
+    let sent = otlp.received_requests().await.unwrap();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].headers.get("api-key").unwrap(), "ak-secret-9923");
+    assert!(
+        elsewhere.received_requests().await.unwrap().is_empty(),
+        "the redirect was followed"
+    );
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "warning: could not export traces to {}/v1/traces: the collector answered 307 (a redirect); trace export does not follow redirects\n",
+            otlp.uri()
+        )
+    );
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(!all.contains("hc-team-secret-7781") && !all.contains("ak-secret-9923"));
+}
+
+/// A collector that answers every export with a chunked body that never ends.
+async fn endless_collector() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let _ = socket.read(&mut buf).await;
+                let head =
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ntransfer-encoding: chunked\r\n\r\n";
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = format!("1000\r\n{}\r\n", "x".repeat(0x1000));
+                while socket.write_all(chunk.as_bytes()).await.is_ok() {}
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_endless_collector_reply_is_read_no_further_than_64_kib() {
+    let uri = endless_collector().await;
+    let root = Root::minimal();
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--otlp", &uri, "Aladdin character"])
+        .status(0)
+        .run();
+    assert_eq!(json(&out)["status"], "success");
+    assert_eq!(
+        stderr(&out),
+        format!("warning: could not export traces to {uri}/v1/traces: the collector's reply is over 64 KiB\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn otel_settings_orch_cannot_honour_are_a_warning_unless_otlp_asked() {
+    let otlp = collector().await;
+    let root = Root::minimal();
+    let ambient: [(&[(&str, &str)], String); 5] = [
+        (
+            &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+            "OTEL_EXPORTER_OTLP_PROTOCOL `grpc` is not supported (http/protobuf or http/json)".into(),
+        ),
+        (
+            &[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")],
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL `grpc` is not supported (http/protobuf or http/json)".into(),
+        ),
+        (
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://")],
+            "the OTLP endpoint `http:/v1/traces` is not an http:// or https:// URL (OTEL_EXPORTER_OTLP_ENDPOINT)"
+                .into(),
+        ),
+        (
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "\x1b[31mred")],
+            "the OTLP endpoint `\\u{1b}[31mred/v1/traces` is not an http:// or https:// URL (OTEL_EXPORTER_OTLP_ENDPOINT)"
+                .into(),
+        ),
+        (
+            &[("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")],
+            format!("cannot export traces to {}/v1/traces: ", otlp.uri()),
+        ),
+    ];
+    for (vars, why) in &ambient {
+        let mut test = Test::new(root.path())
+            .args(["run", "--format", "json", "Aladdin character"])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &otlp.uri());
+        for (k, v) in *vars {
+            test = test.env(k, v);
+        }
+        let out = test.status(0).run();
+        let err = stderr(&out);
+        assert!(err.starts_with(&format!("warning: {why}")), "{vars:?}: {err}");
+        assert!(err.ends_with("; no traces are exported\n"), "{vars:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(json(&out)["status"], "success");
+        assert_eq!(json(&out)["traceId"], Value::Null);
+    }
+    assert!(otlp.received_requests().await.unwrap().is_empty());
+    // `--otlp` is the user's word: what stops it is refused.
+    let out = Test::new(root.path())
+        .args(["run", "--otlp", &otlp.uri(), "Aladdin character"])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .status(2)
+        .run();
+    assert_eq!(
+        stderr(&out),
+        "error: OTEL_EXPORTER_OTLP_PROTOCOL `grpc` is not supported (http/protobuf or http/json)\n"
+    );
+}
