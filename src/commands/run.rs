@@ -108,7 +108,8 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     });
     // Stops the progress bars (and closes the events file) before the report is printed.
     drop(engine);
-    drop(runtime);
+    // A schema check the deadline abandoned may still be running: it is not waited for.
+    runtime.shutdown_background();
     super::export_traces(exporter);
 
     // The exit code tells how the run went even when nobody reads the report to the end.

@@ -6,6 +6,7 @@ pub mod diagnostic;
 pub mod load;
 pub mod model;
 pub mod node;
+pub mod output_schema;
 pub mod schema;
 pub mod sections;
 pub mod spec;

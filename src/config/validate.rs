@@ -321,7 +321,8 @@ impl Checker<'_> {
         }
     }
 
-    /// Output schemas: each must be a valid JSON Schema (draft 2020-12) that compiles.
+    /// Output schemas: each must be a valid JSON Schema (draft 2020-12) that compiles as
+    /// the run compiles it (`config::output_schema`).
     fn schemas(&mut self) {
         for a in &self.wire.agents {
             let Some(At {
@@ -331,11 +332,7 @@ impl Checker<'_> {
             else {
                 continue;
             };
-            let problem = jsonschema::meta::validate(schema)
-                .err()
-                .map(|e| e.to_string())
-                .or_else(|| jsonschema::draft202012::new(schema).err().map(|e| e.to_string()));
-            if let Some(problem) = problem {
+            if let Err(problem) = super::output_schema::compile(schema) {
                 self.out.push(Diagnostic::error(
                     &a.file,
                     *pos,

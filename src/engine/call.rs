@@ -55,13 +55,20 @@ impl Engine {
     /// matching one is its JSON value.
     pub(super) async fn call_full(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Called {
         let mut called = self.call_as(agent, prompt, usage, agent.output_schema.clone()).await;
-        if let (Ok(completion), Some(schema)) = (&mut called.result, self.schemas.get(&agent.id)) {
-            match schema.check(&completion.text) {
+        if let (Ok(completion), Some(_)) = (&mut called.result, self.schemas.get(&agent.id)) {
+            // Checked off the run's task: a reply of megabytes takes CPU, and the deadline
+            // and Ctrl-C must still end the run on time meanwhile.
+            let (schemas, id) = (Arc::clone(&self.schemas), agent.id.clone());
+            let reply = std::mem::take(&mut completion.text);
+            let (reply, checked) = tokio::task::spawn_blocking(move || {
+                let checked = schemas.get(&id).map(|schema| schema.check(&reply));
+                (reply, checked)
+            })
+            .await
+            .expect("a schema check never panics");
+            match checked.expect("the schema is there") {
                 Ok(value) => completion.text = value.to_string(),
-                Err(errors) => {
-                    let reply = std::mem::take(&mut completion.text);
-                    called.result = Err(CallError::Schema { errors, reply });
-                }
+                Err(errors) => called.result = Err(CallError::Schema { errors, reply }),
             }
         }
         called

@@ -14,6 +14,8 @@ use crate::text::first_json_value;
 pub const MAX_ERRORS: usize = 10;
 /// The most errors the retry's feedback lists.
 pub const MAX_FEEDBACK_ERRORS: usize = 5;
+/// The most characters of a reply's value (or its path) an error quotes.
+pub const MAX_QUOTED: usize = 80;
 /// The first line of the feedback of a reply that does not match.
 pub const MISMATCH_LINE: &str = "Output does not match the required JSON Schema:";
 
@@ -32,7 +34,7 @@ pub struct Schema(jsonschema::Validator);
 impl Schema {
     /// Compiles `schema` (checked by `orch validate`; `None` if it does not compile).
     pub fn new(schema: &Value) -> Option<Schema> {
-        jsonschema::draft202012::new(schema).ok().map(Schema)
+        crate::config::output_schema::compile(schema).ok().map(Schema)
     }
 
     /// The reply's JSON value when it matches, else at most [`MAX_ERRORS`] errors.
@@ -48,8 +50,12 @@ impl Schema {
             .iter_errors(&value)
             .take(MAX_ERRORS)
             .map(|e| SchemaError {
-                path: e.instance_path().to_string(),
-                message: e.to_string(),
+                path: crate::text::excerpt(&e.instance_path().to_string(), MAX_QUOTED),
+                // The value it is about quoted as an excerpt: a reply of megabytes that fails
+                // its schema never grows the retry prompt or the report by its whole size.
+                message: e
+                    .masked_with(crate::text::json_excerpt(e.instance(), MAX_QUOTED))
+                    .to_string(),
             })
             .collect();
         if errors.is_empty() {

@@ -102,12 +102,14 @@ pub fn parse_reply(config: &Config, reply: &str) -> Result<RouterAnswer, String>
             _ => None,
         },
     };
+    // Ids set aside once each, in the order named: linear however many a reply invents.
+    let mut ignored = std::collections::HashSet::new();
     for d in listed {
         let Some(id) = d["id"].as_str() else {
             continue;
         };
         if config.department(id).is_none() {
-            if !answer.ignored_ids.iter().any(|x| x == id) {
+            if ignored.insert(id) {
                 answer.ignored_ids.push(id.to_string());
             }
             continue;

@@ -7,21 +7,28 @@ mod printable;
 mod score;
 mod words;
 
-pub use json::first_json_value;
+pub use json::{first_json_value, json_excerpt};
 pub use markup::escape_markup;
 pub use printable::{printable, printable_lines};
 pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to_2, usd, usd_opt};
 pub use words::{words, WordIndex};
 
-/// Shortens text to `max` characters on one line, with an ellipsis.
+/// Shortens text to `max` characters on one line, with an ellipsis. Reads no further than
+/// it needs, so a reply of megabytes costs an excerpt, not a copy.
 pub fn excerpt(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        format!("{}…", cut.trim_end())
+    let mut flat = String::new();
+    let mut chars = 0;
+    for (i, word) in text.split_whitespace().enumerate() {
+        for c in (i > 0).then_some(' ').into_iter().chain(word.chars()) {
+            if chars == max {
+                let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+                return format!("{}…", cut.trim_end());
+            }
+            flat.push(c);
+            chars += 1;
+        }
     }
+    flat
 }
 
 /// A count with its noun, plural unless the count is one: `1 error`, `2 errors`.

@@ -16,6 +16,7 @@ mod providers;
 mod replay;
 mod router;
 mod run;
+mod schemas;
 mod secrets;
 mod structured;
 mod suites;

@@ -222,7 +222,7 @@ fn schema_problems_are_found_at_the_key() {
         lines[0].starts_with("agents/bad.yaml:4:19: error: cannot read the outputSchema file agents/missing.json: "),
         "{text}"
     );
-    assert_eq!(lines[1], "agents/bad.yaml:7:19: error: `outputSchema` of agent `b` is not a valid JSON Schema: 12 is not valid under any of the schemas listed in the 'anyOf' keyword");
+    assert_eq!(lines[1], "agents/bad.yaml:7:19: error: `outputSchema` of agent `b` is not a valid JSON Schema: at `/type`: 12 is not valid under any of the schemas listed in the 'anyOf' keyword");
     assert!(lines[2].starts_with("agents/bad.yaml:10:19: error: cannot read the outputSchema file agents/broken.json: invalid JSON: key must be a string"), "{text}");
     assert_eq!(lines[3], "agents/bad.yaml:13:19: error: `outputSchema` in an agent must be a JSON Schema (a mapping) or the path of a .json or .yaml file holding one, found an integer");
 }

@@ -1,0 +1,174 @@
+//! An agent's `outputSchema` as orch compiles it, at validate time and at run time alike:
+//! draft 2020-12, every `pattern` compiled up front (one that cannot compile is a config
+//! error, not a surprise mid-run), regex backtracking and size bounded, and `$ref` chains
+//! bounded (a chain of 80,000 references overflows the validator's stack).
+
+use std::collections::{HashMap, HashSet};
+
+use jsonschema::{PatternOptions, Validator};
+use serde_json::Value;
+
+/// The longest chain of `$ref`s an `outputSchema` may hold.
+pub const MAX_REF_CHAIN: usize = 64;
+/// The most characters of a schema's problem quoted in a diagnostic.
+const MAX_PROBLEM_CHARS: usize = 200;
+
+/// Compiles `schema` as replies are checked against it, or says why it cannot be used.
+pub fn compile(schema: &Value) -> Result<Validator, String> {
+    if ref_chain(schema) > MAX_REF_CHAIN {
+        return Err(format!("its `$ref` chain is longer than {MAX_REF_CHAIN} references"));
+    }
+    if let Some(e) = meta().iter_errors(schema).next() {
+        let at = e.instance_path().to_string();
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!("at `{}`: ", crate::text::excerpt(&at, 60))
+        };
+        return Err(crate::text::excerpt(&format!("{at}{}", quoted(&e)), MAX_PROBLEM_CHARS));
+    }
+    jsonschema::draft202012::options()
+        .with_pattern_options(
+            PatternOptions::fancy_regex()
+                .backtrack_limit(1_000_000)
+                .size_limit(10 << 20),
+        )
+        .build(schema)
+        .map_err(|e| crate::text::excerpt(&quoted(&e), MAX_PROBLEM_CHARS))
+}
+
+/// An error's message with the value it is about quoted as an excerpt, never whole.
+fn quoted(e: &jsonschema::ValidationError) -> String {
+    let excerpt = crate::text::json_excerpt(e.instance(), 60);
+    e.masked_with(excerpt).to_string()
+}
+
+/// The draft 2020-12 meta-schema with its formats asserted, so every `pattern` and
+/// `patternProperties` key is checked as the ECMA-262 regex JSON Schema says it is.
+fn meta() -> &'static Validator {
+    static META: std::sync::OnceLock<Validator> = std::sync::OnceLock::new();
+    META.get_or_init(|| {
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(&serde_json::json!({"$ref": "https://json-schema.org/draft/2020-12/schema"}))
+            .expect("the 2020-12 meta-schema is bundled")
+    })
+}
+
+/// The local `$ref`s (`#/…`) anywhere inside `value`, as JSON pointers.
+fn refs_in(value: &Value) -> Vec<&str> {
+    let mut refs = Vec::new();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    if let Some(pointer) = r.strip_prefix('#') {
+                        refs.push(pointer);
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    refs
+}
+
+/// The most `$ref`s followed one after another from the root (a cycle counts once: it
+/// recurses through the instance, whose depth is bounded). Iterative, so a chain of any
+/// length is measured without recursion; it stops early past [`MAX_REF_CHAIN`].
+fn ref_chain(schema: &Value) -> usize {
+    // Per pointer: the longest chain below it, once known.
+    let mut longest: HashMap<&str, usize> = HashMap::new();
+    let mut open: HashSet<&str> = HashSet::from([""]);
+    // Frames: the pointer, its references, the next one to follow, the longest chain so far.
+    let mut stack: Vec<(&str, Vec<&str>, usize, usize)> = vec![("", refs_in(schema), 0, 0)];
+    loop {
+        let depth = stack.len();
+        let Some((_, refs, next, best)) = stack.last_mut() else {
+            break;
+        };
+        if *best > MAX_REF_CHAIN || depth > MAX_REF_CHAIN + 1 {
+            return MAX_REF_CHAIN + 1;
+        }
+        if let Some(&target) = refs.get(*next) {
+            *next += 1;
+            if let Some(&below) = longest.get(target) {
+                *best = (*best).max(below + 1);
+            } else if !open.contains(target) {
+                if let Some(value) = schema.pointer(target) {
+                    open.insert(target);
+                    stack.push((target, refs_in(value), 0, 0));
+                }
+            }
+            continue;
+        }
+        let (pointer, _, _, below) = stack.pop().expect("a frame");
+        open.remove(pointer);
+        longest.insert(pointer, below);
+        if let Some(parent) = stack.last_mut() {
+            parent.3 = parent.3.max(below + 1);
+        }
+    }
+    longest.get("").copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn chain(n: usize) -> Value {
+        let mut defs = serde_json::Map::new();
+        for i in 0..n {
+            defs.insert(format!("d{i}"), json!({"$ref": format!("#/$defs/d{}", i + 1)}));
+        }
+        defs.insert(format!("d{n}"), json!({"type": "string"}));
+        json!({"$ref": "#/$defs/d0", "$defs": defs})
+    }
+
+    #[test]
+    fn ref_chains_are_measured_and_bounded() {
+        assert_eq!(ref_chain(&json!({"type": "object"})), 0);
+        assert_eq!(ref_chain(&chain(3)), 4);
+        assert_eq!(ref_chain(&chain(80_000)), MAX_REF_CHAIN + 1);
+        // A recursive schema (a tree) is a cycle, not an endless chain.
+        let tree = json!({"$defs": {"node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}, "$ref": "#/$defs/node"});
+        assert_eq!(ref_chain(&tree), 1);
+        assert!(compile(&tree).is_ok());
+        assert_eq!(
+            compile(&chain(80_000)).err().unwrap(),
+            "its `$ref` chain is longer than 64 references"
+        );
+        assert!(compile(&chain(60)).is_ok());
+    }
+
+    #[test]
+    fn patterns_are_ecma_262_regexes_checked_here() {
+        let schema = json!({"properties": {"x": {"type": "string", "pattern": "a{1000}{1000}"}}});
+        assert_eq!(
+            compile(&schema).err().unwrap(),
+            "at `/properties/x/pattern`: \"a{1000}{1000}\" is not a \"regex\""
+        );
+        for pattern in ["(unclosed", "a**"] {
+            assert!(compile(&json!({"pattern": pattern})).is_err(), "{pattern}");
+            let schema = json!({"patternProperties": {pattern: {}}});
+            assert!(compile(&schema).is_err(), "{pattern} as a property pattern");
+        }
+        // Lookarounds are ECMA-262, variable-length lookbehind included (fancy-regex runs it).
+        assert!(compile(&json!({"pattern": "^[a-z]+(?=!)"})).is_ok());
+        assert!(compile(&json!({"pattern": "(?<=a+)b"})).is_ok());
+        // A pattern as data is data.
+        assert!(compile(&json!({"const": {"pattern": "a**"}})).is_ok());
+    }
+
+    #[test]
+    fn problems_quote_excerpts_not_whole_values() {
+        let huge = json!({"type": "x".repeat(100_000)});
+        let problem = compile(&huge).unwrap_err();
+        assert!(problem.chars().count() <= MAX_PROBLEM_CHARS, "{problem}");
+        assert!(problem.contains("\"xxxx"), "{problem}");
+    }
+}
