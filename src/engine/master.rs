@@ -1,8 +1,9 @@
 //! The master orchestrator's run: departments as a DAG (each starts the moment its
 //! dependencies finish), aggregation, cross-department validation, the optional summary.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use opentelemetry::trace::FutureExt;
@@ -10,7 +11,7 @@ use opentelemetry::KeyValue;
 
 use super::department::{output_text, run_department, Finished};
 use super::{scoring, CallError, Engine};
-use crate::plan::{DepartmentPlan, DepartmentRole, Plan};
+use crate::plan::{Dag, DepartmentPlan, DepartmentRole, Plan};
 use crate::prompts;
 use crate::report::events::Event;
 use crate::report::run::{
@@ -29,116 +30,122 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
         stages: r.stages.clone(),
     });
     engine.complete_step("routing".into());
-
-    // Departments start as soon as their dependencies are done, in plan order among those
-    // ready at once: a ready set fed by counts of unfinished dependencies (Kahn), linear in
-    // the departments and their dependencies.
-    let n = plan.departments.len();
-    let at: HashMap<&str, usize> = plan
-        .departments
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.department_id.as_str(), i))
-        .collect();
-    let mut waiting: Vec<usize> = vec![0; n];
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, dp) in plan.departments.iter().enumerate() {
-        for j in dp.depends_on.iter().filter_map(|d| at.get(d.as_str())) {
-            waiting[i] += 1;
-            dependents[*j].push(i);
-        }
-    }
-    let mut ready: BTreeSet<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
-    let release = |i: usize, ready: &mut BTreeSet<usize>, waiting: &mut Vec<usize>| {
-        for &j in &dependents[i] {
-            waiting[j] -= 1;
-            if waiting[j] == 0 {
-                ready.insert(j);
-            }
-        }
-    };
-    let mut done: Vec<DepartmentResult> = Vec::new();
-    let mut done_at: HashMap<String, usize> = HashMap::new();
-    let mut running = FuturesUnordered::new();
-    let mut stop: Option<Stop> = None;
     let stopped = stopped(engine, interrupt);
     tokio::pin!(stopped);
-    loop {
-        while let Some(i) = ready.pop_first() {
+    let (mut ended, stop) = release(engine, plan, stopped.as_mut()).await;
+    for dp in &plan.departments {
+        if !ended.contains(&dp.department_id) {
+            let why = stop.map_or("interrupted", Stop::reason).to_string();
+            ended.results.push(not_run(engine, dp, DepartmentStatus::Failed, why));
+        }
+    }
+    aggregate(engine, plan, ended.results, stop, stopped).await
+}
+
+/// The departments that ended, in the order they ended, and where each is by id.
+#[derive(Default)]
+struct Ended {
+    results: Vec<DepartmentResult>,
+    at: HashMap<String, usize>,
+}
+
+impl Ended {
+    fn push(&mut self, result: DepartmentResult) {
+        self.at.insert(result.department_id.clone(), self.results.len());
+        self.results.push(result);
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        self.at.contains_key(id)
+    }
+
+    /// What `dp` is handed: its dependencies that ended, in `dependsOn` order, never in the
+    /// order they finished, so the dependent's prompt is the same whatever finished first.
+    fn handoffs(&self, dp: &DepartmentPlan) -> Vec<Finished> {
+        dp.depends_on
+            .iter()
+            .filter_map(|id| self.at.get(id).map(|&k| &self.results[k]))
+            .map(|r| Finished {
+                id: r.department_id.clone(),
+                status: r.status,
+                quality: r.quality_score,
+                output: output_text(&r.output),
+            })
+            .collect()
+    }
+}
+
+/// Why a department cannot run: a dependency that failed or was skipped.
+fn blocked(finished: &[Finished]) -> Option<String> {
+    let bad = finished.iter().find(|d| d.status != DepartmentStatus::Success)?;
+    let how = if bad.status == DepartmentStatus::Failed {
+        "failed"
+    } else {
+        "was skipped"
+    };
+    Some(format!("dependency `{}` {how}", bad.id))
+}
+
+/// Runs the departments as the plan's DAG releases them: each starts the moment its
+/// dependencies finish, in plan order among those ready at once; one whose dependency did
+/// not succeed is skipped. Ends when all have ended or the run must stop.
+async fn release<F: Future<Output = Stop>>(
+    engine: &Engine,
+    plan: &Plan,
+    mut stopped: Pin<&mut F>,
+) -> (Ended, Option<Stop>) {
+    let dag = Dag::of(&plan.departments);
+    let mut release = dag.release();
+    let mut ended = Ended::default();
+    let mut running = FuturesUnordered::new();
+    let stop = loop {
+        while let Some(i) = release.ready() {
             let dp = &plan.departments[i];
-            // Handed over in `dependsOn` order, never in the order they finished, so the
-            // dependent's prompt is the same whatever finished first.
-            let finished: Vec<Finished> = dp
-                .depends_on
-                .iter()
-                .filter_map(|id| done_at.get(id).map(|&k| &done[k]))
-                .map(|r| Finished {
-                    id: r.department_id.clone(),
-                    status: r.status,
-                    quality: r.quality_score,
-                    output: output_text(&r.output),
-                })
-                .collect();
-            if let Some(bad) = finished.iter().find(|d| d.status != DepartmentStatus::Success) {
-                let why = format!(
-                    "dependency `{}` {}",
-                    bad.id,
-                    if bad.status == DepartmentStatus::Failed {
-                        "failed"
-                    } else {
-                        "was skipped"
-                    }
-                );
-                done_at.insert(dp.department_id.clone(), done.len());
-                done.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
-                release(i, &mut ready, &mut waiting);
+            let finished = ended.handoffs(dp);
+            if let Some(why) = blocked(&finished) {
+                ended.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
+                release.finish(i);
                 continue;
             }
-            running.push(async move {
-                // The head's span holds its department: its specialists are its children.
-                let head = engine.config.agent(&dp.head).expect("planned heads exist");
-                let cx = spans::agent(&head.id, &head.name, "head", Some(&dp.department_id));
-                let result = run_department(engine, &plan.request, dp, &finished)
-                    .with_context(cx.clone())
-                    .await;
-                spans::end(
-                    &cx,
-                    vec![
-                        KeyValue::new("orch.score", result.quality_score),
-                        KeyValue::new("orch.attempts", i64::from(result.metadata.department_retries) + 1),
-                        KeyValue::new("orch.review_status", result.status.to_string()),
-                    ],
-                );
-                (i, result)
-            });
+            running.push(department(engine, plan, i, finished));
         }
         if running.is_empty() {
-            break;
+            break None;
         }
         // Biased: at the deadline, the stop wins over a department whose calls the same
         // deadline ended, so the report does not depend on which woke first.
         tokio::select! {
             biased;
-            why = &mut stopped => {
-                stop = Some(why);
-                break;
-            }
+            why = &mut stopped => break Some(why),
             Some((i, result)) = running.next() => {
-                done_at.insert(result.department_id.clone(), done.len());
-                done.push(result);
-                release(i, &mut ready, &mut waiting);
+                ended.push(result);
+                release.finish(i);
             }
         }
-    }
+    };
     // Calls in flight are abandoned here: dropping their futures drops their requests.
     drop(running);
-    for dp in &plan.departments {
-        if !done_at.contains_key(&dp.department_id) {
-            let why = stop.map_or("interrupted", Stop::reason).to_string();
-            done.push(not_run(engine, dp, DepartmentStatus::Failed, why));
-        }
-    }
-    aggregate(engine, plan, done, stop, stopped).await
+    (ended, stop)
+}
+
+/// Department `i` of the plan, run inside its head's span (its specialists are the span's
+/// children); yields `i` with the result.
+async fn department(engine: &Engine, plan: &Plan, i: usize, finished: Vec<Finished>) -> (usize, DepartmentResult) {
+    let dp = &plan.departments[i];
+    let head = engine.config.agent(&dp.head).expect("planned heads exist");
+    let cx = spans::agent(&head.id, &head.name, "head", Some(&dp.department_id));
+    let result = run_department(engine, &plan.request, dp, &finished)
+        .with_context(cx.clone())
+        .await;
+    spans::end(
+        &cx,
+        vec![
+            KeyValue::new("orch.score", result.quality_score),
+            KeyValue::new("orch.attempts", i64::from(result.metadata.department_retries) + 1),
+            KeyValue::new("orch.review_status", result.status.to_string()),
+        ],
+    );
+    (i, result)
 }
 
 /// Resolves when the run must stop: Ctrl-C (`interrupt`) or the run's deadline.

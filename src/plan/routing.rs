@@ -2,10 +2,11 @@
 //! departments, execution mode and the dependency DAG's stages.
 
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 
 use serde::Serialize;
 
+use super::dag::Dag;
 use super::router::{RouterAnswer, RouterInfo, RouterStep};
 use crate::config::{Config, Department, RoutingMethod};
 use crate::text::WordIndex;
@@ -270,47 +271,18 @@ pub fn route(
 
 /// Stages of the DAG among the selected departments (stage = 1 + deepest selected dependency).
 fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<IgnoredDependency>, ExecutionMode) {
-    let chosen: HashSet<&str> = selected.iter().map(String::as_str).collect();
-    let mut ignored = Vec::new();
-    for id in selected {
-        let dept = config.department(id).expect("selected departments exist");
-        for dep in &dept.depends_on {
-            if !chosen.contains(dep.as_str()) {
-                ignored.push(IgnoredDependency {
-                    department: id.clone(),
-                    depends_on: dep.clone(),
-                    reason: format!("`{dep}` was not selected for this request"),
-                });
-            }
-        }
-    }
-    // Stage = longest path from a root, in one topological pass (Kahn): linear in the
-    // selected departments and their dependencies. Validation guarantees no cycle; a
-    // department left in one would stay at stage 0, never loop.
-    let at: HashMap<&str, usize> = selected.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); selected.len()];
-    let mut waiting: Vec<usize> = vec![0; selected.len()];
-    for (i, id) in selected.iter().enumerate() {
-        let dept = config.department(id).expect("selected departments exist");
-        for j in dept.depends_on.iter().filter_map(|d| at.get(d.as_str())) {
-            dependents[*j].push(i);
-            waiting[i] += 1;
-        }
-    }
-    let mut stage: Vec<usize> = vec![0; selected.len()];
-    let mut ready: VecDeque<usize> = (0..selected.len()).filter(|&i| waiting[i] == 0).collect();
-    while let Some(j) = ready.pop_front() {
-        for &i in &dependents[j] {
-            stage[i] = stage[i].max(stage[j] + 1);
-            waiting[i] -= 1;
-            if waiting[i] == 0 {
-                ready.push_back(i);
-            }
-        }
-    }
+    let ignored = ignored_dependencies(config, selected);
     if selected.is_empty() {
         return (Vec::new(), ignored, ExecutionMode::Single);
     }
+    let nodes: Vec<(&str, &[String])> = selected
+        .iter()
+        .map(|id| {
+            let dept = config.department(id).expect("selected departments exist");
+            (id.as_str(), dept.depends_on.as_slice())
+        })
+        .collect();
+    let stage = Dag::new(&nodes).stages();
     let depth = stage.iter().copied().max().unwrap_or(0);
     let mut stages: Vec<Vec<String>> = vec![Vec::new(); depth + 1];
     for (i, id) in selected.iter().enumerate() {
@@ -325,4 +297,23 @@ fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<Igno
         _ => ExecutionMode::Sequential,
     };
     (stages, ignored, mode)
+}
+
+/// The selected departments' dependencies on departments that were not selected.
+fn ignored_dependencies(config: &Config, selected: &[String]) -> Vec<IgnoredDependency> {
+    let chosen: HashSet<&str> = selected.iter().map(String::as_str).collect();
+    let mut ignored = Vec::new();
+    for id in selected {
+        let dept = config.department(id).expect("selected departments exist");
+        for dep in &dept.depends_on {
+            if !chosen.contains(dep.as_str()) {
+                ignored.push(IgnoredDependency {
+                    department: id.clone(),
+                    depends_on: dep.clone(),
+                    reason: format!("`{dep}` was not selected for this request"),
+                });
+            }
+        }
+    }
+    ignored
 }
