@@ -230,15 +230,7 @@ async fn aggregate(
     mut stop: Option<Stop>,
     stopped: impl Future<Output = Stop>,
 ) -> Report {
-    // The report lists departments in plan order (stage by stage), so the same run gives
-    // the same report; the order things completed in is `metadata.completedSteps`.
-    let planned: HashMap<&str, (usize, &DepartmentPlan)> = plan
-        .departments
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.department_id.as_str(), (i, p)))
-        .collect();
-    departments.sort_by_key(|d| planned.get(d.department_id.as_str()).map(|(i, _)| *i));
+    in_plan_order_of_departments(plan, &mut departments);
     let mut usage = engine.router_usage();
     for d in &departments {
         usage.add(&d.usage);
@@ -247,50 +239,22 @@ async fn aggregate(
         .iter()
         .filter(|d| d.status == DepartmentStatus::Success)
         .collect();
-    let weight = |d: &DepartmentResult| {
-        planned
-            .get(d.department_id.as_str())
-            .map(|(_, p)| p)
-            .filter(|p| matches!(p.role, DepartmentRole::Primary | DepartmentRole::Supporting))
-            .map_or(0.0, |p| p.relevance)
-    };
-    let overall_quality =
-        scoring::overall_quality(&ok.iter().map(|d| (d.quality_score, weight(d))).collect::<Vec<_>>());
+    let overall_quality = overall_quality(plan, &ok);
     let mut issues = cross_checks(plan, &departments);
-    let mut summary = None;
-    let mut summary_cut = false;
-    if plan.summary && !ok.is_empty() && stop.is_none() {
-        match summarize(engine, plan, &ok, &mut usage, stopped).await {
-            Summary::Written(value) => summary = Some(value),
-            Summary::None => {}
-            Summary::Failed(why) => issues.push(format!("the master's summary failed: {why}")),
-            Summary::Cut(why, by) => {
-                issues.push(format!("the master's summary was not written: {why}"));
-                summary_cut = true;
-                stop = by;
-            }
-        }
-    }
+    let summary = if plan.summary && !ok.is_empty() && stop.is_none() {
+        summarize(engine, plan, &ok, &mut usage, stopped).await
+    } else {
+        Summary::None
+    };
+    let (summary, summary_cut) = summary.settle(&mut issues, &mut stop);
     if stop.is_some() {
         // Departments cut short report no usage, but their calls were sent (and may be
         // billed): the run counts every call the budget let through.
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());
-    let status = if ok.is_empty() {
-        RunStatus::Failed
-    } else if ok.len() == departments.len() && !summary_cut {
-        RunStatus::Success
-    } else {
-        // Work the run cut (a budget, the deadline, Ctrl-C), the summary's included, is never success.
-        RunStatus::Partial
-    };
+    let status = run_status(ok.len(), departments.len(), summary_cut);
     let output = ok.iter().map(|d| (d.department_id.clone(), d.output.clone())).collect();
-    let error = match status {
-        RunStatus::Failed if stop.is_some() => stop.map(|s| s.reason().to_string()),
-        RunStatus::Failed => Some("unable to generate: every department failed".to_string()),
-        _ => None,
-    };
     engine.emit(Event::RunComplete {
         status,
         overall_quality,
@@ -311,22 +275,75 @@ async fn aggregate(
             issues,
         },
         usage,
-        metadata: RunMetadata {
-            total_execution_time: engine.elapsed_ms(),
-            completed_steps: in_plan_order(plan, engine),
-            call_budget: plan.call_budget,
-            seed: engine.seed,
-            interrupted: stop == Some(Stop::Interrupted),
-            circuits_opened: engine
-                .circuits_opened
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .iter()
-                .cloned()
-                .collect(),
-        },
-        error,
+        metadata: metadata(engine, plan, stop),
+        error: run_error(status, stop),
         trace_id: None,
+    }
+}
+
+/// Sorts the departments in plan order (stage by stage), so the same run gives the same
+/// report; the order things completed in is `metadata.completedSteps`.
+fn in_plan_order_of_departments(plan: &Plan, departments: &mut [DepartmentResult]) {
+    let planned: HashMap<&str, usize> = plan
+        .departments
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.department_id.as_str(), i))
+        .collect();
+    departments.sort_by_key(|d| planned.get(d.department_id.as_str()).copied());
+}
+
+/// The successful departments' quality, weighted by the relevance of the primary and
+/// supporting ones (a plain mean when no weight is left: `--department`, the fallback).
+fn overall_quality(plan: &Plan, ok: &[&DepartmentResult]) -> f64 {
+    let planned: HashMap<&str, &DepartmentPlan> =
+        plan.departments.iter().map(|p| (p.department_id.as_str(), p)).collect();
+    let weight = |d: &DepartmentResult| {
+        planned
+            .get(d.department_id.as_str())
+            .filter(|p| matches!(p.role, DepartmentRole::Primary | DepartmentRole::Supporting))
+            .map_or(0.0, |p| p.relevance)
+    };
+    scoring::overall_quality(&ok.iter().map(|d| (d.quality_score, weight(d))).collect::<Vec<_>>())
+}
+
+/// The run's status from how many departments succeeded (`ok` of `total`) and whether the
+/// summary was cut: work the run cut (a budget, the deadline, Ctrl-C), the summary's
+/// included, is never success.
+fn run_status(ok: usize, total: usize, summary_cut: bool) -> RunStatus {
+    if ok == 0 {
+        RunStatus::Failed
+    } else if ok == total && !summary_cut {
+        RunStatus::Success
+    } else {
+        RunStatus::Partial
+    }
+}
+
+/// The run's error: only a failed run has one, the stop's when a stop ended it.
+fn run_error(status: RunStatus, stop: Option<Stop>) -> Option<String> {
+    match status {
+        RunStatus::Failed if stop.is_some() => stop.map(|s| s.reason().to_string()),
+        RunStatus::Failed => Some("unable to generate: every department failed".to_string()),
+        _ => None,
+    }
+}
+
+/// The run's metadata, taken as the report is made.
+fn metadata(engine: &Engine, plan: &Plan, stop: Option<Stop>) -> RunMetadata {
+    RunMetadata {
+        total_execution_time: engine.elapsed_ms(),
+        completed_steps: in_plan_order(plan, engine),
+        call_budget: plan.call_budget,
+        seed: engine.seed,
+        interrupted: stop == Some(Stop::Interrupted),
+        circuits_opened: engine
+            .circuits_opened
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect(),
     }
 }
 
@@ -382,6 +399,26 @@ enum Summary {
     Failed(String),
     /// The run cut it (a budget, the deadline, Ctrl-C): why, and the stop if it was one.
     Cut(String, Option<Stop>),
+}
+
+impl Summary {
+    /// The report's summary and whether the run cut it; a failed or cut summary is an
+    /// issue, and a stop that cut it is the run's.
+    fn settle(self, issues: &mut Vec<String>, stop: &mut Option<Stop>) -> (Option<serde_json::Value>, bool) {
+        match self {
+            Summary::Written(value) => (Some(value), false),
+            Summary::None => (None, false),
+            Summary::Failed(why) => {
+                issues.push(format!("the master's summary failed: {why}"));
+                (None, false)
+            }
+            Summary::Cut(why, by) => {
+                issues.push(format!("the master's summary was not written: {why}"));
+                *stop = by;
+                (None, true)
+            }
+        }
+    }
 }
 
 /// The master's summary of the successful departments: one call, never retried (seed
