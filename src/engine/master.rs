@@ -32,7 +32,7 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
     engine.complete_step("routing".into());
     let stopped = stopped(engine, interrupt);
     tokio::pin!(stopped);
-    let (mut ended, stop) = release(engine, plan, stopped.as_mut()).await;
+    let (mut ended, stop) = run_departments(engine, plan, stopped.as_mut()).await;
     for dp in &plan.departments {
         if !ended.contains(&dp.department_id) {
             let why = stop.map_or("interrupted", Stop::reason).to_string();
@@ -50,11 +50,13 @@ struct Ended {
 }
 
 impl Ended {
+    /// Records a department that ended.
     fn push(&mut self, result: DepartmentResult) {
         self.at.insert(result.department_id.clone(), self.results.len());
         self.results.push(result);
     }
 
+    /// Whether department `id` ended.
     fn contains(&self, id: &str) -> bool {
         self.at.contains_key(id)
     }
@@ -89,7 +91,7 @@ fn blocked(finished: &[Finished]) -> Option<String> {
 /// Runs the departments as the plan's DAG releases them: each starts the moment its
 /// dependencies finish, in plan order among those ready at once; one whose dependency did
 /// not succeed is skipped. Ends when all have ended or the run must stop.
-async fn release<F: Future<Output = Stop>>(
+async fn run_departments<F: Future<Output = Stop>>(
     engine: &Engine,
     plan: &Plan,
     mut stopped: Pin<&mut F>,
@@ -479,4 +481,34 @@ fn in_plan_order(plan: &Plan, engine: &Engine) -> Vec<String> {
     order.push("summary".into());
     order.push("aggregation".into());
     order.into_iter().filter(|s| engine.step_done(s)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_succeeds_only_when_every_department_did_and_nothing_was_cut() {
+        assert_eq!(run_status(2, 2, false), RunStatus::Success);
+        assert_eq!(run_status(2, 2, true), RunStatus::Partial);
+        assert_eq!(run_status(1, 2, false), RunStatus::Partial);
+        assert_eq!(run_status(0, 2, false), RunStatus::Failed);
+        assert_eq!(run_status(0, 0, false), RunStatus::Failed);
+    }
+
+    #[test]
+    fn only_a_failed_run_has_an_error_and_a_stop_names_it() {
+        let every = Some("unable to generate: every department failed".to_string());
+        assert_eq!(run_error(RunStatus::Failed, None), every);
+        assert_eq!(
+            run_error(RunStatus::Failed, Some(Stop::Deadline)).as_deref(),
+            Some("deadline exceeded")
+        );
+        assert_eq!(
+            run_error(RunStatus::Failed, Some(Stop::Interrupted)).as_deref(),
+            Some("interrupted")
+        );
+        assert_eq!(run_error(RunStatus::Partial, Some(Stop::Deadline)), None);
+        assert_eq!(run_error(RunStatus::Success, None), None);
+    }
 }

@@ -192,53 +192,7 @@ pub fn route(
         })
         .collect();
     scores.sort_by(rank);
-    let mut fallback = false;
-    let selected: Vec<String> = if !forced.is_empty() {
-        let mut chosen: Vec<String> = Vec::new();
-        for id in forced {
-            if config.department(id).is_none() {
-                return Err(RoutingError::UnknownDepartment {
-                    id: id.clone(),
-                    suggestion: crate::config::diagnostic::suggestion(
-                        id,
-                        config.departments.iter().map(|d| d.id.as_str()),
-                    ),
-                });
-            }
-            if !chosen.contains(id) {
-                chosen.push(id.clone());
-            }
-        }
-        for s in &mut scores {
-            if chosen.contains(&s.department) {
-                s.reason = format!("chosen with --department ({})", s.reason);
-            }
-        }
-        chosen
-    } else if scores.first().is_some_and(|s| s.relevance > 0.0) {
-        let threshold = config.settings.routing.supporting_threshold;
-        let primary = scores[0].department.clone();
-        std::iter::once(primary)
-            .chain(
-                scores[1..]
-                    .iter()
-                    .filter(|s| s.relevance > threshold)
-                    .map(|s| s.department.clone()),
-            )
-            .collect()
-    } else if let Some(f) = &config.settings.routing.fallback_department {
-        fallback = true;
-        if let Some(s) = scores.iter_mut().find(|s| &s.department == f) {
-            s.reason = "fallback".into();
-        }
-        vec![f.clone()]
-    } else if *router == RouterStep::NotConsulted {
-        // `explain` of a router config: the keyword plan, even when it holds nothing.
-        Vec::new()
-    } else {
-        return Err(RoutingError::NoMatch);
-    };
-
+    let (selected, fallback) = select(config, forced, &mut scores, router)?;
     let (stages, ignored, mode) = schedule(config, &selected);
     let asked = forced.is_empty() && method != RoutingMethod::Keywords;
     Ok(Routing {
@@ -267,6 +221,62 @@ pub fn route(
                 consulted: matches!(router, RouterStep::Answered(_) | RouterStep::Failed(_)),
             }),
     })
+}
+
+/// The selected departments, and whether the fallback was used: the `forced` ones, or the
+/// best by relevance with those above the supporting threshold, or the fallback. Marks
+/// the reason of the chosen departments' scores.
+fn select(
+    config: &Config,
+    forced: &[String],
+    scores: &mut [DepartmentScore],
+    router: &RouterStep,
+) -> Result<(Vec<String>, bool), RoutingError> {
+    if !forced.is_empty() {
+        return Ok((chosen(config, forced, scores)?, false));
+    }
+    if scores.first().is_some_and(|s| s.relevance > 0.0) {
+        let threshold = config.settings.routing.supporting_threshold;
+        let primary = scores[0].department.clone();
+        let supporting = scores[1..]
+            .iter()
+            .filter(|s| s.relevance > threshold)
+            .map(|s| s.department.clone());
+        return Ok((std::iter::once(primary).chain(supporting).collect(), false));
+    }
+    if let Some(f) = &config.settings.routing.fallback_department {
+        if let Some(s) = scores.iter_mut().find(|s| &s.department == f) {
+            s.reason = "fallback".into();
+        }
+        return Ok((vec![f.clone()], true));
+    }
+    if *router == RouterStep::NotConsulted {
+        // `explain` of a router config: the keyword plan, even when it holds nothing.
+        return Ok((Vec::new(), false));
+    }
+    Err(RoutingError::NoMatch)
+}
+
+/// The departments named with `--department`, each once, in the order given.
+fn chosen(config: &Config, forced: &[String], scores: &mut [DepartmentScore]) -> Result<Vec<String>, RoutingError> {
+    let mut chosen: Vec<String> = Vec::new();
+    for id in forced {
+        if config.department(id).is_none() {
+            return Err(RoutingError::UnknownDepartment {
+                id: id.clone(),
+                suggestion: crate::config::diagnostic::suggestion(id, config.departments.iter().map(|d| d.id.as_str())),
+            });
+        }
+        if !chosen.contains(id) {
+            chosen.push(id.clone());
+        }
+    }
+    for s in scores.iter_mut() {
+        if chosen.contains(&s.department) {
+            s.reason = format!("chosen with --department ({})", s.reason);
+        }
+    }
+    Ok(chosen)
 }
 
 /// Stages of the DAG among the selected departments (stage = 1 + deepest selected dependency).
