@@ -23,7 +23,9 @@ pub struct Finished {
     pub id: String,
     /// How it ended.
     pub status: DepartmentStatus,
+    /// Its quality score.
     pub quality: f64,
+    /// Its output as text, for the dependent's prompt.
     pub output: String,
 }
 

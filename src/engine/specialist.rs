@@ -17,12 +17,15 @@ use crate::trace::spans;
 pub struct Task<'a> {
     /// The department.
     pub department: &'a DepartmentPlan,
+    /// The specialist, as the plan selected it.
     pub specialist: &'a SelectedSpecialist,
     /// The user's request, as graded against.
     pub request: &'a str,
     /// The first-attempt prompt (request plus handoff).
     pub prompt: &'a str,
+    /// Its place among the department's tasks (0-based).
     pub index: usize,
+    /// How many tasks the department has.
     pub total: usize,
 }
 
