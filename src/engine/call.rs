@@ -3,11 +3,14 @@
 //! the agent's timeout, counted against the run's budgets and into a usage.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use tokio::sync::SemaphorePermit;
 use tokio::time::Instant;
 
+use super::accounting::{self, Spend};
 use super::{far_future, CallError, Engine};
-use crate::config::{Agent, Price, ProviderKind};
+use crate::config::{Agent, ProviderKind};
 use crate::provider::circuit::Change;
 use crate::provider::{Completion, CompletionRequest, Link, Outcome, ProviderError};
 use crate::report::events::Event;
@@ -39,7 +42,16 @@ pub struct Called {
 impl Engine {
     /// One LLM call by `agent`: its text.
     pub(super) async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
-        self.call_full(agent, prompt, usage).await.result.map(|c| c.text)
+        self.converse(agent, prompt, usage).await.result.map(|c| c.text)
+    }
+
+    /// One turn of `agent` in an attempt: the model is called until it gives its final
+    /// reply. Every attempt of an agent (a specialist's, a head's answer or synthesis, the
+    /// master's summary) goes through here, so the tool loop (the model asks for tools,
+    /// gets their results, is called again, until a reply without tool calls) has one
+    /// place to live; today every reply is final and a turn is one call.
+    pub(super) async fn converse(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Called {
+        self.call_full(agent, prompt, usage).await
     }
 
     /// The cap on one reply of `agent`, in tokens (0: the provider's default).
@@ -119,7 +131,8 @@ impl Engine {
         }
     }
 
-    /// One call to one provider of the chain.
+    /// One call to one provider of the chain: its turn (pacing, slot, circuit, budget),
+    /// the request inside its deadline, then what it spent and what came of it.
     async fn call_once(
         &self,
         agent: &Agent,
@@ -129,31 +142,8 @@ impl Engine {
         output_schema: Option<Arc<serde_json::Value>>,
     ) -> Result<Completion, CallError> {
         let timeout = crate::config::seconds(agent.execution.timeout.unwrap_or(self.config.settings.defaults.timeout));
-        let asked = Instant::now();
-        // The run's deadline bounds every call, the router's included: the pacing wait,
-        // the wait for a slot, and the call itself.
-        let run_deadline = self.deadline().unwrap_or_else(far_future);
-        if asked >= run_deadline {
-            return Err(CallError::Deadline);
-        }
-        let call_deadline = asked.checked_add(timeout).unwrap_or_else(far_future);
-        let timed_out = |at: Instant| {
-            if at >= run_deadline {
-                CallError::Deadline
-            } else {
-                CallError::Provider(ProviderError::Timeout {
-                    seconds: timeout.as_secs_f64(),
-                })
-            }
-        };
-        if !link.provider.pace(call_deadline.min(run_deadline)).await {
-            return Err(timed_out(call_deadline));
-        }
-        let paced = asked.elapsed();
-        let _permit = match tokio::time::timeout_at(run_deadline, self.budget.slot()).await {
-            Ok(permit) => permit?,
-            Err(_) => return Err(CallError::Deadline),
-        };
+        let window = Window::open(timeout, self.deadline())?;
+        let (_permit, paced) = self.wait_turn(link, &window).await?;
         // The breaker is consulted once the call holds its slot: with one slot, a dead
         // provider sees exactly `circuitFailures` calls. The pass is held to the end: a
         // probe that returns without a verdict leaves the circuit half-open.
@@ -164,11 +154,53 @@ impl Engine {
             }));
         }
         self.budget.count_call()?;
-        let own_deadline = Instant::now()
-            .checked_add(timeout.saturating_sub(paced))
-            .unwrap_or_else(far_future);
-        let deadline = own_deadline.min(run_deadline);
-        let request = CompletionRequest {
+        let request = self.request(
+            agent,
+            link,
+            prompt,
+            output_schema,
+            timeout,
+            window.deadline_after(paced),
+        );
+        let span = chat_span(link, &request);
+        // The deadline holds whatever the provider does (the HTTP layer keeps it too).
+        let outcome = match tokio::time::timeout_at(request.deadline, link.provider.complete(&request)).await {
+            Ok(outcome) => outcome,
+            Err(_) => Outcome::once(Err(ProviderError::Timeout {
+                seconds: timeout.as_secs_f64(),
+            })),
+        };
+        // A call that failed once the run's deadline had passed was cut by it.
+        let cut = outcome.result.is_err() && Instant::now() >= window.run_deadline;
+        end_chat_span(&span, &outcome);
+        self.settle(link, &request.model, outcome, cut, usage)
+    }
+
+    /// Waits for a call's turn: its provider's pacing, then a slot among the calls in
+    /// flight, both inside its window. Returns the slot (held to the end of the call) and
+    /// how long the pacing took.
+    async fn wait_turn(&self, link: &Link, window: &Window) -> Result<(SemaphorePermit<'_>, Duration), CallError> {
+        if !link.provider.pace(window.call_deadline.min(window.run_deadline)).await {
+            return Err(window.timed_out());
+        }
+        let paced = window.asked.elapsed();
+        match tokio::time::timeout_at(window.run_deadline, self.budget.slot()).await {
+            Ok(permit) => Ok((permit?, paced)),
+            Err(_) => Err(CallError::Deadline),
+        }
+    }
+
+    /// The request of `agent` to one provider of its chain.
+    fn request(
+        &self,
+        agent: &Agent,
+        link: &Link,
+        prompt: &str,
+        output_schema: Option<Arc<serde_json::Value>>,
+        timeout: Duration,
+        deadline: Instant,
+    ) -> CompletionRequest {
+        CompletionRequest {
             agent_id: agent.id.clone(),
             agent_name: agent.name.clone(),
             role: agent.role,
@@ -187,55 +219,32 @@ impl Engine {
             output_schema,
             timeout,
             deadline,
-        };
-        let span = spans::chat(&spans::ChatRequest {
-            provider: match link.kind {
-                ProviderKind::OpenAi => "openai",
-                ProviderKind::Anthropic => "anthropic",
-                ProviderKind::Simulated => "orch.simulated",
-            },
-            model: &request.model,
-            temperature: request.temperature,
-            max_tokens: request.max_output_tokens,
-            base_url: &link.base_url,
-            messages: (&request.system, &request.prompt),
-        });
-        // The deadline holds whatever the provider does (the HTTP layer keeps it too).
-        let outcome = match tokio::time::timeout_at(deadline, link.provider.complete(&request)).await {
-            Ok(outcome) => outcome,
-            Err(_) => Outcome::once(Err(ProviderError::Timeout {
-                seconds: timeout.as_secs_f64(),
-            })),
-        };
-        // A call that failed once the run's deadline had passed was cut by it.
-        let cut = outcome.result.is_err() && Instant::now() >= run_deadline;
-        let error_type = outcome.result.as_ref().err().map(error_type);
-        let completion = outcome.result.as_ref().ok();
-        spans::end_chat(
-            &span,
-            &spans::ChatResponse {
-                finish_reason: completion.and_then(|c| c.finish_reason.as_deref()),
-                tokens: completion.map_or((0, 0), |c| (c.prompt_tokens, c.completion_tokens)),
-                text: completion.map(|c| c.text.as_str()),
-                transport_retries: outcome.transport_retries,
-                error: error_type.as_deref(),
-            },
-        );
-        usage.calls += 1;
-        usage.transport_retries = usage
-            .transport_retries
-            .saturating_add(u64::from(outcome.transport_retries));
-        // A reply from the cache was not bought again: it is free.
-        let price = if outcome.cached {
-            usage.cached_calls += 1;
-            Some(Price::default())
-        } else {
-            self.config.price(&link.name, &request.model)
-        };
-        if price.is_none() {
-            usage.unpriced_calls += 1;
         }
-        // A reply from the cache says nothing about the provider's health.
+    }
+
+    /// What a provider's outcome comes to: counted into `usage` and the run's budgets,
+    /// told to the provider's circuit (a reply from the cache says nothing about its
+    /// health), and made the call's result; a failure after the run's deadline (`cut`) is
+    /// the deadline's.
+    fn settle(
+        &self,
+        link: &Link,
+        model: &str,
+        outcome: Outcome,
+        cut: bool,
+        usage: &mut Usage,
+    ) -> Result<Completion, CallError> {
+        let spend = Spend {
+            transport_retries: outcome.transport_retries,
+            cached: outcome.cached,
+            price: self.config.price(&link.name, model),
+            tokens: outcome
+                .result
+                .as_ref()
+                .ok()
+                .map(|c| (c.prompt_tokens, c.completion_tokens)),
+        };
+        let charge = accounting::record(usage, &spend);
         let completion = match outcome.result {
             Ok(c) => {
                 if !outcome.cached {
@@ -251,13 +260,10 @@ impl Engine {
                 return Err(e.into());
             }
         };
-        usage.prompt_tokens = usage.prompt_tokens.saturating_add(completion.prompt_tokens);
-        usage.completion_tokens = usage.completion_tokens.saturating_add(completion.completion_tokens);
-        let cost = price.map_or(0.0, |p| p.cost(completion.prompt_tokens, completion.completion_tokens));
-        usage.cost_usd += cost;
-        self.budget
-            .spend_tokens(completion.prompt_tokens.saturating_add(completion.completion_tokens));
-        self.budget.spend_usd(cost);
+        if let Some(charge) = charge {
+            self.budget.spend_tokens(charge.tokens);
+            self.budget.spend_usd(charge.usd);
+        }
         if completion.text.trim().is_empty() {
             return Err(CallError::Empty);
         }
@@ -282,4 +288,85 @@ impl Engine {
             None => {}
         }
     }
+}
+
+/// The time one call has: its agent's timeout from when it was asked, inside the run's
+/// deadline, which bounds every call (the router's included): the pacing wait, the wait
+/// for a slot, and the call itself.
+struct Window {
+    timeout: Duration,
+    asked: Instant,
+    /// When the run must end.
+    run_deadline: Instant,
+    /// When the call must end, its pacing included.
+    call_deadline: Instant,
+}
+
+impl Window {
+    /// The window of a call asked now, or the deadline's error when the run is past it.
+    fn open(timeout: Duration, run_deadline: Option<Instant>) -> Result<Window, CallError> {
+        let asked = Instant::now();
+        let run_deadline = run_deadline.unwrap_or_else(far_future);
+        if asked >= run_deadline {
+            return Err(CallError::Deadline);
+        }
+        Ok(Window {
+            timeout,
+            asked,
+            run_deadline,
+            call_deadline: asked.checked_add(timeout).unwrap_or_else(far_future),
+        })
+    }
+
+    /// Why a call ran out of time while paced: the run's deadline, or its own timeout.
+    fn timed_out(&self) -> CallError {
+        if self.call_deadline >= self.run_deadline {
+            CallError::Deadline
+        } else {
+            CallError::Provider(ProviderError::Timeout {
+                seconds: self.timeout.as_secs_f64(),
+            })
+        }
+    }
+
+    /// When the call sent now must end: the timeout less the pacing wait, from now, inside
+    /// the run's deadline.
+    fn deadline_after(&self, paced: Duration) -> Instant {
+        let own = Instant::now()
+            .checked_add(self.timeout.saturating_sub(paced))
+            .unwrap_or_else(far_future);
+        own.min(self.run_deadline)
+    }
+}
+
+/// Opens the `chat` span of a request to one provider.
+fn chat_span(link: &Link, request: &CompletionRequest) -> opentelemetry::Context {
+    spans::chat(&spans::ChatRequest {
+        provider: match link.kind {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Simulated => "orch.simulated",
+        },
+        model: &request.model,
+        temperature: request.temperature,
+        max_tokens: request.max_output_tokens,
+        base_url: &link.base_url,
+        messages: (&request.system, &request.prompt),
+    })
+}
+
+/// Ends a `chat` span with what came back.
+fn end_chat_span(span: &opentelemetry::Context, outcome: &Outcome) {
+    let error_type = outcome.result.as_ref().err().map(error_type);
+    let completion = outcome.result.as_ref().ok();
+    spans::end_chat(
+        span,
+        &spans::ChatResponse {
+            finish_reason: completion.and_then(|c| c.finish_reason.as_deref()),
+            tokens: completion.map_or((0, 0), |c| (c.prompt_tokens, c.completion_tokens)),
+            text: completion.map(|c| c.text.as_str()),
+            transport_retries: outcome.transport_retries,
+            error: error_type.as_deref(),
+        },
+    );
 }

@@ -23,7 +23,9 @@ pub struct Finished {
     pub id: String,
     /// How it ended.
     pub status: DepartmentStatus,
+    /// Its quality score.
     pub quality: f64,
+    /// Its output as text, for the dependent's prompt.
     pub output: String,
 }
 
@@ -35,8 +37,7 @@ pub async fn run_department(
     plan: &DepartmentPlan,
     deps: &[Finished],
 ) -> DepartmentResult {
-    let started_at = engine.elapsed_ms();
-    let t0 = Instant::now();
+    let mut work = Work::start(engine);
     let head = engine.config.agent(&plan.head).expect("planned heads exist");
     engine.emit(Event::DepartmentStart {
         department: plan.department_id.clone(),
@@ -51,104 +52,160 @@ pub async fn run_department(
         })
         .collect();
     let prompt = prompts::with_handoff(request, &handoffs);
-    let mut usage = Usage::default();
-    let mut retries_used = 0;
-    let mut specialists: Vec<SpecialistResult> = Vec::new();
-    let mut partial_synthesis_failure = false;
-    let mut fallback = None;
-    let mut specialist_score = None;
-
-    let outcome: Result<(String, f64), CallError> = match plan.handling {
-        Handling::Direct => head_direct(engine, plan, head, &prompt, &mut usage, &mut retries_used)
+    let outcome = match plan.handling {
+        Handling::Direct => head_direct(engine, plan, head, &prompt, &mut work.usage, &mut work.retries_used)
             .await
             .map(|o| (o, scoring::HEAD_ONLY_QUALITY)),
-        Handling::Specialists => {
-            let total = plan.specialists.len();
-            let task = |i: usize| Task {
-                department: plan,
-                specialist: &plan.specialists[i],
-                request,
-                prompt: &prompt,
-                index: i,
-                total,
-            };
-            specialists = if plan.parallel {
-                join_all((0..total).map(|i| run_specialist(engine, task(i)))).await
-            } else {
-                let mut done = Vec::new();
-                for i in 0..total {
-                    done.push(run_specialist(engine, task(i)).await);
-                }
-                done
-            };
-            for s in &specialists {
-                usage.add(&s.usage);
-            }
-            let reviewed: Vec<(f64, _)> = specialists.iter().map(|s| (s.quality_score, s.review_status)).collect();
-            let quality = scoring::department_quality(&reviewed);
-            let passing: Vec<&SpecialistResult> = specialists.iter().filter(|s| s.review_status.passes()).collect();
-            if passing.is_empty() {
-                fallback = Some("head-direct");
-                specialist_score = Some(quality);
-                head_direct(engine, plan, head, &prompt, &mut usage, &mut retries_used)
-                    .await
-                    .map(|o| (o, scoring::HEAD_ONLY_QUALITY))
-            } else {
-                synthesize(engine, plan, head, request, &passing, &mut usage)
-                    .await
-                    .map(|(output, failed)| {
-                        partial_synthesis_failure = failed;
-                        (output, quality)
-                    })
-            }
-        }
+        Handling::Specialists => with_specialists(engine, plan, head, request, &prompt, &mut work).await,
     };
+    work.result(outcome, engine, plan, deps)
+}
 
-    let (status, output, quality, error) = match outcome {
-        Ok((text, q)) => (DepartmentStatus::Success, output_value(&text), q, None),
-        Err(e) => (
-            DepartmentStatus::Failed,
-            serde_json::Value::Null,
-            0.0,
-            Some(e.to_string()),
-        ),
+/// What a department's work took besides its output: when it started, its usage, its
+/// specialists, and how the head got to its answer.
+struct Work {
+    /// When it started, in the run's milliseconds and on the clock.
+    started_at: u64,
+    t0: Instant,
+    usage: Usage,
+    /// Department-level retries of the head's own work.
+    retries_used: u32,
+    specialists: Vec<SpecialistResult>,
+    /// Synthesis failed three times: the best passing output stands in for it.
+    partial_synthesis_failure: bool,
+    /// `head-direct` when no specialist passed.
+    fallback: Option<&'static str>,
+    /// The specialists' quality, when the head answered instead of them.
+    specialist_score: Option<f64>,
+}
+
+impl Work {
+    /// Work starting now.
+    fn start(engine: &Engine) -> Self {
+        Work {
+            started_at: engine.elapsed_ms(),
+            t0: Instant::now(),
+            usage: Usage::default(),
+            retries_used: 0,
+            specialists: Vec::new(),
+            partial_synthesis_failure: false,
+            fallback: None,
+            specialist_score: None,
+        }
+    }
+}
+
+/// The specialists, run in parallel or one after another, then reviewed: a synthesis of
+/// the passing ones, or the head's own answer when none passes.
+async fn with_specialists(
+    engine: &Engine,
+    plan: &DepartmentPlan,
+    head: &Agent,
+    request: &str,
+    prompt: &str,
+    work: &mut Work,
+) -> Result<(String, f64), CallError> {
+    work.specialists = run_specialists(engine, plan, request, prompt).await;
+    for s in &work.specialists {
+        work.usage.add(&s.usage);
+    }
+    let reviewed: Vec<(f64, _)> = work
+        .specialists
+        .iter()
+        .map(|s| (s.quality_score, s.review_status))
+        .collect();
+    let quality = scoring::department_quality(&reviewed);
+    let passing: Vec<&SpecialistResult> = work.specialists.iter().filter(|s| s.review_status.passes()).collect();
+    if passing.is_empty() {
+        work.fallback = Some("head-direct");
+        work.specialist_score = Some(quality);
+        return head_direct(engine, plan, head, prompt, &mut work.usage, &mut work.retries_used)
+            .await
+            .map(|o| (o, scoring::HEAD_ONLY_QUALITY));
+    }
+    let (output, failed) = synthesize(engine, plan, head, request, &passing, &mut work.usage).await?;
+    work.partial_synthesis_failure = failed;
+    Ok((output, quality))
+}
+
+/// Each of the department's specialists to its result, in plan order.
+async fn run_specialists(engine: &Engine, plan: &DepartmentPlan, request: &str, prompt: &str) -> Vec<SpecialistResult> {
+    let total = plan.specialists.len();
+    let task = |i: usize| Task {
+        department: plan,
+        specialist: &plan.specialists[i],
+        request,
+        prompt,
+        index: i,
+        total,
     };
-    engine.complete_step(plan.department_id.clone());
-    let latency = t0.elapsed().as_millis() as u64;
-    engine.emit(Event::DepartmentComplete {
-        department: plan.department_id.clone(),
-        status,
-        quality_score: quality,
-        latency_ms: latency,
-    });
-    let successful = specialists.iter().filter(|s| s.review_status.passes()).count();
-    DepartmentResult {
-        department_id: plan.department_id.clone(),
-        department_name: plan.department_name.clone(),
-        head_execution_id: crate::text::new_id("exec"),
-        status,
-        output,
-        quality_score: quality,
-        partial_synthesis_failure,
-        fallback,
-        error,
-        usage,
-        metadata: DepartmentMetadata {
-            analysis_time: 0,
-            specialists_used: specialists.len(),
-            total_execution_time: latency,
-            successful_specialists: successful,
-            failed_specialists: specialists.len() - successful,
-            complexity: plan.complexity.level,
-            complexity_source: plan.complexity.source,
-            handling: plan.handling,
-            specialist_score,
-            department_retries: retries_used,
-            dependencies_received: deps.iter().map(|d| d.id.clone()).collect(),
-            started_at,
-            finished_at: engine.elapsed_ms(),
-        },
-        specialist_results: specialists,
+    if plan.parallel {
+        return join_all((0..total).map(|i| run_specialist(engine, task(i)))).await;
+    }
+    let mut done = Vec::new();
+    for i in 0..total {
+        done.push(run_specialist(engine, task(i)).await);
+    }
+    done
+}
+
+impl Work {
+    /// The department's result from its `outcome` (the output and its quality, or why
+    /// there is none): the step done, its completion event, its report.
+    fn result(
+        self,
+        outcome: Result<(String, f64), CallError>,
+        engine: &Engine,
+        plan: &DepartmentPlan,
+        deps: &[Finished],
+    ) -> DepartmentResult {
+        let (status, output, quality, error) = match outcome {
+            Ok((text, q)) => (DepartmentStatus::Success, output_value(&text), q, None),
+            Err(e) => (
+                DepartmentStatus::Failed,
+                serde_json::Value::Null,
+                0.0,
+                Some(e.to_string()),
+            ),
+        };
+        engine.complete_step(plan.department_id.clone());
+        let latency = self.t0.elapsed().as_millis() as u64;
+        engine.emit(Event::DepartmentComplete {
+            department: plan.department_id.clone(),
+            status,
+            quality_score: quality,
+            latency_ms: latency,
+        });
+        let specialists = self.specialists;
+        let successful = specialists.iter().filter(|s| s.review_status.passes()).count();
+        DepartmentResult {
+            department_id: plan.department_id.clone(),
+            department_name: plan.department_name.clone(),
+            head_execution_id: crate::text::new_id("exec"),
+            status,
+            output,
+            quality_score: quality,
+            partial_synthesis_failure: self.partial_synthesis_failure,
+            fallback: self.fallback,
+            error,
+            usage: self.usage,
+            metadata: DepartmentMetadata {
+                analysis_time: 0,
+                specialists_used: specialists.len(),
+                total_execution_time: latency,
+                successful_specialists: successful,
+                failed_specialists: specialists.len() - successful,
+                complexity: plan.complexity.level,
+                complexity_source: plan.complexity.source,
+                handling: plan.handling,
+                specialist_score: self.specialist_score,
+                department_retries: self.retries_used,
+                dependencies_received: deps.iter().map(|d| d.id.clone()).collect(),
+                started_at: self.started_at,
+                finished_at: engine.elapsed_ms(),
+            },
+            specialist_results: specialists,
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! The master orchestrator's run: departments as a DAG (each starts the moment its
 //! dependencies finish), aggregation, cross-department validation, the optional summary.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use opentelemetry::trace::FutureExt;
@@ -10,7 +11,7 @@ use opentelemetry::KeyValue;
 
 use super::department::{output_text, run_department, Finished};
 use super::{scoring, CallError, Engine};
-use crate::plan::{DepartmentPlan, DepartmentRole, Plan};
+use crate::plan::{Dag, DepartmentPlan, DepartmentRole, Plan};
 use crate::prompts;
 use crate::report::events::Event;
 use crate::report::run::{
@@ -29,116 +30,124 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
         stages: r.stages.clone(),
     });
     engine.complete_step("routing".into());
-
-    // Departments start as soon as their dependencies are done, in plan order among those
-    // ready at once: a ready set fed by counts of unfinished dependencies (Kahn), linear in
-    // the departments and their dependencies.
-    let n = plan.departments.len();
-    let at: HashMap<&str, usize> = plan
-        .departments
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.department_id.as_str(), i))
-        .collect();
-    let mut waiting: Vec<usize> = vec![0; n];
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, dp) in plan.departments.iter().enumerate() {
-        for j in dp.depends_on.iter().filter_map(|d| at.get(d.as_str())) {
-            waiting[i] += 1;
-            dependents[*j].push(i);
-        }
-    }
-    let mut ready: BTreeSet<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
-    let release = |i: usize, ready: &mut BTreeSet<usize>, waiting: &mut Vec<usize>| {
-        for &j in &dependents[i] {
-            waiting[j] -= 1;
-            if waiting[j] == 0 {
-                ready.insert(j);
-            }
-        }
-    };
-    let mut done: Vec<DepartmentResult> = Vec::new();
-    let mut done_at: HashMap<String, usize> = HashMap::new();
-    let mut running = FuturesUnordered::new();
-    let mut stop: Option<Stop> = None;
     let stopped = stopped(engine, interrupt);
     tokio::pin!(stopped);
-    loop {
-        while let Some(i) = ready.pop_first() {
+    let (mut ended, stop) = run_departments(engine, plan, stopped.as_mut()).await;
+    for dp in &plan.departments {
+        if !ended.contains(&dp.department_id) {
+            let why = stop.map_or("interrupted", Stop::reason).to_string();
+            ended.results.push(not_run(engine, dp, DepartmentStatus::Failed, why));
+        }
+    }
+    aggregate(engine, plan, ended.results, stop, stopped).await
+}
+
+/// The departments that ended, in the order they ended, and where each is by id.
+#[derive(Default)]
+struct Ended {
+    results: Vec<DepartmentResult>,
+    at: HashMap<String, usize>,
+}
+
+impl Ended {
+    /// Records a department that ended.
+    fn push(&mut self, result: DepartmentResult) {
+        self.at.insert(result.department_id.clone(), self.results.len());
+        self.results.push(result);
+    }
+
+    /// Whether department `id` ended.
+    fn contains(&self, id: &str) -> bool {
+        self.at.contains_key(id)
+    }
+
+    /// What `dp` is handed: its dependencies that ended, in `dependsOn` order, never in the
+    /// order they finished, so the dependent's prompt is the same whatever finished first.
+    fn handoffs(&self, dp: &DepartmentPlan) -> Vec<Finished> {
+        dp.depends_on
+            .iter()
+            .filter_map(|id| self.at.get(id).map(|&k| &self.results[k]))
+            .map(|r| Finished {
+                id: r.department_id.clone(),
+                status: r.status,
+                quality: r.quality_score,
+                output: output_text(&r.output),
+            })
+            .collect()
+    }
+}
+
+/// Why a department cannot run: a dependency that failed or was skipped.
+fn blocked(finished: &[Finished]) -> Option<String> {
+    let bad = finished.iter().find(|d| d.status != DepartmentStatus::Success)?;
+    let how = if bad.status == DepartmentStatus::Failed {
+        "failed"
+    } else {
+        "was skipped"
+    };
+    Some(format!("dependency `{}` {how}", bad.id))
+}
+
+/// Runs the departments as the plan's DAG releases them: each starts the moment its
+/// dependencies finish, in plan order among those ready at once; one whose dependency did
+/// not succeed is skipped. Ends when all have ended or the run must stop.
+async fn run_departments<F: Future<Output = Stop>>(
+    engine: &Engine,
+    plan: &Plan,
+    mut stopped: Pin<&mut F>,
+) -> (Ended, Option<Stop>) {
+    let dag = Dag::of(&plan.departments);
+    let mut release = dag.release();
+    let mut ended = Ended::default();
+    let mut running = FuturesUnordered::new();
+    let stop = loop {
+        while let Some(i) = release.ready() {
             let dp = &plan.departments[i];
-            // Handed over in `dependsOn` order, never in the order they finished, so the
-            // dependent's prompt is the same whatever finished first.
-            let finished: Vec<Finished> = dp
-                .depends_on
-                .iter()
-                .filter_map(|id| done_at.get(id).map(|&k| &done[k]))
-                .map(|r| Finished {
-                    id: r.department_id.clone(),
-                    status: r.status,
-                    quality: r.quality_score,
-                    output: output_text(&r.output),
-                })
-                .collect();
-            if let Some(bad) = finished.iter().find(|d| d.status != DepartmentStatus::Success) {
-                let why = format!(
-                    "dependency `{}` {}",
-                    bad.id,
-                    if bad.status == DepartmentStatus::Failed {
-                        "failed"
-                    } else {
-                        "was skipped"
-                    }
-                );
-                done_at.insert(dp.department_id.clone(), done.len());
-                done.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
-                release(i, &mut ready, &mut waiting);
+            let finished = ended.handoffs(dp);
+            if let Some(why) = blocked(&finished) {
+                ended.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
+                release.finish(i);
                 continue;
             }
-            running.push(async move {
-                // The head's span holds its department: its specialists are its children.
-                let head = engine.config.agent(&dp.head).expect("planned heads exist");
-                let cx = spans::agent(&head.id, &head.name, "head", Some(&dp.department_id));
-                let result = run_department(engine, &plan.request, dp, &finished)
-                    .with_context(cx.clone())
-                    .await;
-                spans::end(
-                    &cx,
-                    vec![
-                        KeyValue::new("orch.score", result.quality_score),
-                        KeyValue::new("orch.attempts", i64::from(result.metadata.department_retries) + 1),
-                        KeyValue::new("orch.review_status", result.status.to_string()),
-                    ],
-                );
-                (i, result)
-            });
+            running.push(department(engine, plan, i, finished));
         }
         if running.is_empty() {
-            break;
+            break None;
         }
         // Biased: at the deadline, the stop wins over a department whose calls the same
         // deadline ended, so the report does not depend on which woke first.
         tokio::select! {
             biased;
-            why = &mut stopped => {
-                stop = Some(why);
-                break;
-            }
+            why = &mut stopped => break Some(why),
             Some((i, result)) = running.next() => {
-                done_at.insert(result.department_id.clone(), done.len());
-                done.push(result);
-                release(i, &mut ready, &mut waiting);
+                ended.push(result);
+                release.finish(i);
             }
         }
-    }
+    };
     // Calls in flight are abandoned here: dropping their futures drops their requests.
     drop(running);
-    for dp in &plan.departments {
-        if !done_at.contains_key(&dp.department_id) {
-            let why = stop.map_or("interrupted", Stop::reason).to_string();
-            done.push(not_run(engine, dp, DepartmentStatus::Failed, why));
-        }
-    }
-    aggregate(engine, plan, done, stop, stopped).await
+    (ended, stop)
+}
+
+/// Department `i` of the plan, run inside its head's span (its specialists are the span's
+/// children); yields `i` with the result.
+async fn department(engine: &Engine, plan: &Plan, i: usize, finished: Vec<Finished>) -> (usize, DepartmentResult) {
+    let dp = &plan.departments[i];
+    let head = engine.config.agent(&dp.head).expect("planned heads exist");
+    let cx = spans::agent(&head.id, &head.name, "head", Some(&dp.department_id));
+    let result = run_department(engine, &plan.request, dp, &finished)
+        .with_context(cx.clone())
+        .await;
+    spans::end(
+        &cx,
+        vec![
+            KeyValue::new("orch.score", result.quality_score),
+            KeyValue::new("orch.attempts", i64::from(result.metadata.department_retries) + 1),
+            KeyValue::new("orch.review_status", result.status.to_string()),
+        ],
+    );
+    (i, result)
 }
 
 /// Resolves when the run must stop: Ctrl-C (`interrupt`) or the run's deadline.
@@ -223,15 +232,7 @@ async fn aggregate(
     mut stop: Option<Stop>,
     stopped: impl Future<Output = Stop>,
 ) -> Report {
-    // The report lists departments in plan order (stage by stage), so the same run gives
-    // the same report; the order things completed in is `metadata.completedSteps`.
-    let planned: HashMap<&str, (usize, &DepartmentPlan)> = plan
-        .departments
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.department_id.as_str(), (i, p)))
-        .collect();
-    departments.sort_by_key(|d| planned.get(d.department_id.as_str()).map(|(i, _)| *i));
+    in_plan_order_of_departments(plan, &mut departments);
     let mut usage = engine.router_usage();
     for d in &departments {
         usage.add(&d.usage);
@@ -240,50 +241,22 @@ async fn aggregate(
         .iter()
         .filter(|d| d.status == DepartmentStatus::Success)
         .collect();
-    let weight = |d: &DepartmentResult| {
-        planned
-            .get(d.department_id.as_str())
-            .map(|(_, p)| p)
-            .filter(|p| matches!(p.role, DepartmentRole::Primary | DepartmentRole::Supporting))
-            .map_or(0.0, |p| p.relevance)
-    };
-    let overall_quality =
-        scoring::overall_quality(&ok.iter().map(|d| (d.quality_score, weight(d))).collect::<Vec<_>>());
+    let overall_quality = overall_quality(plan, &ok);
     let mut issues = cross_checks(plan, &departments);
-    let mut summary = None;
-    let mut summary_cut = false;
-    if plan.summary && !ok.is_empty() && stop.is_none() {
-        match summarize(engine, plan, &ok, &mut usage, stopped).await {
-            Summary::Written(value) => summary = Some(value),
-            Summary::None => {}
-            Summary::Failed(why) => issues.push(format!("the master's summary failed: {why}")),
-            Summary::Cut(why, by) => {
-                issues.push(format!("the master's summary was not written: {why}"));
-                summary_cut = true;
-                stop = by;
-            }
-        }
-    }
+    let summary = if plan.summary && !ok.is_empty() && stop.is_none() {
+        summarize(engine, plan, &ok, &mut usage, stopped).await
+    } else {
+        Summary::None
+    };
+    let (summary, summary_cut) = summary.settle(&mut issues, &mut stop);
     if stop.is_some() {
         // Departments cut short report no usage, but their calls were sent (and may be
         // billed): the run counts every call the budget let through.
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());
-    let status = if ok.is_empty() {
-        RunStatus::Failed
-    } else if ok.len() == departments.len() && !summary_cut {
-        RunStatus::Success
-    } else {
-        // Work the run cut (a budget, the deadline, Ctrl-C), the summary's included, is never success.
-        RunStatus::Partial
-    };
+    let status = run_status(ok.len(), departments.len(), summary_cut);
     let output = ok.iter().map(|d| (d.department_id.clone(), d.output.clone())).collect();
-    let error = match status {
-        RunStatus::Failed if stop.is_some() => stop.map(|s| s.reason().to_string()),
-        RunStatus::Failed => Some("unable to generate: every department failed".to_string()),
-        _ => None,
-    };
     engine.emit(Event::RunComplete {
         status,
         overall_quality,
@@ -304,22 +277,75 @@ async fn aggregate(
             issues,
         },
         usage,
-        metadata: RunMetadata {
-            total_execution_time: engine.elapsed_ms(),
-            completed_steps: in_plan_order(plan, engine),
-            call_budget: plan.call_budget,
-            seed: engine.seed,
-            interrupted: stop == Some(Stop::Interrupted),
-            circuits_opened: engine
-                .circuits_opened
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .iter()
-                .cloned()
-                .collect(),
-        },
-        error,
+        metadata: metadata(engine, plan, stop),
+        error: run_error(status, stop),
         trace_id: None,
+    }
+}
+
+/// Sorts the departments in plan order (stage by stage), so the same run gives the same
+/// report; the order things completed in is `metadata.completedSteps`.
+fn in_plan_order_of_departments(plan: &Plan, departments: &mut [DepartmentResult]) {
+    let planned: HashMap<&str, usize> = plan
+        .departments
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.department_id.as_str(), i))
+        .collect();
+    departments.sort_by_key(|d| planned.get(d.department_id.as_str()).copied());
+}
+
+/// The successful departments' quality, weighted by the relevance of the primary and
+/// supporting ones (a plain mean when no weight is left: `--department`, the fallback).
+fn overall_quality(plan: &Plan, ok: &[&DepartmentResult]) -> f64 {
+    let planned: HashMap<&str, &DepartmentPlan> =
+        plan.departments.iter().map(|p| (p.department_id.as_str(), p)).collect();
+    let weight = |d: &DepartmentResult| {
+        planned
+            .get(d.department_id.as_str())
+            .filter(|p| matches!(p.role, DepartmentRole::Primary | DepartmentRole::Supporting))
+            .map_or(0.0, |p| p.relevance)
+    };
+    scoring::overall_quality(&ok.iter().map(|d| (d.quality_score, weight(d))).collect::<Vec<_>>())
+}
+
+/// The run's status from how many departments succeeded (`ok` of `total`) and whether the
+/// summary was cut: work the run cut (a budget, the deadline, Ctrl-C), the summary's
+/// included, is never success.
+fn run_status(ok: usize, total: usize, summary_cut: bool) -> RunStatus {
+    if ok == 0 {
+        RunStatus::Failed
+    } else if ok == total && !summary_cut {
+        RunStatus::Success
+    } else {
+        RunStatus::Partial
+    }
+}
+
+/// The run's error: only a failed run has one, the stop's when a stop ended it.
+fn run_error(status: RunStatus, stop: Option<Stop>) -> Option<String> {
+    match status {
+        RunStatus::Failed if stop.is_some() => stop.map(|s| s.reason().to_string()),
+        RunStatus::Failed => Some("unable to generate: every department failed".to_string()),
+        _ => None,
+    }
+}
+
+/// The run's metadata, taken as the report is made.
+fn metadata(engine: &Engine, plan: &Plan, stop: Option<Stop>) -> RunMetadata {
+    RunMetadata {
+        total_execution_time: engine.elapsed_ms(),
+        completed_steps: in_plan_order(plan, engine),
+        call_budget: plan.call_budget,
+        seed: engine.seed,
+        interrupted: stop == Some(Stop::Interrupted),
+        circuits_opened: engine
+            .circuits_opened
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect(),
     }
 }
 
@@ -375,6 +401,26 @@ enum Summary {
     Failed(String),
     /// The run cut it (a budget, the deadline, Ctrl-C): why, and the stop if it was one.
     Cut(String, Option<Stop>),
+}
+
+impl Summary {
+    /// The report's summary and whether the run cut it; a failed or cut summary is an
+    /// issue, and a stop that cut it is the run's.
+    fn settle(self, issues: &mut Vec<String>, stop: &mut Option<Stop>) -> (Option<serde_json::Value>, bool) {
+        match self {
+            Summary::Written(value) => (Some(value), false),
+            Summary::None => (None, false),
+            Summary::Failed(why) => {
+                issues.push(format!("the master's summary failed: {why}"));
+                (None, false)
+            }
+            Summary::Cut(why, by) => {
+                issues.push(format!("the master's summary was not written: {why}"));
+                *stop = by;
+                (None, true)
+            }
+        }
+    }
 }
 
 /// The master's summary of the successful departments: one call, never retried (seed
@@ -435,4 +481,34 @@ fn in_plan_order(plan: &Plan, engine: &Engine) -> Vec<String> {
     order.push("summary".into());
     order.push("aggregation".into());
     order.into_iter().filter(|s| engine.step_done(s)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_succeeds_only_when_every_department_did_and_nothing_was_cut() {
+        assert_eq!(run_status(2, 2, false), RunStatus::Success);
+        assert_eq!(run_status(2, 2, true), RunStatus::Partial);
+        assert_eq!(run_status(1, 2, false), RunStatus::Partial);
+        assert_eq!(run_status(0, 2, false), RunStatus::Failed);
+        assert_eq!(run_status(0, 0, false), RunStatus::Failed);
+    }
+
+    #[test]
+    fn only_a_failed_run_has_an_error_and_a_stop_names_it() {
+        let every = Some("unable to generate: every department failed".to_string());
+        assert_eq!(run_error(RunStatus::Failed, None), every);
+        assert_eq!(
+            run_error(RunStatus::Failed, Some(Stop::Deadline)).as_deref(),
+            Some("deadline exceeded")
+        );
+        assert_eq!(
+            run_error(RunStatus::Failed, Some(Stop::Interrupted)).as_deref(),
+            Some("interrupted")
+        );
+        assert_eq!(run_error(RunStatus::Partial, Some(Stop::Deadline)), None);
+        assert_eq!(run_error(RunStatus::Success, None), None);
+    }
 }

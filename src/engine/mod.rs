@@ -1,6 +1,7 @@
 //! The run: the master schedules departments as a DAG, each head answers or runs its
 //! specialists, everything through one budget. Async on tokio; providers behind a trait.
 
+mod accounting;
 mod budget;
 mod call;
 mod department;

@@ -1,6 +1,43 @@
-//! A department's quality (SPEC §3.10, seed 000 §8).
+//! Pure verdicts on scores: a graded attempt's (SPEC §3.5), a department's quality (SPEC
+//! §3.10, seed 000 §8) and the run's.
 
-use crate::grade::ReviewStatus;
+use crate::grade::{decide, passes, Decision, ReviewStatus};
+use crate::prompts;
+
+/// The head's verdict on one graded attempt of a specialist.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// It passed: the retry loop ends.
+    pub passed: bool,
+    /// The attempt's feedback: the grader's when it passed, else its retry lines joined.
+    pub feedback: String,
+    /// What the retry prompt is told (nothing when it passed).
+    pub retry_lines: Vec<String>,
+    /// accept / revise / discard.
+    pub decision: Decision,
+}
+
+/// The verdict on an attempt that scored `score` against `threshold`, with the grader's
+/// feedback; `cut_at` is the reply's token cap (0: the provider's) when the cap cut it,
+/// which a failing attempt is told first.
+pub fn verdict(score: f64, threshold: u32, grader_feedback: &str, cut_at: Option<u32>) -> Verdict {
+    let passed = passes(score, threshold);
+    let mut retry_lines = Vec::new();
+    if !passed {
+        retry_lines.extend(cut_at.map(prompts::truncated_line));
+        retry_lines.push(prompts::feedback_line(score, threshold, grader_feedback));
+    }
+    Verdict {
+        passed,
+        feedback: if passed {
+            grader_feedback.to_string()
+        } else {
+            retry_lines.join(" ")
+        },
+        retry_lines,
+        decision: decide(score, threshold),
+    }
+}
 
 /// The quality a head-only answer gets.
 pub const HEAD_ONLY_QUALITY: f64 = 85.0;
@@ -68,6 +105,59 @@ mod tests {
         assert_eq!(r[0].1, RevisionNeeded);
         assert_eq!(r[1].1, Approved);
         assert_eq!(department_quality(&r), 91.8);
+    }
+
+    #[test]
+    fn a_passing_attempt_keeps_the_graders_feedback() {
+        let v = verdict(72.0, 65, "Clear and complete.", Some(400));
+        assert_eq!(
+            v,
+            Verdict {
+                passed: true,
+                feedback: "Clear and complete.".into(),
+                retry_lines: Vec::new(),
+                decision: Decision::Accept,
+            }
+        );
+        // Threshold 0 passes everything.
+        let v = verdict(10.0, 0, "", None);
+        assert_eq!(
+            (v.passed, v.feedback.as_str(), v.decision),
+            (true, "", Decision::Accept)
+        );
+    }
+
+    #[test]
+    fn a_failing_attempt_gets_its_retry_lines() {
+        let line = "Quality score 50.5 below threshold 65. Improve quality, relevance, and consistency. Too short.";
+        let v = verdict(50.5, 65, "Too short.", None);
+        assert_eq!(
+            v,
+            Verdict {
+                passed: false,
+                feedback: line.into(),
+                retry_lines: vec![line.into()],
+                decision: Decision::Revise,
+            }
+        );
+        assert_eq!(verdict(44.0, 65, "", None).decision, Decision::Discard);
+        assert_eq!(
+            verdict(44.0, 65, "", None).feedback,
+            "Quality score 44 below threshold 65. Improve quality, relevance, and consistency."
+        );
+    }
+
+    #[test]
+    fn a_failing_attempt_cut_by_the_cap_is_told_so_first() {
+        let cap = "Output was cut off at the length limit (400 tokens). Be more concise.";
+        let low = "Quality score 60 below threshold 65. Improve quality, relevance, and consistency. Thin.";
+        let v = verdict(60.0, 65, "Thin.", Some(400));
+        assert_eq!(v.retry_lines, [cap, low]);
+        assert_eq!(v.feedback, format!("{cap} {low}"));
+        assert_eq!(
+            verdict(60.0, 65, "Thin.", Some(0)).retry_lines[0],
+            "Output was cut off at the length limit. Be more concise."
+        );
     }
 
     #[test]

@@ -4,9 +4,9 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
-use super::{CallError, Engine};
+use super::{scoring, CallError, Engine};
 use crate::config::Agent;
-use crate::grade::{decide, passes, review, schema, Decision, ReviewStatus};
+use crate::grade::{passes, review, schema, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
 use crate::report::events::Event;
@@ -17,12 +17,15 @@ use crate::trace::spans;
 pub struct Task<'a> {
     /// The department.
     pub department: &'a DepartmentPlan,
+    /// The specialist, as the plan selected it.
     pub specialist: &'a SelectedSpecialist,
     /// The user's request, as graded against.
     pub request: &'a str,
     /// The first-attempt prompt (request plus handoff).
     pub prompt: &'a str,
+    /// Its place among the department's tasks (0-based).
     pub index: usize,
+    /// How many tasks the department has.
     pub total: usize,
 }
 
@@ -216,7 +219,7 @@ async fn one_attempt(
     // The attempt's number rides in the context, for its calls' spans (the judge's too).
     let attempt_cx = spans::attempt(n);
     let called = engine
-        .call_full(agent, prompt, &mut state.usage)
+        .converse(agent, prompt, &mut state.usage)
         .with_context(attempt_cx.clone())
         .await;
     match called.result {
@@ -299,18 +302,9 @@ async fn graded(
         }
     };
     let score = grade.score(&engine.config.settings.grading.weights);
-    let passed = passes(score, threshold);
-    let line = if passed {
-        grade.feedback.clone()
-    } else {
-        let mut lines = Vec::new();
-        if truncated {
-            lines.push(prompts::truncated_line(engine.max_output_tokens(agent)));
-        }
-        lines.push(prompts::feedback_line(score, threshold, &grade.feedback));
-        state.feedback.extend(lines.iter().cloned());
-        lines.join(" ")
-    };
+    let cut_at = truncated.then(|| engine.max_output_tokens(agent));
+    let verdict = scoring::verdict(score, threshold, &grade.feedback, cut_at);
+    state.feedback.extend(verdict.retry_lines);
     if state.best.as_ref().is_none_or(|(b, _)| score >= *b) {
         state.best = Some((score, text.clone()));
     }
@@ -320,11 +314,11 @@ async fn graded(
     attempt.quality = grade.quality;
     attempt.relevance = grade.relevance;
     attempt.consistency = grade.consistency;
-    attempt.decision = decide(score, threshold);
-    attempt.feedback = line;
+    attempt.decision = verdict.decision;
+    attempt.feedback = verdict.feedback;
     attempt.grader = grader;
     attempt.grading_started_at = (grader != "heuristic").then_some(grading_started_at);
     attempt.finish_reason = completion.finish_reason;
     attempt.truncated = truncated;
-    (attempt, if passed { End::Passed } else { End::Failed })
+    (attempt, if verdict.passed { End::Passed } else { End::Failed })
 }

@@ -3,6 +3,7 @@
 
 pub mod complexity;
 mod cost;
+mod dag;
 pub mod router;
 pub mod routing;
 pub mod selection;
@@ -12,6 +13,7 @@ use serde::Serialize;
 use crate::config::{Config, GradingMethod};
 use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level};
+pub use dag::Dag;
 pub use router::RouterStep;
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};

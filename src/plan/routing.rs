@@ -2,10 +2,11 @@
 //! departments, execution mode and the dependency DAG's stages.
 
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 
 use serde::Serialize;
 
+use super::dag::Dag;
 use super::router::{RouterAnswer, RouterInfo, RouterStep};
 use crate::config::{Config, Department, RoutingMethod};
 use crate::text::WordIndex;
@@ -191,53 +192,7 @@ pub fn route(
         })
         .collect();
     scores.sort_by(rank);
-    let mut fallback = false;
-    let selected: Vec<String> = if !forced.is_empty() {
-        let mut chosen: Vec<String> = Vec::new();
-        for id in forced {
-            if config.department(id).is_none() {
-                return Err(RoutingError::UnknownDepartment {
-                    id: id.clone(),
-                    suggestion: crate::config::diagnostic::suggestion(
-                        id,
-                        config.departments.iter().map(|d| d.id.as_str()),
-                    ),
-                });
-            }
-            if !chosen.contains(id) {
-                chosen.push(id.clone());
-            }
-        }
-        for s in &mut scores {
-            if chosen.contains(&s.department) {
-                s.reason = format!("chosen with --department ({})", s.reason);
-            }
-        }
-        chosen
-    } else if scores.first().is_some_and(|s| s.relevance > 0.0) {
-        let threshold = config.settings.routing.supporting_threshold;
-        let primary = scores[0].department.clone();
-        std::iter::once(primary)
-            .chain(
-                scores[1..]
-                    .iter()
-                    .filter(|s| s.relevance > threshold)
-                    .map(|s| s.department.clone()),
-            )
-            .collect()
-    } else if let Some(f) = &config.settings.routing.fallback_department {
-        fallback = true;
-        if let Some(s) = scores.iter_mut().find(|s| &s.department == f) {
-            s.reason = "fallback".into();
-        }
-        vec![f.clone()]
-    } else if *router == RouterStep::NotConsulted {
-        // `explain` of a router config: the keyword plan, even when it holds nothing.
-        Vec::new()
-    } else {
-        return Err(RoutingError::NoMatch);
-    };
-
+    let (selected, fallback) = select(config, forced, &mut scores, router)?;
     let (stages, ignored, mode) = schedule(config, &selected);
     let asked = forced.is_empty() && method != RoutingMethod::Keywords;
     Ok(Routing {
@@ -268,49 +223,76 @@ pub fn route(
     })
 }
 
+/// The selected departments, and whether the fallback was used: the `forced` ones, or the
+/// best by relevance with those above the supporting threshold, or the fallback. Marks
+/// the reason of the chosen departments' scores.
+fn select(
+    config: &Config,
+    forced: &[String],
+    scores: &mut [DepartmentScore],
+    router: &RouterStep,
+) -> Result<(Vec<String>, bool), RoutingError> {
+    if !forced.is_empty() {
+        return Ok((chosen(config, forced, scores)?, false));
+    }
+    if scores.first().is_some_and(|s| s.relevance > 0.0) {
+        let threshold = config.settings.routing.supporting_threshold;
+        let primary = scores[0].department.clone();
+        let supporting = scores[1..]
+            .iter()
+            .filter(|s| s.relevance > threshold)
+            .map(|s| s.department.clone());
+        return Ok((std::iter::once(primary).chain(supporting).collect(), false));
+    }
+    if let Some(f) = &config.settings.routing.fallback_department {
+        if let Some(s) = scores.iter_mut().find(|s| &s.department == f) {
+            s.reason = "fallback".into();
+        }
+        return Ok((vec![f.clone()], true));
+    }
+    if *router == RouterStep::NotConsulted {
+        // `explain` of a router config: the keyword plan, even when it holds nothing.
+        return Ok((Vec::new(), false));
+    }
+    Err(RoutingError::NoMatch)
+}
+
+/// The departments named with `--department`, each once, in the order given.
+fn chosen(config: &Config, forced: &[String], scores: &mut [DepartmentScore]) -> Result<Vec<String>, RoutingError> {
+    let mut chosen: Vec<String> = Vec::new();
+    for id in forced {
+        if config.department(id).is_none() {
+            return Err(RoutingError::UnknownDepartment {
+                id: id.clone(),
+                suggestion: crate::config::diagnostic::suggestion(id, config.departments.iter().map(|d| d.id.as_str())),
+            });
+        }
+        if !chosen.contains(id) {
+            chosen.push(id.clone());
+        }
+    }
+    for s in scores.iter_mut() {
+        if chosen.contains(&s.department) {
+            s.reason = format!("chosen with --department ({})", s.reason);
+        }
+    }
+    Ok(chosen)
+}
+
 /// Stages of the DAG among the selected departments (stage = 1 + deepest selected dependency).
 fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<IgnoredDependency>, ExecutionMode) {
-    let chosen: HashSet<&str> = selected.iter().map(String::as_str).collect();
-    let mut ignored = Vec::new();
-    for id in selected {
-        let dept = config.department(id).expect("selected departments exist");
-        for dep in &dept.depends_on {
-            if !chosen.contains(dep.as_str()) {
-                ignored.push(IgnoredDependency {
-                    department: id.clone(),
-                    depends_on: dep.clone(),
-                    reason: format!("`{dep}` was not selected for this request"),
-                });
-            }
-        }
-    }
-    // Stage = longest path from a root, in one topological pass (Kahn): linear in the
-    // selected departments and their dependencies. Validation guarantees no cycle; a
-    // department left in one would stay at stage 0, never loop.
-    let at: HashMap<&str, usize> = selected.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); selected.len()];
-    let mut waiting: Vec<usize> = vec![0; selected.len()];
-    for (i, id) in selected.iter().enumerate() {
-        let dept = config.department(id).expect("selected departments exist");
-        for j in dept.depends_on.iter().filter_map(|d| at.get(d.as_str())) {
-            dependents[*j].push(i);
-            waiting[i] += 1;
-        }
-    }
-    let mut stage: Vec<usize> = vec![0; selected.len()];
-    let mut ready: VecDeque<usize> = (0..selected.len()).filter(|&i| waiting[i] == 0).collect();
-    while let Some(j) = ready.pop_front() {
-        for &i in &dependents[j] {
-            stage[i] = stage[i].max(stage[j] + 1);
-            waiting[i] -= 1;
-            if waiting[i] == 0 {
-                ready.push_back(i);
-            }
-        }
-    }
+    let ignored = ignored_dependencies(config, selected);
     if selected.is_empty() {
         return (Vec::new(), ignored, ExecutionMode::Single);
     }
+    let nodes: Vec<(&str, &[String])> = selected
+        .iter()
+        .map(|id| {
+            let dept = config.department(id).expect("selected departments exist");
+            (id.as_str(), dept.depends_on.as_slice())
+        })
+        .collect();
+    let stage = Dag::new(&nodes).stages();
     let depth = stage.iter().copied().max().unwrap_or(0);
     let mut stages: Vec<Vec<String>> = vec![Vec::new(); depth + 1];
     for (i, id) in selected.iter().enumerate() {
@@ -325,4 +307,23 @@ fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<Igno
         _ => ExecutionMode::Sequential,
     };
     (stages, ignored, mode)
+}
+
+/// The selected departments' dependencies on departments that were not selected.
+fn ignored_dependencies(config: &Config, selected: &[String]) -> Vec<IgnoredDependency> {
+    let chosen: HashSet<&str> = selected.iter().map(String::as_str).collect();
+    let mut ignored = Vec::new();
+    for id in selected {
+        let dept = config.department(id).expect("selected departments exist");
+        for dep in &dept.depends_on {
+            if !chosen.contains(dep.as_str()) {
+                ignored.push(IgnoredDependency {
+                    department: id.clone(),
+                    depends_on: dep.clone(),
+                    reason: format!("`{dep}` was not selected for this request"),
+                });
+            }
+        }
+    }
+    ignored
 }

@@ -1,0 +1,186 @@
+//! What one call to a provider spent, counted into a usage (SPEC §8): pure arithmetic, so
+//! the numbers a report shows can be checked without a provider.
+
+use crate::config::Price;
+use crate::report::run::Usage;
+
+/// What a provider's outcome says one call spent.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spend {
+    /// Retries the HTTP layer made inside the call (not quality attempts).
+    pub transport_retries: u32,
+    /// Answered from the `--cache` file: not bought again, so free.
+    pub cached: bool,
+    /// The model's price, `None` when the config has none.
+    pub price: Option<Price>,
+    /// The reply's prompt and completion tokens, when there is a reply.
+    pub tokens: Option<(u64, u64)>,
+}
+
+/// What the run's budgets are charged for a call that answered.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Charge {
+    /// Prompt and completion tokens together.
+    pub tokens: u64,
+    /// Its cost in USD (0 when cached or unpriced).
+    pub usd: f64,
+}
+
+/// Counts one call into `usage`: the call, its transport retries, whether it was cached or
+/// unpriced and, when it answered, its tokens and cost. Returns what the budgets are
+/// charged, nothing for a call without a reply. Saturating: the numbers come from servers,
+/// and none may wrap a sum.
+pub fn record(usage: &mut Usage, spend: &Spend) -> Option<Charge> {
+    usage.calls += 1;
+    usage.transport_retries = usage
+        .transport_retries
+        .saturating_add(u64::from(spend.transport_retries));
+    let price = if spend.cached {
+        usage.cached_calls += 1;
+        Some(Price::default())
+    } else {
+        spend.price
+    };
+    if price.is_none() {
+        usage.unpriced_calls += 1;
+    }
+    let (prompt_tokens, completion_tokens) = spend.tokens?;
+    usage.prompt_tokens = usage.prompt_tokens.saturating_add(prompt_tokens);
+    usage.completion_tokens = usage.completion_tokens.saturating_add(completion_tokens);
+    let usd = price.map_or(0.0, |p| p.cost(prompt_tokens, completion_tokens));
+    usage.cost_usd += usd;
+    Some(Charge {
+        tokens: prompt_tokens.saturating_add(completion_tokens),
+        usd,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// USD 2 per million prompt tokens, 8 per million completion tokens.
+    fn price() -> Option<Price> {
+        Some(Price {
+            input: 2.0,
+            output: 8.0,
+        })
+    }
+
+    #[test]
+    fn a_priced_reply_counts_its_tokens_and_cost() {
+        let mut usage = Usage::default();
+        let spend = Spend {
+            transport_retries: 2,
+            price: price(),
+            tokens: Some((1000, 500)),
+            ..Spend::default()
+        };
+        // (1000 × 2 + 500 × 8) / 1e6
+        assert_eq!(
+            record(&mut usage, &spend),
+            Some(Charge {
+                tokens: 1500,
+                usd: 0.006
+            })
+        );
+        assert_eq!(
+            (
+                usage.calls,
+                usage.transport_retries,
+                usage.prompt_tokens,
+                usage.completion_tokens
+            ),
+            (1, 2, 1000, 500)
+        );
+        assert_eq!(usage.cost_usd, 0.006);
+        assert_eq!((usage.cached_calls, usage.unpriced_calls, usage.fallbacks), (0, 0, 0));
+        // A second call adds to the first.
+        assert_eq!(
+            record(&mut usage, &spend),
+            Some(Charge {
+                tokens: 1500,
+                usd: 0.006
+            })
+        );
+        assert_eq!(
+            (usage.calls, usage.transport_retries, usage.prompt_tokens),
+            (2, 4, 2000)
+        );
+        assert_eq!(usage.cost_usd, 0.012);
+    }
+
+    #[test]
+    fn a_cached_reply_is_free_and_never_unpriced() {
+        for price in [price(), None] {
+            let mut usage = Usage::default();
+            let spend = Spend {
+                cached: true,
+                price,
+                tokens: Some((1000, 500)),
+                ..Spend::default()
+            };
+            assert_eq!(record(&mut usage, &spend), Some(Charge { tokens: 1500, usd: 0.0 }));
+            assert_eq!((usage.calls, usage.cached_calls, usage.unpriced_calls), (1, 1, 0));
+            assert_eq!((usage.prompt_tokens, usage.completion_tokens), (1000, 500));
+            assert_eq!(usage.cost_usd, 0.0);
+        }
+    }
+
+    #[test]
+    fn an_unpriced_reply_counts_its_tokens_at_no_cost() {
+        let mut usage = Usage::default();
+        let spend = Spend {
+            tokens: Some((10, 20)),
+            ..Spend::default()
+        };
+        assert_eq!(record(&mut usage, &spend), Some(Charge { tokens: 30, usd: 0.0 }));
+        assert_eq!((usage.calls, usage.unpriced_calls, usage.cached_calls), (1, 1, 0));
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens), (10, 20));
+        assert_eq!(usage.cost_usd, 0.0);
+    }
+
+    #[test]
+    fn a_call_without_a_reply_counts_the_call_and_its_retries_only() {
+        let mut usage = Usage::default();
+        let spend = Spend {
+            transport_retries: 3,
+            price: price(),
+            ..Spend::default()
+        };
+        assert_eq!(record(&mut usage, &spend), None);
+        assert_eq!((usage.calls, usage.transport_retries, usage.unpriced_calls), (1, 3, 0));
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens, usage.cost_usd),
+            (0, 0, 0.0)
+        );
+        let unpriced = Spend { price: None, ..spend };
+        assert_eq!(record(&mut usage, &unpriced), None);
+        assert_eq!((usage.calls, usage.transport_retries, usage.unpriced_calls), (2, 6, 1));
+    }
+
+    #[test]
+    fn numbers_from_servers_never_wrap() {
+        let mut usage = Usage {
+            transport_retries: u64::MAX - 1,
+            prompt_tokens: u64::MAX - 1,
+            ..Usage::default()
+        };
+        let spend = Spend {
+            transport_retries: 5,
+            tokens: Some((5, u64::MAX)),
+            ..Spend::default()
+        };
+        assert_eq!(
+            record(&mut usage, &spend),
+            Some(Charge {
+                tokens: u64::MAX,
+                usd: 0.0
+            })
+        );
+        assert_eq!(
+            (usage.transport_retries, usage.prompt_tokens, usage.completion_tokens),
+            (u64::MAX, u64::MAX, u64::MAX)
+        );
+    }
+}
