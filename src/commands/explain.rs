@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ExplainArgs, ReportFormat};
 use crate::config::Config;
-use crate::engine::{self, Budget, Engine};
+use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
 use crate::plan::{self, Plan, RoutingError};
@@ -23,15 +23,15 @@ fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan)
     let limits = &config.settings.limits;
     let budget = Budget::new(u64::from(limits.max_calls), limits.max_tokens, 1).with_max_usd(limits.max_cost_usd);
     let config = Arc::new(config);
-    let engine = Engine::new(
-        crate::text::new_id("run"),
-        config.clone(),
-        Arc::new(Schemas::of(&config)),
+    let engine = Engine::new(EngineParts {
+        run_id: crate::text::new_id("run"),
+        config: config.clone(),
+        schemas: Arc::new(Schemas::of(&config)),
         providers,
         budget,
-        Box::new(Observers(Vec::new())),
-        0,
-    );
+        observer: Box::new(Observers(Vec::new())),
+        seed: 0,
+    });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

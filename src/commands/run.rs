@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use super::progress::Progress;
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ReportFormat, RunArgs};
-use crate::engine::{self, Budget, Engine};
+use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
 use crate::report::events::{EventLog, Observer, Observers};
@@ -83,15 +83,15 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         config.settings.limits.max_concurrency as usize,
     )
     .with_max_usd(config.settings.limits.max_cost_usd);
-    let engine = Engine::new(
+    let engine = Engine::new(EngineParts {
         run_id,
-        config.clone(),
-        Arc::new(Schemas::of(&config)),
+        config: config.clone(),
+        schemas: Arc::new(Schemas::of(&config)),
         providers,
         budget,
-        Box::new(Observers(observers)),
-        args.replies.seed,
-    );
+        observer: Box::new(Observers(observers)),
+        seed: args.replies.seed,
+    });
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -18,7 +18,7 @@ use super::providers;
 use super::resolve_format;
 use crate::cli::{ReportFormat, TestArgs};
 use crate::config::{self, load::locate_root, Config};
-use crate::engine::{self, Budget, Engine};
+use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError, SpecialistMode};
@@ -439,15 +439,15 @@ async fn run_job(
             )
             .with_max_usd(limits.max_cost_usd)
             .with_gate(gate.clone());
-            let engine = Engine::new(
-                crate::text::new_id("run"),
-                config.clone(),
-                job.target.schemas.clone(),
-                job.target.providers.clone(),
+            let engine = Engine::new(EngineParts {
+                run_id: crate::text::new_id("run"),
+                config: config.clone(),
+                schemas: job.target.schemas.clone(),
+                providers: job.target.providers.clone(),
                 budget,
-                Box::new(Observers(Vec::new())),
+                observer: Box::new(Observers(Vec::new())),
                 seed,
-            );
+            });
             let interrupt = async move {
                 let _ = stopped.wait_for(|s| *s).await;
             };
