@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::plan::SpecialistMode;
 
 /// Run a request through a hierarchy of LLM agents declared in YAML/TOML.
 #[derive(Debug, Parser)]
@@ -132,16 +135,21 @@ pub enum ValidateFormat {
     Json,
 }
 
-/// Whether department heads use their specialists.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum SpecialistsArg {
-    /// By the request's complexity (SPEC §3.1).
-    #[default]
-    Auto,
-    /// At least two specialists per department.
-    Always,
-    /// Heads always answer directly.
-    Never,
+/// `--specialists` parses into the plan's own enum, so the CLI and suite files share one
+/// list of modes. Written out rather than derived: `plan` stays free of clap.
+impl ValueEnum for SpecialistMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[SpecialistMode::Auto, SpecialistMode::Always, SpecialistMode::Never]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            SpecialistMode::Auto => ("auto", "By the request's complexity (SPEC §3.1)"),
+            SpecialistMode::Always => ("always", "At least two specialists per department"),
+            SpecialistMode::Never => ("never", "Heads always answer directly"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
 }
 
 /// What `run` and `explain` share: the request and how to plan it.
@@ -161,8 +169,8 @@ pub struct PlanArgs {
     #[arg(long = "department", value_name = "ID")]
     pub departments: Vec<String>,
     /// Whether heads use specialists.
-    #[arg(long, value_enum, default_value_t = SpecialistsArg::Auto)]
-    pub specialists: SpecialistsArg,
+    #[arg(long, value_enum, default_value_t = SpecialistMode::Auto)]
+    pub specialists: SpecialistMode,
 }
 
 /// Where replies come from and go, and traces: the flags `run` and `test` share.

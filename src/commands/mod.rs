@@ -12,10 +12,10 @@ pub mod validate;
 
 use std::io::{IsTerminal, Read, Write};
 
-use crate::cli::{PlanArgs, ReportFormat, SpecialistsArg};
+use crate::cli::{PlanArgs, ReportFormat};
 use crate::config::{self, load::locate_root, Config};
 use crate::exit::CommandError;
-use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError, SpecialistMode};
+use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 
 /// Prompts above this size are refused (explain stays fast up to it; no model takes more).
 pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
@@ -71,11 +71,7 @@ pub fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
 pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
     PlanOptions {
         departments: args.departments.clone(),
-        specialists: match args.specialists {
-            SpecialistsArg::Auto => SpecialistMode::Auto,
-            SpecialistsArg::Always => SpecialistMode::Always,
-            SpecialistsArg::Never => SpecialistMode::Never,
-        },
+        specialists: args.specialists,
         router: RouterStep::wanted(config, &args.departments),
     }
 }

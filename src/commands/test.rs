@@ -21,7 +21,7 @@ use crate::config::{self, load::locate_root, Config};
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
-use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError, SpecialistMode};
+use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 use crate::provider::Providers;
 use crate::report::events::Observers;
 use crate::report::run::Report;
@@ -30,7 +30,7 @@ use crate::sink::LineFile;
 use crate::suite::file::Unchecked;
 use crate::suite::outputs::{self, Named, Pending};
 use crate::suite::results::{self, Line, Record, Resumed, Summary};
-use crate::suite::{expect, junit, Case, Specialists, Suite};
+use crate::suite::{expect, junit, Case, Suite};
 
 /// One config the suites run on, with the providers built for it.
 struct Target {
@@ -395,11 +395,7 @@ pub fn root_of(suite: Option<&Unchecked>, flag: Option<&Path>) -> PathBuf {
 fn options_of(config: &Config, case: &Case) -> PlanOptions {
     PlanOptions {
         departments: case.departments.clone(),
-        specialists: match case.specialists {
-            Specialists::Auto => SpecialistMode::Auto,
-            Specialists::Always => SpecialistMode::Always,
-            Specialists::Never => SpecialistMode::Never,
-        },
+        specialists: case.specialists,
         router: RouterStep::wanted(config, &case.departments),
     }
 }

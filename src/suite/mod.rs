@@ -10,4 +10,4 @@ pub mod outputs;
 pub mod results;
 pub mod shard;
 
-pub use file::{Case, Specialists, Suite};
+pub use file::{Case, Suite};
