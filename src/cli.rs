@@ -111,18 +111,37 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Output format of `run`, `explain` and `test`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
-#[strum(serialize_all = "lowercase")]
-pub enum ReportFormat {
-    /// Machine-readable JSON (the default when stdout is not a terminal).
+/// Output format of `run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    /// The report as JSON (the default when stdout is not a terminal).
     Json,
-    /// A tree for people (the default on a terminal).
+    /// The report as a tree for people (the default on a terminal).
     Tree,
-    /// A Markdown summary for `$GITHUB_STEP_SUMMARY` (`run`, `test`).
+    /// A Markdown summary for `$GITHUB_STEP_SUMMARY`.
     Markdown,
-    /// The plan as a Mermaid flowchart (`explain`).
+}
+
+/// Output format of `explain`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    /// The plan as JSON (the default when stdout is not a terminal).
+    Json,
+    /// The plan as a tree for people (the default on a terminal).
+    Tree,
+    /// The plan as a Mermaid flowchart.
     Mermaid,
+}
+
+/// Output format of `test`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TestFormat {
+    /// The summary as JSON (the default when stdout is not a terminal).
+    Json,
+    /// One line per case for people (the default on a terminal).
+    Tree,
+    /// A Markdown summary for `$GITHUB_STEP_SUMMARY`.
+    Markdown,
 }
 
 /// Output format of `validate`.
@@ -161,10 +180,6 @@ pub struct PlanArgs {
     /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Output format: json, tree, and markdown (run) or mermaid (explain) [default: tree on a
-    /// terminal, json otherwise]
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
     /// Run exactly these departments, skipping relevance scoring (repeatable).
     #[arg(long = "department", value_name = "ID")]
     pub departments: Vec<String>,
@@ -211,6 +226,9 @@ pub struct RunArgs {
     /// The request and how to plan it.
     #[command(flatten)]
     pub plan: PlanArgs,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<RunFormat>,
     /// Exit 3 when overallQuality is below N (0..=100).
     #[arg(long, value_name = "N", value_parser = quality)]
     pub min_quality: Option<f64>,
@@ -237,6 +255,9 @@ pub struct ExplainArgs {
     /// The request and how to plan it.
     #[command(flatten)]
     pub plan: PlanArgs,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<ExplainFormat>,
     /// Ask the router (exactly one call) and show the plan it gives.
     #[arg(long)]
     pub route: bool,
@@ -298,9 +319,9 @@ pub struct TestArgs {
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Output format: json, tree or markdown [default: tree on a terminal, json otherwise]
+    /// Output format [default: tree on a terminal, json otherwise]
     #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
+    pub format: Option<TestFormat>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,

@@ -12,7 +12,7 @@ pub mod validate;
 
 use std::io::{IsTerminal, Read, Write};
 
-use crate::cli::{PlanArgs, ReportFormat};
+use crate::cli::PlanArgs;
 use crate::config::{self, load::locate_root, Config};
 use crate::exit::CommandError;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
@@ -131,25 +131,7 @@ pub fn export_traces(exporter: Option<crate::trace::Exporter>) {
     }
 }
 
-/// Refuses a `--format` this command does not print.
-pub fn only_formats(flag: Option<ReportFormat>, command: &str, allowed: &[ReportFormat]) -> Result<(), CommandError> {
-    match flag {
-        Some(f) if !allowed.contains(&f) => {
-            let names: Vec<String> = allowed.iter().map(ToString::to_string).collect();
-            Err(CommandError::usage(format!(
-                "`{command}` prints {} (not {f})",
-                names.join(", ")
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// `--format`, else tree on a terminal and JSON otherwise.
-pub fn resolve_format(flag: Option<ReportFormat>) -> ReportFormat {
-    flag.unwrap_or(if std::io::stdout().is_terminal() {
-        ReportFormat::Tree
-    } else {
-        ReportFormat::Json
-    })
+/// `--format`, else `tree` on a terminal and `json` otherwise.
+pub fn resolve_format<F>(flag: Option<F>, tree: F, json: F) -> F {
+    flag.unwrap_or(if std::io::stdout().is_terminal() { tree } else { json })
 }

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 use super::progress::Progress;
 use super::{load_config, make_plan, read_prompt, resolve_format};
-use crate::cli::{ReportFormat, RunArgs};
+use crate::cli::{RunArgs, RunFormat};
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
@@ -18,11 +18,6 @@ use crate::sink::LineFile;
 
 /// Runs the request and prints the report.
 pub fn run(args: RunArgs) -> Result<Exit> {
-    super::only_formats(
-        args.plan.format,
-        "orch run",
-        &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Markdown],
-    )?;
     let prompt = read_prompt(&args.plan.prompt)?;
     let mut config = load_config(&args.plan)?;
     if let Some(n) = args.max_calls {
@@ -50,10 +45,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         Err(e) if e.exit == Exit::Failed => {
             // The master failed (nothing matched, no fallback): it never retries, but the
             // report is still printed so scripts see `status: failed` and the reason.
-            print_report(
-                &Report::master_failed(&prompt, &e.message),
-                resolve_format(args.plan.format),
-            )?;
+            print_report(&Report::master_failed(&prompt, &e.message), format(&args))?;
             return Err(e.into());
         }
         Err(e) => return Err(e.into()),
@@ -112,7 +104,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     super::export_traces(exporter);
 
     // The exit code tells how the run went even when nobody reads the report to the end.
-    if let Err(e) = print_report(&report, resolve_format(args.plan.format)) {
+    if let Err(e) = print_report(&report, format(&args)) {
         if !crate::exit::is_broken_pipe(&e) {
             return Err(e);
         }
@@ -228,19 +220,22 @@ pub fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
     }
 }
 
-fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
+/// `--format`, else tree on a terminal and JSON otherwise.
+fn format(args: &RunArgs) -> RunFormat {
+    resolve_format(args.format, RunFormat::Tree, RunFormat::Json)
+}
+
+fn print_report(report: &Report, format: RunFormat) -> Result<()> {
     let mut out = super::stdout();
     match format {
-        ReportFormat::Json => {
+        RunFormat::Json => {
             super::write_json(&mut out, report)?;
         }
-        ReportFormat::Tree => {
+        RunFormat::Tree => {
             let style = tree::Style::detect(std::io::stdout().is_terminal());
             tree::render(&run_tree(report, style), &mut out)?;
         }
-        ReportFormat::Markdown => out.write_all(crate::pictures::markdown::run(report).as_bytes())?,
-        // Refused before the run (`only_formats`).
-        ReportFormat::Mermaid => super::write_json(&mut out, report)?,
+        RunFormat::Markdown => out.write_all(crate::pictures::markdown::run(report).as_bytes())?,
     }
     out.flush()?;
     Ok(())

@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 
 use super::providers;
 use super::resolve_format;
-use crate::cli::{ReportFormat, TestArgs};
+use crate::cli::{TestArgs, TestFormat};
 use crate::config::{self, load::locate_root, Config};
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
@@ -51,11 +51,6 @@ struct Job<'a> {
 
 /// Runs `orch test`.
 pub fn test(args: TestArgs) -> Result<Exit> {
-    super::only_formats(
-        args.format,
-        "orch test",
-        &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Markdown],
-    )?;
     outputs::apart(&named_files(&args)).map_err(CommandError::usage)?;
     // Checked first: a JUnit file that cannot be written stops the suite before it runs; what
     // it holds is replaced only at the end (a refused suite leaves it as it was).
@@ -477,10 +472,10 @@ fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Result<
             .map(|e| format!("cannot write JUnit to {path}: {e}"))
     });
     let mut out = super::stdout();
-    match resolve_format(args.format) {
-        ReportFormat::Json | ReportFormat::Mermaid => super::write_json(&mut out, summary)?,
-        ReportFormat::Markdown => out.write_all(crate::pictures::markdown::suite(summary).as_bytes())?,
-        ReportFormat::Tree => {
+    match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
+        TestFormat::Json => super::write_json(&mut out, summary)?,
+        TestFormat::Markdown => out.write_all(crate::pictures::markdown::suite(summary).as_bytes())?,
+        TestFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());
             let mut text = String::new();
             for c in &summary.cases {
