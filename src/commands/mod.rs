@@ -7,6 +7,7 @@ pub mod providers;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod setup;
 pub mod test;
 pub mod validate;
 
@@ -121,14 +122,6 @@ pub fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) 
     let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     out.write_all(&bytes)
-}
-
-/// Flushes exported traces; a failure is one `warning:` line on stderr (even with
-/// `--quiet`), never the run's failure.
-pub fn export_traces(exporter: Option<crate::trace::Exporter>) {
-    if let Some(warning) = exporter.and_then(crate::trace::Exporter::finish) {
-        let _ = writeln!(std::io::stderr(), "warning: {}", crate::text::printable(&warning));
-    }
 }
 
 /// `--format`, else `tree` on a terminal and `json` otherwise.

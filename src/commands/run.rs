@@ -3,12 +3,13 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::progress::Progress;
+use super::setup;
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{RunArgs, RunFormat};
-use crate::engine::{self, Budget, Engine, EngineParts};
+use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
 use crate::report::events::{EventLog, Observer, Observers};
@@ -29,16 +30,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     if let Some(d) = args.deadline {
         config.settings.limits.deadline = d;
     }
-    if let Some(p) = &args.replies.provider {
-        if !config.settings.providers.contains_key(p) {
-            let known: Vec<&str> = config.settings.providers.keys().map(String::as_str).collect();
-            return Err(CommandError::usage(format!(
-                "unknown provider `{p}`{}",
-                crate::config::diagnostic::suggestion(p, known)
-            ))
-            .into());
-        }
-    }
+    setup::known_provider(&config, &args.replies)?;
     let options = super::plan_options(&config, &args.plan);
     let plan = match make_plan(&config, &prompt, &args.plan) {
         Ok(plan) => plan,
@@ -52,8 +44,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     };
     // Checked before any file is opened; started before the runtime (the exporter runs on
     // a thread of its own).
-    let exporter = crate::trace::Exporter::start(args.replies.otlp.as_deref(), args.replies.otlp_content)
-        .map_err(CommandError::usage)?;
+    let exporter = setup::exporter(&args.replies)?;
     let (providers, recording) = super::providers::build(&config, &[&plan], &args.replies, None)?;
     let config = Arc::new(config);
 
@@ -69,30 +60,21 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     if std::io::stderr().is_terminal() && !args.quiet {
         observers.push(Box::new(Progress::stderr()));
     }
-    let budget = Budget::new(
-        u64::from(config.settings.limits.max_calls),
-        config.settings.limits.max_tokens,
-        config.settings.limits.max_concurrency as usize,
-    )
-    .with_max_usd(config.settings.limits.max_cost_usd);
     let engine = Engine::new(EngineParts {
         run_id,
         config: config.clone(),
         schemas: Arc::new(Schemas::of(&config)),
         providers,
-        budget,
+        budget: setup::budget(&config),
         observer: Box::new(Observers(observers)),
         seed: args.replies.seed,
     });
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = setup::runtime()?;
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
         // The handlers are installed here, before the first call: a signal never meets the default.
-        let signalled = interruption();
+        let signalled = setup::interruption();
         let interrupt = async {
             let _ = signal.set(signalled.await);
         };
@@ -101,7 +83,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     // Stops the progress bars (and closes the events file) before the report is printed.
     drop(engine);
     drop(runtime);
-    super::export_traces(exporter);
+    setup::export_traces(exporter);
 
     // The exit code tells how the run went even when nobody reads the report to the end.
     if let Err(e) = print_report(&report, format(&args)) {
@@ -134,40 +116,6 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         .into()),
         true => Ok(exit),
-    }
-}
-
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM with the exit code each means. The handlers are
-/// installed when this is called (`ctrl_c()` alone would install one only when first polled).
-#[cfg(unix)]
-pub(super) fn interruption() -> impl std::future::Future<Output = Exit> {
-    use tokio::signal::unix::{signal, Signal, SignalKind};
-    async fn received(signal: Option<Signal>) {
-        match signal {
-            Some(mut s) => {
-                s.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    }
-    let interrupt = signal(SignalKind::interrupt()).ok();
-    let terminate = signal(SignalKind::terminate()).ok();
-    async move {
-        tokio::select! {
-            _ = received(interrupt) => Exit::Interrupted,
-            _ = received(terminate) => Exit::Terminated,
-        }
-    }
-}
-
-/// Resolves on Ctrl-C.
-#[cfg(not(unix))]
-pub(super) fn interruption() -> impl std::future::Future<Output = Exit> {
-    async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-        Exit::Interrupted
     }
 }
 
