@@ -9,6 +9,8 @@ pub mod run;
 pub mod schema;
 pub mod setup;
 pub mod test;
+mod test_files;
+mod test_summary;
 pub mod validate;
 
 use std::io::{IsTerminal, Read, Write};

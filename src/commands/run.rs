@@ -9,6 +9,7 @@ use super::progress::Progress;
 use super::setup;
 use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{RunArgs, RunFormat};
+use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
@@ -20,16 +21,7 @@ use crate::sink::LineFile;
 /// Runs the request and prints the report.
 pub fn run(args: RunArgs) -> Result<Exit> {
     let prompt = read_prompt(&args.plan.prompt)?;
-    let mut config = load_config(&args.plan)?;
-    if let Some(n) = args.max_calls {
-        config.settings.limits.max_calls = n;
-    }
-    if let Some(n) = args.concurrency {
-        config.settings.limits.max_concurrency = n;
-    }
-    if let Some(d) = args.deadline {
-        config.settings.limits.deadline = d;
-    }
+    let config = configured(&args)?;
     setup::known_provider(&config, &args.replies)?;
     let options = super::plan_options(&config, &args.plan);
     let plan = match make_plan(&config, &prompt, &args.plan) {
@@ -47,26 +39,15 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     let exporter = setup::exporter(&args.replies)?;
     let (providers, recording) = super::providers::build(&config, &[&plan], &args.replies, None)?;
     let config = Arc::new(config);
-
-    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let run_id = crate::text::new_id("run");
-    let events = match &args.events {
-        Some(path) => Some(Arc::new(LineFile::create(path, "events").map_err(CommandError::usage)?)),
-        None => None,
-    };
-    if let Some(out) = &events {
-        observers.push(Box::new(EventLog::new(&run_id, out.clone())));
-    }
-    if std::io::stderr().is_terminal() && !args.quiet {
-        observers.push(Box::new(Progress::stderr()));
-    }
+    let (observers, events) = observers(&args, &run_id)?;
     let engine = Engine::new(EngineParts {
         run_id,
         config: config.clone(),
         schemas: Arc::new(Schemas::of(&config)),
         providers,
         budget: setup::budget(&config),
-        observer: Box::new(Observers(observers)),
+        observer: Box::new(observers),
         seed: args.replies.seed,
     });
 
@@ -85,25 +66,65 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     drop(runtime);
     setup::export_traces(exporter);
 
+    let unwritten = [&events, &recording].into_iter().flatten().filter_map(|f| f.error());
+    outcome(
+        &report,
+        &args,
+        signal.get().copied(),
+        unwritten.map(String::from).collect(),
+    )
+}
+
+/// The config, with `--max-calls`, `--concurrency` and `--deadline` over its limits.
+fn configured(args: &RunArgs) -> Result<Config, CommandError> {
+    let mut config = load_config(&args.plan)?;
+    let limits = &mut config.settings.limits;
+    if let Some(n) = args.max_calls {
+        limits.max_calls = n;
+    }
+    if let Some(n) = args.concurrency {
+        limits.max_concurrency = n;
+    }
+    if let Some(d) = args.deadline {
+        limits.deadline = d;
+    }
+    Ok(config)
+}
+
+/// Who hears the run's events: `--events`' file (returned too, to check it was written) and
+/// the progress bars on a terminal unless `--quiet`.
+fn observers(args: &RunArgs, run_id: &str) -> Result<(Observers, Option<Arc<LineFile>>), CommandError> {
+    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
+    let events = match &args.events {
+        Some(path) => Some(Arc::new(LineFile::create(path, "events").map_err(CommandError::usage)?)),
+        None => None,
+    };
+    if let Some(out) = &events {
+        observers.push(Box::new(EventLog::new(run_id, out.clone())));
+    }
+    if std::io::stderr().is_terminal() && !args.quiet {
+        observers.push(Box::new(Progress::stderr()));
+    }
+    Ok((Observers(observers), events))
+}
+
+/// Prints the report and says how the run went: its exit code, and on stderr why it is not
+/// a success (`signal`: the signal that stopped it; `unwritten`: output files that failed).
+fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec<String>) -> Result<Exit> {
     // The exit code tells how the run went even when nobody reads the report to the end.
-    if let Err(e) = print_report(&report, format(&args)) {
+    if let Err(e) = print_report(report, format(args)) {
         if !crate::exit::is_broken_pipe(&e) {
             return Err(e);
         }
     }
-    let mut exit = exit_for(&report, args.min_quality);
-    if exit == Exit::Interrupted && signal.get() == Some(&Exit::Terminated) {
+    let mut exit = exit_for(report, args.min_quality);
+    if exit == Exit::Interrupted && signal == Some(Exit::Terminated) {
         exit = Exit::Terminated;
     }
     // An output file that could not be written is not a success either.
-    let unwritten: Vec<&str> = [&events, &recording]
+    let why = why_not_success(report, exit, args.min_quality)
         .into_iter()
-        .flatten()
-        .filter_map(|f| f.error())
-        .collect();
-    let why = why_not_success(&report, exit, args.min_quality)
-        .into_iter()
-        .chain(unwritten.iter().map(|e| e.to_string()))
+        .chain(unwritten)
         .collect::<Vec<_>>();
     if exit == Exit::Success && !why.is_empty() {
         exit = Exit::Failed;

@@ -2,25 +2,25 @@
 //! selected and planned, providers built per config; `suite`'s runner makes the runs through
 //! the same engine as `orch run`; then the summary, JUnit and the exit code.
 
-use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::io::Write;
 
 use anyhow::Result;
 
 use super::progress::CaseRuns;
+use super::providers;
 use super::setup::{self, CaseEngines};
-use super::{providers, resolve_format};
-use crate::cli::{TestArgs, TestFormat};
+use super::test_files::{named_files, open_junit, results_file, resumed};
+use super::test_summary::finish;
+use crate::cli::TestArgs;
 use crate::exit::{CommandError, Exit};
 use crate::plan::Plan;
-use crate::report::tree::Style;
 use crate::sink::LineFile;
 use crate::suite::load::{self, Loaded};
-use crate::suite::outputs::{self, Named, Pending};
-use crate::suite::results::{self, Resumed, Summary};
+use crate::suite::outputs;
+use crate::suite::results::{self, Summary};
 use crate::suite::runner::{self, Runner};
 use crate::suite::selection::{self, Runs};
-use crate::suite::{junit, order, target};
+use crate::suite::{order, target};
 
 /// Runs `orch test`.
 pub fn test(args: TestArgs) -> Result<Exit> {
@@ -133,97 +133,4 @@ fn load_suites(args: &TestArgs) -> Result<Loaded, CommandError> {
         }
         CommandError::usage(refused.message)
     })
-}
-
-/// `--resume`'s file (appended after its last whole line) or `--results`'s, if given.
-fn results_file(args: &TestArgs, resumed: &Resumed) -> Result<Option<LineFile>, CommandError> {
-    let file = match (&args.resume, &args.results) {
-        (Some(path), _) => results::append_after(path, resumed.torn),
-        (None, Some(path)) => LineFile::append(path, "results"),
-        (None, None) => return Ok(None),
-    };
-    file.map(Some).map_err(CommandError::usage)
-}
-
-/// `--junit`, checked writable before anything runs.
-fn open_junit(path: &Path) -> Result<Pending, CommandError> {
-    Pending::open(path).map_err(|e| CommandError::usage(format!("cannot write JUnit to {}: {e}", path.display())))
-}
-
-/// What the `--resume` file holds; a last line cut short (a run killed mid-line) is a
-/// warning, and its case run runs again.
-fn resumed(path: &Path) -> Result<Resumed, CommandError> {
-    let resumed = results::resume(path).map_err(CommandError::usage)?;
-    if let Some(at) = resumed.torn {
-        let _ = writeln!(
-            std::io::stderr(),
-            "warning: {}:{}: the last line was cut short (a run killed while writing it); it is ignored and its case run runs again",
-            crate::text::printable(&path.display().to_string()),
-            at.number
-        );
-    }
-    Ok(resumed)
-}
-
-/// Every file `orch test` is given, and whether it writes it.
-fn named_files(args: &TestArgs) -> Vec<Named<'_>> {
-    let replies = &args.replies;
-    let inputs = (args.suites.iter().map(|p| ("SUITE", p))).chain(args.merge.iter().map(|p| ("--merge", p)));
-    let mut files: Vec<Named> = inputs
-        .map(|(flag, path)| Named {
-            flag,
-            path,
-            writes: false,
-        })
-        .collect();
-    let single = [
-        ("--replay", &replies.replay, false),
-        ("--record", &replies.record, true),
-        ("--cache", &replies.cache, true),
-        ("--resume", &args.resume, true),
-        ("--results", &args.results, true),
-        ("--junit", &args.junit, true),
-    ];
-    files.extend(single.into_iter().filter_map(|(flag, path, writes)| {
-        Some(Named {
-            flag,
-            path: path.as_ref()?,
-            writes,
-        })
-    }));
-    files
-}
-
-/// Prints the summary, writes `--junit`, and says how it went. A JUnit file that fails to
-/// take its text is an error after the summary (exit 1).
-fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Result<Exit> {
-    let junit_error = junit.and_then(|file| {
-        let path = args
-            .junit
-            .as_deref()
-            .map_or_else(String::new, |p| p.display().to_string());
-        let written = file.write(&junit::render(summary));
-        written.err().map(|e| format!("cannot write JUnit to {path}: {e}"))
-    });
-    let mut out = super::stdout();
-    match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
-        TestFormat::Json => super::write_json(&mut out, summary)?,
-        TestFormat::Markdown => out.write_all(crate::pictures::markdown::suite(summary).as_bytes())?,
-        TestFormat::Tree => {
-            let style = Style::detect(std::io::stdout().is_terminal());
-            writeln!(out, "{}", crate::suite::tree::summary_tree(summary, style))?;
-        }
-    }
-    out.flush()?;
-    let failed = summary.failed + summary.errors;
-    let message = match junit_error {
-        Some(message) => message,
-        None if failed > 0 => format!("{failed} of {} cases failed", summary.cases.len()),
-        None => return Ok(Exit::Success),
-    };
-    Err(CommandError {
-        exit: Exit::Failed,
-        message,
-    }
-    .into())
 }
