@@ -90,3 +90,26 @@ impl Selection<'_> {
         jobs
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::order::tests::suite;
+
+    #[test]
+    fn the_filter_and_the_shard_choose_cases_and_count_the_rest() {
+        let suites = [suite("s", &["login-ok", "login-bad", "search"])];
+        let login = filter("^login").unwrap();
+        let chosen = select(&suites, None, Some(&login));
+        let ids: Vec<&str> = chosen.cases.iter().map(|(_, c)| c.id.as_str()).collect();
+        assert_eq!((ids, chosen.skipped), (vec!["login-ok", "login-bad"], 1));
+        let halves: Vec<usize> = (1..=2)
+            .map(|k| select(&suites, Some(Shard { index: k, count: 2 }), None).cases.len())
+            .collect();
+        assert_eq!(halves.iter().sum::<usize>(), 3);
+        assert_eq!(
+            filter("(").err().as_deref(),
+            Some("--filter `(` is not a regular expression: unclosed group")
+        );
+    }
+}
