@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::plan::SpecialistMode;
 
 /// Run a request through a hierarchy of LLM agents declared in YAML/TOML.
 #[derive(Debug, Parser)]
@@ -108,18 +111,37 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Output format of `run`, `explain` and `test`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
-#[strum(serialize_all = "lowercase")]
-pub enum ReportFormat {
-    /// Machine-readable JSON (the default when stdout is not a terminal).
+/// Output format of `run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    /// The report as JSON (the default when stdout is not a terminal).
     Json,
-    /// A tree for people (the default on a terminal).
+    /// The report as a tree for people (the default on a terminal).
     Tree,
-    /// A Markdown summary for `$GITHUB_STEP_SUMMARY` (`run`, `test`).
+    /// A Markdown summary for `$GITHUB_STEP_SUMMARY`.
     Markdown,
-    /// The plan as a Mermaid flowchart (`explain`).
+}
+
+/// Output format of `explain`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    /// The plan as JSON (the default when stdout is not a terminal).
+    Json,
+    /// The plan as a tree for people (the default on a terminal).
+    Tree,
+    /// The plan as a Mermaid flowchart.
     Mermaid,
+}
+
+/// Output format of `test`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TestFormat {
+    /// The summary as JSON (the default when stdout is not a terminal).
+    Json,
+    /// One line per case for people (the default on a terminal).
+    Tree,
+    /// A Markdown summary for `$GITHUB_STEP_SUMMARY`.
+    Markdown,
 }
 
 /// Output format of `validate`.
@@ -132,16 +154,21 @@ pub enum ValidateFormat {
     Json,
 }
 
-/// Whether department heads use their specialists.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum SpecialistsArg {
-    /// By the request's complexity (SPEC §3.1).
-    #[default]
-    Auto,
-    /// At least two specialists per department.
-    Always,
-    /// Heads always answer directly.
-    Never,
+/// `--specialists` parses into the plan's own enum, so the CLI and suite files share one
+/// list of modes. Written out rather than derived: `plan` stays free of clap.
+impl ValueEnum for SpecialistMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[SpecialistMode::Auto, SpecialistMode::Always, SpecialistMode::Never]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            SpecialistMode::Auto => ("auto", "By the request's complexity (SPEC §3.1)"),
+            SpecialistMode::Always => ("always", "At least two specialists per department"),
+            SpecialistMode::Never => ("never", "Heads always answer directly"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
 }
 
 /// What `run` and `explain` share: the request and how to plan it.
@@ -153,16 +180,12 @@ pub struct PlanArgs {
     /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Output format: json, tree, and markdown (run) or mermaid (explain) [default: tree on a
-    /// terminal, json otherwise]
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
     /// Run exactly these departments, skipping relevance scoring (repeatable).
     #[arg(long = "department", value_name = "ID")]
     pub departments: Vec<String>,
     /// Whether heads use specialists.
-    #[arg(long, value_enum, default_value_t = SpecialistsArg::Auto)]
-    pub specialists: SpecialistsArg,
+    #[arg(long, value_enum, default_value_t = SpecialistMode::Auto)]
+    pub specialists: SpecialistMode,
 }
 
 /// Where replies come from and go, and traces: the flags `run` and `test` share.
@@ -203,6 +226,9 @@ pub struct RunArgs {
     /// The request and how to plan it.
     #[command(flatten)]
     pub plan: PlanArgs,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<RunFormat>,
     /// Exit 3 when overallQuality is below N (0..=100).
     #[arg(long, value_name = "N", value_parser = quality)]
     pub min_quality: Option<f64>,
@@ -229,6 +255,9 @@ pub struct ExplainArgs {
     /// The request and how to plan it.
     #[command(flatten)]
     pub plan: PlanArgs,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<ExplainFormat>,
     /// Ask the router (exactly one call) and show the plan it gives.
     #[arg(long)]
     pub route: bool,
@@ -290,9 +319,9 @@ pub struct TestArgs {
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Output format: json, tree or markdown [default: tree on a terminal, json otherwise]
+    /// Output format [default: tree on a terminal, json otherwise]
     #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
+    pub format: Option<TestFormat>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use super::{load_config, make_plan, read_prompt, resolve_format};
-use crate::cli::{ExplainArgs, ReportFormat};
+use crate::cli::{ExplainArgs, ExplainFormat};
 use crate::config::Config;
-use crate::engine::{self, Budget, Engine};
+use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
 use crate::plan::{self, Plan, RoutingError};
@@ -23,15 +23,15 @@ fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan)
     let limits = &config.settings.limits;
     let budget = Budget::new(u64::from(limits.max_calls), limits.max_tokens, 1).with_max_usd(limits.max_cost_usd);
     let config = Arc::new(config);
-    let engine = Engine::new(
-        crate::text::new_id("run"),
-        config.clone(),
-        Arc::new(Schemas::of(&config)),
+    let engine = Engine::new(EngineParts {
+        run_id: crate::text::new_id("run"),
+        config: config.clone(),
+        schemas: Arc::new(Schemas::of(&config)),
         providers,
         budget,
-        Box::new(Observers(Vec::new())),
-        0,
-    );
+        observer: Box::new(Observers(Vec::new())),
+        seed: 0,
+    });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -47,11 +47,6 @@ fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan)
 
 /// Prints the plan as a tree or JSON.
 pub fn explain(args: ExplainArgs) -> Result<Exit> {
-    super::only_formats(
-        args.plan.format,
-        "orch explain",
-        &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Mermaid],
-    )?;
     let prompt = read_prompt(&args.plan.prompt)?;
     let config = load_config(&args.plan)?;
     let mut plan = make_plan(&config, &prompt, &args.plan)?;
@@ -59,17 +54,15 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
         plan = routed(config, &prompt, &args, &plan)?;
     }
     let mut out = super::stdout();
-    match resolve_format(args.plan.format) {
-        ReportFormat::Json => {
+    match resolve_format(args.format, ExplainFormat::Tree, ExplainFormat::Json) {
+        ExplainFormat::Json => {
             super::write_json(&mut out, &plan)?;
         }
-        ReportFormat::Tree => {
+        ExplainFormat::Tree => {
             let style = tree::Style::detect(std::io::stdout().is_terminal());
             tree::render(&plan_tree(&plan, style), &mut out)?;
         }
-        ReportFormat::Mermaid => out.write_all(crate::pictures::mermaid::plan(&plan).as_bytes())?,
-        // Refused before planning (`only_formats`).
-        ReportFormat::Markdown => super::write_json(&mut out, &plan)?,
+        ExplainFormat::Mermaid => out.write_all(crate::pictures::mermaid::plan(&plan).as_bytes())?,
     }
     out.flush()?;
     Ok(Exit::Success)

@@ -7,15 +7,18 @@ pub mod providers;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod setup;
 pub mod test;
+mod test_files;
+mod test_summary;
 pub mod validate;
 
 use std::io::{IsTerminal, Read, Write};
 
-use crate::cli::{PlanArgs, ReportFormat, SpecialistsArg};
+use crate::cli::PlanArgs;
 use crate::config::{self, load::locate_root, Config};
 use crate::exit::CommandError;
-use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError, SpecialistMode};
+use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 
 /// Prompts above this size are refused (explain stays fast up to it; no model takes more).
 pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
@@ -71,11 +74,7 @@ pub fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
 pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
     PlanOptions {
         departments: args.departments.clone(),
-        specialists: match args.specialists {
-            SpecialistsArg::Auto => SpecialistMode::Auto,
-            SpecialistsArg::Always => SpecialistMode::Always,
-            SpecialistsArg::Never => SpecialistMode::Never,
-        },
+        specialists: args.specialists,
         router: RouterStep::wanted(config, &args.departments),
     }
 }
@@ -127,33 +126,7 @@ pub fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) 
     out.write_all(&bytes)
 }
 
-/// Flushes exported traces; a failure is one `warning:` line on stderr (even with
-/// `--quiet`), never the run's failure.
-pub fn export_traces(exporter: Option<crate::trace::Exporter>) {
-    if let Some(warning) = exporter.and_then(crate::trace::Exporter::finish) {
-        let _ = writeln!(std::io::stderr(), "warning: {}", crate::text::printable(&warning));
-    }
-}
-
-/// Refuses a `--format` this command does not print.
-pub fn only_formats(flag: Option<ReportFormat>, command: &str, allowed: &[ReportFormat]) -> Result<(), CommandError> {
-    match flag {
-        Some(f) if !allowed.contains(&f) => {
-            let names: Vec<String> = allowed.iter().map(ToString::to_string).collect();
-            Err(CommandError::usage(format!(
-                "`{command}` prints {} (not {f})",
-                names.join(", ")
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// `--format`, else tree on a terminal and JSON otherwise.
-pub fn resolve_format(flag: Option<ReportFormat>) -> ReportFormat {
-    flag.unwrap_or(if std::io::stdout().is_terminal() {
-        ReportFormat::Tree
-    } else {
-        ReportFormat::Json
-    })
+/// `--format`, else `tree` on a terminal and `json` otherwise.
+pub fn resolve_format<F>(flag: Option<F>, tree: F, json: F) -> F {
+    flag.unwrap_or(if std::io::stdout().is_terminal() { tree } else { json })
 }

@@ -1,13 +1,16 @@
-//! Progress bars on stderr while a run is under way (indicatif), fed by engine events.
-//! A server's words and every id are shown escaped ([`printable`]), as on every human output.
+//! Progress bars on stderr while a run is under way (indicatif), fed by engine events, and
+//! the one bar of `orch test`, fed by finished case runs. A server's words and every id are
+//! shown escaped ([`printable`]), as on every human output.
 
 use std::collections::HashMap;
+use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::report::events::{Event, Observer};
+use crate::suite::results::Record;
 use crate::text::printable;
 
 /// One bar per department, counting specialist attempts as they happen.
@@ -119,6 +122,39 @@ impl Observer for Progress {
                 self.multi.set_draw_target(ProgressDrawTarget::hidden());
             }
             Event::Routing { .. } => {}
+        }
+    }
+}
+
+/// The bar of `orch test`: case runs made of those to make, drawn on a terminal unless
+/// `--quiet`.
+pub struct CaseRuns(Option<ProgressBar>);
+
+impl CaseRuns {
+    /// A bar of `len` case runs, or none when stderr is not a terminal or `quiet`.
+    pub fn new(len: usize, quiet: bool) -> Self {
+        CaseRuns((std::io::stderr().is_terminal() && !quiet).then(|| {
+            let bar = ProgressBar::new(len as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} case runs {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        }))
+    }
+
+    /// Counts a finished run, marked `(some failed)` when it failed.
+    pub fn finished(&self, record: &Record) {
+        if let Some(bar) = &self.0 {
+            bar.inc(1);
+            bar.set_message(if record.passed { "" } else { "(some failed)" });
+        }
+    }
+
+    /// Clears the bar before the summary is printed.
+    pub fn clear(self) {
+        if let Some(bar) = self.0 {
+            bar.finish_and_clear();
         }
     }
 }

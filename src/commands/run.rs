@@ -3,12 +3,14 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::progress::Progress;
+use super::setup;
 use super::{load_config, make_plan, read_prompt, resolve_format};
-use crate::cli::{ReportFormat, RunArgs};
-use crate::engine::{self, Budget, Engine};
+use crate::cli::{RunArgs, RunFormat};
+use crate::config::Config;
+use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
 use crate::report::events::{EventLog, Observer, Observers};
@@ -18,89 +20,42 @@ use crate::sink::LineFile;
 
 /// Runs the request and prints the report.
 pub fn run(args: RunArgs) -> Result<Exit> {
-    super::only_formats(
-        args.plan.format,
-        "orch run",
-        &[ReportFormat::Json, ReportFormat::Tree, ReportFormat::Markdown],
-    )?;
     let prompt = read_prompt(&args.plan.prompt)?;
-    let mut config = load_config(&args.plan)?;
-    if let Some(n) = args.max_calls {
-        config.settings.limits.max_calls = n;
-    }
-    if let Some(n) = args.concurrency {
-        config.settings.limits.max_concurrency = n;
-    }
-    if let Some(d) = args.deadline {
-        config.settings.limits.deadline = d;
-    }
-    if let Some(p) = &args.replies.provider {
-        if !config.settings.providers.contains_key(p) {
-            let known: Vec<&str> = config.settings.providers.keys().map(String::as_str).collect();
-            return Err(CommandError::usage(format!(
-                "unknown provider `{p}`{}",
-                crate::config::diagnostic::suggestion(p, known)
-            ))
-            .into());
-        }
-    }
+    let config = configured(&args)?;
+    setup::known_provider(&config, &args.replies)?;
     let options = super::plan_options(&config, &args.plan);
     let plan = match make_plan(&config, &prompt, &args.plan) {
         Ok(plan) => plan,
         Err(e) if e.exit == Exit::Failed => {
             // The master failed (nothing matched, no fallback): it never retries, but the
             // report is still printed so scripts see `status: failed` and the reason.
-            print_report(
-                &Report::master_failed(&prompt, &e.message),
-                resolve_format(args.plan.format),
-            )?;
+            print_report(&Report::master_failed(&prompt, &e.message), format(&args))?;
             return Err(e.into());
         }
         Err(e) => return Err(e.into()),
     };
     // Checked before any file is opened; started before the runtime (the exporter runs on
     // a thread of its own).
-    let exporter = crate::trace::Exporter::start(args.replies.otlp.as_deref(), args.replies.otlp_content)
-        .map_err(CommandError::usage)?;
+    let exporter = setup::exporter(&args.replies)?;
     let (providers, recording) = super::providers::build(&config, &[&plan], &args.replies, None)?;
     let config = Arc::new(config);
-
-    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let run_id = crate::text::new_id("run");
-    let events = match &args.events {
-        Some(path) => Some(Arc::new(LineFile::create(path, "events").map_err(CommandError::usage)?)),
-        None => None,
-    };
-    if let Some(out) = &events {
-        observers.push(Box::new(EventLog::new(&run_id, out.clone())));
-    }
-    if std::io::stderr().is_terminal() && !args.quiet {
-        observers.push(Box::new(Progress::stderr()));
-    }
-    let budget = Budget::new(
-        u64::from(config.settings.limits.max_calls),
-        config.settings.limits.max_tokens,
-        config.settings.limits.max_concurrency as usize,
-    )
-    .with_max_usd(config.settings.limits.max_cost_usd);
-    let engine = Engine::new(
+    let (observers, events) = observers(&args, &run_id)?;
+    let engine = Engine::new(EngineParts {
         run_id,
-        config.clone(),
-        Arc::new(Schemas::of(&config)),
+        config: config.clone(),
+        schemas: Arc::new(Schemas::of(&config)),
         providers,
-        budget,
-        Box::new(Observers(observers)),
-        args.replies.seed,
-    );
+        budget: setup::budget(&config),
+        observer: Box::new(observers),
+        seed: args.replies.seed,
+    });
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = setup::runtime()?;
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
         // The handlers are installed here, before the first call: a signal never meets the default.
-        let signalled = interruption();
+        let signalled = setup::interruption();
         let interrupt = async {
             let _ = signal.set(signalled.await);
         };
@@ -110,27 +65,67 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     drop(engine);
     // A schema check the deadline abandoned may still be running: it is not waited for.
     runtime.shutdown_background();
-    super::export_traces(exporter);
+    setup::export_traces(exporter);
 
+    let unwritten = [&events, &recording].into_iter().flatten().filter_map(|f| f.error());
+    outcome(
+        &report,
+        &args,
+        signal.get().copied(),
+        unwritten.map(String::from).collect(),
+    )
+}
+
+/// The config, with `--max-calls`, `--concurrency` and `--deadline` over its limits.
+fn configured(args: &RunArgs) -> Result<Config, CommandError> {
+    let mut config = load_config(&args.plan)?;
+    let limits = &mut config.settings.limits;
+    if let Some(n) = args.max_calls {
+        limits.max_calls = n;
+    }
+    if let Some(n) = args.concurrency {
+        limits.max_concurrency = n;
+    }
+    if let Some(d) = args.deadline {
+        limits.deadline = d;
+    }
+    Ok(config)
+}
+
+/// Who hears the run's events: `--events`' file (returned too, to check it was written) and
+/// the progress bars on a terminal unless `--quiet`.
+fn observers(args: &RunArgs, run_id: &str) -> Result<(Observers, Option<Arc<LineFile>>), CommandError> {
+    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
+    let events = match &args.events {
+        Some(path) => Some(Arc::new(LineFile::create(path, "events").map_err(CommandError::usage)?)),
+        None => None,
+    };
+    if let Some(out) = &events {
+        observers.push(Box::new(EventLog::new(run_id, out.clone())));
+    }
+    if std::io::stderr().is_terminal() && !args.quiet {
+        observers.push(Box::new(Progress::stderr()));
+    }
+    Ok((Observers(observers), events))
+}
+
+/// Prints the report and says how the run went: its exit code, and on stderr why it is not
+/// a success (`signal`: the signal that stopped it; `unwritten`: output files that failed).
+fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec<String>) -> Result<Exit> {
     // The exit code tells how the run went even when nobody reads the report to the end.
-    if let Err(e) = print_report(&report, resolve_format(args.plan.format)) {
+    if let Err(e) = print_report(report, format(args)) {
         if !crate::exit::is_broken_pipe(&e) {
             return Err(e);
         }
     }
-    let mut exit = exit_for(&report, args.min_quality);
-    if exit == Exit::Interrupted && signal.get() == Some(&Exit::Terminated) {
+    let mut exit = exit_for(report, args.min_quality);
+    if exit == Exit::Interrupted && signal == Some(Exit::Terminated) {
         exit = Exit::Terminated;
     }
     // An output file that could not be written is not a success either.
-    let unwritten: Vec<&str> = [&events, &recording]
+    let why = why_not_success(report, exit, args.min_quality)
         .into_iter()
-        .flatten()
-        .filter_map(|f| f.error())
-        .collect();
-    let why = why_not_success(&report, exit, args.min_quality)
-        .into_iter()
-        .chain(unwritten.iter().map(|e| e.to_string()))
+        .chain(unwritten)
         .collect::<Vec<_>>();
     if exit == Exit::Success && !why.is_empty() {
         exit = Exit::Failed;
@@ -143,40 +138,6 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         .into()),
         true => Ok(exit),
-    }
-}
-
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM with the exit code each means. The handlers are
-/// installed when this is called (`ctrl_c()` alone would install one only when first polled).
-#[cfg(unix)]
-pub(super) fn interruption() -> impl std::future::Future<Output = Exit> {
-    use tokio::signal::unix::{signal, Signal, SignalKind};
-    async fn received(signal: Option<Signal>) {
-        match signal {
-            Some(mut s) => {
-                s.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    }
-    let interrupt = signal(SignalKind::interrupt()).ok();
-    let terminate = signal(SignalKind::terminate()).ok();
-    async move {
-        tokio::select! {
-            _ = received(interrupt) => Exit::Interrupted,
-            _ = received(terminate) => Exit::Terminated,
-        }
-    }
-}
-
-/// Resolves on Ctrl-C.
-#[cfg(not(unix))]
-pub(super) fn interruption() -> impl std::future::Future<Output = Exit> {
-    async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-        Exit::Interrupted
     }
 }
 
@@ -229,19 +190,22 @@ pub fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
     }
 }
 
-fn print_report(report: &Report, format: ReportFormat) -> Result<()> {
+/// `--format`, else tree on a terminal and JSON otherwise.
+fn format(args: &RunArgs) -> RunFormat {
+    resolve_format(args.format, RunFormat::Tree, RunFormat::Json)
+}
+
+fn print_report(report: &Report, format: RunFormat) -> Result<()> {
     let mut out = super::stdout();
     match format {
-        ReportFormat::Json => {
+        RunFormat::Json => {
             super::write_json(&mut out, report)?;
         }
-        ReportFormat::Tree => {
+        RunFormat::Tree => {
             let style = tree::Style::detect(std::io::stdout().is_terminal());
             tree::render(&run_tree(report, style), &mut out)?;
         }
-        ReportFormat::Markdown => out.write_all(crate::pictures::markdown::run(report).as_bytes())?,
-        // Refused before the run (`only_formats`).
-        ReportFormat::Mermaid => super::write_json(&mut out, report)?,
+        RunFormat::Markdown => out.write_all(crate::pictures::markdown::run(report).as_bytes())?,
     }
     out.flush()?;
     Ok(())

@@ -88,17 +88,36 @@ impl CallError {
     }
 }
 
+/// What an [`Engine`] is built from, named so a call site reads as what it passes.
+pub struct EngineParts {
+    /// The run's id, in the report and every event.
+    pub run_id: String,
+    /// The checked config.
+    pub config: Arc<Config>,
+    /// Each `outputSchema` of the config, compiled once ([`Schemas::of`] the config).
+    pub schemas: Arc<Schemas>,
+    /// The provider of each agent.
+    pub providers: Providers,
+    /// Calls, tokens and concurrency the run may spend.
+    pub budget: Budget,
+    /// Receives events (events file, progress bars).
+    pub observer: Box<dyn Observer>,
+    /// Seed of the simulated provider.
+    pub seed: u64,
+}
+
 impl Engine {
-    /// A new engine for the run `run_id`; `schemas` are [`Schemas::of`] the config.
-    pub fn new(
-        run_id: String,
-        config: Arc<Config>,
-        schemas: Arc<Schemas>,
-        providers: Providers,
-        budget: Budget,
-        observer: Box<dyn Observer>,
-        seed: u64,
-    ) -> Self {
+    /// A new engine for one run, started now.
+    pub fn new(parts: EngineParts) -> Self {
+        let EngineParts {
+            run_id,
+            config,
+            schemas,
+            providers,
+            budget,
+            observer,
+            seed,
+        } = parts;
         Engine {
             config,
             providers,

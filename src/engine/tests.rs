@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{run, Budget, Engine};
+use super::{run, Budget, Engine, EngineParts};
 use crate::config::{load_str, Config};
 use crate::plan::{self, PlanOptions};
 use crate::provider::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, Providers};
@@ -136,15 +136,15 @@ async fn run_with(
         None,
         None,
     );
-    let engine = Engine::new(
-        "run-test".into(),
-        Arc::new(config),
-        Arc::default(),
+    let engine = Engine::new(EngineParts {
+        run_id: "run-test".into(),
+        config: Arc::new(config),
+        schemas: Arc::default(),
         providers,
         budget,
-        Box::new(NoObserver),
-        0,
-    );
+        observer: Box::new(NoObserver),
+        seed: 0,
+    });
     run(&engine, &plan, interrupt).await
 }
 

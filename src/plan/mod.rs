@@ -18,8 +18,13 @@ pub use router::RouterStep;
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 
-/// Whether department heads use their specialists (`--specialists`, SPEC §3.1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Whether department heads use their specialists (`--specialists`, a suite's
+/// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, strum::EnumString, strum::VariantNames, strum::Display,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum SpecialistMode {
     /// By the request's complexity.
     #[default]

@@ -12,20 +12,7 @@ use crate::config::decode::{section, Decoder, FromNode, Resolve};
 use crate::config::node::{At, Node, Pos};
 use crate::config::spec::{KeySpec, Rule};
 use crate::config::{Config, Diagnostic};
-
-/// Whether heads use specialists in a case (`--specialists`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, EnumString, VariantNames, strum::Display, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Specialists {
-    /// By the request's complexity.
-    #[default]
-    Auto,
-    /// At least two per department.
-    Always,
-    /// Heads answer directly.
-    Never,
-}
+use crate::plan::SpecialistMode;
 
 /// The status a case expects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, EnumString, VariantNames, strum::Display)]
@@ -39,7 +26,7 @@ pub enum Status {
     Failed,
 }
 
-impl FromNode for Specialists {
+impl FromNode for SpecialistMode {
     fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
         d.choice(node, key, what)
     }
@@ -51,9 +38,9 @@ impl FromNode for Status {
     }
 }
 
-impl Resolve for Specialists {
-    type To = Specialists;
-    fn resolve(self) -> Specialists {
+impl Resolve for SpecialistMode {
+    type To = SpecialistMode;
+    fn resolve(self) -> SpecialistMode {
         self
     }
 }
@@ -63,8 +50,8 @@ section! {
     DefaultsWire => /// What every case gets unless it says otherwise.
     Defaults, "`defaults`" {
         /// Whether heads use specialists: `auto`, `always` or `never`.
-        specialists "specialists": At<Specialists> => Specialists = Specialists::Auto,
-            Rule::Choice(Specialists::VARIANTS);
+        specialists "specialists": At<SpecialistMode> => SpecialistMode = SpecialistMode::Auto,
+            Rule::Choice(SpecialistMode::VARIANTS);
         /// Runs of each case (`--repeat` overrides it).
         repeat "repeat": u32 => u32 = 1, Rule::count(1, 1000);
     }
@@ -106,7 +93,7 @@ section! {
         /// Run exactly these departments (like `--department`).
         departments "departments": Vec<At<String>>, Rule::Strings;
         /// Whether heads use specialists (like `--specialists`).
-        specialists "specialists": At<Specialists>, Rule::Choice(Specialists::VARIANTS);
+        specialists "specialists": At<SpecialistMode>, Rule::Choice(SpecialistMode::VARIANTS);
         /// What the run must show.
         expect "expect": ExpectWire, Rule::Section(ExpectWire::KEYS);
     }
@@ -151,7 +138,7 @@ pub struct Case {
     /// `--department` for this case (empty: routing decides).
     pub departments: Vec<String>,
     /// `--specialists` for this case.
-    pub specialists: Specialists,
+    pub specialists: SpecialistMode,
     /// Runs (`defaults.repeat`, unless `--repeat`).
     pub repeat: u32,
     /// What the run must show.

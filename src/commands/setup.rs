@@ -1,0 +1,119 @@
+//! What `orch run` and `orch test` set up alike around the engine: the `--provider` flag
+//! checked, the trace exporter, the async runtime, the signal handlers, a run's budget from
+//! the config's limits, and the engine of each case run of a suite.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use futures::future::LocalBoxFuture;
+
+use crate::cli::ReplyArgs;
+use crate::config::Config;
+use crate::engine::{self, Budget, Engine, EngineParts};
+use crate::exit::{CommandError, Exit};
+use crate::report::events::Observers;
+use crate::report::run::Report;
+use crate::suite::runner::{CaseEngine, CaseRun};
+use crate::trace::Exporter;
+
+/// Refuses `--provider NAME` when the config knows no such provider (with a suggestion).
+pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), CommandError> {
+    let Some(p) = &replies.provider else { return Ok(()) };
+    if config.settings.providers.contains_key(p) {
+        return Ok(());
+    }
+    let known = config.settings.providers.keys().map(String::as_str);
+    let hint = crate::config::diagnostic::suggestion(p, known);
+    Err(CommandError::usage(format!("unknown provider `{p}`{hint}")))
+}
+
+/// The exporter of `--otlp`, if asked for. Started before the runtime: it runs on a thread
+/// of its own.
+pub fn exporter(replies: &ReplyArgs) -> Result<Option<Exporter>, CommandError> {
+    Exporter::start(replies.otlp.as_deref(), replies.otlp_content).map_err(CommandError::usage)
+}
+
+/// Flushes exported traces; a failure is one `warning:` line on stderr (even with
+/// `--quiet`), never the run's failure.
+pub fn export_traces(exporter: Option<Exporter>) {
+    if let Some(warning) = exporter.and_then(Exporter::finish) {
+        let _ = writeln!(std::io::stderr(), "warning: {}", crate::text::printable(&warning));
+    }
+}
+
+/// The multi-threaded runtime runs are made on.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// The budget of one run: the config's `limits` (calls, tokens, calls in flight, cost).
+pub fn budget(config: &Config) -> Budget {
+    let limits = &config.settings.limits;
+    Budget::new(
+        u64::from(limits.max_calls),
+        limits.max_tokens,
+        limits.max_concurrency as usize,
+    )
+    .with_max_usd(limits.max_cost_usd)
+}
+
+/// The engine of each case run of `orch test`: the same engine as `orch run`, its own
+/// budget from the limits, every call through the runner's shared gate.
+pub struct CaseEngines {
+    /// Seed of the simulated provider.
+    pub seed: u64,
+}
+
+impl CaseEngine for CaseEngines {
+    fn run<'a>(&'a self, run: CaseRun<'a>) -> LocalBoxFuture<'a, Report> {
+        let config = &run.target.config;
+        let engine = Engine::new(EngineParts {
+            run_id: crate::text::new_id("run"),
+            config: config.clone(),
+            schemas: run.target.schemas.clone(),
+            providers: run.target.providers.clone(),
+            budget: budget(config).with_gate(run.gate),
+            observer: Box::new(Observers(Vec::new())),
+            seed: self.seed,
+        });
+        Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
+    }
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM with the exit code each means. The handlers are
+/// installed when this is called (`ctrl_c()` alone would install one only when first
+/// polled), so call it on the runtime, before the first call.
+#[cfg(unix)]
+pub fn interruption() -> impl std::future::Future<Output = Exit> {
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    async fn received(signal: Option<Signal>) {
+        match signal {
+            Some(mut s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    let interrupt = signal(SignalKind::interrupt()).ok();
+    let terminate = signal(SignalKind::terminate()).ok();
+    async move {
+        tokio::select! {
+            _ = received(interrupt) => Exit::Interrupted,
+            _ = received(terminate) => Exit::Terminated,
+        }
+    }
+}
+
+/// Resolves on Ctrl-C.
+#[cfg(not(unix))]
+pub fn interruption() -> impl std::future::Future<Output = Exit> {
+    async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        Exit::Interrupted
+    }
+}

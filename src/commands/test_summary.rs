@@ -1,0 +1,48 @@
+//! The end of `orch test`: the summary printed in its format, `--junit` written, and the
+//! exit code.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Result;
+
+use super::resolve_format;
+use crate::cli::{TestArgs, TestFormat};
+use crate::exit::{CommandError, Exit};
+use crate::report::tree::Style;
+use crate::suite::junit;
+use crate::suite::outputs::Pending;
+use crate::suite::results::Summary;
+
+/// Prints the summary, writes `--junit`, and says how it went. A JUnit file that fails to
+/// take its text is an error after the summary (exit 1).
+pub fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Result<Exit> {
+    let junit_error = junit.and_then(|file| {
+        let path = args
+            .junit
+            .as_deref()
+            .map_or_else(String::new, |p| p.display().to_string());
+        let written = file.write(&junit::render(summary));
+        written.err().map(|e| format!("cannot write JUnit to {path}: {e}"))
+    });
+    let mut out = super::stdout();
+    match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
+        TestFormat::Json => super::write_json(&mut out, summary)?,
+        TestFormat::Markdown => out.write_all(crate::pictures::markdown::suite(summary).as_bytes())?,
+        TestFormat::Tree => {
+            let style = Style::detect(std::io::stdout().is_terminal());
+            writeln!(out, "{}", crate::suite::tree::summary_tree(summary, style))?;
+        }
+    }
+    out.flush()?;
+    let failed = summary.failed + summary.errors;
+    let message = match junit_error {
+        Some(message) => message,
+        None if failed > 0 => format!("{failed} of {} cases failed", summary.cases.len()),
+        None => return Ok(Exit::Success),
+    };
+    Err(CommandError {
+        exit: Exit::Failed,
+        message,
+    }
+    .into())
+}

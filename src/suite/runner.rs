@@ -1,0 +1,182 @@
+//! The runner of `orch test`: the chosen case runs, `--jobs` at a time, every call through
+//! one gate; each finished run checked against its case's expectations and written as a
+//! results line as it finishes (nothing kept but the record). A signal stops new runs; the
+//! runs it cut short are dropped, left for `--resume`.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::future::LocalBoxFuture;
+use futures::StreamExt;
+use tokio::sync::{watch, Semaphore};
+
+use super::results::{self, Line, Record};
+use super::shard::Shard;
+use super::target::Target;
+use super::{expect, Case, Suite};
+use crate::config::Config;
+use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
+use crate::report::run::Report;
+use crate::sink::LineFile;
+
+/// One run to make: a case of a suite, and which of its repeats.
+pub struct Job<'a> {
+    /// The suite of the case.
+    pub suite: &'a Suite,
+    /// The case.
+    pub case: &'a Case,
+    /// What it runs on.
+    pub target: &'a Target,
+    /// Its plan, or why routing found none (the run is then `failed`).
+    pub plan: &'a Result<Plan, String>,
+    /// Which run of the case, from 1.
+    pub repeat: u32,
+}
+
+/// One case run handed to the engine.
+pub struct CaseRun<'a> {
+    /// The config, schemas and providers it runs with.
+    pub target: &'a Target,
+    /// The request.
+    pub prompt: &'a str,
+    /// How it is planned.
+    pub options: PlanOptions,
+    /// The gate every case run's calls pass through.
+    pub gate: Arc<Semaphore>,
+    /// Resolves when the run must stop.
+    pub interrupt: LocalBoxFuture<'static, ()>,
+}
+
+/// Runs one case through the engine, as `orch run` would. The command layer implements it:
+/// this layer sits beside `engine` and does not import it.
+pub trait CaseEngine {
+    /// The report of one case run.
+    fn run<'a>(&'a self, run: CaseRun<'a>) -> LocalBoxFuture<'a, Report>;
+}
+
+/// How the case runs are made and where each finished one goes.
+pub struct Runner<'a> {
+    /// Makes each run.
+    pub engine: &'a dyn CaseEngine,
+    /// Case runs at once (`--jobs`).
+    pub jobs: usize,
+    /// The calls in flight of all runs together ([`gate`]).
+    pub gate: Arc<Semaphore>,
+    /// `--results`: one line per finished run.
+    pub results: Option<&'a LineFile>,
+    /// `--shard`, written on each results line.
+    pub shard: Option<Shard>,
+    /// Told of each finished run (a progress bar).
+    pub finished: &'a dyn Fn(&Record),
+}
+
+/// The gate on calls in flight: the smallest `limits.maxConcurrency` of the targets (8
+/// without any).
+pub fn gate<'a>(targets: impl Iterator<Item = &'a Target>) -> Arc<Semaphore> {
+    let least = targets.map(|t| t.config.settings.limits.max_concurrency as usize).min();
+    Arc::new(Semaphore::new(least.unwrap_or(8).max(1)))
+}
+
+impl Runner<'_> {
+    /// Makes every run; `signal` resolving stops them. The records come in the order runs
+    /// finished, with the signal's value if it came.
+    pub async fn run<S>(&self, jobs: &[Job<'_>], signal: impl Future<Output = S>) -> (Vec<Record>, Option<S>) {
+        let (stop, stopped) = watch::channel(false);
+        let runs = futures::stream::iter(jobs)
+            .map(|job| self.run_job(job, stopped.clone()))
+            .buffer_unordered(self.jobs)
+            // A run cut short by a signal is not a result: it is left for `--resume` to make.
+            .filter(|(_, report)| std::future::ready(!report.metadata.interrupted))
+            .map(|(record, report)| {
+                self.write_line(&record, &report);
+                (self.finished)(&record);
+                record
+            })
+            .collect::<Vec<Record>>();
+        tokio::pin!(runs);
+        tokio::select! {
+            records = &mut runs => (records, None),
+            got = signal => {
+                let _ = stop.send(true);
+                (runs.await, Some(got))
+            }
+        }
+    }
+
+    /// One case run: the engine's report, checked against the case's expectations.
+    async fn run_job(&self, job: &Job<'_>, mut stopped: watch::Receiver<bool>) -> (Record, Report) {
+        let started = Instant::now();
+        let report = match job.plan {
+            // After a signal no case starts, whatever its plan.
+            _ if *stopped.borrow() => {
+                let mut report = Report::master_failed(&job.case.prompt, "interrupted");
+                report.metadata.interrupted = true;
+                report
+            }
+            Ok(_) => {
+                let interrupt = Box::pin(async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                });
+                let run = CaseRun {
+                    target: job.target,
+                    prompt: &job.case.prompt,
+                    options: options_of(&job.target.config, job.case),
+                    gate: self.gate.clone(),
+                    interrupt,
+                };
+                self.engine.run(run).await
+            }
+            Err(why) => Report::master_failed(&job.case.prompt, why),
+        };
+        let failures = expect::failures(&job.case.expect, &report);
+        let record = Record {
+            suite: job.suite.name.clone(),
+            case_id: job.case.id.clone(),
+            repeat: job.repeat,
+            passed: failures.is_empty(),
+            failures,
+            duration_ms: started.elapsed().as_millis() as u64,
+            error: None,
+        };
+        (record, report)
+    }
+
+    /// Appends the run's line to `--results`, if given.
+    fn write_line(&self, record: &Record, report: &Report) {
+        let Some(out) = self.results else { return };
+        let line = Line {
+            suite: &record.suite,
+            case_id: &record.case_id,
+            repeat: record.repeat,
+            shard: self.shard.map(|s| s.to_string()),
+            passed: record.passed,
+            failures: &record.failures,
+            duration_ms: record.duration_ms,
+            error: record.error.as_deref(),
+            report: Some(report),
+        };
+        if let Some(text) = results::line_text(line) {
+            out.line(&text);
+        }
+    }
+}
+
+/// How a case is planned (its departments and specialists; the router not asked yet).
+pub fn options_of(config: &Config, case: &Case) -> PlanOptions {
+    PlanOptions {
+        departments: case.departments.clone(),
+        specialists: case.specialists,
+        router: RouterStep::wanted(config, &case.departments),
+    }
+}
+
+/// The plan of a case; a routing failure is the run's (reported as `failed`), never orch's.
+/// An unknown department is orch's: the message refuses the suite.
+pub fn plan_of(config: &Config, case: &Case) -> Result<Result<Plan, String>, String> {
+    match plan::build(config, &case.prompt, &options_of(config, case)) {
+        Ok(plan) => Ok(Ok(plan)),
+        Err(e @ RoutingError::NoMatch) => Ok(Err(e.to_string())),
+        Err(e) => Err(format!("case `{}`: {e}", case.id)),
+    }
+}
