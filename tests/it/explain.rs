@@ -149,16 +149,13 @@ mod bad_input {
     /// `orch` in the repository with `args` (and `stdin`) must end with `code`, print
     /// nothing on stdout and exactly `error: {message}` on stderr.
     fn fails(args: &[&str], stdin: Option<&[u8]>, code: i32, message: &str) {
-        let test = Test::new(&repo())
+        Test::new(&repo())
             .args(args)
             .status(code)
             .stdout("")
-            .stderr(format!("error: {message}\n"));
-        match stdin {
-            Some(input) => test.stdin(input),
-            None => test,
-        }
-        .run();
+            .stderr(format!("error: {message}\n"))
+            .stdin_if(stdin)
+            .run();
     }
 
     #[test]

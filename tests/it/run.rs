@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::common::mock::{config_yaml, one_department, Script};
-use crate::common::{department, json, orch, orch_with_stdin, repo, stderr, timeless, Root, Test};
+use crate::common::{department, json, orch, repo, stderr, timeless, Root, Test};
 use serde_json::Value;
 
 /// `orch run` on `root`'s `orch.yaml` with a JSON report, then `args`.
@@ -376,15 +376,14 @@ async fn a_failed_dependency_skips_its_dependent_and_the_run_is_partial() {
 
 #[test]
 fn nothing_matched_prints_a_failed_report_and_exits_1() {
-    let out = orch(&repo(), &["run", "--format", "json", "hello there"]);
-    assert_eq!(out.status.code(), Some(1));
+    let out = Test::new(&repo())
+        .args(["run", "--format", "json", "hello there"])
+        .status(1)
+        .stderr("error: unable to generate: no department matched the request\n")
+        .run();
     let r = json(&out);
     assert_eq!(r["status"], "failed");
     assert_eq!(r["error"], "unable to generate: no department matched the request");
-    assert_eq!(
-        stderr(&out),
-        "error: unable to generate: no department matched the request\n"
-    );
 }
 
 #[test]
@@ -412,9 +411,13 @@ fn run_rejects_what_explain_rejects() {
             "unknown provider `opnai` (did you mean `openai`?)",
         ),
     ] {
-        let out = orch_with_stdin(&repo(), &args, stdin);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(stderr(&out), format!("error: {message}\n"));
+        Test::new(&repo())
+            .args(&args)
+            .status(2)
+            .stdout("")
+            .stderr(format!("error: {message}\n"))
+            .stdin_if(stdin)
+            .run();
     }
 }
 

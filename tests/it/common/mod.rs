@@ -103,6 +103,14 @@ impl Test {
         self
     }
 
+    /// Feeds standard input when there is some (else stdin is empty, as in [`Test::new`]).
+    pub fn stdin_if(self, input: Option<&[u8]>) -> Self {
+        match input {
+            Some(input) => self.stdin(input),
+            None => self,
+        }
+    }
+
     /// Sets an environment variable.
     pub fn env(mut self, key: &str, value: &str) -> Self {
         self.env.push((key.to_string(), value.to_string()));
@@ -233,12 +241,7 @@ pub fn orch(cwd: &Path, args: &[&str]) -> Output {
 
 /// Like [`orch`], feeding `stdin`.
 pub fn orch_with_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let test = Test::new(cwd).args(args);
-    match stdin {
-        Some(input) => test.stdin(input),
-        None => test,
-    }
-    .run()
+    Test::new(cwd).args(args).stdin_if(stdin).run()
 }
 
 /// Runs a blocking wait; inside a (multi-thread) tokio test it tells the runtime, so the
