@@ -564,26 +564,25 @@ mod garbage {
     fn directory_with_no_config() {
         let root = Root::empty();
         for format in ["text", "json"] {
-            let out = Test::new(root.path())
+            // No report of positions when there is no file.
+            Test::new(root.path())
                 .args(["validate", "--format", format])
                 .status(2)
+                .stdout("")
+                .stderr("error: no orch config found in . (expected orch.toml, orch.yaml, departments/ or agents/)\n")
                 .run();
-            assert_eq!(stdout(&out), "", "no report of positions when there is no file");
-            assert_eq!(
-                crate::common::stderr(&out),
-                "error: no orch config found in . (expected orch.toml, orch.yaml, departments/ or agents/)\n"
-            );
         }
     }
 
     #[test]
     fn missing_path() {
         let root = Root::empty();
-        let out = Test::new(root.path()).args(["validate", "nowhere"]).status(2).run();
-        assert_eq!(
-            crate::common::stderr(&out),
-            "error: cannot read config nowhere: no such file or directory\n"
-        );
+        Test::new(root.path())
+            .args(["validate", "nowhere"])
+            .status(2)
+            .stdout("")
+            .stderr("error: cannot read config nowhere: no such file or directory\n")
+            .run();
     }
 
     #[test]
