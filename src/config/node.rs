@@ -381,9 +381,12 @@ mod tests {
     #[test]
     fn syntax_errors_point_at_a_line() {
         let e = parse_yaml("id: [unclosed\nname: x\n").unwrap_err();
-        assert!(e.pos.line >= 1);
+        assert_eq!(e.pos, Pos { line: 2, column: 5 });
+        assert_eq!(e.message, "illegal placement of ':' indicator");
         let e = parse_toml("a = \nb = 2\n").unwrap_err();
-        assert_eq!(e[0].pos.line, 1);
+        assert_eq!(e[0].pos, Pos { line: 1, column: 5 });
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].message, "string values must be quoted, expected literal string");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `orch explain` end to end: routing of seed 000's examples in both formats, bad input,
 //! and insta snapshots of the tree.
 
-use crate::common::{department, json, orch, orch_with_stdin, repo, stderr, stdout, Root};
+use crate::common::{department, json, orch, orch_with_stdin, repo, stderr, stdout, Root, Test};
 
 fn explain_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["explain", "--format", "json"];
@@ -121,11 +121,8 @@ fn examples_explain() {
 #[test]
 fn tree_snapshots() {
     let run = |args: &[&str]| {
-        let mut all = vec!["explain", "--format", "tree"];
-        all.extend_from_slice(args);
-        let out = orch(&repo(), &all);
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        stdout(&out)
+        let test = Test::new(&repo()).args(["explain", "--format", "tree"]).args(args);
+        stdout(&test.status(0).stderr("").run())
     };
     insta::assert_snapshot!("explain_character", run(&["Create character Aladdin"]));
     insta::assert_snapshot!("explain_scene", run(&["Generate scene with dialogue"]));
@@ -149,11 +146,16 @@ fn prompt_from_stdin() {
 mod bad_input {
     use super::*;
 
+    /// `orch` in the repository with `args` (and `stdin`) must end with `code`, print
+    /// nothing on stdout and exactly `error: {message}` on stderr.
     fn fails(args: &[&str], stdin: Option<&[u8]>, code: i32, message: &str) {
-        let out = orch_with_stdin(&repo(), args, stdin);
-        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
-        assert_eq!(stderr(&out), format!("error: {message}\n"));
-        assert!(stdout(&out).is_empty());
+        Test::new(&repo())
+            .args(args)
+            .status(code)
+            .stdout("")
+            .stderr(format!("error: {message}\n"))
+            .stdin_if(stdin)
+            .run();
     }
 
     #[test]
@@ -207,12 +209,12 @@ mod bad_input {
     fn broken_config_is_a_usage_error() {
         let root = Root::minimal();
         root.write("agents/x.yaml", "id: x\nrole: specialist\ndepartment: charactr\n");
-        let out = orch(root.path(), &["explain", "scene"]);
-        assert_eq!(out.status.code(), Some(2));
-        assert_eq!(
-            stderr(&out),
-            "error: invalid config: agents/x.yaml:3:13: error: unknown department `charactr` (did you mean `character`?)\n"
-        );
+        Test::new(root.path())
+            .args(["explain", "scene"])
+            .status(2)
+            .stdout("")
+            .stderr("error: invalid config: agents/x.yaml:3:13: error: unknown department `charactr` (did you mean `character`?)\n")
+            .run();
     }
 
     #[test]

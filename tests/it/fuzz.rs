@@ -165,6 +165,26 @@ fn seed() -> u64 {
         .unwrap_or(0x5eed_0f0c)
 }
 
+/// A diagnostic's `(line, column)` in `file` is a place in that file: one of its lines (the
+/// last may be the empty one after the final newline), a column within that line or just
+/// past its end (1:1 when it is not a readable file). Lines break as the file's format
+/// says: YAML also breaks at a lone `\r`.
+fn assert_within_its_file(root: &Path, file: &str, (line, column): (u32, u32), shown: &str) {
+    let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+    let lines: Vec<&str> = if file.ends_with(".toml") {
+        text.split('\n').collect()
+    } else {
+        text.split("\r\n").flat_map(|l| l.split(['\n', '\r'])).collect()
+    };
+    let at = (line as usize).checked_sub(1).and_then(|i| lines.get(i));
+    let at = at.unwrap_or_else(|| panic!("{shown}: line {line} of a file of {} lines:\n{text}", lines.len()));
+    let width = at.chars().count() as u32;
+    assert!(
+        (1..=width + 1).contains(&column),
+        "{shown}: column {column} of a line of {width} characters: {at:?}"
+    );
+}
+
 #[test]
 fn mutated_configs_load_or_fail_with_located_errors() {
     let files = shipped();
@@ -185,7 +205,7 @@ fn mutated_configs_load_or_fail_with_located_errors() {
             Err(e) => {
                 assert!(!e.diagnostics.is_empty(), "an error without a diagnostic");
                 for d in &e.diagnostics {
-                    assert!(d.line >= 1 || d.line == 0 && d.column == 0, "{d}");
+                    assert_within_its_file(root.path(), &d.file, (d.line, d.column), &d.to_string());
                 }
                 false
             }

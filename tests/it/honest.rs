@@ -17,9 +17,9 @@ async fn a_run_where_every_department_fails_says_so_on_stderr() {
     let out = Test::new(root.path())
         .args(["run", "--format", "json", "Aladdin"])
         .status(1)
+        .stderr("error: unable to generate: every department failed\n")
         .run();
     assert_eq!(json(&out)["status"], "failed");
-    assert_eq!(stderr(&out), "error: unable to generate: every department failed\n");
 }
 
 #[test]
@@ -27,16 +27,13 @@ fn a_refused_run_leaves_an_existing_cassette_alone() {
     let root = Root::minimal();
     root.write("orch.yaml", "defaults: { provider: openai }\n");
     let cassette = root.write("keep.jsonl", "precious\n");
-    let out = Test::new(root.path())
+    Test::new(root.path())
         .args(["run", "--record", cassette.to_str().unwrap(), "Aladdin character"])
         .env("OPENAI_API_KEY", "")
         .status(2)
+        .stdout("")
+        .stderr("error: provider `openai` cannot be used: environment variable `OPENAI_API_KEY` is not set (it holds the API key)\n")
         .run();
-    assert!(
-        stderr(&out).starts_with("error: provider `openai` cannot be used"),
-        "{}",
-        stderr(&out)
-    );
     assert_eq!(std::fs::read_to_string(&cassette).unwrap(), "precious\n");
 }
 
@@ -47,12 +44,12 @@ fn min_quality_is_a_number_from_0_to_100() {
         let out = Test::new(root.path())
             .args(["run", &format!("--min-quality={bad}"), "Aladdin"])
             .status(2)
+            .stdout("")
             .run();
-        assert!(
-            stderr(&out).contains("is not a quality between 0 and 100"),
-            "{bad}: {}",
-            stderr(&out)
-        );
+        // clap's usage error goes on with a blank line and a `--help` hint.
+        let says =
+            format!("error: invalid value '{bad}' for '--min-quality <N>': `{bad}` is not a quality between 0 and 100");
+        assert_eq!(stderr(&out).lines().next(), Some(says.as_str()));
     }
 }
 
@@ -60,12 +57,15 @@ fn min_quality_is_a_number_from_0_to_100() {
 fn two_yaml_documents_in_one_file_get_a_hint_for_config_authors() {
     let root = Root::minimal();
     root.write("agents/two.yaml", "id: a\nrole: judge\n---\nid: b\nrole: judge\n");
-    let out = Test::new(root.path()).args(["validate"]).status(2).run();
-    assert!(
-        crate::common::stdout(&out).starts_with("agents/two.yaml:4:1: error: invalid YAML: a file holds one YAML document: remove the `---` separator, or list several definitions under `agents:` / `departments:`"),
-        "{}",
-        crate::common::stdout(&out)
-    );
+    Test::new(root.path())
+        .args(["validate"])
+        .status(2)
+        .stdout(
+            "agents/two.yaml:4:1: error: invalid YAML: a file holds one YAML document: remove the `---` separator, or list several definitions under `agents:` / `departments:`\n\
+             1 error, 0 warnings\n",
+        )
+        .stderr("")
+        .run();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -102,18 +102,19 @@ fn control_characters_in_a_config_cannot_forge_a_diagnostic() {
         "agents/evil.yaml",
         "id: \"zz\\nagents/forged.yaml:1:1: error: FORGED\"\nrole: \"\\e[2Jboss\"\n",
     );
-    let text = refused(root.path());
-    assert!(!text.contains('\x1b'), "{text:?}");
-    assert!(!text.lines().any(|l| l.starts_with("agents/forged.yaml")), "{text}");
-    assert!(
-        text.contains("error: id `zz\\nagents/forged.yaml:1:1: error: FORGED` must be lower-case letters"),
-        "{text}"
+    // The newline and the escape stay visible as `\n` and `\u{1b}`: no forged line, no escape.
+    assert_eq!(
+        refused(root.path()),
+        "agents/evil.yaml:1:5: error: id `zz\\nagents/forged.yaml:1:1: error: FORGED` must be lower-case letters, digits, `-` and `_`, starting with a letter or digit\n\
+         agents/evil.yaml:2:7: error: `role` must be one of head, specialist, judge, master, router, found `\\u{1b}[2Jboss`\n\
+         2 errors, 0 warnings\n"
     );
-    assert!(text.contains("found `\\u{1b}[2Jboss`"), "{text}");
-    let run = Test::new(root.path()).args(["run", "Aladdin"]).status(2).run();
-    let err = stderr(&run);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(!err.contains('\x1b'), "{err:?}");
+    Test::new(root.path())
+        .args(["run", "Aladdin"])
+        .status(2)
+        .stdout("")
+        .stderr("error: invalid config: agents/evil.yaml:1:5: error: id `zz\\nagents/forged.yaml:1:1: error: FORGED` must be lower-case letters, digits, `-` and `_`, starting with a letter or digit (and 1 more; run `orch validate`)\n")
+        .run();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -156,10 +157,9 @@ fn an_events_or_cassette_file_that_cannot_be_written_is_an_error_after_the_repor
         let out = Test::new(root.path())
             .args(["run", "--format", "json", flag, "/dev/full", "Aladdin character"])
             .status(1)
+            .stderr(format!("{says} (os error 28)\n"))
             .run();
         assert_eq!(json(&out)["status"], "success");
-        assert!(stderr(&out).starts_with(says), "{flag}: {}", stderr(&out));
-        assert_eq!(stderr(&out).lines().count(), 1);
     }
 }
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::common::mock::{one_department, Script};
-use crate::common::{repo, stderr, stdout, Root, Test, RUN_ALWAYS};
+use crate::common::{repo, stdout, Root, Test, RUN_ALWAYS};
 
 const QUICK_START: &str =
     "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops";
@@ -225,9 +225,12 @@ fn report_names_where_a_file_is_neither_a_report_nor_results() {
         ),
         ("other.jsonl", "other.jsonl:3: not a results line (no `caseId`)"),
     ] {
-        let out = Test::new(root.path()).args(["report", file]).status(2).run();
-        assert_eq!(stderr(&out), format!("error: {says}\n"), "{file}");
-        assert!(stdout(&out).is_empty());
+        Test::new(root.path())
+            .args(["report", file])
+            .status(2)
+            .stdout("")
+            .stderr(format!("error: {says}\n"))
+            .run();
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use crate::common::mock::chat_reply;
-use crate::common::{json, repo, stderr, stdout, Root, Test};
+use crate::common::{json, repo, stderr, Root, Test};
 
 const STUDIO: &str = "tests/suites/studio.yaml";
 /// Calls one case of one department makes with `specialists: never`: the head's answer.
@@ -36,9 +36,26 @@ fn the_shipped_suites_pass() {
         .status(0)
         .run();
     assert_eq!(json(&assistant)["passed"], 4);
-    let tree = in_repo().args(["test", STUDIO, "--format", "tree"]).status(0).run();
-    assert!(stdout(&tree).starts_with("✓ studio/character-costume\n"));
-    assert!(stdout(&tree).ends_with("\n12 passed, 0 failed\n"), "{}", stdout(&tree));
+    in_repo()
+        .args(["test", STUDIO, "--format", "tree"])
+        .status(0)
+        .stdout(
+            "✓ studio/character-costume\n\
+             ✓ studio/story-opening-then-visual\n\
+             ✓ studio/audio-soundtrack\n\
+             ✓ studio/production-schedule\n\
+             ✓ studio/visual-storyboard-sequential\n\
+             ✓ studio/image-quality-render\n\
+             ✓ studio/character-and-audio-parallel\n\
+             ✓ studio/quick-start-sequential\n\
+             ✓ studio/forced-department\n\
+             ✓ studio/heads-answer-directly\n\
+             ✓ studio/specialists-always\n\
+             ✓ studio/unroutable-request-fails\n\
+             12 passed, 0 failed\n",
+        )
+        .stderr("")
+        .run();
 }
 
 /// FNV-1a 64, written out again here from its definition.
@@ -190,28 +207,23 @@ async fn repeats_pass_by_their_rate_and_junit_escapes_everything() {
     );
     // One run at a time, so the answers alternate run by run: 2 of 4 find the lamp.
     let rate = |r: &str| {
-        Test::new(root.path())
-            .args([
-                "test",
-                "only-lamp.yaml",
-                "--repeat",
-                "4",
-                "--jobs",
-                "1",
-                "--pass-rate",
-                r,
-                "--format",
-                "json",
-            ])
-            .run()
+        Test::new(root.path()).args([
+            "test",
+            "only-lamp.yaml",
+            "--repeat",
+            "4",
+            "--jobs",
+            "1",
+            "--pass-rate",
+            r,
+            "--format",
+            "json",
+        ])
     };
-    let half = rate("0.5");
-    assert_eq!(half.status.code(), Some(0), "{}", stderr(&half));
+    let half = rate("0.5").status(0).stderr("").run();
     assert_eq!(json(&half)["cases"][0]["passedRuns"], 2);
     assert_eq!(json(&half)["cases"][0]["runs"], 4);
-    let most = rate("0.75");
-    assert_eq!(most.status.code(), Some(1));
-    assert_eq!(stderr(&most), "error: 1 of 1 cases failed\n");
+    rate("0.75").status(1).stderr("error: 1 of 1 cases failed\n").run();
 
     let junit = root.path().join("j.xml");
     let out = Test::new(root.path())
@@ -243,40 +255,36 @@ fn a_broken_suite_stops_before_anything_runs() {
         "s.yaml",
         "cases:\n  - id: a\n    prompt: Aladdin\n    expct: {}\n  - id: a\n    prompt: again\n    expect: { departments: [charactr], matches: [\"(unclosed\"] }\n",
     );
-    let out = Test::new(root.path()).args(["test", "s.yaml"]).status(2).run();
-    let err = stderr(&out);
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(
-        lines[0],
-        "s.yaml:4:5: error: unknown key `expct` in a case (did you mean `expect`?)"
-    );
-    assert_eq!(
-        lines[1],
-        "s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)"
-    );
-    assert_eq!(lines.last().unwrap(), &"error: the suite has 4 errors (nothing ran)");
-    let validate = Test::new(root.path())
+    let diagnostics = "s.yaml:4:5: error: unknown key `expct` in a case (did you mean `expect`?)\n\
+                       s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)\n\
+                       s.yaml:7:29: error: unknown department `charactr` (did you mean `character`?)\n\
+                       s.yaml:7:50: error: `(unclosed` is not a regular expression: unclosed group\n";
+    Test::new(root.path())
+        .args(["test", "s.yaml"])
+        .status(2)
+        .stdout("")
+        .stderr(format!("{diagnostics}error: the suite has 4 errors (nothing ran)\n"))
+        .run();
+    Test::new(root.path())
         .args(["validate", "--suite", "s.yaml"])
         .status(2)
+        .stdout(format!("{diagnostics}4 errors, 0 warnings\n"))
+        .stderr("")
         .run();
-    assert!(stdout(&validate).contains("s.yaml:4:5: error: unknown key `expct`"));
     root.write(
         "t.yaml",
         "cases:\n  - id: b\n    prompt: Aladdin\n    expect: { departments: [charactr], matches: [\"(unclosed\"] }\n",
     );
-    let out = Test::new(root.path())
+    Test::new(root.path())
         .args(["validate", "--suite", "t.yaml"])
         .status(2)
+        .stdout(
+            "t.yaml:4:29: error: unknown department `charactr` (did you mean `character`?)\n\
+             t.yaml:4:50: error: `(unclosed` is not a regular expression: unclosed group\n\
+             2 errors, 0 warnings\n",
+        )
+        .stderr("")
         .run();
-    let text = stdout(&out);
-    assert!(
-        text.contains("t.yaml:4:29: error: unknown department `charactr` (did you mean `character`?)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("t.yaml:4:50: error: `(unclosed` is not a regular expression: unclosed group"),
-        "{text}"
-    );
 }
 
 #[test]
@@ -286,29 +294,35 @@ fn validate_suite_reports_every_problem_at_once() {
         "s.yaml",
         "cases:\n  - id: a\n    prompt: Aladdin\n    expct: {}\n  - id: a\n    prompt: again\n    expect: { include: [charactr], matches: [\"(unclosed\"] }\n",
     );
-    let out = Test::new(root.path())
+    let diagnostics = "s.yaml:4:5: error: unknown key `expct` in a case (did you mean `expect`?)\n\
+                       s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)\n\
+                       s.yaml:7:25: error: unknown department `charactr` (did you mean `character`?)\n\
+                       s.yaml:7:46: error: `(unclosed` is not a regular expression: unclosed group\n";
+    Test::new(root.path())
         .args(["validate", "--suite", "s.yaml"])
         .status(2)
+        .stdout(format!("{diagnostics}4 errors, 0 warnings\n"))
+        .stderr("")
         .run();
-    assert_eq!(
-        stdout(&out),
-        "s.yaml:4:5: error: unknown key `expct` in a case (did you mean `expect`?)\n\
-         s.yaml:5:9: error: duplicate case id `a` (first at s.yaml:2:9)\n\
-         s.yaml:7:25: error: unknown department `charactr` (did you mean `character`?)\n\
-         s.yaml:7:46: error: `(unclosed` is not a regular expression: unclosed group\n\
-         4 errors, 0 warnings\n"
-    );
-    let test = Test::new(root.path()).args(["test", "s.yaml"]).status(2).run();
-    assert!(stderr(&test).ends_with(":7:46: error: `(unclosed` is not a regular expression: unclosed group\nerror: the suite has 4 errors (nothing ran)\n"), "{}", stderr(&test));
+    Test::new(root.path())
+        .args(["test", "s.yaml"])
+        .status(2)
+        .stdout("")
+        .stderr(format!("{diagnostics}error: the suite has 4 errors (nothing ran)\n"))
+        .run();
 }
 
 #[test]
 fn a_bad_shard_is_a_usage_error() {
-    let out = in_repo().args(["test", STUDIO, "--shard", "4/3"]).status(2).run();
-    assert!(
-        stderr(&out).contains("`4/3` is not a shard K/N with 1 ≤ K ≤ N"),
-        "{}",
-        stderr(&out)
+    let out = in_repo()
+        .args(["test", STUDIO, "--shard", "4/3"])
+        .status(2)
+        .stdout("")
+        .run();
+    // clap's usage error goes on with a blank line and a `--help` hint.
+    assert_eq!(
+        stderr(&out).lines().next(),
+        Some("error: invalid value '4/3' for '--shard <K/N>': `4/3` is not a shard K/N with 1 ≤ K ≤ N (like 2/4)")
     );
 }
 
@@ -351,44 +365,51 @@ async fn ctrl_c_prints_what_finished_exits_130_and_leaves_the_rest_to_resume() {
 fn merge_of_a_missing_or_endless_file_is_refused() {
     let root = Root::empty();
     for (file, says) in [
-        ("missing.jsonl", "cannot read results missing.jsonl"),
+        (
+            "missing.jsonl",
+            "error: cannot read results missing.jsonl: no such file or directory\n",
+        ),
         ("/dev/zero", "error: /dev/zero is not a regular file\n"),
     ] {
-        let out = Test::new(root.path()).args(["test", "--merge", file]).status(2).run();
-        assert!(stderr(&out).contains(says), "{file}: {}", stderr(&out));
+        Test::new(root.path())
+            .args(["test", "--merge", file])
+            .status(2)
+            .stdout("")
+            .stderr(says)
+            .run();
     }
 }
 
 #[test]
 fn an_unwritable_junit_stops_the_suite_before_it_runs() {
-    let out = in_repo()
+    in_repo()
         .args(["test", STUDIO, "--junit", "/nonexistent/j.xml", "--format", "json"])
         .status(2)
+        .stdout("")
+        .stderr("error: cannot write JUnit to /nonexistent/j.xml: No such file or directory (os error 2)\n")
         .run();
-    assert!(
-        stderr(&out).starts_with("error: cannot write JUnit to /nonexistent/j.xml"),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(stdout(&out), "");
 }
 
 #[test]
 fn validate_suite_uses_the_suites_own_config_from_anywhere() {
     let elsewhere = Root::empty();
     let suite = repo().join(STUDIO);
-    let out = Test::new(elsewhere.path())
+    Test::new(elsewhere.path())
         .args(["validate", "--suite", suite.to_str().unwrap()])
         .status(0)
+        .stdout("0 errors, 0 warnings\n")
+        .stderr("")
         .run();
-    assert_eq!(stdout(&out), "0 errors, 0 warnings\n");
     elsewhere.write("bad.yaml", "config: /nowhere\ncases:\n  - id: a\n    prompt: [1, 2\n");
-    let bad = Test::new(elsewhere.path()).args(["test", "bad.yaml"]).status(2).run();
-    assert!(
-        stderr(&bad).starts_with("bad.yaml:"),
-        "the suite's own syntax error comes first: {}",
-        stderr(&bad)
-    );
+    // The suite's own syntax error, before any word about its config.
+    Test::new(elsewhere.path())
+        .args(["test", "bad.yaml"])
+        .status(2)
+        .stdout("")
+        .stderr(
+            "bad.yaml:4:13: error: invalid YAML: unclosed bracket '['\nerror: the suite has 1 error (nothing ran)\n",
+        )
+        .run();
 }
 
 #[test]
@@ -439,16 +460,16 @@ fn every_case_of_a_suite_checks_its_agents_output_schemas() {
 fn validate_suite_reports_a_broken_suite_and_its_broken_config() {
     let root = Root::orch_yaml("agents:\n  - { id: x, role: juge }\n");
     root.write("s.yaml", "cases: [\n");
-    let out = Test::new(root.path())
+    Test::new(root.path())
         .args(["validate", "--suite", "s.yaml"])
         .status(2)
+        .stdout(
+            "s.yaml:1:8: error: invalid YAML: unclosed bracket '['\n\
+             orch.yaml:2:20: error: `role` must be one of head, specialist, judge, master, router, found `juge` (did you mean `judge`?)\n\
+             2 errors, 0 warnings\n",
+        )
+        .stderr("")
         .run();
-    assert_eq!(
-        stdout(&out),
-        "s.yaml:1:8: error: invalid YAML: unclosed bracket '['\n\
-         orch.yaml:2:20: error: `role` must be one of head, specialist, judge, master, router, found `juge` (did you mean `judge`?)\n\
-         2 errors, 0 warnings\n"
-    );
 }
 
 #[test]
@@ -459,15 +480,12 @@ fn two_suites_of_one_name_are_a_usage_error_naming_both() {
     };
     root.write("a/smoke.yaml", case("success"));
     root.write("b/smoke.yaml", case("failed"));
-    let out = Test::new(root.path())
+    Test::new(root.path())
         .args(["test", "a/smoke.yaml", "b/smoke.yaml", "--format", "json"])
         .status(2)
+        .stdout("")
+        .stderr("error: suites a/smoke.yaml and b/smoke.yaml have one name `smoke` (results and JUnit know a case by its suite's file name and its id); rename one\n")
         .run();
-    assert_eq!(
-        stderr(&out),
-        "error: suites a/smoke.yaml and b/smoke.yaml have one name `smoke` (results and JUnit know a case by its suite's file name and its id); rename one\n"
-    );
-    assert_eq!(stdout(&out), "");
     // One file named twice is one suite, run once.
     let once = Test::new(root.path())
         .args(["test", "a/smoke.yaml", "a/../a/smoke.yaml", "--format", "json"])
@@ -525,12 +543,15 @@ fn a_refused_command_leaves_every_file_as_it_was() {
         ),
         (&["ok.yaml", "--junit", "ok.yaml"], "--junit ok.yaml and SUITE ok.yaml"),
     ] {
-        let out = Test::new(root.path()).args(["test"]).args(args).status(2).run();
-        assert_eq!(
-            stderr(&out),
-            format!("error: {says} are the same file (orch would write over what it reads)\n"),
-            "{args:?}"
-        );
+        Test::new(root.path())
+            .args(["test"])
+            .args(args)
+            .status(2)
+            .stdout("")
+            .stderr(format!(
+                "error: {says} are the same file (orch would write over what it reads)\n"
+            ))
+            .run();
         assert_eq!(std::fs::read_to_string(root.path().join("r.jsonl")).unwrap(), results);
     }
     assert_eq!(
@@ -596,21 +617,20 @@ fn resume_reruns_the_case_run_whose_line_was_cut_short() {
         in_repo()
             .args(["test", STUDIO, "--filter", "^character-", "--format", "json"])
             .args(args)
-            .run()
     };
-    assert_eq!(run(&["--results", results]).status.code(), Some(0));
+    run(&["--results", results]).status(0).stderr("").run();
     let whole = std::fs::read_to_string(results).unwrap();
     let lines: Vec<&str> = whole.lines().collect();
     assert_eq!(lines.len(), 2);
     // A job killed while writing its second line: half of it, no newline.
     let cut = format!("{}\n{}", lines[0], &lines[1][..lines[1].len() / 2]);
     std::fs::write(results, &cut).unwrap();
-    let out = run(&["--resume", results]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(
-        stderr(&out),
-        format!("warning: {results}:2: the last line was cut short (a run killed while writing it); it is ignored and its case run runs again\n")
-    );
+    let out = run(&["--resume", results])
+        .status(0)
+        .stderr(format!(
+            "warning: {results}:2: the last line was cut short (a run killed while writing it); it is ignored and its case run runs again\n"
+        ))
+        .run();
     assert_eq!(json(&out)["passed"], 2);
     let mended = std::fs::read_to_string(results).unwrap();
     assert!(mended.starts_with(&format!("{}\n", lines[0])));
@@ -629,9 +649,7 @@ fn resume_reruns_the_case_run_whose_line_was_cut_short() {
     // A whole last line without its newline is a result: nothing runs again, and the
     // newline is put back so that the next line appended starts a line of its own.
     std::fs::write(results, mended.trim_end()).unwrap();
-    let out = run(&["--resume", results]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stderr(&out), "");
+    run(&["--resume", results]).status(0).stderr("").run();
     assert!(
         std::fs::read_to_string(results).unwrap() == mended,
         "the newline is back"
@@ -640,13 +658,13 @@ fn resume_reruns_the_case_run_whose_line_was_cut_short() {
     // A line cut in the middle of the file is no killed job: an error, the file untouched.
     let middle = format!("{}\n{}\n", &lines[0][..10], lines[1]);
     std::fs::write(results, &middle).unwrap();
-    let out = run(&["--resume", results]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).starts_with(&format!("error: {results}:1: not a results line: ")),
-        "{}",
-        stderr(&out)
-    );
+    run(&["--resume", results])
+        .status(2)
+        .stdout("")
+        .stderr(format!(
+            "error: {results}:1: not a results line: EOF while parsing a string at line 1 column 10\n"
+        ))
+        .run();
     assert!(
         std::fs::read_to_string(results).unwrap() == middle,
         "the file is untouched"
@@ -668,12 +686,11 @@ fn results_files_are_read_by_lines_and_an_endless_line_is_named() {
     let file = std::fs::OpenOptions::new().write(true).open(&results).unwrap();
     file.set_len(size + (65 << 20)).unwrap();
     for args in [&["test", "--merge", "r.jsonl"][..], &["report", "r.jsonl"]] {
-        let out = Test::new(dir.path()).args(args).status(2).run();
-        assert_eq!(
-            stderr(&out),
-            "error: r.jsonl:3: the line is longer than 64 MiB\n",
-            "{args:?}"
-        );
-        assert_eq!(stdout(&out), "");
+        Test::new(dir.path())
+            .args(args)
+            .status(2)
+            .stdout("")
+            .stderr("error: r.jsonl:3: the line is longer than 64 MiB\n")
+            .run();
     }
 }

@@ -14,13 +14,14 @@ const KINDS: [&str; 4] = ["settings", "department", "agent", "suite"];
 #[test]
 fn the_shipped_schemas_are_what_the_command_prints() {
     for kind in KINDS {
-        let out = Test::new(&repo()).args(["schema", kind]).status(0).run();
+        // On a difference, schema/{kind}.json is stale: `cargo run -- schema {kind} > schema/{kind}.json`.
         let shipped = std::fs::read_to_string(repo().join(format!("schema/{kind}.json"))).unwrap();
-        assert_eq!(
-            stdout(&out),
-            shipped,
-            "schema/{kind}.json is stale: run `cargo run -- schema {kind} > schema/{kind}.json`"
-        );
+        Test::new(&repo())
+            .args(["schema", kind])
+            .status(0)
+            .stdout(shipped)
+            .stderr("")
+            .run();
     }
     let all = json(&Test::new(&repo()).args(["schema"]).status(0).run());
     assert_eq!(all["$schema"], "https://json-schema.org/draft/2020-12/schema");
@@ -148,12 +149,14 @@ fn init_writes_configs_that_validate_clean_and_run() {
 fn init_never_overwrites() {
     let root = Root::empty();
     root.write("team/.schema/agent.json", "mine\n");
-    let out = Test::new(root.path()).args(["init", "team"]).status(2).run();
-    assert!(
-        crate::common::stderr(&out).contains("already exists; orch init never overwrites a file (nothing was written)"),
-        "{}",
-        crate::common::stderr(&out)
-    );
+    Test::new(root.path())
+        .args(["init", "team"])
+        .status(2)
+        .stdout("")
+        .stderr(
+            "error: team/.schema/agent.json already exists; orch init never overwrites a file (nothing was written)\n",
+        )
+        .run();
     assert_eq!(
         std::fs::read_to_string(root.path().join("team/.schema/agent.json")).unwrap(),
         "mine\n"
@@ -171,18 +174,15 @@ fn init_refuses_a_directory_that_already_holds_a_config() {
     ] {
         let root = Root::empty();
         root.write(&format!("team/{existing}"), "id: zzz\n");
-        let out = Test::new(root.path())
+        Test::new(root.path())
             .args(["init", "team", "--template", template])
             .status(2)
-            .run();
-        assert_eq!(
-            crate::common::stderr(&out),
-            format!(
+            .stdout("")
+            .stderr(format!(
                 "error: team already holds an orch config (team/{existing}); orch init writes a new config \
                  only into a directory without one (nothing was written)\n"
-            ),
-            "{template}"
-        );
+            ))
+            .run();
         assert_eq!(
             walkdir(&root.path().join("team")),
             [root.path().join("team").join(existing)]
@@ -191,15 +191,15 @@ fn init_refuses_a_directory_that_already_holds_a_config() {
     // An empty `departments/` is read as part of a config too (and fails it).
     let root = Root::empty();
     std::fs::create_dir_all(root.path().join("team/departments")).unwrap();
-    let out = Test::new(root.path())
+    Test::new(root.path())
         .args(["init", "team", "--template", "minimal"])
         .status(2)
+        .stdout("")
+        .stderr(
+            "error: team already holds an orch config (team/departments); orch init writes a new config \
+             only into a directory without one (nothing was written)\n",
+        )
         .run();
-    assert!(
-        crate::common::stderr(&out).starts_with("error: team already holds an orch config (team/departments); "),
-        "{}",
-        crate::common::stderr(&out)
-    );
     // Anything else may be there already.
     let root = Root::empty();
     root.write("team/README.md", "# team\n");

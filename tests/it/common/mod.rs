@@ -66,13 +66,15 @@ impl Root {
 }
 
 /// One run of the binary, built step by step (just's `Test`):
-/// `Test::new(dir).args(["validate"]).status(2).run()`.
+/// `Test::new(dir).args(["validate"]).stdout("…").stderr("").status(2).run()`.
 pub struct Test {
     cwd: PathBuf,
     args: Vec<String>,
     stdin: Option<Vec<u8>>,
     env: Vec<(String, String)>,
     status: Option<i32>,
+    stdout: Option<String>,
+    stderr: Option<String>,
 }
 
 impl Test {
@@ -84,6 +86,8 @@ impl Test {
             stdin: None,
             env: Vec::new(),
             status: None,
+            stdout: None,
+            stderr: None,
         }
     }
 
@@ -99,6 +103,14 @@ impl Test {
         self
     }
 
+    /// Feeds standard input when there is some (else stdin is empty, as in [`Test::new`]).
+    pub fn stdin_if(self, input: Option<&[u8]>) -> Self {
+        match input {
+            Some(input) => self.stdin(input),
+            None => self,
+        }
+    }
+
     /// Sets an environment variable.
     pub fn env(mut self, key: &str, value: &str) -> Self {
         self.env.push((key.to_string(), value.to_string()));
@@ -111,8 +123,28 @@ impl Test {
         self
     }
 
-    /// Runs the binary to its end; panics with both streams when the status is not the one expected.
+    /// The exact standard output the run must print (checked by [`Test::run`]).
+    pub fn stdout(mut self, expected: impl Into<String>) -> Self {
+        self.stdout = Some(expected.into());
+        self
+    }
+
+    /// The exact standard error the run must print (checked by [`Test::run`]).
+    pub fn stderr(mut self, expected: impl Into<String>) -> Self {
+        self.stderr = Some(expected.into());
+        self
+    }
+
+    /// Runs the binary to its end; panics with the arguments, the expected and the actual
+    /// output when the status or a stream is not the one expected.
     pub fn run(self) -> Output {
+        let out = self.spawn();
+        self.check(&out);
+        out
+    }
+
+    /// Runs the binary with this test's arguments, environment and input.
+    fn spawn(&self) -> Output {
         use std::io::Write;
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_orch"));
         cmd.args(&self.args)
@@ -129,8 +161,8 @@ impl Test {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        let stdin = self.stdin;
-        let out = blocking(|| {
+        let stdin = self.stdin.clone();
+        blocking(|| {
             let mut child = cmd.spawn().unwrap();
             if let Some(input) = stdin {
                 let mut pipe = child.stdin.take().unwrap();
@@ -139,19 +171,67 @@ impl Test {
                 });
             }
             child.wait_with_output().unwrap()
-        });
+        })
+    }
+
+    /// Compares the run with every expectation set on this test.
+    fn check(&self, out: &Output) {
         if let Some(code) = self.status {
             assert_eq!(
                 out.status.code(),
                 Some(code),
                 "orch {:?}\nstdout:\n{}\nstderr:\n{}",
                 self.args,
-                stdout(&out),
-                stderr(&out)
+                stdout(out),
+                stderr(out)
             );
         }
-        out
+        self.check_stream("stdout", self.stdout.as_deref(), &stdout(out));
+        self.check_stream("stderr", self.stderr.as_deref(), &stderr(out));
     }
+
+    /// Panics with a line diff when `actual` is not exactly `expected` (when one is set).
+    fn check_stream(&self, name: &str, expected: Option<&str>, actual: &str) {
+        let Some(expected) = expected else { return };
+        if expected != actual {
+            panic!(
+                "orch {:?}: {name} differs (- expected, + actual):\n{}\nexpected {name}:\n{expected:?}\nactual {name}:\n{actual:?}",
+                self.args,
+                line_diff(expected, actual)
+            );
+        }
+    }
+}
+
+/// A line diff of `expected` against `actual`: shared lines start with ` `, lines only in
+/// `expected` with `-`, lines only in `actual` with `+` (longest common subsequence).
+fn line_diff(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.split('\n').collect(), actual.split('\n').collect());
+    // common[i][j]: length of the longest common subsequence of e[i..] and a[j..].
+    let mut common = vec![vec![0usize; a.len() + 1]; e.len() + 1];
+    for i in (0..e.len()).rev() {
+        for j in (0..a.len()).rev() {
+            common[i][j] = if e[i] == a[j] {
+                common[i + 1][j + 1] + 1
+            } else {
+                common[i + 1][j].max(common[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut diff) = (0, 0, String::new());
+    while i < e.len() || j < a.len() {
+        if i < e.len() && j < a.len() && e[i] == a[j] {
+            diff += &format!("  {}\n", e[i]);
+            (i, j) = (i + 1, j + 1);
+        } else if j == a.len() || (i < e.len() && common[i + 1][j] >= common[i][j + 1]) {
+            diff += &format!("- {}\n", e[i]);
+            i += 1;
+        } else {
+            diff += &format!("+ {}\n", a[j]);
+            j += 1;
+        }
+    }
+    diff
 }
 
 /// The orch binary, run in `cwd` with a clean environment for orch's own variables.
@@ -161,12 +241,7 @@ pub fn orch(cwd: &Path, args: &[&str]) -> Output {
 
 /// Like [`orch`], feeding `stdin`.
 pub fn orch_with_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let test = Test::new(cwd).args(args);
-    match stdin {
-        Some(input) => test.stdin(input),
-        None => test,
-    }
-    .run()
+    Test::new(cwd).args(args).stdin_if(stdin).run()
 }
 
 /// Runs a blocking wait; inside a (multi-thread) tokio test it tells the runtime, so the
