@@ -158,9 +158,15 @@ fn read_files(root: &Path) -> Loaded {
         loaded.settings_file = display(&root.join("orch.toml"));
     }
     for (dir, kind) in dirs {
-        for path in config_files(&root.join(dir), &mut loaded.diagnostics) {
-            let shown = display(&path);
-            read_file(&path, &shown, kind, &mut loaded);
+        let files = config_files(&root.join(dir), &mut loaded.diagnostics);
+        // Read and parsed on every core, decoded in file order: the same diagnostics in
+        // the same order as one by one.
+        for (shown, node, diags) in parse_all(&files, kind) {
+            loaded.diagnostics.extend(diags);
+            if let Some(node) = node {
+                let mut decoder = Decoder::new(&shown, &mut loaded.diagnostics);
+                loaded.wire.add(&mut decoder, kind, &node);
+            }
         }
     }
     if loaded.wire.departments.is_empty() && !loaded.diagnostics.iter().any(Diagnostic::is_error) {
@@ -321,6 +327,32 @@ fn config_files(dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
         ));
     }
     files
+}
+
+/// Each file read and parsed (its display path, its tree, its diagnostics), in the order
+/// given, the work shared among the machine's cores.
+fn parse_all(files: &[PathBuf], kind: FileKind) -> Vec<(String, Option<Node>, Vec<Diagnostic>)> {
+    let parse = |path: &PathBuf| {
+        let shown = display(path);
+        let mut diags = Vec::new();
+        let node = parse_file(path, &shown, kind, &mut diags);
+        (shown, node, diags)
+    };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from).min(8);
+    if cores == 1 || files.len() < 64 {
+        return files.iter().map(parse).collect();
+    }
+    let chunk = files.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("parsing a config file never panics"))
+            .collect()
+    })
 }
 
 fn read_file(path: &Path, shown: &str, kind: FileKind, loaded: &mut Loaded) {

@@ -643,3 +643,24 @@ fn base_urls_that_cannot_be_called_are_errors_at_their_place() {
          2 errors, 0 warnings\n"
     );
 }
+
+#[test]
+fn files_read_on_every_core_report_in_file_order() {
+    // 200 agent files, each with one unknown key: parsed in parallel, reported in order.
+    let files: Vec<(String, String)> = (0..200)
+        .map(|i| {
+            (
+                format!("agents/extra-{i:03}.yaml"),
+                format!(
+                    "agents:\n  - id: extra-{i:03}\n    role: specialist\n    department: story\n    colour: {i}\n"
+                ),
+            )
+        })
+        .collect();
+    let expected: Vec<String> = (0..200)
+        .map(|i| format!("agents/extra-{i:03}.yaml:5:5: error: unknown key `colour` in an agent"))
+        .collect();
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
+    expect_diagnostics(&files, &expected);
+}
