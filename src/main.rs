@@ -10,9 +10,19 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
+            use clap::error::ErrorKind;
+            if !matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = writeln!(std::io::stderr(), "{}", usage_error(&e));
+                return Exit::Usage.into();
+            }
             let printed = e.print();
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                     // Help and version go to standard output, which may fail as any command's can.
                     match printed {
                         Err(io) if io.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -50,4 +60,16 @@ fn main() -> ExitCode {
             exit.into()
         }
     }
+}
+
+/// A usage error as the one `error:` line every error is (SPEC §5): clap's message, its
+/// possible values and tip on the same line, and where help is.
+fn usage_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .collect();
+    format!("{} (see --help)", orch::printable(&parts.join("; ")))
 }

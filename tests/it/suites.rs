@@ -314,16 +314,12 @@ fn validate_suite_reports_every_problem_at_once() {
 
 #[test]
 fn a_bad_shard_is_a_usage_error() {
-    let out = in_repo()
+    in_repo()
         .args(["test", STUDIO, "--shard", "4/3"])
         .status(2)
         .stdout("")
+        .stderr("error: invalid value '4/3' for '--shard <K/N>': `4/3` is not a shard K/N with 1 ≤ K ≤ N (like 2/4) (see --help)\n")
         .run();
-    // clap's usage error goes on with a blank line and a `--help` hint.
-    assert_eq!(
-        stderr(&out).lines().next(),
-        Some("error: invalid value '4/3' for '--shard <K/N>': `4/3` is not a shard K/N with 1 ≤ K ≤ N (like 2/4)")
-    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
