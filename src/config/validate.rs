@@ -142,9 +142,14 @@ impl Checker<'_> {
             let members: &[&AgentWire] = self.members.get(d.id.value.as_str()).map_or(&[], Vec::as_slice);
             // A second head in the same department: only beside a `head` that is its own, else
             // the one mistake (a missing or misspelt `head`) is said once, above.
-            let own_head = d.head.as_ref().and_then(|h| self.agents.get(h.value.as_str())).is_some_and(|a| {
-                a.role.value == Role::Head && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
-            });
+            let own_head = d
+                .head
+                .as_ref()
+                .and_then(|h| self.agents.get(h.value.as_str()))
+                .is_some_and(|a| {
+                    a.role.value == Role::Head
+                        && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
+                });
             for a in members.iter().filter(|_| own_head).filter(|a| {
                 a.role.value == Role::Head && d.head.as_ref().map(|h| h.value.as_str()) != Some(a.id.value.as_str())
             }) {

@@ -141,15 +141,7 @@ async fn after_the_cooldown_one_probe_goes_out_and_closes_the_circuit() {
         .mount(&local)
         .await;
     // The hosted one is slow enough that the short cooldown passes during the run.
-    let hosted = MockServer::start().await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(chat_reply("Aladdin, from the hosted model."))
-                .set_delay(Duration::from_millis(300)),
-        )
-        .mount(&hosted)
-        .await;
+    let hosted = slow_hosted().await;
     let root = chained_with(
         &local.uri(),
         &hosted.uri(),
@@ -160,18 +152,7 @@ async fn after_the_cooldown_one_probe_goes_out_and_closes_the_circuit() {
     );
     let events = root.path().join("events.jsonl");
     let report = run(&root, &["--events", events.to_str().unwrap()]);
-    let kinds: Vec<String> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .filter(|e| e.starts_with("circuit"))
-        .collect();
-    assert_eq!(kinds, ["circuit_open", "circuit_closed"]);
+    assert_eq!(circuit_events(&events), ["circuit_open", "circuit_closed"]);
     let attempts: Vec<String> = report["departments"][0]["specialistResults"]
         .as_array()
         .unwrap()
@@ -208,15 +189,7 @@ async fn a_probe_refused_for_its_request_leaves_the_circuit_half_open() {
         .mount(&local)
         .await;
     // The hosted one is slow enough that the cooldown passes before the probe.
-    let hosted = MockServer::start().await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(chat_reply("Aladdin, from the hosted model."))
-                .set_delay(Duration::from_millis(300)),
-        )
-        .mount(&hosted)
-        .await;
+    let hosted = slow_hosted().await;
     let root = chained_with(
         &local.uri(),
         &hosted.uri(),
@@ -227,18 +200,7 @@ async fn a_probe_refused_for_its_request_leaves_the_circuit_half_open() {
     );
     let events = root.path().join("events.jsonl");
     let report = run(&root, &["--events", events.to_str().unwrap()]);
-    let kinds: Vec<String> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .filter(|e| e.starts_with("circuit"))
-        .collect();
-    assert_eq!(kinds, ["circuit_open", "circuit_closed"]);
+    assert_eq!(circuit_events(&events), ["circuit_open", "circuit_closed"]);
     // One specialist: the 503 (its call moved to hosted), the refused probe, then the next
     // call probed again, closed the circuit, and every call after it stayed local.
     assert_eq!(bodies(&hosted).await.len(), 1);
@@ -279,4 +241,34 @@ fn chains_and_token_fields_are_validated() {
          orch.yaml:4:37: error: `tokenField` is for the openai kind only; provider `a` is anthropic\n\
          2 errors, 0 warnings\n"
     );
+}
+
+/// A hosted provider that answers every call after 300 ms (slow enough for a short
+/// cooldown to pass during the run).
+async fn slow_hosted() -> MockServer {
+    let hosted = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_reply("Aladdin, from the hosted model."))
+                .set_delay(Duration::from_millis(300)),
+        )
+        .mount(&hosted)
+        .await;
+    hosted
+}
+
+/// The `circuit_*` events of an events file, in order.
+fn circuit_events(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .filter(|e| e.starts_with("circuit"))
+        .collect()
 }

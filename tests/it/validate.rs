@@ -159,9 +159,7 @@ fn duplicate_agent() {
 fn department_without_head() {
     expect_diagnostics(
         &[("departments/story.yaml", "id: story\nkeywords: [scene]\n")],
-        &[
-            "departments/story.yaml:1:5: error: department `story` has no `head` (name the agent that leads it)",
-        ],
+        &["departments/story.yaml:1:5: error: department `story` has no `head` (name the agent that leads it)"],
     );
 }
 
@@ -172,9 +170,7 @@ fn head_that_does_not_exist() {
             "departments/story.yaml",
             "id: story\nkeywords: [scene]\nhead: story-haed\n",
         )],
-        &[
-            "departments/story.yaml:3:7: error: unknown agent `story-haed` (did you mean `story-head`?)",
-        ],
+        &["departments/story.yaml:3:7: error: unknown agent `story-haed` (did you mean `story-head`?)"],
     );
 }
 
