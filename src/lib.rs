@@ -26,6 +26,7 @@ mod pictures;
 mod plan;
 mod prompts;
 mod provider;
+mod read;
 mod report;
 mod sink;
 mod suite;

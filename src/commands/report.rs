@@ -9,9 +9,9 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::cli::ReportArgs;
-use crate::config::load::{read_bounded, Unread};
 use crate::exit::{CommandError, Exit};
 use crate::pictures::html;
+use crate::read::{read_bounded, Unread};
 use crate::suite::results::Lines;
 
 /// The largest run report read (one document; results files are read by lines instead).

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
-use crate::config::load::{read_bounded, Unread};
 use crate::config::ProviderKind;
+use crate::read::{read_bounded, Unread};
 use crate::sink::LineFile;
 
 /// One recorded exchange.

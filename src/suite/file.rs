@@ -218,7 +218,7 @@ impl Unchecked {
 
 /// The suite at `path` as written, or every problem of the file (syntax and keys).
 fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
-    let shown = crate::config::load::display(path);
+    let shown = crate::read::display(path);
     let mut diags = Vec::new();
     let Some(node) = crate::config::load::parse_document(path, &shown, &mut diags) else {
         return (None, diags, shown);

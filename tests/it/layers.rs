@@ -9,6 +9,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("text", 0),
     ("exit", 0),
     ("sink", 0),
+    ("read", 0),
     ("config", 1),
     // Its warnings pass through `text::printable`.
     ("trace", 1),
