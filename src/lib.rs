@@ -41,5 +41,5 @@ pub use commands::{
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};
-pub use report::run::timeless;
+pub use report::timeless;
 pub use text::printable;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::report::events::{Event, Observer};
+use crate::report::{Event, Observer};
 use crate::suite::results::Record;
 use crate::text::printable;
 

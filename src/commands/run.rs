@@ -13,9 +13,7 @@ use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::schema::Schemas;
-use crate::report::events::{EventLog, Observer, Observers};
-use crate::report::run::{DepartmentStatus, Report, RunStatus};
-use crate::report::{run_tree::run_tree, tree};
+use crate::report::{render_tree, run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
 use crate::sink::LineFile;
 
 /// Runs the request and prints the report.
@@ -202,8 +200,8 @@ fn print_report(report: &Report, format: RunFormat) -> Result<()> {
             super::write_json(&mut out, report)?;
         }
         RunFormat::Tree => {
-            let style = tree::Style::detect(std::io::stdout().is_terminal());
-            tree::render(&run_tree(report, style), &mut out)?;
+            let style = Style::detect(std::io::stdout().is_terminal());
+            render_tree(&run_tree(report, style), &mut out)?;
         }
         RunFormat::Markdown => out.write_all(crate::pictures::markdown::run(report).as_bytes())?,
     }

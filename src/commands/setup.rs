@@ -11,8 +11,7 @@ use crate::cli::ReplyArgs;
 use crate::config::Config;
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
-use crate::report::events::Observers;
-use crate::report::run::Report;
+use crate::report::{Observers, Report};
 use crate::suite::runner::{CaseEngine, CaseRun};
 use crate::trace::Exporter;
 

@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::resolve_format;
 use crate::cli::{TestArgs, TestFormat};
 use crate::exit::{CommandError, Exit};
-use crate::report::tree::Style;
+use crate::report::Style;
 use crate::suite::junit;
 use crate::suite::outputs::Pending;
 use crate::suite::results::Summary;

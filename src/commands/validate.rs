@@ -119,7 +119,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
     let terminal = std::io::stdout().is_terminal();
     match args.format {
         None if terminal => {
-            let style = crate::report::tree::Style::detect(true);
+            let style = crate::report::Style::detect(true);
             for d in &diags {
                 writeln!(out, "{}", snippet(d, style.color))?;
             }

@@ -13,8 +13,7 @@ use super::{far_future, CallError, Engine};
 use crate::config::{Agent, ProviderKind};
 use crate::provider::circuit::Change;
 use crate::provider::{Completion, CompletionRequest, Link, Outcome, ProviderError};
-use crate::report::events::Event;
-use crate::report::run::Usage;
+use crate::report::{Event, Usage};
 use crate::trace::spans;
 
 /// The `error.type` of a failed call: a short, stable word for dashboards.

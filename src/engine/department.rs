@@ -11,9 +11,8 @@ use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};
 use crate::prompts;
-use crate::report::events::Event;
-use crate::report::run::{
-    output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, SpecialistResult, Usage,
+use crate::report::{
+    output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, SpecialistResult, Usage,
 };
 use crate::trace::spans;
 

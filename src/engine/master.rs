@@ -13,9 +13,8 @@ use super::department::{output_text, run_department, Finished};
 use super::{scoring, CallError, Engine};
 use crate::plan::{Dag, DepartmentPlan, DepartmentRole, Plan};
 use crate::prompts;
-use crate::report::events::Event;
-use crate::report::run::{
-    DepartmentMetadata, DepartmentResult, DepartmentStatus, Report, RunMetadata, RunStatus, Usage, Validation,
+use crate::report::{
+    DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, Report, RunMetadata, RunStatus, Usage, Validation,
 };
 use crate::trace::spans;
 
@@ -455,7 +454,7 @@ async fn summarize(
         result = call => match result {
             Ok(text) => {
                 engine.complete_step("summary".into());
-                Summary::Written(crate::report::run::output_value(&text))
+                Summary::Written(crate::report::output_value(&text))
             }
             Err(e) if e.is_cut() => Summary::Cut(e.to_string(), (e == CallError::Deadline).then_some(Stop::Deadline)),
             Err(e) => Summary::Failed(e.to_string()),

@@ -27,8 +27,7 @@ use crate::config::{Agent, Config, GradingMethod};
 use crate::grade::schema::{SchemaError, Schemas};
 use crate::grade::{heuristic, judge, Grade};
 use crate::provider::{ProviderError, Providers};
-use crate::report::events::{Event, Observer};
-use crate::report::run::Usage;
+use crate::report::{Event, Observer, Usage};
 
 /// Everything a run shares.
 pub struct Engine {

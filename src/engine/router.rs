@@ -13,8 +13,7 @@ use crate::config::RoutingMethod;
 use crate::plan::router::{parse_reply, reply_schema};
 use crate::plan::{self, PlanOptions, RouterStep};
 use crate::prompts;
-use crate::report::events::Event;
-use crate::report::run::{Report, Usage};
+use crate::report::{Event, Report, Usage};
 use crate::trace::spans;
 
 /// Asks the router of the config once: its answer, or why keyword routing is used instead.

@@ -9,8 +9,7 @@ use crate::config::Agent;
 use crate::grade::{passes, review, schema, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
-use crate::report::events::Event;
-use crate::report::run::{output_value, Attempt, SpecialistResult, Usage};
+use crate::report::{output_value, Attempt, Event, SpecialistResult, Usage};
 use crate::trace::spans;
 
 /// Where a specialist sits among its department's tasks (seed 004's context propagation).

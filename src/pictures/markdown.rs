@@ -3,7 +3,7 @@
 //! outputs, errors, ids, expectation failures) is shown in code spans, where nothing renders
 //! as HTML, a link or an image; in table cells its `|` is escaped and newlines become spaces.
 
-use crate::report::run::Report;
+use crate::report::Report;
 use crate::suite::results::Summary;
 use crate::text::{excerpt, fmt_score, fmt_usd, printable};
 

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::file::{Expect, Status};
-use crate::report::run::{DepartmentStatus, Report, RunStatus};
+use crate::report::{DepartmentStatus, Report, RunStatus};
 use crate::text::fmt_score;
 
 /// The text `contains` and `matches` search: every department output (strings as they are,

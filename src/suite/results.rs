@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::run::Report;
+use crate::report::Report;
 use crate::sink::LineFile;
 
 /// One case run as written to a results file (the report is written, never read back).

@@ -17,7 +17,7 @@ use super::target::Target;
 use super::{expect, Case, Suite};
 use crate::config::Config;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
-use crate::report::run::Report;
+use crate::report::Report;
 use crate::sink::LineFile;
 
 /// One run to make: a case of a suite, and which of its repeats.
