@@ -61,7 +61,7 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
             let style = Style::detect(std::io::stdout().is_terminal());
             render_tree(&plan_tree(&plan, style), &mut out)?;
         }
-        ExplainFormat::Mermaid => out.write_all(crate::pictures::mermaid::plan(&plan).as_bytes())?,
+        ExplainFormat::Mermaid => out.write_all(crate::pictures::mermaid_plan(&plan).as_bytes())?,
     }
     out.flush()?;
     Ok(Exit::Success)

@@ -203,7 +203,7 @@ fn print_report(report: &Report, format: RunFormat) -> Result<()> {
             let style = Style::detect(std::io::stdout().is_terminal());
             render_tree(&run_tree(report, style), &mut out)?;
         }
-        RunFormat::Markdown => out.write_all(crate::pictures::markdown::run(report).as_bytes())?,
+        RunFormat::Markdown => out.write_all(crate::pictures::markdown_run(report).as_bytes())?,
     }
     out.flush()?;
     Ok(())

@@ -27,7 +27,7 @@ pub fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Res
     let mut out = super::stdout();
     match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
         TestFormat::Json => super::write_json(&mut out, summary)?,
-        TestFormat::Markdown => out.write_all(crate::pictures::markdown::suite(summary).as_bytes())?,
+        TestFormat::Markdown => out.write_all(crate::pictures::markdown_suite(summary).as_bytes())?,
         TestFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());
             writeln!(out, "{}", crate::suite::tree::summary_tree(summary, style))?;
