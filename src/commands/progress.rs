@@ -10,7 +10,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::report::{Event, Observer};
-use crate::suite::results::Record;
+use crate::suite::Record;
 use crate::text::printable;
 
 /// One bar per department, counting specialist attempts as they happen.

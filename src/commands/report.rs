@@ -12,7 +12,7 @@ use crate::cli::ReportArgs;
 use crate::exit::{CommandError, Exit};
 use crate::pictures::{html_report_page, ResultsPage};
 use crate::read::{read_bounded, Unread};
-use crate::suite::results::Lines;
+use crate::suite::Lines;
 
 /// The largest run report read (one document; results files are read by lines instead).
 const MAX_REPORT_BYTES: u64 = 512 * 1024 * 1024;

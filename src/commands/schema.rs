@@ -10,7 +10,7 @@ use crate::config::definitions::{AgentKeys, Coordination, DepartmentKeys};
 use crate::config::schema::{definition_file, object};
 use crate::config::sections::{Aggregation, Defaults, Grading, Http, Limits, Routing, SettingsWire};
 use crate::exit::Exit;
-use crate::suite::file::{Defaults as SuiteDefaults, SuiteWire};
+use crate::suite::{SuiteDefaults, SuiteWire};
 
 /// The draft every schema is written in.
 const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::report::{Observers, Report};
-use crate::suite::runner::{CaseEngine, CaseRun};
+use crate::suite::{CaseEngine, CaseRun};
 use crate::trace::Exporter;
 
 /// Refuses `--provider NAME` when the config knows no such provider (with a suggestion).

@@ -4,7 +4,7 @@
 //! as HTML, a link or an image; in table cells its `|` is escaped and newlines become spaces.
 
 use crate::report::Report;
-use crate::suite::results::Summary;
+use crate::suite::Summary;
 use crate::text::{excerpt, fmt_score, fmt_usd, printable};
 
 /// Foreign text as one inline code span on one line (empty text: nothing). The fence is one
