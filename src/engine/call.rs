@@ -11,8 +11,7 @@ use tokio::time::Instant;
 use super::accounting::{self, Spend};
 use super::{far_future, CallError, Engine};
 use crate::config::{Agent, ProviderKind};
-use crate::provider::circuit::Change;
-use crate::provider::{Completion, CompletionRequest, Link, Outcome, ProviderError};
+use crate::provider::{Change, Completion, CompletionRequest, Link, Outcome, ProviderError};
 use crate::report::{Event, Usage};
 use crate::trace::spans;
 
