@@ -11,7 +11,7 @@ use crate::cli::{ExplainArgs, ExplainFormat};
 use crate::config::Config;
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
-use crate::grade::schema::Schemas;
+use crate::grade::Schemas;
 use crate::plan::{self, Plan, RoutingError};
 use crate::report::{plan_tree, render_tree, Observers, Style};
 

@@ -12,7 +12,7 @@ use crate::cli::{RunArgs, RunFormat};
 use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
-use crate::grade::schema::Schemas;
+use crate::grade::Schemas;
 use crate::report::{render_tree, run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
 use crate::sink::LineFile;
 

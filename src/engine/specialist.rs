@@ -6,7 +6,7 @@ use tokio::time::Instant;
 
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
-use crate::grade::{passes, review, schema, Decision, ReviewStatus};
+use crate::grade::{passes, review, schema_feedback, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
 use crate::report::{output_value, Attempt, Event, SpecialistResult, Usage};
@@ -257,7 +257,7 @@ fn call_failed(
         CallError::Schema { errors, reply } => {
             // Pointed lines instead of a score: no judge call is spent on it.
             state.previous = Some(reply);
-            state.feedback.extend(schema::feedback_lines(&errors));
+            state.feedback.extend(schema_feedback(&errors));
             attempt.schema_errors = errors;
         }
         _ if end == End::Cut => {}

@@ -113,7 +113,7 @@ pub struct Attempt {
     pub provider: Option<String>,
     /// How the reply failed the agent's `outputSchema` (at most 10); absent when it did not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub schema_errors: Vec<crate::grade::schema::SchemaError>,
+    pub schema_errors: Vec<crate::grade::SchemaError>,
 }
 
 /// A specialist's final result, reviewed by its head.
