@@ -16,7 +16,7 @@ pub mod validate;
 use std::io::{IsTerminal, Read, Write};
 
 use crate::cli::PlanArgs;
-use crate::config::{self, load::locate_root, Config};
+use crate::config::{self, locate_root, Config};
 use crate::exit::CommandError;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 

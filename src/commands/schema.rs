@@ -6,9 +6,10 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::cli::{SchemaArgs, SchemaKind};
-use crate::config::definitions::{AgentKeys, Coordination, DepartmentKeys};
-use crate::config::schema::{definition_file, object};
-use crate::config::sections::{Aggregation, Defaults, Grading, Http, Limits, Routing, SettingsWire};
+use crate::config::{
+    definition_file_schema, object_schema, AgentKeys, Aggregation, Coordination, Defaults, DepartmentKeys, Grading,
+    Http, Limits, Routing, SettingsWire,
+};
 use crate::exit::Exit;
 use crate::suite::{SuiteDefaults, SuiteWire};
 
@@ -29,23 +30,23 @@ pub fn schema(kind: SchemaKind) -> Value {
             });
             (
                 "orch settings (orch.toml / orch.yaml)",
-                object(SettingsWire::KEYS, Some(&defaults)),
+                object_schema(SettingsWire::KEYS, Some(&defaults)),
             )
         }
         SchemaKind::Department => {
             let defaults = json!({"coordinationSettings": Coordination::defaults_json()});
             (
                 "orch department (departments/*.yaml): one, or a `departments` list",
-                definition_file(DepartmentKeys::KEYS, "departments", Some(&defaults)),
+                definition_file_schema(DepartmentKeys::KEYS, "departments", Some(&defaults)),
             )
         }
         SchemaKind::Agent => (
             "orch agent (agents/*.yaml): one, or an `agents` list",
-            definition_file(AgentKeys::KEYS, "agents", None),
+            definition_file_schema(AgentKeys::KEYS, "agents", None),
         ),
         SchemaKind::Suite => {
             let defaults = json!({"defaults": SuiteDefaults::defaults_json()});
-            ("orch test suite", object(SuiteWire::KEYS, Some(&defaults)))
+            ("orch test suite", object_schema(SuiteWire::KEYS, Some(&defaults)))
         }
     };
     if let Some(obj) = body.as_object_mut() {

@@ -22,7 +22,7 @@ pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), Comman
         return Ok(());
     }
     let known = config.settings.providers.keys().map(String::as_str);
-    let hint = crate::config::diagnostic::suggestion(p, known);
+    let hint = crate::config::suggestion(p, known);
     Err(CommandError::usage(format!("unknown provider `{p}`{hint}")))
 }
 

@@ -6,7 +6,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{ValidateArgs, ValidateFormat};
-use crate::config::{self, load::locate_root, Diagnostic, Severity};
+use crate::config::{self, locate_root, Diagnostic, Severity};
 use crate::exit::{CommandError, Exit};
 use crate::suite::{config_root, Unchecked};
 use crate::text::count;

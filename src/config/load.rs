@@ -299,7 +299,8 @@ fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnost
     parse_bytes(bytes, shown, kind, is_toml, diags)
 }
 
-/// Reads a single-file config held in memory (see `config::load_str`).
+/// Reads a single-file config held in memory (see `config::load_str`, for tests).
+#[cfg(test)]
 pub fn read_text(shown: &str, bytes: &[u8], is_toml: bool) -> Loaded {
     let mut loaded = Loaded {
         settings_file: shown.to_string(),

@@ -34,7 +34,7 @@ pub struct Schema(jsonschema::Validator);
 impl Schema {
     /// Compiles `schema` (checked by `orch validate`; `None` if it does not compile).
     pub fn new(schema: &Value) -> Option<Schema> {
-        crate::config::output_schema::compile(schema).ok().map(Schema)
+        crate::config::compile_output_schema(schema).ok().map(Schema)
     }
 
     /// The reply's JSON value when it matches, else at most [`MAX_ERRORS`] errors.

@@ -264,7 +264,7 @@ fn chosen(config: &Config, forced: &[String], scores: &mut [DepartmentScore]) ->
         if config.department(id).is_none() {
             return Err(RoutingError::UnknownDepartment {
                 id: id.clone(),
-                suggestion: crate::config::diagnostic::suggestion(id, config.departments.iter().map(|d| d.id.as_str())),
+                suggestion: crate::config::suggestion(id, config.departments.iter().map(|d| d.id.as_str())),
             });
         }
         if !chosen.contains(id) {
