@@ -16,7 +16,7 @@ use crate::prompts;
 use crate::report::{
     DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, Report, RunMetadata, RunStatus, Usage, Validation,
 };
-use crate::trace::spans;
+use crate::trace::{agent_span, end_span, TracedAttempt};
 
 /// Runs a plan to its report. `interrupt` resolving (Ctrl-C) stops the run: calls in flight
 /// are dropped and the report holds what finished, the rest failed with `interrupted`.
@@ -134,11 +134,11 @@ async fn run_departments<F: Future<Output = Stop>>(
 async fn department(engine: &Engine, plan: &Plan, i: usize, finished: Vec<Finished>) -> (usize, DepartmentResult) {
     let dp = &plan.departments[i];
     let head = engine.config.agent(&dp.head).expect("planned heads exist");
-    let cx = spans::agent(&head.id, &head.name, "head", Some(&dp.department_id));
+    let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
     let result = run_department(engine, &plan.request, dp, &finished)
         .with_context(cx.clone())
         .await;
-    spans::end(
+    end_span(
         &cx,
         vec![
             KeyValue::new("orch.score", result.quality_score),
@@ -446,10 +446,10 @@ async fn summarize(
         .map(|d| (d.department_name.clone(), output_text(&d.output)))
         .collect();
     let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    let cx = spans::agent(&master.id, &master.name, "master", None);
+    let cx = agent_span(&master.id, &master.name, "master", None);
     let call = engine
         .call(master, prompts::summary(&plan.request, &pairs), usage)
-        .with_context(cx.with_value(spans::Attempt(1)));
+        .with_context(cx.with_value(TracedAttempt(1)));
     let summary = tokio::select! {
         result = call => match result {
             Ok(text) => {
@@ -461,7 +461,7 @@ async fn summarize(
         },
         why = stopped => Summary::Cut(why.reason().to_string(), Some(why)),
     };
-    spans::end(&cx, Vec::new());
+    end_span(&cx, Vec::new());
     summary
 }
 

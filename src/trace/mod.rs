@@ -8,7 +8,7 @@
 //! key never is (no request header is ever read here).
 
 mod collector;
-pub mod spans;
+mod spans;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -17,6 +17,11 @@ use std::time::Duration;
 
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
+
+pub use spans::{
+    agent as agent_span, attempt as attempt_context, chat as chat_span, end as end_span, end_chat as end_chat_span,
+    trace_id, workflow as workflow_span, Attempt as TracedAttempt, ChatRequest, ChatResponse,
+};
 
 /// How long an export may take: an unreachable or silent collector costs at most this.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(1);
