@@ -10,8 +10,7 @@ use tokio::time::Instant;
 
 use super::Engine;
 use crate::config::RoutingMethod;
-use crate::plan::router::{parse_reply, reply_schema};
-use crate::plan::{self, PlanOptions, RouterStep};
+use crate::plan::{self, parse_router_reply, router_reply_schema, PlanOptions, RouterStep};
 use crate::prompts;
 use crate::report::{Event, Report, Usage};
 use crate::trace::{agent_span, end_span, trace_id, workflow_span, TracedAttempt};
@@ -34,12 +33,12 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let prompt = prompts::router(request, &config.departments);
     let cx = agent_span(&agent.id, &agent.name, "router", None);
     let reply = engine
-        .call_as(agent, prompt, &mut usage, Some(Arc::new(reply_schema())))
+        .call_as(agent, prompt, &mut usage, Some(Arc::new(router_reply_schema())))
         .with_context(cx.with_value(TracedAttempt(1)))
         .await;
     end_span(&cx, Vec::new());
     let step = match reply.result {
-        Ok(c) => parse_reply(config, &c.text).map_or_else(RouterStep::Failed, RouterStep::Answered),
+        Ok(c) => parse_router_reply(config, &c.text).map_or_else(RouterStep::Failed, RouterStep::Answered),
         Err(e) => RouterStep::Failed(format!("the router's call failed: {e}")),
     };
     engine

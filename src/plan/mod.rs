@@ -1,20 +1,20 @@
 //! The plan: everything `orch explain` prints and `orch run` executes, computed once from
 //! (config, request, options). Pure: no I/O, no async.
 
-pub mod complexity;
+mod complexity;
 mod cost;
 mod dag;
-pub mod router;
-pub mod routing;
-pub mod selection;
+mod router;
+mod routing;
+mod selection;
 
 use serde::Serialize;
 
 use crate::config::{Config, GradingMethod};
 use crate::text::{round2, WordIndex};
-pub use complexity::{Complexity, Level};
+pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
-pub use router::RouterStep;
+pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 

@@ -166,7 +166,7 @@ pub struct DepartmentMetadata {
     /// The request's complexity level.
     pub complexity: Level,
     /// Where that level came from: `words` or `router`.
-    pub complexity_source: crate::plan::complexity::Source,
+    pub complexity_source: crate::plan::ComplexitySource,
     /// direct / specialists, as planned.
     pub handling: Handling,
     /// The specialist-based quality when the head answered directly after all failed.
