@@ -34,10 +34,7 @@ mod text;
 mod trace;
 
 pub use cli::{Cli, Command};
-pub use commands::{
-    explain::explain, init::completions, init::init, report::report, run::run, schema::run as schema, test::test,
-    validate::validate,
-};
+pub use commands::{completions, explain, init, report, run, schema, test, validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

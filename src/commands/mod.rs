@@ -1,17 +1,17 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
-pub mod explain;
-pub mod init;
-pub mod progress;
-pub mod providers;
-pub mod report;
-pub mod run;
-pub mod schema;
-pub mod setup;
-pub mod test;
+mod explain;
+mod init;
+mod progress;
+mod providers;
+mod report;
+mod run;
+mod schema;
+mod setup;
+mod test;
 mod test_files;
 mod test_summary;
-pub mod validate;
+mod validate;
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -19,6 +19,14 @@ use crate::cli::PlanArgs;
 use crate::config::{self, locate_root, Config};
 use crate::exit::CommandError;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
+
+pub use explain::explain;
+pub use init::{completions, init};
+pub use report::report;
+pub use run::run;
+pub use schema::run as schema;
+pub use test::test;
+pub use validate::validate;
 
 /// Prompts above this size are refused (explain stays fast up to it; no model takes more).
 pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;

@@ -7,7 +7,7 @@ mod call;
 mod department;
 mod master;
 mod router;
-pub mod scoring;
+mod scoring;
 mod specialist;
 
 use std::collections::HashSet;
