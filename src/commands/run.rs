@@ -176,7 +176,7 @@ fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Opt
 
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, below
 /// `--min-quality` 3, else 0 (a partial run is reported as partial even when its quality is low).
-pub fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
+fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
     if report.metadata.interrupted {
         return Exit::Interrupted;
     }

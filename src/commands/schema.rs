@@ -60,7 +60,7 @@ pub fn schema(kind: SchemaKind) -> Value {
 }
 
 /// Every schema in one document, under `$defs`.
-pub fn all() -> Value {
+fn all() -> Value {
     let mut defs = serde_json::Map::new();
     for kind in SchemaKind::ALL {
         let mut s = schema(kind);

@@ -39,7 +39,7 @@ pub struct Fields<'n> {
 
 impl<'n> Fields<'n> {
     /// The value of `key`, unless absent or null.
-    pub fn get(&self, key: &str) -> Option<&'n Node> {
+    fn get(&self, key: &str) -> Option<&'n Node> {
         self.entries
             .iter()
             .find(|(k, _)| k.name == key)

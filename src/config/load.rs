@@ -10,7 +10,7 @@ use super::wire::{FileKind, WireConfig};
 use crate::read::{display, io_reason, read_bounded, Entry, Unread};
 
 /// Config files larger than this are refused: a real config is a few kilobytes.
-pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Where a config root comes from: `--config`, else `ORCH_CONFIG`, else the current directory.
 pub fn locate_root(flag: Option<&Path>) -> PathBuf {

@@ -27,7 +27,7 @@ pub struct Grade {
 
 impl Grade {
     /// A grade with parts clamped to [0, 1].
-    pub fn new(quality: f64, relevance: f64, consistency: f64, feedback: &str) -> Self {
+    fn new(quality: f64, relevance: f64, consistency: f64, feedback: &str) -> Self {
         let unit = |x: f64| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 };
         Grade {
             quality: unit(quality),

@@ -240,7 +240,7 @@ pub const SYNTHESIS_ATTEMPTS: u64 = 3;
 ///   max = Σ aᵢ·(1 + j) + max(3, 1 + R): every attempt used, then either three synthesis
 ///   attempts or, with no passing output, the head-direct fallback retried with the
 ///   department. Completed specialist work is never run again on a department retry.
-pub fn department_calls(specialists: &[SelectedSpecialist], department_retries: u32, llm_grading: bool) -> (u64, u64) {
+fn department_calls(specialists: &[SelectedSpecialist], department_retries: u32, llm_grading: bool) -> (u64, u64) {
     let retries = u64::from(department_retries);
     if specialists.is_empty() {
         return (1, 1 + retries);

@@ -106,7 +106,7 @@ pub enum RoutingError {
 }
 
 /// Relevance of one department: 1 − ∏(1 − wₖ) over its distinct matched keywords.
-pub fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
+fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
     let mut matched: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut miss = 1.0;

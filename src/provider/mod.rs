@@ -189,7 +189,7 @@ pub trait Provider: Send + Sync {
 }
 
 /// A rough token count (4 characters a token) for providers that report none.
-pub fn estimate_tokens(text: &str) -> u64 {
+fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
 }
 

@@ -33,7 +33,7 @@ impl Simulated {
     }
 
     /// The reply to a request, synchronously.
-    pub fn reply(&self, req: &CompletionRequest) -> String {
+    fn reply(&self, req: &CompletionRequest) -> String {
         let mut rng = Rng::new(self.hash(&[&req.agent_id, &req.system, &req.prompt]));
         if req.prompt.starts_with(JUDGE_MARKER) {
             return judge_reply(&req.prompt);

@@ -312,7 +312,7 @@ pub fn output_value(text: &str) -> Value {
 }
 
 /// The report fields that only the clock or chance decides: times and ids.
-pub const CLOCK_AND_ID_FIELDS: &[&str] = &[
+const CLOCK_AND_ID_FIELDS: &[&str] = &[
     "runId",
     "traceId",
     "headExecutionId",

@@ -163,7 +163,7 @@ impl Runner<'_> {
 }
 
 /// How a case is planned (its departments and specialists; the router not asked yet).
-pub fn options_of(config: &Config, case: &Case) -> PlanOptions {
+fn options_of(config: &Config, case: &Case) -> PlanOptions {
     PlanOptions {
         departments: case.departments.clone(),
         specialists: case.specialists,

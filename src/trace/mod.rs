@@ -33,7 +33,7 @@ const MAX_SPANS: usize = 1 << 17;
 static CONTENT: OnceLock<bool> = OnceLock::new();
 
 /// Whether span attributes may hold prompts and outputs.
-pub fn content() -> bool {
+fn content() -> bool {
     CONTENT.get().copied().unwrap_or(false)
 }
 
@@ -46,7 +46,7 @@ pub struct Exporter {
 
 /// Where traces go: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (a full URL) wins; else `--otlp` or
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL) with `/v1/traces`. `None`: no tracing.
-pub fn endpoint(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+fn endpoint(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     if let Some(full) = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").filter(|v| !v.is_empty()) {
         return Some(full);
     }
