@@ -45,13 +45,22 @@ fn rank(layers: &[(String, u32)], module: &str) -> u32 {
         .1
 }
 
-/// The code of a file without its tests (they may reach anywhere).
+/// The code of a file without its inline test module (tests may reach anywhere). Other
+/// `#[cfg(test)]` items (a test-only helper, `mod tests;` naming a file) are code: scanned.
 fn code(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
-    match text.find("#[cfg(test)]") {
-        Some(i) => text[..i].to_string(),
-        None => text,
+    let mut lines = text.lines().peekable();
+    let mut out = String::new();
+    while let Some(line) = lines.next() {
+        let next = lines.peek().map_or("", |l| l.trim_start());
+        let test_module = next.trim_start_matches("pub(crate) ").starts_with("mod ") && next.ends_with('{');
+        if line.trim() == "#[cfg(test)]" && test_module {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
     }
+    out
 }
 
 fn ident(s: &str) -> &str {
@@ -215,6 +224,16 @@ fn the_layer_list_is_read_from_the_doc() {
     let want = [("text", 0), ("exit", 0), ("config", 1)].map(|(m, r)| (m.to_string(), r));
     assert_eq!(layers, want);
     assert_eq!(declared_modules(lib), BTreeSet::from(["text".to_string()]));
+}
+
+#[test]
+fn only_the_inline_test_module_is_left_unscanned() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mod.rs");
+    let text = "#[cfg(test)]\nmod tests;\nuse crate::a;\n#[cfg(test)]\npub fn f() {}\nuse crate::b;\n\
+                #[cfg(test)]\nmod tests {\n    use crate::c;\n}\n";
+    std::fs::write(&path, text).unwrap();
+    assert_eq!(first_segments(&code(&path), "crate"), ["a", "b"]);
 }
 
 #[test]
