@@ -294,7 +294,7 @@ pub struct TestArgs {
     pub config: Option<PathBuf>,
     /// Run only the cases of shard K of N (by FNV-1a of the case id).
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::suite::shard::Shard>,
+    pub shard: Option<crate::suite::Shard>,
     /// Cases run at once.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: u32,

@@ -2,16 +2,23 @@
 //! orch: run a request through a hierarchy of LLM agents declared in YAML/TOML.
 //!
 //! The data flows one way, and the modules are layered in that order; a module imports
-//! only from layers below it (checked by `tests/it/layers.rs`):
+//! only from ranks below its own. This list is the one list of layers: `tests/it/layers.rs`
+//! reads it (each rank's backticked names, before the colon) and fails on an upward or
+//! sideways import, and on a module missing from it.
 //!
-//! 0. `text`, `exit`: vocabulary every layer may use (words, scores, ids; exit codes)
-//! 1. `config`: files -> positioned nodes -> wire structs -> checked model
-//! 2. `plan`: routing, complexity, specialists, call bounds; pure
+//! 0. `text`, `exit`, `sink`, `read`: vocabulary every layer may use (words, scores, ids;
+//!    exit codes; files written line by line; files read whole, bounded)
+//! 1. `config`, `trace`: files -> positioned nodes -> wire structs -> checked model; spans
+//! 2. `plan`: routing, complexity, specialists, call bounds, the DAG; pure
 //! 3. `grade`, `prompts`: scores and the words orch sends
 //! 4. `provider`: the trait and its implementations, over one HTTP layer
 //! 5. `report`: the report type, its renderers, events
-//! 6. `engine`: the run, async
-//! 7. `cli`, then `commands`: the glue for the binary
+//! 6. `engine`, `suite`: the run, async; suites of cases run through it
+//! 7. `cli`, `pictures`: the flags; Mermaid, Markdown and HTML pictures of plans and runs
+//! 8. `commands`: the glue for the binary
+//!
+//! Each module is a facade: its files are private, and what other layers use is re-exported
+//! from its root.
 //!
 //! The public surface is what the binary and the benchmarks need; everything else is
 //! private to the crate.
@@ -26,6 +33,7 @@ mod pictures;
 mod plan;
 mod prompts;
 mod provider;
+mod read;
 mod report;
 mod sink;
 mod suite;
@@ -33,12 +41,9 @@ mod text;
 mod trace;
 
 pub use cli::{Cli, Command};
-pub use commands::{
-    explain::explain, init::completions, init::init, report::report, run::run, schema::run as schema, test::test,
-    validate::validate,
-};
+pub use commands::{completions, explain, init, report, run, schema, test, validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};
-pub use report::run::timeless;
+pub use report::timeless;
 pub use text::printable;

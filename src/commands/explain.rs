@@ -11,10 +11,9 @@ use crate::cli::{ExplainArgs, ExplainFormat};
 use crate::config::Config;
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
-use crate::grade::schema::Schemas;
+use crate::grade::Schemas;
 use crate::plan::{self, Plan, RoutingError};
-use crate::report::events::Observers;
-use crate::report::{plan_tree::plan_tree, tree};
+use crate::report::{plan_tree, render_tree, Observers, Style};
 
 /// The plan after the router's one call (`--route`), as `run` would make it.
 fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan) -> Result<Plan> {
@@ -59,10 +58,10 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
             super::write_json(&mut out, &plan)?;
         }
         ExplainFormat::Tree => {
-            let style = tree::Style::detect(std::io::stdout().is_terminal());
-            tree::render(&plan_tree(&plan, style), &mut out)?;
+            let style = Style::detect(std::io::stdout().is_terminal());
+            render_tree(&plan_tree(&plan, style), &mut out)?;
         }
-        ExplainFormat::Mermaid => out.write_all(crate::pictures::mermaid::plan(&plan).as_bytes())?,
+        ExplainFormat::Mermaid => out.write_all(crate::pictures::mermaid_plan(&plan).as_bytes())?,
     }
     out.flush()?;
     Ok(Exit::Success)

@@ -1,30 +1,38 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
-pub mod explain;
-pub mod init;
-pub mod progress;
-pub mod providers;
-pub mod report;
-pub mod run;
-pub mod schema;
-pub mod setup;
-pub mod test;
+mod explain;
+mod init;
+mod progress;
+mod providers;
+mod report;
+mod run;
+mod schema;
+mod setup;
+mod test;
 mod test_files;
 mod test_summary;
-pub mod validate;
+mod validate;
 
 use std::io::{IsTerminal, Read, Write};
 
 use crate::cli::PlanArgs;
-use crate::config::{self, load::locate_root, Config};
+use crate::config::{self, locate_root, Config};
 use crate::exit::CommandError;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 
+pub use explain::explain;
+pub use init::{completions, init};
+pub use report::report;
+pub use run::run;
+pub use schema::run as schema;
+pub use test::test;
+pub use validate::validate;
+
 /// Prompts above this size are refused (explain stays fast up to it; no model takes more).
-pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
+const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The request: the argument, or standard input for `-`; refused when empty, wordless or huge.
-pub fn read_prompt(arg: &str) -> Result<String, CommandError> {
+fn read_prompt(arg: &str) -> Result<String, CommandError> {
     let prompt = if arg == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -64,14 +72,14 @@ fn check_size(len: usize) -> Result<(), CommandError> {
 }
 
 /// The config of `--config` / `ORCH_CONFIG` / the current directory, or a usage error.
-pub fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
+fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
     let root = locate_root(args.config.as_deref());
     let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
     Ok(config)
 }
 
 /// How the flags plan a request; a router, if the config has one, is not asked yet.
-pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
+fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
     PlanOptions {
         departments: args.departments.clone(),
         specialists: args.specialists,
@@ -80,7 +88,7 @@ pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
 }
 
 /// The plan of the request, with routing failures mapped to their exit codes.
-pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, CommandError> {
+fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, CommandError> {
     let options = plan_options(config, args);
     plan::build(config, prompt, &options).map_err(|e| match e {
         RoutingError::NoMatch => CommandError::failed(e.to_string()),
@@ -91,12 +99,12 @@ pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan,
 /// Standard output for what a command prints. A write that fails (`> /dev/full`) says where
 /// (`cannot write to standard output: …`); a closed pipe keeps its kind, so `main` still ends
 /// quietly on it (`orch run … | head`).
-pub fn stdout() -> Stdout {
+fn stdout() -> Stdout {
     Stdout(std::io::stdout().lock())
 }
 
 /// The locked standard output, its write errors named (see [`stdout`]).
-pub struct Stdout(std::io::StdoutLock<'static>);
+struct Stdout(std::io::StdoutLock<'static>);
 
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -120,13 +128,13 @@ fn named(e: std::io::Error) -> std::io::Error {
 
 /// Writes pretty JSON and a newline. Serialized first, so a closed pipe surfaces as the
 /// `io::Error` that `main` recognises (`orch run … | head` is not an error).
-pub fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) -> std::io::Result<()> {
+fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     out.write_all(&bytes)
 }
 
 /// `--format`, else `tree` on a terminal and `json` otherwise.
-pub fn resolve_format<F>(flag: Option<F>, tree: F, json: F) -> F {
+fn resolve_format<F>(flag: Option<F>, tree: F, json: F) -> F {
     flag.unwrap_or(if std::io::stdout().is_terminal() { tree } else { json })
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::report::events::{Event, Observer};
-use crate::suite::results::Record;
+use crate::report::{Event, Observer};
+use crate::suite::Record;
 use crate::text::printable;
 
 /// One bar per department, counting specialist attempts as they happen.

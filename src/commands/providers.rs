@@ -8,13 +8,10 @@ use crate::cli::ReplyArgs;
 use crate::config::{Agent, Config, ProviderKind};
 use crate::exit::CommandError;
 use crate::plan::Plan;
-use crate::provider::anthropic::Anthropic;
-use crate::provider::cache::Cache;
-use crate::provider::cassette::{self, Recorder, Replayer};
-use crate::provider::circuit::Breakers;
-use crate::provider::http::HttpClient;
-use crate::provider::openai::OpenAi;
-use crate::provider::{api_key, simulated::Simulated, Provider, Providers};
+use crate::provider::{
+    api_key, load_cache, load_cassette, Anthropic, Breakers, Cache, HttpClient, OpenAi, Provider, Providers, Recorder,
+    Replayer, Simulated,
+};
 use crate::sink::LineFile;
 
 /// Builds every provider the run may use: real ones over HTTP, wrapped to record or
@@ -30,11 +27,11 @@ pub fn build(
     opened: Option<Arc<LineFile>>,
 ) -> Result<(Providers, Option<Arc<LineFile>>), CommandError> {
     let cassette = match &args.replay {
-        Some(path) => Some(cassette::load(path).map_err(CommandError::usage)?),
+        Some(path) => Some(load_cassette(path).map_err(CommandError::usage)?),
         None => None,
     };
     let cached = match &args.cache {
-        Some(path) => Some(cassette::load_cache(path).map_err(CommandError::usage)?),
+        Some(path) => Some(load_cache(path).map_err(CommandError::usage)?),
         None => None,
     };
     if cassette.is_none() {

@@ -9,10 +9,10 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::cli::ReportArgs;
-use crate::config::load::{read_bounded, Unread};
 use crate::exit::{CommandError, Exit};
-use crate::pictures::html;
-use crate::suite::results::Lines;
+use crate::pictures::{html_report_page, ResultsPage};
+use crate::read::{read_bounded, Unread};
+use crate::suite::Lines;
 
 /// The largest run report read (one document; results files are read by lines instead).
 const MAX_REPORT_BYTES: u64 = 512 * 1024 * 1024;
@@ -48,7 +48,7 @@ fn results_page(path: &Path) -> Result<Option<String>, CommandError> {
         }
         Err(e) => return Err(CommandError::usage(e)),
     };
-    let mut page = html::ResultsPage::default();
+    let mut page = ResultsPage::default();
     let mut first = true;
     while let Some((at, line)) = lines.next_line().map_err(CommandError::usage)? {
         let value = serde_json::from_str::<Value>(line);
@@ -93,7 +93,7 @@ fn report_page(path: &Path) -> Result<String, CommandError> {
     })?;
     let text = String::from_utf8(bytes).map_err(|_| CommandError::usage(format!("{shown} is not UTF-8 text")))?;
     match serde_json::from_str::<Value>(&text) {
-        Ok(report) if report.get("runId").is_some() => Ok(html::report_page(&report)),
+        Ok(report) if report.get("runId").is_some() => Ok(html_report_page(&report)),
         // Pretty JSON opens with a lone `{`, which no results line is: a report cut short.
         Err(e) if text.lines().find(|l| !l.trim().is_empty()).map(str::trim) == Some("{") => {
             let what = e.to_string();

@@ -12,10 +12,8 @@ use crate::cli::{RunArgs, RunFormat};
 use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
-use crate::grade::schema::Schemas;
-use crate::report::events::{EventLog, Observer, Observers};
-use crate::report::run::{DepartmentStatus, Report, RunStatus};
-use crate::report::{run_tree::run_tree, tree};
+use crate::grade::Schemas;
+use crate::report::{render_tree, run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
 use crate::sink::LineFile;
 
 /// Runs the request and prints the report.
@@ -178,7 +176,7 @@ fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Opt
 
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, below
 /// `--min-quality` 3, else 0 (a partial run is reported as partial even when its quality is low).
-pub fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
+fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
     if report.metadata.interrupted {
         return Exit::Interrupted;
     }
@@ -202,10 +200,10 @@ fn print_report(report: &Report, format: RunFormat) -> Result<()> {
             super::write_json(&mut out, report)?;
         }
         RunFormat::Tree => {
-            let style = tree::Style::detect(std::io::stdout().is_terminal());
-            tree::render(&run_tree(report, style), &mut out)?;
+            let style = Style::detect(std::io::stdout().is_terminal());
+            render_tree(&run_tree(report, style), &mut out)?;
         }
-        RunFormat::Markdown => out.write_all(crate::pictures::markdown::run(report).as_bytes())?,
+        RunFormat::Markdown => out.write_all(crate::pictures::markdown_run(report).as_bytes())?,
     }
     out.flush()?;
     Ok(())

@@ -6,11 +6,12 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::cli::{SchemaArgs, SchemaKind};
-use crate::config::definitions::{AgentKeys, Coordination, DepartmentKeys};
-use crate::config::schema::{definition_file, object};
-use crate::config::sections::{Aggregation, Defaults, Grading, Http, Limits, Routing, SettingsWire};
+use crate::config::{
+    definition_file_schema, object_schema, AgentKeys, Aggregation, Coordination, Defaults, DepartmentKeys, Grading,
+    Http, Limits, Routing, SettingsWire,
+};
 use crate::exit::Exit;
-use crate::suite::file::{Defaults as SuiteDefaults, SuiteWire};
+use crate::suite::{SuiteDefaults, SuiteWire};
 
 /// The draft every schema is written in.
 const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -29,23 +30,23 @@ pub fn schema(kind: SchemaKind) -> Value {
             });
             (
                 "orch settings (orch.toml / orch.yaml)",
-                object(SettingsWire::KEYS, Some(&defaults)),
+                object_schema(SettingsWire::KEYS, Some(&defaults)),
             )
         }
         SchemaKind::Department => {
             let defaults = json!({"coordinationSettings": Coordination::defaults_json()});
             (
                 "orch department (departments/*.yaml): one, or a `departments` list",
-                definition_file(DepartmentKeys::KEYS, "departments", Some(&defaults)),
+                definition_file_schema(DepartmentKeys::KEYS, "departments", Some(&defaults)),
             )
         }
         SchemaKind::Agent => (
             "orch agent (agents/*.yaml): one, or an `agents` list",
-            definition_file(AgentKeys::KEYS, "agents", None),
+            definition_file_schema(AgentKeys::KEYS, "agents", None),
         ),
         SchemaKind::Suite => {
             let defaults = json!({"defaults": SuiteDefaults::defaults_json()});
-            ("orch test suite", object(SuiteWire::KEYS, Some(&defaults)))
+            ("orch test suite", object_schema(SuiteWire::KEYS, Some(&defaults)))
         }
     };
     if let Some(obj) = body.as_object_mut() {
@@ -59,7 +60,7 @@ pub fn schema(kind: SchemaKind) -> Value {
 }
 
 /// Every schema in one document, under `$defs`.
-pub fn all() -> Value {
+fn all() -> Value {
     let mut defs = serde_json::Map::new();
     for kind in SchemaKind::ALL {
         let mut s = schema(kind);

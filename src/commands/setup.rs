@@ -11,9 +11,8 @@ use crate::cli::ReplyArgs;
 use crate::config::Config;
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
-use crate::report::events::Observers;
-use crate::report::run::Report;
-use crate::suite::runner::{CaseEngine, CaseRun};
+use crate::report::{Observers, Report};
+use crate::suite::{CaseEngine, CaseRun};
 use crate::trace::Exporter;
 
 /// Refuses `--provider NAME` when the config knows no such provider (with a suggestion).
@@ -23,7 +22,7 @@ pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), Comman
         return Ok(());
     }
     let known = config.settings.providers.keys().map(String::as_str);
-    let hint = crate::config::diagnostic::suggestion(p, known);
+    let hint = crate::config::suggestion(p, known);
     Err(CommandError::usage(format!("unknown provider `{p}`{hint}")))
 }
 
@@ -109,7 +108,7 @@ pub fn interruption() -> impl std::future::Future<Output = Exit> {
 
 /// Resolves on Ctrl-C.
 #[cfg(not(unix))]
-pub fn interruption() -> impl std::future::Future<Output = Exit> {
+fn interruption() -> impl std::future::Future<Output = Exit> {
     async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;

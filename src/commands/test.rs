@@ -15,23 +15,18 @@ use crate::cli::TestArgs;
 use crate::exit::{CommandError, Exit};
 use crate::plan::Plan;
 use crate::sink::LineFile;
-use crate::suite::load::{self, Loaded};
-use crate::suite::outputs;
-use crate::suite::results::{self, Summary};
-use crate::suite::runner::{self, Runner};
-use crate::suite::selection::{self, Runs};
-use crate::suite::{order, target};
+use crate::suite::{self, Loaded, Runner, Runs, Summary};
 
 /// Runs `orch test`.
 pub fn test(args: TestArgs) -> Result<Exit> {
-    outputs::apart(&named_files(&args)).map_err(CommandError::usage)?;
+    suite::files_apart(&named_files(&args)).map_err(CommandError::usage)?;
     // Checked first: a JUnit file that cannot be written stops the suite before it runs; what
     // it holds is replaced only at the end (a refused suite leaves it as it was).
     let junit = args.junit.as_deref().map(open_junit).transpose()?;
     if !args.merge.is_empty() {
-        let mut records = results::read(&args.merge).map_err(CommandError::usage)?;
-        order::by_name(&mut records);
-        return finish(&results::summarize(&records, args.pass_rate, 0), &args, junit);
+        let mut records = suite::read_results(&args.merge).map_err(CommandError::usage)?;
+        suite::order_by_name(&mut records);
+        return finish(&suite::summarize(&records, args.pass_rate, 0), &args, junit);
     }
     let ended = run_suites(&args)?;
     if let Some(exit) = ended.interrupted {
@@ -63,20 +58,20 @@ struct Ended {
 
 /// Loads, selects, plans and runs the suites' cases.
 fn run_suites(args: &TestArgs) -> Result<Ended> {
-    let filter = (args.filter.as_deref().map(selection::filter).transpose()).map_err(CommandError::usage)?;
+    let filter = (args.filter.as_deref().map(suite::case_filter).transpose()).map_err(CommandError::usage)?;
     let loaded = load_suites(args)?;
     for config in loaded.configs.values() {
         setup::known_provider(config, &args.replies)?;
     }
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
-    let chosen = selection::select(&loaded.suites, args.shard, filter.as_ref());
+    let chosen = suite::select(&loaded.suites, args.shard, filter.as_ref());
     let plans: Vec<Result<Plan, String>> = (chosen.cases.iter())
-        .map(|(i, case)| runner::plan_of(&loaded.configs[&loaded.roots[*i]], case))
+        .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
         .collect::<Result<_, _>>()
         .map_err(CommandError::usage)?;
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
-    let targets = target::targets(&loaded, &chosen.cases, &plans, |config, plans| {
+    let targets = suite::targets(&loaded, &chosen.cases, &plans, |config, plans| {
         let (built, opened) = providers::build(config, plans, &args.replies, recording.clone())?;
         recording = recording.take().or(opened);
         Ok::<_, CommandError>(built)
@@ -97,7 +92,7 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
             seed: args.replies.seed,
         },
         jobs: args.jobs as usize,
-        gate: runner::gate(targets.values()),
+        gate: suite::gate(targets.values()),
         results: out_file.as_ref(),
         shard: args.shard,
         finished: &|record| bar.finished(record),
@@ -108,12 +103,12 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
     runtime.shutdown_background();
     setup::export_traces(exporter);
     if let Some(path) = &args.resume {
-        records = results::resume(path).map_err(CommandError::usage)?.records;
+        records = suite::resume(path).map_err(CommandError::usage)?.records;
     }
-    order::in_suite_order(&mut records, &loaded.suites);
+    suite::in_suite_order(&mut records, &loaded.suites);
     let files = [out_file.as_ref(), recording.as_deref()];
     Ok(Ended {
-        summary: results::summarize(&records, args.pass_rate, chosen.skipped),
+        summary: suite::summarize(&records, args.pass_rate, chosen.skipped),
         interrupted,
         unwritten: files
             .into_iter()
@@ -127,7 +122,7 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
 /// The suites and their configs; every problem of every suite is printed before the one
 /// `error:` line, and nothing runs.
 fn load_suites(args: &TestArgs) -> Result<Loaded, CommandError> {
-    load::load(&args.suites, args.config.as_deref()).map_err(|refused| {
+    suite::load(&args.suites, args.config.as_deref()).map_err(|refused| {
         let mut stderr = std::io::stderr().lock();
         for d in &refused.problems {
             let _ = writeln!(stderr, "{d}");

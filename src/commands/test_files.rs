@@ -8,13 +8,12 @@ use std::path::Path;
 use crate::cli::TestArgs;
 use crate::exit::CommandError;
 use crate::sink::LineFile;
-use crate::suite::outputs::{Named, Pending};
-use crate::suite::results::{self, Resumed};
+use crate::suite::{self, Named, Pending, Resumed};
 
 /// `--resume`'s file (appended after its last whole line) or `--results`'s, if given.
 pub fn results_file(args: &TestArgs, resumed: &Resumed) -> Result<Option<LineFile>, CommandError> {
     let file = match (&args.resume, &args.results) {
-        (Some(path), _) => results::append_after(path, resumed.torn),
+        (Some(path), _) => suite::append_after(path, resumed.torn),
         (None, Some(path)) => LineFile::append(path, "results"),
         (None, None) => return Ok(None),
     };
@@ -29,7 +28,7 @@ pub fn open_junit(path: &Path) -> Result<Pending, CommandError> {
 /// What the `--resume` file holds; a last line cut short (a run killed mid-line) is a
 /// warning, and its case run runs again.
 pub fn resumed(path: &Path) -> Result<Resumed, CommandError> {
-    let resumed = results::resume(path).map_err(CommandError::usage)?;
+    let resumed = suite::resume(path).map_err(CommandError::usage)?;
     if let Some(at) = resumed.torn {
         let _ = writeln!(
             std::io::stderr(),

@@ -8,10 +8,8 @@ use anyhow::Result;
 use super::resolve_format;
 use crate::cli::{TestArgs, TestFormat};
 use crate::exit::{CommandError, Exit};
-use crate::report::tree::Style;
-use crate::suite::junit;
-use crate::suite::outputs::Pending;
-use crate::suite::results::Summary;
+use crate::report::Style;
+use crate::suite::{render_junit, summary_tree, Pending, Summary};
 
 /// Prints the summary, writes `--junit`, and says how it went. A JUnit file that fails to
 /// take its text is an error after the summary (exit 1).
@@ -21,16 +19,16 @@ pub fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Res
             .junit
             .as_deref()
             .map_or_else(String::new, |p| p.display().to_string());
-        let written = file.write(&junit::render(summary));
+        let written = file.write(&render_junit(summary));
         written.err().map(|e| format!("cannot write JUnit to {path}: {e}"))
     });
     let mut out = super::stdout();
     match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
         TestFormat::Json => super::write_json(&mut out, summary)?,
-        TestFormat::Markdown => out.write_all(crate::pictures::markdown::suite(summary).as_bytes())?,
+        TestFormat::Markdown => out.write_all(crate::pictures::markdown_suite(summary).as_bytes())?,
         TestFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());
-            writeln!(out, "{}", crate::suite::tree::summary_tree(summary, style))?;
+            writeln!(out, "{}", summary_tree(summary, style))?;
         }
     }
     out.flush()?;

@@ -6,9 +6,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{ValidateArgs, ValidateFormat};
-use crate::config::{self, load::locate_root, Diagnostic, Severity};
+use crate::config::{self, locate_root, Diagnostic, Severity};
 use crate::exit::{CommandError, Exit};
-use crate::suite::file::Unchecked;
+use crate::suite::{config_root, Unchecked};
 use crate::text::count;
 
 #[derive(Serialize)]
@@ -96,7 +96,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
     // suite's own `config`.
     for suite in &args.suites {
         let unchecked = Unchecked::read(suite).map_err(|problems| diags.extend(problems)).ok();
-        let root = crate::suite::load::root_of(unchecked.as_ref(), args.path.as_deref());
+        let root = config_root(unchecked.as_ref(), args.path.as_deref());
         match config::load(&root) {
             Ok((config, _)) => {
                 if let Some(Err(problems)) = unchecked.map(|u| u.check(&config)) {
@@ -119,7 +119,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
     let terminal = std::io::stdout().is_terminal();
     match args.format {
         None if terminal => {
-            let style = crate::report::tree::Style::detect(true);
+            let style = crate::report::Style::detect(true);
             for d in &diags {
                 writeln!(out, "{}", snippet(d, style.color))?;
             }

@@ -39,7 +39,7 @@ pub struct Fields<'n> {
 
 impl<'n> Fields<'n> {
     /// The value of `key`, unless absent or null.
-    pub fn get(&self, key: &str) -> Option<&'n Node> {
+    fn get(&self, key: &str) -> Option<&'n Node> {
         self.entries
             .iter()
             .find(|(k, _)| k.name == key)
@@ -462,11 +462,10 @@ macro_rules! resolved_ty {
 /// A resolved field: the resolved wire value, else the default (or `None` without one).
 macro_rules! resolve_field {
     ($v:expr) => {
-        $v.map($crate::config::decode::Resolve::resolve)
+        $v.map($crate::config::Resolve::resolve)
     };
     ($v:expr, $default:expr) => {
-        $v.map($crate::config::decode::Resolve::resolve)
-            .unwrap_or_else(|| $default)
+        $v.map($crate::config::Resolve::resolve).unwrap_or_else(|| $default)
     };
 }
 
@@ -483,7 +482,7 @@ macro_rules! section {
             )*
         }
     ) => {
-        $crate::config::decode::section! {
+        $crate::config::section! {
             $(#[$wmeta])*
             $wire, $what {
                 $( $(#[doc = $doc])+ $field $key: $wty, $rule; )*
@@ -494,21 +493,21 @@ macro_rules! section {
         #[derive(Clone, Debug, PartialEq, serde::Serialize)]
         #[serde(rename_all = "camelCase")]
         pub struct $resolved {
-            $( $(#[doc = $doc])+ pub $field: $crate::config::decode::resolved_ty!($rty $(, $default)?), )*
+            $( $(#[doc = $doc])+ pub $field: $crate::config::resolved_ty!($rty $(, $default)?), )*
         }
 
-        impl $crate::config::decode::Resolve for $wire {
+        impl $crate::config::Resolve for $wire {
             type To = $resolved;
             fn resolve(self) -> $resolved {
                 $resolved {
-                    $( $field: $crate::config::decode::resolve_field!(self.$field $(, $default)?), )*
+                    $( $field: $crate::config::resolve_field!(self.$field $(, $default)?), )*
                 }
             }
         }
 
         impl Default for $resolved {
             fn default() -> Self {
-                $crate::config::decode::Resolve::resolve($wire::default())
+                $crate::config::Resolve::resolve($wire::default())
             }
         }
 
@@ -534,25 +533,25 @@ macro_rules! section {
         pub struct $wire {
             /// Where the mapping starts.
             #[allow(dead_code)]
-            pub pos: $crate::config::node::Pos,
+            pub pos: $crate::config::Pos,
             $( $(#[doc = $doc])+ pub $field: Option<$wty>, )*
         }
 
         impl $wire {
             /// Every key of this mapping: name, doc and rule.
-            pub const KEYS: &'static [$crate::config::spec::KeySpec] = &[
-                $( $crate::config::spec::KeySpec { name: $key, doc: concat!($($doc),+), rule: $rule }, )*
+            pub const KEYS: &'static [$crate::config::KeySpec] = &[
+                $( $crate::config::KeySpec { name: $key, doc: concat!($($doc),+), rule: $rule }, )*
             ];
             /// What the mapping is called in messages.
             #[allow(dead_code)]
             pub const WHAT: &'static str = $what;
         }
 
-        impl $crate::config::decode::FromNode for $wire {
+        impl $crate::config::FromNode for $wire {
             fn from_node(
-                d: &mut $crate::config::decode::Decoder,
-                node: &$crate::config::node::Node,
-                _key: &$crate::config::spec::KeySpec,
+                d: &mut $crate::config::Decoder,
+                node: &$crate::config::Node,
+                _key: &$crate::config::KeySpec,
                 _what: &str,
             ) -> Option<Self> {
                 let f = d.fields(node, $what, Self::KEYS)?;

@@ -7,9 +7,10 @@ use super::definitions::SchemaSource;
 use super::diagnostic::Diagnostic;
 use super::node::{parse_toml, parse_yaml, At, Node, Pos};
 use super::wire::{FileKind, WireConfig};
+use crate::read::{display, io_reason, read_bounded, Entry, Unread};
 
 /// Config files larger than this are refused: a real config is a few kilobytes.
-pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Where a config root comes from: `--config`, else `ORCH_CONFIG`, else the current directory.
 pub fn locate_root(flag: Option<&Path>) -> PathBuf {
@@ -179,46 +180,6 @@ fn read_files(root: &Path) -> Loaded {
     loaded
 }
 
-/// Why [`read_bounded`] refused a file.
-#[derive(Debug)]
-pub enum Unread {
-    /// Nothing there.
-    Missing,
-    /// Something that is not a regular file (a directory, a FIFO, a device…), described.
-    NotFile(&'static str),
-    /// A regular file over the cap.
-    TooLarge(u64),
-    /// It could not be read.
-    Io(std::io::Error),
-}
-
-/// The bytes of a regular file of at most `max` bytes, read no further than that: a FIFO
-/// never hangs the read and a device or a runaway file is never slurped. Every file orch
-/// reads whole (configs, schemas, cassettes, results) comes through here.
-pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
-    use std::io::Read;
-    match Entry::of(path) {
-        Entry::File => {}
-        Entry::Missing => return Err(Unread::Missing),
-        other => return Err(Unread::NotFile(other.describe())),
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| {
-            // Lines other processes append (a shared `--cache`) are written under the file's
-            // lock: a reader that shares it never sees half a line. No locks: read as it is.
-            let _ = f.lock_shared();
-            f.take(max + 1).read_to_end(&mut bytes)
-        })
-        .map_err(Unread::Io)?;
-    if bytes.len() as u64 > max {
-        return Err(Unread::TooLarge(
-            std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len()),
-        ));
-    }
-    Ok(bytes)
-}
-
 /// Whether `path` is there as the kind wanted (a directory, else a regular file); anything
 /// else there (a FIFO, a dangling link, a file where a directory belongs) is an error.
 fn usable(path: &Path, want_dir: bool, diags: &mut Vec<Diagnostic>) -> bool {
@@ -234,59 +195,6 @@ fn usable(path: &Path, want_dir: bool, diags: &mut Vec<Diagnostic>) -> bool {
                 format!("{} is {}; it must be {want}", display(path), found.describe()),
             ));
             false
-        }
-    }
-}
-
-/// What a path names, following symbolic links.
-enum Entry {
-    /// Nothing there.
-    Missing,
-    /// A regular file.
-    File,
-    /// A directory.
-    Dir,
-    /// Something else, described.
-    Other(&'static str),
-}
-
-impl Entry {
-    fn of(path: &Path) -> Entry {
-        if std::fs::symlink_metadata(path).is_err() {
-            return Entry::Missing;
-        }
-        let Ok(meta) = std::fs::metadata(path) else {
-            return Entry::Other("a dangling symbolic link");
-        };
-        let kind = meta.file_type();
-        if kind.is_file() {
-            return Entry::File;
-        }
-        if kind.is_dir() {
-            return Entry::Dir;
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::FileTypeExt;
-            if kind.is_fifo() {
-                return Entry::Other("a FIFO");
-            }
-            if kind.is_socket() {
-                return Entry::Other("a socket");
-            }
-            if kind.is_char_device() || kind.is_block_device() {
-                return Entry::Other("a device");
-            }
-        }
-        Entry::Other("not a regular file")
-    }
-
-    fn describe(&self) -> &'static str {
-        match self {
-            Entry::Missing => "missing",
-            Entry::File => "a file",
-            Entry::Dir => "a directory",
-            Entry::Other(what) => what,
         }
     }
 }
@@ -423,7 +331,8 @@ fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnost
     parse_bytes(bytes, shown, kind, is_toml, diags)
 }
 
-/// Reads a single-file config held in memory (see `config::load_str`).
+/// Reads a single-file config held in memory (see `config::load_str`, for tests).
+#[cfg(test)]
 pub fn read_text(shown: &str, bytes: &[u8], is_toml: bool) -> Loaded {
     let mut loaded = Loaded {
         settings_file: shown.to_string(),
@@ -517,18 +426,4 @@ fn parse_bytes(
 
 fn whole_file(shown: &str, code: &'static str, message: impl Into<String>) -> Diagnostic {
     Diagnostic::error(shown, Pos { line: 1, column: 1 }, code, message)
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
-    }
-}
-
-/// A path as the user would type it: `departments/story.yaml`, not `./departments/story.yaml`.
-pub fn display(path: &Path) -> String {
-    let s = path.display().to_string();
-    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
 }

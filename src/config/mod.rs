@@ -1,24 +1,34 @@
 //! Config: files -> node tree -> wire structs -> checked model (SPEC §1).
 
-pub mod decode;
-pub mod definitions;
-pub mod diagnostic;
-pub mod load;
-pub mod model;
-pub mod node;
-pub mod output_schema;
-pub mod schema;
-pub mod sections;
-pub mod spec;
-pub mod types;
-pub mod validate;
-pub mod wire;
+mod decode;
+mod definitions;
+mod diagnostic;
+mod load;
+mod model;
+mod node;
+mod output_schema;
+mod schema;
+mod sections;
+mod spec;
+mod types;
+mod validate;
+mod wire;
 
 use std::path::Path;
 
-pub use diagnostic::{Diagnostic, Severity};
+pub(crate) use decode::{resolve_field, resolved_ty, section};
+pub use decode::{Decoder, FromNode, Resolve};
+pub use definitions::{AgentKeys, Coordination, DepartmentKeys};
+pub use diagnostic::{suggestion, Diagnostic, Severity};
+pub use load::{locate_root, parse_document};
 pub use model::{Agent, Config, Department, ProviderSettings};
-pub use sections::{Http, Price, Weights};
+pub use node::{At, Node, Pos};
+pub use output_schema::compile as compile_output_schema;
+pub use schema::{definition_file as definition_file_schema, object as object_schema};
+#[cfg(test)]
+pub use sections::DEFAULT_COMPLEX_TERMS;
+pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
+pub use spec::{KeySpec, Rule};
 pub use types::{seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField};
 
 /// A config that cannot be used, with every problem found.

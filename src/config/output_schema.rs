@@ -9,7 +9,7 @@ use jsonschema::{PatternOptions, Validator};
 use serde_json::Value;
 
 /// The longest chain of `$ref`s an `outputSchema` may hold.
-pub const MAX_REF_CHAIN: usize = 64;
+const MAX_REF_CHAIN: usize = 64;
 /// The most characters of a schema's problem quoted in a diagnostic.
 const MAX_PROBLEM_CHARS: usize = 200;
 

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use super::spec::{KeySpec, Rule};
 
 /// The schema of one value under `rule`; `default` is the key's default, when known.
-pub fn value(rule: &Rule, default: Option<&Value>) -> Value {
+fn value(rule: &Rule, default: Option<&Value>) -> Value {
     let mut schema = match *rule {
         Rule::Count { min, max } => {
             let mut s = json!({"type": "integer", "minimum": min});

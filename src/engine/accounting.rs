@@ -2,7 +2,7 @@
 //! the numbers a report shows can be checked without a provider.
 
 use crate::config::Price;
-use crate::report::run::Usage;
+use crate::report::Usage;
 
 /// What a provider's outcome says one call spent.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -11,11 +11,9 @@ use tokio::time::Instant;
 use super::accounting::{self, Spend};
 use super::{far_future, CallError, Engine};
 use crate::config::{Agent, ProviderKind};
-use crate::provider::circuit::Change;
-use crate::provider::{Completion, CompletionRequest, Link, Outcome, ProviderError};
-use crate::report::events::Event;
-use crate::report::run::Usage;
-use crate::trace::spans;
+use crate::provider::{Change, Completion, CompletionRequest, Link, Outcome, ProviderError};
+use crate::report::{Event, Usage};
+use crate::trace::{self, ChatRequest, ChatResponse};
 
 /// The `error.type` of a failed call: a short, stable word for dashboards.
 fn error_type(e: &ProviderError) -> String {
@@ -341,7 +339,7 @@ impl Window {
 
 /// Opens the `chat` span of a request to one provider.
 fn chat_span(link: &Link, request: &CompletionRequest) -> opentelemetry::Context {
-    spans::chat(&spans::ChatRequest {
+    trace::chat_span(&ChatRequest {
         provider: match link.kind {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
@@ -359,9 +357,9 @@ fn chat_span(link: &Link, request: &CompletionRequest) -> opentelemetry::Context
 fn end_chat_span(span: &opentelemetry::Context, outcome: &Outcome) {
     let error_type = outcome.result.as_ref().err().map(error_type);
     let completion = outcome.result.as_ref().ok();
-    spans::end_chat(
+    trace::end_chat_span(
         span,
-        &spans::ChatResponse {
+        &ChatResponse {
             finish_reason: completion.and_then(|c| c.finish_reason.as_deref()),
             tokens: completion.map_or((0, 0), |c| (c.prompt_tokens, c.completion_tokens)),
             text: completion.map(|c| c.text.as_str()),

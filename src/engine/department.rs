@@ -11,11 +11,10 @@ use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};
 use crate::prompts;
-use crate::report::events::Event;
-use crate::report::run::{
-    output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, SpecialistResult, Usage,
+use crate::report::{
+    output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, SpecialistResult, Usage,
 };
-use crate::trace::spans;
+use crate::trace::attempt_context;
 
 /// A finished dependency, handed to the departments that need it.
 pub struct Finished {
@@ -227,7 +226,7 @@ async fn head_direct(
         }
         match engine
             .call(head, prompt.to_string(), usage)
-            .with_context(spans::attempt(attempt + 1))
+            .with_context(attempt_context(attempt + 1))
             .await
         {
             Ok(text) => {
@@ -266,7 +265,7 @@ async fn synthesize(
     for attempt in 1..=SYNTHESIS_ATTEMPTS as u32 {
         let result = engine
             .call(head, prompt.clone(), usage)
-            .with_context(spans::attempt(attempt))
+            .with_context(attempt_context(attempt))
             .await;
         let ok = result.is_ok();
         engine.emit(Event::Synthesis {

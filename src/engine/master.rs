@@ -13,11 +13,10 @@ use super::department::{output_text, run_department, Finished};
 use super::{scoring, CallError, Engine};
 use crate::plan::{Dag, DepartmentPlan, DepartmentRole, Plan};
 use crate::prompts;
-use crate::report::events::Event;
-use crate::report::run::{
-    DepartmentMetadata, DepartmentResult, DepartmentStatus, Report, RunMetadata, RunStatus, Usage, Validation,
+use crate::report::{
+    DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, Report, RunMetadata, RunStatus, Usage, Validation,
 };
-use crate::trace::spans;
+use crate::trace::{agent_span, end_span, TracedAttempt};
 
 /// Runs a plan to its report. `interrupt` resolving (Ctrl-C) stops the run: calls in flight
 /// are dropped and the report holds what finished, the rest failed with `interrupted`.
@@ -135,11 +134,11 @@ async fn run_departments<F: Future<Output = Stop>>(
 async fn department(engine: &Engine, plan: &Plan, i: usize, finished: Vec<Finished>) -> (usize, DepartmentResult) {
     let dp = &plan.departments[i];
     let head = engine.config.agent(&dp.head).expect("planned heads exist");
-    let cx = spans::agent(&head.id, &head.name, "head", Some(&dp.department_id));
+    let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
     let result = run_department(engine, &plan.request, dp, &finished)
         .with_context(cx.clone())
         .await;
-    spans::end(
+    end_span(
         &cx,
         vec![
             KeyValue::new("orch.score", result.quality_score),
@@ -447,22 +446,22 @@ async fn summarize(
         .map(|d| (d.department_name.clone(), output_text(&d.output)))
         .collect();
     let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    let cx = spans::agent(&master.id, &master.name, "master", None);
+    let cx = agent_span(&master.id, &master.name, "master", None);
     let call = engine
         .call(master, prompts::summary(&plan.request, &pairs), usage)
-        .with_context(cx.with_value(spans::Attempt(1)));
+        .with_context(cx.with_value(TracedAttempt(1)));
     let summary = tokio::select! {
         result = call => match result {
             Ok(text) => {
                 engine.complete_step("summary".into());
-                Summary::Written(crate::report::run::output_value(&text))
+                Summary::Written(crate::report::output_value(&text))
             }
             Err(e) if e.is_cut() => Summary::Cut(e.to_string(), (e == CallError::Deadline).then_some(Stop::Deadline)),
             Err(e) => Summary::Failed(e.to_string()),
         },
         why = stopped => Summary::Cut(why.reason().to_string(), Some(why)),
     };
-    spans::end(&cx, Vec::new());
+    end_span(&cx, Vec::new());
     summary
 }
 

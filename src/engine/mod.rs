@@ -7,7 +7,7 @@ mod call;
 mod department;
 mod master;
 mod router;
-pub mod scoring;
+mod scoring;
 mod specialist;
 
 use std::collections::HashSet;
@@ -24,11 +24,9 @@ pub use router::{ask_router, run_request};
 mod tests;
 
 use crate::config::{Agent, Config, GradingMethod};
-use crate::grade::schema::{SchemaError, Schemas};
-use crate::grade::{heuristic, judge, Grade};
+use crate::grade::{grade_schema, heuristic_grade, judge_prompt, parse_judgement, Grade, SchemaError, Schemas};
 use crate::provider::{ProviderError, Providers};
-use crate::report::events::{Event, Observer};
-use crate::report::run::Usage;
+use crate::report::{Event, Observer, Usage};
 
 /// Everything a run shares.
 pub struct Engine {
@@ -192,19 +190,19 @@ impl Engine {
                 .and_then(|j| self.config.agent(j)),
         };
         let Some(judge_agent) = judge_agent else {
-            return Ok((heuristic::grade(request, output), "heuristic"));
+            return Ok((heuristic_grade(request, output), "heuristic"));
         };
-        let prompt = judge::prompt(request, &agent.name, &agent.specialization, output);
+        let prompt = judge_prompt(request, &agent.name, &agent.specialization, output);
         // The grade is asked for through structured output (`grading.structured`), and read
         // leniently: a reply the parser understands counts even if a server ignored the schema.
-        let schema = self.config.settings.grading.structured.then(judge::grade_schema);
+        let schema = self.config.settings.grading.structured.then(grade_schema);
         let why = match self
             .call_as(judge_agent, prompt, usage, schema)
             .await
             .result
             .map(|c| c.text)
         {
-            Ok(reply) => match judge::parse(&reply) {
+            Ok(reply) => match parse_judgement(&reply) {
                 Some(grade) => return Ok((grade, "llm")),
                 None => format!(
                     "the judge's reply could not be read ({}); graded by the heuristic grader.",
@@ -214,7 +212,7 @@ impl Engine {
             Err(e) if e.is_cut() => return Err(e),
             Err(e) => format!("the judge's call failed ({e}); graded by the heuristic grader."),
         };
-        let mut grade = heuristic::grade(request, output);
+        let mut grade = heuristic_grade(request, output);
         grade.feedback = format!("{} {}", crate::text::capitalize(&why), grade.feedback)
             .trim()
             .to_string();

@@ -10,12 +10,10 @@ use tokio::time::Instant;
 
 use super::Engine;
 use crate::config::RoutingMethod;
-use crate::plan::router::{parse_reply, reply_schema};
-use crate::plan::{self, PlanOptions, RouterStep};
+use crate::plan::{self, parse_router_reply, router_reply_schema, PlanOptions, RouterStep};
 use crate::prompts;
-use crate::report::events::Event;
-use crate::report::run::{Report, Usage};
-use crate::trace::spans;
+use crate::report::{Event, Report, Usage};
+use crate::trace::{agent_span, end_span, trace_id, workflow_span, TracedAttempt};
 
 /// Asks the router of the config once: its answer, or why keyword routing is used instead.
 pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
@@ -33,14 +31,14 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let t0 = Instant::now();
     let mut usage = Usage::default();
     let prompt = prompts::router(request, &config.departments);
-    let cx = spans::agent(&agent.id, &agent.name, "router", None);
+    let cx = agent_span(&agent.id, &agent.name, "router", None);
     let reply = engine
-        .call_as(agent, prompt, &mut usage, Some(Arc::new(reply_schema())))
-        .with_context(cx.with_value(spans::Attempt(1)))
+        .call_as(agent, prompt, &mut usage, Some(Arc::new(router_reply_schema())))
+        .with_context(cx.with_value(TracedAttempt(1)))
         .await;
-    spans::end(&cx, Vec::new());
+    end_span(&cx, Vec::new());
     let step = match reply.result {
-        Ok(c) => parse_reply(config, &c.text).map_or_else(RouterStep::Failed, RouterStep::Answered),
+        Ok(c) => parse_router_reply(config, &c.text).map_or_else(RouterStep::Failed, RouterStep::Answered),
         Err(e) => RouterStep::Failed(format!("the router's call failed: {e}")),
     };
     engine
@@ -81,18 +79,18 @@ pub async fn run_request(
         .file_name()
         .map_or_else(|| "orch".into(), |n| n.to_string_lossy().into_owned());
     let workflow = if workflow == "." { "orch".to_string() } else { workflow };
-    let cx = spans::workflow(&workflow, &engine.run_id);
+    let cx = workflow_span(&workflow, &engine.run_id);
     let mut report = routed_run(engine, request, options, interrupt)
         .with_context(cx.clone())
         .await;
-    spans::end(
+    end_span(
         &cx,
         vec![
             KeyValue::new("orch.status", report.status.to_string()),
             KeyValue::new("orch.overall_quality", report.overall_quality),
         ],
     );
-    report.trace_id = spans::trace_id(&cx);
+    report.trace_id = trace_id(&cx);
     report
 }
 

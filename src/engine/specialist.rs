@@ -6,12 +6,11 @@ use tokio::time::Instant;
 
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
-use crate::grade::{passes, review, schema, Decision, ReviewStatus};
+use crate::grade::{passes, review, schema_feedback, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
-use crate::report::events::Event;
-use crate::report::run::{output_value, Attempt, SpecialistResult, Usage};
-use crate::trace::spans;
+use crate::report::{output_value, Attempt, Event, SpecialistResult, Usage};
+use crate::trace::{agent_span, attempt_context, end_span};
 
 /// Where a specialist sits among its department's tasks (seed 004's context propagation).
 pub struct Task<'a> {
@@ -36,14 +35,14 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
         .config
         .agent(&task.specialist.agent_id)
         .expect("planned agents exist");
-    let cx = spans::agent(
+    let cx = agent_span(
         &agent.id,
         &agent.name,
         "specialist",
         Some(&task.department.department_id),
     );
     let result = attempts(engine, task).with_context(cx.clone()).await;
-    spans::end(
+    end_span(
         &cx,
         vec![
             KeyValue::new("orch.score", result.quality_score),
@@ -217,7 +216,7 @@ async fn one_attempt(
 ) -> (Attempt, End) {
     let timing = Timing::now(engine);
     // The attempt's number rides in the context, for its calls' spans (the judge's too).
-    let attempt_cx = spans::attempt(n);
+    let attempt_cx = attempt_context(n);
     let called = engine
         .converse(agent, prompt, &mut state.usage)
         .with_context(attempt_cx.clone())
@@ -258,7 +257,7 @@ fn call_failed(
         CallError::Schema { errors, reply } => {
             // Pointed lines instead of a score: no judge call is spent on it.
             state.previous = Some(reply);
-            state.feedback.extend(schema::feedback_lines(&errors));
+            state.feedback.extend(schema_feedback(&errors));
             attempt.schema_errors = errors;
         }
         _ if end == End::Cut => {}

@@ -12,8 +12,7 @@ use super::{run, Budget, Engine, EngineParts};
 use crate::config::{load_str, Config};
 use crate::plan::{self, PlanOptions};
 use crate::provider::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, Providers};
-use crate::report::events::NoObserver;
-use crate::report::run::Report;
+use crate::report::{NoObserver, Report};
 
 /// One call the scripted provider saw.
 #[derive(Clone, Debug)]
@@ -160,7 +159,7 @@ async fn run_chain(provider: Arc<Scripted>, concurrency: usize) -> Report {
 
 /// The report as JSON without its times and ids.
 fn timeless(report: &Report) -> serde_json::Value {
-    crate::report::run::timeless(serde_json::to_value(report).unwrap())
+    crate::report::timeless(serde_json::to_value(report).unwrap())
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,12 +1,16 @@
 //! Grading a specialist's output (SPEC §3.6): the score, the decision, the review.
 
-pub mod heuristic;
-pub mod judge;
-pub mod schema;
+mod heuristic;
+mod judge;
+mod schema;
 
 use serde::Serialize;
 
 use crate::config::Weights;
+
+pub use heuristic::{content_words, grade as heuristic_grade};
+pub use judge::{grade_schema, parse as parse_judgement, prompt as judge_prompt, JUDGE_MARKER};
+pub use schema::{feedback_lines as schema_feedback, SchemaError, Schemas};
 
 /// The three parts of a grade, each in [0, 1], and what to improve.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -23,7 +27,7 @@ pub struct Grade {
 
 impl Grade {
     /// A grade with parts clamped to [0, 1].
-    pub fn new(quality: f64, relevance: f64, consistency: f64, feedback: &str) -> Self {
+    fn new(quality: f64, relevance: f64, consistency: f64, feedback: &str) -> Self {
         let unit = |x: f64| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 };
         Grade {
             quality: unit(quality),

@@ -11,13 +11,13 @@ use crate::config::Config;
 use crate::text::first_json_value;
 
 /// The most errors an attempt keeps.
-pub const MAX_ERRORS: usize = 10;
+const MAX_ERRORS: usize = 10;
 /// The most errors the retry's feedback lists.
-pub const MAX_FEEDBACK_ERRORS: usize = 5;
+const MAX_FEEDBACK_ERRORS: usize = 5;
 /// The most characters of a reply's value (or its path) an error quotes.
-pub const MAX_QUOTED: usize = 80;
+const MAX_QUOTED: usize = 80;
 /// The first line of the feedback of a reply that does not match.
-pub const MISMATCH_LINE: &str = "Output does not match the required JSON Schema:";
+const MISMATCH_LINE: &str = "Output does not match the required JSON Schema:";
 
 /// One way a reply fails its schema: where (a JSON pointer into the reply) and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -33,8 +33,8 @@ pub struct Schema(jsonschema::Validator);
 
 impl Schema {
     /// Compiles `schema` (checked by `orch validate`; `None` if it does not compile).
-    pub fn new(schema: &Value) -> Option<Schema> {
-        crate::config::output_schema::compile(schema).ok().map(Schema)
+    fn new(schema: &Value) -> Option<Schema> {
+        crate::config::compile_output_schema(schema).ok().map(Schema)
     }
 
     /// The reply's JSON value when it matches, else at most [`MAX_ERRORS`] errors.

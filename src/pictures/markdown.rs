@@ -3,14 +3,14 @@
 //! outputs, errors, ids, expectation failures) is shown in code spans, where nothing renders
 //! as HTML, a link or an image; in table cells its `|` is escaped and newlines become spaces.
 
-use crate::report::run::Report;
-use crate::suite::results::Summary;
+use crate::report::Report;
+use crate::suite::Summary;
 use crate::text::{excerpt, fmt_score, fmt_usd, printable};
 
 /// Foreign text as one inline code span on one line (empty text: nothing). The fence is one
 /// backtick longer than the longest run of backticks inside, and spaces pad the text, so a
 /// backtick at either end stays text (CommonMark strips one space from each side).
-pub fn code(text: &str) -> String {
+fn code(text: &str) -> String {
     // Line breaks become spaces; other control characters are shown escaped, never raw.
     let flat = printable(&text.replace(['\r', '\n'], " ")).into_owned();
     if flat.is_empty() {
@@ -22,7 +22,7 @@ pub fn code(text: &str) -> String {
 
 /// Foreign text safe in one table cell: a code span whose `|` cannot split the row (GFM
 /// never ends a cell at a pipe after a backslash, and shows `\|` as `|`, in code spans too).
-pub fn cell(text: &str) -> String {
+fn cell(text: &str) -> String {
     code(text).replace('|', "\\|")
 }
 

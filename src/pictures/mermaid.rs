@@ -2,7 +2,7 @@
 //! (in Markdown summaries). GitHub renders ```` ```mermaid ```` blocks in Markdown.
 
 use crate::plan::Plan;
-use crate::report::run::Report;
+use crate::report::Report;
 
 /// A node id Mermaid accepts whatever the department id holds.
 fn node(id: &str) -> String {

@@ -1,6 +1,10 @@
 //! Pictures of a run (SPEC §14): the plan as a Mermaid flowchart, Markdown summaries for CI
 //! job pages, and one self-contained HTML page with the DAG and a timeline of every call.
 
-pub mod html;
-pub mod markdown;
-pub mod mermaid;
+mod html;
+mod markdown;
+mod mermaid;
+
+pub use html::{report_page as html_report_page, ResultsPage};
+pub use markdown::{run as markdown_run, suite as markdown_suite};
+pub use mermaid::plan as mermaid_plan;

@@ -102,7 +102,7 @@ fn count_parts(request: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::sections::DEFAULT_COMPLEX_TERMS;
+    use crate::config::DEFAULT_COMPLEX_TERMS;
 
     fn level_of(text: &str) -> Complexity {
         let terms: Vec<String> = DEFAULT_COMPLEX_TERMS.iter().map(|s| s.to_string()).collect();

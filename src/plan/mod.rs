@@ -1,20 +1,20 @@
 //! The plan: everything `orch explain` prints and `orch run` executes, computed once from
 //! (config, request, options). Pure: no I/O, no async.
 
-pub mod complexity;
+mod complexity;
 mod cost;
 mod dag;
-pub mod router;
-pub mod routing;
-pub mod selection;
+mod router;
+mod routing;
+mod selection;
 
 use serde::Serialize;
 
 use crate::config::{Config, GradingMethod};
 use crate::text::{round2, WordIndex};
-pub use complexity::{Complexity, Level};
+pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
-pub use router::RouterStep;
+pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 
@@ -240,7 +240,7 @@ pub const SYNTHESIS_ATTEMPTS: u64 = 3;
 ///   max = Σ aᵢ·(1 + j) + max(3, 1 + R): every attempt used, then either three synthesis
 ///   attempts or, with no passing output, the head-direct fallback retried with the
 ///   department. Completed specialist work is never run again on a department retry.
-pub fn department_calls(specialists: &[SelectedSpecialist], department_retries: u32, llm_grading: bool) -> (u64, u64) {
+fn department_calls(specialists: &[SelectedSpecialist], department_retries: u32, llm_grading: bool) -> (u64, u64) {
     let retries = u64::from(department_retries);
     if specialists.is_empty() {
         return (1, 1 + retries);

@@ -106,7 +106,7 @@ pub enum RoutingError {
 }
 
 /// Relevance of one department: 1 − ∏(1 − wₖ) over its distinct matched keywords.
-pub fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
+fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
     let mut matched: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut miss = 1.0;
@@ -264,7 +264,7 @@ fn chosen(config: &Config, forced: &[String], scores: &mut [DepartmentScore]) ->
         if config.department(id).is_none() {
             return Err(RoutingError::UnknownDepartment {
                 id: id.clone(),
-                suggestion: crate::config::diagnostic::suggestion(id, config.departments.iter().map(|d| d.id.as_str())),
+                suggestion: crate::config::suggestion(id, config.departments.iter().map(|d| d.id.as_str())),
             });
         }
         if !chosen.contains(id) {

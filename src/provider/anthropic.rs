@@ -7,12 +7,12 @@ use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, Provide
 use crate::config::ProviderSettings;
 
 /// The API version sent in `anthropic-version`.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` sent with every request (the API requires one).
-pub const MAX_TOKENS: u32 = 4096;
+const MAX_TOKENS: u32 = 4096;
 
 /// Put before the schema in the system prompt (SPEC §8.2).
-pub const SCHEMA_LINE: &str = "Reply with JSON only, matching this JSON Schema:";
+const SCHEMA_LINE: &str = "Reply with JSON only, matching this JSON Schema:";
 
 /// A messages endpoint.
 pub struct Anthropic {

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
-use crate::config::load::{read_bounded, Unread};
 use crate::config::ProviderKind;
+use crate::read::{read_bounded, Unread};
 use crate::sink::LineFile;
 
 /// One recorded exchange.
@@ -131,7 +131,7 @@ fn short_hash(text: &str) -> String {
 
 /// Why a tape has no reply for `req`: the error naming the agent and the hash, and what
 /// differs from the nearest entry of the same agent, when there is one.
-pub fn not_recorded(tape: &HashMap<String, VecDeque<Entry>>, req: &CompletionRequest, hash: String) -> ProviderError {
+fn not_recorded(tape: &HashMap<String, VecDeque<Entry>>, req: &CompletionRequest, hash: String) -> ProviderError {
     let nearest = tape
         .values()
         .flatten()
@@ -211,7 +211,7 @@ pub struct Replayer {
 }
 
 /// The largest cassette read (256 MiB): a device or a runaway file is refused, not slurped.
-pub const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
+const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Reads a cassette file into replay queues. It must be a regular file (not a FIFO, a
 /// device or a directory) of at most [`MAX_CASSETTE_BYTES`]; a UTF-8 BOM is skipped.

@@ -27,7 +27,7 @@ enum State {
 
 /// What a call may do with a provider now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Gate {
+enum Gate {
     /// Call it.
     Go,
     /// Call it: the one probe after a cooldown.

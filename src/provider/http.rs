@@ -306,7 +306,7 @@ pub fn unexpected(what: &str, v: &serde_json::Value) -> ProviderError {
 }
 
 /// The first `n` bytes of a text (on a char boundary), with `…` when cut.
-pub fn first_bytes(text: &str, n: usize) -> String {
+fn first_bytes(text: &str, n: usize) -> String {
     if text.len() <= n {
         return text.to_string();
     }
@@ -345,7 +345,7 @@ fn redact_strings(v: &mut serde_json::Value, secrets: &[String]) {
 }
 
 /// Replaces every secret in `text` with `[REDACTED]` (no copy when none occurs).
-pub fn redact<'t>(text: &'t str, secrets: &[String]) -> std::borrow::Cow<'t, str> {
+fn redact<'t>(text: &'t str, secrets: &[String]) -> std::borrow::Cow<'t, str> {
     let mut out = std::borrow::Cow::Borrowed(text);
     for s in secrets.iter().filter(|s| s.len() >= 4) {
         if out.contains(s.as_str()) {

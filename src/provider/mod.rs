@@ -1,19 +1,27 @@
 //! Providers: the object-safe [`Provider`] trait and its implementations, one per file.
 
-pub mod anthropic;
-pub mod cache;
-pub mod cassette;
-pub mod circuit;
-pub mod example;
-pub mod http;
-pub mod openai;
-pub mod simulated;
+mod anthropic;
+mod cache;
+mod cassette;
+mod circuit;
+mod example;
+mod http;
+mod openai;
+mod simulated;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
 use serde::Serialize;
+
+pub use anthropic::Anthropic;
+pub use cache::Cache;
+pub use cassette::{load as load_cassette, load_cache, Recorder, Replayer};
+pub use circuit::{Breakers, Change};
+pub use http::HttpClient;
+pub use openai::OpenAi;
+pub use simulated::Simulated;
 
 /// A boxed future, so the trait stays object-safe (`Arc<dyn Provider>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -181,7 +189,7 @@ pub trait Provider: Send + Sync {
 }
 
 /// A rough token count (4 characters a token) for providers that report none.
-pub fn estimate_tokens(text: &str) -> u64 {
+fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
 }
 

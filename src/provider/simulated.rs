@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::{estimate_tokens, BoxFuture, Completion, CompletionRequest, Outcome, Provider};
 use crate::config::Role;
-use crate::grade::{heuristic, judge::JUDGE_MARKER};
+use crate::grade::{content_words, heuristic_grade, JUDGE_MARKER};
 
 use crate::prompts::{
     CONTEXT_FROM, FEEDBACK_FROM_PREVIOUS, INSTRUCTIONS, ORIGINAL_REQUEST, ORIGINAL_REQUEST_LINE,
@@ -33,7 +33,7 @@ impl Simulated {
     }
 
     /// The reply to a request, synchronously.
-    pub fn reply(&self, req: &CompletionRequest) -> String {
+    fn reply(&self, req: &CompletionRequest) -> String {
         let mut rng = Rng::new(self.hash(&[&req.agent_id, &req.system, &req.prompt]));
         if req.prompt.starts_with(JUDGE_MARKER) {
             return judge_reply(&req.prompt);
@@ -188,7 +188,7 @@ fn focus(system: &str) -> String {
 }
 
 fn rushed_draft(req: &CompletionRequest, request: &str, rng: &mut Rng) -> String {
-    let words = heuristic::content_words(request);
+    let words = content_words(request);
     let topic = words.first().map(String::as_str).unwrap_or("this");
     let opener = rng.pick(&["First pass on", "Quick notes on", "Early idea for", "Rough take on"]);
     format!(
@@ -223,7 +223,7 @@ const VERBS: &[&str] = &[
 fn full_draft(req: &CompletionRequest, request: &str, feedback: Option<String>, rng: &mut Rng) -> String {
     // A draft covers part of the request (30-100% of its content words; 80-100% on a retry),
     // so scores vary the way real drafts do.
-    let all = heuristic::content_words(request);
+    let all = content_words(request);
     let floor = if feedback.is_some() { 80 } else { 30 };
     let share = (floor + rng.next() % (101 - floor)) as f64 / 100.0;
     let keep = ((all.len() as f64 * share).ceil() as usize).clamp(1.min(all.len()), all.len());
@@ -276,7 +276,7 @@ fn synthesis(req: &CompletionRequest, rng: &mut Rng) -> String {
                 .map(|(_, rest)| rest.split(" (").next().unwrap_or(rest))
         })
         .collect();
-    let words = heuristic::content_words(request);
+    let words = content_words(request);
     let mut out = format!(
         "# {}: {}\n\nOne plan built from the work of {}.\n\n",
         req.agent_name,
@@ -315,7 +315,7 @@ fn judge_reply(prompt: &str) -> String {
         .split_once("Output:\n")
         .map(|(_, rest)| rest.split("\n\nReply with one JSON object").next().unwrap_or(rest))
         .unwrap_or("");
-    let g = heuristic::grade(request, output);
+    let g = heuristic_grade(request, output);
     serde_json::json!({
         "quality": (g.quality * 100.0).round() / 100.0,
         "relevance": (g.relevance * 100.0).round() / 100.0,
@@ -385,8 +385,8 @@ mod tests {
         let second = sim.reply(&request(&agent, &retry_prompt));
         let w = Weights::default();
         let (s1, s2) = (
-            heuristic::grade(ask, &first).score(&w),
-            heuristic::grade(ask, &second).score(&w),
+            heuristic_grade(ask, &first).score(&w),
+            heuristic_grade(ask, &second).score(&w),
         );
         assert!(s1 < 60.0 && s2 > 75.0, "{s1} -> {s2}\n{second}");
         assert!(second.contains("Quality score 40 below threshold 65"));
@@ -394,8 +394,8 @@ mod tests {
 
     #[test]
     fn judge_prompts_get_json() {
-        let p = crate::grade::judge::prompt("Design a costume", "x", "appearance", "A costume design.");
-        let g = crate::grade::judge::parse(&Simulated::new(0).reply(&request("judge", &p))).unwrap();
+        let p = crate::grade::judge_prompt("Design a costume", "x", "appearance", "A costume design.");
+        let g = crate::grade::parse_judgement(&Simulated::new(0).reply(&request("judge", &p))).unwrap();
         assert!(g.quality > 0.0 && g.relevance > 0.0);
     }
 }

@@ -194,7 +194,7 @@ impl Observer for EventLog {
 }
 
 /// `2026-11-22T02:19:12.345Z`.
-pub fn rfc3339(t: SystemTime) -> String {
+fn rfc3339(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);

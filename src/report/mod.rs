@@ -1,7 +1,18 @@
 //! What orch prints: the run report (JSON and tree), the explain tree, and events.
 
-pub mod events;
-pub mod plan_tree;
-pub mod run;
-pub mod run_tree;
-pub mod tree;
+mod events;
+mod plan_tree;
+mod run;
+mod run_tree;
+mod tree;
+
+#[cfg(test)]
+pub use events::NoObserver;
+pub use events::{Event, EventLog, Observer, Observers};
+pub use plan_tree::plan_tree;
+pub use run::{
+    output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report, RunMetadata,
+    RunStatus, SpecialistResult, Usage, Validation,
+};
+pub use run_tree::run_tree;
+pub use tree::{render as render_tree, Style};

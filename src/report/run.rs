@@ -113,7 +113,7 @@ pub struct Attempt {
     pub provider: Option<String>,
     /// How the reply failed the agent's `outputSchema` (at most 10); absent when it did not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub schema_errors: Vec<crate::grade::schema::SchemaError>,
+    pub schema_errors: Vec<crate::grade::SchemaError>,
 }
 
 /// A specialist's final result, reviewed by its head.
@@ -166,7 +166,7 @@ pub struct DepartmentMetadata {
     /// The request's complexity level.
     pub complexity: Level,
     /// Where that level came from: `words` or `router`.
-    pub complexity_source: crate::plan::complexity::Source,
+    pub complexity_source: crate::plan::ComplexitySource,
     /// direct / specialists, as planned.
     pub handling: Handling,
     /// The specialist-based quality when the head answered directly after all failed.
@@ -312,7 +312,7 @@ pub fn output_value(text: &str) -> Value {
 }
 
 /// The report fields that only the clock or chance decides: times and ids.
-pub const CLOCK_AND_ID_FIELDS: &[&str] = &[
+const CLOCK_AND_ID_FIELDS: &[&str] = &[
     "runId",
     "traceId",
     "headExecutionId",

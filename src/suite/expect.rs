@@ -4,12 +4,12 @@
 use serde_json::Value;
 
 use super::file::{Expect, Status};
-use crate::report::run::{DepartmentStatus, Report, RunStatus};
+use crate::report::{DepartmentStatus, Report, RunStatus};
 use crate::text::fmt_score;
 
 /// The text `contains` and `matches` search: every department output (strings as they are,
 /// JSON serialized) and the summary, joined by newlines (SPEC §10).
-pub fn output_text(report: &Report) -> String {
+fn output_text(report: &Report) -> String {
     let text = |v: &Value| match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),

@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use strum::{EnumString, VariantNames};
 
-use crate::config::decode::{section, Decoder, FromNode, Resolve};
-use crate::config::node::{At, Node, Pos};
-use crate::config::spec::{KeySpec, Rule};
-use crate::config::{Config, Diagnostic};
+use crate::config::{
+    parse_document, section, suggestion, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Pos, Resolve, Rule,
+};
 use crate::plan::SpecialistMode;
 
 /// The status a case expects.
@@ -218,9 +217,9 @@ impl Unchecked {
 
 /// The suite at `path` as written, or every problem of the file (syntax and keys).
 fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
-    let shown = crate::config::load::display(path);
+    let shown = crate::read::display(path);
     let mut diags = Vec::new();
-    let Some(node) = crate::config::load::parse_document(path, &shown, &mut diags) else {
+    let Some(node) = parse_document(path, &shown, &mut diags) else {
         return (None, diags, shown);
     };
     let key = KeySpec {
@@ -294,7 +293,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
         for d in lists.into_iter().flatten().flatten().chain(e.primary.as_ref()) {
             if config.department(&d.value).is_none() {
                 let known = config.departments.iter().map(|x| x.id.as_str());
-                let hint = crate::config::diagnostic::suggestion(&d.value, known);
+                let hint = suggestion(&d.value, known);
                 error(
                     d.pos,
                     "missing-reference",

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::file::Unchecked;
 use super::outputs;
 use super::Suite;
-use crate::config::{self, load::locate_root, Config, Diagnostic};
+use crate::config::{self, locate_root, Config, Diagnostic};
 
 /// The suites, the config root of each, and each root's config, loaded once.
 pub struct Loaded {

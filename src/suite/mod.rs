@@ -4,17 +4,27 @@
 //! shards write and merges read, in suite order; the summary for people; JUnit for CI; the
 //! files a test run names, kept apart.
 
-pub mod expect;
-pub mod file;
-pub mod junit;
-pub mod load;
-pub mod order;
-pub mod outputs;
-pub mod results;
-pub mod runner;
-pub mod selection;
-pub mod shard;
-pub mod target;
-pub mod tree;
+mod expect;
+mod file;
+mod junit;
+mod load;
+mod order;
+mod outputs;
+mod results;
+mod runner;
+mod selection;
+mod shard;
+mod target;
+mod tree;
 
-pub use file::{Case, Suite};
+pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
+pub use junit::render as render_junit;
+pub use load::{load, root_of as config_root, Loaded};
+pub use order::{by_name as order_by_name, in_suite_order};
+pub use outputs::{apart as files_apart, Named, Pending};
+pub use results::{append_after, read as read_results, resume, summarize, Lines, Record, Resumed, Summary};
+pub use runner::{gate, plan_of, CaseEngine, CaseRun, Runner};
+pub use selection::{filter as case_filter, select, Runs};
+pub use shard::Shard;
+pub use target::targets;
+pub use tree::summary_tree;

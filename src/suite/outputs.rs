@@ -64,7 +64,7 @@ pub fn apart(files: &[Named]) -> Result<(), String> {
 /// Whether two paths name one regular file (or one file still to be made): the same
 /// canonical path, or the same inode. Devices and pipes (`/dev/null`, `/dev/stdout`) are
 /// never the same file as anything.
-pub fn same_file(a: &Path, b: &Path) -> bool {
+fn same_file(a: &Path, b: &Path) -> bool {
     let (Some(x), Some(y)) = (identity(a), identity(b)) else {
         return false;
     };

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::run::Report;
+use crate::report::Report;
 use crate::sink::LineFile;
 
 /// One case run as written to a results file (the report is written, never read back).
@@ -61,7 +61,7 @@ pub struct Record {
 
 /// The longest results line read or written: one case run and its report. Files have no
 /// limit (1,000 repeats of 300 cases write gigabytes): they are read a line at a time.
-pub const MAX_LINE_BYTES: usize = 64 << 20;
+const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// The text of a results line, without its newline; a run whose report would make it longer
 /// than [`MAX_LINE_BYTES`] is written without its report (its result is what `--resume` and
@@ -117,7 +117,7 @@ impl Lines<std::io::BufReader<std::fs::File>> {
 
 impl<R: BufRead> Lines<R> {
     /// The lines of `reader` (shown as `shown` in errors), each at most `max` bytes.
-    pub fn new(reader: R, shown: String, max: usize) -> Self {
+    fn new(reader: R, shown: String, max: usize) -> Self {
         Lines {
             reader,
             shown,

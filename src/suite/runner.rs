@@ -17,7 +17,7 @@ use super::target::Target;
 use super::{expect, Case, Suite};
 use crate::config::Config;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
-use crate::report::run::Report;
+use crate::report::Report;
 use crate::sink::LineFile;
 
 /// One run to make: a case of a suite, and which of its repeats.
@@ -163,7 +163,7 @@ impl Runner<'_> {
 }
 
 /// How a case is planned (its departments and specialists; the router not asked yet).
-pub fn options_of(config: &Config, case: &Case) -> PlanOptions {
+fn options_of(config: &Config, case: &Case) -> PlanOptions {
     PlanOptions {
         departments: case.departments.clone(),
         specialists: case.specialists,

@@ -14,7 +14,7 @@ pub struct Shard {
 }
 
 /// FNV-1a, 64 bits, over the bytes of `text`.
-pub fn fnv1a64(text: &str) -> u64 {
+fn fnv1a64(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
@@ -22,7 +22,7 @@ pub fn fnv1a64(text: &str) -> u64 {
 
 impl Shard {
     /// The shard (1..=`count`) that runs the case `id`.
-    pub fn of(id: &str, count: u64) -> u64 {
+    fn of(id: &str, count: u64) -> u64 {
         fnv1a64(id) % count.max(1) + 1
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::load::Loaded;
 use super::Case;
 use crate::config::Config;
-use crate::grade::schema::Schemas;
+use crate::grade::Schemas;
 use crate::plan::Plan;
 use crate::provider::Providers;
 

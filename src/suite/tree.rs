@@ -2,7 +2,7 @@
 //! the counts.
 
 use super::results::Summary;
-use crate::report::tree::Style;
+use crate::report::Style;
 use crate::text::{printable, printable_lines};
 
 /// The summary as lines for a terminal (no trailing newline).

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// The colour sequences orch itself writes (`report::tree::Style`); nothing else of `ESC` survives.
+/// The colour sequences orch itself writes (`report::Style`); nothing else of `ESC` survives.
 const OWN_STYLES: &[&str] = &[
     "\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m",
 ];

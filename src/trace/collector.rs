@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 
 /// The most of a collector's reply that is read.
-pub const MAX_REPLY_BYTES: u64 = 64 * 1024;
+const MAX_REPLY_BYTES: u64 = 64 * 1024;
 
 /// Why an export failed, said plainly (the OTLP crate prints it with `{:?}`).
 struct Failure(String);

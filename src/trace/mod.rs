@@ -8,7 +8,7 @@
 //! key never is (no request header is ever read here).
 
 mod collector;
-pub mod spans;
+mod spans;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -17,6 +17,11 @@ use std::time::Duration;
 
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
+
+pub use spans::{
+    agent as agent_span, attempt as attempt_context, chat as chat_span, end as end_span, end_chat as end_chat_span,
+    trace_id, workflow as workflow_span, Attempt as TracedAttempt, ChatRequest, ChatResponse,
+};
 
 /// How long an export may take: an unreachable or silent collector costs at most this.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(1);
@@ -28,7 +33,7 @@ const MAX_SPANS: usize = 1 << 17;
 static CONTENT: OnceLock<bool> = OnceLock::new();
 
 /// Whether span attributes may hold prompts and outputs.
-pub fn content() -> bool {
+fn content() -> bool {
     CONTENT.get().copied().unwrap_or(false)
 }
 
@@ -41,7 +46,7 @@ pub struct Exporter {
 
 /// Where traces go: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (a full URL) wins; else `--otlp` or
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL) with `/v1/traces`. `None`: no tracing.
-pub fn endpoint(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+fn endpoint(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     if let Some(full) = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").filter(|v| !v.is_empty()) {
         return Some(full);
     }

@@ -4,41 +4,63 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The layers, lowest first; a module may import only from a lower rank.
-const LAYERS: &[(&str, u32)] = &[
-    ("text", 0),
-    ("exit", 0),
-    ("sink", 0),
-    ("config", 1),
-    // Its warnings pass through `text::printable`.
-    ("trace", 1),
-    ("plan", 2),
-    ("grade", 3),
-    ("prompts", 3),
-    ("provider", 4),
-    ("report", 5),
-    ("engine", 6),
-    ("suite", 6),
-    ("cli", 7),
-    ("pictures", 7),
-    ("commands", 8),
-];
+/// The text of `src/lib.rs`, whose doc comment is the one list of layers.
+fn lib_rs() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap()
+}
 
-fn rank(module: &str) -> u32 {
-    LAYERS
+/// The layers of lib.rs's doc, as (module, rank): each item `//! N. `a`, `b`: what they do`
+/// gives rank N to the backticked names before its colon (continuation lines are prose).
+fn layers_of(lib: &str) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for line in lib.lines() {
+        let Some((number, item)) = line.strip_prefix("//! ").and_then(|d| d.split_once(". ")) else {
+            continue;
+        };
+        let Ok(rank) = number.parse::<u32>() else {
+            continue;
+        };
+        let names = item.split(':').next().unwrap_or_default();
+        let modules: Vec<&str> = names.split('`').skip(1).step_by(2).collect();
+        assert!(!modules.is_empty(), "rank {rank} of src/lib.rs names no module: {line}");
+        out.extend(modules.iter().map(|m| (m.to_string(), rank)));
+    }
+    out
+}
+
+/// The modules lib.rs declares (`mod x;`).
+fn declared_modules(lib: &str) -> BTreeSet<String> {
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("mod ")?.strip_suffix(';'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The rank of a module in lib.rs's list.
+fn rank(layers: &[(String, u32)], module: &str) -> u32 {
+    layers
         .iter()
-        .find(|(m, _)| *m == module)
-        .unwrap_or_else(|| panic!("module `{module}` is not in the layer list of tests/it/layers.rs"))
+        .find(|(m, _)| m == module)
+        .unwrap_or_else(|| panic!("module `{module}` is not in the layer list of src/lib.rs's doc"))
         .1
 }
 
-/// The code of a file without its tests (they may reach anywhere).
+/// The code of a file without its inline test module (tests may reach anywhere). Other
+/// `#[cfg(test)]` items (a test-only helper, `mod tests;` naming a file) are code: scanned.
 fn code(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
-    match text.find("#[cfg(test)]") {
-        Some(i) => text[..i].to_string(),
-        None => text,
+    let mut lines = text.lines().peekable();
+    let mut out = String::new();
+    while let Some(line) = lines.next() {
+        let next = lines.peek().map_or("", |l| l.trim_start());
+        let test_module = next.trim_start_matches("pub(crate) ").starts_with("mod ") && next.ends_with('{');
+        if line.trim() == "#[cfg(test)]" && test_module {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
     }
+    out
 }
 
 fn ident(s: &str) -> &str {
@@ -93,10 +115,11 @@ fn sources() -> Vec<(String, String, String)> {
 
 #[test]
 fn no_module_imports_a_higher_layer() {
+    let layers = layers_of(&lib_rs());
     let mut arrows = Vec::new();
     for (module, file, code) in sources() {
         for target in first_segments(&code, "crate") {
-            if target != module && rank(&target) >= rank(&module) {
+            if target != module && rank(&layers, &target) >= rank(&layers, &module) {
                 arrows.push(format!("{module}/{file}.rs -> {target}"));
             }
         }
@@ -160,6 +183,57 @@ fn no_files_of_a_module_import_each_other_in_a_cycle() {
             panic!("files import each other in a cycle: {cycle}");
         }
     }
+}
+
+#[test]
+fn files_stay_behind_their_module_facade() {
+    let mut open = Vec::new();
+    for (module, file, code) in sources() {
+        let opened = code
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("pub") && l.contains(" mod "));
+        open.extend(opened.map(|l| format!("{module}/{file}.rs: {l}")));
+    }
+    assert!(
+        open.is_empty(),
+        "files other layers could reach past the facade: {open:#?}"
+    );
+}
+
+#[test]
+fn the_layer_list_names_every_module_once_in_rank_order() {
+    let lib = lib_rs();
+    let layers = layers_of(&lib);
+    let listed: Vec<&str> = layers.iter().map(|(m, _)| m.as_str()).collect();
+    let unique: BTreeSet<&str> = listed.iter().copied().collect();
+    assert_eq!(unique.len(), listed.len(), "a module is listed twice: {listed:?}");
+    let declared = declared_modules(&lib);
+    let unique: BTreeSet<String> = unique.into_iter().map(str::to_string).collect();
+    assert_eq!(unique, declared, "lib.rs's layer list and its `mod` lines differ");
+    let ranks: BTreeSet<u32> = layers.iter().map(|(_, r)| *r).collect();
+    let expected: BTreeSet<u32> = (0..ranks.len() as u32).collect();
+    assert_eq!(ranks, expected, "the ranks of lib.rs's list are not 0, 1, 2, ...");
+}
+
+#[test]
+fn the_layer_list_is_read_from_the_doc() {
+    let lib = "//! 0. `text`, `exit`: vocabulary (ids: `not_a_module`)\n//!    more `prose`\n\
+               //! 1. `config`: files\n//! Not 2. `a` list\nmod text;\n";
+    let layers = layers_of(lib);
+    let want = [("text", 0), ("exit", 0), ("config", 1)].map(|(m, r)| (m.to_string(), r));
+    assert_eq!(layers, want);
+    assert_eq!(declared_modules(lib), BTreeSet::from(["text".to_string()]));
+}
+
+#[test]
+fn only_the_inline_test_module_is_left_unscanned() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mod.rs");
+    let text = "#[cfg(test)]\nmod tests;\nuse crate::a;\n#[cfg(test)]\npub fn f() {}\nuse crate::b;\n\
+                #[cfg(test)]\nmod tests {\n    use crate::c;\n}\n";
+    std::fs::write(&path, text).unwrap();
+    assert_eq!(first_segments(&code(&path), "crate"), ["a", "b"]);
 }
 
 #[test]

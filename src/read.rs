@@ -1,0 +1,172 @@
+//! Reading a file whole, bounded: configs, schemas, cassettes, the `--cache` file and the
+//! reports `orch report` pages all come through [`read_bounded`], so a FIFO never hangs a
+//! read and a device or a runaway file is never slurped. Imports nothing of ours.
+
+use std::io::Read;
+use std::path::Path;
+
+/// Why [`read_bounded`] refused a file.
+#[derive(Debug)]
+pub enum Unread {
+    /// Nothing there.
+    Missing,
+    /// Something that is not a regular file (a directory, a FIFO, a device…), described.
+    NotFile(&'static str),
+    /// A regular file over the cap.
+    TooLarge(u64),
+    /// It could not be read.
+    Io(std::io::Error),
+}
+
+/// The bytes of a regular file of at most `max` bytes, read no further than that: a FIFO
+/// never hangs the read and a device or a runaway file is never slurped. Every file orch
+/// reads whole (configs, schemas, cassettes, results) comes through here.
+pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
+    match Entry::of(path) {
+        Entry::File => {}
+        Entry::Missing => return Err(Unread::Missing),
+        other => return Err(Unread::NotFile(other.describe())),
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| {
+            // Lines other processes append (a shared `--cache`) are written under the file's
+            // lock: a reader that shares it never sees half a line. No locks: read as it is.
+            let _ = f.lock_shared();
+            f.take(max + 1).read_to_end(&mut bytes)
+        })
+        .map_err(Unread::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(Unread::TooLarge(
+            std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len()),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// What a path names, following symbolic links.
+pub enum Entry {
+    /// Nothing there.
+    Missing,
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// Something else, described.
+    Other(&'static str),
+}
+
+impl Entry {
+    /// What is at `path`: a dangling link, a FIFO, a socket or a device is `Other`.
+    pub fn of(path: &Path) -> Entry {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Entry::Missing;
+        }
+        let Ok(meta) = std::fs::metadata(path) else {
+            return Entry::Other("a dangling symbolic link");
+        };
+        let kind = meta.file_type();
+        if kind.is_file() {
+            return Entry::File;
+        }
+        if kind.is_dir() {
+            return Entry::Dir;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_fifo() {
+                return Entry::Other("a FIFO");
+            }
+            if kind.is_socket() {
+                return Entry::Other("a socket");
+            }
+            if kind.is_char_device() || kind.is_block_device() {
+                return Entry::Other("a device");
+            }
+        }
+        Entry::Other("not a regular file")
+    }
+
+    /// The entry in words, for a message ("config x is a FIFO, not a file or a directory").
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Entry::Missing => "missing",
+            Entry::File => "a file",
+            Entry::Dir => "a directory",
+            Entry::Other(what) => what,
+        }
+    }
+}
+
+/// An I/O error as a reason in a message: the common kinds in plain words.
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// A path as the user would type it: `departments/story.yaml`, not `./departments/story.yaml`.
+pub fn display(path: &Path) -> String {
+    let s = path.display().to_string();
+    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_within_the_cap_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "four").unwrap();
+        assert_eq!(read_bounded(&path, 4).unwrap(), b"four");
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_with_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "fives").unwrap();
+        assert!(matches!(read_bounded(&path, 4), Err(Unread::TooLarge(5))));
+    }
+
+    #[test]
+    fn what_is_not_a_regular_file_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            read_bounded(&dir.path().join("none"), 9),
+            Err(Unread::Missing)
+        ));
+        assert!(matches!(
+            read_bounded(dir.path(), 9),
+            Err(Unread::NotFile("a directory"))
+        ));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("dangling");
+            std::os::unix::fs::symlink(dir.path().join("none"), &link).unwrap();
+            assert!(matches!(
+                read_bounded(&link, 9),
+                Err(Unread::NotFile("a dangling symbolic link"))
+            ));
+        }
+    }
+
+    #[test]
+    fn io_errors_read_as_plain_reasons() {
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(io_reason(&missing), "no such file or directory");
+        assert_eq!(io_reason(&denied), "permission denied");
+    }
+
+    #[test]
+    fn paths_are_shown_without_a_leading_dot_slash() {
+        assert_eq!(display(Path::new("./departments/story.yaml")), "departments/story.yaml");
+        assert_eq!(display(Path::new("/tmp/x.yaml")), "/tmp/x.yaml");
+    }
+}
