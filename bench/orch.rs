@@ -174,6 +174,9 @@ fn wide(dir: &Path, uri: Option<&str>, departments: usize, per: usize, extra: &s
 /// parallel (each call then its judge's), then the synthesis, then the summary.
 async fn floor(uri: &str, plan: &Value, concurrency: usize) -> Duration {
     type Done = Shared<Pin<Box<dyn Future<Output = ()> + Send>>>;
+    // orch's reqwest has no crypto provider of its own (orch hands each client its TLS,
+    // src/tls.rs): a bare client needs a process-wide one, though it speaks plain HTTP.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
     let url = format!("{uri}/chat/completions");
     let gate = Arc::new(tokio::sync::Semaphore::new(concurrency));

@@ -6,8 +6,9 @@
 //! reads it (each rank's backticked names, before the colon) and fails on an upward or
 //! sideways import, and on a module missing from it.
 //!
-//! 0. `text`, `exit`, `sink`, `read`: vocabulary every layer may use (words, scores, ids;
-//!    exit codes; files written line by line; files read whole, bounded)
+//! 0. `text`, `exit`, `sink`, `read`, `tls`: vocabulary every layer may use (words, scores,
+//!    ids; exit codes; files written line by line; files read whole, bounded; the TLS of
+//!    every HTTPS client)
 //! 1. `config`, `trace`: files -> positioned nodes -> wire structs -> checked model; spans
 //! 2. `plan`: routing, complexity, specialists, call bounds, the DAG; pure
 //! 3. `grade`, `prompts`: scores and the words orch sends
@@ -38,6 +39,7 @@ mod report;
 mod sink;
 mod suite;
 mod text;
+mod tls;
 mod trace;
 
 pub use cli::{Cli, Command};

@@ -53,15 +53,18 @@ pub struct Post<'a> {
 impl HttpClient {
     /// A client with `[http]` settings and a per-provider `requests_per_minute` (0 = none).
     pub fn new(settings: HttpSettings, requests_per_minute: u32) -> Result<Self, ProviderError> {
+        let cannot = |e: &dyn std::fmt::Display| ProviderError::Http {
+            message: format!("cannot build the HTTP client: {e}"),
+        };
+        let tls = crate::tls::client_config().map_err(|e| cannot(&e))?;
         let client = reqwest::Client::builder()
             .user_agent(concat!("orch/", env!("CARGO_PKG_VERSION")))
+            .tls_backend_preconfigured(tls)
             // A redirect would carry the key's header to another origin (reqwest strips
             // only `Authorization`) and turn the POST into a GET: never follow one.
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| ProviderError::Http {
-                message: format!("cannot build the HTTP client: {e}"),
-            })?;
+            .map_err(|e| cannot(&e))?;
         let next_slot = (requests_per_minute > 0).then(|| {
             (
                 Duration::from_secs(60) / requests_per_minute,

@@ -69,10 +69,13 @@ impl Collector {
     /// `last_failure`.
     pub fn new(timeout: Duration, last_failure: LastFailure) -> Result<Self, String> {
         // A blocking client may be neither built nor dropped inside an async runtime: it
-        // is built on a thread of its own, as the OTLP crate builds its own.
+        // is built on a thread of its own (the OTLP crate builds its own client so too).
+        let tls =
+            crate::tls::client_config().map_err(|e| format!("cannot build the trace exporter's HTTP client: {e}"))?;
         let built = std::thread::spawn(move || {
             reqwest::blocking::Client::builder()
                 .user_agent(concat!("orch/", env!("CARGO_PKG_VERSION")))
+                .tls_backend_preconfigured(tls)
                 .timeout(timeout)
                 .redirect(reqwest::redirect::Policy::none())
                 .build()

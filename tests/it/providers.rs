@@ -245,6 +245,20 @@ fn connection_refused_is_reported() {
     assert_eq!(r["status"], "failed");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_https_base_url_speaks_tls() {
+    // A plain-HTTP server behind an https:// URL: the client's TLS hello gets no TLS back.
+    let server = answering(ResponseTemplate::new(200).set_body_json(chat_reply("never read"))).await;
+    let uri = server.uri().replace("http://", "https://");
+    let root = solo_on(&uri, "", 10.0);
+    let error = department_error(&root, &["Aladdin"]);
+    assert_eq!(
+        error,
+        "HTTP error: connection failed: received corrupt message of type InvalidContentType"
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
 #[test]
 fn a_connection_dropped_mid_body_is_reported() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

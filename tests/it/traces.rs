@@ -313,6 +313,22 @@ async fn a_collector_redirect_is_never_followed_with_the_headers() {
     assert!(!all.contains("hc-team-secret-7781") && !all.contains("ak-secret-9923"));
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_https_collector_is_spoken_to_over_tls() {
+    // A plain-HTTP collector behind an https:// URL: the client's TLS hello gets no TLS back.
+    let otlp = collector().await;
+    let endpoint = otlp.uri().replace("http://", "https://");
+    let root = Root::minimal();
+    Test::new(root.path())
+        .args(["run", "--format", "json", "--otlp", &endpoint, "Aladdin character"])
+        .status(0)
+        .stderr(format!(
+            "warning: could not export traces to {endpoint}/v1/traces: connection failed: received corrupt message of type InvalidContentType\n"
+        ))
+        .run();
+    assert!(otlp.received_requests().await.unwrap().is_empty());
+}
+
 /// A collector that answers every export with a chunked body that never ends.
 async fn endless_collector() -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
