@@ -24,6 +24,19 @@ fn shown(x: f64) -> String {
     }
 }
 
+/// Whether `s` is the name of an environment variable: letters, digits and `_`, not
+/// starting with a digit (what a shell can export).
+pub fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether the variable is unset or blank, as a run reads a key variable (`provider::api_key`).
+pub fn variable_unset(variable: &str) -> bool {
+    std::env::var(variable).map_or(true, |v| v.trim().is_empty())
+}
+
 /// Reads one file's [`Node`] tree, pushing every problem into `diags`.
 pub struct Decoder<'d> {
     file: &'d str,
@@ -202,10 +215,7 @@ impl<'d> Decoder<'d> {
     /// The NAME of an environment variable. A value that is not a name (a key pasted in by
     /// mistake) is an error that never repeats the value.
     fn env_name(&mut self, at: At<String>, key: &KeySpec) -> Option<String> {
-        let mut chars = at.value.chars();
-        let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if valid {
+        if is_env_name(&at.value) {
             return Some(at.value);
         }
         self.error(

@@ -12,6 +12,8 @@ pub const TIMEOUT: Rule = Rule::above(0.0, MAX_TIMEOUT_SECS, " (a day, in second
 pub const TEMPERATURE: Rule = Rule::between(0.0, 2.0);
 /// The largest `maxOutputTokens` (no model writes more in one reply).
 pub const MAX_OUTPUT_TOKENS: i64 = 1_000_000;
+/// The most tool calls one attempt may make (`maxToolCalls`).
+pub const MAX_TOOL_CALLS: i64 = 100;
 /// A fraction.
 pub const UNIT: Rule = Rule::between(0.0, 1.0);
 
@@ -75,6 +77,17 @@ pub enum Rule {
     Schema,
     /// A provider name, or a list of them tried in order (a fallback chain).
     Chain,
+    /// A list of environment variable NAMES (`passEnv`).
+    EnvNames,
+    /// A map of environment variable names to values (`env`).
+    Variables,
+    /// A map of HTTP header names to the NAMES of the variables holding their values (`headersEnv`).
+    HeaderVariables,
+    /// `"*"` (every tool) or a list of tool names (`approve`).
+    Approve,
+    /// A map of MCP server names (`[a-zA-Z0-9_-]+`) to mappings with these keys, each with
+    /// exactly one of `command` and `url`.
+    Servers(&'static [KeySpec]),
 }
 
 impl Rule {

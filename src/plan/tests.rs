@@ -248,16 +248,18 @@ fn call_bounds() {
         max_attempts: attempts,
         matched_skills: vec![],
         success_rate: 0.5,
+        tools: vec![],
+        max_tool_calls: None,
     };
     // Direct: one head call, retried with the department.
-    assert_eq!(department_calls(&[], 3, false), (1, 4));
-    assert_eq!(department_calls(&[], 0, true), (1, 1));
+    assert_eq!(department_calls(&[], 3, false, 1), (1, 4));
+    assert_eq!(department_calls(&[], 0, true, 1), (1, 1));
     // Three specialists of 4 attempts, R = 3: min 3 + 1, max 12 + max(3, 4).
     let three = [spec(4), spec(4), spec(4)];
-    assert_eq!(department_calls(&three, 3, false), (4, 16));
+    assert_eq!(department_calls(&three, 3, false, 1), (4, 16));
     // A judge doubles every attempt; R = 0 leaves three synthesis attempts.
-    assert_eq!(department_calls(&three, 0, true), (7, 27));
-    assert_eq!(department_calls(&[spec(1)], 1, false), (2, 4));
+    assert_eq!(department_calls(&three, 0, true, 1), (7, 27));
+    assert_eq!(department_calls(&[spec(1)], 1, false, 1), (2, 4));
 }
 
 #[test]

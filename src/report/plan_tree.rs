@@ -4,7 +4,8 @@
 //! its colours (the renderer lets orch's own colour sequences pass).
 
 use super::tree::{bar, Node, Style};
-use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, ThresholdSource};
+use crate::config::{Approve, ToolUse};
+use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, PlannedServer, ThresholdSource};
 use crate::text::{count, excerpt, printable};
 
 /// Builds the explain tree of a plan.
@@ -77,6 +78,17 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
             depts,
         ));
     }
+    if !plan.mcp_servers.is_empty() {
+        let servers = plan.mcp_servers.iter().map(|s| Node::leaf(server_line(s))).collect();
+        root.push(Node::new(
+            format!(
+                "{} {}",
+                style.bold("mcp servers"),
+                style.dim("(a run starts them; explain starts none)")
+            ),
+            servers,
+        ));
+    }
     let summary = if plan.summary {
         ", with the master's summary"
     } else {
@@ -91,6 +103,46 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         style.dim(&format!("(budget {})", plan.call_budget))
     )));
     root
+}
+
+/// `files: npx -y server .` or `docs: https://…`; arguments with spaces are quoted.
+fn server_line(server: &PlannedServer) -> String {
+    let target = match (&server.command, &server.url) {
+        (Some(command), _) => std::iter::once(command)
+            .chain(server.args.iter().flatten())
+            .map(|a| match a.is_empty() || a.contains(char::is_whitespace) {
+                true => format!("{a:?}"),
+                false => a.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, url) => url.clone().unwrap_or_default(),
+    };
+    printable(&format!("{}: {target}", server.name)).into_owned()
+}
+
+/// `tools: files (read_file; approval: write_file), docs (every tool), up to 8 tool calls
+/// per attempt`.
+fn tools_line(tools: &[ToolUse], max_tool_calls: Option<u32>) -> String {
+    let uses: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            let allow = t.allow.as_ref().map_or("every tool".to_string(), |a| a.join(", "));
+            let approval = match &t.approve {
+                Approve::Every => "; approval: every tool".to_string(),
+                Approve::Tools(names) if names.is_empty() => String::new(),
+                Approve::Tools(names) => format!("; approval: {}", names.join(", ")),
+            };
+            format!("{} ({allow}{approval})", t.server)
+        })
+        .collect();
+    let max = max_tool_calls.unwrap_or_default();
+    printable(&format!(
+        "tools: {}, up to {} per attempt",
+        uses.join(", "),
+        count(max, "tool call")
+    ))
+    .into_owned()
 }
 
 /// `, at most $0.0123` where the worst-case cost is known.
@@ -141,7 +193,7 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
                     } else {
                         format!(", skills: {}", printable(&s.matched_skills.join(", ")))
                     };
-                    Node::leaf(format!(
+                    let label = format!(
                         "{} {}",
                         style.cyan(&printable(&s.agent_id)),
                         style.dim(&format!(
@@ -150,7 +202,11 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
                             count(s.max_attempts, "attempt"),
                             s.success_rate
                         ))
-                    ))
+                    );
+                    match s.tools.is_empty() {
+                        true => Node::leaf(label),
+                        false => Node::new(label, vec![Node::leaf(tools_line(&s.tools, s.max_tool_calls))]),
+                    }
                 })
                 .collect();
             children.push(Node::new(
@@ -162,6 +218,13 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
                 specialists,
             ));
         }
+    }
+    if !d.head_tools.is_empty() {
+        children.push(Node::leaf(format!(
+            "{} {}",
+            printable(&d.head),
+            tools_line(&d.head_tools, d.head_max_tool_calls)
+        )));
     }
     let judge = if plan.llm_grading {
         ", each attempt graded by the judge"
