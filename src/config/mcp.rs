@@ -326,3 +326,109 @@ impl FromNode for Vec<ToolWire> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::load_str;
+
+    /// Every error of a one-file YAML config, in file order.
+    fn errors(yaml: &str) -> Vec<String> {
+        let mut diags = load_str(yaml, false).err().map(|e| e.diagnostics).unwrap_or_default();
+        diags.sort_by_key(|d| (d.line, d.column));
+        diags.iter().filter(|d| d.is_error()).map(ToString::to_string).collect()
+    }
+
+    const TEAM: &str =
+        "departments: [{ id: d, keywords: [x], head: h }]\nagents: [{ id: h, role: head, department: d }]\n";
+
+    #[test]
+    fn a_server_has_a_name_and_one_transport() {
+        let yaml = format!(
+            "mcpServers:\n  \"a b\": {{ command: x }}\n  both: {{ command: x, url: \"https://a.example\" }}\n  none: {{ timeout: 5 }}\n  blank: {{ command: \" \" }}\n{TEAM}"
+        );
+        assert_eq!(
+            errors(&yaml),
+            [
+                "orch.yaml:2:3: error: mcp server name `a b` must be letters, digits, `-` and `_`",
+                "orch.yaml:3:23: error: mcp server `both` has both `command` and `url`: keep one",
+                "orch.yaml:4:3: error: mcp server `none` needs `command` (a program orch starts) or `url` (a streamable HTTP endpoint)",
+                "orch.yaml:5:21: error: `command` of mcp server `blank` is empty",
+            ]
+        );
+    }
+
+    #[test]
+    fn keys_of_the_other_transport_are_errors() {
+        let yaml = format!(
+            "mcpServers:\n  r: {{ url: \"http://127.0.0.1:1/mcp\", args: [a], env: {{ A: b }}, passEnv: [A], cwd: . }}\n  l: {{ command: x, headersEnv: {{ X-Key: K }} }}\n{TEAM}"
+        );
+        assert_eq!(
+            errors(&yaml),
+            [
+                "orch.yaml:2:39: error: `args` is for a server with `command`; mcp server `r` has `url`",
+                "orch.yaml:2:50: error: `env` is for a server with `command`; mcp server `r` has `url`",
+                "orch.yaml:2:65: error: `passEnv` is for a server with `command`; mcp server `r` has `url`",
+                "orch.yaml:2:79: error: `cwd` is for a server with `command`; mcp server `r` has `url`",
+                "orch.yaml:3:20: error: `headersEnv` is for a server with `url`; mcp server `l` has `command`",
+            ]
+        );
+    }
+
+    #[test]
+    fn variables_are_named_never_quoted() {
+        let yaml = format!(
+            "mcpServers:\n  l: {{ command: x, env: {{ 1A: v, OK: 2 }}, passEnv: [\"sk-live-1\", GOOD] }}\n  \
+             r: {{ url: \"https://a.example\", headersEnv: {{ \"X Key\": K, Accept: K, Authorization: \"Bearer sk-9\" }} }}\n{TEAM}"
+        );
+        let errors = errors(&yaml);
+        assert_eq!(
+            errors,
+            [
+                "orch.yaml:2:27: error: `env` key `1A` is not an environment variable name (letters, digits and `_`, not starting with a digit)",
+                "orch.yaml:2:38: error: `OK` in `env` must be a string, found an integer",
+                "orch.yaml:2:53: error: an entry of `passEnv` must be the NAME of an environment variable (letters, digits and `_`), not its value; the value is not shown",
+                "orch.yaml:3:48: error: `headersEnv` key `X Key` is not an HTTP header name",
+                "orch.yaml:3:60: error: header `Accept` is set by the MCP client itself; `headersEnv` cannot set it",
+                "orch.yaml:3:86: error: `headersEnv` maps header `Authorization` to the NAME of an environment variable (letters, digits and `_`, like DOCS_MCP_TOKEN), not to its value; the value is not shown",
+            ]
+        );
+        assert!(!errors.concat().contains("sk-"), "a value was repeated");
+    }
+
+    #[test]
+    fn a_tool_entry_names_a_server_and_allows_something() {
+        let yaml = "mcpServers: { files: { command: x } }\ndepartments: [{ id: d, keywords: [x], head: h }]\n\
+                    agents:\n  - { id: h, role: head, department: d, tools: [{ allow: [a] }, { server: \"\" }, { server: files, allow: [], approve: all }, { server: files, aprove: [] }] }\n";
+        assert_eq!(
+            errors(yaml),
+            [
+                "orch.yaml:4:49: error: a tool entry needs `server`, the name of an `mcpServers` entry",
+                "orch.yaml:4:65: error: a tool entry needs `server`, the name of an `mcpServers` entry",
+                "orch.yaml:4:105: error: `allow` is empty: the agent could use no tool of mcp server `files`; list tools, or remove `allow` to allow every tool",
+                "orch.yaml:4:118: error: `approve` must be \"*\" (every tool) or a list of tool names, found `all`",
+                "orch.yaml:4:135: error: agent `h` lists mcp server `files` twice in `tools`: merge the entries",
+                "orch.yaml:4:142: error: unknown key `aprove` in a tool entry (did you mean `approve`?)",
+            ]
+        );
+    }
+
+    #[test]
+    fn limits_of_tool_calls_and_results() {
+        let yaml = format!("defaults: {{ maxToolCalls: 101, maxToolResultBytes: 255 }}\n{TEAM}").replace(
+            "department: d }",
+            "department: d, executionSettings: { maxToolCalls: -1 } }",
+        );
+        assert_eq!(
+            errors(&yaml),
+            [
+                "orch.yaml:1:27: error: `maxToolCalls` must be between 0 and 100, found 101",
+                "orch.yaml:1:52: error: `maxToolResultBytes` must be between 256 and 16777216, found 255",
+                "orch.yaml:3:81: error: `maxToolCalls` must be between 0 and 100, found -1",
+            ]
+        );
+        assert!(errors(&format!(
+            "defaults: {{ maxToolCalls: 0, maxToolResultBytes: 16777216 }}\n{TEAM}"
+        ))
+        .is_empty());
+    }
+}

@@ -77,12 +77,12 @@ pub struct ToolUse {
     pub approve: Approve,
 }
 
-/// The servers by name; `root` is the config root (a directory, or the single file).
+/// The servers by name; `root` is the config root (a directory, or the single file whose
+/// directory `cwd` is relative to).
 pub fn servers(entries: &[McpServerEntry], root: &Path) -> BTreeMap<String, McpServer> {
-    let dir = if root.is_file() {
-        root.parent().unwrap_or(Path::new(""))
-    } else {
-        root
+    let dir = match root.is_dir() {
+        true => root,
+        false => root.parent().unwrap_or(Path::new("")),
     };
     entries.iter().map(|e| (e.name.value.clone(), server(e, dir))).collect()
 }
@@ -130,4 +130,123 @@ pub fn uses(tools: &[ToolWire]) -> Vec<ToolUse> {
             },
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_str;
+
+    const TOML: &str = r#"
+[mcpServers.files]
+command = "npx"
+args = ["-y", "server-filesystem", "."]
+env = { LOG_LEVEL = "warn" }
+passEnv = ["GITHUB_TOKEN"]
+cwd = "notes"
+timeout = 5
+
+[mcpServers.docs]
+url = "https://mcp.example.com/mcp"
+headersEnv = { Authorization = "DOCS_MCP_TOKEN" }
+
+[defaults]
+maxToolCalls = 3
+
+[[departments]]
+id = "d"
+keywords = ["x"]
+head = "h"
+
+[[agents]]
+id = "h"
+role = "head"
+department = "d"
+tools = [{ server = "docs", approve = "*" }]
+
+[[agents]]
+id = "s"
+role = "specialist"
+department = "d"
+tools = [{ server = "files", allow = ["read_file"], approve = ["write_file"] }]
+executionSettings = { maxToolCalls = 0 }
+
+[[agents]]
+id = "w"
+role = "specialist"
+department = "d"
+"#;
+
+    const YAML: &str = r#"
+mcpServers:
+  files: { command: npx, args: ["-y", server-filesystem, "."], env: { LOG_LEVEL: warn }, passEnv: [GITHUB_TOKEN], cwd: notes, timeout: 5 }
+  docs: { url: "https://mcp.example.com/mcp", headersEnv: { Authorization: DOCS_MCP_TOKEN } }
+defaults: { maxToolCalls: 3 }
+departments: [{ id: d, keywords: [x], head: h }]
+agents:
+  - { id: h, role: head, department: d, tools: [{ server: docs, approve: "*" }] }
+  - { id: s, role: specialist, department: d, tools: [{ server: files, allow: [read_file], approve: [write_file] }], executionSettings: { maxToolCalls: 0 } }
+  - { id: w, role: specialist, department: d }
+"#;
+
+    #[test]
+    fn toml_and_yaml_resolve_alike() {
+        let (toml, yaml) = (load_str(TOML, true).unwrap(), load_str(YAML, false).unwrap());
+        assert_eq!(toml.settings.mcp_servers, yaml.settings.mcp_servers);
+        let files = &toml.settings.mcp_servers["files"];
+        assert_eq!(
+            files.transport,
+            McpTransport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "server-filesystem".into(), ".".into()],
+                env: vec![("LOG_LEVEL".into(), "warn".into())],
+                pass_env: vec!["GITHUB_TOKEN".into()],
+                cwd: PathBuf::from("notes"),
+            }
+        );
+        assert_eq!(files.timeout, 5.0);
+        let docs = &yaml.settings.mcp_servers["docs"];
+        assert_eq!(docs.timeout, DEFAULT_MCP_TIMEOUT);
+        assert_eq!(
+            docs.transport,
+            McpTransport::Http {
+                url: "https://mcp.example.com/mcp".into(),
+                headers_env: vec![("Authorization".into(), "DOCS_MCP_TOKEN".into())],
+            }
+        );
+        for config in [&toml, &yaml] {
+            let tools = |id| config.agent(id).unwrap().tools.clone();
+            assert_eq!(
+                serde_json::to_value(tools("h")).unwrap(),
+                serde_json::json!([{"server": "docs", "allow": null, "approve": "*"}])
+            );
+            assert_eq!(
+                serde_json::to_value(tools("s")).unwrap(),
+                serde_json::json!([{"server": "files", "allow": ["read_file"], "approve": ["write_file"]}])
+            );
+            let max = |id| config.max_tool_calls(config.agent(id).unwrap());
+            // The default, an override of 0, and no tools at all.
+            assert_eq!((max("h"), max("s"), max("w")), (3, 0, 0));
+        }
+    }
+
+    #[test]
+    fn cwd_is_relative_to_the_config_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("orch.toml");
+        std::fs::write(&file, "").unwrap();
+        let cwd = |root: &Path, cwd: Option<&str>| {
+            let key = cwd.map(|c| format!(", cwd: {c}")).unwrap_or_default();
+            let text = format!("mcpServers: {{ s: {{ command: x{key} }} }}\n");
+            let loaded = crate::config::load::read_text("orch.yaml", text.as_bytes(), false);
+            let servers = servers(loaded.wire.settings.unwrap().mcp_servers.as_deref().unwrap(), root);
+            match &servers["s"].transport {
+                McpTransport::Stdio { cwd, .. } => cwd.clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(cwd(&file, None), dir.path());
+        assert_eq!(cwd(&file, Some("notes")), dir.path().join("notes"));
+        assert_eq!(cwd(dir.path(), Some("../up")), dir.path().join("../up"));
+    }
 }

@@ -88,3 +88,59 @@ fn unset_headers(servers: &[McpServerEntry], file: &str, out: &mut Vec<Diagnosti
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::load::read_text;
+    use crate::config::validate;
+
+    /// Every problem of a one-file YAML config but the department warnings, in file order.
+    fn problems(yaml: &str) -> Vec<String> {
+        let loaded = read_text("orch.yaml", yaml.as_bytes(), false);
+        let mut diags = loaded.diagnostics;
+        diags.extend(validate::check(&loaded.wire, "orch.yaml"));
+        diags.sort_by_key(|d| (d.line, d.column));
+        let tools = diags.iter().filter(|d| !d.message.starts_with("department"));
+        tools.map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn tools_name_known_servers_once_on_heads_and_specialists() {
+        let yaml = "mcpServers: { files: { command: x } }\ndepartments: [{ id: d, keywords: [x], head: h }]\nagents:\n\
+                    \x20 - { id: h, role: head, department: d, tools: [{ server: fils }, { server: files }, { server: files }] }\n\
+                    \x20 - { id: s, role: specialist, department: d, tools: [{ server: files }] }\n\
+                    \x20 - { id: j, role: judge, tools: [{ server: files }] }\n\
+                    \x20 - { id: r, role: router, tools: [{ server: files }] }\n\
+                    \x20 - { id: m, role: master, tools: [] }\n";
+        assert_eq!(
+            problems(yaml),
+            [
+                "orch.yaml:4:59: error: unknown mcp server `fils` (did you mean `files`?)",
+                "orch.yaml:4:96: error: agent `h` lists mcp server `files` twice in `tools`: merge the entries",
+                "orch.yaml:6:34: error: agent `j` has role judge, and only heads and specialists use tools: remove `tools`",
+                "orch.yaml:7:35: error: agent `r` has role router, and only heads and specialists use tools: remove `tools`",
+            ]
+        );
+    }
+
+    #[test]
+    fn without_servers_a_tool_entry_says_so() {
+        let yaml = "departments: [{ id: d, keywords: [x], head: h }]\n\
+                    agents: [{ id: h, role: head, department: d, tools: [{ server: files }] }]\n";
+        assert_eq!(
+            problems(yaml),
+            ["orch.yaml:2:64: error: unknown mcp server `files` (the config has no `mcpServers`)"]
+        );
+    }
+
+    #[test]
+    fn an_unset_header_variable_is_a_warning() {
+        let yaml = "mcpServers:\n  docs: { url: \"https://a.example/mcp\", headersEnv: { Authorization: ORCH_TEST_UNSET_TOKEN, X-Path: PATH } }\n\
+                    departments: [{ id: d, keywords: [x], head: h }]\nagents: [{ id: h, role: head, department: d }]\n";
+        assert_eq!(
+            problems(yaml),
+            ["orch.yaml:2:70: warning: environment variable `ORCH_TEST_UNSET_TOKEN` (header `Authorization` of mcp server `docs`) \
+              is not set; a run that starts the server will fail"]
+        );
+    }
+}
