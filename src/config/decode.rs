@@ -12,7 +12,7 @@ use strum::VariantNames;
 
 use super::diagnostic::{suggestion, Diagnostic};
 use super::node::{At, Key, Node, Pos, Value};
-use super::spec::{names, KeySpec, Rule};
+use super::spec::{is_env_name, names, KeySpec, Rule};
 use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField};
 
 /// A number as a message shows it: `1e20`, not twenty digits.
@@ -22,19 +22,6 @@ fn shown(x: f64) -> String {
     } else {
         format!("{x}")
     }
-}
-
-/// Whether `s` is the name of an environment variable: letters, digits and `_`, not
-/// starting with a digit (what a shell can export).
-pub fn is_env_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// Whether the variable is unset or blank, as a run reads a key variable (`provider::api_key`).
-pub fn variable_unset(variable: &str) -> bool {
-    std::env::var(variable).map_or(true, |v| v.trim().is_empty())
 }
 
 /// Reads one file's [`Node`] tree, pushing every problem into `diags`.

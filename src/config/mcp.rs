@@ -3,9 +3,9 @@
 //! other transport, names of variables and headers, an empty `allow`. References across the
 //! config (an unknown server, tools on a judge) are checked in `tools_check.rs`.
 
-use super::decode::{is_env_name, section, Decoder, FromNode};
+use super::decode::{section, Decoder, FromNode};
 use super::node::{At, Node, Value};
-use super::spec::{KeySpec, Rule, TIMEOUT};
+use super::spec::{is_env_name, KeySpec, Rule, TIMEOUT};
 
 section! {
     /// One `[mcpServers.NAME]` entry as written (resolved in `tools.rs`).

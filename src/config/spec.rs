@@ -153,6 +153,19 @@ impl Rule {
     }
 }
 
+/// Whether `s` is the name of an environment variable: letters, digits and `_`, not
+/// starting with a digit (what a shell can export).
+pub fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether the variable is unset or blank, as a run reads a key variable (`provider::api_key`).
+pub fn variable_unset(variable: &str) -> bool {
+    std::env::var(variable).map_or(true, |v| v.trim().is_empty())
+}
+
 /// The names of a table's keys, for "did you mean".
 pub fn names(keys: &[KeySpec]) -> impl Iterator<Item = &'static str> + '_ {
     keys.iter().map(|k| k.name)

@@ -3,10 +3,10 @@
 
 use std::collections::HashSet;
 
-use super::decode::{is_env_name, variable_unset};
 use super::definitions::AgentWire;
 use super::diagnostic::{suggestion, Diagnostic};
 use super::mcp::{header_problem, McpServerEntry};
+use super::spec::{is_env_name, variable_unset};
 use super::types::Role;
 use super::wire::WireConfig;
 

@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::decode::{variable_unset, Resolve};
+use super::decode::Resolve;
 use super::definitions::{AgentWire, DepartmentWire, SchemaSource};
 use super::diagnostic::{suggestion, Diagnostic};
 use super::model::BUILTIN_PROVIDERS;
 use super::node::At;
 use super::node::Pos;
 use super::sections::ProviderEntry;
+use super::spec::variable_unset;
 use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod};
 use super::wire::WireConfig;
 

@@ -175,15 +175,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
             } else {
                 Handling::Specialists
             };
-            let role = if !options.departments.is_empty() {
-                DepartmentRole::Selected
-            } else if routing.fallback {
-                DepartmentRole::Fallback
-            } else if *id == routing.primary {
-                DepartmentRole::Primary
-            } else {
-                DepartmentRole::Supporting
-            };
+            let role = role_of(id, &routing, options);
             let relevance = relevance_of.get(id.as_str()).copied().unwrap_or(0.0);
             let head = config.agent(&dept.head);
             let head_max_tool_calls = head.and_then(|h| tools::max_tool_calls(config, h));
@@ -240,6 +232,19 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
         max_calls: max_calls.min(call_budget),
         max_cost_usd,
     })
+}
+
+/// Why department `id` is in the plan.
+fn role_of(id: &str, routing: &Routing, options: &PlanOptions) -> DepartmentRole {
+    if !options.departments.is_empty() {
+        DepartmentRole::Selected
+    } else if routing.fallback {
+        DepartmentRole::Fallback
+    } else if id == routing.primary {
+        DepartmentRole::Primary
+    } else {
+        DepartmentRole::Supporting
+    }
 }
 
 /// Synthesis attempts on a failed call or an empty reply (SPEC §3.8).

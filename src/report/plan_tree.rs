@@ -5,7 +5,7 @@
 
 use super::tree::{bar, Node, Style};
 use crate::config::{Approve, ToolUse};
-use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, PlannedServer, ThresholdSource};
+use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, PlannedServer, SelectedSpecialist, ThresholdSource};
 use crate::text::{count, excerpt, printable};
 
 /// Builds the explain tree of a plan.
@@ -78,16 +78,8 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
             depts,
         ));
     }
-    if !plan.mcp_servers.is_empty() {
-        let servers = plan.mcp_servers.iter().map(|s| Node::leaf(server_line(s))).collect();
-        root.push(Node::new(
-            format!(
-                "{} {}",
-                style.bold("mcp servers"),
-                style.dim("(a run starts them; explain starts none)")
-            ),
-            servers,
-        ));
+    if let Some(servers) = servers(plan, style) {
+        root.push(servers);
     }
     let summary = if plan.summary {
         ", with the master's summary"
@@ -103,6 +95,17 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         style.dim(&format!("(budget {})", plan.call_budget))
     )));
     root
+}
+
+/// The servers a run of the plan starts, when there are some.
+fn servers(plan: &Plan, style: Style) -> Option<Node> {
+    let servers: Vec<Node> = plan.mcp_servers.iter().map(|s| Node::leaf(server_line(s))).collect();
+    let label = format!(
+        "{} {}",
+        style.bold("mcp servers"),
+        style.dim("(a run starts them; explain starts none)")
+    );
+    (!servers.is_empty()).then(|| Node::new(label, servers))
 }
 
 /// `files: npx -y server .` or `docs: https://…`; arguments with spaces are quoted.
@@ -151,6 +154,34 @@ fn at_most(usd: Option<f64>) -> String {
         .map_or(String::new(), |u| format!(", at most {}", crate::text::fmt_usd(u)))
 }
 
+/// A specialist's line, with its tools below it when it has some.
+fn specialist(s: &SelectedSpecialist, style: Style) -> Node {
+    let source = match s.threshold_source {
+        ThresholdSource::Agent => "agent",
+        ThresholdSource::Department => "department",
+        ThresholdSource::Default => "default",
+    };
+    let skills = if s.matched_skills.is_empty() {
+        String::new()
+    } else {
+        format!(", skills: {}", printable(&s.matched_skills.join(", ")))
+    };
+    let label = format!(
+        "{} {}",
+        style.cyan(&printable(&s.agent_id)),
+        style.dim(&format!(
+            "threshold {} ({source}), up to {}, success rate {:.2}{skills}",
+            s.threshold,
+            count(s.max_attempts, "attempt"),
+            s.success_rate
+        ))
+    );
+    match s.tools.is_empty() {
+        true => Node::leaf(label),
+        false => Node::new(label, vec![Node::leaf(tools_line(&s.tools, s.max_tool_calls))]),
+    }
+}
+
 fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
     let role = match d.role {
         DepartmentRole::Primary => "primary",
@@ -179,36 +210,7 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
         ))),
         Handling::Specialists => {
             let mode = if d.parallel { "in parallel" } else { "one after another" };
-            let specialists = d
-                .specialists
-                .iter()
-                .map(|s| {
-                    let source = match s.threshold_source {
-                        ThresholdSource::Agent => "agent",
-                        ThresholdSource::Department => "department",
-                        ThresholdSource::Default => "default",
-                    };
-                    let skills = if s.matched_skills.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", skills: {}", printable(&s.matched_skills.join(", ")))
-                    };
-                    let label = format!(
-                        "{} {}",
-                        style.cyan(&printable(&s.agent_id)),
-                        style.dim(&format!(
-                            "threshold {} ({source}), up to {}, success rate {:.2}{skills}",
-                            s.threshold,
-                            count(s.max_attempts, "attempt"),
-                            s.success_rate
-                        ))
-                    );
-                    match s.tools.is_empty() {
-                        true => Node::leaf(label),
-                        false => Node::new(label, vec![Node::leaf(tools_line(&s.tools, s.max_tool_calls))]),
-                    }
-                })
-                .collect();
+            let specialists = d.specialists.iter().map(|s| specialist(s, style)).collect();
             children.push(Node::new(
                 format!(
                     "handling: {} specialists {mode}, then {} reviews and synthesizes",
