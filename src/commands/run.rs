@@ -32,6 +32,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         Err(e) => return Err(e.into()),
     };
+    setup::refuse_tools(&config, &plan)?;
     // Checked before any file is opened; started before the runtime (the exporter runs on
     // a thread of its own).
     let exporter = setup::exporter(&args.replies)?;

@@ -8,9 +8,10 @@ use anyhow::{Context, Result};
 use futures::future::LocalBoxFuture;
 
 use crate::cli::ReplyArgs;
-use crate::config::Config;
+use crate::config::{Config, Role};
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
+use crate::plan::Plan;
 use crate::report::{Observers, Report};
 use crate::suite::{CaseEngine, CaseRun};
 use crate::trace::Exporter;
@@ -24,6 +25,31 @@ pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), Comman
     let known = config.settings.providers.keys().map(String::as_str);
     let hint = crate::config::suggestion(p, known);
     Err(CommandError::usage(format!("unknown provider `{p}`{hint}")))
+}
+
+/// Refuses a plan in which an agent has tools: this build does not run tool calls yet
+/// (issue #23), and an agent's tools are never ignored in silence. While a router is still
+/// to be asked, every head and active specialist of the config counts (it may choose any
+/// department).
+pub fn refuse_tools(config: &Config, plan: &Plan) -> Result<(), CommandError> {
+    let planned = plan.departments.iter().flat_map(|d| {
+        let head = (!d.head_tools.is_empty()).then_some(d.head.as_str());
+        let specialists = d.specialists.iter().filter(|s| !s.tools.is_empty());
+        head.into_iter().chain(specialists.map(|s| s.agent_id.as_str()))
+    });
+    let routed = plan.routing.router.as_ref().is_some_and(|r| !r.consulted);
+    let reachable = config
+        .agents
+        .iter()
+        .filter(|a| routed && !a.tools.is_empty())
+        .filter(|a| a.role == Role::Head || (a.role == Role::Specialist && a.is_active))
+        .map(|a| a.id.as_str());
+    match planned.chain(reachable).next() {
+        Some(id) => Err(CommandError::usage(format!(
+            "agent `{id}` has tools: tool calls are not run yet by this build (see issue #23); `orch explain` shows the plan"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The exporter of `--otlp`, if asked for. Started before the runtime: it runs on a thread

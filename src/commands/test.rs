@@ -69,6 +69,11 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
         .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
         .collect::<Result<_, _>>()
         .map_err(CommandError::usage)?;
+    for ((i, _), plan) in chosen.cases.iter().zip(&plans) {
+        if let Ok(plan) = plan {
+            setup::refuse_tools(&loaded.configs[&loaded.roots[*i]], plan)?;
+        }
+    }
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
     let targets = suite::targets(&loaded, &chosen.cases, &plans, |config, plans| {

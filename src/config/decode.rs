@@ -12,7 +12,7 @@ use strum::VariantNames;
 
 use super::diagnostic::{suggestion, Diagnostic};
 use super::node::{At, Key, Node, Pos, Value};
-use super::spec::{names, KeySpec, Rule};
+use super::spec::{is_env_name, names, KeySpec, Rule};
 use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField};
 
 /// A number as a message shows it: `1e20`, not twenty digits.
@@ -202,10 +202,7 @@ impl<'d> Decoder<'d> {
     /// The NAME of an environment variable. A value that is not a name (a key pasted in by
     /// mistake) is an error that never repeats the value.
     fn env_name(&mut self, at: At<String>, key: &KeySpec) -> Option<String> {
-        let mut chars = at.value.chars();
-        let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if valid {
+        if is_env_name(&at.value) {
             return Some(at.value);
         }
         self.error(

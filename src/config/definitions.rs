@@ -6,8 +6,9 @@ use std::ops::Deref;
 use strum::VariantNames;
 
 use super::decode::{section, Chain, Decoder, FromNode};
+use super::mcp::{ToolKeys, ToolWire};
 use super::node::{At, Node, Value};
-use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
+use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::Role;
 
 section! {
@@ -35,6 +36,8 @@ section! {
         temperature "temperature": f64 => f64, TEMPERATURE;
         /// Tokens one reply may have (0: the provider's default).
         max_output_tokens "maxOutputTokens": u32 => u32, Rule::count(0, MAX_OUTPUT_TOKENS);
+        /// Tool calls one attempt may make (overrides `defaults.maxToolCalls`).
+        max_tool_calls "maxToolCalls": u32 => u32, Rule::count(0, MAX_TOOL_CALLS);
     }
 }
 
@@ -91,6 +94,8 @@ section! {
         instructions "instructions": String, Rule::Text;
         /// A JSON Schema every reply must match: inline, or a path relative to this file.
         output_schema "outputSchema": At<SchemaSource>, Rule::Schema;
+        /// The MCP servers whose tools it may use (heads and specialists only).
+        tools "tools": At<Vec<ToolWire>>, Rule::Definitions(ToolKeys::KEYS);
     }
 }
 

@@ -9,6 +9,7 @@ use super::decode::Resolve;
 use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution, SchemaSource};
 use super::node::At;
 use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing};
+use super::tools::{McpServer, ToolUse};
 use super::types::{ProviderKind, Role, StructuredOutput, TokenField};
 use super::wire::WireConfig;
 
@@ -55,6 +56,8 @@ pub struct Settings {
     pub providers: BTreeMap<String, ProviderSettings>,
     /// `[pricing]`: USD per million tokens, by model name.
     pub pricing: BTreeMap<String, Price>,
+    /// `[mcpServers]`: the MCP servers agents' tools come from, by name.
+    pub mcp_servers: BTreeMap<String, McpServer>,
 }
 
 /// One `[providers.NAME]` entry.
@@ -174,6 +177,8 @@ pub struct Agent {
     pub instructions: String,
     /// The JSON Schema every reply must match (`outputSchema`, read from its file).
     pub output_schema: Option<Arc<serde_json::Value>>,
+    /// The MCP servers whose tools it may use (empty: it only writes).
+    pub tools: Vec<ToolUse>,
 }
 
 impl Config {
@@ -185,6 +190,23 @@ impl Config {
     /// The agent with this id.
     pub fn agent(&self, id: &str) -> Option<&Agent> {
         self.index.agents.get(id).map(|&i| &self.agents[i])
+    }
+
+    /// The MCP server called `name`.
+    pub fn mcp_server(&self, name: &str) -> Option<&McpServer> {
+        self.settings.mcp_servers.get(name)
+    }
+
+    /// The tool calls one attempt of `agent` may make: its own `maxToolCalls`, else the
+    /// default; 0 for an agent without tools.
+    pub fn max_tool_calls(&self, agent: &Agent) -> u32 {
+        match agent.tools.is_empty() {
+            true => 0,
+            false => agent
+                .execution
+                .max_tool_calls
+                .unwrap_or(self.settings.defaults.max_tool_calls),
+        }
     }
 
     /// The active specialists of a department, in file order.
@@ -310,6 +332,7 @@ impl Config {
                 .flatten()
                 .map(|p| (p.name.value, p.value.resolve()))
                 .collect(),
+            mcp_servers: super::tools::servers(s.mcp_servers.as_deref().unwrap_or_default(), &root),
         };
         let keyword_weight = settings.routing.keyword_weight;
         Config {
@@ -370,5 +393,6 @@ fn resolve_agent(a: &AgentWire) -> Agent {
             }) => Some(Arc::new(schema.clone())),
             _ => None,
         },
+        tools: a.tools.as_ref().map_or_else(Vec::new, |t| super::tools::uses(&t.value)),
     }
 }

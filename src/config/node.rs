@@ -52,7 +52,15 @@ impl Node {
 
     /// Whether this is a mapping with `key` (whatever its value).
     pub fn has_key(&self, key: &str) -> bool {
-        matches!(&self.value, Value::Map(entries) if entries.iter().any(|(k, _)| k.name == key))
+        self.entry(key).is_some()
+    }
+
+    /// The key `key` of this mapping and its value, when there is one.
+    pub fn entry(&self, key: &str) -> Option<(&Key, &Node)> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().find(|(k, _)| k.name == key).map(|(k, v)| (k, v)),
+            _ => None,
+        }
     }
 }
 

@@ -6,6 +6,13 @@ use serde_json::{json, Map, Value};
 
 use super::spec::{KeySpec, Rule};
 
+/// The name of an environment variable.
+const ENV_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
+/// An HTTP header name (an RFC 9110 token).
+const HEADER_NAME: &str = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+/// The name of an MCP server.
+const SERVER_NAME: &str = "^[a-zA-Z0-9_-]+$";
+
 /// The schema of one value under `rule`; `default` is the key's default, when known.
 fn value(rule: &Rule, default: Option<&Value>) -> Value {
     let mut schema = match *rule {
@@ -27,7 +34,7 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
         }
         Rule::Bool => json!({"type": "boolean"}),
         Rule::Text | Rule::Reference => json!({"type": "string"}),
-        Rule::EnvName => json!({"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}),
+        Rule::EnvName => json!({"type": "string", "pattern": ENV_NAME}),
         Rule::Url => json!({"type": "string", "pattern": "^https?://"}),
         Rule::Id => json!({"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"}),
         Rule::Strings => json!({"type": "array", "items": {"type": "string"}}),
@@ -44,6 +51,29 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
         Rule::Chain => json!({
             "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]
         }),
+        Rule::EnvNames => json!({"type": "array", "items": {"type": "string", "pattern": ENV_NAME}}),
+        Rule::Variables => json!({
+            "type": "object",
+            "propertyNames": {"pattern": ENV_NAME},
+            "additionalProperties": {"type": "string"}
+        }),
+        Rule::HeaderVariables => json!({
+            "type": "object",
+            "propertyNames": {"pattern": HEADER_NAME},
+            "additionalProperties": {"type": "string", "pattern": ENV_NAME}
+        }),
+        Rule::Approve => json!({
+            "oneOf": [{"const": "*"}, {"type": "array", "items": {"type": "string"}}]
+        }),
+        Rule::Servers(keys) => {
+            let mut server = object(keys, None);
+            server["oneOf"] = json!([{"required": ["command"]}, {"required": ["url"]}]);
+            json!({
+                "type": "object",
+                "propertyNames": {"pattern": SERVER_NAME},
+                "additionalProperties": server
+            })
+        }
         Rule::Schema => json!({
             "description": "A JSON Schema (draft 2020-12), or the path of a .json or .yaml file holding one.",
             "type": ["object", "boolean", "string"]

@@ -5,8 +5,9 @@ use strum::VariantNames;
 
 use super::decode::{section, Chain, Decoder, FromNode};
 use super::definitions::{AgentKeys, AgentWire, DepartmentKeys, DepartmentWire};
+use super::mcp::{McpServerEntry, McpServerWire};
 use super::node::{At, Node, Value};
-use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, TIMEOUT, UNIT};
+use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
     GradingMethod, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
     MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
@@ -46,6 +47,10 @@ section! {
         model "model": String => String = String::new(), Rule::Text;
         /// Tokens one reply may have (0: the provider's default; anthropic then sends 4096).
         max_output_tokens "maxOutputTokens": u32 => u32 = 0, Rule::count(0, MAX_OUTPUT_TOKENS);
+        /// Tool calls one attempt of an agent with tools may make.
+        max_tool_calls "maxToolCalls": u32 => u32 = 8, Rule::count(0, MAX_TOOL_CALLS);
+        /// Bytes of one tool result the model sees; a longer result is cut.
+        max_tool_result_bytes "maxToolResultBytes": u64 => u64 = 32_768, Rule::count(256, 16 << 20);
     }
 }
 
@@ -292,6 +297,8 @@ section! {
         providers "providers": Vec<ProviderEntry>, Rule::Named(ProviderWire::KEYS);
         /// USD per million tokens, by model name.
         pricing "pricing": Vec<Named<PriceWire>>, Rule::Named(PriceWire::KEYS);
+        /// MCP servers whose tools agents may use, by name.
+        mcp_servers "mcpServers": Vec<McpServerEntry>, Rule::Servers(McpServerWire::KEYS);
         /// Departments defined inline.
         departments "departments": Vec<DepartmentWire>, Rule::Definitions(DepartmentKeys::KEYS);
         /// Agents defined inline.
@@ -303,6 +310,7 @@ section! {
 mod tests {
     use super::*;
     use crate::config::definitions::{AgentKeys, DepartmentKeys};
+    use crate::config::mcp::ToolKeys;
 
     fn every_key(keys: &'static [KeySpec], out: &mut Vec<&'static KeySpec>) {
         for k in keys {
@@ -324,8 +332,10 @@ mod tests {
         for table in [
             SettingsWire::KEYS,
             ProviderWire::KEYS,
+            McpServerWire::KEYS,
             DepartmentKeys::KEYS,
             AgentKeys::KEYS,
+            ToolKeys::KEYS,
         ] {
             every_key(table, &mut keys);
         }

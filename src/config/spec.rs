@@ -12,6 +12,8 @@ pub const TIMEOUT: Rule = Rule::above(0.0, MAX_TIMEOUT_SECS, " (a day, in second
 pub const TEMPERATURE: Rule = Rule::between(0.0, 2.0);
 /// The largest `maxOutputTokens` (no model writes more in one reply).
 pub const MAX_OUTPUT_TOKENS: i64 = 1_000_000;
+/// The most tool calls one attempt may make (`maxToolCalls`).
+pub const MAX_TOOL_CALLS: i64 = 100;
 /// A fraction.
 pub const UNIT: Rule = Rule::between(0.0, 1.0);
 
@@ -75,6 +77,17 @@ pub enum Rule {
     Schema,
     /// A provider name, or a list of them tried in order (a fallback chain).
     Chain,
+    /// A list of environment variable NAMES (`passEnv`).
+    EnvNames,
+    /// A map of environment variable names to values (`env`).
+    Variables,
+    /// A map of HTTP header names to the NAMES of the variables holding their values (`headersEnv`).
+    HeaderVariables,
+    /// `"*"` (every tool) or a list of tool names (`approve`).
+    Approve,
+    /// A map of MCP server names (`[a-zA-Z0-9_-]+`) to mappings with these keys, each with
+    /// exactly one of `command` and `url`.
+    Servers(&'static [KeySpec]),
 }
 
 impl Rule {
@@ -138,6 +151,19 @@ impl Rule {
             _ => x.is_finite(),
         }
     }
+}
+
+/// Whether `s` is the name of an environment variable: letters, digits and `_`, not
+/// starting with a digit (what a shell can export).
+pub fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether the variable is unset or blank, as a run reads a key variable (`provider::api_key`).
+pub fn variable_unset(variable: &str) -> bool {
+    std::env::var(variable).map_or(true, |v| v.trim().is_empty())
 }
 
 /// The names of a table's keys, for "did you mean".

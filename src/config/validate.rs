@@ -10,6 +10,7 @@ use super::model::BUILTIN_PROVIDERS;
 use super::node::At;
 use super::node::Pos;
 use super::sections::ProviderEntry;
+use super::spec::variable_unset;
 use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod};
 use super::wire::WireConfig;
 
@@ -45,6 +46,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     checker.settings();
     checker.api_keys();
     checker.schemas();
+    super::tools_check::check(wire, settings_file, &mut checker.out);
     checker.out
 }
 
@@ -367,7 +369,7 @@ impl Checker<'_> {
             .unwrap_or_default();
         for p in declared {
             if let Some(env) = &p.keys.api_key_env {
-                if key_unset(&env.value) {
+                if variable_unset(&env.value) {
                     let file = self.settings_file;
                     self.out.push(Diagnostic::warning(
                         file,
@@ -398,7 +400,7 @@ impl Checker<'_> {
             let Some(env) = super::model::ProviderSettings::builtin(&p.value).and_then(|b| b.api_key_env) else {
                 continue;
             };
-            if key_unset(&env) {
+            if variable_unset(&env) {
                 self.out.push(Diagnostic::warning(
                     file,
                     p.pos,
@@ -411,11 +413,6 @@ impl Checker<'_> {
             }
         }
     }
-}
-
-/// Unset or blank, as the run reads a key variable (`provider::api_key`).
-fn key_unset(variable: &str) -> bool {
-    std::env::var(variable).map_or(true, |v| v.trim().is_empty())
 }
 
 /// "unknown department `x`", with a "did you mean" among the known names.

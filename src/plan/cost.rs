@@ -1,7 +1,10 @@
 //! The most a plan can cost (SPEC §8.3): every call of the worst case, each reply at its
 //! `maxOutputTokens` and each prompt estimated at 4 characters a token, at `[pricing]`.
 //! Unknown (`None`) when a model in the plan has no price, or a priced agent has no cap.
+//! Each request of a tool loop is priced like the first: tool results and earlier replies
+//! that a later request carries are not estimated.
 
+use super::tools::{max_tool_calls, requests_per_attempt};
 use super::{SelectedSpecialist, SYNTHESIS_ATTEMPTS};
 use crate::config::Config;
 
@@ -28,7 +31,7 @@ fn agent_cost(config: &Config, agent_id: &str, calls: u64, prompt_chars: usize) 
 }
 
 /// The most one department can cost: the calls of [`super::department_calls`]'s maximum,
-/// each priced by the agent that makes it.
+/// each priced by the agent that makes it (every request of a tool loop priced as one call).
 pub fn department_cost(
     config: &Config,
     head: &str,
@@ -38,10 +41,13 @@ pub fn department_cost(
 ) -> Option<f64> {
     let chars = request.chars().count();
     let retries = u64::from(department_retries);
+    let head_requests = config
+        .agent(head)
+        .map_or(1, |h| requests_per_attempt(max_tool_calls(config, h)));
     if specialists.is_empty() {
-        return agent_cost(config, head, 1 + retries, chars);
+        return agent_cost(config, head, (1 + retries) * head_requests, chars);
     }
-    let mut total = agent_cost(config, head, SYNTHESIS_ATTEMPTS.max(1 + retries), chars)?;
+    let mut total = agent_cost(config, head, SYNTHESIS_ATTEMPTS.max(1 + retries) * head_requests, chars)?;
     let attempts: u64 = specialists.iter().map(|s| u64::from(s.max_attempts)).sum();
     if let Some(judge) = config
         .settings
@@ -53,7 +59,8 @@ pub fn department_cost(
         total += agent_cost(config, judge, attempts, chars)?;
     }
     for s in specialists {
-        total += agent_cost(config, &s.agent_id, u64::from(s.max_attempts), chars)?;
+        let calls = u64::from(s.max_attempts) * s.requests_per_attempt();
+        total += agent_cost(config, &s.agent_id, calls, chars)?;
     }
     Some(total)
 }

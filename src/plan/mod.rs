@@ -7,16 +7,18 @@ mod dag;
 mod router;
 mod routing;
 mod selection;
+mod tools;
 
 use serde::Serialize;
 
-use crate::config::{Config, GradingMethod};
+use crate::config::{Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
 pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
+pub use tools::PlannedServer;
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
 /// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.
@@ -89,6 +91,11 @@ pub struct DepartmentPlan {
     pub depends_on: Vec<String>,
     /// Its head agent.
     pub head: String,
+    /// The MCP servers whose tools the head may use.
+    pub head_tools: Vec<ToolUse>,
+    /// Tool calls one attempt of the head may make (absent without tools).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_max_tool_calls: Option<u32>,
     /// The request's complexity analysis.
     pub complexity: Complexity,
     /// Direct or specialists.
@@ -118,6 +125,8 @@ pub struct Plan {
     pub routing: Routing,
     /// Selected departments in stage order.
     pub departments: Vec<DepartmentPlan>,
+    /// The MCP servers a run of this plan starts (`explain` starts none).
+    pub mcp_servers: Vec<PlannedServer>,
     /// Whether the master writes a summary (one more call).
     pub summary: bool,
     /// Whether each specialist attempt is graded by a judge call.
@@ -166,19 +175,14 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
             } else {
                 Handling::Specialists
             };
-            let role = if !options.departments.is_empty() {
-                DepartmentRole::Selected
-            } else if routing.fallback {
-                DepartmentRole::Fallback
-            } else if *id == routing.primary {
-                DepartmentRole::Primary
-            } else {
-                DepartmentRole::Supporting
-            };
+            let role = role_of(id, &routing, options);
             let relevance = relevance_of.get(id.as_str()).copied().unwrap_or(0.0);
-            let (min_calls, max_calls) = department_calls(&specialists, dept.coordination.max_retries, llm_grading);
-            let max_cost_usd =
-                cost::department_cost(config, &dept.head, &specialists, dept.coordination.max_retries, request);
+            let head = config.agent(&dept.head);
+            let head_max_tool_calls = head.and_then(|h| tools::max_tool_calls(config, h));
+            let head_requests = tools::requests_per_attempt(head_max_tool_calls);
+            let retries = dept.coordination.max_retries;
+            let (min_calls, max_calls) = department_calls(&specialists, retries, llm_grading, head_requests);
+            let max_cost_usd = cost::department_cost(config, &dept.head, &specialists, retries, request);
             departments.push(DepartmentPlan {
                 department_id: id.clone(),
                 department_name: dept.name.clone(),
@@ -192,6 +196,8 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
                     .cloned()
                     .collect(),
                 head: dept.head.clone(),
+                head_tools: head.map(|h| h.tools.clone()).unwrap_or_default(),
+                head_max_tool_calls,
                 complexity: complexity.clone(),
                 handling,
                 specialists,
@@ -217,6 +223,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
     Ok(Plan {
         request: request.to_string(),
         routing,
+        mcp_servers: tools::servers(config, &departments),
         departments,
         summary,
         llm_grading,
@@ -227,30 +234,53 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
     })
 }
 
+/// Why department `id` is in the plan.
+fn role_of(id: &str, routing: &Routing, options: &PlanOptions) -> DepartmentRole {
+    if !options.departments.is_empty() {
+        DepartmentRole::Selected
+    } else if routing.fallback {
+        DepartmentRole::Fallback
+    } else if id == routing.primary {
+        DepartmentRole::Primary
+    } else {
+        DepartmentRole::Supporting
+    }
+}
+
 /// Synthesis attempts on a failed call or an empty reply (SPEC §3.8).
 pub const SYNTHESIS_ATTEMPTS: u64 = 3;
 
 /// The fewest and most LLM calls of one department.
 ///
-/// With `n` specialists, `aᵢ` attempts each, `j` = 1 when an LLM judge grades each attempt
-/// (else 0) and `R` department retries:
+/// With `n` specialists, `aᵢ` attempts each, `tᵢ` requests an attempt of each (its
+/// `maxToolCalls + 1` with tools, else 1), `h` the head's requests a call (the same), `j` = 1
+/// when an LLM judge grades each attempt (else 0) and `R` department retries:
 ///
-/// - direct: min = 1 (the head), max = 1 + R (the head's call retried with the department);
-/// - specialists: min = n·(1 + j) + 1 (every specialist passes first time, one synthesis),
-///   max = Σ aᵢ·(1 + j) + max(3, 1 + R): every attempt used, then either three synthesis
-///   attempts or, with no passing output, the head-direct fallback retried with the
-///   department. Completed specialist work is never run again on a department retry.
-fn department_calls(specialists: &[SelectedSpecialist], department_retries: u32, llm_grading: bool) -> (u64, u64) {
+/// - direct: min = 1 (the head), max = (1 + R)·h (the head's call retried with the department);
+/// - specialists: min = n·(1 + j) + 1 (every specialist passes first time, one synthesis,
+///   no tool call), max = Σ aᵢ·(tᵢ + j) + max(3, 1 + R)·h: every attempt used with every
+///   tool request, then either three synthesis attempts or, with no passing output, the
+///   head-direct fallback retried with the department. Completed specialist work is never
+///   run again on a department retry.
+fn department_calls(
+    specialists: &[SelectedSpecialist],
+    department_retries: u32,
+    llm_grading: bool,
+    head_requests: u64,
+) -> (u64, u64) {
     let retries = u64::from(department_retries);
     if specialists.is_empty() {
-        return (1, 1 + retries);
+        return (1, (1 + retries) * head_requests);
     }
-    let per_attempt = 1 + u64::from(llm_grading);
+    let judge = u64::from(llm_grading);
     let n = specialists.len() as u64;
-    let attempts: u64 = specialists.iter().map(|s| u64::from(s.max_attempts)).sum();
+    let attempts: u64 = specialists
+        .iter()
+        .map(|s| u64::from(s.max_attempts) * (s.requests_per_attempt() + judge))
+        .sum();
     (
-        n * per_attempt + 1,
-        attempts * per_attempt + SYNTHESIS_ATTEMPTS.max(1 + retries),
+        n * (1 + judge) + 1,
+        attempts + SYNTHESIS_ATTEMPTS.max(1 + retries) * head_requests,
     )
 }
 

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::config::{Agent, Config, Department};
+use crate::config::{Agent, Config, Department, ToolUse};
 use crate::text::WordIndex;
 
 /// Where an agent's passing threshold came from.
@@ -46,6 +46,18 @@ pub struct SelectedSpecialist {
     pub matched_skills: Vec<String>,
     /// Used to rank specialists.
     pub success_rate: f64,
+    /// The MCP servers whose tools it may use.
+    pub tools: Vec<ToolUse>,
+    /// Tool calls one attempt may make (absent without tools).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tool_calls: Option<u32>,
+}
+
+impl SelectedSpecialist {
+    /// Requests one attempt may send (see [`super::tools::requests_per_attempt`]).
+    pub fn requests_per_attempt(&self) -> u64 {
+        super::tools::requests_per_attempt(self.max_tool_calls)
+    }
 }
 
 /// Ranks a department's active specialists (skills found in the request, then successRate,
@@ -66,6 +78,8 @@ pub fn select(config: &Config, dept: &Department, index: &WordIndex, count: usiz
                     .unwrap_or(config.settings.defaults.max_retries),
                 matched_skills: agent.skills.iter().filter(|s| index.contains(s)).cloned().collect(),
                 success_rate: agent.success_rate,
+                tools: agent.tools.clone(),
+                max_tool_calls: super::tools::max_tool_calls(config, agent),
             }
         })
         .collect();

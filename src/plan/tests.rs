@@ -248,16 +248,18 @@ fn call_bounds() {
         max_attempts: attempts,
         matched_skills: vec![],
         success_rate: 0.5,
+        tools: vec![],
+        max_tool_calls: None,
     };
     // Direct: one head call, retried with the department.
-    assert_eq!(department_calls(&[], 3, false), (1, 4));
-    assert_eq!(department_calls(&[], 0, true), (1, 1));
+    assert_eq!(department_calls(&[], 3, false, 1), (1, 4));
+    assert_eq!(department_calls(&[], 0, true, 1), (1, 1));
     // Three specialists of 4 attempts, R = 3: min 3 + 1, max 12 + max(3, 4).
     let three = [spec(4), spec(4), spec(4)];
-    assert_eq!(department_calls(&three, 3, false), (4, 16));
+    assert_eq!(department_calls(&three, 3, false, 1), (4, 16));
     // A judge doubles every attempt; R = 0 leaves three synthesis attempts.
-    assert_eq!(department_calls(&three, 0, true), (7, 27));
-    assert_eq!(department_calls(&[spec(1)], 1, false), (2, 4));
+    assert_eq!(department_calls(&three, 0, true, 1), (7, 27));
+    assert_eq!(department_calls(&[spec(1)], 1, false, 1), (2, 4));
 }
 
 #[test]
@@ -280,4 +282,66 @@ fn max_calls_never_above_the_budget() {
     let p = plan(&c, "x, then a detailed y");
     assert_eq!(p.departments[0].max_calls, 12);
     assert_eq!(p.max_calls, 5);
+}
+
+#[test]
+fn a_tool_loop_counts_every_request() {
+    let spec = |attempts, max_tool_calls| SelectedSpecialist {
+        agent_id: "s".into(),
+        threshold: 60,
+        threshold_source: ThresholdSource::Default,
+        max_attempts: attempts,
+        matched_skills: vec![],
+        success_rate: 0.5,
+        tools: vec![],
+        max_tool_calls,
+    };
+    // A head with maxToolCalls 4 answering directly, R = 3: (1 + 3) calls of 5 requests.
+    assert_eq!(department_calls(&[], 3, false, 5), (1, 20));
+    // 2 attempts of 3 + 1 requests, then max(3, 2) synthesis calls of a head without tools.
+    assert_eq!(department_calls(&[spec(2, Some(3))], 1, false, 1), (2, 11));
+    // A judge call per attempt, not per request: 4 × (9 + 1) + max(3, 4) × 2.
+    assert_eq!(department_calls(&[spec(4, Some(8))], 3, true, 2), (3, 48));
+    // maxToolCalls 0: one request, as without tools.
+    assert_eq!(
+        department_calls(&[spec(4, Some(0)), spec(4, None)], 3, false, 1),
+        (3, 12)
+    );
+}
+
+#[test]
+fn a_plan_lists_tools_and_the_servers_its_agents_use() {
+    let c = load_str(
+        "mcpServers:\n  files: { command: npx, args: [-y, fs] }\n  docs: { url: \"https://d.example/mcp\" }\n  unused: { command: idle }\n\
+         defaults: { maxToolCalls: 2 }\ndepartments: [{ id: d, keywords: [x], head: h }]\nagents:\n\
+         \x20 - { id: h, role: head, department: d, tools: [{ server: docs }] }\n\
+         \x20 - { id: s, role: specialist, department: d, tools: [{ server: files, allow: [read] }] }\n\
+         \x20 - { id: t, role: specialist, department: d }\n",
+        false,
+    )
+    .unwrap();
+    let p = build(
+        &c,
+        "x, then a detailed y",
+        &PlanOptions {
+            specialists: SpecialistMode::Always,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let d = &p.departments[0];
+    assert_eq!((d.head_tools.len(), d.head_max_tool_calls), (1, Some(2)));
+    let s = d.specialists.iter().find(|s| s.agent_id == "s").unwrap();
+    assert_eq!((s.tools[0].server.as_str(), s.max_tool_calls), ("files", Some(2)));
+    let t = d.specialists.iter().find(|s| s.agent_id == "t").unwrap();
+    assert_eq!((t.tools.len(), t.max_tool_calls), (0, None));
+    // s: 4 attempts × 3 requests; t: 4 × 1; the head: max(3, 4) calls × 3 requests.
+    assert_eq!((d.min_calls, d.max_calls), (3, 28));
+    assert_eq!(
+        serde_json::to_value(&p.mcp_servers).unwrap(),
+        serde_json::json!([
+            {"name": "docs", "url": "https://d.example/mcp"},
+            {"name": "files", "command": "npx", "args": ["-y", "fs"]}
+        ])
+    );
 }

@@ -4,7 +4,8 @@
 //! its colours (the renderer lets orch's own colour sequences pass).
 
 use super::tree::{bar, Node, Style};
-use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, ThresholdSource};
+use crate::config::{Approve, ToolUse};
+use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, PlannedServer, SelectedSpecialist, ThresholdSource};
 use crate::text::{count, excerpt, printable};
 
 /// Builds the explain tree of a plan.
@@ -77,6 +78,9 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
             depts,
         ));
     }
+    if let Some(servers) = servers(plan, style) {
+        root.push(servers);
+    }
     let summary = if plan.summary {
         ", with the master's summary"
     } else {
@@ -93,10 +97,89 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
     root
 }
 
+/// The servers a run of the plan starts, when there are some.
+fn servers(plan: &Plan, style: Style) -> Option<Node> {
+    let servers: Vec<Node> = plan.mcp_servers.iter().map(|s| Node::leaf(server_line(s))).collect();
+    let label = format!(
+        "{} {}",
+        style.bold("mcp servers"),
+        style.dim("(a run starts them; explain starts none)")
+    );
+    (!servers.is_empty()).then(|| Node::new(label, servers))
+}
+
+/// `files: npx -y server .` or `docs: https://…`; arguments with spaces are quoted.
+fn server_line(server: &PlannedServer) -> String {
+    let target = match (&server.command, &server.url) {
+        (Some(command), _) => std::iter::once(command)
+            .chain(server.args.iter().flatten())
+            .map(|a| match a.is_empty() || a.contains(char::is_whitespace) {
+                true => format!("{a:?}"),
+                false => a.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, url) => url.clone().unwrap_or_default(),
+    };
+    printable(&format!("{}: {target}", server.name)).into_owned()
+}
+
+/// `tools: files (read_file; approval: write_file), docs (every tool), up to 8 tool calls
+/// per attempt`.
+fn tools_line(tools: &[ToolUse], max_tool_calls: Option<u32>) -> String {
+    let uses: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            let allow = t.allow.as_ref().map_or("every tool".to_string(), |a| a.join(", "));
+            let approval = match &t.approve {
+                Approve::Every => "; approval: every tool".to_string(),
+                Approve::Tools(names) if names.is_empty() => String::new(),
+                Approve::Tools(names) => format!("; approval: {}", names.join(", ")),
+            };
+            format!("{} ({allow}{approval})", t.server)
+        })
+        .collect();
+    let max = max_tool_calls.unwrap_or_default();
+    printable(&format!(
+        "tools: {}, up to {} per attempt",
+        uses.join(", "),
+        count(max, "tool call")
+    ))
+    .into_owned()
+}
+
 /// `, at most $0.0123` where the worst-case cost is known.
 fn at_most(usd: Option<f64>) -> String {
     usd.filter(|u| *u > 0.0)
         .map_or(String::new(), |u| format!(", at most {}", crate::text::fmt_usd(u)))
+}
+
+/// A specialist's line, with its tools below it when it has some.
+fn specialist(s: &SelectedSpecialist, style: Style) -> Node {
+    let source = match s.threshold_source {
+        ThresholdSource::Agent => "agent",
+        ThresholdSource::Department => "department",
+        ThresholdSource::Default => "default",
+    };
+    let skills = if s.matched_skills.is_empty() {
+        String::new()
+    } else {
+        format!(", skills: {}", printable(&s.matched_skills.join(", ")))
+    };
+    let label = format!(
+        "{} {}",
+        style.cyan(&printable(&s.agent_id)),
+        style.dim(&format!(
+            "threshold {} ({source}), up to {}, success rate {:.2}{skills}",
+            s.threshold,
+            count(s.max_attempts, "attempt"),
+            s.success_rate
+        ))
+    );
+    match s.tools.is_empty() {
+        true => Node::leaf(label),
+        false => Node::new(label, vec![Node::leaf(tools_line(&s.tools, s.max_tool_calls))]),
+    }
 }
 
 fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
@@ -127,32 +210,7 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
         ))),
         Handling::Specialists => {
             let mode = if d.parallel { "in parallel" } else { "one after another" };
-            let specialists = d
-                .specialists
-                .iter()
-                .map(|s| {
-                    let source = match s.threshold_source {
-                        ThresholdSource::Agent => "agent",
-                        ThresholdSource::Department => "department",
-                        ThresholdSource::Default => "default",
-                    };
-                    let skills = if s.matched_skills.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", skills: {}", printable(&s.matched_skills.join(", ")))
-                    };
-                    Node::leaf(format!(
-                        "{} {}",
-                        style.cyan(&printable(&s.agent_id)),
-                        style.dim(&format!(
-                            "threshold {} ({source}), up to {}, success rate {:.2}{skills}",
-                            s.threshold,
-                            count(s.max_attempts, "attempt"),
-                            s.success_rate
-                        ))
-                    ))
-                })
-                .collect();
+            let specialists = d.specialists.iter().map(|s| specialist(s, style)).collect();
             children.push(Node::new(
                 format!(
                     "handling: {} specialists {mode}, then {} reviews and synthesizes",
@@ -162,6 +220,13 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
                 specialists,
             ));
         }
+    }
+    if !d.head_tools.is_empty() {
+        children.push(Node::leaf(format!(
+            "{} {}",
+            printable(&d.head),
+            tools_line(&d.head_tools, d.head_max_tool_calls)
+        )));
     }
     let judge = if plan.llm_grading {
         ", each attempt graded by the judge"

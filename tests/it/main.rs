@@ -21,5 +21,6 @@ mod secrets;
 mod structured;
 mod suites;
 mod tooling;
+mod tools;
 mod traces;
 mod validate;
