@@ -10,13 +10,21 @@ use serde_json::Value;
 
 /// The longest chain of `$ref`s an `outputSchema` may hold.
 const MAX_REF_CHAIN: usize = 64;
+/// The most subschemas an `outputSchema`'s `$ref`s may expand to, counted along every path.
+pub const MAX_REF_EXPANSION: usize = 10_000;
 /// The most characters of a schema's problem quoted in a diagnostic.
 const MAX_PROBLEM_CHARS: usize = 200;
 
 /// Compiles `schema` as replies are checked against it, or says why it cannot be used.
 pub fn compile(schema: &Value) -> Result<Validator, String> {
-    if ref_chain(schema) > MAX_REF_CHAIN {
+    let reach = reach(schema);
+    if reach.chain > MAX_REF_CHAIN {
         return Err(format!("its `$ref` chain is longer than {MAX_REF_CHAIN} references"));
+    }
+    if reach.expansion > MAX_REF_EXPANSION {
+        return Err(format!(
+            "its `$ref`s expand to more than {MAX_REF_EXPANSION} subschemas (each use of a reference counts)"
+        ));
     }
     if let Some(e) = meta().iter_errors(schema).next() {
         let at = e.instance_path().to_string();
@@ -55,7 +63,8 @@ fn meta() -> &'static Validator {
     })
 }
 
-/// The local `$ref`s (`#/…`) anywhere inside `value`, as JSON pointers.
+/// The local `$ref`s (`#/…`) inside `value`, as JSON pointers: not those of its `$defs`
+/// (or `definitions`), which count where a reference reaches them.
 fn refs_in(value: &Value) -> Vec<&str> {
     let mut refs = Vec::new();
     let mut stack = vec![value];
@@ -67,7 +76,11 @@ fn refs_in(value: &Value) -> Vec<&str> {
                         refs.push(pointer);
                     }
                 }
-                stack.extend(map.values());
+                stack.extend(
+                    map.iter()
+                        .filter(|(k, _)| *k != "$defs" && *k != "definitions")
+                        .map(|(_, v)| v),
+                );
             }
             Value::Array(items) => stack.extend(items),
             _ => {}
@@ -76,43 +89,70 @@ fn refs_in(value: &Value) -> Vec<&str> {
     refs
 }
 
-/// The most `$ref`s followed one after another from the root (a cycle counts once: it
-/// recurses through the instance, whose depth is bounded). Iterative, so a chain of any
-/// length is measured without recursion; it stops early past [`MAX_REF_CHAIN`].
-fn ref_chain(schema: &Value) -> usize {
-    // Per pointer: the longest chain below it, once known.
-    let mut longest: HashMap<&str, usize> = HashMap::new();
+/// How far a schema's `$ref`s reach: the longest chain followed one after another, and how
+/// many subschemas they expand to in all (a ref used twice counts twice: `anyOf` of two refs
+/// to the next level, 20 levels deep, is a million paths the validator walks).
+#[derive(Debug, PartialEq)]
+struct Reach {
+    chain: usize,
+    expansion: usize,
+}
+
+/// Measures `schema`'s [`Reach`]; a cycle counts once (it recurses through the instance,
+/// whose depth is bounded). Iterative, so a chain of any length is measured without
+/// recursion; it stops early past [`MAX_REF_CHAIN`] or [`MAX_REF_EXPANSION`].
+fn reach(schema: &Value) -> Reach {
+    // Per pointer, once known: the longest chain below it and the subschemas it expands to.
+    let mut known: HashMap<&str, (usize, usize)> = HashMap::new();
     let mut open: HashSet<&str> = HashSet::from([""]);
-    // Frames: the pointer, its references, the next one to follow, the longest chain so far.
-    let mut stack: Vec<(&str, Vec<&str>, usize, usize)> = vec![("", refs_in(schema), 0, 0)];
+    // Frames: the pointer, its references, the next one to follow, chain and expansion so far.
+    let mut stack: Vec<(&str, Vec<&str>, usize, usize, usize)> = vec![("", refs_in(schema), 0, 0, 1)];
     loop {
         let depth = stack.len();
-        let Some((_, refs, next, best)) = stack.last_mut() else {
+        let Some((_, refs, next, chain, expansion)) = stack.last_mut() else {
             break;
         };
-        if *best > MAX_REF_CHAIN || depth > MAX_REF_CHAIN + 1 {
-            return MAX_REF_CHAIN + 1;
+        if *chain > MAX_REF_CHAIN || depth > MAX_REF_CHAIN + 1 {
+            return Reach {
+                chain: MAX_REF_CHAIN + 1,
+                expansion: 0,
+            };
+        }
+        if *expansion > MAX_REF_EXPANSION {
+            return Reach {
+                chain: 0,
+                expansion: MAX_REF_EXPANSION + 1,
+            };
         }
         if let Some(&target) = refs.get(*next) {
             *next += 1;
-            if let Some(&below) = longest.get(target) {
-                *best = (*best).max(below + 1);
-            } else if !open.contains(target) {
-                if let Some(value) = schema.pointer(target) {
-                    open.insert(target);
-                    stack.push((target, refs_in(value), 0, 0));
-                }
+            if let Some(&(below, size)) = known.get(target) {
+                *chain = (*chain).max(below + 1);
+                *expansion = expansion.saturating_add(size);
+            } else if open.contains(target) {
+                *expansion += 1;
+            } else if let Some(value) = schema.pointer(target) {
+                open.insert(target);
+                stack.push((target, refs_in(value), 0, 0, 1));
             }
             continue;
         }
-        let (pointer, _, _, below) = stack.pop().expect("a frame");
+        let (pointer, _, _, below, size) = stack.pop().expect("a frame");
         open.remove(pointer);
-        longest.insert(pointer, below);
+        known.insert(pointer, (below, size));
         if let Some(parent) = stack.last_mut() {
             parent.3 = parent.3.max(below + 1);
+            parent.4 = parent.4.saturating_add(size);
         }
     }
-    longest.get("").copied().unwrap_or(0)
+    let (chain, expansion) = known.get("").copied().unwrap_or((0, 1));
+    Reach { chain, expansion }
+}
+
+/// The longest chain of `$ref`s of `schema` (see [`reach`]).
+#[cfg(test)]
+fn ref_chain(schema: &Value) -> usize {
+    reach(schema).chain
 }
 
 #[cfg(test)]
@@ -143,6 +183,33 @@ mod tests {
             "its `$ref` chain is longer than 64 references"
         );
         assert!(compile(&chain(60)).is_ok());
+    }
+
+    #[test]
+    fn ref_fan_out_is_bounded() {
+        // d0..d(n-1): anyOf two refs to the next; 2^n paths for the validator.
+        let fan = |n: usize| {
+            let mut defs = serde_json::Map::new();
+            for i in 0..n {
+                let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+                defs.insert(format!("d{i}"), json!({"anyOf": [next.clone(), next]}));
+            }
+            defs.insert(format!("d{n}"), json!({"type": "string"}));
+            json!({"$ref": "#/$defs/d0", "$defs": defs})
+        };
+        // Root, then 1 + 2 + 4 + … + 2^n subschemas.
+        assert_eq!(
+            reach(&fan(3)),
+            Reach {
+                chain: 4,
+                expansion: 1 + 1 + 2 + 4 + 8
+            }
+        );
+        assert!(compile(&fan(10)).is_ok());
+        assert_eq!(
+            compile(&fan(20)).err().unwrap(),
+            "its `$ref`s expand to more than 10000 subschemas (each use of a reference counts)"
+        );
     }
 
     #[test]

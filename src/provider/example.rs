@@ -13,13 +13,17 @@ use serde_json::{json, Map, Value};
 const MAX_DEPTH: usize = 8;
 /// Below this depth, optional properties are left out.
 const OPTIONAL_DEPTH: usize = 3;
+/// The most `$ref` and `anyOf`/`oneOf`/`allOf` hops on one path: they nest no value, so they
+/// spend no depth (a schema four `$ref`s deep still gets a valid value); a cycle ends here.
+const MAX_HOPS: usize = 64;
 
 /// A value valid against `schema`; strings speak of `topic`.
 pub fn example(schema: &Value, topic: &str) -> Value {
-    value(schema, schema, topic, "value", 0)
+    value(schema, schema, topic, "value", (0, 0))
 }
 
-fn value(schema: &Value, root: &Value, topic: &str, name: &str, depth: usize) -> Value {
+/// The value of `schema` named `name`, at `(depth, hops)`.
+fn value(schema: &Value, root: &Value, topic: &str, name: &str, (depth, hops): (usize, usize)) -> Value {
     let Value::Object(s) = schema else {
         return Value::Null;
     };
@@ -33,14 +37,14 @@ fn value(schema: &Value, root: &Value, topic: &str, name: &str, depth: usize) ->
         return first.clone();
     }
     if let Some(target) = s.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
-        if let Some(found) = root.pointer(target) {
-            return value(found, root, topic, name, depth + 1);
+        if let Some(found) = root.pointer(target).filter(|_| hops < MAX_HOPS) {
+            return value(found, root, topic, name, (depth, hops + 1));
         }
     }
     for key in ["anyOf", "oneOf", "allOf"] {
         if let Some(first) = s.get(key).and_then(Value::as_array).and_then(|a| a.first()) {
-            if !s.contains_key("type") && !s.contains_key("properties") {
-                return value(first, root, topic, name, depth + 1);
+            if !s.contains_key("type") && !s.contains_key("properties") && hops < MAX_HOPS {
+                return value(first, root, topic, name, (depth, hops + 1));
             }
         }
     }
@@ -88,7 +92,7 @@ fn value(schema: &Value, root: &Value, topic: &str, name: &str, depth: usize) ->
             for (key, sub) in properties.into_iter().flatten() {
                 // Optional properties only near the top: a recursive schema ends.
                 if depth < OPTIONAL_DEPTH || required.contains(&key.as_str()) {
-                    out.insert(key.clone(), value(sub, root, topic, key, depth + 1));
+                    out.insert(key.clone(), value(sub, root, topic, key, (depth + 1, hops)));
                 }
             }
             for key in s.get("required").and_then(Value::as_array).into_iter().flatten() {
@@ -115,7 +119,7 @@ fn value(schema: &Value, root: &Value, topic: &str, name: &str, depth: usize) ->
                     let sub = prefix.and_then(|p| p.get(i)).or(items).unwrap_or(&Value::Null);
                     let label = format!("{singular} {}", i + 1);
                     match sub {
-                        Value::Object(_) => value(sub, root, topic, &label, depth + 1),
+                        Value::Object(_) => value(sub, root, topic, &label, (depth + 1, hops)),
                         _ => json!(format!("{label}: {topic}")),
                     }
                 })

@@ -181,3 +181,48 @@ async fn a_router_naming_250000_unknown_ids_is_read_in_one_pass() {
     assert_eq!(ignored.len(), 250_000);
     assert_eq!(ignored[249_999], "invented-249999");
 }
+
+#[test]
+fn a_ref_fan_out_of_a_million_paths_is_refused_by_validate() {
+    // anyOf two refs to the next level, 20 levels: 2^20 paths the validator would walk.
+    let mut defs = serde_json::Map::new();
+    for i in 0..20 {
+        let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+        defs.insert(format!("d{i}"), json!({"anyOf": [next.clone(), next]}));
+    }
+    defs.insert("d20".into(), json!({"type": "string"}));
+    let schema = json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string();
+    let root = structured("http://127.0.0.1:9", "fan.json", &schema);
+    assert_eq!(
+        refused(root.path()),
+        "orch.yaml:8:86: error: `outputSchema` of agent `s` is not a valid JSON Schema: \
+         its `$ref`s expand to more than 10000 subschemas (each use of a reference counts)\n1 error, 0 warnings\n"
+    );
+}
+
+#[test]
+fn the_simulated_provider_answers_a_schema_of_nested_refs() {
+    // Four levels of objects, each a `$ref` to the next: the simulated reply matches.
+    let mut defs = serde_json::Map::new();
+    for i in 0..4 {
+        defs.insert(
+            format!("d{i}"),
+            json!({"type": "object", "required": ["c"], "properties": {"c": {"$ref": format!("#/$defs/d{}", i + 1)}}}),
+        );
+    }
+    defs.insert("d4".into(), json!({"type": "string"}));
+    let root = structured(
+        "http://127.0.0.1:9",
+        "nested.json",
+        &json!({"$ref": "#/$defs/d0", "$defs": defs}).to_string(),
+    );
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args(["--provider", "simulated", "Aladdin"])
+        .status(0)
+        .run();
+    let report = json(&out);
+    let spec = &report["departments"][0]["specialistResults"][0];
+    assert_eq!(spec["attempts"][0]["schemaErrors"], Value::Null);
+    assert!(spec["output"]["c"]["c"]["c"]["c"].is_string(), "{}", spec["output"]);
+}
