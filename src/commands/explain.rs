@@ -35,7 +35,16 @@ fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let step = runtime.block_on(engine::ask_router(&engine, prompt));
+    // Ctrl-C or SIGTERM while the router thinks ends `explain` as it ends `run`: 130 / 143.
+    let step = runtime.block_on(async {
+        tokio::select! {
+            step = engine::ask_router(&engine, prompt) => Ok(step),
+            exit = super::setup::interruption() => Err(CommandError {
+                exit,
+                message: "interrupted while the router was asked; no plan was printed".into(),
+            }),
+        }
+    })?;
     let mut plan_options = super::plan_options(&config, &args.plan);
     plan_options.router = step;
     plan::build(&config, prompt, &plan_options).map_err(|e| match e {

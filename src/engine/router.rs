@@ -123,10 +123,17 @@ fn failed(engine: &Engine, request: &str, why: &str) -> Report {
     let mut report = Report::master_failed(request, why);
     report.run_id = engine.run_id.clone();
     report.usage = engine.router_usage();
-    report.metadata.completed_steps = if report.usage.calls > 0 {
+    report.metadata.completed_steps = if engine.step_done("router") {
         vec!["router".into()]
     } else {
         Vec::new()
     };
+    // A router's call cut short (Ctrl-C) reports no usage, but it was sent: it counts.
+    report.usage.calls = report.usage.calls.max(engine.budget.calls());
+    engine.emit(Event::RunComplete {
+        status: report.status,
+        overall_quality: report.overall_quality,
+        calls: report.usage.calls,
+    });
     report
 }

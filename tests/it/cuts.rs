@@ -191,3 +191,62 @@ async fn the_deadline_bounds_the_routers_call() {
     assert_eq!(r["departments"][0]["error"], "deadline exceeded");
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_during_the_routers_call_counts_it_and_ends_the_events() {
+    let script = Script::new(&[]).with_agent_delay("r", Duration::from_secs(60));
+    let server = script.serve().await;
+    let root = Root::orch_yaml(config_yaml(
+        &server.uri(),
+        "routing: { method: llm, router: r }\n",
+        "  - { id: d, keywords: [aladdin], head: h }\n",
+        &[("h", "role: head, department: d"), ("r", "role: router")],
+    ));
+    let events = root.path().join("events.jsonl");
+    let args = [
+        "run",
+        "--format",
+        "json",
+        "--events",
+        events.to_str().unwrap(),
+        "Aladdin",
+    ];
+    let out = crate::common::signalled(root.path(), &args, &script, "INT").await;
+    assert_eq!(out.status.code(), Some(130));
+    let r = json(&out);
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["metadata"]["interrupted"], true);
+    // The router's call was sent: it counts, though cut short.
+    assert_eq!(r["usage"]["calls"], 1);
+    let kinds: Vec<String> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kinds, ["run_complete"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_while_explain_asks_the_router_ends_it_with_130() {
+    let script = Script::new(&[]).with_agent_delay("r", Duration::from_secs(60));
+    let server = script.serve().await;
+    let root = Root::orch_yaml(config_yaml(
+        &server.uri(),
+        "routing: { method: llm, router: r }\n",
+        "  - { id: d, keywords: [aladdin], head: h }\n",
+        &[("h", "role: head, department: d"), ("r", "role: router")],
+    ));
+    let args = ["explain", "--route", "--format", "json", "Aladdin"];
+    let out = crate::common::signalled(root.path(), &args, &script, "INT").await;
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(crate::common::stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        "error: interrupted while the router was asked; no plan was printed\n"
+    );
+}
