@@ -314,7 +314,16 @@ pub struct TestArgs {
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Summarise these results files without running anything.
-    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["suites", "results", "resume"])]
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 1..,
+        // Merging runs nothing: a flag that selects or runs cases would be silently ignored.
+        conflicts_with_all = [
+            "suites", "results", "resume", "config", "shard", "jobs", "repeat", "filter",
+            "provider", "model", "record", "replay", "cache", "otlp", "otlp_content", "seed",
+        ]
+    )]
     pub merge: Vec<PathBuf>,
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]

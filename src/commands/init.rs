@@ -122,11 +122,23 @@ pub fn init(args: InitArgs) -> Result<Exit> {
         "wrote {} files to {shown} (schemas for editors in {shown}/{SCHEMA_DIR})",
         plan.len()
     )?;
+    let arg = shell_word(&shown);
     writeln!(
         out,
-        "next: orch validate {shown} && orch run --config {shown} \"Create character Aladdin\""
+        "next: orch validate {arg} && orch run --config {arg} \"Create character Aladdin\""
     )?;
     Ok(Exit::Success)
+}
+
+/// A path as one shell word, safe to paste: as it is when plain, else in single quotes
+/// (`my team` → `'my team'`, `$(x)` never runs).
+fn shell_word(path: &str) -> String {
+    let plain = |c: char| c.is_alphanumeric() || "._/-+=:,@%".contains(c);
+    if !path.is_empty() && path.chars().all(plain) {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    }
 }
 
 /// Refuses a directory that already holds an orch config (`orch.toml`, `orch.yaml`,

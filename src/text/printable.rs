@@ -22,8 +22,14 @@ pub fn printable_lines(text: &str) -> Cow<'_, str> {
     escape(text, true)
 }
 
+/// Invisible characters that reorder or hide text on a terminal (bidi embeddings, overrides
+/// and isolates, directional marks): a reply could make a line read other than it is.
+fn reorders(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 fn escape(text: &str, lines: bool) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && !(lines && c == '\n');
+    let unsafe_char = |c: char| (c.is_control() && !(lines && c == '\n')) || reorders(c);
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
@@ -63,5 +69,8 @@ mod tests {
             printable_lines("\x1b[1mtitle\x1b[0m\nline \x1b]0;pwned\x07\r"),
             "\x1b[1mtitle\x1b[0m\nline \\u{1b}]0;pwned\\u{7}\\r"
         );
+        // A right-to-left override would make `gpj.exe` read `exe.jpg`.
+        assert_eq!(printable("a\u{202e}gpj.exe"), "a\\u{202e}gpj.exe");
+        assert_eq!(printable("é ü 漢"), "é ü 漢");
     }
 }

@@ -68,6 +68,24 @@ fn source(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> &'static 
     }
 }
 
+/// An endpoint as messages show it: any `user:password@` replaced by `***@`, so credentials
+/// written into a URL never reach a terminal or a CI log.
+fn shown(endpoint: &str) -> String {
+    match url::Url::parse(endpoint) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let _ = url.set_password(None);
+            let _ = url.set_username("***");
+            url.to_string()
+        }
+        Ok(_) => endpoint.to_string(),
+        // Not a URL: cut any `…@` before the host, whatever it holds.
+        Err(_) => match endpoint.rsplit_once('@') {
+            Some((_, host)) => format!("***@{host}"),
+            None => endpoint.to_string(),
+        },
+    }
+}
+
 /// An http:// or https:// URL with a host, that the HTTP layer takes as a request's URI.
 fn check_endpoint(endpoint: &str, source: &str) -> Result<(), String> {
     let url_ok = url::Url::parse(endpoint).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
@@ -76,7 +94,8 @@ fn check_endpoint(endpoint: &str, source: &str) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "the OTLP endpoint `{endpoint}` is not an http:// or https:// URL ({source})"
+        "the OTLP endpoint `{}` is not an http:// or https:// URL ({source})",
+        shown(endpoint)
     ))
 }
 
@@ -150,7 +169,7 @@ impl Exporter {
             .with_timeout(EXPORT_TIMEOUT)
             .with_headers(headers(env("OTEL_EXPORTER_OTLP_HEADERS")))
             .build()
-            .map_err(|e| format!("cannot export traces to {endpoint}: {e}"))?;
+            .map_err(|e| format!("cannot export traces to {}: {e}", shown(&endpoint)))?;
         let service = env("OTEL_SERVICE_NAME")
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "orch".into());
@@ -173,7 +192,7 @@ impl Exporter {
         opentelemetry::global::set_tracer_provider(provider.clone());
         Ok(Exporter {
             provider,
-            endpoint,
+            endpoint: shown(&endpoint),
             last_failure,
         })
     }
@@ -220,6 +239,16 @@ mod tests {
             headers(Some("a=1, b = two,bad".into())),
             HashMap::from([("a".into(), "1".into()), ("b".into(), "two".into())])
         );
+    }
+
+    #[test]
+    fn credentials_in_an_endpoint_are_never_shown() {
+        assert_eq!(
+            shown("http://user:hunter2@127.0.0.1:1/v1/traces"),
+            "http://***@127.0.0.1:1/v1/traces"
+        );
+        assert_eq!(shown("http://c:4318/v1/traces"), "http://c:4318/v1/traces");
+        assert_eq!(shown("not a url user:pw@host"), "***@host");
     }
 
     #[test]

@@ -235,6 +235,15 @@ fn the_request_s_colour_codes_reach_the_explain_tree_as_text() {
         Some("plan for \"\\u{1b}[31mAladdin\\u{1b}[0m character\""),
         "{tree}"
     );
+    // A right-to-left override is shown, not obeyed.
+    let out = Test::new(root.path())
+        .args(["explain", "--format", "tree", "Aladdin character \u{202e}cba"])
+        .status(0)
+        .run();
+    assert_eq!(
+        stdout(&out).lines().next(),
+        Some("plan for \"Aladdin character \\u{202e}cba\"")
+    );
 }
 
 #[test]

@@ -671,3 +671,31 @@ fn results_files_are_read_by_lines_and_an_endless_line_is_named() {
             .run();
     }
 }
+
+#[test]
+fn merge_refuses_flags_it_would_ignore() {
+    let root = Root::empty();
+    root.write("r.jsonl", "");
+    for flag in [
+        &["--filter", "k1"][..],
+        &["--shard", "1/2"],
+        &["--repeat", "3"],
+        &["--provider", "simulated"],
+    ] {
+        let out = Test::new(root.path())
+            .args(["test", "--merge", "r.jsonl"])
+            .args(flag)
+            .status(2)
+            .stdout("")
+            .run();
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!(
+                "error: the argument '--merge <FILE>...' cannot be used with '{}",
+                flag[0]
+            )),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -344,3 +344,24 @@ fn init_that_cannot_make_a_directory_writes_nothing() {
     );
     assert_eq!(walkdir(&root.path().join("team")), [root.path().join("team/agents")]);
 }
+
+#[test]
+fn init_s_next_line_is_safe_to_paste() {
+    let root = Root::empty();
+    let out = Test::new(root.path())
+        .args(["init", "my team $(touch pwned)", "--template", "minimal"])
+        .status(0)
+        .run();
+    assert_eq!(
+        stdout(&out).lines().nth(1),
+        Some("next: orch validate 'my team $(touch pwned)' && orch run --config 'my team $(touch pwned)' \"Create character Aladdin\"")
+    );
+    let out = Test::new(root.path())
+        .args(["init", "plain-team", "--template", "minimal"])
+        .status(0)
+        .run();
+    assert_eq!(
+        stdout(&out).lines().nth(1),
+        Some("next: orch validate plain-team && orch run --config plain-team \"Create character Aladdin\"")
+    );
+}

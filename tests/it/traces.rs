@@ -421,3 +421,23 @@ async fn otel_settings_orch_cannot_honour_are_a_warning_unless_otlp_asked() {
         .stderr("error: OTEL_EXPORTER_OTLP_PROTOCOL `grpc` is not supported (http/protobuf or http/json)\n")
         .run();
 }
+
+#[test]
+fn credentials_in_an_endpoint_never_reach_the_terminal() {
+    let root = Root::empty();
+    root.write(
+        "orch.yaml",
+        "departments:\n  - { id: d, keywords: [aladdin], head: h }\nagents:\n  - { id: h, role: head, department: d }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "Aladdin"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://user:hunter2@127.0.0.1:1")
+        .status(0)
+        .run();
+    let err = stderr(&out);
+    assert!(!err.contains("hunter2") && !err.contains("user:"), "{err}");
+    assert!(
+        err.starts_with("warning: could not export traces to http://***@127.0.0.1:1/v1/traces: "),
+        "{err}"
+    );
+}
