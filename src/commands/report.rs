@@ -25,7 +25,8 @@ pub fn report(args: ReportArgs) -> Result<Exit> {
     };
     match &args.html {
         Some(out) => std::fs::write(out, page)
-            .map_err(|e| CommandError::usage(format!("cannot write {}: {e}", out.display())))?,
+            // A page that cannot be written is a failed write (1), as on standard output.
+            .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", out.display())))?,
         None => {
             let mut out = super::stdout();
             out.write_all(page.as_bytes())?;

@@ -1,6 +1,7 @@
 //! `orch run`: plan, execute, print the report, and map it to an exit code.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -33,6 +34,8 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         Err(e) => return Err(e.into()),
     };
     setup::refuse_tools(&config, &plan)?;
+    let settings = settings_files(&config.root);
+    crate::suite::files_apart(&named_files(&args, &settings)).map_err(CommandError::usage)?;
     // Checked before any file is opened; started before the runtime (the exporter runs on
     // a thread of its own).
     let exporter = setup::exporter(&args.replies)?;
@@ -89,6 +92,45 @@ fn configured(args: &RunArgs) -> Result<Config, CommandError> {
         limits.deadline = d;
     }
     Ok(config)
+}
+
+/// The files `run` reads and writes: no file it writes may be another it names (events
+/// into the cassette, or over the settings file it just read).
+fn named_files<'a>(args: &'a RunArgs, settings: &'a [PathBuf]) -> Vec<crate::suite::Named<'a>> {
+    let replies = &args.replies;
+    let files = [
+        ("--replay", replies.replay.as_deref(), false),
+        ("--record", replies.record.as_deref(), true),
+        ("--cache", replies.cache.as_deref(), true),
+        ("--events", args.events.as_deref(), true),
+    ];
+    files
+        .into_iter()
+        .filter_map(|(flag, path, writes)| {
+            Some(crate::suite::Named {
+                flag,
+                path: path?,
+                writes,
+            })
+        })
+        .chain(settings.iter().map(|path| crate::suite::Named {
+            flag: "--config",
+            path,
+            writes: false,
+        }))
+        .collect()
+}
+
+/// The settings file of a config root: the root itself when it is a file, else its
+/// `orch.toml` / `orch.yaml`.
+fn settings_files(root: &std::path::Path) -> Vec<PathBuf> {
+    if root.is_file() {
+        return vec![root.to_path_buf()];
+    }
+    [root.join("orch.toml"), root.join("orch.yaml")]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect()
 }
 
 /// Who hears the run's events: `--events`' file (returned too, to check it was written) and

@@ -256,3 +256,34 @@ fn a_usage_error_is_one_error_line() {
         .stderr("error: unexpected argument '--bogus' found; tip: to pass '--bogus' as a value, use '-- --bogus' (see --help)\n")
         .run();
 }
+
+#[test]
+fn run_never_writes_one_file_it_names_twice() {
+    let root = Root::minimal();
+    root.write("orch.yaml", "defaults: { maxRetries: 1 }\n");
+    let settings = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    for (args, says) in [
+        (
+            &["--events", "e.jsonl", "--record", "e.jsonl"][..],
+            "error: --record e.jsonl and --events e.jsonl are the same file (orch would write over what it reads)\n",
+        ),
+        (
+            &["--events", "orch.yaml"][..],
+            "error: --events orch.yaml and --config ./orch.yaml are the same file (orch would write over what it reads)\n",
+        ),
+    ] {
+        Test::new(root.path())
+            .args(["run", "--format", "json"])
+            .args(args)
+            .args(["Aladdin character"])
+            .status(2)
+            .stdout("")
+            .stderr(says)
+            .run();
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("orch.yaml")).unwrap(),
+        settings
+    );
+    assert!(!root.path().join("e.jsonl").exists());
+}

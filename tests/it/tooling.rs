@@ -276,6 +276,13 @@ fn a_standard_output_that_cannot_be_written_is_one_error_line_for_every_command(
             "orch {args:?}"
         );
     }
+    // A page written to a file that cannot take it: the same failed write, exit 1.
+    Test::new(root.path())
+        .args(["report", "report.json", "--html", "/dev/full"])
+        .status(1)
+        .stdout("")
+        .stderr("error: cannot write /dev/full: No space left on device (os error 28)\n")
+        .run();
 }
 
 fn walkdir(dir: &Path) -> Vec<PathBuf> {
