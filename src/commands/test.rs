@@ -112,8 +112,12 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
     }
     suite::in_suite_order(&mut records, &loaded.suites);
     let files = [out_file.as_ref(), recording.as_deref()];
+    let mut summary = suite::summarize(&records, args.pass_rate, chosen.skipped);
+    if interrupted.is_some() {
+        summary.not_run = not_run(&summary, &chosen.cases, &loaded.suites);
+    }
     Ok(Ended {
-        summary: suite::summarize(&records, args.pass_rate, chosen.skipped),
+        summary,
         interrupted,
         unwritten: files
             .into_iter()
@@ -122,6 +126,21 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
             .map(String::from)
             .collect(),
     })
+}
+
+/// The chosen cases an interrupted run has no result for, as `suite/id`.
+fn not_run(summary: &suite::Summary, chosen: &[(usize, &suite::Case)], suites: &[suite::Suite]) -> Vec<String> {
+    let ran: std::collections::HashSet<(&str, &str)> = summary
+        .cases
+        .iter()
+        .map(|c| (c.suite.as_str(), c.id.as_str()))
+        .collect();
+    chosen
+        .iter()
+        .map(|(i, case)| (suites[*i].name.as_str(), case.id.as_str()))
+        .filter(|key| !ran.contains(key))
+        .map(|(s, id)| format!("{s}/{id}"))
+        .collect()
 }
 
 /// The suites and their configs; every problem of every suite is printed before the one

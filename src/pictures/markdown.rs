@@ -74,7 +74,7 @@ pub fn run(report: &Report) -> String {
 /// A suite: passed and failed cases, and a table of cases with their failed expectations.
 pub fn suite(summary: &Summary) -> String {
     let mut out = format!(
-        "## orch test: {} passed, {} failed{}{}\n\n| | case | runs | failed expectations |\n| --- | --- | ---: | --- |\n",
+        "## orch test: {} passed, {} failed{}{}{}\n\n| | case | runs | failed expectations |\n| --- | --- | ---: | --- |\n",
         summary.passed,
         summary.failed,
         if summary.errors > 0 {
@@ -86,7 +86,8 @@ pub fn suite(summary: &Summary) -> String {
             format!(", {} skipped", summary.skipped)
         } else {
             String::new()
-        }
+        },
+        summary.not_run_note()
     );
     for c in &summary.cases {
         out.push_str(&format!(

@@ -53,6 +53,22 @@ pub fn render(summary: &Summary) -> String {
         }
         xml.push_str("  </testsuite>\n");
     }
+    if !summary.not_run.is_empty() {
+        // Cases an interrupted run never reached: skipped, so the file never reads as complete.
+        let _ = writeln!(
+            xml,
+            "  <testsuite name=\"not run (interrupted)\" tests=\"{0}\" skipped=\"{0}\" failures=\"0\" errors=\"0\">",
+            summary.not_run.len()
+        );
+        for name in &summary.not_run {
+            let _ = writeln!(
+                xml,
+                "    <testcase name=\"{}\"><skipped message=\"interrupted\"/></testcase>",
+                escape(name)
+            );
+        }
+        xml.push_str("  </testsuite>\n");
+    }
     xml.push_str("</testsuites>\n");
     xml
 }

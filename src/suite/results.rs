@@ -296,6 +296,21 @@ pub struct Summary {
     pub skipped: usize,
     /// Every case, in suite order.
     pub cases: Vec<CaseSummary>,
+    /// Cases chosen but never run because the run was interrupted (`suite/id`), so a summary
+    /// cut short never reads as complete.
+    #[serde(rename = "notRun")]
+    pub not_run: Vec<String>,
+}
+
+impl Summary {
+    /// `, N not run (interrupted)` when the run was cut short, else nothing.
+    pub fn not_run_note(&self) -> String {
+        if self.not_run.is_empty() {
+            String::new()
+        } else {
+            format!(", {} not run (interrupted)", self.not_run.len())
+        }
+    }
 }
 
 /// Cases from records (the first of duplicate runs kept), in the order they first appear.
@@ -343,6 +358,7 @@ pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary 
         errors: cases.iter().filter(|c| !c.passed && c.error).count(),
         skipped,
         cases,
+        not_run: Vec::new(),
     }
 }
 

@@ -30,5 +30,6 @@ pub fn summary_tree(summary: &Summary, style: Style) -> String {
     if summary.skipped > 0 {
         text.push_str(&format!(", {} skipped", summary.skipped));
     }
+    text.push_str(&printable(&summary.not_run_note()));
     printable_lines(&text).into_owned()
 }

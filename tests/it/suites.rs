@@ -335,7 +335,48 @@ async fn ctrl_c_prints_what_finished_exits_130_and_leaves_the_rest_to_resume() {
     // One job: `slow` was cut short and `nothing` never started; neither is a result, both
     // are left to `--resume`, and the summary is of what finished: nothing.
     assert_eq!(std::fs::read_to_string(&results).unwrap(), "");
-    assert_eq!(json(&out)["cases"], serde_json::json!([]));
+    let summary = json(&out);
+    assert_eq!(summary["cases"], serde_json::json!([]));
+    // The summary says what it lacks: it never reads as complete and green.
+    assert_eq!(summary["notRun"], serde_json::json!(["s/slow", "s/nothing"]));
+    // Markdown and JUnit too (a fresh server: the signal goes once the first call is seen).
+    let script = Script::new(&[]).with_delay(std::time::Duration::from_secs(20));
+    let server = script.serve().await;
+    let root = one_department(&server.uri(), &[], "");
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: slow\n    prompt: Aladdin\n  - id: nothing\n    prompt: Make tea\n    expect: { status: failed }\n",
+    );
+    let junit = root.path().join("j.xml");
+    let out = crate::common::signalled(
+        root.path(),
+        &[
+            "test",
+            "s.yaml",
+            "--format",
+            "markdown",
+            "--jobs",
+            "1",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &script,
+        "INT",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        crate::common::stdout(&out).starts_with("## orch test: 0 passed, 0 failed, 2 not run (interrupted)\n"),
+        "{}",
+        crate::common::stdout(&out)
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains(
+            "<testsuite name=\"not run (interrupted)\" tests=\"2\" skipped=\"2\" failures=\"0\" errors=\"0\">"
+        ),
+        "{xml}"
+    );
 }
 
 #[test]
