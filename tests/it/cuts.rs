@@ -194,14 +194,7 @@ async fn the_deadline_bounds_the_routers_call() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_during_the_routers_call_counts_it_and_ends_the_events() {
-    let script = Script::new(&[]).with_agent_delay("r", Duration::from_secs(60));
-    let server = script.serve().await;
-    let root = Root::orch_yaml(config_yaml(
-        &server.uri(),
-        "routing: { method: llm, router: r }\n",
-        "  - { id: d, keywords: [aladdin], head: h }\n",
-        &[("h", "role: head, department: d"), ("r", "role: router")],
-    ));
+    let (script, _server, root) = hanging_router().await;
     let events = root.path().join("events.jsonl");
     let args = [
         "run",
@@ -233,14 +226,7 @@ async fn ctrl_c_during_the_routers_call_counts_it_and_ends_the_events() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_while_explain_asks_the_router_ends_it_with_130() {
-    let script = Script::new(&[]).with_agent_delay("r", Duration::from_secs(60));
-    let server = script.serve().await;
-    let root = Root::orch_yaml(config_yaml(
-        &server.uri(),
-        "routing: { method: llm, router: r }\n",
-        "  - { id: d, keywords: [aladdin], head: h }\n",
-        &[("h", "role: head, department: d"), ("r", "role: router")],
-    ));
+    let (script, _server, root) = hanging_router().await;
     let args = ["explain", "--route", "--format", "json", "Aladdin"];
     let out = crate::common::signalled(root.path(), &args, &script, "INT").await;
     assert_eq!(out.status.code(), Some(130));
@@ -249,4 +235,18 @@ async fn ctrl_c_while_explain_asks_the_router_ends_it_with_130() {
         stderr(&out),
         "error: interrupted while the router was asked; no plan was printed\n"
     );
+}
+
+/// One department `d` routed by `r`, whose call hangs for a minute: the script, its server
+/// (kept alive by the caller) and the config root.
+async fn hanging_router() -> (Script, MockServer, Root) {
+    let script = Script::new(&[]).with_agent_delay("r", Duration::from_secs(60));
+    let server = script.serve().await;
+    let root = Root::orch_yaml(config_yaml(
+        &server.uri(),
+        "routing: { method: llm, router: r }\n",
+        "  - { id: d, keywords: [aladdin], head: h }\n",
+        &[("h", "role: head, department: d"), ("r", "role: router")],
+    ));
+    (script, server, root)
 }

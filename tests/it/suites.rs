@@ -305,14 +305,7 @@ fn a_bad_shard_is_a_usage_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_prints_what_finished_exits_130_and_leaves_the_rest_to_resume() {
-    use crate::common::mock::{one_department, Script};
-    let script = Script::new(&[]).with_delay(std::time::Duration::from_secs(20));
-    let server = script.serve().await;
-    let root = one_department(&server.uri(), &[], "");
-    root.write(
-        "s.yaml",
-        "cases:\n  - id: slow\n    prompt: Aladdin\n  - id: nothing\n    prompt: Make tea\n    expect: { status: failed }\n",
-    );
+    let (script, _server, root) = slow_suite().await;
     let results = root.path().join("r.jsonl");
     let out = crate::common::signalled(
         root.path(),
@@ -340,13 +333,7 @@ async fn ctrl_c_prints_what_finished_exits_130_and_leaves_the_rest_to_resume() {
     // The summary says what it lacks: it never reads as complete and green.
     assert_eq!(summary["notRun"], serde_json::json!(["s/slow", "s/nothing"]));
     // Markdown and JUnit too (a fresh server: the signal goes once the first call is seen).
-    let script = Script::new(&[]).with_delay(std::time::Duration::from_secs(20));
-    let server = script.serve().await;
-    let root = one_department(&server.uri(), &[], "");
-    root.write(
-        "s.yaml",
-        "cases:\n  - id: slow\n    prompt: Aladdin\n  - id: nothing\n    prompt: Make tea\n    expect: { status: failed }\n",
-    );
+    let (script, _server, root) = slow_suite().await;
     let junit = root.path().join("j.xml");
     let out = crate::common::signalled(
         root.path(),
@@ -739,4 +726,17 @@ fn merge_refuses_flags_it_would_ignore() {
         );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+}
+
+/// A suite `s.yaml` of a case whose calls take 20 s and one that never starts with one job:
+/// the script, its server (kept alive by the caller) and the root.
+async fn slow_suite() -> (crate::common::mock::Script, wiremock::MockServer, Root) {
+    let script = crate::common::mock::Script::new(&[]).with_delay(std::time::Duration::from_secs(20));
+    let server = script.serve().await;
+    let root = crate::common::mock::one_department(&server.uri(), &[], "");
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: slow\n    prompt: Aladdin\n  - id: nothing\n    prompt: Make tea\n    expect: { status: failed }\n",
+    );
+    (script, server, root)
 }
