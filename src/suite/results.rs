@@ -179,7 +179,10 @@ impl<R: BufRead> Lines<R> {
 /// file is an error (`--merge`).
 pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, String> {
     let mut out = Vec::new();
-    for path in paths {
+    // Where each case run was first seen: one run in two files is two suites of one name
+    // (or one shard merged twice), which no order may silently resolve.
+    let mut first: HashMap<(String, String, u32), (usize, String)> = HashMap::new();
+    for (file, path) in paths.iter().enumerate() {
         let path = path.as_ref();
         let Some(mut lines) = Lines::open(path)? else {
             return Err(format!(
@@ -188,7 +191,23 @@ pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, String> {
             ));
         };
         while let Some((at, line)) = lines.next_line()? {
-            out.push(parse(path, at, line)?);
+            let record = parse(path, at, line)?;
+            let here = format!("{}:{}", path.display(), at.number);
+            let key = (record.suite.clone(), record.case_id.clone(), record.repeat);
+            match first.get(&key) {
+                Some((seen_in, there)) if *seen_in != file => {
+                    return Err(format!(
+                        "{here}: run {} of `{}/{}` is also at {there}; each case run may be merged once \
+                         (two suites of one name, or one results file given twice?)",
+                        record.repeat, record.suite, record.case_id
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    first.insert(key, (file, here));
+                }
+            }
+            out.push(record);
         }
     }
     Ok(out)

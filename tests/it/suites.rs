@@ -740,3 +740,36 @@ async fn slow_suite() -> (crate::common::mock::Script, wiremock::MockServer, Roo
     );
     (script, server, root)
 }
+
+#[test]
+fn merge_refuses_one_case_run_in_two_files() {
+    // Two suites named `smoke`, run apart: merged, their `c1` would be resolved by order.
+    let root = Root::minimal();
+    root.write(
+        "a/smoke.yaml",
+        "config: ..\ncases:\n  - id: c1\n    prompt: Aladdin character\n",
+    );
+    root.write(
+        "b/smoke.yaml",
+        "config: ..\ncases:\n  - id: c1\n    prompt: Aladdin character\n    expect: { status: failed }\n",
+    );
+    Test::new(root.path())
+        .args(["test", "a/smoke.yaml", "--results", "r1.jsonl", "--format", "json"])
+        .status(0)
+        .run();
+    Test::new(root.path())
+        .args(["test", "b/smoke.yaml", "--results", "r2.jsonl", "--format", "json"])
+        .status(1)
+        .run();
+    for (first, second) in [("r1.jsonl", "r2.jsonl"), ("r2.jsonl", "r1.jsonl")] {
+        Test::new(root.path())
+            .args(["test", "--merge", first, second])
+            .status(2)
+            .stdout("")
+            .stderr(format!(
+                "error: {second}:1: run 1 of `smoke/c1` is also at {first}:1; each case run may be merged once \
+                 (two suites of one name, or one results file given twice?)\n"
+            ))
+            .run();
+    }
+}
