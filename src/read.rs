@@ -22,6 +22,17 @@ pub enum Unread {
 /// never hangs the read and a device or a runaway file is never slurped. Every file orch
 /// reads whole (configs, schemas, cassettes, results) comes through here.
 pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
+    read(path, max, false)
+}
+
+/// [`read_bounded`] under the file's shared advisory lock: for the line files other
+/// processes may be appending to (a shared `--cache`), whose lines are written under the
+/// same lock, so the read never sees half a line. Files no one appends to need no lock.
+pub fn read_bounded_shared(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
+    read(path, max, true)
+}
+
+fn read(path: &Path, max: u64, shared: bool) -> Result<Vec<u8>, Unread> {
     match Entry::of(path) {
         Entry::File => {}
         Entry::Missing => return Err(Unread::Missing),
@@ -30,9 +41,10 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| {
-            // Lines other processes append (a shared `--cache`) are written under the file's
-            // lock: a reader that shares it never sees half a line. No locks: read as it is.
-            let _ = f.lock_shared();
+            // A file system without locks: read as it is.
+            if shared {
+                let _ = f.lock_shared();
+            }
             f.take(max + 1).read_to_end(&mut bytes)
         })
         .map_err(Unread::Io)?;

@@ -6,7 +6,7 @@ use tokio::time::Instant;
 
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
-use crate::grade::{passes, review, schema_feedback, Decision, ReviewStatus};
+use crate::grade::{review, schema_feedback, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
 use crate::report::{output_value, Attempt, Event, SpecialistResult, Usage};
@@ -136,12 +136,9 @@ impl Loop {
         let spec = task.specialist;
         let retries = self.attempts.len().saturating_sub(1) as u32;
         let (score, output) = self.best.map_or((0.0, None), |(s, o)| (s, Some(o)));
-        let passed = self
-            .attempts
-            .last()
-            .is_some_and(|a| passes(a.score, spec.threshold) && a.error.is_none());
         let (status, notes, error) = match (&self.cut, &output, &self.last_error) {
-            (Some(why), _, _) if !passed => (ReviewStatus::Rejected, format!("Cut short: {why}"), Some(why.clone())),
+            // A cut attempt ends the loop and never passes: a cut loop did not pass.
+            (Some(why), _, _) => (ReviewStatus::Rejected, format!("Cut short: {why}"), Some(why.clone())),
             (_, None, Some(e)) => (ReviewStatus::Rejected, format!("No output: {e}"), Some(e.clone())),
             _ => {
                 let (status, notes) = review(score, spec.threshold, retries);

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::ProviderKind;
-use crate::read::{read_bounded, Unread};
+use crate::read::{read_bounded_shared, Unread};
 use crate::sink::LineFile;
 
 /// One recorded exchange.
@@ -229,7 +229,7 @@ pub fn load_cache(path: &Path) -> Result<Tape, String> {
 
 fn read(path: &Path, empty_ok: bool) -> Result<Tape, String> {
     let shown = path.display();
-    let bytes = read_bounded(path, MAX_CASSETTE_BYTES).map_err(|e| match e {
+    let bytes = read_bounded_shared(path, MAX_CASSETTE_BYTES).map_err(|e| match e {
         Unread::NotFile(_) => format!("cassette {shown} is not a regular file"),
         Unread::TooLarge(_) => format!("cassette {shown} is larger than {} MiB", MAX_CASSETTE_BYTES >> 20),
         Unread::Missing => format!("cannot read cassette {shown}: no such file or directory"),

@@ -128,18 +128,7 @@ async fn an_open_circuit_spares_the_dead_server() {
 #[tokio::test(flavor = "multi_thread")]
 async fn after_the_cooldown_one_probe_goes_out_and_closes_the_circuit() {
     // The local server fails three calls, then is back.
-    let local = MockServer::start().await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(ResponseTemplate::new(503))
-        .up_to_n_times(3)
-        .with_priority(1)
-        .mount(&local)
-        .await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply("Aladdin, from the local model.")))
-        .with_priority(5)
-        .mount(&local)
-        .await;
+    let local = local_after(&[503, 503, 503]).await;
     // The hosted one is slow enough that the short cooldown passes during the run.
     let hosted = slow_hosted().await;
     let root = chained_with(
@@ -170,24 +159,7 @@ async fn after_the_cooldown_one_probe_goes_out_and_closes_the_circuit() {
 async fn a_probe_refused_for_its_request_leaves_the_circuit_half_open() {
     // The local server fails once (the circuit opens), refuses the probe with a 400 (no
     // verdict on its health), then is well.
-    let local = MockServer::start().await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(ResponseTemplate::new(503))
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&local)
-        .await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(ResponseTemplate::new(400).set_body_string("bad request"))
-        .up_to_n_times(1)
-        .with_priority(2)
-        .mount(&local)
-        .await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply("Aladdin, from the local model.")))
-        .with_priority(5)
-        .mount(&local)
-        .await;
+    let local = local_after(&[503, 400]).await;
     // The hosted one is slow enough that the cooldown passes before the probe.
     let hosted = slow_hosted().await;
     let root = chained_with(
@@ -258,17 +230,29 @@ async fn slow_hosted() -> MockServer {
     hosted
 }
 
+/// A local provider that answers `faults` (status codes), one call each in order, then
+/// every call well.
+async fn local_after(faults: &[u16]) -> MockServer {
+    let local = MockServer::start().await;
+    for (i, &status) in faults.iter().enumerate() {
+        Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(ResponseTemplate::new(status).set_body_string("fault"))
+            .up_to_n_times(1)
+            .with_priority(i as u8 + 1)
+            .mount(&local)
+            .await;
+    }
+    Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply("Aladdin, from the local model.")))
+        .with_priority(u8::MAX)
+        .mount(&local)
+        .await;
+    local
+}
+
 /// The `circuit_*` events of an events file, in order.
 fn circuit_events(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .filter(|e| e.starts_with("circuit"))
-        .collect()
+    let mut kinds = crate::common::event_kinds(path);
+    kinds.retain(|e| e.starts_with("circuit"));
+    kinds
 }

@@ -211,17 +211,7 @@ async fn ctrl_c_during_the_routers_call_counts_it_and_ends_the_events() {
     assert_eq!(r["metadata"]["interrupted"], true);
     // The router's call was sent: it counts, though cut short.
     assert_eq!(r["usage"]["calls"], 1);
-    let kinds: Vec<String> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
-    assert_eq!(kinds, ["run_complete"]);
+    assert_eq!(crate::common::event_kinds(&events), ["run_complete"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

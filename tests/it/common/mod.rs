@@ -285,6 +285,20 @@ pub fn department<'r>(report: &'r serde_json::Value, id: &str) -> &'r serde_json
         .unwrap_or_else(|| panic!("no department `{id}` in {report:#}"))
 }
 
+/// The `event` of every line of an events file (`--events`), in order.
+pub fn event_kinds(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
 /// A report without what changes from run to run (times, ids).
 pub use orch::timeless;
 
