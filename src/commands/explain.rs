@@ -30,6 +30,7 @@ fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan)
         budget,
         observer: Box::new(Observers(Vec::new())),
         seed: 0,
+        tools: None,
     });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -51,6 +51,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         budget: setup::budget(&config),
         observer: Box::new(observers),
         seed: args.replies.seed,
+        tools: None,
     });
 
     let runtime = setup::runtime()?;

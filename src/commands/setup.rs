@@ -103,6 +103,7 @@ impl CaseEngine for CaseEngines {
             budget: budget(config).with_gate(run.gate),
             observer: Box::new(Observers(Vec::new())),
             seed: self.seed,
+            tools: None,
         });
         Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
     }

@@ -215,6 +215,8 @@ impl Engine {
                 .unwrap_or(self.config.settings.defaults.temperature),
             max_output_tokens: self.max_output_tokens(agent),
             output_schema,
+            tools: Vec::new().into(),
+            turns: Vec::new(),
             timeout,
             deadline,
         }

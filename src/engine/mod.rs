@@ -27,6 +27,7 @@ use crate::config::{Agent, Config, GradingMethod};
 use crate::grade::{grade_schema, heuristic_grade, judge_prompt, parse_judgement, Grade, SchemaError, Schemas};
 use crate::provider::{ProviderError, Providers};
 use crate::report::{Event, Observer, Usage};
+use crate::tools::ToolHost;
 
 /// Everything a run shares.
 pub struct Engine {
@@ -49,6 +50,9 @@ pub struct Engine {
     schemas: Arc<Schemas>,
     /// What the router's call spent (added to the run's usage).
     router_usage: Mutex<Usage>,
+    /// What answers the agents' tool calls (SPEC §15); `None` when no planned agent has tools.
+    #[allow(dead_code)] // the tool loop (#23) lands next: remove then
+    tools: Option<Arc<dyn ToolHost>>,
     /// Providers whose circuit opened during the run.
     circuits_opened: Mutex<std::collections::BTreeSet<String>>,
 }
@@ -102,6 +106,8 @@ pub struct EngineParts {
     pub observer: Box<dyn Observer>,
     /// Seed of the simulated provider.
     pub seed: u64,
+    /// What answers the agents' tool calls; `None` when no planned agent has tools.
+    pub tools: Option<Arc<dyn ToolHost>>,
 }
 
 impl Engine {
@@ -115,6 +121,7 @@ impl Engine {
             budget,
             observer,
             seed,
+            tools,
         } = parts;
         Engine {
             config,
@@ -127,6 +134,7 @@ impl Engine {
             steps: Mutex::new(HashSet::new()),
             schemas,
             router_usage: Mutex::new(Usage::default()),
+            tools,
             circuits_opened: Mutex::new(std::collections::BTreeSet::new()),
         }
     }

@@ -91,6 +91,7 @@ impl Provider for Scripted {
                 prompt_tokens: 10,
                 completion_tokens: 5,
                 finish_reason: Some("stop".into()),
+                tool_calls: Vec::new(),
             }))
         })
     }
@@ -143,6 +144,7 @@ async fn run_with(
         budget,
         observer: Box::new(NoObserver),
         seed: 0,
+        tools: None,
     });
     run(&engine, &plan, interrupt).await
 }

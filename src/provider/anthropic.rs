@@ -92,6 +92,7 @@ fn parse(v: &serde_json::Value) -> Result<Completion, ProviderError> {
             }
             .to_string()
         }),
+        tool_calls: Vec::new(),
     })
 }
 
@@ -109,6 +110,7 @@ mod tests {
                 prompt_tokens: 5,
                 completion_tokens: 2,
                 finish_reason: None,
+                tool_calls: Vec::new(),
             }
         );
         assert!(parse(&json!({"type": "error"})).is_err());

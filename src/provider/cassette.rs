@@ -89,6 +89,7 @@ impl Entry {
                 prompt_tokens: self.prompt_tokens,
                 completion_tokens: self.completion_tokens,
                 finish_reason: self.finish_reason,
+                tool_calls: Vec::new(),
             }),
             (None, Some(e)) => Err(e),
             (None, None) => Err(ProviderError::Decode {

@@ -47,6 +47,11 @@ pub struct CompletionRequest {
     pub max_output_tokens: u32,
     /// The JSON Schema the reply should match, sent as the provider's structured output.
     pub output_schema: Option<std::sync::Arc<serde_json::Value>>,
+    /// The tools offered to the model (SPEC §15); empty: none offered.
+    pub tools: std::sync::Arc<[OfferedTool]>,
+    /// The conversation after the user message: the model's tool calls and their results,
+    /// in order (empty on an attempt's first request).
+    pub turns: Vec<Turn>,
     /// The agent's `executionSettings.timeout`, for messages.
     #[serde(skip)]
     pub timeout: Duration,
@@ -66,6 +71,58 @@ pub struct Completion {
     pub completion_tokens: u64,
     /// Why the reply ended: `stop`, `length` (cut by the cap), or the provider's own word.
     pub finish_reason: Option<String>,
+    /// The tool calls the reply asks for, in the order it lists them (SPEC §15).
+    pub tool_calls: Vec<AskedCall>,
+}
+
+/// A tool offered to the model: the name it is offered under (the tool's own, or
+/// `SERVER__TOOL` on a clash) and its MCP `inputSchema` with `$schema` removed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OfferedTool {
+    /// The name the model calls it by.
+    pub name: String,
+    /// The server's description of it.
+    pub description: String,
+    /// The JSON Schema of its arguments (`parameters` / `input_schema` on the wire).
+    pub schema: serde_json::Value,
+}
+
+/// A tool call a reply asks for.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct AskedCall {
+    /// The provider's id of the call (`call_…`, `toolu_…`), echoed with its result.
+    pub id: String,
+    /// The offered name the model called.
+    pub name: String,
+    /// Its arguments (OpenAI's JSON string parsed; a string that is not JSON stays a
+    /// `Value::String`, and the call gets an error result).
+    pub arguments: serde_json::Value,
+}
+
+/// A turn of a conversation after the user message.
+#[allow(dead_code)] // the tool loop (#23) lands next: remove then
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Turn {
+    /// The model's reply that asked for tool calls: its text (often empty) and the calls.
+    Asked {
+        /// The reply's text.
+        text: String,
+        /// The calls, in the reply's order.
+        calls: Vec<AskedCall>,
+    },
+    /// One result per call of the turn before, in the same order.
+    Results(Vec<ToolResultMsg>),
+}
+
+/// The result of one tool call as the model sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolResultMsg {
+    /// The id of the call it answers.
+    pub call_id: String,
+    /// The text given to the model (cut at `maxToolResultBytes`, or the error).
+    pub text: String,
+    /// Whether the call failed (Anthropic's `is_error`; OpenAI has no flag).
+    pub is_error: bool,
 }
 
 impl Completion {

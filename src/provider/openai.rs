@@ -112,6 +112,7 @@ fn parse(v: &serde_json::Value) -> Result<Completion, ProviderError> {
         prompt_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
         completion_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
         finish_reason: first["finish_reason"].as_str().map(str::to_string),
+        tool_calls: Vec::new(),
     })
 }
 
@@ -130,6 +131,7 @@ mod tests {
                 prompt_tokens: 3,
                 completion_tokens: 1,
                 finish_reason: None,
+                tool_calls: Vec::new(),
             }
         );
         assert!(parse(&json!({"choices": []}))

@@ -91,6 +91,7 @@ impl Provider for Simulated {
                 completion_tokens: estimate_tokens(&text),
                 text,
                 finish_reason: Some(finish_reason.to_string()),
+                tool_calls: Vec::new(),
             };
             Outcome::once(Ok(completion))
         })
@@ -351,6 +352,8 @@ mod tests {
             temperature: 0.7,
             max_output_tokens: 0,
             output_schema: None,
+            tools: Vec::new().into(),
+            turns: Vec::new(),
             timeout: std::time::Duration::from_secs(1),
             deadline: tokio::time::Instant::now(),
         }
