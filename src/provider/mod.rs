@@ -5,6 +5,8 @@ mod cache;
 mod cassette;
 mod circuit;
 mod example;
+#[cfg(test)]
+mod fixtures;
 mod http;
 mod openai;
 mod simulated;

@@ -1,10 +1,10 @@
 //! OpenAI chat completions (`POST {baseUrl}/chat/completions`): OpenAI, Ollama, vLLM,
 //! llama.cpp, LM Studio.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::http::{unexpected, HttpClient, KeyHeader, Post};
-use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
+use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn};
 use crate::config::{ProviderSettings, StructuredOutput, TokenField};
 
 /// A chat-completions endpoint.
@@ -60,30 +60,7 @@ fn response_format(mode: StructuredOutput, agent_id: &str, schema: &serde_json::
 impl Provider for OpenAi {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let mut body = json!({
-                "temperature": req.temperature,
-                "messages": [
-                    {"role": "system", "content": req.system},
-                    {"role": "user", "content": req.prompt},
-                ],
-            });
-            if !req.model.is_empty() {
-                body["model"] = json!(req.model);
-            }
-            if req.max_output_tokens > 0 {
-                let field = match self.token_field {
-                    TokenField::MaxTokens => "max_tokens",
-                    TokenField::MaxCompletionTokens => "max_completion_tokens",
-                };
-                body[field] = json!(req.max_output_tokens);
-            }
-            if let Some(format) = req
-                .output_schema
-                .as_deref()
-                .and_then(|s| response_format(self.structured, &req.agent_id, s))
-            {
-                body["response_format"] = format;
-            }
+            let body = body(req, self.structured, self.token_field);
             let post = Post {
                 url: format!("{}/chat/completions", self.base_url),
                 headers: Vec::new(),
@@ -100,25 +77,191 @@ impl Provider for OpenAi {
     }
 }
 
-/// Reads `choices[0].message.content` and `usage` from a chat-completions reply.
-fn parse(v: &serde_json::Value) -> Result<Completion, ProviderError> {
+/// The request body: system and user messages, then the conversation's turns; `tools`
+/// only when some are offered, so a request without tools is what it always was.
+fn body(req: &CompletionRequest, structured: StructuredOutput, token_field: TokenField) -> Value {
+    let mut messages = vec![
+        json!({"role": "system", "content": req.system}),
+        json!({"role": "user", "content": req.prompt}),
+    ];
+    messages.extend(req.turns.iter().flat_map(turn_messages));
+    let mut body = json!({"temperature": req.temperature, "messages": messages});
+    if !req.model.is_empty() {
+        body["model"] = json!(req.model);
+    }
+    if req.max_output_tokens > 0 {
+        let field = match token_field {
+            TokenField::MaxTokens => "max_tokens",
+            TokenField::MaxCompletionTokens => "max_completion_tokens",
+        };
+        body[field] = json!(req.max_output_tokens);
+    }
+    if let Some(format) = req
+        .output_schema
+        .as_deref()
+        .and_then(|s| response_format(structured, &req.agent_id, s))
+    {
+        body["response_format"] = format;
+    }
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}))
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+/// A turn as chat messages: the assistant's message with its `tool_calls` (its content
+/// `null` when it wrote nothing), or one `tool` message per result, in order. OpenAI has no
+/// error flag: a failed call's result is its error text.
+fn turn_messages(turn: &Turn) -> Vec<Value> {
+    match turn {
+        Turn::Asked { text, calls } => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(&c.arguments)}}))
+                .collect();
+            let content = if text.is_empty() { Value::Null } else { json!(text) };
+            vec![json!({"role": "assistant", "content": content, "tool_calls": calls})]
+        }
+        Turn::Results(results) => results
+            .iter()
+            .map(|r| json!({"role": "tool", "tool_call_id": r.call_id, "content": r.text}))
+            .collect(),
+    }
+}
+
+/// Arguments as the JSON string the API echoes back: the value's compact JSON, or, for
+/// arguments that were not JSON when the model sent them (kept as a string), that string.
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Reads `choices[0].message` (its `content` and `tool_calls`) and `usage` from a
+/// chat-completions reply. `content` may be `null` only when the reply asks for tool calls.
+fn parse(v: &Value) -> Result<Completion, ProviderError> {
     let choices = v["choices"].as_array().ok_or_else(|| unexpected("no `choices`", v))?;
     let first = choices.first().ok_or_else(|| unexpected("empty `choices`", v))?;
-    let text = first["message"]["content"]
-        .as_str()
-        .ok_or_else(|| unexpected("no `choices[0].message.content`", v))?;
+    let message = &first["message"];
+    let tool_calls = match message.get("tool_calls") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(calls)) => calls.iter().enumerate().map(asked_call).collect(),
+        Some(_) => return Err(unexpected("`choices[0].message.tool_calls` is not a list", v)),
+    };
+    let text = match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Null if !tool_calls.is_empty() => String::new(),
+        _ => return Err(unexpected("no `choices[0].message.content`", v)),
+    };
     Ok(Completion {
-        text: text.to_string(),
+        text,
         prompt_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
         completion_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
         finish_reason: first["finish_reason"].as_str().map(str::to_string),
-        tool_calls: Vec::new(),
+        tool_calls,
     })
+}
+
+/// The `index`th entry of `message.tool_calls`. `arguments` is a JSON string, parsed; one
+/// that is not JSON stays a string (the engine answers it with an error result); an object
+/// (some servers send one) is taken as it is, and none at all is `{}`. A call without an
+/// `id` (some local servers) gets `orch-call-INDEX`, so its result can still name it.
+fn asked_call((index, call): (usize, &Value)) -> AskedCall {
+    let function = &call["function"];
+    let arguments = match &function["arguments"] {
+        Value::String(raw) => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.clone())),
+        Value::Null => json!({}),
+        other => other.clone(),
+    };
+    AskedCall {
+        id: call["id"]
+            .as_str()
+            .map_or_else(|| format!("orch-call-{index}"), str::to_string),
+        name: function["name"].as_str().unwrap_or_default().to_string(),
+        arguments,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::fixtures::{request, tools, two_calls};
+
+    /// The body of `req` as compact JSON (keys sorted: orch's serde_json keeps no order).
+    fn sent(req: &CompletionRequest) -> String {
+        body(req, StructuredOutput::JsonSchema, TokenField::MaxTokens).to_string()
+    }
+
+    #[test]
+    fn a_request_without_tools_has_no_tools_key() {
+        let mut req = request("a", "Design a costume");
+        req.model = "gpt-4o-mini".into();
+        assert_eq!(
+            sent(&req),
+            r#"{"messages":[{"content":"You design the physical appearance of characters.","role":"system"},{"content":"Design a costume","role":"user"}],"model":"gpt-4o-mini","temperature":0.7}"#
+        );
+    }
+
+    #[test]
+    fn offered_tools_are_functions_with_their_schema_as_parameters() {
+        let mut req = request("a", "Summarise notes");
+        req.tools = tools();
+        assert_eq!(
+            sent(&req),
+            concat!(
+                r#"{"messages":[{"content":"You design the physical appearance of characters.","role":"system"},{"content":"Summarise notes","role":"user"}],"#,
+                r#""temperature":0.7,"tools":["#,
+                r#"{"function":{"description":"Search the notes","name":"search","parameters":{"properties":{"limit":{"type":"integer"},"query":{"type":"string"}},"required":["query"],"type":"object"}},"type":"function"},"#,
+                r#"{"function":{"description":"Read a file","name":"read_file","parameters":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"}},"type":"function"}]}"#
+            )
+        );
+    }
+
+    #[test]
+    fn a_conversation_sends_the_assistant_calls_then_one_tool_message_per_result() {
+        let mut req = request("a", "Summarise notes");
+        req.turns = two_calls();
+        let body = body(&req, StructuredOutput::Off, TokenField::MaxTokens);
+        let after_user: Vec<String> = body["messages"].as_array().unwrap()[2..]
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        assert_eq!(
+            after_user,
+            [
+                concat!(
+                    r#"{"content":"Reading both.","role":"assistant","tool_calls":["#,
+                    r#"{"function":{"arguments":"{\"path\":\"notes/a.md\"}","name":"read_file"},"id":"call_1","type":"function"},"#,
+                    r#"{"function":{"arguments":"{\"limit\":2,\"query\":\"cave\"}","name":"search"},"id":"call_2","type":"function"}]}"#
+                ),
+                r#"{"content":"first note\nsecond line","role":"tool","tool_call_id":"call_1"}"#,
+                r#"{"content":"tool call timed out after 30 s","role":"tool","tool_call_id":"call_2"}"#,
+            ]
+        );
+        assert_eq!(body.get("tools"), None, "no tools offered, none sent");
+    }
+
+    #[test]
+    fn an_assistant_turn_without_text_has_null_content_and_raw_arguments_go_back_as_sent() {
+        let turn = Turn::Asked {
+            text: String::new(),
+            calls: vec![AskedCall {
+                id: "c".into(),
+                name: "t".into(),
+                arguments: json!("{not json"),
+            }],
+        };
+        assert_eq!(
+            turn_messages(&turn)[0].to_string(),
+            r#"{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{not json","name":"t"},"id":"c","type":"function"}]}"#
+        );
+    }
 
     #[test]
     fn reads_content_and_usage() {
@@ -138,5 +281,46 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("empty `choices`"));
+    }
+
+    #[test]
+    fn reads_tool_calls_with_null_content() {
+        let v = json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"notes/a.md\"}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "search", "arguments": "{oops"}},
+            {"type": "function", "function": {"name": "list", "arguments": {"depth": 1}}}
+        ]}}]});
+        let c = parse(&v).unwrap();
+        assert_eq!(c.text, "");
+        assert_eq!(c.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(
+            c.tool_calls,
+            [
+                AskedCall {
+                    id: "call_1".into(),
+                    name: "read_file".into(),
+                    arguments: json!({"path": "notes/a.md"}),
+                },
+                AskedCall {
+                    id: "call_2".into(),
+                    name: "search".into(),
+                    arguments: json!("{oops"),
+                },
+                AskedCall {
+                    id: "orch-call-2".into(),
+                    name: "list".into(),
+                    arguments: json!({"depth": 1}),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn null_content_without_tool_calls_is_still_unexpected() {
+        let v = json!({"choices": [{"message": {"content": null, "tool_calls": []}}]});
+        assert!(parse(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("no `choices[0].message.content`"));
     }
 }
