@@ -10,6 +10,7 @@ mod fixtures;
 mod http;
 mod openai;
 mod simulated;
+mod simulated_tools;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -8,7 +8,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{estimate_tokens, BoxFuture, Completion, CompletionRequest, Outcome, Provider};
+use super::{estimate_tokens, simulated_tools, BoxFuture, Completion, CompletionRequest, Outcome, Provider, Turn};
 use crate::config::Role;
 use crate::grade::{content_words, heuristic_grade, JUDGE_MARKER};
 
@@ -73,6 +73,9 @@ impl Simulated {
 impl Provider for Simulated {
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
+            if let Some(call) = self.tool_call(request) {
+                return Outcome::once(Ok(call));
+            }
             let text = match &request.output_schema {
                 // The judge and the router answer their own schemas in their own voices.
                 Some(schema) if !matches!(request.role, Role::Judge | Role::Router) => {
@@ -83,11 +86,15 @@ impl Provider for Simulated {
                         .unwrap_or_else(|| original_request(&request.prompt));
                     super::example::example(schema, &crate::text::excerpt(topic, 60)).to_string()
                 }
-                _ => self.reply(request),
+                // A tool's result is quoted in a draft (a JSON reply is left as its schema wants).
+                _ => match simulated_tools::quote(request) {
+                    Some(quote) => simulated_tools::quoted(&self.reply(request), &quote),
+                    None => self.reply(request),
+                },
             };
             let (text, finish_reason) = capped(text, request.max_output_tokens);
             let completion = Completion {
-                prompt_tokens: estimate_tokens(&request.system) + estimate_tokens(&request.prompt),
+                prompt_tokens: prompt_tokens(request),
                 completion_tokens: estimate_tokens(&text),
                 text,
                 finish_reason: Some(finish_reason.to_string()),
@@ -96,6 +103,43 @@ impl Provider for Simulated {
             Outcome::once(Ok(completion))
         })
     }
+}
+
+impl Simulated {
+    /// The reply asking for one tool call, on an agent's first request with tools (SPEC §15);
+    /// its id is a hash of the seed, the agent and the tool, so replies stay deterministic.
+    fn tool_call(&self, req: &CompletionRequest) -> Option<Completion> {
+        let word = simulated_tools::longest_word(original_request(&req.prompt));
+        let mut call = simulated_tools::first_call(req, &word, String::new())?;
+        call.id = format!("call_{:012x}", self.hash(&[&req.agent_id, &call.name]) >> 16);
+        Some(Completion {
+            text: String::new(),
+            prompt_tokens: prompt_tokens(req),
+            completion_tokens: estimate_tokens(&call.name) + estimate_tokens(&call.arguments.to_string()),
+            finish_reason: Some("tool_calls".into()),
+            tool_calls: vec![call],
+        })
+    }
+}
+
+/// Tokens sent: the system and user messages, and the conversation's text (calls' names
+/// and arguments, results).
+fn prompt_tokens(req: &CompletionRequest) -> u64 {
+    let turns: u64 = req
+        .turns
+        .iter()
+        .map(|turn| match turn {
+            Turn::Asked { text, calls } => {
+                estimate_tokens(text)
+                    + calls
+                        .iter()
+                        .map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments.to_string()))
+                        .sum::<u64>()
+            }
+            Turn::Results(results) => results.iter().map(|r| estimate_tokens(&r.text)).sum(),
+        })
+        .sum();
+    estimate_tokens(&req.system) + estimate_tokens(&req.prompt) + turns
 }
 
 /// The simulated router (SPEC §9): a department's relevance grows with the words it shares
@@ -340,24 +384,7 @@ fn capped(text: String, cap: u32) -> (String, &'static str) {
 mod tests {
     use super::*;
     use crate::config::Weights;
-
-    fn request(agent: &str, prompt: &str) -> CompletionRequest {
-        CompletionRequest {
-            agent_id: agent.into(),
-            agent_name: "Appearance Specialist".into(),
-            role: Role::Specialist,
-            model: String::new(),
-            system: "You design the physical appearance of characters.".into(),
-            prompt: prompt.into(),
-            temperature: 0.7,
-            max_output_tokens: 0,
-            output_schema: None,
-            tools: Vec::new().into(),
-            turns: Vec::new(),
-            timeout: std::time::Duration::from_secs(1),
-            deadline: tokio::time::Instant::now(),
-        }
-    }
+    use crate::provider::fixtures::{request, tools};
 
     #[test]
     fn a_cap_cuts_the_reply_like_a_model() {
@@ -400,5 +427,72 @@ mod tests {
         let p = crate::grade::judge_prompt("Design a costume", "x", "appearance", "A costume design.");
         let g = crate::grade::parse_judgement(&Simulated::new(0).reply(&request("judge", &p))).unwrap();
         assert!(g.quality > 0.0 && g.relevance > 0.0);
+    }
+
+    fn completed(sim: &Simulated, req: &CompletionRequest) -> Completion {
+        futures::executor::block_on(sim.complete(req)).result.unwrap()
+    }
+
+    #[test]
+    fn an_agent_with_tools_calls_the_first_then_quotes_its_result() {
+        let sim = Simulated::new(0);
+        let mut req = request("researcher", "Summarise the expedition notes");
+        req.tools = tools();
+        let asked = completed(&sim, &req);
+        assert_eq!(asked.text, "");
+        assert_eq!(asked.finish_reason.as_deref(), Some("tool_calls"));
+        let [call] = asked.tool_calls.as_slice() else {
+            panic!("one call: {asked:?}")
+        };
+        assert_eq!(
+            (call.name.as_str(), &call.arguments),
+            ("read_file", &serde_json::json!({"path": "expedition"}))
+        );
+        assert!(call.id.starts_with("call_") && call.id.len() == 17, "{}", call.id);
+        assert_eq!(completed(&sim, &req), asked, "deterministic");
+
+        req.turns = vec![
+            Turn::Asked {
+                text: String::new(),
+                calls: asked.tool_calls.clone(),
+            },
+            Turn::Results(vec![crate::provider::ToolResultMsg {
+                call_id: call.id.clone(),
+                text: "Day one: the cave.\nDay two: the river.".into(),
+                is_error: false,
+            }]),
+        ];
+        let answer = completed(&sim, &req);
+        assert!(answer.tool_calls.is_empty());
+        assert_eq!(answer.finish_reason.as_deref(), Some("stop"));
+        assert!(
+            answer.text.contains("\n\nFrom read_file: \"Day one: the cave.\"\n\n"),
+            "{}",
+            answer.text
+        );
+        let mut plain = request("researcher", "Summarise the expedition notes");
+        plain.tools = req.tools.clone();
+        assert_eq!(
+            answer.text.replace("From read_file: \"Day one: the cave.\"\n\n", ""),
+            sim.reply(&plain),
+            "otherwise the draft of today"
+        );
+        assert!(
+            answer.prompt_tokens
+                > completed(&sim, &request("researcher", "Summarise the expedition notes")).prompt_tokens
+        );
+    }
+
+    #[test]
+    fn an_agent_without_tools_answers_as_before() {
+        let sim = Simulated::new(3);
+        let req = request("a", "Design Aladdin's costume");
+        let c = completed(&sim, &req);
+        assert_eq!(c.text, sim.reply(&req));
+        assert!(c.tool_calls.is_empty());
+        assert_eq!(
+            c.prompt_tokens,
+            estimate_tokens(&req.system) + estimate_tokens(&req.prompt)
+        );
     }
 }

@@ -1,0 +1,210 @@
+//! The simulated provider's tool use (SPEC §15): on an agent's first request with tools it
+//! calls the alphabetically first one, with arguments made from its schema; once the
+//! results are in, its answer quotes the first line of the first one.
+
+use serde_json::{json, Map, Value};
+
+use super::{AskedCall, CompletionRequest, OfferedTool, Turn};
+
+/// How deep [`arguments`] descends into nested objects and arrays before it stops.
+const MAX_DEPTH: usize = 8;
+/// The longest quoted first line of a result, in characters.
+const QUOTE_CHARS: usize = 120;
+
+/// The call the simulated model asks for: only on a request that offers tools and has no
+/// conversation yet; the alphabetically first tool offered (by name, bytewise), arguments
+/// from its schema with `word` for strings; `id` is the call's id.
+pub fn first_call(req: &CompletionRequest, word: &str, id: String) -> Option<AskedCall> {
+    if !req.turns.is_empty() {
+        return None;
+    }
+    let tool: &OfferedTool = req.tools.iter().min_by(|a, b| a.name.cmp(&b.name))?;
+    Some(AskedCall {
+        id,
+        name: tool.name.clone(),
+        arguments: arguments(&tool.schema, word),
+    })
+}
+
+/// Arguments valid for the usual tool schema: an object of its required properties only,
+/// each by its type — a string is `word`, a number or an integer 1, a boolean true, an
+/// array one such item, an object its own required properties. An `enum` or `const` gives
+/// its (first) value, since `word` would not be one; a type list takes its first non-null
+/// type, and a property with no type is a string. Past [`MAX_DEPTH`] a value is `null`.
+pub fn arguments(schema: &Value, word: &str) -> Value {
+    value(schema, word, 0)
+}
+
+fn value(schema: &Value, word: &str, depth: usize) -> Value {
+    let Value::Object(s) = schema else {
+        return json!(word);
+    };
+    if depth > MAX_DEPTH {
+        return Value::Null;
+    }
+    if let Some(c) = s.get("const") {
+        return c.clone();
+    }
+    if let Some(first) = s.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+        return first.clone();
+    }
+    let kind = match s.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if s.contains_key("properties") => "object",
+        _ if s.contains_key("items") => "array",
+        _ => "string",
+    };
+    match kind {
+        "object" => Value::Object(required(s, word, depth)),
+        "array" => json!([value(s.get("items").unwrap_or(&Value::Null), word, depth + 1)]),
+        "number" | "integer" => json!(1),
+        "boolean" => json!(true),
+        "null" => Value::Null,
+        _ => json!(word),
+    }
+}
+
+/// The object's required properties, each made from its schema (a required property the
+/// schema does not describe is a string).
+fn required(s: &Map<String, Value>, word: &str, depth: usize) -> Map<String, Value> {
+    let names = s.get("required").and_then(Value::as_array).into_iter().flatten();
+    names
+        .filter_map(Value::as_str)
+        .map(|name| {
+            let schema = s.get("properties").and_then(|p| p.get(name)).unwrap_or(&Value::Null);
+            (name.to_string(), value(schema, word, depth + 1))
+        })
+        .collect()
+}
+
+/// The longest word of `request` (the first of equals), lower-cased; `request` when it has none.
+pub fn longest_word(request: &str) -> String {
+    let mut longest = String::new();
+    for word in crate::text::words(request) {
+        if word.chars().count() > longest.chars().count() {
+            longest = word;
+        }
+    }
+    if longest.is_empty() {
+        "request".into()
+    } else {
+        longest
+    }
+}
+
+/// When the last turn holds results: `From TOOL: "first line"` of the first result (`TOOL
+/// (failed)` when it is an error), the tool named as the call it answers was.
+pub fn quote(req: &CompletionRequest) -> Option<String> {
+    let Some(Turn::Results(results)) = req.turns.last() else {
+        return None;
+    };
+    let first = results.first()?;
+    let tool = req
+        .turns
+        .iter()
+        .rev()
+        .find_map(|t| match t {
+            Turn::Asked { calls, .. } => calls.iter().find(|c| c.id == first.call_id),
+            Turn::Results(_) => None,
+        })
+        .map_or("the tool", |c| c.name.as_str());
+    let failed = if first.is_error { " (failed)" } else { "" };
+    let line = first.text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    Some(format!(
+        "From {tool}{failed}: \"{}\"",
+        crate::text::excerpt(line, QUOTE_CHARS)
+    ))
+}
+
+/// `draft` with `quote` as its own paragraph: after the heading when it opens with one,
+/// else first.
+pub fn quoted(draft: &str, quote: &str) -> String {
+    match draft.split_once("\n\n") {
+        Some((heading, rest)) if heading.starts_with('#') => format!("{heading}\n\n{quote}\n\n{rest}"),
+        _ => format!("{quote}\n\n{draft}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::fixtures::{request, tools, two_calls};
+
+    #[test]
+    fn arguments_fill_required_properties_by_type() {
+        let schema = json!({"type": "object", "required": ["path", "count", "ratio", "recursive", "tags", "range", "mode", "undescribed"], "properties": {
+            "path": {"type": "string"},
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "recursive": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "range": {"type": "object", "properties": {"from": {"type": ["null", "integer"]}, "note": {"type": "string"}}, "required": ["from"]},
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "optional": {"type": "string"}
+        }});
+        assert_eq!(
+            arguments(&schema, "costume"),
+            json!({"path": "costume", "count": 1, "ratio": 1, "recursive": true, "tags": ["costume"],
+                   "range": {"from": 1}, "mode": "fast", "undescribed": "costume"})
+        );
+    }
+
+    #[test]
+    fn a_schema_without_required_properties_gives_an_empty_object() {
+        assert_eq!(
+            arguments(&json!({"type": "object", "properties": {"a": {"type": "string"}}}), "w"),
+            json!({})
+        );
+        assert_eq!(arguments(&json!({}), "w"), json!("w"), "no type: a string");
+    }
+
+    #[test]
+    fn a_self_nesting_schema_ends() {
+        let schema = json!({"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array", "items": {"type": "array"}}}}}}}}}});
+        assert_eq!(arguments(&schema, "w"), json!([[[[[[[[[null]]]]]]]]]));
+    }
+
+    #[test]
+    fn the_longest_word_is_the_first_of_the_longest() {
+        assert_eq!(longest_word("Design Aladdin's rooftop costume"), "aladdin");
+        assert_eq!(longest_word("  ...  "), "request");
+    }
+
+    #[test]
+    fn the_first_call_takes_the_alphabetically_first_tool_on_the_first_request_only() {
+        let mut req = request("a", "Summarise notes");
+        assert_eq!(first_call(&req, "notes", "c".into()), None, "no tools offered");
+        req.tools = tools();
+        assert_eq!(
+            first_call(&req, "summarise", "c".into()),
+            Some(AskedCall {
+                id: "c".into(),
+                name: "read_file".into(),
+                arguments: json!({"path": "summarise"}),
+            })
+        );
+        req.turns = two_calls();
+        assert_eq!(first_call(&req, "summarise", "c".into()), None, "the results are in");
+    }
+
+    #[test]
+    fn the_quote_is_the_first_line_of_the_first_result_named_by_its_call() {
+        let mut req = request("a", "Summarise notes");
+        assert_eq!(quote(&req), None);
+        req.turns = two_calls();
+        assert_eq!(quote(&req).as_deref(), Some("From read_file: \"first note\""));
+        req.turns.truncate(1);
+        assert_eq!(quote(&req), None, "the last turn asks, it holds no result");
+    }
+
+    #[test]
+    fn the_quote_goes_after_a_heading_or_first() {
+        assert_eq!(quoted("## A\n\nFocus.\n\n1. x", "Q"), "## A\n\nQ\n\nFocus.\n\n1. x");
+        assert_eq!(quoted("Quick notes on x", "Q"), "Q\n\nQuick notes on x");
+    }
+}
