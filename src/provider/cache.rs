@@ -2,9 +2,10 @@
 //! in it is answered from it; a missing one goes to the provider, and its successful reply
 //! is appended. Failed calls and error replies are never stored.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
-use super::cassette::{request_hash, Entry, Tape};
+use super::cassette::{request_hash, Entry};
+use super::tape::Tape;
 use super::{BoxFuture, CompletionRequest, Outcome, Provider};
 use crate::config::ProviderKind;
 use crate::sink::LineFile;
@@ -29,7 +30,7 @@ impl Provider for Cache {
         Box::pin(async move {
             let hash = request_hash(self.kind, req);
             let hit = {
-                let tape = self.tape.lock().unwrap_or_else(PoisonError::into_inner);
+                let tape = self.tape.llm();
                 tape.get(&hash)
                     .and_then(|entries| entries.iter().find(|e| e.text.is_some()))
                     .cloned()
@@ -47,7 +48,7 @@ impl Provider for Cache {
                 if let Ok(line) = serde_json::to_string(&entry) {
                     self.out.line(&line);
                 }
-                let mut tape = self.tape.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut tape = self.tape.llm();
                 tape.entry(hash).or_default().push_back(entry);
             }
             outcome

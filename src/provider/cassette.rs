@@ -1,17 +1,16 @@
 //! Record and replay (`--record FILE`, `--replay FILE`): every exchange as a JSON line keyed
-//! by a hash of (provider kind, model, messages, temperature), with the agent id beside it.
-//! A cassette holds replies, never a key: requests are stored only as their hash.
+//! by a hash of (provider kind, model, messages, temperature, and the tools and turns of a
+//! tool-using agent), with the agent id beside it. A cassette holds replies, never a key:
+//! requests are stored only as their hash. The file also holds tool lines ([`super::tape`]).
 
-use std::collections::{HashMap, VecDeque};
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
+use super::tape::{Queues, Tape};
+use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::ProviderKind;
-use crate::read::{read_bounded_shared, Unread};
 use crate::sink::LineFile;
 
 /// One recorded exchange.
@@ -48,21 +47,25 @@ pub struct Entry {
     /// Hash of the user prompt, to explain a replay miss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_hash: Option<String>,
+    /// The tool calls the reply asked for (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<AskedCall>,
 }
 
 impl Entry {
     /// The entry of one exchange: `req` (whose [`request_hash`] is `hash`) sent to a provider
     /// of kind `kind`, and its outcome.
     pub fn of(hash: String, kind: ProviderKind, req: &CompletionRequest, outcome: &Outcome) -> Entry {
-        let (text, error, prompt_tokens, completion_tokens, finish_reason) = match &outcome.result {
+        let (text, error, prompt_tokens, completion_tokens, finish_reason, tool_calls) = match &outcome.result {
             Ok(c) => (
                 Some(c.text.clone()),
                 None,
                 c.prompt_tokens,
                 c.completion_tokens,
                 c.finish_reason.clone(),
+                c.tool_calls.clone(),
             ),
-            Err(e) => (None, Some(e.clone()), 0, 0, None),
+            Err(e) => (None, Some(e.clone()), 0, 0, None, Vec::new()),
         };
         Entry {
             hash,
@@ -78,6 +81,7 @@ impl Entry {
             temperature: Some(req.temperature),
             system_hash: Some(short_hash(&req.system)),
             prompt_hash: Some(short_hash(&req.prompt)),
+            tool_calls,
         }
     }
 
@@ -89,7 +93,7 @@ impl Entry {
                 prompt_tokens: self.prompt_tokens,
                 completion_tokens: self.completion_tokens,
                 finish_reason: self.finish_reason,
-                tool_calls: Vec::new(),
+                tool_calls: self.tool_calls,
             }),
             (None, Some(e)) => Err(e),
             (None, None) => Err(ProviderError::Decode {
@@ -132,7 +136,7 @@ fn short_hash(text: &str) -> String {
 
 /// Why a tape has no reply for `req`: the error naming the agent and the hash, and what
 /// differs from the nearest entry of the same agent, when there is one.
-fn not_recorded(tape: &HashMap<String, VecDeque<Entry>>, req: &CompletionRequest, hash: String) -> ProviderError {
+fn not_recorded(tape: &Queues<Entry>, req: &CompletionRequest, hash: String) -> ProviderError {
     let nearest = tape
         .values()
         .flatten()
@@ -150,7 +154,8 @@ fn not_recorded(tape: &HashMap<String, VecDeque<Entry>>, req: &CompletionRequest
 }
 
 /// The cassette key of a request: SHA-256 over the provider kind, model, messages and
-/// temperature, as 32 hex digits.
+/// temperature, as 32 hex digits. The cap and schema, and the offered tools and the turns
+/// of a tool loop, join the key only when present, so older cassettes still replay.
 pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
     let mut key = vec![
         serde_json::json!(kind),
@@ -165,6 +170,11 @@ pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
     }
     if let Some(schema) = &req.output_schema {
         key.push(serde_json::Value::clone(schema));
+    }
+    if !req.tools.is_empty() || !req.turns.is_empty() {
+        // Both, so a request offering tools never keys like one carrying turns.
+        key.push(serde_json::json!(req.tools));
+        key.push(serde_json::json!(req.turns));
     }
     let key = serde_json::Value::Array(key);
     let digest = Sha256::digest(key.to_string().as_bytes());
@@ -202,54 +212,10 @@ impl Provider for Recorder {
     }
 }
 
-/// Recorded exchanges by request hash, in the order they happened; shared by the replayers.
-pub type Tape = Arc<Mutex<HashMap<String, VecDeque<Entry>>>>;
-
 /// Answers from a cassette, with no network; exchanges with the same hash replay in order.
 pub struct Replayer {
     kind: ProviderKind,
     entries: Tape,
-}
-
-/// The largest cassette read (256 MiB): a device or a runaway file is refused, not slurped.
-const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Reads a cassette file into replay queues. It must be a regular file (not a FIFO, a
-/// device or a directory) of at most [`MAX_CASSETTE_BYTES`]; a UTF-8 BOM is skipped.
-pub fn load(path: &Path) -> Result<Tape, String> {
-    read(path, false)
-}
-
-/// Reads the `--cache` file: like a cassette, but a missing or empty file is an empty cache.
-pub fn load_cache(path: &Path) -> Result<Tape, String> {
-    if std::fs::symlink_metadata(path).is_err() {
-        return Ok(Tape::default());
-    }
-    read(path, true)
-}
-
-fn read(path: &Path, empty_ok: bool) -> Result<Tape, String> {
-    let shown = path.display();
-    let bytes = read_bounded_shared(path, MAX_CASSETTE_BYTES).map_err(|e| match e {
-        Unread::NotFile(_) => format!("cassette {shown} is not a regular file"),
-        Unread::TooLarge(_) => format!("cassette {shown} is larger than {} MiB", MAX_CASSETTE_BYTES >> 20),
-        Unread::Missing => format!("cannot read cassette {shown}: no such file or directory"),
-        Unread::Io(e) => format!("cannot read cassette {shown}: {e}"),
-    })?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("cassette {shown} is not UTF-8 text"))?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    if text.trim().is_empty() && !empty_ok {
-        return Err(format!(
-            "cassette {shown} is empty: record one with `orch run --record {shown} …`"
-        ));
-    }
-    let mut map: HashMap<String, VecDeque<Entry>> = HashMap::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let entry: Entry =
-            serde_json::from_str(line).map_err(|e| format!("{shown}:{}: not a cassette entry: {e}", i + 1))?;
-        map.entry(entry.hash.clone()).or_default().push_back(entry);
-    }
-    Ok(Arc::new(Mutex::new(map)))
 }
 
 impl Replayer {
@@ -263,7 +229,7 @@ impl Provider for Replayer {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let hash = request_hash(self.kind, req);
-            let mut map = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut map = self.entries.llm();
             let entry = map.get_mut(&hash).and_then(|queue| {
                 // The last exchange of a hash answers any further identical request.
                 if queue.len() > 1 {
@@ -277,5 +243,105 @@ impl Provider for Replayer {
                 None => Outcome::once(Err(not_recorded(&map, req, hash))),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::fixtures::{request, tools, two_calls};
+    use crate::provider::load_cassette;
+
+    /// The request every old cassette line below answers.
+    fn old_request() -> CompletionRequest {
+        let mut req = request("a", "Design a costume");
+        req.model = "gpt-4o-mini".into();
+        req
+    }
+
+    /// A line as cassettes were written before tools: no `kind`, no `toolCalls`.
+    const OLD_LINE: &str = r#"{"hash":"2fc4e22af61e93781caf452901b051c0","agentId":"a","provider":"openai","model":"gpt-4o-mini","text":"A red cape.","error":null,"promptTokens":12,"completionTokens":3,"transportRetries":0,"finishReason":"stop"}"#;
+
+    #[test]
+    fn an_old_cassette_line_still_replays() {
+        // The hash of a request without tools is what it was before tools existed.
+        assert_eq!(
+            request_hash(ProviderKind::OpenAi, &old_request()),
+            "2fc4e22af61e93781caf452901b051c0"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.jsonl");
+        std::fs::write(&path, format!("{OLD_LINE}\n")).unwrap();
+        let replayer = Replayer::new(ProviderKind::OpenAi, load_cassette(&path).unwrap());
+        let outcome = futures::executor::block_on(replayer.complete(&old_request()));
+        assert_eq!(
+            outcome.result.unwrap(),
+            Completion {
+                text: "A red cape.".into(),
+                prompt_tokens: 12,
+                completion_tokens: 3,
+                finish_reason: Some("stop".into()),
+                tool_calls: Vec::new(),
+            }
+        );
+    }
+
+    #[test]
+    fn offered_tools_and_turns_change_the_key() {
+        let plain = old_request();
+        let mut offered = old_request();
+        offered.tools = tools();
+        let mut answered = offered.clone();
+        answered.turns = two_calls();
+        let mut turns_only = old_request();
+        turns_only.turns = two_calls();
+        let hashes: std::collections::BTreeSet<String> = [&plain, &offered, &answered, &turns_only]
+            .iter()
+            .map(|r| request_hash(ProviderKind::OpenAi, r))
+            .collect();
+        assert_eq!(hashes.len(), 4, "{hashes:?}");
+        let mut reordered = answered.clone();
+        if let Some(crate::provider::Turn::Asked { calls, .. }) = reordered.turns.first_mut() {
+            calls[1].arguments = serde_json::from_str(r#"{"query": "cave", "limit": 2}"#).unwrap();
+        }
+        assert_eq!(
+            request_hash(ProviderKind::OpenAi, &reordered),
+            request_hash(ProviderKind::OpenAi, &answered),
+            "arguments key alike whatever their order"
+        );
+    }
+
+    #[test]
+    fn an_entry_keeps_the_calls_a_reply_asked_for() {
+        let req = old_request();
+        let asked = Completion {
+            finish_reason: Some("tool_calls".into()),
+            tool_calls: vec![AskedCall {
+                id: "call_1".into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({"path": "a.md"}),
+            }],
+            ..Completion::default()
+        };
+        let entry = Entry::of(
+            "h".into(),
+            ProviderKind::OpenAi,
+            &req,
+            &Outcome::once(Ok(asked.clone())),
+        );
+        let line = serde_json::to_string(&entry).unwrap();
+        assert!(
+            line.ends_with(r#","toolCalls":[{"id":"call_1","name":"read_file","arguments":{"path":"a.md"}}]}"#),
+            "{line}"
+        );
+        let read: Entry = serde_json::from_str(&line).unwrap();
+        assert_eq!(read.outcome().result.unwrap(), asked);
+        let plain = Entry::of(
+            "h".into(),
+            ProviderKind::OpenAi,
+            &req,
+            &Outcome::once(Ok(Completion::default())),
+        );
+        assert!(!serde_json::to_string(&plain).unwrap().contains("toolCalls"));
     }
 }

@@ -1,0 +1,203 @@
+//! A cassette's tool lines (SPEC §15 "Cassettes"): a server's tool list, and one tool call
+//! that ran, keyed by a hash of who called what with which arguments.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::tools::{ToolError, ToolInfo, ToolRequest};
+
+/// A cassette line about tools; its `kind` (`tool` / `tools`) is written first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ToolLine {
+    /// One tool call that ran.
+    Tool(ToolEntry),
+    /// What a server listed when it started.
+    Tools(ToolList),
+}
+
+/// One recorded tool call. Calls the engine refused (limit, repeats, unknown tools) never
+/// reach a host, so they are not recorded: replaying the same replies refuses them again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolEntry {
+    /// See [`tool_hash`].
+    pub hash: String,
+    /// The agent whose model asked.
+    pub agent_id: String,
+    /// The `mcpServers` name.
+    pub server: String,
+    /// The tool's own name.
+    pub tool: String,
+    /// The arguments (keys sorted, as every `Value` orch writes).
+    pub arguments: serde_json::Value,
+    /// The full text of the result before any cut (the cut is made again on replay, so a
+    /// changed `maxToolResultBytes` replays right); for a failed call, the error's text.
+    pub result: String,
+    /// Whether the call succeeded.
+    pub ok: bool,
+    /// Why it failed, tagged (`{"kind": "timedOut", "seconds": 30}`); `null` when it did not.
+    #[serde(default)]
+    pub error: Option<ToolError>,
+}
+
+/// The tools a server listed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolList {
+    /// The `mcpServers` name.
+    pub server: String,
+    /// Its tools, as listed.
+    pub tools: Vec<ToolInfo>,
+}
+
+/// The cassette key of a tool call: 32 hex digits of SHA-256 over the JSON array `[agent
+/// id, server, tool, arguments]`. orch's serde_json is built without `preserve_order`, so
+/// `Value::to_string` writes object keys sorted: the arguments are canonical, and the same
+/// call hashes alike whatever order the model wrote its keys in.
+pub fn tool_hash(request: &ToolRequest) -> String {
+    let key = serde_json::json!([request.agent_id, request.server, request.tool, request.arguments]);
+    let digest = Sha256::digest(key.to_string().as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl ToolEntry {
+    /// The line of a call that ran: `request` and what it gave.
+    pub fn of(request: &ToolRequest, result: &Result<String, ToolError>) -> ToolEntry {
+        let (text, error) = match result {
+            Ok(text) => (text.clone(), None),
+            Err(e) => (e.to_string(), Some(e.clone())),
+        };
+        ToolEntry {
+            hash: tool_hash(request),
+            agent_id: request.agent_id.clone(),
+            server: request.server.clone(),
+            tool: request.tool.clone(),
+            arguments: request.arguments.clone(),
+            result: text,
+            ok: result.is_ok(),
+            error,
+        }
+    }
+
+    /// What the call gave, again. A failed line with no `error` fails with its `result` text.
+    pub fn answer(&self) -> Result<String, ToolError> {
+        match (&self.error, self.ok) {
+            (_, true) => Ok(self.result.clone()),
+            (Some(e), false) => Err(e.clone()),
+            (None, false) => Err(ToolError::Failed {
+                message: self.result.clone(),
+            }),
+        }
+    }
+
+    /// This entry as its cassette line.
+    pub fn line(&self) -> String {
+        serde_json::to_string(&ToolLine::Tool(self.clone())).expect("a tool entry serializes")
+    }
+}
+
+impl ToolList {
+    /// The cassette line of `server`'s `tools`.
+    pub fn line(server: &str, tools: &[ToolInfo]) -> String {
+        let list = ToolLine::Tools(ToolList {
+            server: server.to_string(),
+            tools: tools.to_vec(),
+        });
+        serde_json::to_string(&list).expect("a tool list serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(arguments: serde_json::Value) -> ToolRequest {
+        ToolRequest {
+            agent_id: "researcher".into(),
+            server: "files".into(),
+            tool: "read_file".into(),
+            arguments,
+        }
+    }
+
+    #[test]
+    fn json_values_write_their_keys_sorted() {
+        // Pins what canonical arguments rest on: serde_json without `preserve_order`.
+        let written: serde_json::Value = serde_json::from_str(r#"{"b": 1, "a": {"d": 2, "c": 3}}"#).unwrap();
+        assert_eq!(written.to_string(), r#"{"a":{"c":3,"d":2},"b":1}"#);
+    }
+
+    #[test]
+    fn the_hash_is_over_agent_server_tool_and_canonical_arguments() {
+        let one = tool_hash(&request(
+            serde_json::from_str(r#"{"path": "a.md", "head": 2}"#).unwrap(),
+        ));
+        let other = tool_hash(&request(
+            serde_json::from_str(r#"{"head": 2, "path": "a.md"}"#).unwrap(),
+        ));
+        assert_eq!(one, other);
+        assert_eq!(one.len(), 32);
+        let key = r#"["researcher","files","read_file",{"head":2,"path":"a.md"}]"#;
+        let expected: String = Sha256::digest(key.as_bytes())[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(one, expected);
+        let mut by_another = request(json!({"head": 2, "path": "a.md"}));
+        by_another.agent_id = "writer".into();
+        assert_ne!(tool_hash(&by_another), one);
+    }
+
+    #[test]
+    fn lines_are_written_as_spec_says() {
+        let ok = ToolEntry::of(&request(json!({"path": "a.md"})), &Ok("first\nsecond".into()));
+        assert_eq!(
+            ok.line(),
+            format!(
+                r#"{{"kind":"tool","hash":"{}","agentId":"researcher","server":"files","tool":"read_file","arguments":{{"path":"a.md"}},"result":"first\nsecond","ok":true,"error":null}}"#,
+                ok.hash
+            )
+        );
+        let failed = ToolEntry::of(&request(json!({})), &Err(ToolError::TimedOut { seconds: 30.0 }));
+        assert!(failed.line().ends_with(
+            r#""result":"tool call timed out after 30 s","ok":false,"error":{"kind":"timedOut","seconds":30.0}}"#
+        ));
+        let info = ToolInfo {
+            name: "read_file".into(),
+            description: "Read".into(),
+            input_schema: json!({"type": "object"}),
+        };
+        assert_eq!(
+            ToolList::line("files", &[info]),
+            r#"{"kind":"tools","server":"files","tools":[{"name":"read_file","description":"Read","inputSchema":{"type":"object"}}]}"#
+        );
+    }
+
+    #[test]
+    fn a_line_answers_what_the_call_gave() {
+        let gave = [
+            Ok("text".to_string()),
+            Err(ToolError::IsError {
+                text: "no such file".into(),
+            }),
+            Err(ToolError::Exited { server: "files".into() }),
+        ];
+        for result in gave {
+            let entry = ToolEntry::of(&request(json!({})), &result);
+            let read: ToolLine = serde_json::from_str(&entry.line()).unwrap();
+            assert_eq!(read, ToolLine::Tool(entry.clone()));
+            assert_eq!(entry.answer(), result);
+        }
+        let hand_written = r#"{"kind":"tool","hash":"h","agentId":"a","server":"s","tool":"t","arguments":{},"result":"it broke","ok":false}"#;
+        let ToolLine::Tool(entry) = serde_json::from_str(hand_written).unwrap() else {
+            panic!("a tool line")
+        };
+        assert_eq!(
+            entry.answer(),
+            Err(ToolError::Failed {
+                message: "it broke".into()
+            })
+        );
+    }
+}
