@@ -5,7 +5,7 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::mock::{chat_reply, config_yaml, one_department};
-use crate::common::{json, refused, stderr, stdout, Root, Test, RUN_ALWAYS};
+use crate::common::{json, refused, stderr, stdout, timeless, Root, Test, RUN_ALWAYS};
 
 /// Every error of a report, wherever it sits.
 fn errors(report: &serde_json::Value) -> Vec<String> {
@@ -151,6 +151,37 @@ fn a_cassette_with_a_bom_replays() {
         .status(0)
         .run();
     assert_eq!(json(&again)["overallQuality"], json(&first)["overallQuality"]);
+}
+
+/// A cassette also holds tool lines (SPEC §15): a run without tools replays from it as
+/// before, and a line of a kind orch does not know is refused where it is.
+#[test]
+fn a_cassette_with_tool_lines_replays_and_an_unknown_kind_is_refused() {
+    let root = Root::minimal();
+    let tape = root.path().join("tape.jsonl");
+    let tape = tape.to_str().unwrap();
+    let first = Test::new(root.path())
+        .args(["run", "--format", "json", "--record", tape, "Aladdin character"])
+        .status(0)
+        .run();
+    let recorded = std::fs::read_to_string(tape).unwrap();
+    let tools = r#"{"kind":"tools","server":"files","tools":[{"name":"read_file","description":"Read","inputSchema":{"type":"object"}}]}"#;
+    let call = r#"{"kind":"tool","hash":"00","agentId":"a","server":"files","tool":"read_file","arguments":{},"result":"note","ok":true,"error":null}"#;
+    std::fs::write(tape, format!("{tools}\n{recorded}{call}\n")).unwrap();
+    let again = Test::new(root.path())
+        .args(["run", "--format", "json", "--replay", tape, "Aladdin character"])
+        .status(0)
+        .run();
+    assert_eq!(timeless(json(&again)), timeless(json(&first)));
+
+    std::fs::write(tape, format!("{tools}\n{}\n{recorded}", r#"{"kind":"video"}"#)).unwrap();
+    Test::new(root.path())
+        .args(["run", "--replay", tape, "Aladdin character"])
+        .stderr(format!(
+            "error: {tape}:2: not a cassette entry: unknown kind `video` (expected `tool` or `tools`)\n"
+        ))
+        .status(2)
+        .run();
 }
 
 #[test]
