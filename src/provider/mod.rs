@@ -10,7 +10,6 @@ mod fixtures;
 mod http;
 mod openai;
 mod simulated;
-mod simulated_tools;
 mod tape;
 #[allow(dead_code)] // the commands build tool hosts when #23's parts merge: remove then
 mod tool_hosts;

@@ -4,7 +4,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{AskedCall, CompletionRequest, OfferedTool, Turn};
+use super::Simulated;
+use crate::provider::{estimate_tokens, AskedCall, Completion, CompletionRequest, OfferedTool, Turn};
 
 /// How deep [`arguments`] descends into nested objects and arrays before it stops.
 const MAX_DEPTH: usize = 8;
@@ -130,10 +131,48 @@ pub fn quoted(draft: &str, quote: &str) -> String {
     }
 }
 
+impl Simulated {
+    /// The reply asking for one tool call, on an agent's first request with tools (SPEC §15);
+    /// its id is a hash of the seed, the agent and the tool, so replies stay deterministic.
+    pub(super) fn tool_call(&self, req: &CompletionRequest) -> Option<Completion> {
+        let word = longest_word(super::original_request(&req.prompt));
+        let mut call = first_call(req, &word, String::new())?;
+        call.id = format!("call_{:012x}", self.hash(&[&req.agent_id, &call.name]) >> 16);
+        Some(Completion {
+            text: String::new(),
+            prompt_tokens: prompt_tokens(req),
+            completion_tokens: estimate_tokens(&call.name) + estimate_tokens(&call.arguments.to_string()),
+            finish_reason: Some("tool_calls".into()),
+            tool_calls: vec![call],
+        })
+    }
+}
+
+/// Tokens sent: the system and user messages, and the conversation's text (calls' names
+/// and arguments, results).
+pub(super) fn prompt_tokens(req: &CompletionRequest) -> u64 {
+    let turns: u64 = req
+        .turns
+        .iter()
+        .map(|turn| match turn {
+            Turn::Asked { text, calls } => {
+                estimate_tokens(text)
+                    + calls
+                        .iter()
+                        .map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments.to_string()))
+                        .sum::<u64>()
+            }
+            Turn::Results(results) => results.iter().map(|r| estimate_tokens(&r.text)).sum(),
+        })
+        .sum();
+    estimate_tokens(&req.system) + estimate_tokens(&req.prompt) + turns
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::provider::fixtures::{request, tools, two_calls};
+    use crate::provider::Provider;
 
     #[test]
     fn arguments_fill_required_properties_by_type() {
@@ -206,5 +245,72 @@ mod tests {
     fn the_quote_goes_after_a_heading_or_first() {
         assert_eq!(quoted("## A\n\nFocus.\n\n1. x", "Q"), "## A\n\nQ\n\nFocus.\n\n1. x");
         assert_eq!(quoted("Quick notes on x", "Q"), "Q\n\nQuick notes on x");
+    }
+
+    fn completed(sim: &Simulated, req: &CompletionRequest) -> Completion {
+        futures::executor::block_on(sim.complete(req)).result.unwrap()
+    }
+
+    #[test]
+    fn an_agent_with_tools_calls_the_first_then_quotes_its_result() {
+        let sim = Simulated::new(0);
+        let mut req = request("researcher", "Summarise the expedition notes");
+        req.tools = tools();
+        let asked = completed(&sim, &req);
+        assert_eq!(asked.text, "");
+        assert_eq!(asked.finish_reason.as_deref(), Some("tool_calls"));
+        let [call] = asked.tool_calls.as_slice() else {
+            panic!("one call: {asked:?}")
+        };
+        assert_eq!(
+            (call.name.as_str(), &call.arguments),
+            ("read_file", &serde_json::json!({"path": "expedition"}))
+        );
+        assert!(call.id.starts_with("call_") && call.id.len() == 17, "{}", call.id);
+        assert_eq!(completed(&sim, &req), asked, "deterministic");
+
+        req.turns = vec![
+            Turn::Asked {
+                text: String::new(),
+                calls: asked.tool_calls.clone(),
+            },
+            Turn::Results(vec![crate::provider::ToolResultMsg {
+                call_id: call.id.clone(),
+                text: "Day one: the cave.\nDay two: the river.".into(),
+                is_error: false,
+            }]),
+        ];
+        let answer = completed(&sim, &req);
+        assert!(answer.tool_calls.is_empty());
+        assert_eq!(answer.finish_reason.as_deref(), Some("stop"));
+        assert!(
+            answer.text.contains("\n\nFrom read_file: \"Day one: the cave.\"\n\n"),
+            "{}",
+            answer.text
+        );
+        let mut plain = request("researcher", "Summarise the expedition notes");
+        plain.tools = req.tools.clone();
+        assert_eq!(
+            answer.text.replace("From read_file: \"Day one: the cave.\"\n\n", ""),
+            sim.reply(&plain),
+            "otherwise the draft of today"
+        );
+        assert!(
+            answer.prompt_tokens
+                > completed(&sim, &request("researcher", "Summarise the expedition notes")).prompt_tokens
+        );
+    }
+
+    #[test]
+    fn an_agent_without_tools_answers_as_before() {
+        let sim = Simulated::new(3);
+        let req = request("a", "Design Aladdin's costume");
+        let c = completed(&sim, &req);
+        assert_eq!(c.text, sim.reply(&req));
+        assert!(c.tool_calls.is_empty());
+        assert_eq!(
+            c.prompt_tokens,
+            estimate_tokens(&req.system) + estimate_tokens(&req.prompt)
+        );
     }
 }

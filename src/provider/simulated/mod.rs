@@ -8,9 +8,12 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{estimate_tokens, simulated_tools, BoxFuture, Completion, CompletionRequest, Outcome, Provider, Turn};
+mod tools;
+
+use super::{estimate_tokens, BoxFuture, Completion, CompletionRequest, Outcome, Provider};
 use crate::config::Role;
 use crate::grade::{content_words, heuristic_grade, JUDGE_MARKER};
+use tools::prompt_tokens;
 
 use crate::prompts::{
     CONTEXT_FROM, FEEDBACK_FROM_PREVIOUS, INSTRUCTIONS, ORIGINAL_REQUEST, ORIGINAL_REQUEST_LINE,
@@ -87,8 +90,8 @@ impl Provider for Simulated {
                     super::example::example(schema, &crate::text::excerpt(topic, 60)).to_string()
                 }
                 // A tool's result is quoted in a draft (a JSON reply is left as its schema wants).
-                _ => match simulated_tools::quote(request) {
-                    Some(quote) => simulated_tools::quoted(&self.reply(request), &quote),
+                _ => match tools::quote(request) {
+                    Some(quote) => tools::quoted(&self.reply(request), &quote),
                     None => self.reply(request),
                 },
             };
@@ -103,43 +106,6 @@ impl Provider for Simulated {
             Outcome::once(Ok(completion))
         })
     }
-}
-
-impl Simulated {
-    /// The reply asking for one tool call, on an agent's first request with tools (SPEC §15);
-    /// its id is a hash of the seed, the agent and the tool, so replies stay deterministic.
-    fn tool_call(&self, req: &CompletionRequest) -> Option<Completion> {
-        let word = simulated_tools::longest_word(original_request(&req.prompt));
-        let mut call = simulated_tools::first_call(req, &word, String::new())?;
-        call.id = format!("call_{:012x}", self.hash(&[&req.agent_id, &call.name]) >> 16);
-        Some(Completion {
-            text: String::new(),
-            prompt_tokens: prompt_tokens(req),
-            completion_tokens: estimate_tokens(&call.name) + estimate_tokens(&call.arguments.to_string()),
-            finish_reason: Some("tool_calls".into()),
-            tool_calls: vec![call],
-        })
-    }
-}
-
-/// Tokens sent: the system and user messages, and the conversation's text (calls' names
-/// and arguments, results).
-fn prompt_tokens(req: &CompletionRequest) -> u64 {
-    let turns: u64 = req
-        .turns
-        .iter()
-        .map(|turn| match turn {
-            Turn::Asked { text, calls } => {
-                estimate_tokens(text)
-                    + calls
-                        .iter()
-                        .map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments.to_string()))
-                        .sum::<u64>()
-            }
-            Turn::Results(results) => results.iter().map(|r| estimate_tokens(&r.text)).sum(),
-        })
-        .sum();
-    estimate_tokens(&req.system) + estimate_tokens(&req.prompt) + turns
 }
 
 /// The simulated router (SPEC §9): a department's relevance grows with the words it shares
@@ -384,7 +350,7 @@ fn capped(text: String, cap: u32) -> (String, &'static str) {
 mod tests {
     use super::*;
     use crate::config::Weights;
-    use crate::provider::fixtures::{request, tools};
+    use crate::provider::fixtures::request;
 
     #[test]
     fn a_cap_cuts_the_reply_like_a_model() {
@@ -427,72 +393,5 @@ mod tests {
         let p = crate::grade::judge_prompt("Design a costume", "x", "appearance", "A costume design.");
         let g = crate::grade::parse_judgement(&Simulated::new(0).reply(&request("judge", &p))).unwrap();
         assert!(g.quality > 0.0 && g.relevance > 0.0);
-    }
-
-    fn completed(sim: &Simulated, req: &CompletionRequest) -> Completion {
-        futures::executor::block_on(sim.complete(req)).result.unwrap()
-    }
-
-    #[test]
-    fn an_agent_with_tools_calls_the_first_then_quotes_its_result() {
-        let sim = Simulated::new(0);
-        let mut req = request("researcher", "Summarise the expedition notes");
-        req.tools = tools();
-        let asked = completed(&sim, &req);
-        assert_eq!(asked.text, "");
-        assert_eq!(asked.finish_reason.as_deref(), Some("tool_calls"));
-        let [call] = asked.tool_calls.as_slice() else {
-            panic!("one call: {asked:?}")
-        };
-        assert_eq!(
-            (call.name.as_str(), &call.arguments),
-            ("read_file", &serde_json::json!({"path": "expedition"}))
-        );
-        assert!(call.id.starts_with("call_") && call.id.len() == 17, "{}", call.id);
-        assert_eq!(completed(&sim, &req), asked, "deterministic");
-
-        req.turns = vec![
-            Turn::Asked {
-                text: String::new(),
-                calls: asked.tool_calls.clone(),
-            },
-            Turn::Results(vec![crate::provider::ToolResultMsg {
-                call_id: call.id.clone(),
-                text: "Day one: the cave.\nDay two: the river.".into(),
-                is_error: false,
-            }]),
-        ];
-        let answer = completed(&sim, &req);
-        assert!(answer.tool_calls.is_empty());
-        assert_eq!(answer.finish_reason.as_deref(), Some("stop"));
-        assert!(
-            answer.text.contains("\n\nFrom read_file: \"Day one: the cave.\"\n\n"),
-            "{}",
-            answer.text
-        );
-        let mut plain = request("researcher", "Summarise the expedition notes");
-        plain.tools = req.tools.clone();
-        assert_eq!(
-            answer.text.replace("From read_file: \"Day one: the cave.\"\n\n", ""),
-            sim.reply(&plain),
-            "otherwise the draft of today"
-        );
-        assert!(
-            answer.prompt_tokens
-                > completed(&sim, &request("researcher", "Summarise the expedition notes")).prompt_tokens
-        );
-    }
-
-    #[test]
-    fn an_agent_without_tools_answers_as_before() {
-        let sim = Simulated::new(3);
-        let req = request("a", "Design Aladdin's costume");
-        let c = completed(&sim, &req);
-        assert_eq!(c.text, sim.reply(&req));
-        assert!(c.tool_calls.is_empty());
-        assert_eq!(
-            c.prompt_tokens,
-            estimate_tokens(&req.system) + estimate_tokens(&req.prompt)
-        );
     }
 }
