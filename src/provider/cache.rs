@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use super::cassette::{request_hash, Entry};
+use super::cassette::request_hash;
+use super::llm_line::Entry;
 use super::tape::Tape;
 use super::{BoxFuture, CompletionRequest, Outcome, Provider};
 use crate::config::ProviderKind;

@@ -8,6 +8,7 @@ mod example;
 #[cfg(test)]
 mod fixtures;
 mod http;
+mod llm_line;
 mod openai;
 mod simulated;
 mod tape;

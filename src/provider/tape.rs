@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Deserialize;
 
-use super::cassette::Entry;
+use super::llm_line::Entry;
 use super::tool_line::{ToolEntry, ToolLine};
 use crate::read::{read_bounded_shared, Unread};
 use crate::tools::ToolInfo;
@@ -35,12 +35,12 @@ struct Reels {
 }
 
 impl Tape {
-    /// The LLM exchanges by [`super::cassette::request_hash`].
+    /// The LLM exchanges by request hash.
     pub fn llm(&self) -> MutexGuard<'_, Queues<Entry>> {
         self.0.llm.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The tool calls by [`super::tool_line::tool_hash`].
+    /// The tool calls by their hash (`tool_hash`).
     pub fn tool_calls(&self) -> MutexGuard<'_, Queues<ToolEntry>> {
         self.0.tool_calls.lock().unwrap_or_else(PoisonError::into_inner)
     }

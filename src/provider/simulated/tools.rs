@@ -14,14 +14,14 @@ const QUOTE_CHARS: usize = 120;
 
 /// The call the simulated model asks for: only on a request that offers tools and has no
 /// conversation yet; the alphabetically first tool offered (by name, bytewise), arguments
-/// from its schema with `word` for strings; `id` is the call's id.
-pub fn first_call(req: &CompletionRequest, word: &str, id: String) -> Option<AskedCall> {
+/// from its schema with `word` for strings. Its `id` is left empty for the caller to give.
+pub fn first_call(req: &CompletionRequest, word: &str) -> Option<AskedCall> {
     if !req.turns.is_empty() {
         return None;
     }
     let tool: &OfferedTool = req.tools.iter().min_by(|a, b| a.name.cmp(&b.name))?;
     Some(AskedCall {
-        id,
+        id: String::new(),
         name: tool.name.clone(),
         arguments: arguments(&tool.schema, word),
     })
@@ -136,7 +136,7 @@ impl Simulated {
     /// its id is a hash of the seed, the agent and the tool, so replies stay deterministic.
     pub(super) fn tool_call(&self, req: &CompletionRequest) -> Option<Completion> {
         let word = longest_word(super::original_request(&req.prompt));
-        let mut call = first_call(req, &word, String::new())?;
+        let mut call = first_call(req, &word)?;
         call.id = format!("call_{:012x}", self.hash(&[&req.agent_id, &call.name]) >> 16);
         Some(Completion {
             text: String::new(),
@@ -217,18 +217,18 @@ mod tests {
     #[test]
     fn the_first_call_takes_the_alphabetically_first_tool_on_the_first_request_only() {
         let mut req = request("a", "Summarise notes");
-        assert_eq!(first_call(&req, "notes", "c".into()), None, "no tools offered");
+        assert_eq!(first_call(&req, "notes"), None, "no tools offered");
         req.tools = tools();
         assert_eq!(
-            first_call(&req, "summarise", "c".into()),
+            first_call(&req, "summarise"),
             Some(AskedCall {
-                id: "c".into(),
+                id: String::new(),
                 name: "read_file".into(),
                 arguments: json!({"path": "summarise"}),
             })
         );
         req.turns = two_calls();
-        assert_eq!(first_call(&req, "summarise", "c".into()), None, "the results are in");
+        assert_eq!(first_call(&req, "summarise"), None, "the results are in");
     }
 
     #[test]
