@@ -101,4 +101,4 @@ mod text;
 #[cfg(test)]
 mod tests;
 
-pub use registry::{Servers, StartError};
+pub use registry::Servers;

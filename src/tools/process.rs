@@ -115,11 +115,6 @@ impl Process {
         }
     }
 
-    /// Its exit status, if it has exited.
-    pub fn exit_status(&self) -> Option<ExitStatus> {
-        *self.exit.borrow()
-    }
-
     /// The last lines of its stderr as one line (`a | b`), waiting up to 1 s for the
     /// stream's end so the lines of a process that just died are in; empty when it wrote none.
     pub async fn stderr_tail(&self) -> String {

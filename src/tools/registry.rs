@@ -1,7 +1,7 @@
 //! The MCP servers of a run (SPEC §15): started together before the first LLM call, every
 //! tool an `allow` names checked, answering the engine's tool calls, stopped together.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use futures::future::{join_all, BoxFuture};
@@ -31,11 +31,18 @@ impl Servers {
     /// `allow` names is listed. On a failure every server started is stopped, and the error
     /// is that of the first failing server by name (the same error on every run).
     pub async fn start(config: &Config, agents: &[&Agent]) -> Result<Servers, StartError> {
-        let names: std::collections::BTreeSet<&str> = agents
-            .iter()
-            .flat_map(|a| &a.tools)
-            .map(|t| t.server.as_str())
-            .collect();
+        let names = agents.iter().flat_map(|a| &a.tools).map(|t| t.server.as_str()).collect();
+        Self::start_named(config, names, agents).await
+    }
+
+    /// Starts every server of the config (`orch tools`), checking the `allow` of every agent.
+    pub async fn start_every(config: &Config) -> Result<Servers, StartError> {
+        let names = config.settings.mcp_servers.keys().map(String::as_str).collect();
+        let agents: Vec<&Agent> = config.agents.iter().filter(|a| !a.tools.is_empty()).collect();
+        Self::start_named(config, names, &agents).await
+    }
+
+    async fn start_named(config: &Config, names: BTreeSet<&str>, agents: &[&Agent]) -> Result<Servers, StartError> {
         let client = super::http::client().map_err(|why| StartError {
             server: names.iter().next().copied().unwrap_or_default().to_string(),
             why,
@@ -89,6 +96,7 @@ impl Servers {
     }
 
     /// The server named `name`, if started.
+    #[cfg(test)]
     pub fn server(&self, name: &str) -> Option<&Server> {
         self.servers.get(name)
     }
