@@ -82,7 +82,8 @@ pub struct ToolUse {
 pub fn servers(entries: &[McpServerEntry], root: &Path) -> BTreeMap<String, McpServer> {
     let dir = match root.is_dir() {
         true => root,
-        false => root.parent().unwrap_or(Path::new("")),
+        // A bare `orch.yaml` has the empty parent: the current directory.
+        false => root.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
     };
     entries.iter().map(|e| (e.name.value.clone(), server(e, dir))).collect()
 }

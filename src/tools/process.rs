@@ -67,6 +67,9 @@ pub struct Process {
 
 /// Starts the program with its stdin and stdout piped for MCP, in a process group of its own.
 pub fn spawn(launch: Launch) -> Result<(Process, ChildStdout, ChildStdin), String> {
+    if !launch.cwd.is_dir() {
+        return Err(format!("its `cwd` {} is not a directory", launch.cwd.display()));
+    }
     let mut cmd = tokio::process::Command::new(launch.command);
     cmd.args(launch.args)
         .current_dir(launch.cwd)
@@ -80,7 +83,7 @@ pub fn spawn(launch: Launch) -> Result<(Process, ChildStdout, ChildStdin), Strin
     cmd.process_group(0);
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start `{}` in {}: {e}", launch.command, launch.cwd.display()))?;
+        .map_err(|e| format!("cannot start `{}`: {e}", launch.command))?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
