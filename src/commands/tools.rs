@@ -14,6 +14,12 @@ use crate::exit::{CommandError, Exit};
 use crate::text::printable;
 use crate::tools::{Servers, ToolHost, ToolInfo};
 
+/// What `--format json` prints.
+#[derive(Serialize)]
+struct Listing<'a> {
+    servers: &'a [Listed],
+}
+
 /// One server and its tools, as printed.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -49,7 +55,7 @@ pub fn tools(args: ToolsArgs) -> Result<Exit> {
     })?;
     let mut out = super::stdout();
     match args.format {
-        ToolsFormat::Json => super::write_json(&mut out, &serde_json::json!({ "servers": listed }))?,
+        ToolsFormat::Json => super::write_json(&mut out, &Listing { servers: &listed })?,
         ToolsFormat::Text => out.write_all(text(&listed).as_bytes())?,
     }
     out.flush()?;

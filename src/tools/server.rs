@@ -68,7 +68,10 @@ impl Server {
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
                 );
                 let started = within(config.timeout, async {
-                    let service = client_info().serve(transport).await.map_err(|e| format!("initialize failed: {e}"))?;
+                    let service = client_info()
+                        .serve(transport)
+                        .await
+                        .map_err(|e| format!("initialize failed: {}", init_error(&e)))?;
                     listed(config, service, None).await
                 })
                 .await;
@@ -240,6 +243,26 @@ async fn within<T>(timeout: f64, work: impl std::future::Future<Output = Result<
             "no answer to initialize and tools/list within {timeout} s"
         ))
     })
+}
+
+/// Why `initialize` failed, without the transport's type names rmcp puts in its text.
+fn init_error(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError::TransportError;
+    let text = match e {
+        TransportError { error, .. } => {
+            let mut cause: &(dyn std::error::Error + 'static) = error.error.as_ref();
+            while let Some(source) = cause.source() {
+                cause = source;
+            }
+            cause.to_string()
+        }
+        other => other.to_string(),
+    };
+    let text = text.trim_end_matches([' ', ':', ',']);
+    match text.contains("HTTP 30") {
+        true => format!("{text} (redirects are not followed: give the final URL)"),
+        false => text.to_string(),
+    }
 }
 
 fn seconds(s: f64) -> Duration {
