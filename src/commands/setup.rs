@@ -42,7 +42,9 @@ pub fn tool_agents<'c>(config: &'c Config, plans: &[&Plan]) -> Vec<&'c Agent> {
             ids.extend(d.specialists.iter().map(|s| s.agent_id.as_str()));
         }
     }
-    let routed = plans.iter().any(|p| p.routing.router.as_ref().is_some_and(|r| !r.consulted));
+    let routed = plans
+        .iter()
+        .any(|p| p.routing.router.as_ref().is_some_and(|r| !r.consulted));
     config
         .agents
         .iter()

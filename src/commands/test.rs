@@ -18,8 +18,8 @@ use crate::cli::TestArgs;
 use crate::exit::{CommandError, Exit};
 use crate::plan::Plan;
 use crate::sink::LineFile;
-use crate::tools::Servers;
 use crate::suite::{self, Loaded, Runner, Runs, Summary};
+use crate::tools::Servers;
 
 /// Runs `orch test`.
 pub fn test(args: TestArgs) -> Result<Exit> {

@@ -75,7 +75,9 @@ fn list(config: &Config, servers: &Servers) -> Vec<Listed> {
 fn listed_tool(config: &Config, server: &str, tool: &ToolInfo) -> ListedTool {
     let (mut agents, mut approval) = (Vec::new(), Vec::new());
     for agent in &config.agents {
-        let Some(uses) = agent.tools.iter().find(|u| u.server == server) else { continue };
+        let Some(uses) = agent.tools.iter().find(|u| u.server == server) else {
+            continue;
+        };
         if uses.allow.as_ref().is_some_and(|a| !a.contains(&tool.name)) {
             continue;
         }

@@ -83,7 +83,10 @@ pub fn servers(entries: &[McpServerEntry], root: &Path) -> BTreeMap<String, McpS
     let dir = match root.is_dir() {
         true => root,
         // A bare `orch.yaml` has the empty parent: the current directory.
-        false => root.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
+        false => root
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
     };
     entries.iter().map(|e| (e.name.value.clone(), server(e, dir))).collect()
 }
@@ -202,7 +205,8 @@ agents:
                 args: vec!["-y".into(), "server-filesystem".into(), ".".into()],
                 env: vec![("LOG_LEVEL".into(), "warn".into())],
                 pass_env: vec!["GITHUB_TOKEN".into()],
-                cwd: PathBuf::from("notes"),
+                // A bare `orch.toml` lives in the current directory.
+                cwd: PathBuf::from("./notes"),
             }
         );
         assert_eq!(files.timeout, 5.0);

@@ -28,7 +28,8 @@ pub fn headers(
 ) -> Result<HashMap<HeaderName, HeaderValue>, String> {
     let mut headers = HashMap::new();
     for (header, variable) in headers_env {
-        let name = HeaderName::try_from(header.as_str()).map_err(|_| format!("`{header}` is not an HTTP header name"))?;
+        let name =
+            HeaderName::try_from(header.as_str()).map_err(|_| format!("`{header}` is not an HTTP header name"))?;
         let value = lookup(variable)
             .ok_or_else(|| format!("environment variable `{variable}` (header `{header}`) is not set"))?;
         let mut value = HeaderValue::try_from(value).map_err(|_| {
@@ -58,7 +59,10 @@ mod tests {
             "environment variable `UNSET` (header `X-Team`) is not set"
         );
         let bad = headers(&[("X-Key".into(), "BAD".into())], env).unwrap_err();
-        assert_eq!(bad, "environment variable `BAD` (header `X-Key`) is not a valid header value");
+        assert_eq!(
+            bad,
+            "environment variable `BAD` (header `X-Key`) is not a valid header value"
+        );
     }
 
     #[test]

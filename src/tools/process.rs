@@ -15,7 +15,9 @@ use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
 /// The variables of orch's environment a stdio server gets without asking (those set).
-pub const SAFE_VARIABLES: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR"];
+pub const SAFE_VARIABLES: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR",
+];
 
 /// How long a server gets to exit by itself once its stdin is closed.
 pub const GRACE: Duration = Duration::from_secs(2);
@@ -37,7 +39,10 @@ pub fn environment(
     pass_env: &[String],
     env: &[(String, String)],
 ) -> Vec<(OsString, OsString)> {
-    let named = SAFE_VARIABLES.iter().copied().chain(pass_env.iter().map(String::as_str));
+    let named = SAFE_VARIABLES
+        .iter()
+        .copied()
+        .chain(pass_env.iter().map(String::as_str));
     let inherited = named.filter_map(|k| lookup(k).map(|v| (OsString::from(k), v)));
     let set = env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v)));
     inherited.chain(set).collect()
@@ -213,7 +218,12 @@ mod tests {
     #[test]
     fn the_environment_is_the_safe_list_then_pass_env_then_env() {
         let orch = |k: &str| -> Option<OsString> {
-            let set = [("PATH", "/bin"), ("HOME", "/h"), ("OPENAI_API_KEY", "sk-1"), ("GITHUB_TOKEN", "gh")];
+            let set = [
+                ("PATH", "/bin"),
+                ("HOME", "/h"),
+                ("OPENAI_API_KEY", "sk-1"),
+                ("GITHUB_TOKEN", "gh"),
+            ];
             set.iter().find(|(n, _)| *n == k).map(|(_, v)| OsString::from(v))
         };
         let env = environment(
@@ -221,10 +231,19 @@ mod tests {
             &["GITHUB_TOKEN".into(), "UNSET_ONE".into()],
             &[("LOG_LEVEL".into(), "warn".into()), ("HOME".into(), "/srv".into())],
         );
-        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap())).collect();
+        let pairs: Vec<(&str, &str)> = env
+            .iter()
+            .map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap()))
+            .collect();
         assert_eq!(
             pairs,
-            [("PATH", "/bin"), ("HOME", "/h"), ("GITHUB_TOKEN", "gh"), ("LOG_LEVEL", "warn"), ("HOME", "/srv")]
+            [
+                ("PATH", "/bin"),
+                ("HOME", "/h"),
+                ("GITHUB_TOKEN", "gh"),
+                ("LOG_LEVEL", "warn"),
+                ("HOME", "/srv")
+            ]
         );
     }
 
@@ -236,7 +255,13 @@ mod tests {
         }
         tail.push(b"");
         assert_eq!(tail.lines.len(), TAIL_LINES);
-        assert_eq!((tail.lines.front().unwrap().as_str(), tail.lines.back().unwrap().as_str()), ("line 10", "line 29"));
+        assert_eq!(
+            (
+                tail.lines.front().unwrap().as_str(),
+                tail.lines.back().unwrap().as_str()
+            ),
+            ("line 10", "line 29")
+        );
         let mut big = Tail::default();
         for _ in 0..10 {
             big.push(&[b'x'; 1000]);

@@ -31,7 +31,11 @@ impl Servers {
     /// `allow` names is listed. On a failure every server started is stopped, and the error
     /// is that of the first failing server by name (the same error on every run).
     pub async fn start(config: &Config, agents: &[&Agent]) -> Result<Servers, StartError> {
-        let names = agents.iter().flat_map(|a| &a.tools).map(|t| t.server.as_str()).collect();
+        let names = agents
+            .iter()
+            .flat_map(|a| &a.tools)
+            .map(|t| t.server.as_str())
+            .collect();
         Self::start_named(config, names, agents).await
     }
 
@@ -76,9 +80,15 @@ impl Servers {
     fn check_allowed(&self, agents: &[&Agent]) -> Result<(), StartError> {
         for agent in agents {
             for uses in &agent.tools {
-                let Some(server) = self.servers.get(&uses.server) else { continue };
+                let Some(server) = self.servers.get(&uses.server) else {
+                    continue;
+                };
                 let tools = server.tools();
-                let missing = uses.allow.iter().flatten().find(|n| !tools.iter().any(|t| &t.name == *n));
+                let missing = uses
+                    .allow
+                    .iter()
+                    .flatten()
+                    .find(|n| !tools.iter().any(|t| &t.name == *n));
                 if let Some(missing) = missing {
                     let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
                     let listed = match listed.is_empty() {

@@ -58,7 +58,12 @@ impl Server {
                 cwd,
             } => {
                 let env = process::environment(|k| std::env::var_os(k), pass_env, env);
-                let launch = Launch { command, args, env, cwd };
+                let launch = Launch {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                };
                 start_stdio(config, launch).await
             }
             McpTransport::Http { url, headers_env } => {
@@ -210,7 +215,10 @@ async fn listed(config: &McpServer, service: Service, process: Option<Process>) 
 
 /// Every tool the server lists (every page).
 async fn list(service: Service) -> Result<(Service, Vec<rmcp::model::Tool>), String> {
-    let tools = service.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    let tools = service
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
     Ok((service, tools))
 }
 
@@ -238,11 +246,9 @@ fn info(tool: rmcp::model::Tool) -> ToolInfo {
 
 /// `work` within the start-up `timeout` (seconds).
 async fn within<T>(timeout: f64, work: impl std::future::Future<Output = Result<T, String>>) -> Result<T, String> {
-    tokio::time::timeout(seconds(timeout), work).await.unwrap_or_else(|_| {
-        Err(format!(
-            "no answer to initialize and tools/list within {timeout} s"
-        ))
-    })
+    tokio::time::timeout(seconds(timeout), work)
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer to initialize and tools/list within {timeout} s")))
 }
 
 /// Why `initialize` failed, without the transport's type names rmcp puts in its text.

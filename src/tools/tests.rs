@@ -13,7 +13,11 @@ use crate::config::{load_str, Config};
 pub fn fixture() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let path = exe.parent().unwrap().parent().unwrap().join("examples/mcp-fixture");
-    assert!(path.exists(), "{} is missing: run `cargo test` (it builds the examples) or `cargo build --example mcp-fixture`", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo test` (it builds the examples) or `cargo build --example mcp-fixture`",
+        path.display()
+    );
     path
 }
 
@@ -49,10 +53,22 @@ async fn a_call_answers_with_the_text_and_is_error_is_an_error() {
     let servers = started(&config).await;
     assert_eq!(servers.servers(), ["s"]);
     let names: Vec<String> = servers.tools("s").unwrap().iter().map(|t| t.name.clone()).collect();
-    assert_eq!(names, ["die", "echo", "env", "fail", "huge", "image", "slow", "structured"]);
-    assert_eq!(servers.call(&request("echo", json!({"text": "hello"}))).await, Ok("hello".into()));
-    assert_eq!(servers.call(&request("image", json!(null))).await, Ok("[image image/png]".into()));
-    assert_eq!(servers.call(&request("structured", json!({}))).await, Ok(r#"{"a":[1],"b":2}"#.into()));
+    assert_eq!(
+        names,
+        ["die", "echo", "env", "fail", "huge", "image", "slow", "structured"]
+    );
+    assert_eq!(
+        servers.call(&request("echo", json!({"text": "hello"}))).await,
+        Ok("hello".into())
+    );
+    assert_eq!(
+        servers.call(&request("image", json!(null))).await,
+        Ok("[image image/png]".into())
+    );
+    assert_eq!(
+        servers.call(&request("structured", json!({}))).await,
+        Ok(r#"{"a":[1],"b":2}"#.into())
+    );
     assert_eq!(
         servers.call(&request("fail", json!({}))).await,
         Err(ToolError::IsError {
@@ -85,7 +101,10 @@ async fn a_timeout_cancels_the_call_and_the_server_goes_on() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(server.stderr_now(), "cancelled: slow 30");
-    assert_eq!(servers.call(&request("echo", json!({"text": "still"}))).await, Ok("still".into()));
+    assert_eq!(
+        servers.call(&request("echo", json!({"text": "still"}))).await,
+        Ok("still".into())
+    );
     servers.stop_all().await;
 }
 
@@ -116,7 +135,9 @@ async fn behind_a_wrapper_that_outlives_it_a_dead_server_has_exited_too() {
 async fn a_hundred_concurrent_calls_on_one_server_each_get_their_answer() {
     let config = config(fixture().to_str().unwrap(), &[]);
     let servers = started(&config).await;
-    let requests: Vec<ToolRequest> = (0..100).map(|i| request("echo", json!({"text": format!("n{i}")}))).collect();
+    let requests: Vec<ToolRequest> = (0..100)
+        .map(|i| request("echo", json!({"text": format!("n{i}")})))
+        .collect();
     let answers = futures::future::join_all(requests.iter().map(|r| servers.call(r))).await;
     let expected: Vec<Result<String, ToolError>> = (0..100).map(|i| Ok(format!("n{i}"))).collect();
     assert_eq!(answers, expected);

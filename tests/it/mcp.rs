@@ -36,18 +36,34 @@ fn team(uri: &str, entry: &str) -> Root {
     Root::orch_yaml(yaml)
 }
 
-/// Whether process `pid` is gone (a zombie nobody reaps counts as gone).
+/// Whether process `pid` is gone, waiting up to 5 s for a SIGKILL already sent to land
+/// (a zombie nobody reaps counts as gone).
 fn gone(pid: &str) -> bool {
+    (0..100).any(|_| {
+        let dead = dead(pid);
+        if !dead {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        dead
+    })
+}
+
+fn dead(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
         Err(_) => true,
-        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
 }
 
 /// The pids in the fixture's `--starts` file.
 fn started(root: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(root.join("starts.txt")).unwrap_or_default();
-    text.lines().map(|l| l.trim_start_matches("started ").to_string()).collect()
+    text.lines()
+        .map(|l| l.trim_start_matches("started ").to_string())
+        .collect()
 }
 
 /// Runs `orch run` on `root` and checks the one error line, and that no LLM call was made.
@@ -61,7 +77,11 @@ async fn refused(entry: &str, error: &str) {
         .stdout("")
         .stderr(format!("error: mcp server files: {error}\n"))
         .run();
-    assert_eq!(server.received_requests().await.unwrap().len(), 0, "an LLM call was made");
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        0,
+        "an LLM call was made"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -119,15 +139,27 @@ async fn only_the_servers_of_planned_agents_start() {
         .args(["run", "--format", "json", "--department", "e", "Aladdin and the genie"])
         .status(0)
         .run();
-    assert_eq!(std::fs::read_to_string(root.path().join("other.txt")).unwrap().lines().count(), 1);
-    assert!(!root.path().join("files.txt").exists(), "the server of an unplanned agent started");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("other.txt"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    assert!(
+        !root.path().join("files.txt").exists(),
+        "the server of an unplanned agent started"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_gets_the_safe_variables_pass_env_and_env_only() {
     let script = Script::new(&[]);
     let server = script.serve().await;
-    let entry = served("--env-to, env.txt", ", env: { LOG_LEVEL: warn }, passEnv: [GITHUB_TOKEN]");
+    let entry = served(
+        "--env-to, env.txt",
+        ", env: { LOG_LEVEL: warn }, passEnv: [GITHUB_TOKEN]",
+    );
     let root = team(&server.uri(), &entry);
     Test::new(root.path())
         .args(["run", "--format", "json", "Aladdin"])
@@ -136,7 +168,19 @@ async fn a_server_gets_the_safe_variables_pass_env_and_env_only() {
         .status(0)
         .run();
     let env = std::fs::read_to_string(root.path().join("env.txt")).unwrap();
-    let allowed = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR", "GITHUB_TOKEN", "LOG_LEVEL"];
+    let allowed = [
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "GITHUB_TOKEN",
+        "LOG_LEVEL",
+    ];
     for line in env.lines() {
         let name = line.split('=').next().unwrap();
         assert!(allowed.contains(&name), "`{name}` reached the server:\n{env}");
@@ -150,8 +194,14 @@ async fn a_server_gets_the_safe_variables_pass_env_and_env_only() {
 async fn after_a_run_no_process_of_the_server_group_is_left() {
     let script = Script::new(&[]);
     let server = script.serve().await;
-    let root = team(&server.uri(), &served("--starts, starts.txt, --grandchild, pid.txt", ""));
-    Test::new(root.path()).args(["run", "--format", "json", "Aladdin"]).status(0).run();
+    let root = team(
+        &server.uri(),
+        &served("--starts, starts.txt, --grandchild, pid.txt", ""),
+    );
+    Test::new(root.path())
+        .args(["run", "--format", "json", "Aladdin"])
+        .status(0)
+        .run();
     let grandchild = std::fs::read_to_string(root.path().join("pid.txt")).unwrap();
     let leader = started(root.path());
     assert_eq!(leader.len(), 1);
@@ -163,7 +213,10 @@ async fn after_a_run_no_process_of_the_server_group_is_left() {
 async fn stopped_by(signal: &str, code: i32) {
     let script = Script::new(&[]).with_delay(Duration::from_secs(30));
     let server = script.serve().await;
-    let root = team(&server.uri(), &served("--starts, starts.txt, --grandchild, pid.txt", ""));
+    let root = team(
+        &server.uri(),
+        &served("--starts, starts.txt, --grandchild, pid.txt", ""),
+    );
     let args = ["run", "--format", "json", "Aladdin"];
     let out = crate::common::signalled(root.path(), &args, &script, signal).await;
     assert_eq!(out.status.code(), Some(code), "stderr: {}", stderr(&out));
@@ -186,12 +239,18 @@ async fn ctrl_c_mid_run_stops_the_servers() {
 async fn a_suite_starts_each_server_once_for_all_its_cases() {
     let script = Script::new(&[]);
     let server = script.serve().await;
-    let root = team(&server.uri(), &served("--starts, starts.txt, --grandchild, pid.txt", ""));
+    let root = team(
+        &server.uri(),
+        &served("--starts, starts.txt, --grandchild, pid.txt", ""),
+    );
     root.write(
         "suite.yaml",
         "config: orch.yaml\ncases:\n  - { id: a, prompt: \"Aladdin one\" }\n  - { id: b, prompt: \"Aladdin two\" }\n  - { id: c, prompt: \"Aladdin three\" }\n",
     );
-    Test::new(root.path()).args(["test", "suite.yaml", "--format", "json"]).status(0).run();
+    Test::new(root.path())
+        .args(["test", "suite.yaml", "--format", "json"])
+        .status(0)
+        .run();
     let leader = started(root.path());
     assert_eq!(leader.len(), 1, "started {} times", leader.len());
     assert!(gone(&leader[0]) && gone(&std::fs::read_to_string(root.path().join("pid.txt")).unwrap()));
@@ -205,8 +264,14 @@ async fn replay_starts_no_server() {
     let root = team(&server.uri(), &served("--starts, starts.txt", ""));
     let cassette: PathBuf = root.path().join("run.jsonl");
     let cassette = cassette.to_str().unwrap();
-    Test::new(root.path()).args(["run", "--format", "json", "--record", cassette, "Aladdin"]).status(0).run();
+    Test::new(root.path())
+        .args(["run", "--format", "json", "--record", cassette, "Aladdin"])
+        .status(0)
+        .run();
     assert_eq!(started(root.path()).len(), 1);
-    Test::new(root.path()).args(["run", "--format", "json", "--replay", cassette, "Aladdin"]).status(0).run();
+    Test::new(root.path())
+        .args(["run", "--format", "json", "--replay", cassette, "Aladdin"])
+        .status(0)
+        .run();
     assert_eq!(started(root.path()).len(), 1, "--replay started a server");
 }

@@ -63,7 +63,10 @@ fn tools_as_json() {
     );
     // Fields in the order of the type, not sorted.
     let text = crate::common::stdout(&out);
-    assert!(text.find("\"description\"").unwrap() < text.find("\"agents\"").unwrap(), "{text}");
+    assert!(
+        text.find("\"description\"").unwrap() < text.find("\"agents\"").unwrap(),
+        "{text}"
+    );
 }
 
 #[test]
@@ -106,7 +109,10 @@ fn tools_of_the_reference_server_everything_over_stdio() {
          agents: [{{ id: h, role: head, department: d, tools: [{{ server: every, allow: [echo, get-env] }}] }}]\n",
         bin.to_str().unwrap()
     ));
-    let out = Test::new(root.path()).args(["tools", "--format", "json"]).status(0).run();
+    let out = Test::new(root.path())
+        .args(["tools", "--format", "json"])
+        .status(0)
+        .run();
     let listed = json(&out);
     let tools = listed["servers"][0]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -141,7 +147,9 @@ impl Respond for Endpoint {
             return ResponseTemplate::new(if request.method.as_str() == "DELETE" { 200 } else { 405 });
         }
         let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
-        let Some(id) = body.get("id") else { return ResponseTemplate::new(202) };
+        let Some(id) = body.get("id") else {
+            return ResponseTemplate::new(202);
+        };
         let result = match body["method"].as_str() {
             Some("initialize") => json!({
                 "protocolVersion": body["params"]["protocolVersion"],
@@ -171,7 +179,10 @@ fn remote(url: &str) -> Root {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_remote_server_gets_its_header_from_the_named_variable() {
     let server = MockServer::start().await;
-    Mock::given(wiremock::matchers::path("/mcp")).respond_with(Endpoint).mount(&server).await;
+    Mock::given(wiremock::matchers::path("/mcp"))
+        .respond_with(Endpoint)
+        .mount(&server)
+        .await;
     Test::new(remote(&format!("{}/mcp", server.uri())).path())
         .args(["tools"])
         .env("DOCS_TOKEN", "tok-it-7")
@@ -183,14 +194,20 @@ async fn a_remote_server_gets_its_header_from_the_named_variable() {
     let posts: Vec<_> = requests.iter().filter(|r| r.method.as_str() == "POST").collect();
     assert!(posts.len() >= 3, "initialize, initialized, tools/list: {}", posts.len());
     for r in &requests {
-        assert_eq!(r.headers.get("x-docs-token").map(|v| v.to_str().unwrap()), Some("tok-it-7"));
+        assert_eq!(
+            r.headers.get("x-docs-token").map(|v| v.to_str().unwrap()),
+            Some("tok-it-7")
+        );
     }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_redirect_is_not_followed() {
     let target = MockServer::start().await;
-    Mock::given(wiremock::matchers::path("/mcp")).respond_with(Endpoint).mount(&target).await;
+    Mock::given(wiremock::matchers::path("/mcp"))
+        .respond_with(Endpoint)
+        .mount(&target)
+        .await;
     let redirector = MockServer::start().await;
     Mock::given(wiremock::matchers::path("/mcp"))
         .respond_with(ResponseTemplate::new(307).insert_header("location", format!("{}/mcp", target.uri())))
@@ -206,7 +223,11 @@ async fn a_redirect_is_not_followed() {
              (redirects are not followed: give the final URL)\n",
         )
         .run();
-    assert_eq!(target.received_requests().await.unwrap().len(), 0, "the redirect was followed");
+    assert_eq!(
+        target.received_requests().await.unwrap().len(),
+        0,
+        "the redirect was followed"
+    );
     assert_eq!(redirector.received_requests().await.unwrap().len(), 1);
 }
 

@@ -296,7 +296,9 @@ fn team_on(uri: Option<&str>) -> Root {
     if let Some(uri) = uri {
         toml = toml.replace(
             "maxToolCalls = 4\n",
-            &format!("maxToolCalls = 4\nprovider = \"mock\"\n\n[providers.mock]\nkind = \"openai\"\nbaseUrl = \"{uri}\"\n"),
+            &format!(
+                "maxToolCalls = 4\nprovider = \"mock\"\n\n[providers.mock]\nkind = \"openai\"\nbaseUrl = \"{uri}\"\n"
+            ),
         );
     }
     root.write("orch.toml", toml);
