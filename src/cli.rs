@@ -35,6 +35,29 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Render a saved run report or suite results file as one self-contained HTML page.
     Report(ReportArgs),
+    /// Start every configured MCP server, list its tools and who may use them, stop it.
+    Tools(ToolsArgs),
+}
+
+/// Output format of `orch tools`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ToolsFormat {
+    /// A server per paragraph, a tool per line, its agents below it.
+    #[default]
+    Text,
+    /// One JSON object: `servers`, each with its `tools`.
+    Json,
+}
+
+/// `orch tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ToolsFormat::Text)]
+    pub format: ToolsFormat,
 }
 
 /// `orch report`.

@@ -41,12 +41,12 @@ mod sink;
 mod suite;
 mod text;
 mod tls;
-#[allow(dead_code)] // the tool loop (#23) lands next: remove then
+#[allow(dead_code)] // the engine's tool loop (#23) calls `ToolHost::call`: remove then
 mod tools;
 mod trace;
 
 pub use cli::{Cli, Command};
-pub use commands::{completions, explain, init, report, run, schema, test, validate};
+pub use commands::{completions, explain, init, report, run, schema, test, tools, validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

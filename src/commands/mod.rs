@@ -11,6 +11,7 @@ mod setup;
 mod test;
 mod test_files;
 mod test_summary;
+mod tools;
 mod validate;
 
 use std::io::{IsTerminal, Read, Write};
@@ -26,6 +27,7 @@ pub use report::report;
 pub use run::run;
 pub use schema::run as schema;
 pub use test::test;
+pub use tools::tools;
 pub use validate::validate;
 
 /// Prompts above this size are refused (explain stays fast up to it; no model takes more).

@@ -33,7 +33,6 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         }
         Err(e) => return Err(e.into()),
     };
-    setup::refuse_tools(&config, &plan)?;
     let settings = settings_files(&config.root);
     crate::suite::files_apart(&named_files(&args, &settings)).map_err(CommandError::usage)?;
     // Checked before any file is opened; started before the runtime (the exporter runs on
@@ -43,6 +42,16 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     let config = Arc::new(config);
     let run_id = crate::text::new_id("run");
     let (observers, events) = observers(&args, &run_id)?;
+
+    let runtime = setup::runtime()?;
+    // The handlers are installed here, before the servers start and before the first call:
+    // a signal never meets the default.
+    let mut signalled = {
+        let _entered = runtime.enter();
+        Box::pin(setup::interruption())
+    };
+    let agents = setup::tool_agents(&config, &[&plan]);
+    let servers = runtime.block_on(setup::start_tools(&config, &agents, &args.replies, signalled.as_mut()))?;
     let engine = Engine::new(EngineParts {
         run_id,
         config: config.clone(),
@@ -51,18 +60,17 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         budget: setup::budget(&config),
         observer: Box::new(observers),
         seed: args.replies.seed,
-        tools: None,
+        tools: setup::tool_host(&servers),
     });
-
-    let runtime = setup::runtime()?;
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
-        // The handlers are installed here, before the first call: a signal never meets the default.
-        let signalled = setup::interruption();
         let interrupt = async {
             let _ = signal.set(signalled.await);
         };
-        engine::run_request(&engine, &prompt, options, interrupt).await
+        let report = engine::run_request(&engine, &prompt, options, interrupt).await;
+        // Stopped at the end of the run, also when a signal ended it.
+        setup::stop_tools(servers.as_deref()).await;
+        report
     });
     // Stops the progress bars (and closes the events file) before the report is printed.
     drop(engine);

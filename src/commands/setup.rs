@@ -2,18 +2,22 @@
 //! checked, the trace exporter, the async runtime, the signal handlers, a run's budget from
 //! the config's limits, and the engine of each case run of a suite.
 
+use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use futures::future::LocalBoxFuture;
 
 use crate::cli::ReplyArgs;
-use crate::config::{Config, Role};
+use crate::config::{Agent, Config, Role};
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::plan::Plan;
 use crate::report::{Observers, Report};
 use crate::suite::{CaseEngine, CaseRun};
+use crate::tools::{Servers, ToolHost};
 use crate::trace::Exporter;
 
 /// Refuses `--provider NAME` when the config knows no such provider (with a suggestion).
@@ -27,28 +31,67 @@ pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), Comman
     Err(CommandError::usage(format!("unknown provider `{p}`{hint}")))
 }
 
-/// Refuses a plan in which an agent has tools: this build does not run tool calls yet
-/// (issue #23), and an agent's tools are never ignored in silence. While a router is still
-/// to be asked, every head and active specialist of the config counts (it may choose any
-/// department).
-pub fn refuse_tools(config: &Config, plan: &Plan) -> Result<(), CommandError> {
-    let planned = plan.departments.iter().flat_map(|d| {
-        let head = (!d.head_tools.is_empty()).then_some(d.head.as_str());
-        let specialists = d.specialists.iter().filter(|s| !s.tools.is_empty());
-        head.into_iter().chain(specialists.map(|s| s.agent_id.as_str()))
-    });
-    let routed = plan.routing.router.as_ref().is_some_and(|r| !r.consulted);
-    let reachable = config
+/// The agents of the `plans` whose tools a run may call: every planned head and specialist
+/// with tools; while a router is still to be asked, also every head and active specialist
+/// of the config with tools (it may choose any department). In config order, each once.
+pub fn tool_agents<'c>(config: &'c Config, plans: &[&Plan]) -> Vec<&'c Agent> {
+    let mut ids = std::collections::BTreeSet::new();
+    for plan in plans {
+        for d in &plan.departments {
+            ids.insert(d.head.as_str());
+            ids.extend(d.specialists.iter().map(|s| s.agent_id.as_str()));
+        }
+    }
+    let routed = plans
+        .iter()
+        .any(|p| p.routing.router.as_ref().is_some_and(|r| !r.consulted));
+    config
         .agents
         .iter()
-        .filter(|a| routed && !a.tools.is_empty())
-        .filter(|a| a.role == Role::Head || (a.role == Role::Specialist && a.is_active))
-        .map(|a| a.id.as_str());
-    match planned.chain(reachable).next() {
-        Some(id) => Err(CommandError::usage(format!(
-            "agent `{id}` has tools: tool calls are not run yet by this build (see issue #23); `orch explain` shows the plan"
-        ))),
-        None => Ok(()),
+        .filter(|a| !a.tools.is_empty())
+        .filter(|a| {
+            ids.contains(a.id.as_str())
+                || (routed && (a.role == Role::Head || (a.role == Role::Specialist && a.is_active)))
+        })
+        .collect()
+}
+
+/// Starts the MCP servers `agents` use, concurrently, before the first LLM call; none under
+/// `--replay` (its cassette answers) or when no agent has tools. A server that fails is the
+/// command's `error:` line (exit 2); a signal meanwhile stops what started and the command.
+pub async fn start_tools<F>(
+    config: &Config,
+    agents: &[&Agent],
+    replies: &ReplyArgs,
+    interrupted: std::pin::Pin<&mut F>,
+) -> Result<Option<Arc<Servers>>, CommandError>
+where
+    F: std::future::Future<Output = Exit>,
+{
+    if replies.replay.is_some() || agents.is_empty() {
+        return Ok(None);
+    }
+    tokio::select! {
+        started = Servers::start(config, agents) => match started {
+            Ok(servers) => Ok(Some(Arc::new(servers))),
+            Err(e) => Err(CommandError::usage(e.to_string())),
+        },
+        exit = interrupted => Err(CommandError {
+            exit,
+            message: "interrupted while starting mcp servers".into(),
+        }),
+    }
+}
+
+/// The servers as the engine's tool host.
+pub fn tool_host(servers: &Option<Arc<Servers>>) -> Option<Arc<dyn ToolHost>> {
+    servers.clone().map(|s| s as Arc<dyn ToolHost>)
+}
+
+/// Stops the servers (stdin closed, the group killed after 2 s), if any were started.
+pub async fn stop_tools(servers: Option<&Servers>) {
+    if let Some(servers) = servers {
+        servers.stop_all().await;
     }
 }
 
@@ -86,10 +129,13 @@ pub fn budget(config: &Config) -> Budget {
 }
 
 /// The engine of each case run of `orch test`: the same engine as `orch run`, its own
-/// budget from the limits, every call through the runner's shared gate.
+/// budget from the limits, every call through the runner's shared gate, and the MCP
+/// servers of its config (started once for the whole suite).
 pub struct CaseEngines {
     /// Seed of the simulated provider.
     pub seed: u64,
+    /// The started servers of each config, by config root.
+    pub tools: HashMap<PathBuf, Arc<Servers>>,
 }
 
 impl CaseEngine for CaseEngines {
@@ -103,7 +149,7 @@ impl CaseEngine for CaseEngines {
             budget: budget(config).with_gate(run.gate),
             observer: Box::new(Observers(Vec::new())),
             seed: self.seed,
-            tools: None,
+            tools: self.tools.get(&config.root).map(|s| s.clone() as Arc<dyn ToolHost>),
         });
         Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
     }

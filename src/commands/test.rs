@@ -2,7 +2,10 @@
 //! selected and planned, providers built per config; `suite`'s runner makes the runs through
 //! the same engine as `orch run`; then the summary, JUnit and the exit code.
 
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Result;
 
@@ -16,6 +19,7 @@ use crate::exit::{CommandError, Exit};
 use crate::plan::Plan;
 use crate::sink::LineFile;
 use crate::suite::{self, Loaded, Runner, Runs, Summary};
+use crate::tools::Servers;
 
 /// Runs `orch test`.
 pub fn test(args: TestArgs) -> Result<Exit> {
@@ -69,11 +73,6 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
         .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
         .collect::<Result<_, _>>()
         .map_err(CommandError::usage)?;
-    for ((i, _), plan) in chosen.cases.iter().zip(&plans) {
-        if let Ok(plan) = plan {
-            setup::refuse_tools(&loaded.configs[&loaded.roots[*i]], plan)?;
-        }
-    }
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
     let targets = suite::targets(&loaded, &chosen.cases, &plans, |config, plans| {
@@ -91,10 +90,16 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
     };
     let jobs = chosen.jobs(&runs);
     let runtime = setup::runtime()?;
+    let mut signalled = {
+        let _entered = runtime.enter();
+        Box::pin(setup::interruption())
+    };
+    let servers = runtime.block_on(start_servers(&loaded, &chosen.cases, &plans, args, signalled.as_mut()))?;
     let bar = CaseRuns::new(jobs.len(), args.quiet);
     let runner = Runner {
         engine: &CaseEngines {
             seed: args.replies.seed,
+            tools: servers.clone(),
         },
         jobs: args.jobs as usize,
         gate: suite::gate(targets.values()),
@@ -102,7 +107,12 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
         shard: args.shard,
         finished: &|record| bar.finished(record),
     };
-    let (mut records, interrupted) = runtime.block_on(async { runner.run(&jobs, setup::interruption()).await });
+    let (mut records, interrupted) = runtime.block_on(async {
+        let ran = runner.run(&jobs, signalled).await;
+        // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
+        futures::future::join_all(servers.values().map(|s| setup::stop_tools(Some(s)))).await;
+        ran
+    });
     bar.clear();
     // A schema check the deadline abandoned may still be running: it is not waited for.
     runtime.shutdown_background();
@@ -126,6 +136,40 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
             .map(String::from)
             .collect(),
     })
+}
+
+/// Starts the MCP servers of each config that the chosen cases' plans use, once for the
+/// whole suite (a config's servers concurrently, one config after another). On a failure,
+/// those of the configs before are stopped.
+async fn start_servers<F: std::future::Future<Output = Exit>>(
+    loaded: &Loaded,
+    cases: &[(usize, &suite::Case)],
+    plans: &[Result<Plan, String>],
+    args: &TestArgs,
+    mut interrupted: std::pin::Pin<&mut F>,
+) -> Result<HashMap<PathBuf, Arc<Servers>>, CommandError> {
+    let mut by_root: BTreeMap<&PathBuf, Vec<&Plan>> = BTreeMap::new();
+    for ((i, _), plan) in cases.iter().zip(plans) {
+        if let Ok(plan) = plan {
+            by_root.entry(&loaded.roots[*i]).or_default().push(plan);
+        }
+    }
+    let mut started = HashMap::new();
+    for (root, plans) in by_root {
+        let config = &loaded.configs[root];
+        let agents = setup::tool_agents(config, &plans);
+        match setup::start_tools(config, &agents, &args.replies, interrupted.as_mut()).await {
+            Ok(Some(servers)) => {
+                started.insert(root.clone(), servers);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                futures::future::join_all(started.values().map(|s| setup::stop_tools(Some(s)))).await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(started)
 }
 
 /// The chosen cases an interrupted run has no result for, as `suite/id`.

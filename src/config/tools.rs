@@ -82,7 +82,11 @@ pub struct ToolUse {
 pub fn servers(entries: &[McpServerEntry], root: &Path) -> BTreeMap<String, McpServer> {
     let dir = match root.is_dir() {
         true => root,
-        false => root.parent().unwrap_or(Path::new("")),
+        // A bare `orch.yaml` has the empty parent: the current directory.
+        false => root
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
     };
     entries.iter().map(|e| (e.name.value.clone(), server(e, dir))).collect()
 }
@@ -201,7 +205,8 @@ agents:
                 args: vec!["-y".into(), "server-filesystem".into(), ".".into()],
                 env: vec![("LOG_LEVEL".into(), "warn".into())],
                 pass_env: vec!["GITHUB_TOKEN".into()],
-                cwd: PathBuf::from("notes"),
+                // A bare `orch.toml` lives in the current directory.
+                cwd: PathBuf::from("./notes"),
             }
         );
         assert_eq!(files.timeout, 5.0);

@@ -91,3 +91,14 @@ pub trait ToolHost: Send + Sync {
     /// cancellation); dropping the future cancels the call too.
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>>;
 }
+
+mod http;
+mod process;
+mod registry;
+mod server;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+pub use registry::Servers;

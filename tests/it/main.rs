@@ -9,6 +9,8 @@ mod fuzz;
 mod honest;
 mod hostile;
 mod layers;
+mod mcp;
+mod mcp_tools;
 mod models;
 mod numbers;
 mod pictures;

@@ -288,45 +288,45 @@ fn the_schemas_carry_the_keys_of_section_15() {
     assert_eq!(one["executionSettings"]["properties"]["maxToolCalls"]["maximum"], 100);
 }
 
-/// What `run` and `test` say while tool calls are not run.
-fn refusal(agent: &str) -> String {
-    format!(
-        "error: agent `{agent}` has tools: tool calls are not run yet by this build (see issue #23); `orch explain` shows the plan\n"
-    )
-}
-
-/// [`TEAM_TOML`] calling a mock server (no key needed).
-fn team_on(uri: &str) -> Root {
+/// [`TEAM_TOML`] with `docs` on a local port nothing listens on (so a start fails at once,
+/// offline), calling a mock LLM at `uri` when given (no key needed).
+fn team_on(uri: Option<&str>) -> Root {
     let root = Root::empty();
-    root.write(
-        "orch.toml",
-        TEAM_TOML.replace(
+    let mut toml = TEAM_TOML.replace("https://mcp.example.com/mcp", "http://127.0.0.1:9/mcp");
+    if let Some(uri) = uri {
+        toml = toml.replace(
             "maxToolCalls = 4\n",
             &format!(
                 "maxToolCalls = 4\nprovider = \"mock\"\n\n[providers.mock]\nkind = \"openai\"\nbaseUrl = \"{uri}\"\n"
             ),
-        ),
-    );
+        );
+    }
+    root.write("orch.toml", toml);
     root
 }
 
+/// What `run` and `test` say when `docs` of [`team_on`] cannot be reached.
+const DOCS_DOWN: &str =
+    "error: mcp server docs: initialize failed: Client error: error sending request for url (http://127.0.0.1:9/mcp)\n";
+
 #[tokio::test(flavor = "multi_thread")]
-async fn run_refuses_an_agent_with_tools_before_any_call() {
+async fn run_starts_the_servers_of_a_plan_with_tools_before_any_call() {
     let server = MockServer::start().await;
-    let root = team_on(&server.uri());
+    let root = team_on(Some(&server.uri()));
     Test::new(root.path())
         .args(["run", "--format", "json", REQUEST])
         .status(2)
         .stdout("")
-        .stderr(refusal("lead"))
+        .stderr(DOCS_DOWN)
         .run();
     assert_eq!(server.received_requests().await.unwrap().len(), 0);
+    // `files` (`sh -c "touch started"`) was started too, in the config root.
+    assert!(root.path().join("started").exists(), "files was not started");
 }
 
 #[test]
-fn test_refuses_a_case_whose_plan_has_an_agent_with_tools() {
-    let root = Root::empty();
-    root.write("orch.toml", TEAM_TOML);
+fn test_starts_the_servers_of_its_cases_before_any_call() {
+    let root = team_on(None);
     root.write(
         "suite.yaml",
         "config: orch.toml\ncases:\n  - { id: a, prompt: \"research it\", specialists: always }\n",
@@ -335,17 +335,19 @@ fn test_refuses_a_case_whose_plan_has_an_agent_with_tools() {
         .args(["test", "suite.yaml", "--format", "json"])
         .status(2)
         .stdout("")
-        .stderr(refusal("lead"))
+        .stderr(DOCS_DOWN)
         .run();
+    assert!(root.path().join("started").exists(), "files was not started");
 }
 
-/// [`TEAM_TOML`] with a second department, `notes`, whose agents have no tools.
+/// [`team_on`] with a second department, `notes`, whose agents have no tools.
 fn with_notes(extra: &str) -> Root {
-    let root = Root::empty();
+    let root = team_on(None);
+    let toml = std::fs::read_to_string(root.path().join("orch.toml")).unwrap();
     root.write(
         "orch.toml",
         format!(
-            "{extra}{TEAM_TOML}\n[[departments]]\nid = \"notes\"\nkeywords = [\"notes\"]\nhead = \"scribe\"\n\n\
+            "{extra}{toml}\n[[departments]]\nid = \"notes\"\nkeywords = [\"notes\"]\nhead = \"scribe\"\n\n\
              [[agents]]\nid = \"scribe\"\nrole = \"head\"\ndepartment = \"notes\"\n\n\
              [[agents]]\nid = \"router\"\nrole = \"router\"\n"
         ),
@@ -366,20 +368,23 @@ fn agents_without_tools_run_beside_servers_in_the_config() {
 }
 
 #[test]
-fn with_a_router_to_ask_any_agent_with_tools_is_refused_first() {
+fn with_a_router_to_ask_the_servers_of_every_agent_it_may_choose_start() {
     // Keywords alone would send this request to `notes`; the router may choose `research`.
     let root = with_notes("[routing]\nmethod = \"llm\"\nrouter = \"router\"\n");
     Test::new(root.path())
         .args(["run", "--format", "json", "take notes"])
         .status(2)
         .stdout("")
-        .stderr(refusal("lead"))
+        .stderr(DOCS_DOWN)
         .run();
-    // `--department` skips the router: the plan is exact again.
+    assert!(root.path().join("started").exists(), "files was not started");
+    // `--department` skips the router: the plan is exact again, and starts no server.
+    std::fs::remove_file(root.path().join("started")).unwrap();
     Test::new(root.path())
         .args(["run", "--format", "json", "--department", "notes", "take notes"])
         .status(0)
         .run();
+    assert!(!root.path().join("started").exists(), "a server was started");
 }
 
 #[test]

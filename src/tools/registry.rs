@@ -1,0 +1,139 @@
+//! The MCP servers of a run (SPEC §15): started together before the first LLM call, every
+//! tool an `allow` names checked, answering the engine's tool calls, stopped together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use futures::future::{join_all, BoxFuture};
+
+use super::server::Server;
+use super::{ToolError, ToolHost, ToolInfo, ToolRequest};
+use crate::config::{Agent, Config};
+
+/// Why the servers could not be started: `mcp server NAME: <why>` (the tail of its stderr
+/// included), for the command to print as its `error:` line (exit 2).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("mcp server {server}: {why}")]
+pub struct StartError {
+    /// The `mcpServers` name.
+    pub server: String,
+    /// What went wrong.
+    pub why: String,
+}
+
+/// Started MCP servers, by name.
+pub struct Servers {
+    servers: BTreeMap<String, Server>,
+}
+
+impl Servers {
+    /// Starts, concurrently, every server the `agents` use, and checks that each tool their
+    /// `allow` names is listed. On a failure every server started is stopped, and the error
+    /// is that of the first failing server by name (the same error on every run).
+    pub async fn start(config: &Config, agents: &[&Agent]) -> Result<Servers, StartError> {
+        let names = agents
+            .iter()
+            .flat_map(|a| &a.tools)
+            .map(|t| t.server.as_str())
+            .collect();
+        Self::start_named(config, names, agents).await
+    }
+
+    /// Starts every server of the config (`orch tools`), checking the `allow` of every agent.
+    pub async fn start_every(config: &Config) -> Result<Servers, StartError> {
+        let names = config.settings.mcp_servers.keys().map(String::as_str).collect();
+        let agents: Vec<&Agent> = config.agents.iter().filter(|a| !a.tools.is_empty()).collect();
+        Self::start_named(config, names, &agents).await
+    }
+
+    async fn start_named(config: &Config, names: BTreeSet<&str>, agents: &[&Agent]) -> Result<Servers, StartError> {
+        let client = super::http::client().map_err(|why| StartError {
+            server: names.iter().next().copied().unwrap_or_default().to_string(),
+            why,
+        })?;
+        let starts = names.iter().filter_map(|n| config.mcp_server(n)).map(|server| {
+            let client = &client;
+            async move { (server.name.clone(), Server::start(server, client).await) }
+        });
+        let (mut servers, mut failure) = (BTreeMap::new(), None);
+        for (name, started) in join_all(starts).await {
+            match started {
+                Ok(server) => {
+                    servers.insert(name, server);
+                }
+                Err(why) => {
+                    failure = failure.or(Some(StartError { server: name, why }));
+                }
+            }
+        }
+        let servers = Servers { servers };
+        match failure.map_or_else(|| servers.check_allowed(agents), Err) {
+            Ok(()) => Ok(servers),
+            Err(e) => {
+                servers.stop_all().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Every tool an `allow` of `agents` names is one its server lists.
+    fn check_allowed(&self, agents: &[&Agent]) -> Result<(), StartError> {
+        for agent in agents {
+            for uses in &agent.tools {
+                let Some(server) = self.servers.get(&uses.server) else {
+                    continue;
+                };
+                let tools = server.tools();
+                let missing = uses
+                    .allow
+                    .iter()
+                    .flatten()
+                    .find(|n| !tools.iter().any(|t| &t.name == *n));
+                if let Some(missing) = missing {
+                    let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                    let listed = match listed.is_empty() {
+                        true => "it lists no tool".to_string(),
+                        false => format!("it lists {}", listed.join(", ")),
+                    };
+                    return Err(StartError {
+                        server: uses.server.clone(),
+                        why: format!("no tool `{missing}` (allowed for agent `{}`); {listed}", agent.id),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The server named `name`, if started.
+    #[cfg(test)]
+    pub fn server(&self, name: &str) -> Option<&Server> {
+        self.servers.get(name)
+    }
+
+    /// Stops every server (concurrently: stdin closed, then the group killed after 2 s).
+    pub async fn stop_all(&self) {
+        join_all(self.servers.values().map(Server::stop)).await;
+    }
+}
+
+impl ToolHost for Servers {
+    fn servers(&self) -> Vec<String> {
+        self.servers.keys().cloned().collect()
+    }
+
+    fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
+        self.servers.get(server).map(Server::tools)
+    }
+
+    fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
+        Box::pin(async move {
+            match self.servers.get(&request.server) {
+                Some(server) => server.call(&request.tool, &request.arguments).await,
+                None => Err(ToolError::Failed {
+                    message: format!("mcp server {} is not started", request.server),
+                }),
+            }
+        })
+    }
+}
