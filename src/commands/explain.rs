@@ -18,7 +18,7 @@ use crate::report::{plan_tree, render_tree, Observers, Style};
 /// The plan after the router's one call (`--route`), as `run` would make it.
 fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan) -> Result<Plan> {
     let options = crate::cli::ReplyArgs::default();
-    let (providers, _) = super::providers::build(&config, &[keyword_plan], &options, None)?;
+    let providers = super::providers::build(&config, &[keyword_plan], &options, None)?.providers;
     let limits = &config.settings.limits;
     let budget = Budget::new(u64::from(limits.max_calls), limits.max_tokens, 1).with_max_usd(limits.max_cost_usd);
     let config = Arc::new(config);

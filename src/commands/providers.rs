@@ -10,9 +10,35 @@ use crate::exit::CommandError;
 use crate::plan::Plan;
 use crate::provider::{
     api_key, load_cache, load_cassette, Anthropic, Breakers, Cache, HttpClient, OpenAi, Provider, Providers, Recorder,
-    Replayer, Simulated,
+    Replayer, Simulated, Tape, ToolReplayer,
 };
 use crate::sink::LineFile;
+use crate::tools::{Servers, ToolHost};
+
+/// The providers of a run, the file it records to (`--record`, `--cache`), and the tapes
+/// that answer its tool calls too.
+pub struct Built {
+    /// The providers, wrapped or replaced as the flags say.
+    pub providers: Providers,
+    /// The cassette or cache file being written, if any.
+    pub recording: Option<Arc<LineFile>>,
+    /// The cassette of `--replay`.
+    replay: Option<Tape>,
+    /// The file of `--cache`, as read before the run.
+    cached: Option<Tape>,
+}
+
+impl Built {
+    /// What answers the run's tool calls: the cassette under `--replay` (no server was
+    /// started), else the started `servers`, recorded or read through as the providers are.
+    pub fn tool_host(&self, servers: Option<&Arc<Servers>>) -> Option<Arc<dyn ToolHost>> {
+        if let Some(tape) = &self.replay {
+            return Some(Arc::new(ToolReplayer::new(tape.clone())));
+        }
+        let live = Arc::clone(servers?) as Arc<dyn ToolHost>;
+        Some(crate::provider::tool_host(live, self.cached.as_ref(), self.recording.as_ref()))
+    }
+}
 
 /// Builds every provider the run may use: real ones over HTTP, wrapped to record or
 /// replaced to replay. A key that a used provider needs but cannot find stops the run
@@ -25,7 +51,7 @@ pub fn build(
     plans: &[&Plan],
     args: &ReplyArgs,
     opened: Option<Arc<LineFile>>,
-) -> Result<(Providers, Option<Arc<LineFile>>), CommandError> {
+) -> Result<Built, CommandError> {
     let cassette = match &args.replay {
         Some(path) => Some(load_cassette(path).map_err(CommandError::usage)?),
         None => None,
@@ -75,13 +101,16 @@ pub fn build(
         };
         by_name.insert(name.clone(), provider);
     }
-    Ok((
-        Providers::new(by_name, args.provider.clone(), args.model.clone()).with_breakers(Breakers::new(
-            config.settings.http.circuit_failures,
-            crate::config::seconds(config.settings.http.circuit_cooldown),
-        )),
+    let breakers = Breakers::new(
+        config.settings.http.circuit_failures,
+        crate::config::seconds(config.settings.http.circuit_cooldown),
+    );
+    Ok(Built {
+        providers: Providers::new(by_name, args.provider.clone(), args.model.clone()).with_breakers(breakers),
         recording,
-    ))
+        replay: cassette,
+        cached,
+    })
 }
 
 /// A key that a provider in use needs but cannot find stops the run before any call.

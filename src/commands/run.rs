@@ -38,7 +38,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     // Checked before any file is opened; started before the runtime (the exporter runs on
     // a thread of its own).
     let exporter = setup::exporter(&args.replies)?;
-    let (providers, recording) = super::providers::build(&config, &[&plan], &args.replies, None)?;
+    let built = super::providers::build(&config, &[&plan], &args.replies, None)?;
     let config = Arc::new(config);
     let run_id = crate::text::new_id("run");
     let (observers, events) = observers(&args, &run_id)?;
@@ -56,11 +56,11 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         run_id,
         config: config.clone(),
         schemas: Arc::new(Schemas::of(&config)),
-        providers,
+        providers: built.providers.clone(),
         budget: setup::budget(&config),
         observer: Box::new(observers),
         seed: args.replies.seed,
-        tools: setup::tool_host(&servers),
+        tools: built.tool_host(servers.as_ref()),
     });
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
@@ -78,7 +78,7 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     runtime.shutdown_background();
     setup::export_traces(exporter);
 
-    let unwritten = [&events, &recording].into_iter().flatten().filter_map(|f| f.error());
+    let unwritten = [&events, &built.recording].into_iter().flatten().filter_map(|f| f.error());
     outcome(
         &report,
         &args,

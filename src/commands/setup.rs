@@ -83,11 +83,6 @@ where
     }
 }
 
-/// The servers as the engine's tool host.
-pub fn tool_host(servers: &Option<Arc<Servers>>) -> Option<Arc<dyn ToolHost>> {
-    servers.clone().map(|s| s as Arc<dyn ToolHost>)
-}
-
 /// Stops the servers (stdin closed, the group killed after 2 s), if any were started.
 pub async fn stop_tools(servers: Option<&Servers>) {
     if let Some(servers) = servers {
@@ -134,8 +129,8 @@ pub fn budget(config: &Config) -> Budget {
 pub struct CaseEngines {
     /// Seed of the simulated provider.
     pub seed: u64,
-    /// The started servers of each config, by config root.
-    pub tools: HashMap<PathBuf, Arc<Servers>>,
+    /// What answers the tool calls of each config's runs, by config root.
+    pub tools: HashMap<PathBuf, Arc<dyn ToolHost>>,
 }
 
 impl CaseEngine for CaseEngines {
@@ -149,7 +144,7 @@ impl CaseEngine for CaseEngines {
             budget: budget(config).with_gate(run.gate),
             observer: Box::new(Observers(Vec::new())),
             seed: self.seed,
-            tools: self.tools.get(&config.root).map(|s| s.clone() as Arc<dyn ToolHost>),
+            tools: self.tools.get(&config.root).cloned(),
         });
         Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
     }

@@ -75,10 +75,13 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
         .map_err(CommandError::usage)?;
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
+    let mut built_for = HashMap::new();
     let targets = suite::targets(&loaded, &chosen.cases, &plans, |config, plans| {
-        let (built, opened) = providers::build(config, plans, &args.replies, recording.clone())?;
-        recording = recording.take().or(opened);
-        Ok::<_, CommandError>(built)
+        let built = providers::build(config, plans, &args.replies, recording.clone())?;
+        recording = recording.take().or(built.recording.clone());
+        let providers = built.providers.clone();
+        built_for.insert(config.root.clone(), built);
+        Ok::<_, CommandError>(providers)
     })?;
     let out_file = results_file(args, &resumed)?;
     let runs = Runs {
@@ -99,7 +102,9 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
     let runner = Runner {
         engine: &CaseEngines {
             seed: args.replies.seed,
-            tools: servers.clone(),
+            tools: (built_for.iter())
+                .filter_map(|(root, built)| Some((root.clone(), built.tool_host(servers.get(root))?)))
+                .collect(),
         },
         jobs: args.jobs as usize,
         gate: suite::gate(targets.values()),

@@ -12,9 +12,7 @@ mod llm_line;
 mod openai;
 mod simulated;
 mod tape;
-#[allow(dead_code)] // the commands build tool hosts when #23's parts merge: remove then
 mod tool_hosts;
-#[allow(dead_code)] // used by `tool_hosts` only, until #23's parts merge: remove then
 mod tool_line;
 
 use std::future::Future;
@@ -30,11 +28,9 @@ pub use circuit::{Breakers, Change};
 pub use http::HttpClient;
 pub use openai::OpenAi;
 pub use simulated::Simulated;
-#[allow(unused_imports)] // the commands use them when #23's parts merge: remove then
 pub use tape::Tape;
 pub use tape::{load as load_cassette, load_cache};
-#[allow(unused_imports)] // the commands use them when #23's parts merge: remove then
-pub use tool_hosts::{tool_host, ToolCache, ToolRecorder, ToolReplayer};
+pub use tool_hosts::{tool_host, ToolReplayer};
 
 /// A boxed future, so the trait stays object-safe (`Arc<dyn Provider>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
