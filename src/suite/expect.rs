@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::file::{Expect, Status};
-use crate::report::{DepartmentStatus, Report, RunStatus};
+use crate::report::{DepartmentStatus, Report, RunStatus, ToolCall};
 use crate::text::fmt_score;
 
 /// The text `contains` and `matches` search: every department output (strings as they are,
@@ -98,6 +98,7 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
             ));
         }
     }
+    tool_failures(expect, report, &mut out);
     let text = output_text(report);
     let lower = text.to_lowercase();
     for word in &expect.contains {
@@ -111,4 +112,35 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
         }
     }
     out
+}
+
+/// Every tool call of the run: each department's head's, and each attempt's.
+fn tool_calls(report: &Report) -> impl Iterator<Item = &ToolCall> {
+    report.departments.iter().flat_map(|d| {
+        let attempts = d.specialist_results.iter().flat_map(|s| &s.attempts);
+        d.tool_calls.iter().chain(attempts.flat_map(|a| &a.tool_calls))
+    })
+}
+
+/// `toolsCalled` (each ran at least once, ok or not), `toolsNotCalled` and `maxToolCalls`
+/// (`usage.toolCalls`, every call asked, run or refused). A call orch refused (a limit, the
+/// repeated-call guard, an unknown or unallowed tool, a denial) did not run.
+fn tool_failures(expect: &Expect, report: &Report, out: &mut Vec<String>) {
+    let ran = |name: &str| tool_calls(report).any(|c| c.ran() && c.is_named(name));
+    for name in &expect.tools_called {
+        if !ran(name) {
+            out.push(format!("toolsCalled: `{name}` did not run"));
+        }
+    }
+    for name in &expect.tools_not_called {
+        if ran(name) {
+            let times = tool_calls(report).filter(|c| c.ran() && c.is_named(name)).count();
+            out.push(format!("toolsNotCalled: `{name}` ran ({})", crate::text::count(times, "time")));
+        }
+    }
+    if let Some(max) = expect.max_tool_calls {
+        if report.usage.tool_calls > max {
+            out.push(format!("maxToolCalls: {} tool calls, more than {max}", report.usage.tool_calls));
+        }
+    }
 }

@@ -75,6 +75,12 @@ section! {
         max_calls "maxCalls": u64, Rule::count(0, i64::MAX);
         /// `usage.costUsd` is at most this.
         max_cost_usd "maxCostUsd": f64, Rule::between_noted(0.0, 1e9, " (USD)");
+        /// Each of these tools ran at least once, ok or not (`tool` or `server.tool`).
+        tools_called "toolsCalled": Vec<At<String>>, Rule::Strings;
+        /// None of these tools ran (`tool` or `server.tool`).
+        tools_not_called "toolsNotCalled": Vec<At<String>>, Rule::Strings;
+        /// `usage.toolCalls` is at most this.
+        max_tool_calls "maxToolCalls": u64, Rule::count(0, i64::MAX);
         /// Each appears in the output (case-insensitive).
         contains "contains": Vec<String>, Rule::Strings;
         /// Each regex matches the output (case-sensitive unless it says `(?i)`).
@@ -163,6 +169,12 @@ pub struct Expect {
     pub max_calls: Option<u64>,
     /// `usage.costUsd` at most.
     pub max_cost_usd: Option<f64>,
+    /// Tools that ran, each at least once (`tool` or `server.tool`).
+    pub tools_called: Vec<String>,
+    /// Tools that never ran.
+    pub tools_not_called: Vec<String>,
+    /// `usage.toolCalls` at most.
+    pub max_tool_calls: Option<u64>,
     /// Substrings of the output, any case.
     pub contains: Vec<String>,
     /// Regexes over the output.
@@ -276,6 +288,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
     let mut first_at: HashMap<String, At<String>> = HashMap::new();
     let mut cases = Vec::new();
     let mut problems: Vec<(Pos, &'static str, String)> = Vec::new();
+    let mut tool_names = Vec::new();
     let mut error = |pos, code, message: String| problems.push((pos, code, message));
     for c in wire.cases.iter().flatten() {
         // A case whose id is missing or taken is still checked whole: every problem at once.
@@ -320,6 +333,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
                 ),
             }
         }
+        tool_names.extend(check_tool_names(&e, config, shown));
         let Some(id) = id else { continue };
         cases.push(Case {
             id: id.value,
@@ -336,6 +350,9 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
                 min_quality: e.min_quality,
                 max_calls: e.max_calls,
                 max_cost_usd: e.max_cost_usd,
+                tools_called: e.tools_called.map(Resolve::resolve).unwrap_or_default(),
+                tools_not_called: e.tools_not_called.map(Resolve::resolve).unwrap_or_default(),
+                max_tool_calls: e.max_tool_calls,
                 contains: e.contains.unwrap_or_default(),
                 matches,
             },
@@ -346,6 +363,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             .into_iter()
             .map(|(pos, code, message)| Diagnostic::error(shown, pos, code, message)),
     );
+    diags.extend(tool_names);
     if cases.is_empty() && !diags.iter().any(Diagnostic::is_error) {
         diags.push(Diagnostic::error(
             shown,
@@ -358,6 +376,34 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
         name: name_of(path),
         cases,
     }
+}
+
+/// The problems of an `expect`'s tool names (`toolsCalled`, `toolsNotCalled`): an empty
+/// name; `toolsCalled` on a config whose agents have no tools (it could never hold); a
+/// `server.tool` whose `server` is no `mcpServers` entry, warned of, since it is then read
+/// as a tool's own name (MCP allows dots in one) and a typo would never match.
+fn check_tool_names(e: &ExpectWire, config: &Config, shown: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let any_tools = config.agents.iter().any(|a| !a.tools.is_empty());
+    let lists = [("toolsCalled", &e.tools_called), ("toolsNotCalled", &e.tools_not_called)];
+    for (key, names) in lists {
+        for name in names.iter().flatten() {
+            let (pos, n) = (name.pos, name.value.as_str());
+            if n.is_empty() {
+                out.push(Diagnostic::error(shown, pos, "invalid-value", format!("`{key}` holds an empty tool name")));
+            } else if key == "toolsCalled" && !any_tools {
+                let why = format!("`toolsCalled` names `{n}`, but no agent of the config has tools");
+                out.push(Diagnostic::error(shown, pos, "missing-reference", why));
+            } else if let Some((server, _)) = n.split_once('.') {
+                if config.mcp_server(server).is_none() {
+                    let hint = suggestion(server, config.settings.mcp_servers.keys().map(String::as_str));
+                    let why = format!("no mcp server `{server}`{hint}: `{n}` is read as one tool's own name");
+                    out.push(Diagnostic::warning(shown, pos, "missing-reference", why));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A suite's name: its file's name without the extension.
