@@ -198,14 +198,7 @@ impl Engine {
             }));
         }
         self.budget.count_call()?;
-        let request = self.request(
-            agent,
-            link,
-            ask,
-            output_schema,
-            timeout,
-            window.deadline_after(paced),
-        );
+        let request = self.request(agent, link, ask, output_schema, timeout, window.deadline_after(paced));
         let span = chat_span(link, &request);
         // The deadline holds whatever the provider does (the HTTP layer keeps it too).
         let outcome = match tokio::time::timeout_at(request.deadline, link.provider.complete(&request)).await {

@@ -182,7 +182,10 @@ mod tests {
             refused(Some("files"), "write_file", Refusal::NotAllowed("write_file".into()))
         );
         assert!(ledger.offer_next());
-        assert_eq!(ledger.admit(&asked("read_file", json!({"path": "a"})), &offer), run(json!({"path": "a"})));
+        assert_eq!(
+            ledger.admit(&asked("read_file", json!({"path": "a"})), &offer),
+            run(json!({"path": "a"}))
+        );
         // Three asked: the limit is reached, whatever comes next is refused.
         assert!(!ledger.offer_next());
         assert_eq!(
@@ -213,13 +216,19 @@ mod tests {
         // The canonical form sorts keys at every depth.
         assert_eq!(a.to_string(), same.to_string());
         assert_eq!(ledger.admit(&asked("read_file", a.clone()), &offer), run(a.clone()));
-        assert_eq!(ledger.admit(&asked("read_file", same.clone()), &offer), run(same.clone()));
+        assert_eq!(
+            ledger.admit(&asked("read_file", same.clone()), &offer),
+            run(same.clone())
+        );
         assert_eq!(
             ledger.admit(&asked("read_file", same), &offer),
             refused(Some("files"), "read_file", Refusal::Repeated)
         );
         // Other arguments still run; a refused repeat counted toward the limit.
-        assert_eq!(ledger.admit(&asked("read_file", json!({"path": "b"})), &offer), run(json!({"path": "b"})));
+        assert_eq!(
+            ledger.admit(&asked("read_file", json!({"path": "b"})), &offer),
+            run(json!({"path": "b"}))
+        );
         assert_eq!(ledger.asked, 4);
     }
 

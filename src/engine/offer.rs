@@ -53,10 +53,8 @@ impl Offer {
     /// `uses` offers each tool once, needing approval if either entry says so.
     pub fn of(uses: &[ToolUse], listed: impl Fn(&str) -> Option<Arc<[ToolInfo]>>) -> Offer {
         let mut allowed: Vec<(Target, &ToolInfo)> = Vec::new();
-        let lists: Vec<(&ToolUse, Arc<[ToolInfo]>)> = uses
-            .iter()
-            .filter_map(|u| Some((u, listed(&u.server)?)))
-            .collect();
+        let lists: Vec<(&ToolUse, Arc<[ToolInfo]>)> =
+            uses.iter().filter_map(|u| Some((u, listed(&u.server)?))).collect();
         let mut offer = Offer::default();
         for (usage, tools) in &lists {
             for info in tools.iter() {
@@ -189,7 +187,10 @@ mod tests {
                 schema: json!({"type": "object"}),
             }
         );
-        assert_eq!(offer.lookup("write_file"), Lookup::Offered(&target("files", "write_file", false)));
+        assert_eq!(
+            offer.lookup("write_file"),
+            Lookup::Offered(&target("files", "write_file", false))
+        );
         assert_eq!(offer.lookup("fetch"), Lookup::Unknown);
     }
 
@@ -197,16 +198,29 @@ mod tests {
     fn a_name_two_servers_share_is_offered_as_server_tool_for_both() {
         let offer = Offer::of(
             &[
-                uses("files", Some(&["search", "read_file"]), Approve::Tools(vec!["search".into()])),
+                uses(
+                    "files",
+                    Some(&["search", "read_file"]),
+                    Approve::Tools(vec!["search".into()]),
+                ),
                 uses("docs", None, Approve::Every),
             ],
             listed,
         );
         assert_eq!(names(&offer), ["read_file", "files__search", "docs__search", "fetch"]);
-        assert_eq!(offer.lookup("files__search"), Lookup::Offered(&target("files", "search", true)));
-        assert_eq!(offer.lookup("docs__search"), Lookup::Offered(&target("docs", "search", true)));
+        assert_eq!(
+            offer.lookup("files__search"),
+            Lookup::Offered(&target("files", "search", true))
+        );
+        assert_eq!(
+            offer.lookup("docs__search"),
+            Lookup::Offered(&target("docs", "search", true))
+        );
         assert_eq!(offer.lookup("fetch"), Lookup::Offered(&target("docs", "fetch", true)));
-        assert_eq!(offer.lookup("read_file"), Lookup::Offered(&target("files", "read_file", false)));
+        assert_eq!(
+            offer.lookup("read_file"),
+            Lookup::Offered(&target("files", "read_file", false))
+        );
         // The shared name alone stands for neither.
         assert_eq!(offer.lookup("search"), Lookup::Unknown);
     }
@@ -222,7 +236,10 @@ mod tests {
             listed,
         );
         assert_eq!(names(&offer), ["read_file", "search"]);
-        assert_eq!(offer.lookup("search"), Lookup::Offered(&target("docs", "search", false)));
+        assert_eq!(
+            offer.lookup("search"),
+            Lookup::Offered(&target("docs", "search", false))
+        );
         assert_eq!(
             offer.lookup("write_file"),
             Lookup::NotAllowed {
@@ -237,7 +254,13 @@ mod tests {
                 tool: "search"
             }
         );
-        assert_eq!(offer.lookup("docs__fetch"), Lookup::NotAllowed { server: "docs", tool: "fetch" });
+        assert_eq!(
+            offer.lookup("docs__fetch"),
+            Lookup::NotAllowed {
+                server: "docs",
+                tool: "fetch"
+            }
+        );
         assert_eq!(offer.lookup("delete"), Lookup::Unknown);
     }
 
@@ -251,8 +274,13 @@ mod tests {
             listed,
         );
         assert_eq!(names(&offer), ["read_file"]);
-        assert_eq!(offer.lookup("read_file"), Lookup::Offered(&target("files", "read_file", true)));
+        assert_eq!(
+            offer.lookup("read_file"),
+            Lookup::Offered(&target("files", "read_file", true))
+        );
         // A server nobody answers for offers nothing.
-        assert!(Offer::of(&[uses("gone", None, Approve::Every)], listed).tools.is_empty());
+        assert!(Offer::of(&[uses("gone", None, Approve::Every)], listed)
+            .tools
+            .is_empty());
     }
 }

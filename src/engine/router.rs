@@ -34,7 +34,12 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let prompt = prompts::router(request, &config.departments);
     let cx = agent_span(&agent.id, &agent.name, "router", None);
     let reply = engine
-        .call_as(agent, &Ask::plain(prompt), &mut usage, Some(Arc::new(router_reply_schema())))
+        .call_as(
+            agent,
+            &Ask::plain(prompt),
+            &mut usage,
+            Some(Arc::new(router_reply_schema())),
+        )
         .with_context(cx.with_value(TracedAttempt(1)))
         .await;
     end_span(&cx, Vec::new());

@@ -9,6 +9,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{run, Budget, Engine, EngineParts};
+
+mod tool_host;
+mod tool_loop;
 use crate::config::{load_str, Config};
 use crate::plan::{self, PlanOptions};
 use crate::provider::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, Providers};

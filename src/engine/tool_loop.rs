@@ -166,7 +166,12 @@ impl Engine {
         let outcome = match admit {
             Admit::Refuse { why, .. } => refused(why, None),
             Admit::Run { approve: true, .. } => refused(Refusal::Denied(NOT_APPROVED.into()), Some(Approval::Denied)),
-            Admit::Run { server, tool, arguments, .. } => {
+            Admit::Run {
+                server,
+                tool,
+                arguments,
+                ..
+            } => {
                 let request = ToolRequest {
                     agent_id: agent.id.clone(),
                     server,

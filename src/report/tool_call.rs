@@ -142,11 +142,12 @@ mod tests {
         for r in refusals {
             assert!(!call(Some("files"), "t", Some(r.to_string())).ran(), "{r}");
         }
-        assert_eq!(
-            Refusal::LimitReached(4).to_string(),
-            "tool call limit reached (4)"
-        );
-        for error in [None, Some("tool call timed out after 30 s".into()), Some("ENOENT".into())] {
+        assert_eq!(Refusal::LimitReached(4).to_string(), "tool call limit reached (4)");
+        for error in [
+            None,
+            Some("tool call timed out after 30 s".into()),
+            Some("ENOENT".into()),
+        ] {
             assert!(call(Some("files"), "t", error).ran());
         }
         let mut denied = call(Some("files"), "t", None);

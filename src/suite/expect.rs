@@ -135,12 +135,18 @@ fn tool_failures(expect: &Expect, report: &Report, out: &mut Vec<String>) {
     for name in &expect.tools_not_called {
         if ran(name) {
             let times = tool_calls(report).filter(|c| c.ran() && c.is_named(name)).count();
-            out.push(format!("toolsNotCalled: `{name}` ran ({})", crate::text::count(times, "time")));
+            out.push(format!(
+                "toolsNotCalled: `{name}` ran ({})",
+                crate::text::count(times, "time")
+            ));
         }
     }
     if let Some(max) = expect.max_tool_calls {
         if report.usage.tool_calls > max {
-            out.push(format!("maxToolCalls: {} tool calls, more than {max}", report.usage.tool_calls));
+            out.push(format!(
+                "maxToolCalls: {} tool calls, more than {max}",
+                report.usage.tool_calls
+            ));
         }
     }
 }

@@ -385,12 +385,20 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
 fn check_tool_names(e: &ExpectWire, config: &Config, shown: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let any_tools = config.agents.iter().any(|a| !a.tools.is_empty());
-    let lists = [("toolsCalled", &e.tools_called), ("toolsNotCalled", &e.tools_not_called)];
+    let lists = [
+        ("toolsCalled", &e.tools_called),
+        ("toolsNotCalled", &e.tools_not_called),
+    ];
     for (key, names) in lists {
         for name in names.iter().flatten() {
             let (pos, n) = (name.pos, name.value.as_str());
             if n.is_empty() {
-                out.push(Diagnostic::error(shown, pos, "invalid-value", format!("`{key}` holds an empty tool name")));
+                out.push(Diagnostic::error(
+                    shown,
+                    pos,
+                    "invalid-value",
+                    format!("`{key}` holds an empty tool name"),
+                ));
             } else if key == "toolsCalled" && !any_tools {
                 let why = format!("`toolsCalled` names `{n}`, but no agent of the config has tools");
                 out.push(Diagnostic::error(shown, pos, "missing-reference", why));

@@ -14,11 +14,7 @@ pub fn cut_middle(text: &str, max: usize) -> (String, usize) {
     let head_end = floor_boundary(text, head_budget);
     let tail_start = ceil_boundary(text, text.len() - tail_budget).max(head_end);
     let cut = tail_start - head_end;
-    let text = format!(
-        "{}\n[… {cut} bytes cut …]\n{}",
-        &text[..head_end],
-        &text[tail_start..]
-    );
+    let text = format!("{}\n[… {cut} bytes cut …]\n{}", &text[..head_end], &text[tail_start..]);
     (text, cut)
 }
 
@@ -54,10 +50,7 @@ mod tests {
     fn three_quarters_of_the_budget_from_the_head_and_one_from_the_tail() {
         let text: String = ('a'..='z').collect();
         // Budget 8: 6 bytes of head, 2 of tail, 18 cut.
-        assert_eq!(
-            cut_middle(&text, 8),
-            ("abcdef\n[… 18 bytes cut …]\nyz".to_string(), 18)
-        );
+        assert_eq!(cut_middle(&text, 8), ("abcdef\n[… 18 bytes cut …]\nyz".to_string(), 18));
         // Budget 10: 7 (three quarters, rounded down) and 3.
         assert_eq!(
             cut_middle(&text, 10),
