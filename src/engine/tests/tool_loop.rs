@@ -361,3 +361,37 @@ async fn the_same_replies_give_the_same_report_whichever_call_ends_first() {
     assert_eq!(tools(&events_a), ["slow", "read_file"]);
     assert_eq!(tools(&events_a), tools(&events_b));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_tree_shows_a_line_per_tool_call_under_its_attempt() {
+    let host = Arc::new(Host::default());
+    let calls = vec![
+        ("c1", "read_file", json!({"path": "a"})),
+        ("c2", "big", json!({})),
+        ("c3", "delete", json!({})),
+    ];
+    let (report, ..) = run_reader(config("", ""), host, budget(), once(calls)).await;
+    let mut out = Vec::new();
+    crate::report::render_tree(
+        &crate::report::run_tree(&report, crate::report::Style { color: false }),
+        &mut out,
+    )
+    .unwrap();
+    let tree = String::from_utf8(out).unwrap();
+    assert_eq!(
+        tree,
+        "run success · quality 86.44 · 3 calls · 3 tool calls · 45 tokens · 0.4 s\n\
+         request: \"read the notes\"\n\
+         routing: single · primary d\n\
+         ├── d ✓ quality 86.44 (3 calls, 400 ms)\n\
+         │   ├── reader 66.1 approved (threshold 0)\n\
+         │   │   ├── Auto-approved (no threshold set)\n\
+         │   │   └── attempt 1: 3 tool calls\n\
+         │   │       ├── files.read_file ok 100 ms\n\
+         │   │       ├── files.big ok (cut) 0 ms\n\
+         │   │       └── delete error: unknown tool: delete 0 ms\n\
+         │   ├── synthesized by the head\n\
+         │   └── output: The lead's synthesis of the notes.\n\
+         └── validation: passed\n"
+    );
+}
