@@ -41,7 +41,7 @@ mod sink;
 mod suite;
 mod text;
 mod tls;
-#[allow(dead_code)] // the tool loop (#23) lands next: remove then
+#[allow(dead_code)] // `ToolHost::servers` is for `orch tools` and the servers' start (#23, in progress)
 mod tools;
 mod trace;
 
