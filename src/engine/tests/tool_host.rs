@@ -233,3 +233,13 @@ pub(super) fn results_sent(reqs: &[CompletionRequest], n: usize) -> Vec<ToolResu
         other => panic!("request {n} ends with {other:?}"),
     }
 }
+
+/// The reader's script: the first request asks for `calls`, the next answers.
+pub(super) fn once(
+    calls: Vec<(&'static str, &'static str, serde_json::Value)>,
+) -> impl Fn(&crate::provider::CompletionRequest) -> crate::provider::Completion {
+    move |req| match req.turns.len() {
+        0 => asking("", &calls),
+        _ => text("The notes say the lamp is in the cave."),
+    }
+}

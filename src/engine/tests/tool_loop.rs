@@ -10,19 +10,11 @@ use tokio::time::Instant;
 
 use super::super::call::Place;
 use super::super::{Budget, CallError};
-use super::tool_host::{asking, calls_of, config, engine, results_sent, run_reader, text, Events, Host, Scripted};
+use super::tool_host::{
+    asking, calls_of, config, engine, once, results_sent, run_reader, text, Events, Host, Scripted,
+};
 use crate::provider::{ToolResultMsg, Turn};
 use crate::report::{Approval, Event, Usage};
-
-/// The reader's script: the first request asks for `calls`, the next answers.
-fn once(
-    calls: Vec<(&'static str, &'static str, serde_json::Value)>,
-) -> impl Fn(&crate::provider::CompletionRequest) -> crate::provider::Completion {
-    move |req| match req.turns.len() {
-        0 => asking("", &calls),
-        _ => text("The notes say the lamp is in the cave."),
-    }
-}
 
 fn budget() -> Budget {
     Budget::new(100, 0, 8)
