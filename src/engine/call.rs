@@ -9,6 +9,7 @@ use tokio::sync::SemaphorePermit;
 use tokio::time::Instant;
 
 use super::accounting::{self, Spend};
+use super::tool_loop::Place;
 use super::{far_future, CallError, Engine};
 use crate::config::{Agent, ProviderKind};
 use crate::provider::{Change, Completion, CompletionRequest, Link, OfferedTool, Outcome, ProviderError, Turn};
@@ -70,15 +71,6 @@ impl Ask {
             ..Ask::default()
         }
     }
-}
-
-/// Who converses, for the records of its tool calls: the department and the attempt.
-#[derive(Clone, Copy, Debug)]
-pub struct Place<'a> {
-    /// The department the agent works in ("" for the master).
-    pub department: &'a str,
-    /// 1-based attempt (a head's: the try of its answer or synthesis).
-    pub attempt: u32,
 }
 
 impl Engine {

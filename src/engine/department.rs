@@ -6,8 +6,8 @@ use tokio::time::Instant;
 use futures::future::join_all;
 use opentelemetry::trace::FutureExt;
 
-use super::call::Place;
 use super::specialist::{run_specialist, Task};
+use super::tool_loop::Place;
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};

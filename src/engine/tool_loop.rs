@@ -10,7 +10,7 @@ use futures::future::join_all;
 use opentelemetry::trace::FutureExt;
 use tokio::time::Instant;
 
-use super::call::{Ask, Called, Place};
+use super::call::{Ask, Called};
 use super::ledger::{Admit, Ledger};
 use super::offer::Offer;
 use super::{far_future, CallError, Engine};
@@ -23,6 +23,15 @@ use crate::trace::{end_tool_span, tool_span, ToolSpan};
 /// Why a tool needing approval is not run until approvals exist (SPEC §16's default off a
 /// terminal, `--approvals deny`).
 const NOT_APPROVED: &str = "not approved (--approvals deny)";
+
+/// Who converses, for the records of its tool calls: the department and the attempt.
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'a> {
+    /// The department the agent works in ("" for the master).
+    pub department: &'a str,
+    /// 1-based attempt (a head's: the try of its answer or synthesis).
+    pub attempt: u32,
+}
 
 /// What an agent with tools converses with: the host that runs its calls, and its offer.
 pub struct Toolbox<'a> {
@@ -148,20 +157,12 @@ impl Engine {
         admit: Admit,
     ) -> Result<ToolCall, CallError> {
         let (started_at, t0) = (self.elapsed_ms(), Instant::now());
-        let (server, tool, arguments) = match &admit {
-            Admit::Run {
-                server,
-                tool,
-                arguments,
-                ..
-            } => (Some(server.clone()), tool.clone(), arguments.clone()),
-            Admit::Refuse { server, tool, .. } => (server.clone(), tool.clone(), call.arguments.clone()),
-        };
+        let mut record = asked_record(call, &admit, started_at);
         let span = tool_span(&ToolSpan {
-            tool: &tool,
+            tool: &record.tool,
             call_id: &call.id,
-            server: server.as_deref(),
-            arguments: &arguments,
+            server: record.server.as_deref(),
+            arguments: &record.arguments,
         });
         let outcome = match admit {
             Admit::Refuse { why, .. } => refused(why, None),
@@ -172,8 +173,9 @@ impl Engine {
                 arguments,
                 ..
             } => {
+                let agent_id = agent.id.clone();
                 let request = ToolRequest {
-                    agent_id: agent.id.clone(),
+                    agent_id,
                     server,
                     tool,
                     arguments,
@@ -188,23 +190,16 @@ impl Engine {
             }
         };
         let max = usize::try_from(self.config.settings.defaults.max_tool_result_bytes).unwrap_or(usize::MAX);
-        let ok = outcome.text.is_ok();
         let (shown, cut) = crate::text::cut_middle(outcome.text.as_ref().unwrap_or_else(|e| e), max);
         end_tool_span(&span, &shown, outcome.error_type);
-        Ok(ToolCall {
-            id: call.id.clone(),
-            server,
-            tool,
-            arguments,
-            ok,
-            error: (!ok).then(|| shown.clone()),
-            result: shown,
-            cut: cut > 0,
-            latency_ms: t0.elapsed().as_millis() as u64,
-            started_at,
-            finished_at: self.elapsed_ms(),
-            approval: outcome.approval,
-        })
+        record.ok = outcome.text.is_ok();
+        record.error = (!record.ok).then(|| shown.clone());
+        record.result = shown;
+        record.cut = cut > 0;
+        record.latency_ms = t0.elapsed().as_millis() as u64;
+        record.finished_at = self.elapsed_ms();
+        record.approval = outcome.approval;
+        Ok(record)
     }
 
     /// A `tool_call` event per call, in the reply's order (the run's events are the same
@@ -221,6 +216,33 @@ impl Engine {
                 latency_ms: call.latency_ms,
             });
         }
+    }
+}
+
+/// The record of an asked call before it ends: who and what, started at `started_at`.
+fn asked_record(call: &AskedCall, admit: &Admit, started_at: u64) -> ToolCall {
+    let (server, tool, arguments) = match admit {
+        Admit::Run {
+            server,
+            tool,
+            arguments,
+            ..
+        } => (Some(server.clone()), tool.clone(), arguments.clone()),
+        Admit::Refuse { server, tool, .. } => (server.clone(), tool.clone(), call.arguments.clone()),
+    };
+    ToolCall {
+        id: call.id.clone(),
+        server,
+        tool,
+        arguments,
+        ok: false,
+        result: String::new(),
+        error: None,
+        cut: false,
+        latency_ms: 0,
+        started_at,
+        finished_at: started_at,
+        approval: None,
     }
 }
 

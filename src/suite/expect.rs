@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::file::{Expect, Status};
-use crate::report::{DepartmentStatus, Report, RunStatus, ToolCall};
+use crate::report::{DepartmentStatus, Report, RunStatus};
 use crate::text::fmt_score;
 
 /// The text `contains` and `matches` search: every department output (strings as they are,
@@ -98,8 +98,7 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
             ));
         }
     }
-    let calls: Vec<&ToolCall> = tool_calls(report).collect();
-    out.extend(tool_failures(expect, &calls, report.usage.tool_calls));
+    out.extend(super::tool_expect::failures(expect, report));
     let text = output_text(report);
     let lower = text.to_lowercase();
     for word in &expect.contains {
@@ -113,113 +112,4 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
         }
     }
     out
-}
-
-/// Every tool call of the run: each department's head's, and each attempt's.
-fn tool_calls(report: &Report) -> impl Iterator<Item = &ToolCall> {
-    report.departments.iter().flat_map(|d| {
-        let attempts = d.specialist_results.iter().flat_map(|s| &s.attempts);
-        d.tool_calls.iter().chain(attempts.flat_map(|a| &a.tool_calls))
-    })
-}
-
-/// `toolsCalled` (each ran at least once, ok or not), `toolsNotCalled` and `maxToolCalls`
-/// (`usage.toolCalls`, every call asked, run or refused). A call orch refused (a limit, the
-/// repeated-call guard, an unknown or unallowed tool, a denial) did not run.
-/// `asked` is the run's `usage.toolCalls`.
-fn tool_failures(expect: &Expect, calls: &[&ToolCall], asked: u64) -> Vec<String> {
-    let runs = |name: &str| calls.iter().filter(|c| c.ran() && c.is_named(name)).count();
-    let mut out = Vec::new();
-    for name in &expect.tools_called {
-        if runs(name) == 0 {
-            out.push(format!("toolsCalled: `{name}` did not run"));
-        }
-    }
-    for name in &expect.tools_not_called {
-        match runs(name) {
-            0 => {}
-            n => out.push(format!(
-                "toolsNotCalled: `{name}` ran ({})",
-                crate::text::count(n, "time")
-            )),
-        }
-    }
-    if let Some(max) = expect.max_tool_calls.filter(|max| asked > *max) {
-        out.push(format!("maxToolCalls: {asked} tool calls, more than {max}"));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::Approval;
-
-    fn call(server: Option<&str>, tool: &str, error: Option<&str>) -> ToolCall {
-        ToolCall {
-            id: "c".into(),
-            server: server.map(str::to_string),
-            tool: tool.into(),
-            arguments: serde_json::json!({}),
-            ok: error.is_none(),
-            result: error.unwrap_or("text").into(),
-            error: error.map(str::to_string),
-            cut: false,
-            latency_ms: 1,
-            started_at: 0,
-            finished_at: 1,
-            approval: None,
-        }
-    }
-
-    fn expect(called: &[&str], not_called: &[&str], max: Option<u64>) -> Expect {
-        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
-        Expect {
-            tools_called: names(called),
-            tools_not_called: names(not_called),
-            max_tool_calls: max,
-            ..Expect::default()
-        }
-    }
-
-    #[test]
-    fn a_tool_that_ran_ok_or_not_was_called_and_one_orch_refused_was_not() {
-        let mut denied = call(
-            Some("files"),
-            "write_file",
-            Some("denied by a person: not approved (--approvals deny)"),
-        );
-        denied.approval = Some(Approval::Denied);
-        let calls = [
-            call(Some("files"), "read_file", None),
-            call(Some("files"), "read_file", Some("tool call timed out after 30 s")),
-            call(Some("docs"), "search", Some("no such page")),
-            denied,
-            call(None, "delete", Some("unknown tool: delete")),
-            call(Some("files"), "list", Some("tool call limit reached (3)")),
-        ];
-        let calls: Vec<&ToolCall> = calls.iter().collect();
-        let holds = expect(
-            &["read_file", "files.read_file", "docs.search"],
-            &["write_file", "delete", "list", "files.search"],
-            Some(6),
-        );
-        assert_eq!(tool_failures(&holds, &calls, 6), Vec::<String>::new());
-        let fails = expect(
-            &["write_file", "files.search", "list"],
-            &["search", "files.read_file"],
-            Some(5),
-        );
-        assert_eq!(
-            tool_failures(&fails, &calls, 6),
-            [
-                "toolsCalled: `write_file` did not run",
-                "toolsCalled: `files.search` did not run",
-                "toolsCalled: `list` did not run",
-                "toolsNotCalled: `search` ran (1 time)",
-                "toolsNotCalled: `files.read_file` ran (2 times)",
-                "maxToolCalls: 6 tool calls, more than 5",
-            ]
-        );
-    }
 }

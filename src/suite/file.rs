@@ -333,7 +333,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
                 ),
             }
         }
-        tool_names.extend(check_tool_names(&e, config, shown));
+        tool_names.extend(super::tool_expect::check_names(&e, config, shown));
         let Some(id) = id else { continue };
         cases.push(Case {
             id: id.value,
@@ -376,42 +376,6 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
         name: name_of(path),
         cases,
     }
-}
-
-/// The problems of an `expect`'s tool names (`toolsCalled`, `toolsNotCalled`): an empty
-/// name; `toolsCalled` on a config whose agents have no tools (it could never hold); a
-/// `server.tool` whose `server` is no `mcpServers` entry, warned of, since it is then read
-/// as a tool's own name (MCP allows dots in one) and a typo would never match.
-fn check_tool_names(e: &ExpectWire, config: &Config, shown: &str) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let any_tools = config.agents.iter().any(|a| !a.tools.is_empty());
-    let lists = [
-        ("toolsCalled", &e.tools_called),
-        ("toolsNotCalled", &e.tools_not_called),
-    ];
-    for (key, names) in lists {
-        for name in names.iter().flatten() {
-            let (pos, n) = (name.pos, name.value.as_str());
-            if n.is_empty() {
-                out.push(Diagnostic::error(
-                    shown,
-                    pos,
-                    "invalid-value",
-                    format!("`{key}` holds an empty tool name"),
-                ));
-            } else if key == "toolsCalled" && !any_tools {
-                let why = format!("`toolsCalled` names `{n}`, but no agent of the config has tools");
-                out.push(Diagnostic::error(shown, pos, "missing-reference", why));
-            } else if let Some((server, _)) = n.split_once('.') {
-                if config.mcp_server(server).is_none() {
-                    let hint = suggestion(server, config.settings.mcp_servers.keys().map(String::as_str));
-                    let why = format!("no mcp server `{server}`{hint}: `{n}` is read as one tool's own name");
-                    out.push(Diagnostic::warning(shown, pos, "missing-reference", why));
-                }
-            }
-        }
-    }
-    out
 }
 
 /// A suite's name: its file's name without the extension.
