@@ -1,7 +1,8 @@
 //! The tool loop of one attempt (SPEC §15 "The loop"): each request offers the agent's
 //! tools; a reply asking for tool calls has them run (those of one reply concurrently) and
 //! their results sent back in the order asked; a reply without tool calls, or any reply to
-//! a request that offered none, is the attempt's output. Every request is a call (slot,
+//! a request that offered none (whose calls are then neither run nor counted), is the
+//! attempt's output. Every request is a call (slot,
 //! budgets, cost, deadline); tool calls hold no LLM slot but end with the run's deadline.
 
 use std::sync::Arc;

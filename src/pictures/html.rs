@@ -18,8 +18,7 @@ pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border:1px solid #e4e4e4
 svg text{font:11px system-ui,sans-serif}.num{text-align:right}\
 .key{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px;border:1px solid #999}\
 .key.head{background:#c9d7ef}.key.accept{background:#5cb85c}.key.revise{background:#e0b040}\
-.key.discard{background:#d9534f}.key.failure{background:#fff;border:2px dashed #a31515}.key.judge{background:#8e6bbf}\
-.key.tool{background:#1f4e8c}";
+.key.discard{background:#d9534f}.key.failure{background:#fff;border:2px dashed #a31515}.key.judge{background:#8e6bbf}";
 
 /// A whole page around `body`.
 fn page(title: &str, body: &str) -> String {

@@ -222,7 +222,7 @@ fn legend(any_tools: bool) -> String {
          <span class=\"key failure\"></span> call failed \
          <span class=\"key judge\"></span> the judge grading it{}</p>\n",
         if any_tools {
-            " <span class=\"key tool\"></span> a tool call (red: failed)"
+            " <span class=\"key tool\" style=\"background:#1f4e8c\"></span> a tool call (red: failed)"
         } else {
             ""
         }
