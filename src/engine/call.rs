@@ -9,7 +9,6 @@ use tokio::sync::SemaphorePermit;
 use tokio::time::Instant;
 
 use super::accounting::{self, Spend};
-use super::tool_loop::Place;
 use super::{far_future, CallError, Engine};
 use crate::config::{Agent, ProviderKind};
 use crate::provider::{Change, Completion, CompletionRequest, Link, OfferedTool, Outcome, ProviderError, Turn};
@@ -74,27 +73,6 @@ impl Ask {
 }
 
 impl Engine {
-    /// One turn of an agent that never has tools (the master: config validation refuses
-    /// tools on it): its text.
-    pub(super) async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
-        let place = Place {
-            department: "",
-            attempt: 1,
-        };
-        self.converse(agent, prompt, usage, place).await.result.map(|c| c.text)
-    }
-
-    /// One turn of `agent` in an attempt: the model is called until it gives its final
-    /// reply. Every attempt of an agent (a specialist's, a head's answer or synthesis, the
-    /// master's summary) goes through here: an agent with tools runs the tool loop
-    /// (`tool_loop.rs`); any other makes one call.
-    pub(super) async fn converse(&self, agent: &Agent, prompt: String, usage: &mut Usage, place: Place<'_>) -> Called {
-        match self.offer_for(agent) {
-            Some(toolbox) => self.tool_loop(agent, prompt, usage, place, toolbox).await,
-            None => self.call_full(agent, prompt, usage).await,
-        }
-    }
-
     /// The cap on one reply of `agent`, in tokens (0: the provider's default).
     pub(super) fn max_output_tokens(&self, agent: &Agent) -> u32 {
         agent

@@ -50,6 +50,27 @@ struct Outcome {
 }
 
 impl Engine {
+    /// One turn of an agent that never has tools (the master: config validation refuses
+    /// tools on it): its text.
+    pub(super) async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
+        let place = Place {
+            department: "",
+            attempt: 1,
+        };
+        self.converse(agent, prompt, usage, place).await.result.map(|c| c.text)
+    }
+
+    /// One turn of `agent` in an attempt: the model is called until it gives its final
+    /// reply. Every attempt of an agent (a specialist's, a head's answer or synthesis, the
+    /// master's summary) goes through here: an agent with tools runs the tool loop
+    /// (`tool_loop.rs`); any other makes one call.
+    pub(super) async fn converse(&self, agent: &Agent, prompt: String, usage: &mut Usage, place: Place<'_>) -> Called {
+        match self.offer_for(agent) {
+            Some(toolbox) => self.tool_loop(agent, prompt, usage, place, toolbox).await,
+            None => self.call_full(agent, prompt, usage).await,
+        }
+    }
+
     /// The tools `agent` offers its model, and the host that runs them: none when it has no
     /// tools, no host answers for them, or its `maxToolCalls` is 0 (then nothing is offered
     /// and an attempt is one call).

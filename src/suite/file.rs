@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use strum::{EnumString, VariantNames};
 
+use super::tool_expect::{check_names, ToolExpect};
 use crate::config::{
     parse_document, section, suggestion, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Pos, Resolve, Rule,
 };
@@ -169,12 +170,8 @@ pub struct Expect {
     pub max_calls: Option<u64>,
     /// `usage.costUsd` at most.
     pub max_cost_usd: Option<f64>,
-    /// Tools that ran, each at least once (`tool` or `server.tool`).
-    pub tools_called: Vec<String>,
-    /// Tools that never ran.
-    pub tools_not_called: Vec<String>,
-    /// `usage.toolCalls` at most.
-    pub max_tool_calls: Option<u64>,
+    /// `toolsCalled`, `toolsNotCalled` and `maxToolCalls`.
+    pub tools: ToolExpect,
     /// Substrings of the output, any case.
     pub contains: Vec<String>,
     /// Regexes over the output.
@@ -333,7 +330,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
                 ),
             }
         }
-        tool_names.extend(super::tool_expect::check_names(&e, config, shown));
+        tool_names.extend(check_names(&e.tools_called, &e.tools_not_called, config, shown));
         let Some(id) = id else { continue };
         cases.push(Case {
             id: id.value,
@@ -350,9 +347,11 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
                 min_quality: e.min_quality,
                 max_calls: e.max_calls,
                 max_cost_usd: e.max_cost_usd,
-                tools_called: e.tools_called.map(Resolve::resolve).unwrap_or_default(),
-                tools_not_called: e.tools_not_called.map(Resolve::resolve).unwrap_or_default(),
-                max_tool_calls: e.max_tool_calls,
+                tools: ToolExpect {
+                    called: e.tools_called.map(Resolve::resolve).unwrap_or_default(),
+                    not_called: e.tools_not_called.map(Resolve::resolve).unwrap_or_default(),
+                    max_calls: e.max_tool_calls,
+                },
                 contains: e.contains.unwrap_or_default(),
                 matches,
             },

@@ -1,21 +1,22 @@
 //! A suite's tool expectations (SPEC §15 "Suites"): `toolsCalled`, `toolsNotCalled` and
 //! `maxToolCalls`, checked in the suite file and against a run's report.
 
-use super::file::{Expect, ExpectWire};
-use crate::config::{suggestion, Config, Diagnostic};
+use crate::config::{suggestion, At, Config, Diagnostic};
 use crate::report::{Report, ToolCall};
 
 /// The problems of an `expect`'s tool names (`toolsCalled`, `toolsNotCalled`): an empty
 /// name; `toolsCalled` on a config whose agents have no tools (it could never hold); a
 /// `server.tool` whose `server` is no `mcpServers` entry, warned of, since it is then read
 /// as a tool's own name (MCP allows dots in one) and a typo would never match.
-pub fn check_names(e: &ExpectWire, config: &Config, shown: &str) -> Vec<Diagnostic> {
+pub fn check_names(
+    called: &Option<Vec<At<String>>>,
+    not_called: &Option<Vec<At<String>>>,
+    config: &Config,
+    shown: &str,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let any_tools = config.agents.iter().any(|a| !a.tools.is_empty());
-    let lists = [
-        ("toolsCalled", &e.tools_called),
-        ("toolsNotCalled", &e.tools_not_called),
-    ];
+    let lists = [("toolsCalled", called), ("toolsNotCalled", not_called)];
     for (key, names) in lists {
         for name in names.iter().flatten() {
             let (pos, n) = (name.pos, name.value.as_str());
@@ -41,8 +42,19 @@ pub fn check_names(e: &ExpectWire, config: &Config, shown: &str) -> Vec<Diagnost
     out
 }
 
+/// What a case expects of tool use; every part optional.
+#[derive(Clone, Debug, Default)]
+pub struct ToolExpect {
+    /// Tools that ran, each at least once (`tool` or `server.tool`).
+    pub called: Vec<String>,
+    /// Tools that never ran.
+    pub not_called: Vec<String>,
+    /// `usage.toolCalls` at most.
+    pub max_calls: Option<u64>,
+}
+
 /// Every tool expectation of `expect` that `report` does not meet.
-pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
+pub fn failures(expect: &ToolExpect, report: &Report) -> Vec<String> {
     let calls: Vec<&ToolCall> = tool_calls(report).collect();
     failures_among(expect, &calls, report.usage.tool_calls)
 }
@@ -59,15 +71,15 @@ fn tool_calls(report: &Report) -> impl Iterator<Item = &ToolCall> {
 /// (`usage.toolCalls`, every call asked, run or refused). A call orch refused (a limit, the
 /// repeated-call guard, an unknown or unallowed tool, a denial) did not run.
 /// `asked` is the run's `usage.toolCalls`.
-fn failures_among(expect: &Expect, calls: &[&ToolCall], asked: u64) -> Vec<String> {
+fn failures_among(expect: &ToolExpect, calls: &[&ToolCall], asked: u64) -> Vec<String> {
     let runs = |name: &str| calls.iter().filter(|c| c.ran() && c.is_named(name)).count();
     let mut out = Vec::new();
-    for name in &expect.tools_called {
+    for name in &expect.called {
         if runs(name) == 0 {
             out.push(format!("toolsCalled: `{name}` did not run"));
         }
     }
-    for name in &expect.tools_not_called {
+    for name in &expect.not_called {
         match runs(name) {
             0 => {}
             n => out.push(format!(
@@ -76,7 +88,7 @@ fn failures_among(expect: &Expect, calls: &[&ToolCall], asked: u64) -> Vec<Strin
             )),
         }
     }
-    if let Some(max) = expect.max_tool_calls.filter(|max| asked > *max) {
+    if let Some(max) = expect.max_calls.filter(|max| asked > *max) {
         out.push(format!("maxToolCalls: {asked} tool calls, more than {max}"));
     }
     out
@@ -104,13 +116,12 @@ mod tests {
         }
     }
 
-    fn expect(called: &[&str], not_called: &[&str], max: Option<u64>) -> Expect {
+    fn expect(called: &[&str], not_called: &[&str], max: Option<u64>) -> ToolExpect {
         let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
-        Expect {
-            tools_called: names(called),
-            tools_not_called: names(not_called),
-            max_tool_calls: max,
-            ..Expect::default()
+        ToolExpect {
+            called: names(called),
+            not_called: names(not_called),
+            max_calls: max,
         }
     }
 
