@@ -338,23 +338,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             departments: c.departments.clone().map(Resolve::resolve).unwrap_or_default(),
             specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
             repeat: defaults.repeat,
-            expect: Expect {
-                status: e.status.map(|s| s.value),
-                primary: e.primary.map(|p| p.value),
-                departments: e.departments.map(Resolve::resolve),
-                include: e.include.map(Resolve::resolve).unwrap_or_default(),
-                exclude: e.exclude.map(Resolve::resolve).unwrap_or_default(),
-                min_quality: e.min_quality,
-                max_calls: e.max_calls,
-                max_cost_usd: e.max_cost_usd,
-                tools: ToolExpect {
-                    called: e.tools_called.map(Resolve::resolve).unwrap_or_default(),
-                    not_called: e.tools_not_called.map(Resolve::resolve).unwrap_or_default(),
-                    max_calls: e.max_tool_calls,
-                },
-                contains: e.contains.unwrap_or_default(),
-                matches,
-            },
+            expect: expect_of(e, matches),
         });
     }
     diags.extend(
@@ -374,6 +358,27 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
     Suite {
         name: name_of(path),
         cases,
+    }
+}
+
+/// What a case expects, from its `expect` as written and its compiled `matches`.
+fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
+    Expect {
+        status: e.status.map(|s| s.value),
+        primary: e.primary.map(|p| p.value),
+        departments: e.departments.map(Resolve::resolve),
+        include: e.include.map(Resolve::resolve).unwrap_or_default(),
+        exclude: e.exclude.map(Resolve::resolve).unwrap_or_default(),
+        min_quality: e.min_quality,
+        max_calls: e.max_calls,
+        max_cost_usd: e.max_cost_usd,
+        tools: ToolExpect {
+            called: e.tools_called.map(Resolve::resolve).unwrap_or_default(),
+            not_called: e.tools_not_called.map(Resolve::resolve).unwrap_or_default(),
+            max_calls: e.max_tool_calls,
+        },
+        contains: e.contains.unwrap_or_default(),
+        matches,
     }
 }
 

@@ -303,6 +303,14 @@ async fn a_heads_own_calls_are_the_departments_and_each_is_an_event() {
         })
     );
     assert_eq!((d.usage.calls, d.usage.tool_calls), (2, 1));
+    let mut tree = Vec::new();
+    let style = crate::report::Style { color: false };
+    crate::report::render_tree(&crate::report::run_tree(&report, style), &mut tree).unwrap();
+    let tree = String::from_utf8(tree).unwrap();
+    assert!(
+        tree.contains("│   ├── head: 1 tool call\n│   │   └── files.read_file ok 100 ms\n"),
+        "{tree}"
+    );
     let told: Vec<serde_json::Value> = events
         .0
         .lock()
