@@ -41,7 +41,6 @@ mod sink;
 mod suite;
 mod text;
 mod tls;
-#[allow(dead_code)] // the engine's tool loop (#23) calls `ToolHost::call`: remove then
 mod tools;
 mod trace;
 

@@ -103,6 +103,14 @@ impl Observer for Progress {
             Event::Synthesis {
                 department, attempt, ..
             } => self.with_bar(department, |b| b.set_message(format!("synthesis attempt {attempt}"))),
+            Event::ToolCall {
+                department,
+                agent_id,
+                tool,
+                ..
+            } => self.with_bar(department, |b| {
+                b.set_message(format!("{} called {}", printable(agent_id), printable(tool)))
+            }),
             Event::DepartmentComplete {
                 department,
                 status,

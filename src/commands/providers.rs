@@ -36,7 +36,11 @@ impl Built {
             return Some(Arc::new(ToolReplayer::new(tape.clone())));
         }
         let live = Arc::clone(servers?) as Arc<dyn ToolHost>;
-        Some(crate::provider::tool_host(live, self.cached.as_ref(), self.recording.as_ref()))
+        Some(crate::provider::tool_host(
+            live,
+            self.cached.as_ref(),
+            self.recording.as_ref(),
+        ))
     }
 }
 

@@ -78,7 +78,10 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     runtime.shutdown_background();
     setup::export_traces(exporter);
 
-    let unwritten = [&events, &built.recording].into_iter().flatten().filter_map(|f| f.error());
+    let unwritten = [&events, &built.recording]
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.error());
     outcome(
         &report,
         &args,

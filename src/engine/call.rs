@@ -11,8 +11,8 @@ use tokio::time::Instant;
 use super::accounting::{self, Spend};
 use super::{far_future, CallError, Engine};
 use crate::config::{Agent, ProviderKind};
-use crate::provider::{Change, Completion, CompletionRequest, Link, Outcome, ProviderError};
-use crate::report::{Event, Usage};
+use crate::provider::{Change, Completion, CompletionRequest, Link, OfferedTool, Outcome, ProviderError, Turn};
+use crate::report::{Event, ToolCall, Usage};
 use crate::trace::{self, ChatRequest, ChatResponse};
 
 /// The `error.type` of a failed call: a short, stable word for dashboards.
@@ -35,23 +35,44 @@ pub struct Called {
     pub result: Result<Completion, CallError>,
     /// The provider that answered, or the last one tried.
     pub provider: Option<String>,
+    /// The tool calls made on the way to it (SPEC §15), in the order asked.
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl Called {
+    /// A call that ended with `result`, no tool called.
+    fn of(result: Result<Completion, CallError>, provider: Option<String>) -> Self {
+        Called {
+            result,
+            provider,
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
+/// What one request asks of the model: the prompt, the tools it is offered, and the
+/// conversation since the prompt (the tool calls asked and their results).
+#[derive(Clone, Debug, Default)]
+pub struct Ask {
+    /// The user message.
+    pub prompt: String,
+    /// The tools offered (none: empty).
+    pub tools: Arc<[OfferedTool]>,
+    /// The turns after the user message.
+    pub turns: Vec<Turn>,
+}
+
+impl Ask {
+    /// A request of `prompt` alone: no tools, no turns.
+    pub fn plain(prompt: String) -> Self {
+        Ask {
+            prompt,
+            ..Ask::default()
+        }
+    }
 }
 
 impl Engine {
-    /// One LLM call by `agent`: its text.
-    pub(super) async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
-        self.converse(agent, prompt, usage).await.result.map(|c| c.text)
-    }
-
-    /// One turn of `agent` in an attempt: the model is called until it gives its final
-    /// reply. Every attempt of an agent (a specialist's, a head's answer or synthesis, the
-    /// master's summary) goes through here, so the tool loop (the model asks for tools,
-    /// gets their results, is called again, until a reply without tool calls) has one
-    /// place to live; today every reply is final and a turn is one call.
-    pub(super) async fn converse(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Called {
-        self.call_full(agent, prompt, usage).await
-    }
-
     /// The cap on one reply of `agent`, in tokens (0: the provider's default).
     pub(super) fn max_output_tokens(&self, agent: &Agent) -> u32 {
         agent
@@ -64,7 +85,15 @@ impl Engine {
     /// `outputSchema` is sent its schema, and a reply that does not match fails the call; a
     /// matching one is its JSON value.
     pub(super) async fn call_full(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Called {
-        let mut called = self.call_as(agent, prompt, usage, agent.output_schema.clone()).await;
+        let called = self
+            .call_as(agent, &Ask::plain(prompt), usage, agent.output_schema.clone())
+            .await;
+        self.checked(agent, called).await
+    }
+
+    /// A final reply checked against `agent`'s `outputSchema`, if it has one: a reply that
+    /// does not match fails the call; a matching one is its JSON value.
+    pub(super) async fn checked(&self, agent: &Agent, mut called: Called) -> Called {
         if let (Ok(completion), Some(_)) = (&mut called.result, self.schemas.get(&agent.id)) {
             // Checked off the run's task: a reply of megabytes takes CPU, and the deadline
             // and Ctrl-C must still end the run on time meanwhile.
@@ -93,7 +122,7 @@ impl Engine {
     pub(super) async fn call_as(
         &self,
         agent: &Agent,
-        prompt: String,
+        ask: &Ask,
         usage: &mut Usage,
         output_schema: Option<Arc<serde_json::Value>>,
     ) -> Called {
@@ -107,26 +136,13 @@ impl Engine {
                 usage.fallbacks += 1;
             }
             tried = Some(link.name.clone());
-            match self.call_once(agent, link, &prompt, usage, output_schema.clone()).await {
-                Ok(completion) => {
-                    return Called {
-                        result: Ok(completion),
-                        provider: tried,
-                    }
-                }
+            match self.call_once(agent, link, ask, usage, output_schema.clone()).await {
+                Ok(completion) => return Called::of(Ok(completion), tried),
                 Err(CallError::Provider(e)) if e.fails_over() => failure = CallError::Provider(e),
-                Err(e) => {
-                    return Called {
-                        result: Err(e),
-                        provider: tried,
-                    }
-                }
+                Err(e) => return Called::of(Err(e), tried),
             }
         }
-        Called {
-            result: Err(failure),
-            provider: tried,
-        }
+        Called::of(Err(failure), tried)
     }
 
     /// One call to one provider of the chain: its turn (pacing, slot, circuit, budget),
@@ -135,7 +151,7 @@ impl Engine {
         &self,
         agent: &Agent,
         link: &Link,
-        prompt: &str,
+        ask: &Ask,
         usage: &mut Usage,
         output_schema: Option<Arc<serde_json::Value>>,
     ) -> Result<Completion, CallError> {
@@ -152,14 +168,7 @@ impl Engine {
             }));
         }
         self.budget.count_call()?;
-        let request = self.request(
-            agent,
-            link,
-            prompt,
-            output_schema,
-            timeout,
-            window.deadline_after(paced),
-        );
+        let request = self.request(agent, link, ask, output_schema, timeout, window.deadline_after(paced));
         let span = chat_span(link, &request);
         // The deadline holds whatever the provider does (the HTTP layer keeps it too).
         let outcome = match tokio::time::timeout_at(request.deadline, link.provider.complete(&request)).await {
@@ -193,7 +202,7 @@ impl Engine {
         &self,
         agent: &Agent,
         link: &Link,
-        prompt: &str,
+        ask: &Ask,
         output_schema: Option<Arc<serde_json::Value>>,
         timeout: Duration,
         deadline: Instant,
@@ -208,15 +217,15 @@ impl Engine {
             } else {
                 agent.instructions.clone()
             },
-            prompt: prompt.to_string(),
+            prompt: ask.prompt.clone(),
             temperature: agent
                 .execution
                 .temperature
                 .unwrap_or(self.config.settings.defaults.temperature),
             max_output_tokens: self.max_output_tokens(agent),
             output_schema,
-            tools: Vec::new().into(),
-            turns: Vec::new(),
+            tools: Arc::clone(&ask.tools),
+            turns: ask.turns.clone(),
             timeout,
             deadline,
         }
@@ -264,7 +273,8 @@ impl Engine {
             self.budget.spend_tokens(charge.tokens);
             self.budget.spend_usd(charge.usd);
         }
-        if completion.text.trim().is_empty() {
+        // A reply that asks for tool calls may say nothing else.
+        if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {
             return Err(CallError::Empty);
         }
         Ok(completion)

@@ -7,12 +7,13 @@ use futures::future::join_all;
 use opentelemetry::trace::FutureExt;
 
 use super::specialist::{run_specialist, Task};
+use super::tool_loop::Place;
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};
 use crate::prompts;
 use crate::report::{
-    output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, SpecialistResult, Usage,
+    output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, SpecialistResult, ToolCall, Usage,
 };
 use crate::trace::attempt_context;
 
@@ -52,7 +53,7 @@ pub async fn run_department(
         .collect();
     let prompt = prompts::with_handoff(request, &handoffs);
     let outcome = match plan.handling {
-        Handling::Direct => head_direct(engine, plan, head, &prompt, &mut work.usage, &mut work.retries_used)
+        Handling::Direct => head_direct(engine, plan, head, &prompt, &mut work)
             .await
             .map(|o| (o, scoring::HEAD_ONLY_QUALITY)),
         Handling::Specialists => with_specialists(engine, plan, head, request, &prompt, &mut work).await,
@@ -67,6 +68,8 @@ struct Work {
     started_at: u64,
     t0: Instant,
     usage: Usage,
+    /// The head's own tool calls.
+    tool_calls: Vec<ToolCall>,
     /// Department-level retries of the head's own work.
     retries_used: u32,
     specialists: Vec<SpecialistResult>,
@@ -85,6 +88,7 @@ impl Work {
             started_at: engine.elapsed_ms(),
             t0: Instant::now(),
             usage: Usage::default(),
+            tool_calls: Vec::new(),
             retries_used: 0,
             specialists: Vec::new(),
             partial_synthesis_failure: false,
@@ -118,11 +122,12 @@ async fn with_specialists(
     if passing.is_empty() {
         work.fallback = Some("head-direct");
         work.specialist_score = Some(quality);
-        return head_direct(engine, plan, head, prompt, &mut work.usage, &mut work.retries_used)
+        return head_direct(engine, plan, head, prompt, work)
             .await
             .map(|o| (o, scoring::HEAD_ONLY_QUALITY));
     }
-    let (output, failed) = synthesize(engine, plan, head, request, &passing, &mut work.usage).await?;
+    let spent = (&mut work.usage, &mut work.tool_calls);
+    let (output, failed) = synthesize(engine, plan, head, request, &passing, spent).await?;
     work.partial_synthesis_failure = failed;
     Ok((output, quality))
 }
@@ -188,6 +193,7 @@ impl Work {
             fallback: self.fallback,
             error,
             usage: self.usage,
+            tool_calls: self.tool_calls,
             metadata: DepartmentMetadata {
                 analysis_time: 0,
                 specialists_used: specialists.len(),
@@ -208,27 +214,44 @@ impl Work {
     }
 }
 
+/// One turn of the head, try `n` of its answer or synthesis (an attempt of its `chat`
+/// spans): its text; its tool calls go to the department's.
+async fn head_turn(
+    engine: &Engine,
+    plan: &DepartmentPlan,
+    head: &Agent,
+    prompt: String,
+    n: u32,
+    (usage, tool_calls): (&mut Usage, &mut Vec<ToolCall>),
+) -> Result<String, CallError> {
+    let place = Place {
+        department: &plan.department_id,
+        attempt: n,
+    };
+    let called = engine
+        .converse(head, prompt, usage, place)
+        .with_context(attempt_context(n))
+        .await;
+    tool_calls.extend(called.tool_calls);
+    called.result.map(|c| c.text)
+}
+
 /// The head answers itself; an error in this, its own work, is retried up to the
-/// department's `maxRetries` (a call the run cut is not retried). Each try is an attempt
-/// of the head's `chat` span.
+/// department's `maxRetries` (a call the run cut is not retried).
 async fn head_direct(
     engine: &Engine,
     plan: &DepartmentPlan,
     head: &Agent,
     prompt: &str,
-    usage: &mut Usage,
-    retries_used: &mut u32,
+    work: &mut Work,
 ) -> Result<String, CallError> {
     let mut last = CallError::Empty;
     for attempt in 0..=plan.department_retries {
         if attempt > 0 {
-            *retries_used += 1;
+            work.retries_used += 1;
         }
-        match engine
-            .call(head, prompt.to_string(), usage)
-            .with_context(attempt_context(attempt + 1))
-            .await
-        {
+        let spent = (&mut work.usage, &mut work.tool_calls);
+        match head_turn(engine, plan, head, prompt.to_string(), attempt + 1, spent).await {
             Ok(text) => {
                 engine.complete_step(format!("{}/{}", plan.department_id, head.id));
                 return Ok(text);
@@ -248,7 +271,7 @@ async fn synthesize(
     head: &Agent,
     request: &str,
     passing: &[&SpecialistResult],
-    usage: &mut Usage,
+    (usage, tool_calls): (&mut Usage, &mut Vec<ToolCall>),
 ) -> Result<(String, bool), CallError> {
     let texts: Vec<String> = passing.iter().map(|s| output_text(&s.output)).collect();
     let inputs: Vec<prompts::SynthesisInput> = passing
@@ -263,10 +286,8 @@ async fn synthesize(
         .collect();
     let prompt = prompts::synthesis(request, &inputs);
     for attempt in 1..=SYNTHESIS_ATTEMPTS as u32 {
-        let result = engine
-            .call(head, prompt.clone(), usage)
-            .with_context(attempt_context(attempt))
-            .await;
+        let spent = (&mut *usage, &mut *tool_calls);
+        let result = head_turn(engine, plan, head, prompt.clone(), attempt, spent).await;
         let ok = result.is_ok();
         engine.emit(Event::Synthesis {
             department: plan.department_id.clone(),

@@ -204,6 +204,7 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
         fallback: None,
         error: Some(why),
         usage: Usage::default(),
+        tool_calls: Vec::new(),
         metadata: DepartmentMetadata {
             analysis_time: 0,
             specialists_used: 0,

@@ -5,10 +5,13 @@ mod accounting;
 mod budget;
 mod call;
 mod department;
+mod ledger;
 mod master;
+mod offer;
 mod router;
 mod scoring;
 mod specialist;
+mod tool_loop;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -27,7 +30,7 @@ use crate::config::{Agent, Config, GradingMethod};
 use crate::grade::{grade_schema, heuristic_grade, judge_prompt, parse_judgement, Grade, SchemaError, Schemas};
 use crate::provider::{ProviderError, Providers};
 use crate::report::{Event, Observer, Usage};
-use crate::tools::ToolHost;
+use crate::tools::{ToolError, ToolHost};
 
 /// Everything a run shares.
 pub struct Engine {
@@ -51,7 +54,6 @@ pub struct Engine {
     /// What the router's call spent (added to the run's usage).
     router_usage: Mutex<Usage>,
     /// What answers the agents' tool calls (SPEC §15); `None` when no planned agent has tools.
-    #[allow(dead_code)] // the tool loop (#23) lands next: remove then
     tools: Option<Arc<dyn ToolHost>>,
     /// Providers whose circuit opened during the run.
     circuits_opened: Mutex<std::collections::BTreeSet<String>>,
@@ -72,6 +74,10 @@ pub enum CallError {
     /// The reply was empty.
     #[error("empty reply")]
     Empty,
+    /// A tool call had no answer the model may be given: `--replay` holds none
+    /// ([`ToolError::NotRecorded`]); it fails the attempt like a provider's missing reply.
+    #[error("{0}")]
+    Tool(ToolError),
     /// The reply (kept, for the retry prompt) does not match the agent's `outputSchema`.
     #[error("the reply does not match the required JSON Schema ({})", crate::text::count(.errors.len(), "error"))]
     Schema {
@@ -205,7 +211,7 @@ impl Engine {
         // leniently: a reply the parser understands counts even if a server ignored the schema.
         let schema = self.config.settings.grading.structured.then(grade_schema);
         let why = match self
-            .call_as(judge_agent, prompt, usage, schema)
+            .call_as(judge_agent, &call::Ask::plain(prompt), usage, schema)
             .await
             .result
             .map(|c| c.text)

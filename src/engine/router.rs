@@ -8,6 +8,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
+use super::call::Ask;
 use super::Engine;
 use crate::config::RoutingMethod;
 use crate::plan::{self, parse_router_reply, router_reply_schema, PlanOptions, RouterStep};
@@ -33,7 +34,12 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let prompt = prompts::router(request, &config.departments);
     let cx = agent_span(&agent.id, &agent.name, "router", None);
     let reply = engine
-        .call_as(agent, prompt, &mut usage, Some(Arc::new(router_reply_schema())))
+        .call_as(
+            agent,
+            &Ask::plain(prompt),
+            &mut usage,
+            Some(Arc::new(router_reply_schema())),
+        )
         .with_context(cx.with_value(TracedAttempt(1)))
         .await;
     end_span(&cx, Vec::new());

@@ -4,6 +4,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
+use super::tool_loop::Place;
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::grade::{review, schema_feedback, Decision, ReviewStatus};
@@ -198,6 +199,7 @@ impl Timing {
             truncated: false,
             provider,
             schema_errors: Vec::new(),
+            tool_calls: Vec::new(),
         }
     }
 }
@@ -214,18 +216,24 @@ async fn one_attempt(
     let timing = Timing::now(engine);
     // The attempt's number rides in the context, for its calls' spans (the judge's too).
     let attempt_cx = attempt_context(n);
+    let place = Place {
+        department: &task.department.department_id,
+        attempt: n,
+    };
     let called = engine
-        .converse(agent, prompt, &mut state.usage)
+        .converse(agent, prompt, &mut state.usage, place)
         .with_context(attempt_cx.clone())
         .await;
-    match called.result {
+    let (mut attempt, end) = match called.result {
         Ok(completion) => {
             graded(engine, task, agent, n, completion, called.provider, timing, state)
                 .with_context(attempt_cx)
                 .await
         }
         Err(e) => call_failed(engine, task, n, e, called.provider, &timing, state),
-    }
+    };
+    attempt.tool_calls = called.tool_calls;
+    (attempt, end)
 }
 
 /// An attempt whose call failed: score 0, its feedback line (or the schema's pointed

@@ -9,6 +9,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{run, Budget, Engine, EngineParts};
+
+mod tool_host;
+mod tool_loop;
+mod tool_spans;
 use crate::config::{load_str, Config};
 use crate::plan::{self, PlanOptions};
 use crate::provider::{BoxFuture, Completion, CompletionRequest, Outcome, Provider, Providers};

@@ -7,14 +7,8 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use super::timeline::timeline;
 use crate::text::escape_markup as escape;
-
-/// Width of the timeline's time axis, in SVG units.
-const TIMELINE_WIDTH: f64 = 760.0;
-/// Height of a timeline row.
-const ROW: f64 = 22.0;
-/// Width of a character of the labels (11 px font), to size the label column.
-const CHAR: f64 = 6.2;
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}table{border-collapse:collapse;margin:8px 0}\
@@ -60,12 +54,16 @@ fn report_body(report: &Value, full: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "<h1>orch run <span class=\"{}\">{}</span> · quality {}</h1>\n<p>Request: {}</p>\n<p>{} calls · {} tokens · ${:.6} · {:.1} s{}</p>",
+        "<h1>orch run <span class=\"{}\">{}</span> · quality {}</h1>\n<p>Request: {}</p>\n<p>{} calls{} · {} tokens · ${:.6} · {:.1} s{}</p>",
         escape(status),
         escape(status),
         num(&report["overallQuality"]),
         escape(&text(&report["request"])),
         num(&usage["calls"]),
+        match num(&usage["toolCalls"]) {
+            0.0 => String::new(),
+            n => format!(" · {n} tool calls"),
+        },
         num(&usage["promptTokens"]) + num(&usage["completionTokens"]),
         num(&usage["costUsd"]),
         num(&report["metadata"]["totalExecutionTime"]) / 1000.0,
@@ -200,142 +198,6 @@ fn dag(report: &Value) -> String {
         }
     }
     svg.push_str("</svg>\n");
-    svg
-}
-
-/// The timeline: a row per head (its department, start to end) and per specialist (each
-/// attempt's call, coloured by its decision, failures marked, the judge's grading beside it
-/// in its own colour), on one time axis.
-fn timeline(report: &Value) -> String {
-    struct Bar {
-        start: f64,
-        end: f64,
-        class: &'static str,
-        title: String,
-    }
-    let mut rows: Vec<(String, Vec<Bar>)> = Vec::new();
-    let mut end_of_run = num(&report["metadata"]["totalExecutionTime"]);
-    for d in report["departments"].as_array().into_iter().flatten() {
-        let id = d["departmentId"].as_str().unwrap_or("");
-        let m = &d["metadata"];
-        let (s, e) = (num(&m["startedAt"]), num(&m["finishedAt"]));
-        end_of_run = end_of_run.max(e);
-        rows.push((
-            format!("{id}: head"),
-            vec![Bar {
-                start: s,
-                end: e,
-                class: "head",
-                title: format!("{id} {} ({s}–{e} ms)", d["status"].as_str().unwrap_or("")),
-            }],
-        ));
-        for sp in d["specialistResults"].as_array().into_iter().flatten() {
-            let mut bars = Vec::new();
-            for a in sp["attempts"].as_array().into_iter().flatten() {
-                let (s, e) = (num(&a["startedAt"]), num(&a["finishedAt"]));
-                end_of_run = end_of_run.max(e);
-                let graded = a["gradingStartedAt"].as_f64();
-                let class = if !a["error"].is_null() {
-                    "failure"
-                } else {
-                    match a["decision"].as_str() {
-                        Some("accept") => "accept",
-                        Some("revise") => "revise",
-                        _ => "discard",
-                    }
-                };
-                bars.push(Bar {
-                    start: s,
-                    end: graded.unwrap_or(e),
-                    class,
-                    title: format!(
-                        "attempt {} · score {} · {}",
-                        num(&a["attempt"]),
-                        num(&a["score"]),
-                        a["error"].as_str().unwrap_or(a["decision"].as_str().unwrap_or(""))
-                    ),
-                });
-                if let Some(g) = graded {
-                    bars.push(Bar {
-                        start: g,
-                        end: e,
-                        class: "judge",
-                        title: format!("judge grading attempt {}", num(&a["attempt"])),
-                    });
-                }
-            }
-            rows.push((format!("{id}: {}", sp["agentId"].as_str().unwrap_or("")), bars));
-        }
-    }
-    // The master's summary comes after every department: the rest of the run is its.
-    let last = rows
-        .iter()
-        .flat_map(|(_, bars)| bars.iter().map(|b| b.end))
-        .fold(0.0, f64::max);
-    if !report["summary"].is_null() && end_of_run > last {
-        rows.push((
-            "master: summary".into(),
-            vec![Bar {
-                start: last,
-                end: end_of_run,
-                class: "head",
-                title: format!("the master's summary ({last}–{end_of_run} ms)"),
-            }],
-        ));
-    }
-    let longest = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0);
-    let label = (longest as f64 * CHAR + 12.0).clamp(120.0, 420.0);
-    let scale = TIMELINE_WIDTH / end_of_run.max(1.0);
-    let height = rows.len() as f64 * ROW + 24.0;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" role=\"img\" aria-label=\"timeline\">\n\
-         <style>.head{{fill:#c9d7ef}}.accept{{fill:#5cb85c}}.revise{{fill:#e0b040}}.discard{{fill:#d9534f}}\
-         .failure{{fill:#fff;stroke:#a31515;stroke-width:2;stroke-dasharray:3 2}}.judge{{fill:#8e6bbf}}</style>\n",
-        label + TIMELINE_WIDTH + 10.0
-    );
-    for (i, (name, bars)) in rows.iter().enumerate() {
-        let y = 4.0 + i as f64 * ROW;
-        let _ = writeln!(svg, "<text x=\"4\" y=\"{}\">{}</text>", y + 14.0, escape(name));
-        for b in bars {
-            let x = label + b.start * scale;
-            let width = ((b.end - b.start) * scale).max(2.0);
-            let _ = writeln!(
-                svg,
-                "<rect class=\"bar {}\" data-start=\"{}\" data-end=\"{}\" x=\"{x:.1}\" y=\"{}\" width=\"{width:.1}\" height=\"{}\"><title>{}</title></rect>",
-                b.class,
-                b.start,
-                b.end,
-                y + 2.0,
-                ROW - 6.0,
-                escape(&b.title)
-            );
-        }
-    }
-    let axis_y = rows.len() as f64 * ROW + 18.0;
-    for tick in 0..=4 {
-        let at = end_of_run * f64::from(tick) / 4.0;
-        let x = label + at * scale;
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{x:.1}\" y1=\"2\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{x:.1}\" y=\"{axis_y}\" text-anchor=\"{}\">{:.0} ms</text>",
-            axis_y - 12.0,
-            match tick {
-                0 => "start",
-                4 => "end",
-                _ => "middle",
-            },
-            at
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg.push_str(
-        "<p class=\"legend\"><span class=\"key head\"></span> head (its department) \
-         <span class=\"key accept\"></span> accepted \
-         <span class=\"key revise\"></span> below threshold, revised \
-         <span class=\"key discard\"></span> discarded \
-         <span class=\"key failure\"></span> call failed \
-         <span class=\"key judge\"></span> the judge grading it</p>\n",
-    );
     svg
 }
 

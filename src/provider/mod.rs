@@ -109,7 +109,6 @@ pub struct AskedCall {
 }
 
 /// A turn of a conversation after the user message.
-#[allow(dead_code)] // the tool loop (#23) lands next: remove then
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Turn {
     /// The model's reply that asked for tool calls: its text (often empty) and the calls.

@@ -103,6 +103,24 @@ pub enum Event {
         /// Whether this attempt produced output.
         succeeded: bool,
     },
+    /// A tool call ended (ran, failed, or refused by orch), SPEC §15.
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        /// The department.
+        department: String,
+        /// The agent whose model asked.
+        agent_id: String,
+        /// 1-based attempt number (a head's: its answer's or synthesis's try).
+        attempt: u32,
+        /// The `mcpServers` name; null for a tool no server of the agent lists.
+        server: Option<String>,
+        /// The tool.
+        tool: String,
+        /// Whether it ran and succeeded.
+        ok: bool,
+        /// Milliseconds it took.
+        latency_ms: u64,
+    },
     /// A department finished.
     #[serde(rename_all = "camelCase")]
     DepartmentComplete {

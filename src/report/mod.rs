@@ -4,6 +4,7 @@ mod events;
 mod plan_tree;
 mod run;
 mod run_tree;
+mod tool_call;
 mod tree;
 
 #[cfg(test)]
@@ -15,4 +16,5 @@ pub use run::{
     RunStatus, SpecialistResult, Usage, Validation,
 };
 pub use run_tree::run_tree;
+pub use tool_call::{Approval, Refusal, ToolCall};
 pub use tree::{render as render_tree, Style};

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::tool_call::ToolCall;
 use crate::grade::{Decision, ReviewStatus};
 use crate::plan::{Handling, Level, Routing, ThresholdSource};
 use crate::text::{round2, round2_opt};
@@ -54,6 +55,8 @@ pub struct Usage {
     pub cached_calls: u64,
     /// Moves of a call to the next provider of its chain (after a failure or past an open circuit).
     pub fallbacks: u64,
+    /// Tool calls the models asked for (SPEC §15), run or refused: what `maxToolCalls` counts.
+    pub tool_calls: u64,
 }
 
 impl Usage {
@@ -68,6 +71,7 @@ impl Usage {
         self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
         self.cached_calls = self.cached_calls.saturating_add(other.cached_calls);
         self.fallbacks = self.fallbacks.saturating_add(other.fallbacks);
+        self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
     }
 }
 
@@ -114,6 +118,8 @@ pub struct Attempt {
     /// How the reply failed the agent's `outputSchema` (at most 10); absent when it did not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schema_errors: Vec<crate::grade::SchemaError>,
+    /// The tool calls its model asked for, in the order asked (SPEC §15).
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// A specialist's final result, reviewed by its head.
@@ -209,6 +215,8 @@ pub struct DepartmentResult {
     pub error: Option<String>,
     /// Calls and tokens of the head and its specialists.
     pub usage: Usage,
+    /// The head's own tool calls (its answers and syntheses), in the order asked.
+    pub tool_calls: Vec<ToolCall>,
     /// Times and counts.
     pub metadata: DepartmentMetadata,
 }

@@ -1,11 +1,13 @@
 //! The tree `orch run` prints for people: status, quality and calls on top, then the
-//! departments stage by stage, each with its specialists and attempts.
+//! departments stage by stage, each with its specialists and attempts, and a line per tool
+//! call under the attempt (or the head) that made it.
 //!
 //! Every text that comes from a model, a server, a file or the request goes through
 //! [`printable`] before orch adds its colours: the renderer lets orch's own colour sequences
 //! pass, so a reply holding one of them must be escaped here, where it is still told apart.
 
 use super::run::{DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
+use super::tool_call::ToolCall;
 use super::tree::{Node, Style};
 use crate::grade::ReviewStatus;
 use crate::text::{count, excerpt, fmt_score, printable};
@@ -19,13 +21,18 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     };
     let u = &report.usage;
     let mut head = format!(
-        "{} {} · quality {} · {}{} · {} tokens{} · {:.1} s",
+        "{} {} · quality {} · {}{}{} · {} tokens{} · {:.1} s",
         style.bold("run"),
         status,
         style.bold(&fmt_score(report.overall_quality)),
         count(u.calls, "call"),
         if u.transport_retries > 0 {
             format!(" ({} transport retries)", u.transport_retries)
+        } else {
+            String::new()
+        },
+        if u.tool_calls > 0 {
+            format!(" · {}", count(u.tool_calls, "tool call"))
         } else {
             String::new()
         },
@@ -127,6 +134,10 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
     for s in &d.specialist_results {
         children.push(specialist(s, style));
     }
+    if !d.tool_calls.is_empty() {
+        let label = format!("head: {}", count(d.tool_calls.len(), "tool call"));
+        children.push(Node::new(label, tool_lines(&d.tool_calls, style)));
+    }
     if let Some(f) = d.fallback {
         let score = d.metadata.specialist_score.map(fmt_score).unwrap_or_default();
         children.push(Node::leaf(style.yellow(&format!(
@@ -170,22 +181,42 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
         style.dim(&format!("(threshold {})", s.threshold))
     );
     let mut children = vec![Node::leaf(style.dim(&printable(&s.review_notes)))];
-    for a in s
-        .attempts
-        .iter()
-        .filter(|a| a.error.is_some() || a.score < f64::from(s.threshold))
-    {
-        let text = a
-            .error
-            .as_deref()
-            .map_or_else(|| a.feedback.clone(), |e| format!("call failed: {e}"));
-        children.push(Node::leaf(format!(
-            "attempt {}: {}",
-            a.attempt,
-            printable(&excerpt(&text, 110))
-        )));
+    for a in &s.attempts {
+        let fell_short = a.error.is_some() || a.score < f64::from(s.threshold);
+        let text = match &a.error {
+            Some(e) => format!("call failed: {e}"),
+            None if fell_short => a.feedback.clone(),
+            // A passing attempt is shown only for its tool calls.
+            None if !a.tool_calls.is_empty() => count(a.tool_calls.len(), "tool call"),
+            None => continue,
+        };
+        let label = format!("attempt {}: {}", a.attempt, printable(&excerpt(&text, 110)));
+        children.push(Node::new(label, tool_lines(&a.tool_calls, style)));
     }
     Node::new(label, children)
+}
+
+/// A line per tool call, in the order asked: `server.tool`, ok or its error, its latency.
+fn tool_lines(calls: &[ToolCall], style: Style) -> Vec<Node> {
+    calls
+        .iter()
+        .map(|c| {
+            let name = match &c.server {
+                Some(server) => format!("{server}.{}", c.tool),
+                None => c.tool.clone(),
+            };
+            let how = match &c.error {
+                None => style.green("ok"),
+                Some(e) => style.red(&format!("error: {}", printable(&excerpt(e, 90)))),
+            };
+            let cut = if c.cut { " (cut)" } else { "" };
+            Node::leaf(format!(
+                "{} {how}{cut} {}",
+                style.cyan(&printable(&name)),
+                style.dim(&format!("{} ms", c.latency_ms))
+            ))
+        })
+        .collect()
 }
 
 /// A model's output (text, or JSON for structured output) cut to `max` characters on one

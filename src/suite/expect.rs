@@ -98,6 +98,7 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
             ));
         }
     }
+    out.extend(super::tool_expect::failures(&expect.tools, report));
     let text = output_text(report);
     let lower = text.to_lowercase();
     for word in &expect.contains {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use strum::{EnumString, VariantNames};
 
+use super::tool_expect::{check_names, ToolExpect};
 use crate::config::{
     parse_document, section, suggestion, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Pos, Resolve, Rule,
 };
@@ -75,6 +76,12 @@ section! {
         max_calls "maxCalls": u64, Rule::count(0, i64::MAX);
         /// `usage.costUsd` is at most this.
         max_cost_usd "maxCostUsd": f64, Rule::between_noted(0.0, 1e9, " (USD)");
+        /// Each of these tools ran at least once, ok or not (`tool` or `server.tool`).
+        tools_called "toolsCalled": Vec<At<String>>, Rule::Strings;
+        /// None of these tools ran (`tool` or `server.tool`).
+        tools_not_called "toolsNotCalled": Vec<At<String>>, Rule::Strings;
+        /// `usage.toolCalls` is at most this.
+        max_tool_calls "maxToolCalls": u64, Rule::count(0, i64::MAX);
         /// Each appears in the output (case-insensitive).
         contains "contains": Vec<String>, Rule::Strings;
         /// Each regex matches the output (case-sensitive unless it says `(?i)`).
@@ -163,6 +170,8 @@ pub struct Expect {
     pub max_calls: Option<u64>,
     /// `usage.costUsd` at most.
     pub max_cost_usd: Option<f64>,
+    /// `toolsCalled`, `toolsNotCalled` and `maxToolCalls`.
+    pub tools: ToolExpect,
     /// Substrings of the output, any case.
     pub contains: Vec<String>,
     /// Regexes over the output.
@@ -276,6 +285,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
     let mut first_at: HashMap<String, At<String>> = HashMap::new();
     let mut cases = Vec::new();
     let mut problems: Vec<(Pos, &'static str, String)> = Vec::new();
+    let mut tool_names = Vec::new();
     let mut error = |pos, code, message: String| problems.push((pos, code, message));
     for c in wire.cases.iter().flatten() {
         // A case whose id is missing or taken is still checked whole: every problem at once.
@@ -320,6 +330,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
                 ),
             }
         }
+        tool_names.extend(check_names(&e.tools_called, &e.tools_not_called, config, shown));
         let Some(id) = id else { continue };
         cases.push(Case {
             id: id.value,
@@ -327,18 +338,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             departments: c.departments.clone().map(Resolve::resolve).unwrap_or_default(),
             specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
             repeat: defaults.repeat,
-            expect: Expect {
-                status: e.status.map(|s| s.value),
-                primary: e.primary.map(|p| p.value),
-                departments: e.departments.map(Resolve::resolve),
-                include: e.include.map(Resolve::resolve).unwrap_or_default(),
-                exclude: e.exclude.map(Resolve::resolve).unwrap_or_default(),
-                min_quality: e.min_quality,
-                max_calls: e.max_calls,
-                max_cost_usd: e.max_cost_usd,
-                contains: e.contains.unwrap_or_default(),
-                matches,
-            },
+            expect: expect_of(e, matches),
         });
     }
     diags.extend(
@@ -346,6 +346,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             .into_iter()
             .map(|(pos, code, message)| Diagnostic::error(shown, pos, code, message)),
     );
+    diags.extend(tool_names);
     if cases.is_empty() && !diags.iter().any(Diagnostic::is_error) {
         diags.push(Diagnostic::error(
             shown,
@@ -357,6 +358,27 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
     Suite {
         name: name_of(path),
         cases,
+    }
+}
+
+/// What a case expects, from its `expect` as written and its compiled `matches`.
+fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
+    Expect {
+        status: e.status.map(|s| s.value),
+        primary: e.primary.map(|p| p.value),
+        departments: e.departments.map(Resolve::resolve),
+        include: e.include.map(Resolve::resolve).unwrap_or_default(),
+        exclude: e.exclude.map(Resolve::resolve).unwrap_or_default(),
+        min_quality: e.min_quality,
+        max_calls: e.max_calls,
+        max_cost_usd: e.max_cost_usd,
+        tools: ToolExpect {
+            called: e.tools_called.map(Resolve::resolve).unwrap_or_default(),
+            not_called: e.tools_not_called.map(Resolve::resolve).unwrap_or_default(),
+            max_calls: e.max_tool_calls,
+        },
+        contains: e.contains.unwrap_or_default(),
+        matches,
     }
 }
 

@@ -15,6 +15,7 @@ mod runner;
 mod selection;
 mod shard;
 mod target;
+mod tool_expect;
 mod tree;
 
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};

@@ -1,12 +1,14 @@
-//! Vocabulary below the layers: words, scores, excerpts and ids that every layer may use.
+//! Vocabulary below the layers: words, scores, excerpts, cuts and ids that every layer may use.
 //! It imports nothing of orch's, so no arrow ever runs upward from here.
 
+mod cut;
 mod json;
 mod markup;
 mod printable;
 mod score;
 mod words;
 
+pub use cut::cut_middle;
 pub use json::{first_json_value, json_excerpt};
 pub use markup::escape_markup;
 pub use printable::{printable, printable_lines};

@@ -85,11 +85,6 @@ impl Server {
         }
     }
 
-    /// Its `mcpServers` name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The tools it listed at start, in its order.
     pub fn tools(&self) -> Arc<[ToolInfo]> {
         self.tools.clone()
@@ -144,6 +139,7 @@ impl Server {
     }
 
     /// The last lines of a stdio server's stderr so far (empty for a remote one).
+    #[cfg(test)]
     pub fn stderr_now(&self) -> String {
         self.process.as_ref().map(Process::stderr_now).unwrap_or_default()
     }

@@ -20,7 +20,8 @@ use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer
 
 pub use spans::{
     agent as agent_span, attempt as attempt_context, chat as chat_span, end as end_span, end_chat as end_chat_span,
-    trace_id, workflow as workflow_span, Attempt as TracedAttempt, ChatRequest, ChatResponse,
+    end_tool as end_tool_span, tool as tool_span, trace_id, workflow as workflow_span, Attempt as TracedAttempt,
+    ChatRequest, ChatResponse, ToolSpan,
 };
 
 /// How long an export may take: an unreachable or silent collector costs at most this.

@@ -1,5 +1,6 @@
 //! The spans of a run, named and attributed as SPEC §12 and the OpenTelemetry GenAI
-//! semantic conventions say: `invoke_workflow orch` > `invoke_agent {name}` > `chat {model}`.
+//! semantic conventions say: `invoke_workflow orch` > `invoke_agent {name}` > `chat {model}`
+//! and `execute_tool {tool}` (SPEC §15).
 
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{global, Array, Context, KeyValue, StringValue, Value};
@@ -152,4 +153,49 @@ pub fn end(cx: &Context, attributes: Vec<KeyValue>) {
 pub fn trace_id(cx: &Context) -> Option<String> {
     let sc = cx.span().span_context().clone();
     sc.is_valid().then(|| sc.trace_id().to_string())
+}
+
+/// One tool call as its span sees it.
+pub struct ToolSpan<'a> {
+    /// The tool's own name.
+    pub tool: &'a str,
+    /// The provider's id of the call.
+    pub call_id: &'a str,
+    /// The `mcpServers` name (none for a tool no server of the agent lists).
+    pub server: Option<&'a str>,
+    /// Its arguments (exported only with `--otlp-content`).
+    pub arguments: &'a serde_json::Value,
+}
+
+/// One tool call's span: `execute_tool {tool}`, kind INTERNAL, under the agent's span.
+pub fn tool(call: &ToolSpan) -> Context {
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", "execute_tool"),
+        KeyValue::new("gen_ai.tool.name", call.tool.to_string()),
+        KeyValue::new("gen_ai.tool.call.id", call.call_id.to_string()),
+    ];
+    if let Some(server) = call.server {
+        attributes.push(KeyValue::new("orch.mcp.server", server.to_string()));
+    }
+    if let Some(Attempt(n)) = Context::current().get::<Attempt>() {
+        attributes.push(KeyValue::new("orch.attempt", i64::from(*n)));
+    }
+    if super::content() {
+        attributes.push(KeyValue::new("gen_ai.tool.call.arguments", call.arguments.to_string()));
+    }
+    start(format!("execute_tool {}", call.tool), SpanKind::Internal, attributes)
+}
+
+/// Ends a tool call's span: the text the model was given (exported only with
+/// `--otlp-content`) and, on failure, `error.type`.
+pub fn end_tool(cx: &Context, result: &str, error: Option<&str>) {
+    let span = cx.span();
+    if super::content() {
+        span.set_attribute(KeyValue::new("gen_ai.tool.call.result", result.to_string()));
+    }
+    if let Some(error) = error {
+        span.set_attribute(KeyValue::new("error.type", error.to_string()));
+        span.set_status(Status::error(error.to_string()));
+    }
+    span.end();
 }

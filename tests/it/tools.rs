@@ -1,7 +1,7 @@
 //! Tools over MCP (SPEC §15, issue #23), the part that needs no server: the config keys and
 //! every rule of `validate`, what `explain` shows (tools, the servers a run starts, the loop
-//! in `maxCalls`), the JSON Schemas, and `run` / `test` refusing agents with tools until the
-//! tool loop lands.
+//! in `maxCalls`), the JSON Schemas, a suite's tool expectations, and `run` / `test` refusing
+//! agents with tools until servers are started.
 
 use serde_json::json;
 use wiremock::MockServer;
@@ -405,4 +405,64 @@ fn explain_prices_every_request_of_the_loop() {
     // As without tools (models.rs: 4 calls at 0.000205 each), each call now up to 3 + 1 requests.
     assert_eq!((&plan["minCalls"], &plan["maxCalls"]), (&json!(1), &json!(16)));
     assert_eq!(plan["maxCostUsd"], 0.00328);
+}
+
+#[test]
+fn a_suite_checks_its_tool_expectations_like_the_others() {
+    let root = Root::empty();
+    root.write("orch.toml", TEAM_TOML);
+    let good = "  - id: c\n    prompt: research it\n    expect: { toolsCalled: [files.read_file, read_file], toolsNotCalled: [write_file], maxToolCalls: 4 }\n";
+    root.write(
+        "s.yaml",
+        format!(
+            "config: orch.toml\ncases:\n\
+             \x20 - id: a\n    prompt: research it\n    expect: {{ toolsCaled: [read_file], maxToolCalls: -1 }}\n\
+             \x20 - id: b\n    prompt: research it\n    expect: {{ toolsCalled: read_file, toolsNotCalled: [\"\", fles.write_file, files.read_file, v1.2] }}\n\
+             {good}"
+        ),
+    );
+    let errors = "s.yaml:5:15: error: unknown key `toolsCaled` in `expect` (did you mean `toolsCalled`?)\n\
+         s.yaml:5:54: error: `maxToolCalls` must be at least 0, found -1\n\
+         s.yaml:8:28: error: `toolsCalled` in `expect` must be a list of strings, found a string\n\
+         s.yaml:8:56: error: `toolsNotCalled` holds an empty tool name\n";
+    let warnings = "s.yaml:8:60: warning: no mcp server `fles` (did you mean `files`?): `fles.write_file` is read as one tool's own name\n\
+         s.yaml:8:94: warning: no mcp server `v1`: `v1.2` is read as one tool's own name\n";
+    Test::new(root.path())
+        .args(["validate", "--suite", "s.yaml"])
+        .status(2)
+        .stdout(format!("{errors}{warnings}4 errors, 2 warnings\n"))
+        .stderr("")
+        .run();
+    Test::new(root.path())
+        .args(["test", "s.yaml"])
+        .status(2)
+        .stdout("")
+        .stderr(format!("{errors}error: the suite has 4 errors (nothing ran)\n"))
+        .run();
+    // The keys used well: nothing to say.
+    root.write("t.yaml", format!("config: orch.toml\ncases:\n{good}"));
+    Test::new(root.path())
+        .args(["validate", "--suite", "t.yaml"])
+        .status(0)
+        .stdout("0 errors, 0 warnings\n")
+        .stderr("")
+        .run();
+}
+
+#[test]
+fn tools_called_on_a_config_without_tools_could_never_hold() {
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: a\n    prompt: Aladdin\n    expect: { toolsCalled: [read_file], toolsNotCalled: [write_file] }\n",
+    );
+    Test::new(root.path())
+        .args(["validate", "--suite", "s.yaml"])
+        .status(2)
+        .stdout(
+            "s.yaml:4:29: error: `toolsCalled` names `read_file`, but no agent of the config has tools\n\
+             1 error, 0 warnings\n",
+        )
+        .stderr("")
+        .run();
 }

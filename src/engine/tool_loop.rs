@@ -1,0 +1,311 @@
+//! The tool loop of one attempt (SPEC §15 "The loop"): each request offers the agent's
+//! tools; a reply asking for tool calls has them run (those of one reply concurrently) and
+//! their results sent back in the order asked; a reply without tool calls, or any reply to
+//! a request that offered none (whose calls are then neither run nor counted), is the
+//! attempt's output. Every request is a call (slot,
+//! budgets, cost, deadline); tool calls hold no LLM slot but end with the run's deadline.
+
+use std::sync::Arc;
+
+use futures::future::join_all;
+use opentelemetry::trace::FutureExt;
+use tokio::time::Instant;
+
+use super::call::{Ask, Called};
+use super::ledger::{Admit, Ledger};
+use super::offer::Offer;
+use super::{far_future, CallError, Engine};
+use crate::config::Agent;
+use crate::provider::{AskedCall, ToolResultMsg, Turn};
+use crate::report::{Approval, Event, Refusal, ToolCall, Usage};
+use crate::tools::{ToolError, ToolHost, ToolRequest};
+use crate::trace::{end_tool_span, tool_span, ToolSpan};
+
+/// Why a tool needing approval is not run until approvals exist (SPEC §16's default off a
+/// terminal, `--approvals deny`).
+const NOT_APPROVED: &str = "not approved (--approvals deny)";
+
+/// Who converses, for the records of its tool calls: the department and the attempt.
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'a> {
+    /// The department the agent works in ("" for the master).
+    pub department: &'a str,
+    /// 1-based attempt (a head's: the try of its answer or synthesis).
+    pub attempt: u32,
+}
+
+/// What an agent with tools converses with: the host that runs its calls, and its offer.
+pub struct Toolbox<'a> {
+    host: &'a dyn ToolHost,
+    offer: Offer,
+}
+
+/// How one tool call came out, before it is recorded.
+struct Outcome {
+    /// The text for the model (before the cut), or the error's text.
+    text: Result<String, String>,
+    /// The span's `error.type` on failure.
+    error_type: Option<&'static str>,
+    approval: Option<Approval>,
+}
+
+impl Engine {
+    /// One turn of an agent that never has tools (the master: config validation refuses
+    /// tools on it): its text.
+    pub(super) async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
+        let place = Place {
+            department: "",
+            attempt: 1,
+        };
+        self.converse(agent, prompt, usage, place).await.result.map(|c| c.text)
+    }
+
+    /// One turn of `agent` in an attempt: the model is called until it gives its final
+    /// reply. Every attempt of an agent (a specialist's, a head's answer or synthesis, the
+    /// master's summary) goes through here: an agent with tools runs the tool loop
+    /// (`tool_loop.rs`); any other makes one call.
+    pub(super) async fn converse(&self, agent: &Agent, prompt: String, usage: &mut Usage, place: Place<'_>) -> Called {
+        match self.offer_for(agent) {
+            Some(toolbox) => self.tool_loop(agent, prompt, usage, place, toolbox).await,
+            None => self.call_full(agent, prompt, usage).await,
+        }
+    }
+
+    /// The tools `agent` offers its model, and the host that runs them: none when it has no
+    /// tools, no host answers for them, or its `maxToolCalls` is 0 (then nothing is offered
+    /// and an attempt is one call).
+    pub(super) fn offer_for(&self, agent: &Agent) -> Option<Toolbox<'_>> {
+        let host = self.tools.as_deref()?;
+        if agent.tools.is_empty() || self.config.max_tool_calls(agent) == 0 {
+            return None;
+        }
+        let offer = Offer::of(&agent.tools, |server| host.tools(server));
+        Some(Toolbox { host, offer })
+    }
+
+    /// One attempt's turn of an agent with tools: requests until a final reply. The tool
+    /// calls made come back on the [`Called`], whether the turn succeeded or not.
+    pub(super) async fn tool_loop(
+        &self,
+        agent: &Agent,
+        prompt: String,
+        usage: &mut Usage,
+        place: Place<'_>,
+        toolbox: Toolbox<'_>,
+    ) -> Called {
+        let mut ledger = Ledger::new(self.config.max_tool_calls(agent));
+        let mut ask = Ask::plain(prompt);
+        let mut records: Vec<ToolCall> = Vec::new();
+        loop {
+            ask.tools = match ledger.offer_next() {
+                true => Arc::clone(&toolbox.offer.tools),
+                false => Arc::default(),
+            };
+            let called = self.call_as(agent, &ask, usage, agent.output_schema.clone()).await;
+            let provider = called.provider;
+            let reply = match called.result {
+                Ok(c) if !ask.tools.is_empty() && !c.tool_calls.is_empty() => c,
+                result => {
+                    let called = Called {
+                        result,
+                        provider,
+                        tool_calls: records,
+                    };
+                    return self.final_reply(agent, called).await;
+                }
+            };
+            usage.tool_calls = usage.tool_calls.saturating_add(reply.tool_calls.len() as u64);
+            let admits: Vec<Admit> = reply
+                .tool_calls
+                .iter()
+                .map(|call| ledger.admit(call, &toolbox.offer))
+                .collect();
+            let done = match self.run_tools(agent, toolbox.host, &reply.tool_calls, admits).await {
+                Ok(done) => done,
+                Err(e) => {
+                    return Called {
+                        result: Err(e),
+                        provider,
+                        tool_calls: records,
+                    }
+                }
+            };
+            self.tell_tool_calls(agent, place, &done);
+            ask.turns.push(Turn::Asked {
+                text: reply.text,
+                calls: reply.tool_calls,
+            });
+            ask.turns.push(Turn::Results(done.iter().map(model_sees).collect()));
+            records.extend(done);
+        }
+    }
+
+    /// The loop's last reply: the output, so it must say something (a reply that only asks
+    /// for tools, to a request that offered none, is empty), and match any `outputSchema`.
+    async fn final_reply(&self, agent: &Agent, mut called: Called) -> Called {
+        if called.result.as_ref().is_ok_and(|c| c.text.trim().is_empty()) {
+            called.result = Err(CallError::Empty);
+            return called;
+        }
+        self.checked(agent, called).await
+    }
+
+    /// Runs the calls of one reply concurrently, inside the run's deadline: their records in
+    /// the reply's order, or why the attempt ends (the deadline, a call `--replay` lacks).
+    async fn run_tools(
+        &self,
+        agent: &Agent,
+        host: &dyn ToolHost,
+        asked: &[AskedCall],
+        admits: Vec<Admit>,
+    ) -> Result<Vec<ToolCall>, CallError> {
+        let calls = asked
+            .iter()
+            .zip(admits)
+            .map(|(call, admit)| self.run_tool(agent, host, call, admit));
+        let deadline = self.deadline().unwrap_or_else(far_future);
+        match tokio::time::timeout_at(deadline, join_all(calls)).await {
+            Ok(done) => done.into_iter().collect(),
+            Err(_) => Err(CallError::Deadline),
+        }
+    }
+
+    /// One tool call inside its `execute_tool` span: run, refused, or denied; its record.
+    async fn run_tool(
+        &self,
+        agent: &Agent,
+        host: &dyn ToolHost,
+        call: &AskedCall,
+        admit: Admit,
+    ) -> Result<ToolCall, CallError> {
+        let (started_at, t0) = (self.elapsed_ms(), Instant::now());
+        let mut record = asked_record(call, &admit, started_at);
+        let span = tool_span(&ToolSpan {
+            tool: &record.tool,
+            call_id: &call.id,
+            server: record.server.as_deref(),
+            arguments: &record.arguments,
+        });
+        let outcome = match admit {
+            Admit::Refuse { why, .. } => refused(why, None),
+            Admit::Run { approve: true, .. } => refused(Refusal::Denied(NOT_APPROVED.into()), Some(Approval::Denied)),
+            Admit::Run {
+                server,
+                tool,
+                arguments,
+                ..
+            } => {
+                let agent_id = agent.id.clone();
+                let request = ToolRequest {
+                    agent_id,
+                    server,
+                    tool,
+                    arguments,
+                };
+                match host.call(&request).with_context(span.clone()).await {
+                    Err(e @ ToolError::NotRecorded { .. }) => {
+                        end_tool_span(&span, "", Some("not_recorded"));
+                        return Err(CallError::Tool(e));
+                    }
+                    result => ran(result),
+                }
+            }
+        };
+        let max = usize::try_from(self.config.settings.defaults.max_tool_result_bytes).unwrap_or(usize::MAX);
+        let (shown, cut) = crate::text::cut_middle(outcome.text.as_ref().unwrap_or_else(|e| e), max);
+        end_tool_span(&span, &shown, outcome.error_type);
+        record.ok = outcome.text.is_ok();
+        record.error = (!record.ok).then(|| shown.clone());
+        record.result = shown;
+        record.cut = cut > 0;
+        record.latency_ms = t0.elapsed().as_millis() as u64;
+        record.finished_at = self.elapsed_ms();
+        record.approval = outcome.approval;
+        Ok(record)
+    }
+
+    /// A `tool_call` event per call, in the reply's order (the run's events are the same
+    /// whichever call finished first).
+    fn tell_tool_calls(&self, agent: &Agent, place: Place<'_>, done: &[ToolCall]) {
+        for call in done {
+            self.emit(Event::ToolCall {
+                department: place.department.to_string(),
+                agent_id: agent.id.clone(),
+                attempt: place.attempt,
+                server: call.server.clone(),
+                tool: call.tool.clone(),
+                ok: call.ok,
+                latency_ms: call.latency_ms,
+            });
+        }
+    }
+}
+
+/// The record of an asked call before it ends: who and what, started at `started_at`.
+fn asked_record(call: &AskedCall, admit: &Admit, started_at: u64) -> ToolCall {
+    let (server, tool, arguments) = match admit {
+        Admit::Run {
+            server,
+            tool,
+            arguments,
+            ..
+        } => (Some(server.clone()), tool.clone(), arguments.clone()),
+        Admit::Refuse { server, tool, .. } => (server.clone(), tool.clone(), call.arguments.clone()),
+    };
+    ToolCall {
+        id: call.id.clone(),
+        server,
+        tool,
+        arguments,
+        ok: false,
+        result: String::new(),
+        error: None,
+        cut: false,
+        latency_ms: 0,
+        started_at,
+        finished_at: started_at,
+        approval: None,
+    }
+}
+
+/// A call orch did not run: the refusal for the model.
+fn refused(why: Refusal, approval: Option<Approval>) -> Outcome {
+    let error_type = match why {
+        Refusal::LimitReached(_) => "limit_reached",
+        Refusal::Repeated => "repeated_call",
+        Refusal::Unknown(_) => "unknown_tool",
+        Refusal::NotAllowed(_) => "tool_not_allowed",
+        Refusal::BadArguments => "invalid_arguments",
+        Refusal::Denied(_) => "denied",
+    };
+    Outcome {
+        text: Err(why.to_string()),
+        error_type: Some(error_type),
+        approval,
+    }
+}
+
+/// A call the host ran: its text, or its error's (SPEC §15's words).
+fn ran(result: Result<String, ToolError>) -> Outcome {
+    let error_type = result.as_ref().err().map(|e| match e {
+        ToolError::IsError { .. } => "tool_error",
+        ToolError::TimedOut { .. } => "timeout",
+        ToolError::Exited { .. } => "server_exited",
+        ToolError::Failed { .. } => "call_failed",
+        ToolError::NotRecorded { .. } => "not_recorded",
+    });
+    Outcome {
+        text: result.map_err(|e| e.to_string()),
+        error_type,
+        approval: None,
+    }
+}
+
+/// What the model is sent for a call: the text it saw, flagged when the call failed.
+fn model_sees(call: &ToolCall) -> ToolResultMsg {
+    ToolResultMsg {
+        call_id: call.id.clone(),
+        text: call.result.clone(),
+        is_error: !call.ok,
+    }
+}

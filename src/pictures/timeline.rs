@@ -1,0 +1,285 @@
+//! The timeline of `orch report --html`: a row per head (its department, start to end) and
+//! per specialist (each attempt's call, coloured by its decision, failures marked, the
+//! judge's grading beside it), on one time axis; each tool call is a mark of its own on the
+//! row of the agent that made it (SPEC §15). Reads the report's JSON, like the page.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use crate::text::escape_markup as escape;
+
+/// Width of the timeline's time axis, in SVG units.
+const TIMELINE_WIDTH: f64 = 760.0;
+/// Height of a timeline row.
+const ROW: f64 = 22.0;
+/// Width of a character of the labels (11 px font), to size the label column.
+const CHAR: f64 = 6.2;
+
+const BAR_STYLE: &str = ".head{fill:#c9d7ef}.accept{fill:#5cb85c}.revise{fill:#e0b040}.discard{fill:#d9534f}\
+.failure{fill:#fff;stroke:#a31515;stroke-width:2;stroke-dasharray:3 2}.judge{fill:#8e6bbf}";
+const TOOL_STYLE: &str = ".tool.ok{fill:#1f4e8c}.tool.error{fill:#a31515}";
+
+/// A span of time on a row: a department or an attempt's call, or the judge grading it.
+struct Bar {
+    start: f64,
+    end: f64,
+    class: &'static str,
+    title: String,
+}
+
+/// A tool call, drawn over the bars of its agent's row.
+struct Mark {
+    start: f64,
+    end: f64,
+    ok: bool,
+    title: String,
+}
+
+/// One row: its label, its bars, its tool calls.
+struct Row {
+    name: String,
+    bars: Vec<Bar>,
+    marks: Vec<Mark>,
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// The timeline's SVG and its legend.
+pub fn timeline(report: &Value) -> String {
+    let mut rows = Vec::new();
+    for d in report["departments"].as_array().into_iter().flatten() {
+        rows.extend(department_rows(d));
+    }
+    let ends = rows.iter().flat_map(|r| r.bars.iter().map(|b| b.end));
+    let end_of_run = ends
+        .clone()
+        .fold(num(&report["metadata"]["totalExecutionTime"]), f64::max);
+    // The master's summary comes after every department: the rest of the run is its.
+    let last = ends.fold(0.0, f64::max);
+    if !report["summary"].is_null() && end_of_run > last {
+        rows.push(Row {
+            name: "master: summary".into(),
+            bars: vec![Bar {
+                start: last,
+                end: end_of_run,
+                class: "head",
+                title: format!("the master's summary ({last}–{end_of_run} ms)"),
+            }],
+            marks: Vec::new(),
+        });
+    }
+    draw(&rows, end_of_run)
+}
+
+/// A department's rows: its head's (the department, and the head's own tool calls), then
+/// one per specialist.
+fn department_rows(d: &Value) -> Vec<Row> {
+    let id = d["departmentId"].as_str().unwrap_or("");
+    let m = &d["metadata"];
+    let (s, e) = (num(&m["startedAt"]), num(&m["finishedAt"]));
+    let mut rows = vec![Row {
+        name: format!("{id}: head"),
+        bars: vec![Bar {
+            start: s,
+            end: e,
+            class: "head",
+            title: format!("{id} {} ({s}–{e} ms)", d["status"].as_str().unwrap_or("")),
+        }],
+        marks: tool_marks(&d["toolCalls"]),
+    }];
+    for sp in d["specialistResults"].as_array().into_iter().flatten() {
+        let mut row = Row {
+            name: format!("{id}: {}", sp["agentId"].as_str().unwrap_or("")),
+            bars: Vec::new(),
+            marks: Vec::new(),
+        };
+        for a in sp["attempts"].as_array().into_iter().flatten() {
+            row.bars.extend(attempt_bars(a));
+            row.marks.extend(tool_marks(&a["toolCalls"]));
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// An attempt's call, coloured by its decision (a failure dashed), and the judge's grading.
+fn attempt_bars(a: &Value) -> Vec<Bar> {
+    let (s, e) = (num(&a["startedAt"]), num(&a["finishedAt"]));
+    let graded = a["gradingStartedAt"].as_f64();
+    let class = match a["decision"].as_str() {
+        _ if !a["error"].is_null() => "failure",
+        Some("accept") => "accept",
+        Some("revise") => "revise",
+        _ => "discard",
+    };
+    let mut bars = vec![Bar {
+        start: s,
+        end: graded.unwrap_or(e),
+        class,
+        title: format!(
+            "attempt {} · score {} · {}",
+            num(&a["attempt"]),
+            num(&a["score"]),
+            a["error"].as_str().unwrap_or(a["decision"].as_str().unwrap_or(""))
+        ),
+    }];
+    if let Some(g) = graded {
+        bars.push(Bar {
+            start: g,
+            end: e,
+            class: "judge",
+            title: format!("judge grading attempt {}", num(&a["attempt"])),
+        });
+    }
+    bars
+}
+
+/// A mark per tool call of `calls` (a report without tool calls has none).
+fn tool_marks(calls: &Value) -> Vec<Mark> {
+    let mark = |c: &Value| {
+        let tool = c["tool"].as_str().unwrap_or("");
+        let name = c["server"].as_str().map_or(tool.to_string(), |s| format!("{s}.{tool}"));
+        let ok = c["ok"] == true;
+        let how = c["error"].as_str().map_or("ok".to_string(), |e| format!("error: {e}"));
+        Mark {
+            start: num(&c["startedAt"]),
+            end: num(&c["finishedAt"]),
+            ok,
+            title: format!("tool {name} · {how} · {} ms", num(&c["latencyMs"])),
+        }
+    };
+    calls.as_array().into_iter().flatten().map(mark).collect()
+}
+
+/// The rows on one axis from 0 to `end_of_run`, the axis's ticks, and the legend.
+fn draw(rows: &[Row], end_of_run: f64) -> String {
+    let any_tools = rows.iter().any(|r| !r.marks.is_empty());
+    let longest = rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
+    let label = (longest as f64 * CHAR + 12.0).clamp(120.0, 420.0);
+    let scale = TIMELINE_WIDTH / end_of_run.max(1.0);
+    let x = |t: f64| label + t * scale;
+    let width = |a: f64, b: f64| ((b - a) * scale).max(2.0);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"timeline\">\n<style>{BAR_STYLE}{}</style>\n",
+        label + TIMELINE_WIDTH + 10.0,
+        rows.len() as f64 * ROW + 24.0,
+        if any_tools { TOOL_STYLE } else { "" }
+    );
+    for (i, row) in rows.iter().enumerate() {
+        let y = 4.0 + i as f64 * ROW;
+        let _ = writeln!(svg, "<text x=\"4\" y=\"{}\">{}</text>", y + 14.0, escape(&row.name));
+        for b in &row.bars {
+            let _ = writeln!(
+                svg,
+                "<rect class=\"bar {}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{}\"><title>{}</title></rect>",
+                b.class, b.start, b.end, x(b.start), y + 2.0, width(b.start, b.end), ROW - 6.0, escape(&b.title)
+            );
+        }
+        for m in &row.marks {
+            let _ = writeln!(
+                svg,
+                "<rect class=\"tool {}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{}\"><title>{}</title></rect>",
+                if m.ok { "ok" } else { "error" }, m.start, m.end, x(m.start), y + 7.0, width(m.start, m.end), ROW - 16.0, escape(&m.title)
+            );
+        }
+    }
+    axis(&mut svg, rows.len(), end_of_run, x);
+    svg.push_str("</svg>\n");
+    svg.push_str(&legend(any_tools));
+    svg
+}
+
+/// Five ticks from the run's start to its end.
+fn axis(svg: &mut String, rows: usize, end_of_run: f64, x: impl Fn(f64) -> f64) {
+    let axis_y = rows as f64 * ROW + 18.0;
+    for tick in 0..=4 {
+        let at = end_of_run * f64::from(tick) / 4.0;
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x:.1}\" y1=\"2\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{x:.1}\" y=\"{axis_y}\" text-anchor=\"{}\">{:.0} ms</text>",
+            axis_y - 12.0,
+            match tick {
+                0 => "start",
+                4 => "end",
+                _ => "middle",
+            },
+            at,
+            x = x(at)
+        );
+    }
+}
+
+/// What the colours mean (tool calls only when the run made some).
+fn legend(any_tools: bool) -> String {
+    format!(
+        "<p class=\"legend\"><span class=\"key head\"></span> head (its department) \
+         <span class=\"key accept\"></span> accepted \
+         <span class=\"key revise\"></span> below threshold, revised \
+         <span class=\"key discard\"></span> discarded \
+         <span class=\"key failure\"></span> call failed \
+         <span class=\"key judge\"></span> the judge grading it{}</p>\n",
+        if any_tools {
+            " <span class=\"key tool\" style=\"background:#1f4e8c\"></span> a tool call (red: failed)"
+        } else {
+            ""
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report(tool_calls: Value) -> Value {
+        json!({
+            "metadata": {"totalExecutionTime": 400},
+            "summary": null,
+            "departments": [{
+                "departmentId": "d", "status": "success",
+                "metadata": {"startedAt": 0, "finishedAt": 400},
+                "toolCalls": [{"server": "files", "tool": "list", "ok": true, "error": null,
+                               "latencyMs": 20, "startedAt": 300, "finishedAt": 320}],
+                "specialistResults": [{"agentId": "reader", "attempts": [{
+                    "attempt": 1, "score": 80, "decision": "accept", "error": null,
+                    "startedAt": 0, "finishedAt": 200, "gradingStartedAt": null,
+                    "toolCalls": tool_calls
+                }]}]
+            }]
+        })
+    }
+
+    #[test]
+    fn each_tool_call_is_a_mark_on_its_agents_row() {
+        let calls = json!([
+            {"server": "files", "tool": "read_file", "ok": true, "error": null, "latencyMs": 100, "startedAt": 100, "finishedAt": 200},
+            {"server": null, "tool": "rm <x>", "ok": false, "error": "unknown tool: rm <x>", "latencyMs": 0, "startedAt": 100, "finishedAt": 100}
+        ]);
+        let svg = timeline(&report(calls));
+        let marks: Vec<&str> = svg.lines().filter(|l| l.starts_with("<rect class=\"tool ")).collect();
+        // 760 units for 400 ms: 1.9 a millisecond, after a 120-unit label column.
+        assert_eq!(
+            marks,
+            [
+                "<rect class=\"tool ok\" data-start=\"300\" data-end=\"320\" x=\"690.0\" y=\"11\" width=\"38.0\" height=\"6\"><title>tool files.list · ok · 20 ms</title></rect>",
+                "<rect class=\"tool ok\" data-start=\"100\" data-end=\"200\" x=\"310.0\" y=\"33\" width=\"190.0\" height=\"6\"><title>tool files.read_file · ok · 100 ms</title></rect>",
+                "<rect class=\"tool error\" data-start=\"100\" data-end=\"100\" x=\"310.0\" y=\"33\" width=\"2.0\" height=\"6\"><title>tool rm &lt;x&gt; · error: unknown tool: rm &lt;x&gt; · 0 ms</title></rect>",
+            ]
+        );
+        assert!(svg.contains(TOOL_STYLE) && svg.contains("a tool call (red: failed)"));
+    }
+
+    #[test]
+    fn a_run_without_tool_calls_draws_as_before() {
+        let mut r = report(json!([]));
+        r["departments"][0]["toolCalls"] = json!([]);
+        let svg = timeline(&r);
+        assert!(!svg.contains("class=\"tool") && !svg.contains(TOOL_STYLE) && !svg.contains("tool call"));
+        // An older report has no `toolCalls` at all.
+        r["departments"][0].as_object_mut().unwrap().remove("toolCalls");
+        assert_eq!(timeline(&r), svg);
+    }
+}
