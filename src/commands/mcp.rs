@@ -1,7 +1,6 @@
-//! `orch mcp` (SPEC §19): the config served as MCP tools over stdio or streamable HTTP. The
-//! config must load to start (exit 2 otherwise, like every command); one line on stderr says
-//! where it serves; a signal or the client closing stdin stops it (exit 0: a server that was
-//! asked to stop has not failed).
+//! `orch mcp` (SPEC §19): the config served as MCP tools over stdio or streamable HTTP. A
+//! missing config root stops it (exit 2); one line on stderr says where it serves; a signal
+//! or the client closing stdin stops it (exit 0: a server asked to stop has not failed).
 
 use std::io::Write;
 use std::path::Path;
@@ -19,7 +18,12 @@ use crate::serve::{self, Served};
 /// Runs `orch mcp`.
 pub fn mcp(args: McpArgs) -> Result<Exit> {
     let root = locate_root(args.config.as_deref());
-    config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
+    // A config root that is not there stops it; an invalid config is served (its `validate`
+    // tool says what is wrong, the others refuse with the load error), so an agent that is
+    // mending the config can check its work.
+    if let Some(missing) = config::diagnose(&root).into_iter().find(|d| d.is_missing_config()) {
+        return Err(CommandError::usage(missing.message).into());
+    }
     let address = (args.http.as_deref().map(serve::listen_address).transpose()).map_err(CommandError::usage)?;
     // Bound before anything is served: an address in use is refused like a bad flag.
     let listener = match address {

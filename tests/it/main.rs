@@ -9,6 +9,7 @@ mod fuzz;
 mod honest;
 mod hostile;
 mod layers;
+mod mcp;
 mod models;
 mod numbers;
 mod pictures;

@@ -7,6 +7,7 @@ Scenarios (each prints one JSON document on stdout, results as they are on the w
     tools                      the server's name and its tools
     call NAME ARGS             one tools/call
     calls '[[NAME, ARGS]...]'  the calls at once (one session), results in the order given
+    sequence '[[NAME, ARGS]...]'  the calls one after another (one session)
     progress NAME ARGS         one tools/call with a progressToken: result and notifications
 """
 
@@ -42,6 +43,8 @@ async def scenario(session, name, args):
             for i, (tool, arguments) in enumerate(calls):
                 group.start_soon(one, i, tool, arguments)
         return results
+    if name == "sequence":
+        return [wire(await session.call_tool(tool, arguments)) for tool, arguments in json.loads(args[0])]
     if name == "progress":
         seen = []
 
