@@ -89,7 +89,10 @@ impl Team {
             Ok(plan) => plan,
             // As `orch run` prints it: the master's failed report, then the reason.
             Err(e) if e.exit == Exit::Failed => {
-                return Err(Answer::failed_with(&Report::master_failed(&prompt, &e.message), e.message))
+                return Err(Answer::failed_with(
+                    &Report::master_failed(&prompt, &e.message),
+                    e.message,
+                ))
             }
             Err(e) => return Err(message(e)),
         };
@@ -254,7 +257,9 @@ impl Served for Team {
     }
 
     fn explain(&self, prompt: String) -> BoxFuture<'_, Answer> {
-        let answer = self.explain_call(prompt).map_or_else(message, |plan| Answer::json(&plan));
+        let answer = self
+            .explain_call(prompt)
+            .map_or_else(message, |plan| Answer::json(&plan));
         Box::pin(std::future::ready(answer))
     }
 

@@ -41,7 +41,10 @@ mod tests {
 
     #[test]
     fn nonsense_is_refused() {
-        assert_eq!(listen_address("70000").unwrap_err(), "--http `70000`: a port is at most 65535");
+        assert_eq!(
+            listen_address("70000").unwrap_err(),
+            "--http `70000`: a port is at most 65535"
+        );
         for bad in ["", "example.com:80", "127.0.0.1", ":x"] {
             assert!(listen_address(bad).unwrap_err().contains("is not a port"), "{bad}");
         }

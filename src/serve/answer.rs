@@ -101,7 +101,10 @@ mod tests {
         let result = Answer::failed_with(&json!({"status": "failed"}), "no department matched").into_result();
         assert_eq!(result.is_error, Some(true));
         assert_eq!(result.structured_content, Some(json!({"status": "failed"})));
-        assert_eq!(texts(&result), ["{\n  \"status\": \"failed\"\n}", "no department matched"]);
+        assert_eq!(
+            texts(&result),
+            ["{\n  \"status\": \"failed\"\n}", "no department matched"]
+        );
     }
 
     #[test]

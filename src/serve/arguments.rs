@@ -91,7 +91,9 @@ pub(super) fn tools() -> Vec<Tool> {
 }
 
 fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
-    let Value::Object(schema) = schema else { unreachable!("a tool's schema is an object") };
+    let Value::Object(schema) = schema else {
+        unreachable!("a tool's schema is an object")
+    };
     Tool::new(name, description, schema)
 }
 
@@ -145,7 +147,9 @@ pub(super) fn suite_under(root: &Path, suite: &str) -> Result<PathBuf, String> {
         return Err(refuse());
     }
     let joined = base.join(path);
-    let real_base = base.canonicalize().map_err(|e| format!("cannot read the config root: {e}"))?;
+    let real_base = base
+        .canonicalize()
+        .map_err(|e| format!("cannot read the config root: {e}"))?;
     let real = joined
         .canonicalize()
         .map_err(|e| format!("cannot read the suite `{suite}`: {e}"))?;
@@ -174,9 +178,17 @@ mod tests {
                 specialists: SpecialistMode::Auto
             })
         );
-        let call = parse("run", args(json!({"prompt": "p", "departments": ["story"], "specialists": "never"})));
-        let Some(Ok(Call::Run(run))) = call else { panic!("{call:?}") };
-        assert_eq!((run.departments, run.specialists), (vec!["story".to_string()], SpecialistMode::Never));
+        let call = parse(
+            "run",
+            args(json!({"prompt": "p", "departments": ["story"], "specialists": "never"})),
+        );
+        let Some(Ok(Call::Run(run))) = call else {
+            panic!("{call:?}")
+        };
+        assert_eq!(
+            (run.departments, run.specialists),
+            (vec!["story".to_string()], SpecialistMode::Never)
+        );
     }
 
     #[test]
@@ -187,10 +199,15 @@ mod tests {
         );
         assert_eq!(
             parse("run", args(json!({"prompt": "p", "specialists": "often"}))),
-            Some(Err("invalid arguments for `run`: `specialists` is `often`, not one of auto, always, never".into()))
+            Some(Err(
+                "invalid arguments for `run`: `specialists` is `often`, not one of auto, always, never".into()
+            ))
         );
         let unknown = parse("validate", args(json!({"strict": true}))).unwrap().unwrap_err();
-        assert!(unknown.starts_with("invalid arguments for `validate`: unknown field `strict`"), "{unknown}");
+        assert!(
+            unknown.starts_with("invalid arguments for `validate`: unknown field `strict`"),
+            "{unknown}"
+        );
         assert_eq!(parse("deploy", None), None);
     }
 
@@ -214,15 +231,24 @@ mod tests {
         assert_eq!(inside, root.join("suites/a.yaml").canonicalize().unwrap());
         let absolute = root.join("suites/a.yaml").display().to_string();
         assert_eq!(suite_under(&root, &absolute).unwrap(), inside);
-        let refused = format!("the suite `../outside.yaml` is not under the config root {}", root.display());
+        let refused = format!(
+            "the suite `../outside.yaml` is not under the config root {}",
+            root.display()
+        );
         assert_eq!(suite_under(&root, "../outside.yaml"), Err(refused));
         let elsewhere = dir.path().join("outside.yaml").display().to_string();
-        assert!(suite_under(&root, &elsewhere).unwrap_err().contains("is not under the config root"));
+        assert!(suite_under(&root, &elsewhere)
+            .unwrap_err()
+            .contains("is not under the config root"));
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(dir.path().join("outside.yaml"), root.join("link.yaml")).unwrap();
-            assert!(suite_under(&root, "link.yaml").unwrap_err().contains("is not under the config root"));
+            assert!(suite_under(&root, "link.yaml")
+                .unwrap_err()
+                .contains("is not under the config root"));
         }
-        assert!(suite_under(&root, "missing.yaml").unwrap_err().starts_with("cannot read the suite `missing.yaml`"));
+        assert!(suite_under(&root, "missing.yaml")
+            .unwrap_err()
+            .starts_with("cannot read the suite `missing.yaml`"));
     }
 }

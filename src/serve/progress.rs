@@ -119,7 +119,10 @@ mod tests {
         };
         assert_eq!(
             steps,
-            [step(1, "department character: success"), step(2, "department story: failed")]
+            [
+                step(1, "department character: success"),
+                step(2, "department story: failed")
+            ]
         );
     }
 }

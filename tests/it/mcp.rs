@@ -39,7 +39,12 @@ fn client(python: &Path, transport: &[String], scenario: &[&str], env: &[(&str, 
         cmd.env(k, v);
     }
     let out = blocking(|| cmd.output().unwrap());
-    assert!(out.status.success(), "client {scenario:?} failed:\n{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        out.status.success(),
+        "client {scenario:?} failed:\n{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
     (stdout_json(&out), stderr(&out))
 }
 
@@ -50,7 +55,12 @@ fn call(python: &Path, root: &Path, tool: &str, args: Value) -> Value {
 
 /// The text blocks of a tool result.
 fn texts(result: &Value) -> Vec<&str> {
-    result["content"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()).collect()
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .collect()
 }
 
 /// `orch ARGS` in `root`: its stdout as JSON.
@@ -84,7 +94,10 @@ fn lists_the_four_tools_with_their_argument_schemas() {
     let prompt_only = json!({"type": "object", "additionalProperties": false, "required": ["prompt"],
                              "properties": {"prompt": {"type": "string"}}});
     assert_eq!(schema("explain"), prompt_only);
-    assert_eq!(schema("validate"), json!({"type": "object", "additionalProperties": false, "properties": {}}));
+    assert_eq!(
+        schema("validate"),
+        json!({"type": "object", "additionalProperties": false, "properties": {}})
+    );
     assert_eq!(
         schema("test"),
         json!({"type": "object", "additionalProperties": false, "required": ["suite"],
@@ -100,15 +113,33 @@ fn run_returns_the_report_orch_run_prints() {
     let result = call(&python, &repo(), "run", args);
     let printed = command_json(
         &repo(),
-        &["run", "--format", "json", "--department", "character", "--department", "story", "--specialists", "always", prompt],
+        &[
+            "run",
+            "--format",
+            "json",
+            "--department",
+            "character",
+            "--department",
+            "story",
+            "--specialists",
+            "always",
+            prompt,
+        ],
     );
     assert_eq!(result["isError"], false, "{result:#}");
     assert_eq!(timeless(result["structuredContent"].clone()), timeless(printed));
     // The text is the same JSON, in the command's own field order.
     let text = texts(&result);
     assert_eq!(text.len(), 1);
-    assert!(text[0].starts_with("{\n  \"version\": 1,\n  \"runId\": \"run-"), "{}", text[0]);
-    assert_eq!(serde_json::from_str::<Value>(text[0]).unwrap(), result["structuredContent"]);
+    assert!(
+        text[0].starts_with("{\n  \"version\": 1,\n  \"runId\": \"run-"),
+        "{}",
+        text[0]
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(text[0]).unwrap(),
+        result["structuredContent"]
+    );
 }
 
 #[test]
@@ -118,7 +149,10 @@ fn explain_and_validate_print_exactly_what_the_commands_print() {
     let (results, _) = client(
         &python,
         &over_stdio(&repo()),
-        &["sequence", &json!([["explain", {"prompt": prompt}], ["validate", {}]]).to_string()],
+        &[
+            "sequence",
+            &json!([["explain", {"prompt": prompt}], ["validate", {}]]).to_string(),
+        ],
         &[],
     );
     let explained = Test::new(&repo()).args(["explain", "--format", "json", prompt]).run();
@@ -135,10 +169,16 @@ fn test_runs_a_suite_under_the_root_and_refuses_one_outside_it() {
     let Some(python) = python() else { return };
     let calls = json!([["test", {"suite": "tests/suites/studio.yaml"}], ["test", {"suite": "../studio.yaml"}]]);
     let (results, _) = client(&python, &over_stdio(&repo()), &["sequence", &calls.to_string()], &[]);
-    let printed = command_json(&repo(), &["test", "tests/suites/studio.yaml", "--config", ".", "--format", "json"]);
+    let printed = command_json(
+        &repo(),
+        &["test", "tests/suites/studio.yaml", "--config", ".", "--format", "json"],
+    );
     assert_eq!(results[0]["isError"], false, "{:#}", results[0]);
     assert_eq!(results[0]["structuredContent"], printed);
-    let outside = format!("the suite `../studio.yaml` is not under the config root {}", repo().display());
+    let outside = format!(
+        "the suite `../studio.yaml` is not under the config root {}",
+        repo().display()
+    );
     assert_eq!(results[1]["isError"], true);
     assert_eq!(texts(&results[1]), [outside.as_str()]);
 }
@@ -158,14 +198,20 @@ fn what_a_command_exits_non_zero_on_is_an_error_result_with_its_message() {
     for i in 0..4 {
         assert_eq!(results[i]["isError"], true, "{:#}", results[i]);
     }
-    let unknown = Test::new(&repo()).args(["run", "--department", "nope", "Aladdin"]).status(2).run();
+    let unknown = Test::new(&repo())
+        .args(["run", "--department", "nope", "Aladdin"])
+        .status(2)
+        .run();
     assert_eq!(format!("error: {}\n", message(0)), stderr(&unknown));
     // A failed run still returns its report, as `orch run` still prints it.
     assert_eq!(message(1), "unable to generate: no department matched the request");
     assert_eq!(results[1]["structuredContent"]["status"], "failed");
     assert_eq!(texts(&results[1]).len(), 2);
     assert_eq!(message(2), "the prompt is empty");
-    assert_eq!(message(3), "invalid arguments for `run`: `specialists` is `often`, not one of auto, always, never");
+    assert_eq!(
+        message(3),
+        "invalid arguments for `run`: `specialists` is `often`, not one of auto, always, never"
+    );
     // The session survived every failure: the last call still answers.
     assert_eq!(results[4]["isError"], false);
 }
@@ -176,20 +222,33 @@ fn an_invalid_config_is_an_error_result_carrying_the_diagnostics() {
     let root = Root::minimal();
     assert_eq!(call(&python, root.path(), "validate", json!({}))["isError"], false);
     // An invalid config is still served, so an agent mending it can check its work.
-    root.write("agents/story.yaml", "agents:\n  - id: story-head\n    role: boss\n    department: story\n");
+    root.write(
+        "agents/story.yaml",
+        "agents:\n  - id: story-head\n    role: boss\n    department: story\n",
+    );
     let result = call(&python, root.path(), "validate", json!({}));
     let dir = root.path().to_str().unwrap();
-    let printed = Test::new(root.path()).args(["validate", dir, "--format", "json"]).status(2).run();
+    let printed = Test::new(root.path())
+        .args(["validate", dir, "--format", "json"])
+        .status(2)
+        .run();
     assert_eq!(result["isError"], true);
     assert_eq!(result["structuredContent"], stdout_json(&printed));
     let count = |key: &str, what: &str| {
         let n = stdout_json(&printed)[key].as_u64().unwrap();
         format!("{n} {what}{}", if n == 1 { "" } else { "s" })
     };
-    let expected = format!("the config is not valid: {}, {}", count("errors", "error"), count("warnings", "warning"));
+    let expected = format!(
+        "the config is not valid: {}, {}",
+        count("errors", "error"),
+        count("warnings", "warning")
+    );
     assert_eq!(texts(&result)[1], expected);
     let explained = call(&python, root.path(), "explain", json!({"prompt": "a scene"}));
-    let refused = Test::new(root.path()).args(["explain", "--config", dir, "a scene"]).status(2).run();
+    let refused = Test::new(root.path())
+        .args(["explain", "--config", dir, "a scene"])
+        .status(2)
+        .run();
     assert_eq!(explained["isError"], true);
     assert_eq!(format!("error: {}\n", texts(&explained)[0]), stderr(&refused));
 }
@@ -219,13 +278,25 @@ fn a_run_with_a_progress_token_hears_of_each_finished_department() {
     assert_eq!(progress.len(), departments.len());
     let total = departments.len() as f64;
     for (i, p) in progress.iter().enumerate() {
-        assert_eq!((p["progress"].as_f64(), p["total"].as_f64()), (Some(i as f64 + 1.0), Some(total)));
+        assert_eq!(
+            (p["progress"].as_f64(), p["total"].as_f64()),
+            (Some(i as f64 + 1.0), Some(total))
+        );
     }
     // Departments of one stage finish in any order: compare the messages as sets.
-    let mut messages: Vec<String> = progress.iter().map(|p| p["message"].as_str().unwrap().to_string()).collect();
+    let mut messages: Vec<String> = progress
+        .iter()
+        .map(|p| p["message"].as_str().unwrap().to_string())
+        .collect();
     let mut expected: Vec<String> = departments
         .iter()
-        .map(|d| format!("department {}: {}", d["departmentId"].as_str().unwrap(), d["status"].as_str().unwrap()))
+        .map(|d| {
+            format!(
+                "department {}: {}",
+                d["departmentId"].as_str().unwrap(),
+                d["status"].as_str().unwrap()
+            )
+        })
         .collect();
     messages.sort();
     expected.sort();
@@ -243,7 +314,9 @@ fn serves_streamable_http_on_loopback() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(server.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let root = repo().canonicalize().unwrap();
     let prefix = format!("orch mcp: serving {} at http://127.0.0.1:", root.display());
     let port = line
@@ -253,12 +326,21 @@ fn serves_streamable_http_on_loopback() {
     assert!(port.parse::<u16>().unwrap() > 0);
     let transport = ["http".to_string(), format!("http://127.0.0.1:{port}/mcp")];
     let (listed, _) = client(&python, &transport, &["tools"], &[]);
-    let explained = client(&python, &transport, &["call", "explain", r#"{"prompt": "Create character Aladdin"}"#], &[]).0;
+    let explained = client(
+        &python,
+        &transport,
+        &["call", "explain", r#"{"prompt": "Create character Aladdin"}"#],
+        &[],
+    )
+    .0;
     let printed = command_json(&repo(), &["explain", "--format", "json", "Create character Aladdin"]);
     assert_eq!(listed["tools"].as_array().unwrap().len(), 4);
     assert_eq!(explained["structuredContent"], printed);
     // SIGTERM stops a server: exit 0, nothing more said.
-    Command::new("kill").args(["-TERM", &server.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
     let out = blocking(|| server.wait_with_output().unwrap());
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout(&out), "");
@@ -279,13 +361,20 @@ async fn keys_never_reach_a_result_or_a_log_line() {
         server.uri()
     ));
     let calls = json!([["run", {"prompt": "Aladdin"}], ["explain", {"prompt": "Aladdin"}], ["validate", {}]]);
-    let (results, log) = client(&python, &over_stdio(root.path()), &["sequence", &calls.to_string()], &[("ORCH_MCP_KEY", KEY)]);
+    let (results, log) = client(
+        &python,
+        &over_stdio(root.path()),
+        &["sequence", &calls.to_string()],
+        &[("ORCH_MCP_KEY", KEY)],
+    );
     let everything = format!("{results}{log}");
     assert!(!everything.contains("LEAKCHECK"), "the key leaked:\n{everything}");
     // The key was there to leak: the run called the server, which quoted it.
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
     assert_eq!(results[0]["isError"], true);
-    let error = results[0]["structuredContent"]["departments"][0]["error"].as_str().unwrap();
+    let error = results[0]["structuredContent"]["departments"][0]["error"]
+        .as_str()
+        .unwrap();
     assert!(error.contains("Bearer [REDACTED]"), "{error}");
 }
 
@@ -293,18 +382,30 @@ async fn keys_never_reach_a_result_or_a_log_line() {
 async fn calls_share_the_providers_circuit_breakers() {
     let Some(python) = python() else { return };
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ResponseTemplate::new(500)).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
     let root = Root::orch_yaml(format!(
         "defaults: {{ provider: p }}\nproviders:\n  p: {{ kind: openai, baseUrl: \"{}\", model: m }}\nhttp: {{ maxRetries: 0, circuitFailures: 1, circuitCooldown: 600 }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h, coordinationSettings: {{ maxRetries: 0 }} }}\nagents:\n  - {{ id: h, role: head, department: d }}\n",
         server.uri()
     ));
     let calls = json!([["run", {"prompt": "Aladdin"}], ["run", {"prompt": "Aladdin"}]]);
-    let (results, _) = client(&python, &over_stdio(root.path()), &["sequence", &calls.to_string()], &[]);
+    let (results, _) = client(
+        &python,
+        &over_stdio(root.path()),
+        &["sequence", &calls.to_string()],
+        &[],
+    );
     // The first run's failure opened the circuit; the second run, in the same server, found
     // it open and sent nothing.
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
     let errors: Vec<&str> = (0..2)
-        .map(|i| results[i]["structuredContent"]["departments"][0]["error"].as_str().unwrap())
+        .map(|i| {
+            results[i]["structuredContent"]["departments"][0]["error"]
+                .as_str()
+                .unwrap()
+        })
         .collect();
     assert_ne!(errors[0], errors[1], "{errors:?}");
 }
