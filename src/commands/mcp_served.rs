@@ -22,6 +22,7 @@ use crate::plan::Plan;
 use crate::provider::Providers;
 use crate::report::{Observer, Report};
 use crate::serve::{Answer, RunCall, Served};
+use crate::suite::{Case, Loaded};
 
 /// The team of one config root, served.
 #[derive(Clone)]
@@ -175,23 +176,11 @@ impl Team {
             }
         };
         let chosen = crate::suite::select(&loaded.suites, None, None);
-        let config_of = |i: usize| &loaded.configs[&loaded.roots[i]];
-        let plans: Vec<Result<Plan, String>> = match (chosen.cases.iter())
-            .map(|(i, case)| crate::suite::plan_of(config_of(*i), case))
-            .collect()
-        {
+        let plans = match checked_plans(&loaded, &chosen.cases) {
             Ok(plans) => plans,
-            Err(why) => return Answer::error(why),
+            Err(answer) => return answer,
         };
         let mut pool = None;
-        for ((i, _), plan) in chosen.cases.iter().zip(&plans) {
-            let Ok(plan) = plan else { continue };
-            let checked = setup::refuse_tools(config_of(*i), plan)
-                .and_then(|()| providers::check_keys(config_of(*i), plan, &ReplyArgs::default()));
-            if let Err(e) = checked {
-                return message(e);
-            }
-        }
         let targets = crate::suite::targets(&loaded, &chosen.cases, &plans, |config, _| {
             let built = self.pool(config)?;
             pool = Some(built.clone());
@@ -230,6 +219,23 @@ impl Team {
             failed => Answer::failed_with(&summary, format!("{failed} of {} cases failed", summary.cases.len())),
         }
     }
+}
+
+/// The plans of a suite's chosen cases, checked as `orch test` checks them before any call:
+/// an unknown department, an agent with tools or a missing key refuses the whole suite.
+fn checked_plans(loaded: &Loaded, cases: &[(usize, &Case)]) -> Result<Vec<Result<Plan, String>>, Answer> {
+    let config_of = |i: usize| &loaded.configs[&loaded.roots[i]];
+    let plans: Vec<Result<Plan, String>> = (cases.iter())
+        .map(|(i, case)| crate::suite::plan_of(config_of(*i), case))
+        .collect::<Result<_, _>>()
+        .map_err(Answer::error)?;
+    for ((i, _), plan) in cases.iter().zip(&plans) {
+        let Ok(plan) = plan else { continue };
+        setup::refuse_tools(config_of(*i), plan)
+            .and_then(|()| providers::check_keys(config_of(*i), plan, &ReplyArgs::default()))
+            .map_err(message)?;
+    }
+    Ok(plans)
 }
 
 /// `orch run`'s planning flags for a call.
