@@ -1,4 +1,4 @@
-//! Command-line definitions (clap derive) for `orch run`, `explain`, `validate` and `test`.
+//! Command-line definitions (clap derive) for `orch run`, `explain`, `validate`, `test`, `mcp`…
 
 use std::path::PathBuf;
 
@@ -37,6 +37,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Start every configured MCP server, list its tools and who may use them, stop it.
     Tools(ToolsArgs),
+    /// Serve the config as MCP tools (run, explain, validate, test) for coding agents.
+    Mcp(McpArgs),
 }
 
 /// Output format of `orch tools`.
@@ -58,6 +60,32 @@ pub struct ToolsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ToolsFormat::Text)]
     pub format: ToolsFormat,
+}
+
+/// `orch mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Serve streamable HTTP on ADDR instead of stdio: a port or :PORT binds 127.0.0.1; any
+    /// other interface only when given (0.0.0.0:PORT)
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Whether steps that need a person's approval are approved in served runs.
+    #[arg(long, value_enum, default_value_t = Approvals::Deny)]
+    pub approvals: Approvals,
+}
+
+/// `--approvals` of `orch mcp`: nobody is at a terminal to ask, so every item is decided
+/// by the flag (SPEC §16, §19).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum Approvals {
+    /// Every item is approved.
+    Allow,
+    /// Every item is denied (`not approved (--approvals deny)`).
+    Deny,
 }
 
 /// `orch report`.

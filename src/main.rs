@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Command::Completions(args) => orch::completions(args),
         Command::Report(args) => orch::report(args),
         Command::Tools(args) => orch::tools(args),
+        Command::Mcp(args) => orch::mcp(args),
     };
     match result {
         Ok(exit) => exit.into(),

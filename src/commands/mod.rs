@@ -2,6 +2,8 @@
 
 mod explain;
 mod init;
+mod mcp;
+mod mcp_served;
 mod progress;
 mod providers;
 mod report;
@@ -23,6 +25,7 @@ use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 
 pub use explain::explain;
 pub use init::{completions, init};
+pub use mcp::mcp;
 pub use report::report;
 pub use run::run;
 pub use schema::run as schema;
@@ -49,9 +52,14 @@ fn read_prompt(arg: &str) -> Result<String, CommandError> {
             ))
         })?
     } else {
-        check_size(arg.len())?;
         arg.to_string()
     };
+    checked_prompt(prompt)
+}
+
+/// A request as any command takes it: refused when huge, empty or wordless.
+fn checked_prompt(prompt: String) -> Result<String, CommandError> {
+    check_size(prompt.len())?;
     if prompt.trim().is_empty() {
         return Err(CommandError::usage("the prompt is empty"));
     }

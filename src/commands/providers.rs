@@ -118,7 +118,7 @@ pub fn build(
 }
 
 /// A key that a provider in use needs but cannot find stops the run before any call.
-fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Result<(), CommandError> {
+pub(super) fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Result<(), CommandError> {
     // Every provider of every chain: a missing key is not a failure that falls over.
     for agent in agents_in_use(config, plan) {
         for name in config.chain_of(agent, args.provider.as_deref()) {

@@ -195,7 +195,7 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
 }
 
 /// The one `error:` line of a run that did not succeed.
-fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Option<String> {
+pub(super) fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Option<String> {
     match exit {
         Exit::Success => None,
         Exit::Interrupted | Exit::Terminated => Some("interrupted; the report holds what finished".into()),
@@ -231,7 +231,7 @@ fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Opt
 
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, below
 /// `--min-quality` 3, else 0 (a partial run is reported as partial even when its quality is low).
-fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
+pub(super) fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
     if report.metadata.interrupted {
         return Exit::Interrupted;
     }

@@ -97,7 +97,13 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
         let _entered = runtime.enter();
         Box::pin(setup::interruption())
     };
-    let servers = runtime.block_on(start_servers(&loaded, &chosen.cases, &plans, args, signalled.as_mut()))?;
+    let servers = runtime.block_on(start_servers(
+        &loaded,
+        &chosen.cases,
+        &plans,
+        &args.replies,
+        signalled.as_mut(),
+    ))?;
     let bar = CaseRuns::new(jobs.len(), args.quiet);
     let runner = Runner {
         engine: &CaseEngines {
@@ -146,11 +152,11 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
 /// Starts the MCP servers of each config that the chosen cases' plans use, once for the
 /// whole suite (a config's servers concurrently, one config after another). On a failure,
 /// those of the configs before are stopped.
-async fn start_servers<F: std::future::Future<Output = Exit>>(
+pub(super) async fn start_servers<F: std::future::Future<Output = Exit>>(
     loaded: &Loaded,
     cases: &[(usize, &suite::Case)],
     plans: &[Result<Plan, String>],
-    args: &TestArgs,
+    replies: &crate::cli::ReplyArgs,
     mut interrupted: std::pin::Pin<&mut F>,
 ) -> Result<HashMap<PathBuf, Arc<Servers>>, CommandError> {
     let mut by_root: BTreeMap<&PathBuf, Vec<&Plan>> = BTreeMap::new();
@@ -163,7 +169,7 @@ async fn start_servers<F: std::future::Future<Output = Exit>>(
     for (root, plans) in by_root {
         let config = &loaded.configs[root];
         let agents = setup::tool_agents(config, &plans);
-        match setup::start_tools(config, &agents, &args.replies, interrupted.as_mut()).await {
+        match setup::start_tools(config, &agents, replies, interrupted.as_mut()).await {
             Ok(Some(servers)) => {
                 started.insert(root.clone(), servers);
             }

@@ -11,12 +11,24 @@ use crate::exit::{CommandError, Exit};
 use crate::suite::{config_root, Unchecked};
 use crate::text::count;
 
+/// `orch validate --format json`.
 #[derive(Serialize)]
-struct JsonReport<'a> {
+pub(super) struct JsonReport<'a> {
     valid: bool,
     errors: usize,
     warnings: usize,
     diagnostics: &'a [Diagnostic],
+}
+
+/// What `orch validate --format json` prints for these diagnostics.
+pub(super) fn json_report(diags: &[Diagnostic]) -> JsonReport<'_> {
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    JsonReport {
+        valid: errors == 0,
+        errors,
+        warnings: diags.len() - errors,
+        diagnostics: diags,
+    }
 }
 
 /// A diagnostic as rustc shows one: the message, `--> file:line:col`, the source line with

@@ -10,6 +10,7 @@ mod honest;
 mod hostile;
 mod layers;
 mod mcp;
+mod mcp_serve;
 mod mcp_tools;
 mod models;
 mod numbers;

@@ -1,0 +1,76 @@
+//! `orch mcp` (SPEC §19): the config served as MCP tools over stdio or streamable HTTP. A
+//! missing config root stops it (exit 2); one line on stderr says where it serves; a signal
+//! or the client closing stdin stops it (exit 0: a server asked to stop has not failed).
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use super::mcp_served::Team;
+use super::setup;
+use crate::cli::{Approvals, McpArgs};
+use crate::config::{self, locate_root};
+use crate::exit::{CommandError, Exit};
+use crate::serve::{self, Served};
+
+/// Runs `orch mcp`.
+pub fn mcp(args: McpArgs) -> Result<Exit> {
+    let root = locate_root(args.config.as_deref());
+    // A config root that is not there stops it; an invalid config is served (its `validate`
+    // tool says what is wrong, the others refuse with the load error), so an agent that is
+    // mending the config can check its work.
+    if let Some(missing) = config::diagnose(&root).into_iter().find(|d| d.is_missing_config()) {
+        return Err(CommandError::usage(missing.message).into());
+    }
+    let address = (args.http.as_deref().map(serve::listen_address).transpose()).map_err(CommandError::usage)?;
+    // Bound before anything is served: an address in use is refused like a bad flag.
+    let listener = match address {
+        Some(address) => Some(bind(address)?),
+        None => None,
+    };
+    let served: Arc<dyn Served> = Arc::new(Team::new(root.clone(), args.approvals));
+    let runtime = setup::runtime()?;
+    let served_until_stopped = runtime.block_on(async {
+        let signalled = setup::interruption();
+        let stop = async {
+            signalled.await;
+        };
+        match listener {
+            None => {
+                started(&root, "over stdio", args.approvals);
+                serve::serve_stdio(served, stop).await
+            }
+            Some(listener) => {
+                let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+                let bound = listener.local_addr().map_err(|e| e.to_string())?;
+                started(&root, &format!("at http://{bound}/mcp"), args.approvals);
+                serve::serve_http(served, listener, stop).await
+            }
+        }
+    });
+    // Runs still going when the server stops are abandoned, not waited for.
+    runtime.shutdown_background();
+    served_until_stopped.map_err(CommandError::failed)?;
+    Ok(Exit::Success)
+}
+
+/// The listening socket of `--http`, non-blocking for tokio.
+fn bind(address: std::net::SocketAddr) -> Result<std::net::TcpListener, CommandError> {
+    let listener = std::net::TcpListener::bind(address)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| CommandError::usage(format!("cannot listen on {address}: {e}")))?;
+    Ok(listener)
+}
+
+/// The one line on stderr at start: what is served, where, and how approvals go. Nothing
+/// else is logged (no argument, key or environment value ever is).
+fn started(root: &Path, place: &str, approvals: Approvals) {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let line = format!(
+        "orch mcp: serving {} {place} (approvals: {approvals})",
+        crate::text::printable(&root.display().to_string())
+    );
+    let _ = writeln!(std::io::stderr(), "{line}");
+}

@@ -1,0 +1,52 @@
+//! Where `orch mcp --http ADDR` listens.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+/// The socket address of `--http ADDR`: a bare port (`8080`) or `:PORT` binds loopback
+/// (127.0.0.1), as a local tool should; any other interface only when named (`0.0.0.0:8080`,
+/// `[::1]:8080`; `localhost:PORT` is loopback). Port 0 asks the system for a free port (the
+/// start line on stderr says which).
+pub fn listen_address(addr: &str) -> Result<SocketAddr, String> {
+    let text = addr.trim();
+    let port = text.strip_prefix(':').unwrap_or(text);
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        return port
+            .parse::<u16>()
+            .map(|p| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), p))
+            .map_err(|_| format!("--http `{addr}`: a port is at most 65535"));
+    }
+    if let Some(p) = text.strip_prefix("localhost:") {
+        return listen_address(p);
+    }
+    text.parse::<SocketAddr>()
+        .map_err(|_| format!("--http `{addr}` is not a port, :PORT, or IP:PORT (e.g. 8080, :8080, 0.0.0.0:8080)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_alone_binds_loopback() {
+        assert_eq!(listen_address("8080").unwrap().to_string(), "127.0.0.1:8080");
+        assert_eq!(listen_address(":0").unwrap().to_string(), "127.0.0.1:0");
+        assert_eq!(listen_address("localhost:9").unwrap().to_string(), "127.0.0.1:9");
+    }
+
+    #[test]
+    fn other_interfaces_only_when_named() {
+        assert_eq!(listen_address("0.0.0.0:8080").unwrap().to_string(), "0.0.0.0:8080");
+        assert_eq!(listen_address("[::1]:7").unwrap().to_string(), "[::1]:7");
+    }
+
+    #[test]
+    fn nonsense_is_refused() {
+        assert_eq!(
+            listen_address("70000").unwrap_err(),
+            "--http `70000`: a port is at most 65535"
+        );
+        for bad in ["", "example.com:80", "127.0.0.1", ":x"] {
+            assert!(listen_address(bad).unwrap_err().contains("is not a port"), "{bad}");
+        }
+    }
+}

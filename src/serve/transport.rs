@@ -1,0 +1,78 @@
+//! The two transports of `orch mcp`: stdio (one client, the process that started orch) and
+//! streamable HTTP (hyper's connection loop around rmcp's tower service; a session per client).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::ServiceExt;
+use tokio::net::TcpListener;
+
+use super::server::{Served, Server};
+
+/// Serves over stdin/stdout until the client closes stdin (its normal way to stop a
+/// server) or `stop` resolves. `Err` says why the session could not start.
+pub async fn serve_stdio(served: Arc<dyn Served>, stop: impl Future<Output = ()>) -> Result<(), String> {
+    let running = Server::new(served)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("the MCP session over stdio failed to start: {e}"))?;
+    let cancel = running.cancellation_token();
+    tokio::select! {
+        _ = running.waiting() => {}
+        _ = stop => cancel.cancel(),
+    }
+    Ok(())
+}
+
+/// Serves streamable HTTP on `listener` until `stop` resolves. Only requests whose `Host`
+/// names the loopback or the bound address are answered (rmcp's guard against DNS
+/// rebinding); bound to every interface (`0.0.0.0`, `::`), any `Host` is.
+pub async fn serve_http(
+    served: Arc<dyn Served>,
+    listener: TcpListener,
+    stop: impl Future<Output = ()>,
+) -> Result<(), String> {
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    let config = StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts(bound));
+    let config = match bound.ip().is_unspecified() {
+        true => config.disable_allowed_hosts(),
+        false => config,
+    };
+    let shutdown = config.cancellation_token.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(Server::new(served.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    tokio::pin!(stop);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted.map_err(|e| format!("cannot accept a connection on {bound}: {e}"))?,
+            _ = &mut stop => break,
+        };
+        let connection = TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            // A client that hangs up mid-request ends its own connection, nothing else.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), connection)
+                .await;
+        });
+    }
+    shutdown.cancel();
+    Ok(())
+}
+
+/// The `Host` values accepted: the loopback names and the bound IP.
+fn allowed_hosts(bound: SocketAddr) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
+    let ip = bound.ip().to_string();
+    if !hosts.contains(&ip) {
+        hosts.push(ip);
+    }
+    hosts
+}
