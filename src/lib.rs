@@ -17,7 +17,9 @@
 //! 6. `report`: the report type, its renderers, events
 //! 7. `engine`, `suite`: the run, async; suites of cases run through it
 //! 8. `cli`, `pictures`: the flags; Mermaid, Markdown and HTML pictures of plans and runs
-//! 9. `commands`: the glue for the binary
+//! 9. `compare`: two results files compared case by case (Fisher's exact test, Wilson
+//!    intervals), and the comparison's tree, Markdown and page
+//! 10. `commands`: the glue for the binary
 //!
 //! Each module is a facade: its files are private, and what other layers use is re-exported
 //! from its root.
@@ -27,6 +29,7 @@
 
 mod cli;
 mod commands;
+mod compare;
 mod config;
 mod engine;
 mod exit;
@@ -46,7 +49,7 @@ mod tools;
 mod trace;
 
 pub use cli::{Cli, Command};
-pub use commands::{completions, explain, init, report, run, schema, test, validate};
+pub use commands::{compare, completions, explain, init, report, run, schema, test, validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

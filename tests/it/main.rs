@@ -3,6 +3,7 @@
 
 mod chains;
 mod common;
+mod compare;
 mod cuts;
 mod explain;
 mod fuzz;
