@@ -4,6 +4,7 @@
 mod chains;
 mod common;
 mod compare;
+mod compare_files;
 mod cuts;
 mod explain;
 mod fuzz;
