@@ -1,4 +1,4 @@
-//! `cargo bench`: orch measured from outside, as users run it, in five tables (bench/README.md
+//! `cargo bench`: orch measured from outside, as users run it, in six tables (bench/README.md
 //! says how to read them). Each figure is the median (and min..max) of fresh processes of the
 //! release binary; peak memory comes from GNU time. Nothing here is asserted: timings on a
 //! busy machine are noisy, so they live here and not in `cargo test`, which only builds this.
@@ -448,7 +448,11 @@ fn results_file(path: &Path, report: &str, cases: usize, repeats: u32, side: &st
                 h = (h ^ u64::from(b)).wrapping_mul(1099511628211);
             }
             let passed = h % 100 >= fail_percent;
-            let failures = if passed { "[]" } else { r#"["minQuality: overallQuality 62 is below 80"]"# };
+            let failures = if passed {
+                "[]"
+            } else {
+                r#"["minQuality: overallQuality 62 is below 80"]"#
+            };
             writeln!(
                 out,
                 r#"{{"suite":"bench","caseId":"case-{i}","repeat":{r},"shard":null,"passed":{passed},"failures":{failures},"durationMs":{},"report":{report}}}"#,
@@ -474,7 +478,8 @@ fn compare_table(tmp: &Path, repo: &Path) -> Vec<Value> {
         report.to_string()
     };
     let small = report_of("Design the costume of Aladdin");
-    let large = report_of("Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops");
+    let large =
+        report_of("Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops");
     let shapes: [(&str, &str, usize, u32); 4] = [
         ("2,000 cases x 5, 4 KB reports", &small, 2_000, 5),
         ("2,000 cases x 5, 33 KB reports", &large, 2_000, 5),
@@ -489,11 +494,21 @@ fn compare_table(tmp: &Path, repo: &Path) -> Vec<Value> {
             + results_file(&dir.join("candidate.jsonl"), report, cases, repeats, "candidate", 15);
         let s = measure(
             &dir,
-            &["compare", "base.jsonl", "candidate.jsonl", "--format", "json", "--fail-on", "never"],
+            &[
+                "compare",
+                "base.jsonl",
+                "candidate.jsonl",
+                "--format",
+                "json",
+                "--fail-on",
+                "never",
+            ],
         );
         let mb = bytes as f64 / 1e6;
         row(name, &s, &format!("{mb:.0} MB read"));
-        rows.push(json!({"shape": name, "runsPerFile": cases * repeats as usize, "bytesRead": bytes, "compare": s.json()}));
+        rows.push(
+            json!({"shape": name, "runsPerFile": cases * repeats as usize, "bytesRead": bytes, "compare": s.json()}),
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
     rows

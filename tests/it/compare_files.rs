@@ -303,3 +303,42 @@ fn the_page_is_self_contained_and_escapes_every_text() {
         .stderr("error: cannot write no/such/dir/c.html: No such file or directory (os error 2)\n")
         .run();
 }
+
+#[test]
+fn markdown_lists_at_most_fifty_cases_regressions_first() {
+    let root = Root::empty();
+    // 60 cases regress, one improves: the improvement is the 61st row, left out.
+    let ids: Vec<String> = (0..60).map(|i| format!("r{i:02}")).collect();
+    let base: String = ids.iter().map(|id| runs_of(id, 1, 1, 1)).collect::<String>() + &runs_of("a-better", 1, 0, 1);
+    let candidate: String =
+        ids.iter().map(|id| runs_of(id, 1, 0, 1)).collect::<String>() + &runs_of("a-better", 1, 1, 1);
+    root.write("base.jsonl", base);
+    root.write("candidate.jsonl", candidate);
+    let out = Test::new(root.path())
+        .args([
+            "compare",
+            "base.jsonl",
+            "candidate.jsonl",
+            "--format",
+            "markdown",
+            "--fail-on",
+            "never",
+        ])
+        .status(0)
+        .stderr("")
+        .run();
+    let text = crate::common::stdout(&out);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| ✗ ") || l.starts_with("| ✓ "))
+        .collect();
+    assert_eq!(rows.len(), 50);
+    assert!(
+        rows[0].starts_with("| ✗ regressed | ` s/r00 ` | 1 of 1 | 0 of 1 | 1.000 | "),
+        "{}",
+        rows[0]
+    );
+    assert!(rows[49].contains("` s/r49 `"));
+    assert!(text.contains("\n…and 11 more (`orch compare --format json` lists every case).\n"));
+    assert!(text.starts_with("## ✗ orch compare: 60 regressed (0 significant at alpha 0.05), 1 improved,"));
+}
