@@ -481,10 +481,10 @@ fn compare_table(tmp: &Path, repo: &Path) -> Vec<Value> {
     let large =
         report_of("Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops");
     let shapes: [(&str, &str, usize, u32); 4] = [
-        ("2,000 cases x 5, 4 KB reports", &small, 2_000, 5),
-        ("2,000 cases x 5, 33 KB reports", &large, 2_000, 5),
+        ("2,000 cases x 5, 3.4 KB reports", &small, 2_000, 5),
+        ("2,000 cases x 5, 25 KB reports", &large, 2_000, 5),
         ("2,000 cases x 5, no reports", "null", 2_000, 5),
-        ("20,000 cases x 5, 4 KB reports", &small, 20_000, 5),
+        ("20,000 cases x 5, 3.4 KB reports", &small, 20_000, 5),
     ];
     let dir = tmp.join("compare");
     std::fs::create_dir_all(&dir).unwrap();
