@@ -1,11 +1,12 @@
-//! `cargo bench`: orch measured from outside, as users run it, in five tables (bench/README.md
+//! `cargo bench`: orch measured from outside, as users run it, in six tables (bench/README.md
 //! says how to read them). Each figure is the median (and min..max) of fresh processes of the
 //! release binary; peak memory comes from GNU time. Nothing here is asserted: timings on a
 //! busy machine are noisy, so they live here and not in `cargo test`, which only builds this.
 //!
 //! 1. overhead against the floor: a bare client making the same calls, in the same
 //!    dependency pattern, on the same mock server (fixed latency per call);
-//! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites.
+//! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites; 6. `orch compare`
+//!    of two results files of 10,000 case runs each.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -418,6 +419,11 @@ fn main() {
         results.insert("suites".into(), Value::Array(suites));
     }
 
+    if wanted("6") {
+        println!("6. orch compare of two results files (10,000 case runs each)");
+        results.insert("compare".into(), Value::Array(compare_table(tmp.path(), repo)));
+    }
+
     // The tables run replace theirs; the others keep their last figures.
     let out = repo.join("bench/results.json");
     let mut all = std::fs::read_to_string(&out)
@@ -427,4 +433,83 @@ fn main() {
     all.extend(results);
     std::fs::write(&out, serde_json::to_string_pretty(&Value::Object(all)).unwrap() + "\n").unwrap();
     println!("written: {}", out.display());
+}
+
+/// Writes a results file of `cases` × `repeats` case runs, each carrying `report` (JSON text,
+/// or `null`); a run passes unless a hash of its case, repeat and `side` falls under
+/// `fail_percent`, so the two sides differ the way two configs' runs do.
+fn results_file(path: &Path, report: &str, cases: usize, repeats: u32, side: &str, fail_percent: u64) -> u64 {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for i in 0..cases {
+        for r in 1..=repeats {
+            let mut h: u64 = 14695981039346656037;
+            for b in format!("{side}/{i}/{r}").bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(1099511628211);
+            }
+            let passed = h % 100 >= fail_percent;
+            let failures = if passed {
+                "[]"
+            } else {
+                r#"["minQuality: overallQuality 62 is below 80"]"#
+            };
+            writeln!(
+                out,
+                r#"{{"suite":"bench","caseId":"case-{i}","repeat":{r},"shard":null,"passed":{passed},"failures":{failures},"durationMs":{},"report":{report}}}"#,
+                h % 5000
+            )
+            .unwrap();
+        }
+    }
+    out.flush().unwrap();
+    std::fs::metadata(path).unwrap().len()
+}
+
+/// Table 6: `orch compare` of two files of 10,000 case runs, with small reports, large ones
+/// and none (memory must follow the cases, not the reports), and of 100,000 runs.
+fn compare_table(tmp: &Path, repo: &Path) -> Vec<Value> {
+    let report_of = |request: &str| {
+        let out = Command::new(bin())
+            .args(["run", "--format", "json", "--quiet", request])
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report.to_string()
+    };
+    let small = report_of("Design the costume of Aladdin");
+    let large =
+        report_of("Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops");
+    let shapes: [(&str, &str, usize, u32); 4] = [
+        ("2,000 cases x 5, 3.4 KB reports", &small, 2_000, 5),
+        ("2,000 cases x 5, 25 KB reports", &large, 2_000, 5),
+        ("2,000 cases x 5, no reports", "null", 2_000, 5),
+        ("20,000 cases x 5, 3.4 KB reports", &small, 20_000, 5),
+    ];
+    let dir = tmp.join("compare");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rows = Vec::new();
+    for (name, report, cases, repeats) in shapes {
+        let bytes = results_file(&dir.join("base.jsonl"), report, cases, repeats, "base", 10)
+            + results_file(&dir.join("candidate.jsonl"), report, cases, repeats, "candidate", 15);
+        let s = measure(
+            &dir,
+            &[
+                "compare",
+                "base.jsonl",
+                "candidate.jsonl",
+                "--format",
+                "json",
+                "--fail-on",
+                "never",
+            ],
+        );
+        let mb = bytes as f64 / 1e6;
+        row(name, &s, &format!("{mb:.0} MB read"));
+        rows.push(
+            json!({"shape": name, "runsPerFile": cases * repeats as usize, "bytesRead": bytes, "compare": s.json()}),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    rows
 }

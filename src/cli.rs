@@ -39,6 +39,8 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Serve the config as MCP tools (run, explain, validate, test) for coding agents.
     Mcp(McpArgs),
+    /// Compare two suite results files case by case: did the candidate get worse?
+    Compare(CompareArgs),
 }
 
 /// Output format of `orch tools`.
@@ -86,6 +88,44 @@ pub enum Approvals {
     Allow,
     /// Every item is denied (`not approved (--approvals deny)`).
     Deny,
+}
+
+/// `orch compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The results file of the base (e.g. main), shards concatenated.
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// The results file of the candidate (e.g. the pull request).
+    #[arg(value_name = "CANDIDATE")]
+    pub candidate: PathBuf,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<TestFormat>,
+    /// When to exit 1: any regressed case, only a significant one, or never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = FailOn::Regression)]
+    pub fail_on: FailOn,
+    /// A case's p-value below this is significant.
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = significance)]
+    pub alpha: f64,
+    /// Share of a case's runs that must pass on a side (0..=1).
+    #[arg(long, value_name = "R", default_value_t = 1.0, value_parser = rate)]
+    pub pass_rate: f64,
+    /// Also write the comparison as one self-contained HTML page here.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+}
+
+/// `orch compare --fail-on`: which regressions fail the command (exit 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum FailOn {
+    /// Any case that passed on the base and fails on the candidate.
+    Regression,
+    /// Only a regression whose p-value is below `--alpha`.
+    Significant,
+    /// None: always 0 when both files read.
+    Never,
 }
 
 /// `orch report`.
@@ -392,6 +432,14 @@ fn rate(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
         _ => Err(format!("`{s}` is not a rate between 0 and 1")),
+    }
+}
+
+/// A significance level: a number from 0 to 1 (0: nothing is significant).
+fn significance(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(a) if (0.0..=1.0).contains(&a) => Ok(a),
+        _ => Err(format!("`{s}` is not a significance level between 0 and 1")),
     }
 }
 

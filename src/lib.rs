@@ -18,7 +18,9 @@
 //! 7. `engine`, `suite`: the run, async; suites of cases run through it
 //! 8. `cli`, `pictures`, `serve`: the flags; Mermaid, Markdown and HTML pictures of plans
 //!    and runs; the MCP server of `orch mcp` (its tools, over stdio and HTTP)
-//! 9. `commands`: the glue for the binary
+//! 9. `compare`: two results files compared case by case (Fisher's exact test, Wilson
+//!    intervals), and the comparison's tree, Markdown and page
+//! 10. `commands`: the glue for the binary
 //!
 //! Each module is a facade: its files are private, and what other layers use is re-exported
 //! from its root.
@@ -28,6 +30,7 @@
 
 mod cli;
 mod commands;
+mod compare;
 mod config;
 mod engine;
 mod exit;
@@ -47,7 +50,7 @@ mod tools;
 mod trace;
 
 pub use cli::{Cli, Command};
-pub use commands::{completions, explain, init, mcp, report, run, schema, test, tools, validate};
+pub use commands::{compare, completions, explain, init, mcp, report, run, schema, test, tools, validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Report(args) => orch::report(args),
         Command::Tools(args) => orch::tools(args),
         Command::Mcp(args) => orch::mcp(args),
+        Command::Compare(args) => orch::compare(args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -1,5 +1,6 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
+mod compare;
 mod explain;
 mod init;
 mod mcp;
@@ -23,6 +24,7 @@ use crate::config::{self, locate_root, Config};
 use crate::exit::CommandError;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 
+pub use compare::compare;
 pub use explain::explain;
 pub use init::{completions, init};
 pub use mcp::mcp;

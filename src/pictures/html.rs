@@ -20,8 +20,9 @@ svg text{font:11px system-ui,sans-serif}.num{text-align:right}\
 .key.head{background:#c9d7ef}.key.accept{background:#5cb85c}.key.revise{background:#e0b040}\
 .key.discard{background:#d9534f}.key.failure{background:#fff;border:2px dashed #a31515}.key.judge{background:#8e6bbf}";
 
-/// A whole page around `body`.
-fn page(title: &str, body: &str) -> String {
+/// A whole self-contained page around `body` (markup the caller escaped): orch's style,
+/// no script, nothing fetched.
+pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
         escape(title)

@@ -22,7 +22,7 @@ fn code(text: &str) -> String {
 
 /// Foreign text safe in one table cell: a code span whose `|` cannot split the row (GFM
 /// never ends a cell at a pipe after a backslash, and shows `\|` as `|`, in code spans too).
-fn cell(text: &str) -> String {
+pub fn cell(text: &str) -> String {
     code(text).replace('|', "\\|")
 }
 

@@ -57,6 +57,7 @@ pub(crate) mod tests {
             failures: Vec::new(),
             duration_ms: 0,
             error: None,
+            report: None,
         }
     }
 

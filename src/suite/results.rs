@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 
 use crate::report::Report;
@@ -36,10 +37,11 @@ pub struct Line<'a> {
     pub report: Option<&'a Report>,
 }
 
-/// One case run as read back from a results file.
+/// One case run as read back from a results file, with as much of its report as the reader
+/// asks for (`R`): none by default (`orch compare` reads a digest of it).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Record {
+pub struct Record<R = IgnoredAny> {
     /// The suite file's name without extension.
     pub suite: String,
     /// The case.
@@ -57,6 +59,8 @@ pub struct Record {
     /// Why the run could not be made, when it could not.
     #[serde(default)]
     pub error: Option<String>,
+    /// The run's report, as much of it as `R` reads (null when the run could not be made).
+    pub report: Option<R>,
 }
 
 /// The longest results line read or written: one case run and its report. Files have no
@@ -191,7 +195,7 @@ pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, String> {
             ));
         };
         while let Some((at, line)) = lines.next_line()? {
-            let record = parse(path, at, line)?;
+            let record: Record = parse(path, at, line)?;
             let here = format!("{}:{}", path.display(), at.number);
             let key = (record.suite.clone(), record.case_id.clone(), record.repeat);
             match first.get(&key) {
@@ -231,7 +235,7 @@ pub fn resume(path: &Path) -> Result<Resumed, String> {
         return Ok(resumed);
     };
     while let Some((at, line)) = lines.next_line()? {
-        match parse(path, at, line) {
+        match parse::<Record>(path, at, line) {
             Ok(record) => resumed.records.push(record),
             Err(_) if !at.ended => resumed.torn = Some(at),
             Err(e) => return Err(e),
@@ -274,7 +278,7 @@ fn ends_a_line(path: &Path) -> std::io::Result<bool> {
 }
 
 /// One results line, or an error naming its place.
-fn parse(path: &Path, at: At, line: &str) -> Result<Record, String> {
+pub fn parse<T: DeserializeOwned>(path: &Path, at: At, line: &str) -> Result<T, String> {
     serde_json::from_str(line).map_err(|e| format!("{}:{}: not a results line: {e}", path.display(), at.number))
 }
 
@@ -332,6 +336,12 @@ impl Summary {
     }
 }
 
+/// Whether a case of `runs` runs, `passed_runs` of which passed, passes: at least
+/// `pass_rate` of its runs passed (SPEC §10; a case with no run does not).
+pub fn passes(passed_runs: u32, runs: u32, pass_rate: f64) -> bool {
+    runs > 0 && f64::from(passed_runs) >= pass_rate * f64::from(runs) - 1e-9
+}
+
 /// Cases from records (the first of duplicate runs kept), in the order they first appear.
 pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary {
     let mut order: Vec<(String, String)> = Vec::new();
@@ -362,7 +372,7 @@ pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary 
             CaseSummary {
                 suite: key.0,
                 id: key.1,
-                passed: n > 0 && f64::from(passed_runs) >= pass_rate * f64::from(n) - 1e-9,
+                passed: passes(passed_runs, n, pass_rate),
                 runs: n,
                 passed_runs,
                 failures,
@@ -398,6 +408,7 @@ mod tests {
             },
             duration_ms: 10,
             error: None,
+            report: None,
         }
     }
 

@@ -138,6 +138,7 @@ impl Runner<'_> {
             failures,
             duration_ms: started.elapsed().as_millis() as u64,
             error: None,
+            report: None,
         };
         (record, report)
     }

@@ -3,6 +3,8 @@
 
 mod chains;
 mod common;
+mod compare;
+mod compare_files;
 mod cuts;
 mod explain;
 mod fuzz;

@@ -1,0 +1,65 @@
+//! `orch compare BASE CANDIDATE` (SPEC §17): both results files read a line at a time, the
+//! comparison printed in its format (and written to `--html`), and the exit code of
+//! `--fail-on`.
+//!
+//! Decisions SPEC leaves open: `--html` writes the page *and* the chosen format is printed
+//! (as `orch test --junit` does), so one run both gates and leaves an artifact; a removed
+//! or added case never fails the command (there is no base verdict to fall from); a file
+//! with no case run is refused (exit 2) rather than compared as empty, so a suite that
+//! never ran cannot pass the gate.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Result;
+
+use super::resolve_format;
+use crate::cli::{CompareArgs, FailOn, TestFormat};
+use crate::compare::{self, Comparison, Judging, Side};
+use crate::exit::{CommandError, Exit};
+use crate::report::Style;
+
+/// Compares `args.base` with `args.candidate`.
+pub fn compare(args: CompareArgs) -> Result<Exit> {
+    let base = Side::read(&args.base).map_err(CommandError::usage)?;
+    let candidate = Side::read(&args.candidate).map_err(CommandError::usage)?;
+    let judging = Judging {
+        pass_rate: args.pass_rate,
+        alpha: args.alpha,
+    };
+    let comparison = compare::compare(base, candidate, judging);
+    if let Some(out) = &args.html {
+        std::fs::write(out, compare::html_page(&comparison))
+            .map_err(|e| CommandError::usage(format!("cannot write {}: {e}", out.display())))?;
+    }
+    let mut out = super::stdout();
+    match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
+        TestFormat::Json => super::write_json(&mut out, &comparison)?,
+        TestFormat::Markdown => out.write_all(compare::markdown(&comparison).as_bytes())?,
+        TestFormat::Tree => {
+            let style = Style::detect(std::io::stdout().is_terminal());
+            writeln!(out, "{}", compare::tree(&comparison, style))?;
+        }
+    }
+    out.flush()?;
+    gate(&comparison, args.fail_on)
+}
+
+/// The exit of `--fail-on`: 1 with a line saying which regressions failed it, else 0.
+fn gate(comparison: &Comparison, fail_on: FailOn) -> Result<Exit> {
+    let all = comparison.regressions(false);
+    let significant = comparison.regressions(true);
+    let message = match fail_on {
+        FailOn::Regression if all > 0 => format!(
+            "{all} of {} cases regressed ({significant} significant at alpha {})",
+            comparison.cases.len(),
+            comparison.alpha
+        ),
+        FailOn::Significant if significant > 0 => format!(
+            "{significant} of {} cases regressed significantly (p < {})",
+            comparison.cases.len(),
+            comparison.alpha
+        ),
+        _ => return Ok(Exit::Success),
+    };
+    Err(CommandError::failed(message).into())
+}

@@ -1,0 +1,249 @@
+//! The comparison of two results files (SPEC §17): each case judged on each side by §10's
+//! rule and classified, with Fisher's exact p-value over its run counts; the totals of both
+//! sides; per department its quality and per agent its first-attempt pass rate, on each side.
+//! Every list is sorted (cases by suite and id, departments and agents by id), so the lines'
+//! order in the files never shows.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::fisher;
+use super::side::{CaseKey, CaseRuns, Side};
+use super::totals::Totals;
+use crate::suite::passes;
+use crate::text::{round2_opt, round_to_2};
+
+/// How a case changed from base to candidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Change {
+    /// Passed on base, failed on candidate.
+    Regressed,
+    /// Failed on base, passed on candidate.
+    Improved,
+    /// The same verdict on both.
+    Same,
+    /// Only in the candidate.
+    Added,
+    /// Only in the base.
+    Removed,
+}
+
+/// One side's verdict on a case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdict {
+    /// Runs made.
+    pub runs: u32,
+    /// Runs that passed.
+    pub passed_runs: u32,
+    /// At least `--pass-rate` of its runs passed.
+    pub passed: bool,
+}
+
+/// One case of the comparison.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseChange {
+    /// Its suite.
+    pub suite: String,
+    /// Its id.
+    pub id: String,
+    /// How it changed.
+    pub change: Change,
+    /// Its verdict in the base (null when added).
+    pub base: Option<Verdict>,
+    /// Its verdict in the candidate (null when removed).
+    pub candidate: Option<Verdict>,
+    /// Two-sided Fisher's exact test on the sides' passed and failed runs, to 12 significant
+    /// digits (null unless the case is on both sides: there is nothing to test a lone side
+    /// against).
+    pub p_value: Option<f64>,
+    /// `pValue < --alpha`.
+    pub significant: bool,
+    /// The candidate's failed expectations, when its verdict is failed (for the tree).
+    #[serde(skip)]
+    pub failures: Vec<String>,
+}
+
+/// A department's mean quality on each side.
+#[derive(Clone, Debug, Serialize)]
+pub struct DepartmentDelta {
+    /// The department.
+    pub department: String,
+    /// Mean quality of its runs in the base (null when it never ran there).
+    #[serde(serialize_with = "round2_opt")]
+    pub base: Option<f64>,
+    /// Mean quality in the candidate.
+    #[serde(serialize_with = "round2_opt")]
+    pub candidate: Option<f64>,
+    /// `candidate - base` (null unless both are known).
+    #[serde(serialize_with = "round2_opt")]
+    pub delta: Option<f64>,
+}
+
+/// An agent's first-attempt pass rate on each side (shares, 4 decimals).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentDelta {
+    /// The specialist.
+    pub agent_id: String,
+    /// Share of its first attempts accepted in the base (null when it never ran there).
+    pub base: Option<f64>,
+    /// The same in the candidate.
+    pub candidate: Option<f64>,
+    /// `candidate - base` (null unless both are known).
+    pub delta: Option<f64>,
+}
+
+/// The whole comparison (`--format json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// The base's totals.
+    pub base: Totals,
+    /// The candidate's totals.
+    pub candidate: Totals,
+    /// Cases that regressed.
+    pub regressed: usize,
+    /// Cases that improved.
+    pub improved: usize,
+    /// Every case, by suite and id.
+    pub cases: Vec<CaseChange>,
+    /// Every department that ran on either side, by id.
+    pub departments: Vec<DepartmentDelta>,
+    /// Every specialist that ran on either side, by id.
+    pub agents: Vec<AgentDelta>,
+    /// The `--alpha` the cases were judged significant against.
+    #[serde(skip)]
+    pub alpha: f64,
+}
+
+/// How cases are judged: `--pass-rate` and `--alpha`.
+#[derive(Clone, Copy, Debug)]
+pub struct Judging {
+    /// Share of a case's runs that must pass (SPEC §10).
+    pub pass_rate: f64,
+    /// A p-value below this is significant.
+    pub alpha: f64,
+}
+
+impl Comparison {
+    /// Regressed cases; only the significant ones with `significant_only`.
+    pub fn regressions(&self, significant_only: bool) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| c.change == Change::Regressed && (c.significant || !significant_only))
+            .count()
+    }
+
+    /// Cases whose change is `change`.
+    pub fn count(&self, change: Change) -> usize {
+        self.cases.iter().filter(|c| c.change == change).count()
+    }
+}
+
+/// Compares `base` with `candidate`.
+pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Comparison {
+    let keys: BTreeSet<&CaseKey> = base.cases.keys().chain(candidate.cases.keys()).collect();
+    let cases: Vec<CaseChange> = keys
+        .into_iter()
+        .map(|key| case_change(key, base.cases.get(key), candidate.cases.get(key), judging))
+        .collect();
+    let passed =
+        |side: fn(&CaseChange) -> Option<Verdict>| cases.iter().filter(|c| side(c).is_some_and(|v| v.passed)).count();
+    let (base_passed, candidate_passed) = (passed(|c| c.base), passed(|c| c.candidate));
+    let departments = departments(&base, &candidate);
+    let agents = agents(&base, &candidate);
+    let mut comparison = Comparison {
+        base: Totals::of(&mut base, base_passed),
+        candidate: Totals::of(&mut candidate, candidate_passed),
+        regressed: 0,
+        improved: 0,
+        cases,
+        departments,
+        agents,
+        alpha: judging.alpha,
+    };
+    comparison.regressed = comparison.count(Change::Regressed);
+    comparison.improved = comparison.count(Change::Improved);
+    comparison
+}
+
+/// One case: each side's verdict, the change, and the test.
+fn case_change(key: &CaseKey, base: Option<&CaseRuns>, candidate: Option<&CaseRuns>, judging: Judging) -> CaseChange {
+    let verdict = |runs: &CaseRuns| Verdict {
+        runs: runs.runs,
+        passed_runs: runs.passed_runs,
+        passed: passes(runs.passed_runs, runs.runs, judging.pass_rate),
+    };
+    let (b, c) = (base.map(verdict), candidate.map(verdict));
+    let change = match (b, c) {
+        (Some(b), Some(c)) if b.passed && !c.passed => Change::Regressed,
+        (Some(b), Some(c)) if !b.passed && c.passed => Change::Improved,
+        (Some(_), Some(_)) => Change::Same,
+        (None, _) => Change::Added,
+        (_, None) => Change::Removed,
+    };
+    let p_value = b.zip(c).map(|(b, c)| {
+        let failed = |v: Verdict| u64::from(v.runs - v.passed_runs);
+        let p = fisher::two_sided(u64::from(b.passed_runs), failed(b), u64::from(c.passed_runs), failed(c));
+        significant_digits(p, 12)
+    });
+    let failures = match (candidate, c) {
+        (Some(runs), Some(v)) if !v.passed => runs.failures.iter().cloned().collect(),
+        _ => Vec::new(),
+    };
+    CaseChange {
+        suite: key.0.clone(),
+        id: key.1.clone(),
+        change,
+        base: b,
+        candidate: c,
+        p_value,
+        significant: p_value.is_some_and(|p| p < judging.alpha),
+        failures,
+    }
+}
+
+/// `v` to `digits` significant digits: the p-value's sums in log space are good to about
+/// 1e-13, so the digits past the 12th are noise (1/10 would print as 0.09999999999999992).
+fn significant_digits(v: f64, digits: usize) -> f64 {
+    format!("{v:.*e}", digits - 1).parse().unwrap_or(v)
+}
+
+/// Every department of either side, with its mean quality on each.
+fn departments(base: &Side, candidate: &Side) -> Vec<DepartmentDelta> {
+    let ids: BTreeSet<&String> = base.departments.keys().chain(candidate.departments.keys()).collect();
+    ids.into_iter()
+        .map(|id| {
+            let mean = |side: &Side| side.departments.get(id).and_then(|m| m.value()).map(round_to_2);
+            let (b, c) = (mean(base), mean(candidate));
+            DepartmentDelta {
+                department: id.clone(),
+                base: b,
+                candidate: c,
+                delta: b.zip(c).map(|(b, c)| round_to_2(c - b)),
+            }
+        })
+        .collect()
+}
+
+/// Every specialist of either side, with its first-attempt pass rate on each.
+fn agents(base: &Side, candidate: &Side) -> Vec<AgentDelta> {
+    let round4 = |v: f64| (v * 1e4).round() / 1e4;
+    let ids: BTreeSet<&String> = base.agents.keys().chain(candidate.agents.keys()).collect();
+    ids.into_iter()
+        .map(|id| {
+            let rate = |side: &Side| side.agents.get(id).and_then(|s| s.value()).map(round4);
+            let (b, c) = (rate(base), rate(candidate));
+            AgentDelta {
+                agent_id: id.clone(),
+                base: b,
+                candidate: c,
+                delta: b.zip(c).map(|(b, c)| round4(c - b)),
+            }
+        })
+        .collect()
+}

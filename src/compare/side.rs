@@ -1,0 +1,162 @@
+//! One side of a comparison, read from a results file a line at a time (SPEC §17): per case
+//! its runs, passed runs and failed expectations; per side the tallies of its totals; per
+//! department and agent their tallies. A line's report is parsed into a [`Digest`] and
+//! dropped, so memory follows the number of cases and runs (a few bytes a run), never the
+//! size of the reports.
+//!
+//! Sums are kept in integers (quality in hundredths, cost in micro-USD: the precision the
+//! reports are written with), so shards concatenated in any order add up to the same bits.
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use super::digest::Digest;
+use crate::suite::{parse_results_line, Lines, Record};
+
+/// A case: `(suite, caseId)`.
+pub type CaseKey = (String, String);
+
+/// The runs of one case on one side.
+#[derive(Debug, Default)]
+pub struct CaseRuns {
+    /// Runs read.
+    pub runs: u32,
+    /// Runs whose expectations all held.
+    pub passed_runs: u32,
+    /// Every distinct failed expectation (and error) of its runs, sorted.
+    pub failures: BTreeSet<String>,
+    /// The line each run (by `repeat`) was read from: one run counted twice is refused.
+    lines: HashMap<u32, usize>,
+}
+
+/// A mean kept as an exact sum of hundredths.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mean {
+    hundredths: i64,
+    count: u64,
+}
+
+impl Mean {
+    /// Adds a value (rounded to 2 decimals, as reports write them).
+    pub fn add(&mut self, value: f64) {
+        self.hundredths += (value * 100.0).round() as i64;
+        self.count += 1;
+    }
+
+    /// The mean, `None` of nothing.
+    pub fn value(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.hundredths as f64 / 100.0 / self.count as f64)
+    }
+}
+
+/// A share of yeses.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Share {
+    /// Yeses.
+    pub hits: u64,
+    /// Of these.
+    pub count: u64,
+}
+
+impl Share {
+    /// The share, `None` of nothing.
+    pub fn value(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.hits as f64 / self.count as f64)
+    }
+}
+
+/// One results file, tallied.
+#[derive(Debug, Default)]
+pub struct Side {
+    /// Every case.
+    pub cases: HashMap<CaseKey, CaseRuns>,
+    /// Runs and runs passed.
+    pub runs: Share,
+    /// `overallQuality` of the runs that have a report.
+    pub quality: Mean,
+    /// Spent, in millionths of a dollar.
+    pub micro_usd: i64,
+    /// LLM calls.
+    pub calls: u64,
+    /// `durationMs` of every run.
+    pub durations_ms: Vec<u64>,
+    /// Quality of each department's runs (a skipped department did none).
+    pub departments: HashMap<String, Mean>,
+    /// First attempts accepted, per specialist.
+    pub agents: HashMap<String, Share>,
+}
+
+impl Side {
+    /// Reads the results file at `path`; a line that is not a result, or a case run already
+    /// counted, is an error naming its place; so is a file with no case run at all (a gate
+    /// must not pass on a suite that never ran).
+    pub fn read(path: &Path) -> Result<Side, String> {
+        let shown = path.display();
+        let Some(mut lines) = Lines::open(path)? else {
+            return Err(format!("cannot read results {shown}: no such file or directory"));
+        };
+        let mut side = Side::default();
+        while let Some((at, line)) = lines.next_line()? {
+            let record: Record<Digest> = parse_results_line(path, at, line)?;
+            side.add(record, at.number)
+                .map_err(|e| format!("{shown}:{}: {e}", at.number))?;
+        }
+        if side.runs.count == 0 {
+            return Err(format!(
+                "{shown} holds no case runs (did the suite run? `orch test --results` writes them)"
+            ));
+        }
+        Ok(side)
+    }
+
+    /// Counts one case run read from line `number`.
+    fn add(&mut self, record: Record<Digest>, number: usize) -> Result<(), String> {
+        let entry = self.cases.entry((record.suite, record.case_id));
+        if let Entry::Occupied(seen) = &entry {
+            if let Some(first) = seen.get().lines.get(&record.repeat) {
+                let (suite, id) = seen.key();
+                return Err(format!(
+                    "run {} of `{suite}/{id}` is also at line {first}; each case run may be counted \
+                     once (a shard concatenated twice, or two suites of one name?)",
+                    record.repeat
+                ));
+            }
+        }
+        let case = entry.or_default();
+        case.lines.insert(record.repeat, number);
+        case.runs += 1;
+        self.runs.count += 1;
+        if record.passed {
+            case.passed_runs += 1;
+            self.runs.hits += 1;
+        }
+        case.failures.extend(record.failures);
+        case.failures.extend(record.error);
+        self.durations_ms.push(record.duration_ms);
+        if let Some(report) = record.report {
+            self.add_report(report);
+        }
+        Ok(())
+    }
+
+    /// Counts what a run's report says.
+    fn add_report(&mut self, report: Digest) {
+        self.quality.add(report.overall_quality);
+        self.micro_usd += (report.usage.cost_usd * 1e6).round() as i64;
+        self.calls += report.usage.calls;
+        for department in report.departments.iter().filter(|d| d.ran()) {
+            self.departments
+                .entry(department.department_id.clone())
+                .or_default()
+                .add(department.quality_score);
+            for specialist in &department.specialist_results {
+                if let Some(accepted) = specialist.first_accepted() {
+                    let share = self.agents.entry(specialist.agent_id.clone()).or_default();
+                    share.count += 1;
+                    share.hits += u64::from(accepted);
+                }
+            }
+        }
+    }
+}
