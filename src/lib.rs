@@ -16,7 +16,8 @@
 //! 5. `provider`: the trait and its implementations, over one HTTP layer; cassettes
 //! 6. `report`: the report type, its renderers, events
 //! 7. `engine`, `suite`: the run, async; suites of cases run through it
-//! 8. `cli`, `pictures`: the flags; Mermaid, Markdown and HTML pictures of plans and runs
+//! 8. `cli`, `pictures`, `stats`: the flags; Mermaid, Markdown and HTML pictures of plans and
+//!    runs; analytics over many runs' reports and the success rates they teach
 //! 9. `commands`: the glue for the binary
 //!
 //! Each module is a facade: its files are private, and what other layers use is re-exported
@@ -38,6 +39,7 @@ mod provider;
 mod read;
 mod report;
 mod sink;
+mod stats;
 mod suite;
 mod text;
 mod tls;
@@ -46,7 +48,7 @@ mod tools;
 mod trace;
 
 pub use cli::{Cli, Command};
-pub use commands::{completions, explain, init, report, run, schema, test, validate};
+pub use commands::{completions, explain, init, report, run, schema, stats, test, validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Init(args) => orch::init(args),
         Command::Completions(args) => orch::completions(args),
         Command::Report(args) => orch::report(args),
+        Command::Stats(args) => orch::stats(args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -15,4 +15,4 @@ pub use run::{
     RunStatus, SpecialistResult, Usage, Validation,
 };
 pub use run_tree::run_tree;
-pub use tree::{render as render_tree, Style};
+pub use tree::{render as render_tree, Node, Style};
