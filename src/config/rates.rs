@@ -138,7 +138,7 @@ mod tests {
     fn a_malformed_file_says_where() {
         let err = SuccessRates::parse("{\"agents\": {\n  \"a\": {\"successRate\": \"high\"}}}", "r.json").unwrap_err();
         assert!(
-            err.starts_with("r.json:2:28: not a success-rates file (`orch stats --success-rates`): invalid type"),
+            err.starts_with("r.json:2:29: not a success-rates file (`orch stats --success-rates`): invalid type: string \"high\", expected f64"),
             "{err}"
         );
         let err = SuccessRates::parse("{\"runs\": 3, \"agents\": {}}", "r.json").unwrap_err();

@@ -17,6 +17,7 @@ mod replay;
 mod router;
 mod run;
 mod schemas;
+mod stats;
 mod secrets;
 mod structured;
 mod suites;
