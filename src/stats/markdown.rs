@@ -3,7 +3,7 @@
 //! shown in code spans, `|` escaped, so nothing in them renders or splits a row.
 
 use super::summary::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
-use crate::text::{fmt_usd, printable};
+use crate::text::{count, fmt_usd, printable};
 
 /// An id as one table cell: a code span (fenced past any backticks inside), `|` escaped.
 fn cell(text: &str) -> String {
@@ -19,8 +19,8 @@ pub fn stats_markdown(stats: &Stats) -> String {
     let mut out = format!("## orch stats: {} runs\n\n", stats.runs);
     if stats.unreported > 0 {
         out.push_str(&format!(
-            "{} results lines without a report (the case run could not be made).\n\n",
-            stats.unreported
+            "{} without a report (the case run could not be made).\n\n",
+            count(stats.unreported, "results line")
         ));
     }
     let primary: Vec<String> = r.primary.iter().map(|(k, v)| format!("{} {v}", cell(k))).collect();

@@ -11,19 +11,30 @@ use crate::common::{json as json_of, Root, Test};
 /// s1 always passes first time (90); s2's calls score 40, 70 | 40, 40 | 80 in order, so with
 /// two attempts it passes on its retry (revision-needed), fails (rejected), then passes first
 /// time; s3 never runs (it ranks third by its configured rate).
-const SCORES: &[(&str, &[f64])] = &[("s1", &[90.0]), ("s2", &[40.0, 70.0, 40.0, 40.0, 80.0]), ("s3", &[95.0])];
+const SCORES: &[(&str, &[f64])] = &[
+    ("s1", &[90.0]),
+    ("s2", &[40.0, 70.0, 40.0, 40.0, 80.0]),
+    ("s3", &[95.0]),
+];
 
 /// One department `d` (keyword aladdin) with head `h` and specialists s1 (0.9), s2 (0.95),
 /// s3 (0.7), two attempts each, priced so that every call (11 + 7 tokens) costs $0.000025.
 fn config(uri: &str, extra: &str) -> String {
-    let spec = |rate: &str| format!("role: specialist, department: d, successRate: {rate}, executionSettings: {{ maxRetries: 1 }}");
+    let spec = |rate: &str| {
+        format!("role: specialist, department: d, successRate: {rate}, executionSettings: {{ maxRetries: 1 }}")
+    };
     let (s1, s2, s3) = (spec("0.9"), spec("0.95"), spec("0.7"));
     let settings = format!("pricing:\n  gpt-4o-mini: {{ input: 1, output: 2 }}\n{extra}");
     config_yaml(
         uri,
         &settings,
         "  - { id: d, keywords: [aladdin], head: h }\n",
-        &[("h", "role: head, department: d"), ("s1", &s1), ("s2", &s2), ("s3", &s3)],
+        &[
+            ("h", "role: head, department: d"),
+            ("s1", &s1),
+            ("s2", &s2),
+            ("s3", &s3),
+        ],
     )
 }
 
@@ -33,7 +44,11 @@ const SUITE: &str = "cases:\n  - id: c\n    prompt: Aladdin\n    specialists: al
 /// `orch stats FILES --format json` in `root`, with the latencies (which the clock decides)
 /// checked to be there and then taken out.
 fn stats_json(root: &Root, args: &[&str]) -> Value {
-    let out = Test::new(root.path()).args(["stats", "--format", "json"]).args(args).status(0).run();
+    let out = Test::new(root.path())
+        .args(["stats", "--format", "json"])
+        .args(args)
+        .status(0)
+        .run();
     let mut v = json_of(&out);
     for a in v["agents"].as_array_mut().unwrap() {
         for k in ["latencyMsP50", "latencyMsP95"] {
@@ -51,7 +66,18 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
     let root = Root::orch_yaml(config(&server.uri(), ""));
     root.write("s.yaml", SUITE);
     Test::new(root.path())
-        .args(["test", "s.yaml", "--config", "orch.yaml", "--jobs", "1", "--repeat", "3", "--results", "r.jsonl"])
+        .args([
+            "test",
+            "s.yaml",
+            "--config",
+            "orch.yaml",
+            "--jobs",
+            "1",
+            "--repeat",
+            "3",
+            "--results",
+            "r.jsonl",
+        ])
         .args(["--format", "json"])
         .status(0)
         .run();
@@ -88,35 +114,79 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|s| (s["agentId"].as_str().unwrap().into(), s["successRateSource"].as_str().unwrap().into()))
+            .map(|s| {
+                (
+                    s["agentId"].as_str().unwrap().into(),
+                    s["successRateSource"].as_str().unwrap().into(),
+                )
+            })
             .collect()
     };
     let explain = |extra: &[&str]| {
         let out = Test::new(root.path())
-            .args(["explain", "--config", "orch.yaml", "--format", "json", "--specialists", "always"])
+            .args([
+                "explain",
+                "--config",
+                "orch.yaml",
+                "--format",
+                "json",
+                "--specialists",
+                "always",
+            ])
             .args(extra)
             .args(["Aladdin"])
             .status(0)
             .run();
         chosen(&json_of(&out))
     };
-    let pair = |a: &str, b: &str, c: &str, d: &str| vec![(a.to_string(), b.to_string()), (c.to_string(), d.to_string())];
+    let pair =
+        |a: &str, b: &str, c: &str, d: &str| vec![(a.to_string(), b.to_string()), (c.to_string(), d.to_string())];
     assert_eq!(explain(&[]), pair("s2", "config", "s1", "config"));
-    assert_eq!(explain(&["--success-rates", "rates.json"]), pair("s1", "learned", "s3", "config"));
+    assert_eq!(
+        explain(&["--success-rates", "rates.json"]),
+        pair("s1", "learned", "s3", "config")
+    );
 
     // `orch test` and `orch run` take the same file: s3 runs, s2 does not.
     Test::new(root.path())
-        .args(["test", "s.yaml", "--config", "orch.yaml", "--jobs", "1", "--repeat", "3", "--results", "r2.jsonl"])
+        .args([
+            "test",
+            "s.yaml",
+            "--config",
+            "orch.yaml",
+            "--jobs",
+            "1",
+            "--repeat",
+            "3",
+            "--results",
+            "r2.jsonl",
+        ])
         .args(["--success-rates", "rates.json"])
         .args(["--format", "json"])
         .status(0)
         .run();
     let agents = |v: &Value| -> Vec<String> {
-        v["agents"].as_array().unwrap().iter().map(|a| a["agentId"].as_str().unwrap().to_string()).collect()
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["agentId"].as_str().unwrap().to_string())
+            .collect()
     };
     assert_eq!(agents(&stats_json(&root, &["r2.jsonl"])), ["s1", "s3"]);
     let out = Test::new(root.path())
-        .args(["run", "--config", "orch.yaml", "--format", "json", "--specialists", "always", "--success-rates", "rates.json", "Aladdin"])
+        .args([
+            "run",
+            "--config",
+            "orch.yaml",
+            "--format",
+            "json",
+            "--specialists",
+            "always",
+            "--success-rates",
+            "rates.json",
+            "Aladdin",
+        ])
         .status(0)
         .run();
     let ran: Vec<String> = json_of(&out)["departments"][0]["specialistResults"]
@@ -132,7 +202,10 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
 async fn the_config_names_the_rates_file_and_the_flag_wins() {
     let server = Script::new(SCORES).serve().await;
     let root = Root::empty();
-    root.write("team/orch.yaml", config(&server.uri(), "routing:\n  successRates: learned/rates.json\n"));
+    root.write(
+        "team/orch.yaml",
+        config(&server.uri(), "routing:\n  successRates: learned/rates.json\n"),
+    );
     root.write(
         "team/learned/rates.json",
         r#"{"agents": {"s2": {"successRate": 0.1, "runs": 8}, "gone": {"successRate": 1.0, "runs": 8}}}"#,
@@ -140,12 +213,24 @@ async fn the_config_names_the_rates_file_and_the_flag_wins() {
     root.write("mine.json", r#"{"agents": {"s3": {"successRate": 0.99, "runs": 98}}}"#);
     let explain = |extra: &[&str]| {
         let out = Test::new(root.path())
-            .args(["explain", "--config", "team", "--format", "tree", "--specialists", "always", "Aladdin"])
+            .args([
+                "explain",
+                "--config",
+                "team",
+                "--format",
+                "tree",
+                "--specialists",
+                "always",
+                "Aladdin",
+            ])
             .args(extra)
             .status(0)
             .run();
         let text = crate::common::stdout(&out);
-        text.lines().filter(|l| l.contains("success rate")).map(|l| l.trim_start_matches(['│', '├', '└', '─', ' ']).to_string()).collect::<Vec<_>>()
+        text.lines()
+            .filter(|l| l.contains("success rate"))
+            .map(|l| l.trim_start_matches(['│', '├', '└', '─', ' ']).to_string())
+            .collect::<Vec<_>>()
     };
     // Relative to the config root (not the current directory); an id the config lacks is ignored.
     assert_eq!(
@@ -171,10 +256,18 @@ async fn the_config_names_the_rates_file_and_the_flag_wins() {
         &["test", "s.yaml", "--config", "team"],
     ] {
         root.write("s.yaml", "cases:\n  - id: c\n    prompt: Aladdin\n");
-        Test::new(root.path()).args(args).status(2).stdout("").stderr(missing).run();
+        Test::new(root.path())
+            .args(args)
+            .status(2)
+            .stdout("")
+            .stderr(missing)
+            .run();
     }
     // A malformed file says where.
-    root.write("bad.json", "{\"agents\": {\"s1\": {\"successRate\": 0.5, \"runs\": -1}}}\n");
+    root.write(
+        "bad.json",
+        "{\"agents\": {\"s1\": {\"successRate\": 0.5, \"runs\": -1}}}\n",
+    );
     Test::new(root.path())
         .args(["explain", "--config", "team", "--success-rates", "bad.json", "Aladdin"])
         .status(2)
