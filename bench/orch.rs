@@ -1,11 +1,11 @@
-//! `cargo bench`: orch measured from outside, as users run it, in five tables (bench/README.md
+//! `cargo bench`: orch measured from outside, as users run it, in six tables (bench/README.md
 //! says how to read them). Each figure is the median (and min..max) of fresh processes of the
 //! release binary; peak memory comes from GNU time. Nothing here is asserted: timings on a
 //! busy machine are noisy, so they live here and not in `cargo test`, which only builds this.
 //!
 //! 1. overhead against the floor: a bare client making the same calls, in the same
 //!    dependency pattern, on the same mock server (fixed latency per call);
-//! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites.
+//! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites; 6. `orch stats`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use futures::future::{join_all, FutureExt, Shared};
 use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+mod stats;
 
 /// Latency of every mock call.
 const LATENCY: Duration = Duration::from_millis(50);
@@ -416,6 +418,11 @@ fn main() {
             suites.push(json!({"cases": cases, "test": s.json(), "reportHtml": html.json(), "htmlBytes": bytes}));
         }
         results.insert("suites".into(), Value::Array(suites));
+    }
+
+    if wanted("6") {
+        let dir = tmp.path().join("stats");
+        results.insert("stats".into(), stats::table(&dir, repo));
     }
 
     // The tables run replace theirs; the others keep their last figures.
