@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::diagnostic::Diagnostic;
 use super::model::Config;
+use super::node::At;
 use super::types::{Role, SuccessRateSource};
 use crate::read::{io_reason, read_bounded, Unread};
 
@@ -110,6 +112,24 @@ pub fn learn_success_rates(config: &mut Config, flag: Option<&Path>) -> Result<(
     let rates = SuccessRates::read(&path)?;
     apply(config, &rates);
     Ok(())
+}
+
+/// `orch validate`'s look at `routing.successRates` (`written`, in the settings file `file`):
+/// a warning at the key when the file is missing or malformed. A warning, not an error: a
+/// command given `--success-rates` never reads it (run, explain and test refuse to start
+/// without it otherwise, and `--strict` makes it an error).
+pub fn check(file: &str, written: &At<String>) -> Option<Diagnostic> {
+    if written.value.is_empty() {
+        return None;
+    }
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    let problem = SuccessRates::read(&dir.join(&written.value)).err()?;
+    Some(Diagnostic::warning(
+        file,
+        written.pos,
+        "success-rates",
+        format!("{problem}; `run`, `explain` and `test` will refuse to start without --success-rates"),
+    ))
 }
 
 /// Replaces the configured rate of every specialist the file names.

@@ -263,6 +263,19 @@ async fn the_config_names_the_rates_file_and_the_flag_wins() {
             .stderr(missing)
             .run();
     }
+    // `orch validate` warns at the key (an error with --strict).
+    let out = Test::new(root.path())
+        .args(["validate", "team", "--format", "text"])
+        .status(0)
+        .run();
+    let warning = "warning: cannot read success rates team/learned/rates.json: no such file or directory; \
+                   `run`, `explain` and `test` will refuse to start without --success-rates";
+    let text = crate::common::stdout(&out);
+    assert!(text.starts_with("team/orch.yaml:") && text.contains(warning), "{text}");
+    Test::new(root.path())
+        .args(["validate", "team", "--strict"])
+        .status(2)
+        .run();
     // A malformed file says where.
     root.write(
         "bad.json",
