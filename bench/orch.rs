@@ -6,7 +6,7 @@
 //! 1. overhead against the floor: a bare client making the same calls, in the same
 //!    dependency pattern, on the same mock server (fixed latency per call);
 //! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites; 6. `orch compare`
-//!    of two results files of 10,000 case runs each.
+//!    of two results files of 10,000 case runs each; 7. `orch stats`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use futures::future::{join_all, FutureExt, Shared};
 use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+mod stats;
 
 /// Latency of every mock call.
 const LATENCY: Duration = Duration::from_millis(50);
@@ -422,6 +424,11 @@ fn main() {
     if wanted("6") {
         println!("6. orch compare of two results files (10,000 case runs each)");
         results.insert("compare".into(), Value::Array(compare_table(tmp.path(), repo)));
+    }
+
+    if wanted("7") {
+        let dir = tmp.path().join("stats");
+        results.insert("stats".into(), stats::table(&dir, repo));
     }
 
     // The tables run replace theirs; the others keep their last figures.

@@ -1,4 +1,5 @@
-//! Command-line definitions (clap derive) for `orch run`, `explain`, `validate`, `test`, `mcp`…
+//! Command-line definitions (clap derive) for `orch run`, `explain`, `validate`, `test`,
+//! `stats`, `compare`, `mcp` and the rest.
 
 use std::path::PathBuf;
 
@@ -41,6 +42,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// Compare two suite results files case by case: did the candidate get worse?
     Compare(CompareArgs),
+    /// Decision analytics over results files and saved reports; learn success rates.
+    Stats(StatsArgs),
 }
 
 /// Output format of `orch tools`.
@@ -126,6 +129,31 @@ pub enum FailOn {
     Significant,
     /// None: always 0 when both files read.
     Never,
+}
+
+/// Output format of `stats`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StatsFormat {
+    /// The analytics as a tree for people (the default on a terminal).
+    Tree,
+    /// The analytics as JSON (the default when stdout is not a terminal).
+    Json,
+    /// Markdown tables for a pull request or `$GITHUB_STEP_SUMMARY`.
+    Markdown,
+}
+
+/// `orch stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Results files (`orch test --results`) or saved run reports (`orch run --format json`).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<StatsFormat>,
+    /// Also write each specialist's learned success rate here, for `--success-rates FILE`.
+    #[arg(long, value_name = "OUT")]
+    pub success_rates: Option<PathBuf>,
 }
 
 /// `orch report`.
@@ -277,6 +305,10 @@ pub struct PlanArgs {
     /// Whether heads use specialists.
     #[arg(long, value_enum, default_value_t = SpecialistMode::Auto)]
     pub specialists: SpecialistMode,
+    /// Rank specialists by the learned rates in this file (`orch stats --success-rates`)
+    /// [default: routing.successRates]
+    #[arg(long, value_name = "FILE")]
+    pub success_rates: Option<PathBuf>,
 }
 
 /// Where replies come from and go, and traces: the flags `run` and `test` share.
@@ -413,12 +445,17 @@ pub struct TestArgs {
         conflicts_with_all = [
             "suites", "results", "resume", "config", "shard", "jobs", "repeat", "filter",
             "provider", "model", "record", "replay", "cache", "otlp", "otlp_content", "seed",
+            "success_rates",
         ]
     )]
     pub merge: Vec<PathBuf>,
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Rank specialists by the learned rates in this file (`orch stats --success-rates`)
+    /// [default: routing.successRates]
+    #[arg(long, value_name = "FILE")]
+    pub success_rates: Option<PathBuf>,
     /// Output format [default: tree on a terminal, json otherwise]
     #[arg(long, value_enum)]
     pub format: Option<TestFormat>,

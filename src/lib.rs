@@ -16,8 +16,9 @@
 //! 5. `provider`: the trait and its implementations, over one HTTP layer; cassettes
 //! 6. `report`: the report type, its renderers, events
 //! 7. `engine`, `suite`: the run, async; suites of cases run through it
-//! 8. `cli`, `pictures`, `serve`: the flags; Mermaid, Markdown and HTML pictures of plans
-//!    and runs; the MCP server of `orch mcp` (its tools, over stdio and HTTP)
+//! 8. `cli`, `pictures`, `serve`, `stats`: the flags; Mermaid, Markdown and HTML pictures of
+//!    plans and runs; the MCP server of `orch mcp` (its tools, over stdio and HTTP);
+//!    analytics over many runs' reports and the success rates they teach
 //! 9. `compare`: two results files compared case by case (Fisher's exact test, Wilson
 //!    intervals), and the comparison's tree, Markdown and page
 //! 10. `commands`: the glue for the binary
@@ -43,6 +44,7 @@ mod read;
 mod report;
 mod serve;
 mod sink;
+mod stats;
 mod suite;
 mod text;
 mod tls;
@@ -50,7 +52,7 @@ mod tools;
 mod trace;
 
 pub use cli::{Cli, Command};
-pub use commands::{compare, completions, explain, init, mcp, report, run, schema, test, tools, validate};
+pub use commands::{compare, completions, explain, init, mcp, report, run, schema, stats, test, tools, validate};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

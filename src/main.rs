@@ -48,6 +48,7 @@ fn main() -> ExitCode {
         Command::Tools(args) => orch::tools(args),
         Command::Mcp(args) => orch::mcp(args),
         Command::Compare(args) => orch::compare(args),
+        Command::Stats(args) => orch::stats(args),
     };
     match result {
         Ok(exit) => exit.into(),

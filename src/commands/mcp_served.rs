@@ -59,7 +59,9 @@ impl Team {
 
     /// The config as it is now.
     fn config(&self) -> Result<Config, CommandError> {
-        let (config, _warnings) = config::load(&self.root).map_err(|e| CommandError::usage(e.to_string()))?;
+        let (mut config, _warnings) = config::load(&self.root).map_err(|e| CommandError::usage(e.to_string()))?;
+        // The config's `routing.successRates`, as `orch run` applies it.
+        config::learn_success_rates(&mut config, None).map_err(CommandError::usage)?;
         Ok(config)
     }
 
@@ -175,7 +177,7 @@ impl Team {
     /// (the served root wins over the suite's own `config`, as `--config` does), `--jobs 4`,
     /// through the shared pool and gate. A failing case makes it an error result.
     async fn suite(&self, path: PathBuf, stop: BoxFuture<'static, ()>) -> Answer {
-        let loaded = match crate::suite::load(std::slice::from_ref(&path), Some(&self.root)) {
+        let loaded = match crate::suite::load(std::slice::from_ref(&path), Some(&self.root), None) {
             Ok(loaded) => loaded,
             // The suite's problems, each at file:line:column, then the refusal.
             Err(refused) => {
@@ -262,6 +264,7 @@ fn plan_args(call: &RunCall) -> PlanArgs {
         config: None,
         departments: call.departments.clone(),
         specialists: call.specialists,
+        success_rates: None,
     }
 }
 

@@ -11,6 +11,7 @@ mod report;
 mod run;
 mod schema;
 mod setup;
+mod stats;
 mod test;
 mod test_files;
 mod test_summary;
@@ -31,6 +32,7 @@ pub use mcp::mcp;
 pub use report::report;
 pub use run::run;
 pub use schema::run as schema;
+pub use stats::stats;
 pub use test::test;
 pub use tools::tools;
 pub use validate::validate;
@@ -83,10 +85,13 @@ fn check_size(len: usize) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// The config of `--config` / `ORCH_CONFIG` / the current directory, or a usage error.
+/// The config of `--config` / `ORCH_CONFIG` / the current directory, its specialists ranked
+/// by learned rates when `--success-rates` or `routing.successRates` names a file; or a
+/// usage error.
 fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
     let root = locate_root(args.config.as_deref());
-    let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
+    let (mut config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
+    config::learn_success_rates(&mut config, args.success_rates.as_deref()).map_err(CommandError::usage)?;
     Ok(config)
 }
 

@@ -201,7 +201,7 @@ fn not_run(summary: &suite::Summary, chosen: &[(usize, &suite::Case)], suites: &
 /// The suites and their configs; every problem of every suite is printed before the one
 /// `error:` line, and nothing runs.
 fn load_suites(args: &TestArgs) -> Result<Loaded, CommandError> {
-    suite::load(&args.suites, args.config.as_deref()).map_err(|refused| {
+    suite::load(&args.suites, args.config.as_deref(), args.success_rates.as_deref()).map_err(|refused| {
         let mut stderr = std::io::stderr().lock();
         for d in &refused.problems {
             let _ = writeln!(stderr, "{d}");

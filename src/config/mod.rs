@@ -8,6 +8,7 @@ mod mcp;
 mod model;
 mod node;
 mod output_schema;
+mod rates;
 mod schema;
 mod sections;
 mod spec;
@@ -27,13 +28,16 @@ pub use load::{locate_root, parse_document};
 pub use model::{Agent, Config, Department, ProviderSettings};
 pub use node::{At, Node, Pos};
 pub use output_schema::compile as compile_output_schema;
+pub use rates::{learn_success_rates, LearnedRate, SuccessRates};
 pub use schema::{definition_file as definition_file_schema, object as object_schema};
 #[cfg(test)]
 pub use sections::DEFAULT_COMPLEX_TERMS;
 pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
 pub use spec::{KeySpec, Rule};
 pub use tools::{Approve, McpServer, McpTransport, ToolUse};
-pub use types::{seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField};
+pub use types::{
+    seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource, TokenField,
+};
 
 /// A config that cannot be used, with every problem found.
 #[derive(Debug, thiserror::Error)]

@@ -10,7 +10,7 @@ use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution, Sch
 use super::node::At;
 use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing};
 use super::tools::{McpServer, ToolUse};
-use super::types::{ProviderKind, Role, StructuredOutput, TokenField};
+use super::types::{ProviderKind, Role, StructuredOutput, SuccessRateSource, TokenField};
 use super::wire::WireConfig;
 
 /// A whole config, resolved.
@@ -165,8 +165,10 @@ pub struct Agent {
     pub passing_threshold: Option<u32>,
     /// Inactive specialists are never chosen.
     pub is_active: bool,
-    /// Ranks specialists after matched skills (default 0.5).
+    /// Ranks specialists after matched skills (default 0.5; a learned rate replaces it).
     pub success_rate: f64,
+    /// Whether `success_rate` is the configured one or a learned one.
+    pub success_rate_source: SuccessRateSource,
     /// Overrides `defaults.provider`: providers in fallback order.
     pub provider: Option<Vec<String>>,
     /// Overrides the provider's model.
@@ -382,6 +384,7 @@ fn resolve_agent(a: &AgentWire) -> Agent {
         passing_threshold: a.passing_threshold,
         is_active: a.is_active.unwrap_or(true),
         success_rate: a.success_rate.unwrap_or(0.5),
+        success_rate_source: SuccessRateSource::Config,
         provider: a.provider.clone().map(Resolve::resolve),
         model: a.model.clone(),
         execution: a.execution.clone().unwrap_or_default().resolve(),

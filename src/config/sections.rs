@@ -72,6 +72,8 @@ section! {
         /// Words that make a request complex.
         complex_terms "complexTerms": Vec<String> => Vec<String> =
             DEFAULT_COMPLEX_TERMS.iter().map(|t| t.to_string()).collect(), Rule::Strings;
+        /// A file of learned success rates (`orch stats --success-rates`), relative to the config root.
+        success_rates "successRates": At<String> => String = String::new(), Rule::Text;
     }
 }
 

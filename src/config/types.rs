@@ -22,6 +22,18 @@ pub enum Role {
     Router,
 }
 
+/// Where the success rate that ranks a specialist came from (SPEC §18).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum SuccessRateSource {
+    /// The agent's `successRate` (or its default, 0.5).
+    #[default]
+    Config,
+    /// A success-rates file (`--success-rates`, `routing.successRates`) learned from its runs.
+    Learned,
+}
+
 /// How the master chooses departments (SPEC §9).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
 #[serde(rename_all = "lowercase")]

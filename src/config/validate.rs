@@ -257,6 +257,9 @@ impl Checker<'_> {
                 ));
             }
         }
+        if let Some(rates) = s.routing.as_ref().and_then(|r| r.success_rates.as_ref()) {
+            self.out.extend(super::rates::check(file, rates));
+        }
         let routing = s.routing.clone().unwrap_or_default();
         if let Some(method) = routing.method.as_ref().filter(|m| m.value != RoutingMethod::Keywords) {
             match &routing.router {

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::config::{Agent, Config, Department, ToolUse};
+use crate::config::{Agent, Config, Department, SuccessRateSource, ToolUse};
 use crate::text::WordIndex;
 
 /// Where an agent's passing threshold came from.
@@ -44,8 +44,10 @@ pub struct SelectedSpecialist {
     pub max_attempts: u32,
     /// The agent's skills found in the request.
     pub matched_skills: Vec<String>,
-    /// Used to rank specialists.
+    /// Used to rank specialists: the configured `successRate`, or a learned one (SPEC §18).
     pub success_rate: f64,
+    /// `config` or `learned`: which of the two ranked it.
+    pub success_rate_source: SuccessRateSource,
     /// The MCP servers whose tools it may use.
     pub tools: Vec<ToolUse>,
     /// Tool calls one attempt may make (absent without tools).
@@ -78,6 +80,7 @@ pub fn select(config: &Config, dept: &Department, index: &WordIndex, count: usiz
                     .unwrap_or(config.settings.defaults.max_retries),
                 matched_skills: agent.skills.iter().filter(|s| index.contains(s)).cloned().collect(),
                 success_rate: agent.success_rate,
+                success_rate_source: agent.success_rate_source,
                 tools: agent.tools.clone(),
                 max_tool_calls: super::tools::max_tool_calls(config, agent),
             }

@@ -248,6 +248,7 @@ fn call_bounds() {
         max_attempts: attempts,
         matched_skills: vec![],
         success_rate: 0.5,
+        success_rate_source: crate::config::SuccessRateSource::Config,
         tools: vec![],
         max_tool_calls: None,
     };
@@ -293,6 +294,7 @@ fn a_tool_loop_counts_every_request() {
         max_attempts: attempts,
         matched_skills: vec![],
         success_rate: 0.5,
+        success_rate_source: crate::config::SuccessRateSource::Config,
         tools: vec![],
         max_tool_calls,
     };

@@ -17,4 +17,4 @@ pub use run::{
 };
 pub use run_tree::run_tree;
 pub use tool_call::{Approval, Refusal, ToolCall};
-pub use tree::{render as render_tree, Style};
+pub use tree::{render as render_tree, Node, Style};

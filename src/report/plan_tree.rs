@@ -4,7 +4,7 @@
 //! its colours (the renderer lets orch's own colour sequences pass).
 
 use super::tree::{bar, Node, Style};
-use crate::config::{Approve, ToolUse};
+use crate::config::{Approve, SuccessRateSource, ToolUse};
 use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, PlannedServer, SelectedSpecialist, ThresholdSource};
 use crate::text::{count, excerpt, printable};
 
@@ -166,11 +166,15 @@ fn specialist(s: &SelectedSpecialist, style: Style) -> Node {
     } else {
         format!(", skills: {}", printable(&s.matched_skills.join(", ")))
     };
+    let learned = match s.success_rate_source {
+        SuccessRateSource::Learned => " (learned)",
+        SuccessRateSource::Config => "",
+    };
     let label = format!(
         "{} {}",
         style.cyan(&printable(&s.agent_id)),
         style.dim(&format!(
-            "threshold {} ({source}), up to {}, success rate {:.2}{skills}",
+            "threshold {} ({source}), up to {}, success rate {:.2}{learned}{skills}",
             s.threshold,
             count(s.max_attempts, "attempt"),
             s.success_rate

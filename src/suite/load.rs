@@ -28,9 +28,10 @@ pub struct Refused {
     pub message: String,
 }
 
-/// Reads every suite and the config each runs on (`config`: the `--config` flag). A config
-/// that does not load stops at once; a suite's own errors are gathered and refuse them all.
-pub fn load(paths: &[PathBuf], config: Option<&Path>) -> Result<Loaded, Refused> {
+/// Reads every suite and the config each runs on (`config`: the `--config` flag;
+/// `success_rates`: the `--success-rates` flag, over each config's `routing.successRates`). A
+/// config that does not load stops at once; a suite's own errors are gathered and refuse them all.
+pub fn load(paths: &[PathBuf], config: Option<&Path>, success_rates: Option<&Path>) -> Result<Loaded, Refused> {
     let refuse = |problems, message| Refused { problems, message };
     let names = outputs::distinct_names(paths).map_err(|m| refuse(Vec::new(), m))?;
     let mut loaded = Loaded {
@@ -49,7 +50,7 @@ pub fn load(paths: &[PathBuf], config: Option<&Path>) -> Result<Loaded, Refused>
             }
         };
         let root = root_of(Some(&unchecked), config);
-        let config = match config_of(&mut loaded.configs, &root) {
+        let config = match config_of(&mut loaded.configs, &root, success_rates) {
             Ok(config) => config,
             Err(message) => return Err(refuse(problems, message)),
         };
@@ -71,12 +72,18 @@ pub fn load(paths: &[PathBuf], config: Option<&Path>) -> Result<Loaded, Refused>
     Ok(loaded)
 }
 
-/// The config at `root`, loaded the first time a suite names it.
-fn config_of(configs: &mut HashMap<PathBuf, Arc<Config>>, root: &Path) -> Result<Arc<Config>, String> {
+/// The config at `root`, loaded the first time a suite names it, its specialists ranked by
+/// learned rates when there are some.
+fn config_of(
+    configs: &mut HashMap<PathBuf, Arc<Config>>,
+    root: &Path,
+    success_rates: Option<&Path>,
+) -> Result<Arc<Config>, String> {
     if let Some(config) = configs.get(root) {
         return Ok(config.clone());
     }
-    let (config, _) = config::load(root).map_err(|e| e.to_string())?;
+    let (mut config, _) = config::load(root).map_err(|e| e.to_string())?;
+    config::learn_success_rates(&mut config, success_rates)?;
     Ok(configs.entry(root.to_path_buf()).or_insert(Arc::new(config)).clone())
 }
 

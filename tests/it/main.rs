@@ -23,6 +23,8 @@ mod router;
 mod run;
 mod schemas;
 mod secrets;
+mod stats;
+mod stats_input;
 mod structured;
 mod suites;
 mod tooling;

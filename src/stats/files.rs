@@ -1,0 +1,87 @@
+//! Reading the files `orch stats` is given, one run at a time, in memory bounded by the
+//! longest line or report, never by the file.
+//!
+//! The kind of a file is told by its content: when its first line is a whole JSON value, the
+//! file is JSON lines (results lines of `orch test --results`, or reports one a line, as
+//! `jq -c` writes them); otherwise it is pretty JSON: one saved run report, or several
+//! concatenated (`orch run --format json >> runs.json`).
+
+use std::cell::Cell;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::rc::Rc;
+
+use super::input::{Doc, Kind};
+use crate::suite::Lines;
+
+/// Reads every file in order, handing each value to `each`; the first malformed value stops
+/// the reading with a message that says where it is (`file:line:column`).
+pub fn read_all(paths: &[impl AsRef<Path>], mut each: impl FnMut(Kind)) -> Result<(), String> {
+    for path in paths {
+        read_file(path.as_ref(), &mut each)?;
+    }
+    Ok(())
+}
+
+/// Reads one file: JSON lines, or a pretty document (see the module's doc).
+fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), String> {
+    let shown = crate::read::display(path);
+    let Some(mut lines) = Lines::open(path)? else {
+        return Err(format!("cannot read {shown}: no such file or directory"));
+    };
+    let mut first = true;
+    while let Some((at, line)) = lines.next_line()? {
+        let doc = match serde_json::from_str::<Doc>(line) {
+            Ok(doc) => doc,
+            // A first line that opens a value it does not close: a pretty document.
+            Err(e) if std::mem::take(&mut first) && e.is_eof() => return read_document(path, &shown, each),
+            Err(e) => return Err(located(&shown, at.number, &e)),
+        };
+        first = false;
+        each(doc.kind().map_err(|why| format!("{shown}:{}: {why}", at.number))?);
+    }
+    Ok(())
+}
+
+/// Reads a file of pretty JSON values (one report, or several one after another).
+fn read_document(path: &Path, shown: &str, each: &mut impl FnMut(Kind)) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let newlines = Rc::new(Cell::new(0));
+    let counted = LineCount {
+        inner: BufReader::new(file),
+        newlines: newlines.clone(),
+    };
+    for doc in serde_json::Deserializer::from_reader(counted).into_iter::<Doc>() {
+        let doc = doc.map_err(|e| located(shown, e.line(), &e))?;
+        // The parser reads a byte at a time and stops at the value's end: its last line.
+        let line = newlines.get() + 1;
+        each(doc.kind().map_err(|why| format!("{shown}:{line}: {why}"))?);
+    }
+    Ok(())
+}
+
+/// A reader that counts the newlines it hands out, so a value can be located by line
+/// (`StreamDeserializer` tells byte offsets only, and keeps its reader).
+struct LineCount<R> {
+    inner: R,
+    newlines: Rc<Cell<usize>>,
+}
+
+impl<R: BufRead> Read for LineCount<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let seen = buf[..n].iter().filter(|&&b| b == b'\n').count();
+        self.newlines.set(self.newlines.get() + seen);
+        Ok(n)
+    }
+}
+
+/// A JSON syntax or type error at `line` (of the file), with its column.
+fn located(shown: &str, line: usize, e: &serde_json::Error) -> String {
+    let what = e.to_string();
+    let what = what.split(" at line ").next().unwrap_or_default();
+    format!(
+        "{shown}:{line}:{}: not a results line or run report: {what}",
+        e.column().max(1)
+    )
+}

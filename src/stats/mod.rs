@@ -1,0 +1,22 @@
+//! `orch stats` (SPEC §18): decision analytics over many runs, read back from results files
+//! and saved reports, and the success rates they teach (seed 003's analytics, seed 000's
+//! selection by success rate).
+//!
+//! Streamed: files are read a value at a time into a [`Tally`] of counts per department,
+//! agent, primary, method, level and provider; memory follows the config, not the runs.
+//! Latency percentiles come from a bounded histogram (exact below 1,024 ms, see
+//! `latency.rs`). A file given twice counts twice: telling repeats apart would need a key
+//! per run in memory.
+
+mod files;
+mod input;
+mod latency;
+mod markdown;
+mod summary;
+mod tally;
+mod tree;
+
+pub use files::read_all;
+pub use markdown::stats_markdown;
+pub use tally::Tally;
+pub use tree::stats_tree;

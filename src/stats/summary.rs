@@ -1,0 +1,192 @@
+//! What `orch stats` prints (SPEC §18), as one type: serialized as JSON, walked by the tree
+//! and Markdown renderers.
+//!
+//! Rounding: rates to 4 decimals, means (scores, quality, calls, retries) to 2, USD to 6.
+//! A rate or mean over nothing (no run, no successful run) is null, never a made-up 0.
+
+use std::collections::BTreeMap;
+
+use serde::{Serialize, Serializer};
+
+/// The analytics of every run read.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// Runs with a report.
+    pub runs: u64,
+    /// Results lines without a report (the case run could not be made): not in `runs`.
+    pub unreported: u64,
+    /// Runs by status: success, partial, failed (every key present).
+    #[serde(serialize_with = "ordered_status")]
+    pub by_status: BTreeMap<String, u64>,
+    /// How the master routed.
+    pub routing: RoutingStats,
+    /// Runs by the request's complexity level (simple, moderate, complex always present).
+    #[serde(serialize_with = "ordered_levels")]
+    pub complexity: BTreeMap<String, u64>,
+    /// Per department, by id.
+    pub departments: Vec<DepartmentStats>,
+    /// Per specialist, by id.
+    pub agents: Vec<AgentStats>,
+    /// Departments whose head answered after every specialist failed.
+    pub head_direct_fallbacks: u64,
+    /// Departments whose synthesis failed three times.
+    pub partial_synthesis_failures: u64,
+    /// HTTP retries inside calls, over every run.
+    pub transport_retries: u64,
+    /// Circuits opened, by provider (SPEC §11).
+    pub circuits_opened: BTreeMap<String, u64>,
+}
+
+/// Routing over every run.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoutingStats {
+    /// Runs per primary department.
+    pub primary: BTreeMap<String, u64>,
+    /// Runs per routing method used (keywords, llm, hybrid always present).
+    #[serde(serialize_with = "ordered_methods")]
+    pub methods: BTreeMap<String, u64>,
+    /// Share of runs routed to `fallbackDepartment` (nothing matched).
+    #[serde(serialize_with = "rate")]
+    pub fallback_rate: Option<f64>,
+    /// Share of runs whose router failed (keyword routing was used instead).
+    #[serde(serialize_with = "rate")]
+    pub router_error_rate: Option<f64>,
+}
+
+/// One department over the runs that selected it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DepartmentStats {
+    /// Its id.
+    pub department: String,
+    /// Runs that selected it (skipped ones included).
+    pub runs: u64,
+    /// Share of those runs in which it succeeded.
+    #[serde(serialize_with = "rate")]
+    pub success_rate: Option<f64>,
+    /// Mean quality of its successful runs (a failed department has no quality to average).
+    #[serde(serialize_with = "mean")]
+    pub mean_quality: Option<f64>,
+    /// Mean LLM calls per run (head, specialists, judge, synthesis).
+    #[serde(serialize_with = "mean")]
+    pub mean_calls: Option<f64>,
+    /// USD over every run.
+    #[serde(serialize_with = "crate::text::usd")]
+    pub cost_usd: f64,
+}
+
+/// One specialist over its final results (one a run that spawned it).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStats {
+    /// Its id.
+    pub agent_id: String,
+    /// The department it worked in.
+    pub department: String,
+    /// Its final results (the `runs` of its learned success rate).
+    pub runs: u64,
+    /// Quality attempts over every run.
+    pub attempts: u64,
+    /// Share of runs whose first attempt reached the threshold.
+    #[serde(serialize_with = "rate")]
+    pub first_attempt_pass_rate: Option<f64>,
+    /// Share of runs whose final result passed review (approved or revision-needed).
+    #[serde(serialize_with = "rate")]
+    pub pass_rate: Option<f64>,
+    /// Mean quality retries per run (attempts − 1).
+    #[serde(serialize_with = "mean")]
+    pub mean_retries: Option<f64>,
+    /// Mean final score (its best attempt's).
+    #[serde(serialize_with = "mean")]
+    pub mean_score: Option<f64>,
+    /// Median attempt latency (nearest rank; see `latency.rs`).
+    pub latency_ms_p50: Option<u64>,
+    /// 95th percentile attempt latency (nearest rank).
+    pub latency_ms_p95: Option<u64>,
+    /// Tool calls (`usage.toolCalls`; 0 in reports that have none).
+    pub tool_calls: u64,
+    /// USD over every run (its judge calls included).
+    #[serde(serialize_with = "crate::text::usd")]
+    pub cost_usd: f64,
+}
+
+/// Rounds to `places` decimals.
+pub fn round(v: f64, places: i32) -> f64 {
+    let k = 10f64.powi(places);
+    (v * k).round() / k
+}
+
+fn rate<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    v.map(|v| round(v, 4)).serialize(s)
+}
+
+fn mean<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    v.map(|v| round(v, 2)).serialize(s)
+}
+
+/// The status counts in the order runs end well to badly.
+fn ordered_status<S: Serializer>(m: &BTreeMap<String, u64>, s: S) -> Result<S::Ok, S::Error> {
+    ordered(&STATUSES, m, s)
+}
+
+fn ordered_levels<S: Serializer>(m: &BTreeMap<String, u64>, s: S) -> Result<S::Ok, S::Error> {
+    ordered(&LEVELS, m, s)
+}
+
+fn ordered_methods<S: Serializer>(m: &BTreeMap<String, u64>, s: S) -> Result<S::Ok, S::Error> {
+    ordered(&METHODS, m, s)
+}
+
+/// The run statuses, best first.
+pub const STATUSES: [&str; 3] = ["success", "partial", "failed"];
+/// The complexity levels, simplest first.
+pub const LEVELS: [&str; 3] = ["simple", "moderate", "complex"];
+/// The routing methods (SPEC §9).
+pub const METHODS: [&str; 3] = ["keywords", "llm", "hybrid"];
+
+/// A map with the `first` names in their order, then any other in sorted order.
+fn ordered<S: Serializer>(first: &[&str], m: &BTreeMap<String, u64>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for (k, v) in in_order(first, m) {
+        map.serialize_entry(k, &v)?;
+    }
+    map.end()
+}
+
+/// The entries of `m`, the `first` names first (in their order), then the rest sorted.
+pub fn in_order<'a>(first: &'a [&'a str], m: &'a BTreeMap<String, u64>) -> impl Iterator<Item = (&'a str, u64)> + 'a {
+    let known = first.iter().filter_map(|k| Some((*k, *m.get(*k)?)));
+    let rest = m
+        .iter()
+        .filter(|(k, _)| !first.contains(&k.as_str()))
+        .map(|(k, v)| (k.as_str(), *v));
+    known.chain(rest)
+}
+
+/// A rate as people read it: `62.5%`; `–` over nothing.
+pub fn percent(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{:.1}%", round(v * 100.0, 1)))
+}
+
+/// A mean to 2 decimals: `7.00`; `–` over nothing.
+pub fn two(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{:.2}", round(v, 2)))
+}
+
+/// A latency: `120 ms`; `–` when none was recorded.
+pub fn millis(v: Option<u64>) -> String {
+    v.map_or("–".into(), |v| format!("{v} ms"))
+}
+
+/// `name n` pairs joined by ` · `, or `none`.
+pub fn counts<'a>(entries: impl Iterator<Item = (&'a str, u64)>) -> String {
+    let parts: Vec<String> = entries.map(|(k, v)| format!("{k} {v}")).collect();
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(" · ")
+    }
+}

@@ -1,0 +1,217 @@
+//! The counts `orch stats` keeps while it reads: one entry per department, agent, primary,
+//! method, level and provider, none per run, so memory follows the size of the config and not
+//! the number of runs (SPEC §18: 10,000 runs or 10 million, the same few kilobytes).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::input::{Department, Doc, Kind, RunStatus, Specialist};
+use super::latency::Latencies;
+use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
+use crate::config::{LearnedRate, SuccessRates};
+
+/// Everything counted so far.
+#[derive(Debug, Default)]
+pub struct Tally {
+    runs: u64,
+    unreported: u64,
+    /// success, partial, failed.
+    by_status: [u64; 3],
+    primary: BTreeMap<String, u64>,
+    methods: BTreeMap<String, u64>,
+    fallbacks: u64,
+    router_errors: u64,
+    complexity: BTreeMap<String, u64>,
+    departments: HashMap<String, DepartmentTally>,
+    agents: HashMap<String, AgentTally>,
+    head_direct: u64,
+    partial_synthesis: u64,
+    transport_retries: u64,
+    circuits: BTreeMap<String, u64>,
+}
+
+/// One department's counts.
+#[derive(Debug, Default)]
+struct DepartmentTally {
+    runs: u64,
+    successes: u64,
+    quality: f64,
+    calls: u64,
+    cost_usd: f64,
+}
+
+/// One specialist's counts over its final results.
+#[derive(Debug, Default)]
+struct AgentTally {
+    department: String,
+    results: u64,
+    attempts: u64,
+    first_passes: u64,
+    passes: u64,
+    retries: u64,
+    score: f64,
+    latencies: Latencies,
+    tool_calls: u64,
+    cost_usd: f64,
+}
+
+impl Tally {
+    /// Counts one value of an input file.
+    pub fn add(&mut self, kind: Kind) {
+        match kind {
+            Kind::Run(run) => self.run(&run),
+            Kind::Unreported => self.unreported += 1,
+        }
+    }
+
+    fn run(&mut self, run: &Doc) {
+        self.runs += 1;
+        let status = match run.status {
+            Some(RunStatus::Success) => 0,
+            Some(RunStatus::Partial) => 1,
+            Some(RunStatus::Failed) | None => 2,
+        };
+        self.by_status[status] += 1;
+        if let Some(r) = &run.routing {
+            if !r.primary.is_empty() {
+                *self.primary.entry(r.primary.clone()).or_default() += 1;
+            }
+            *self.methods.entry(r.method.clone()).or_default() += 1;
+            self.fallbacks += u64::from(r.fallback);
+            self.router_errors += u64::from(r.router_error.is_some());
+        }
+        // One level a run: the request's, which every department of the run shares.
+        let level = run
+            .departments
+            .iter()
+            .find_map(|d| d.metadata.as_ref()?.complexity.clone());
+        if let Some(level) = level {
+            *self.complexity.entry(level).or_default() += 1;
+        }
+        for d in &run.departments {
+            self.department(d);
+        }
+        self.transport_retries += run.usage.transport_retries;
+        for provider in &run.metadata.circuits_opened {
+            *self.circuits.entry(provider.clone()).or_default() += 1;
+        }
+    }
+
+    fn department(&mut self, d: &Department) {
+        let t = self.departments.entry(d.department_id.clone()).or_default();
+        t.runs += 1;
+        if d.status == super::input::DepartmentStatus::Success {
+            t.successes += 1;
+            t.quality += d.quality_score;
+        }
+        t.calls += d.usage.calls;
+        t.cost_usd += d.usage.cost_usd;
+        self.head_direct += u64::from(d.fallback.as_deref() == Some("head-direct"));
+        self.partial_synthesis += u64::from(d.partial_synthesis_failure);
+        for s in &d.specialist_results {
+            self.specialist(&d.department_id, s);
+        }
+    }
+
+    fn specialist(&mut self, department: &str, s: &Specialist) {
+        let t = self.agents.entry(s.agent_id.clone()).or_default();
+        if t.department.is_empty() {
+            t.department = department.to_string();
+        }
+        t.results += 1;
+        t.attempts += s.attempts.len() as u64;
+        t.first_passes += u64::from(s.attempts.first().is_some_and(|a| a.decision == "accept"));
+        t.passes += u64::from(s.passed());
+        t.retries += s.attempts.len().saturating_sub(1) as u64;
+        t.score += s.quality_score;
+        for a in &s.attempts {
+            t.latencies.record(a.latency_ms);
+        }
+        t.tool_calls += s.usage.tool_calls;
+        t.cost_usd += s.usage.cost_usd;
+    }
+
+    /// Each specialist's Laplace-smoothed success rate over its final results.
+    pub fn success_rates(&self) -> SuccessRates {
+        SuccessRates {
+            agents: self
+                .agents
+                .iter()
+                .map(|(id, t)| (id.clone(), LearnedRate::of(t.passes, t.results)))
+                .collect(),
+        }
+    }
+
+    /// The analytics, ids sorted: the same runs give the same figures in any order.
+    pub fn finish(&self) -> Stats {
+        let runs = self.runs;
+        let mut departments: Vec<DepartmentStats> = self
+            .departments
+            .iter()
+            .map(|(id, t)| DepartmentStats {
+                department: id.clone(),
+                runs: t.runs,
+                success_rate: ratio(t.successes, t.runs),
+                mean_quality: mean(t.quality, t.successes),
+                mean_calls: mean(t.calls as f64, t.runs),
+                cost_usd: t.cost_usd,
+            })
+            .collect();
+        departments.sort_by(|a, b| a.department.cmp(&b.department));
+        let mut agents: Vec<AgentStats> = self.agents.iter().map(|(id, t)| t.stats(id)).collect();
+        agents.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
+        Stats {
+            runs,
+            unreported: self.unreported,
+            by_status: STATUSES.iter().map(|s| s.to_string()).zip(self.by_status).collect(),
+            routing: RoutingStats {
+                primary: self.primary.clone(),
+                methods: seeded(&METHODS, &self.methods),
+                fallback_rate: ratio(self.fallbacks, runs),
+                router_error_rate: ratio(self.router_errors, runs),
+            },
+            complexity: seeded(&LEVELS, &self.complexity),
+            departments,
+            agents,
+            head_direct_fallbacks: self.head_direct,
+            partial_synthesis_failures: self.partial_synthesis,
+            transport_retries: self.transport_retries,
+            circuits_opened: self.circuits.clone(),
+        }
+    }
+}
+
+impl AgentTally {
+    fn stats(&self, id: &str) -> AgentStats {
+        AgentStats {
+            agent_id: id.to_string(),
+            department: self.department.clone(),
+            runs: self.results,
+            attempts: self.attempts,
+            first_attempt_pass_rate: ratio(self.first_passes, self.results),
+            pass_rate: ratio(self.passes, self.results),
+            mean_retries: mean(self.retries as f64, self.results),
+            mean_score: mean(self.score, self.results),
+            latency_ms_p50: self.latencies.percentile(50.0),
+            latency_ms_p95: self.latencies.percentile(95.0),
+            tool_calls: self.tool_calls,
+            cost_usd: self.cost_usd,
+        }
+    }
+}
+
+/// `part / whole`, None when `whole` is 0.
+fn ratio(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// `sum / n`, None when `n` is 0.
+fn mean(sum: f64, n: u64) -> Option<f64> {
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// The counts with every name of `known` present (0 when unseen), and any other name seen.
+fn seeded(known: &[&str], seen: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = known.iter().map(|k| (k.to_string(), 0)).collect();
+    out.extend(seen.iter().map(|(k, v)| (k.clone(), *v)));
+    out
+}
