@@ -44,6 +44,59 @@ pub enum Command {
     Compare(CompareArgs),
     /// Decision analytics over results files and saved reports; learn success rates.
     Stats(StatsArgs),
+    /// Decide the items a paused run left pending in its journal.
+    Approve(ApproveArgs),
+    /// Run a journal's request again: finished calls answered from it, the rest live.
+    Resume(ResumeArgs),
+}
+
+/// `--approvals` of `run` and `resume` (SPEC §16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum ApprovalMode {
+    /// Ask on the terminal, one item at a time: y, n [REASON], or a (this tool for the rest of the run).
+    Prompt,
+    /// Every item is approved.
+    Allow,
+    /// Every item is denied (`not approved (--approvals deny)`).
+    Deny,
+    /// Every item waits: the run pauses (exit 5) once nothing else can run; needs --journal.
+    Defer,
+}
+
+/// `orch approve`.
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The journal of the paused run (`orch run --journal FILE`).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The pending items to decide [default: every pending item]
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+    /// Deny them instead of approving them.
+    #[arg(long)]
+    pub deny: bool,
+    /// Why (the model of a denied tool call is told `denied by a person: REASON`).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+/// `orch resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The journal to resume (`orch run --journal FILE`); the run appends to it.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// How items the journal has no decision for are decided
+    /// [default: prompt when stdin is a terminal, else deny]
+    #[arg(long, value_enum)]
+    pub approvals: Option<ApprovalMode>,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<RunFormat>,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Output format of `orch tools`.
@@ -82,8 +135,8 @@ pub struct McpArgs {
     pub approvals: Approvals,
 }
 
-/// `--approvals` of `orch mcp`: nobody is at a terminal to ask, so every item is decided
-/// by the flag (SPEC §16, §19).
+/// `--approvals` of `orch mcp` and `orch test`: nobody is at a terminal to ask, so every
+/// item is decided by the flag (SPEC §16, §19).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
 #[strum(serialize_all = "lowercase")]
 pub enum Approvals {
@@ -367,6 +420,13 @@ pub struct RunArgs {
     /// Write JSONL events of the run to this file.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+    /// How steps that need a person's approval are decided
+    /// [default: prompt when stdin is a terminal, else deny]
+    #[arg(long, value_enum)]
+    pub approvals: Option<ApprovalMode>,
+    /// Write the run's journal here, line by line, for `orch approve` and `orch resume`.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -452,6 +512,9 @@ pub struct TestArgs {
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Whether steps that need a person's approval are approved (a suite never asks).
+    #[arg(long, value_enum, default_value_t = Approvals::Deny)]
+    pub approvals: Approvals,
     /// Rank specialists by the learned rates in this file (`orch stats --success-rates`)
     /// [default: routing.successRates]
     #[arg(long, value_name = "FILE")]

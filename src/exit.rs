@@ -15,6 +15,8 @@ pub enum Exit {
     BelowMinQuality,
     /// 4: status `partial`.
     Partial,
+    /// 5: status `paused`: items wait for a decision (`--approvals defer`, SPEC §16).
+    Paused,
     /// 130: interrupted by Ctrl-C.
     Interrupted,
     /// 143: stopped by SIGTERM (treated like Ctrl-C: the partial report is printed).
@@ -30,6 +32,7 @@ impl Exit {
             Exit::Usage => 2,
             Exit::BelowMinQuality => 3,
             Exit::Partial => 4,
+            Exit::Paused => 5,
             Exit::Interrupted => 130,
             Exit::Terminated => 143,
         }

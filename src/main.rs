@@ -49,6 +49,8 @@ fn main() -> ExitCode {
         Command::Mcp(args) => orch::mcp(args),
         Command::Compare(args) => orch::compare(args),
         Command::Stats(args) => orch::stats(args),
+        Command::Approve(args) => orch::approve(args),
+        Command::Resume(args) => orch::resume(args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -29,11 +29,9 @@ use crate::tools::ToolHost;
 #[derive(Clone)]
 pub struct Team {
     root: PathBuf,
-    /// `--approvals`: how steps that need a person's approval are decided in served runs,
-    /// kept here where a served run's options are made. Approvals land with issue #24
-    /// (SPEC §16); until then an agent with tools is refused before any call (as `orch run`
-    /// refuses it), so no gated step is ever taken: gated tool calls are denied.
-    #[allow(dead_code)] // read by the approvals of a served run (#24): remove then
+    /// `--approvals`: how steps that need a person's approval are decided in served runs
+    /// and suites (SPEC §16, §19): by the flag alone; a served run never prompts (stdin is
+    /// the protocol's) and never defers (no journal to resume from).
     approvals: Approvals,
     pool: Arc<Mutex<Option<Pool>>>,
 }
@@ -129,7 +127,8 @@ impl Team {
             observer,
             seed: 0,
             tools: servers.clone().map(|s| s as Arc<dyn ToolHost>),
-        });
+        })
+        .with_approver(Arc::new(setup::flag(self.approvals)));
         let report = engine::run_request(&engine, &call.prompt, options, stop).await;
         setup::stop_tools(servers.as_deref()).await;
         // The observer goes with the engine: the progress notifications end here.
@@ -221,7 +220,11 @@ impl Team {
             .map(|(root, s)| (root.clone(), Arc::clone(s) as Arc<dyn ToolHost>))
             .collect();
         let runner = crate::suite::Runner {
-            engine: &CaseEngines { seed: 0, tools },
+            engine: &CaseEngines {
+                seed: 0,
+                tools,
+                approvals: self.approvals,
+            },
             jobs: 4,
             gate: pool.gate,
             results: None,

@@ -1,13 +1,16 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
+mod approvals;
 mod compare;
 mod explain;
 mod init;
+mod journal;
 mod mcp;
 mod mcp_served;
 mod progress;
 mod providers;
 mod report;
+mod resume;
 mod run;
 mod schema;
 mod setup;
@@ -30,6 +33,7 @@ pub use explain::explain;
 pub use init::{completions, init};
 pub use mcp::mcp;
 pub use report::report;
+pub use resume::{approve, resume};
 pub use run::run;
 pub use schema::run as schema;
 pub use stats::stats;

@@ -46,6 +46,12 @@ impl Observer for Progress {
                     .println(format!("router failed, routing by keywords: {}", printable(why)));
             }
             Event::Router { error: None, .. } => {}
+            Event::Approval {
+                id, decision, reason, ..
+            } => {
+                let why = reason.as_deref().map(|r| format!(": {}", printable(r))).unwrap_or_default();
+                let _ = self.multi.println(format!("approval {id}: {decision}{why}"));
+            }
             Event::CircuitOpen { provider } => {
                 let _ = self.multi.println(format!(
                     "circuit open: {} is skipped until its cooldown passes",

@@ -9,17 +9,26 @@ use anyhow::Result;
 use super::progress::Progress;
 use super::setup;
 use super::{load_config, make_plan, read_prompt, resolve_format};
-use crate::cli::{RunArgs, RunFormat};
+use crate::cli::{ApprovalMode, RunArgs, RunFormat};
 use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::Schemas;
+use crate::provider::{Journal, JournalProvider, JournalTools, Providers};
+use crate::tools::ToolHost;
 use crate::report::{render_tree, run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
 use crate::sink::LineFile;
 
 /// Runs the request and prints the report.
 pub fn run(args: RunArgs) -> Result<Exit> {
     let prompt = read_prompt(&args.plan.prompt)?;
+    let mode = super::approvals::mode(args.approvals, args.plan.prompt == "-", args.journal.is_some())?;
+    execute(args, prompt, mode, None)
+}
+
+/// Runs `prompt` as `args` say, its gated steps decided in `mode`; `resumed` is the journal
+/// a resume read (`args.journal` names its file), whose finished calls answer again.
+pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed: Option<Journal>) -> Result<Exit> {
     let config = configured(&args)?;
     setup::known_provider(&config, &args.replies)?;
     let options = super::plan_options(&config, &args.plan);
@@ -38,10 +47,17 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     // Checked before any file is opened; started before the runtime (the exporter runs on
     // a thread of its own).
     let exporter = setup::exporter(&args.replies)?;
-    let built = super::providers::build(&config, &[&plan], &args.replies, None)?;
+    let mut built = super::providers::build(&config, &[&plan], &args.replies, None)?;
+    // Opened after every check before a call: a refused run leaves no journal behind.
+    let journal = super::journal::open(&args, &prompt, resumed)?;
+    if let Some(j) = &journal {
+        built.providers = journaled(built.providers, &config, j);
+    }
     let config = Arc::new(config);
     let run_id = crate::text::new_id("run");
-    let (observers, events) = observers(&args, &run_id)?;
+    // The prompt owns the terminal: no progress bars drawn over its questions.
+    let quiet = args.quiet || mode == ApprovalMode::Prompt;
+    let (observers, events) = observers(&args, &run_id, quiet)?;
 
     let runtime = setup::runtime()?;
     // The handlers are installed here, before the servers start and before the first call:
@@ -60,8 +76,14 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         budget: setup::budget(&config),
         observer: Box::new(observers),
         seed: args.replies.seed,
-        tools: built.tool_host(servers.as_ref()),
-    });
+        tools: built
+            .tool_host(servers.as_ref())
+            .map(|host| journaled_tools(host, journal.as_ref())),
+    })
+    .with_approver(super::approvals::approver(
+        mode,
+        journal.as_ref().map(|j| (j.file.clone(), &j.read)),
+    ));
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
         let interrupt = async {
@@ -78,7 +100,8 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     runtime.shutdown_background();
     setup::export_traces(exporter);
 
-    let unwritten = [&events, &built.recording]
+    let written = journal.as_ref().map(|j| j.file.clone());
+    let unwritten = [&events, &built.recording, &written]
         .into_iter()
         .flatten()
         .filter_map(|f| f.error());
@@ -88,6 +111,31 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         signal.get().copied(),
         unwritten.map(String::from).collect(),
     )
+}
+
+/// The providers of a run with a journal: each answers from it, and appends to it.
+fn journaled(providers: Providers, config: &Config, journal: &super::journal::Opened) -> Providers {
+    providers.wrapped(|name, inner| {
+        let kind = config
+            .settings
+            .providers
+            .get(name)
+            .map_or(crate::config::ProviderKind::Simulated, |p| p.kind);
+        Arc::new(JournalProvider::new(
+            inner,
+            kind,
+            journal.read.tape.clone(),
+            journal.file.clone(),
+        ))
+    })
+}
+
+/// The tool host of a run, journaled when it has a journal.
+fn journaled_tools(host: Arc<dyn ToolHost>, journal: Option<&super::journal::Opened>) -> Arc<dyn ToolHost> {
+    match journal {
+        Some(j) => Arc::new(JournalTools::new(host, &j.read, j.file.clone())),
+        None => host,
+    }
 }
 
 /// The config, with `--max-calls`, `--concurrency` and `--deadline` over its limits.
@@ -115,6 +163,7 @@ fn named_files<'a>(args: &'a RunArgs, settings: &'a [PathBuf]) -> Vec<crate::sui
         ("--record", replies.record.as_deref(), true),
         ("--cache", replies.cache.as_deref(), true),
         ("--events", args.events.as_deref(), true),
+        ("--journal", args.journal.as_deref(), true),
     ];
     files
         .into_iter()
@@ -147,7 +196,7 @@ fn settings_files(root: &std::path::Path) -> Vec<PathBuf> {
 
 /// Who hears the run's events: `--events`' file (returned too, to check it was written) and
 /// the progress bars on a terminal unless `--quiet`.
-fn observers(args: &RunArgs, run_id: &str) -> Result<(Observers, Option<Arc<LineFile>>), CommandError> {
+fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<(Observers, Option<Arc<LineFile>>), CommandError> {
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let events = match &args.events {
         Some(path) => Some(Arc::new(LineFile::create(path, "events").map_err(CommandError::usage)?)),
@@ -156,7 +205,7 @@ fn observers(args: &RunArgs, run_id: &str) -> Result<(Observers, Option<Arc<Line
     if let Some(out) = &events {
         observers.push(Box::new(EventLog::new(run_id, out.clone())));
     }
-    if std::io::stderr().is_terminal() && !args.quiet {
+    if std::io::stderr().is_terminal() && !quiet {
         observers.push(Box::new(Progress::stderr()));
     }
     Ok((Observers(observers), events))
@@ -172,6 +221,17 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
         }
     }
     let mut exit = exit_for(report, args.min_quality);
+    if exit == Exit::Paused {
+        let pending = crate::text::count(report.pending.len(), "item");
+        let file = args.journal.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+        return Err(CommandError {
+            exit,
+            message: format!(
+                "paused: {pending} wait for a decision; decide with `orch approve {file} [ID…] [--deny]`, then `orch resume {file}`"
+            ),
+        }
+        .into());
+    }
     if exit == Exit::Interrupted && signal == Some(Exit::Terminated) {
         exit = Exit::Terminated;
     }
@@ -225,6 +285,7 @@ pub(super) fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f
             crate::text::fmt_score(report.overall_quality),
             crate::text::fmt_score(min_quality.unwrap_or_default())
         )),
+        Exit::Paused => Some(format!("paused: {} wait for a decision", crate::text::count(report.pending.len(), "item"))),
         Exit::Usage => None,
     }
 }
@@ -238,6 +299,7 @@ pub(super) fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
     match report.status {
         RunStatus::Failed => Exit::Failed,
         RunStatus::Partial => Exit::Partial,
+        RunStatus::Paused => Exit::Paused,
         RunStatus::Success if min_quality.is_some_and(|m| report.overall_quality < m) => Exit::BelowMinQuality,
         RunStatus::Success => Exit::Success,
     }

@@ -131,6 +131,8 @@ pub struct CaseEngines {
     pub seed: u64,
     /// What answers the tool calls of each config's runs, by config root.
     pub tools: HashMap<PathBuf, Arc<dyn ToolHost>>,
+    /// How gated steps are decided: a suite never asks nor waits (SPEC §16).
+    pub approvals: crate::cli::Approvals,
 }
 
 impl CaseEngine for CaseEngines {
@@ -145,8 +147,17 @@ impl CaseEngine for CaseEngines {
             observer: Box::new(Observers(Vec::new())),
             seed: self.seed,
             tools: self.tools.get(&config.root).cloned(),
-        });
+        })
+        .with_approver(Arc::new(flag(self.approvals)));
         Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
+    }
+}
+
+/// The engine's flag for `--approvals allow|deny` of `orch test` and `orch mcp`.
+pub fn flag(approvals: crate::cli::Approvals) -> engine::Flag {
+    match approvals {
+        crate::cli::Approvals::Allow => engine::Flag::Allow,
+        crate::cli::Approvals::Deny => engine::Flag::Deny,
     }
 }
 

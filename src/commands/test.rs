@@ -111,6 +111,7 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
             tools: (built_for.iter())
                 .filter_map(|(root, built)| Some((root.clone(), built.tool_host(servers.get(root))?)))
                 .collect(),
+            approvals: args.approvals,
         },
         jobs: args.jobs as usize,
         gate: suite::gate(targets.values()),

@@ -60,6 +60,8 @@ section! {
         depends_on "dependsOn": Vec<At<String>>, Rule::Strings;
         /// Thresholds, retries and parallelism.
         coordination "coordinationSettings": CoordinationWire, Rule::Section(CoordinationWire::KEYS);
+        /// Its output waits for a person's yes before it counts (SPEC §16; default false).
+        require_approval "requireApproval": bool, Rule::Bool;
     }
 }
 

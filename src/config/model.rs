@@ -144,6 +144,8 @@ pub struct Department {
     pub depends_on: Vec<String>,
     /// `coordinationSettings`.
     pub coordination: Coordination,
+    /// Its output waits for a person's yes (`requireApproval`, SPEC §16).
+    pub require_approval: bool,
 }
 
 /// An agent (SPEC §1.3).
@@ -370,6 +372,7 @@ fn resolve_department(d: &DepartmentWire, keyword_weight: f64) -> Department {
         head: d.head.as_ref().map(|h| h.value.clone()).unwrap_or_default(),
         depends_on: d.depends_on.clone().map(Resolve::resolve).unwrap_or_default(),
         coordination: d.coordination.clone().unwrap_or_default().resolve(),
+        require_approval: d.require_approval.unwrap_or(false),
     }
 }
 

@@ -6,6 +6,7 @@ use tokio::time::Instant;
 use futures::future::join_all;
 use opentelemetry::trace::FutureExt;
 
+use super::gate::{department_item, Verdict};
 use super::specialist::{run_specialist, Task};
 use super::tool_loop::Place;
 use super::{scoring, CallError, Engine};
@@ -13,7 +14,8 @@ use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};
 use crate::prompts;
 use crate::report::{
-    output_value, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, SpecialistResult, ToolCall, Usage,
+    output_value, Approval, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, SpecialistResult, ToolCall,
+    Usage,
 };
 use crate::trace::attempt_context;
 
@@ -58,7 +60,47 @@ pub async fn run_department(
             .map(|o| (o, scoring::HEAD_ONLY_QUALITY)),
         Handling::Specialists => with_specialists(engine, plan, head, request, &prompt, &mut work).await,
     };
+    let gated = engine.config.department(&plan.department_id).is_some_and(|d| d.require_approval);
+    let outcome = match outcome {
+        Ok((text, quality)) if gated => approved_output(engine, plan, text, quality, &mut work).await,
+        outcome => outcome,
+    };
     work.result(outcome, engine, plan, deps)
+}
+
+/// The output of a department with `requireApproval`, once decided (SPEC §16): as it is
+/// when approved; the department's failure (`denied: REASON`, never retried) when denied;
+/// the department's pause when left pending.
+async fn approved_output(
+    engine: &Engine,
+    plan: &DepartmentPlan,
+    text: String,
+    quality: f64,
+    work: &mut Work,
+) -> Result<(String, f64), CallError> {
+    let item = department_item(&plan.department_id, &plan.head, &output_value(&text));
+    match engine.gate(item).await {
+        Verdict::Approved(_) => {
+            work.approval = Some(Approval::Approved);
+            Ok((text, quality))
+        }
+        Verdict::Denied { reason, .. } => {
+            work.approval = Some(Approval::Denied);
+            Err(CallError::Denied(reason))
+        }
+        Verdict::Pending(_) => {
+            work.approval = Some(Approval::Pending);
+            Err(CallError::Paused)
+        }
+    }
+}
+
+/// Whether a specialist stopped at a tool call left pending: its department waits too.
+fn waits(s: &SpecialistResult) -> bool {
+    s.attempts
+        .iter()
+        .flat_map(|a| &a.tool_calls)
+        .any(|c| c.approval == Some(Approval::Pending))
 }
 
 /// What a department's work took besides its output: when it started, its usage, its
@@ -79,6 +121,8 @@ struct Work {
     fallback: Option<&'static str>,
     /// The specialists' quality, when the head answered instead of them.
     specialist_score: Option<f64>,
+    /// The decision on its output (`requireApproval`).
+    approval: Option<Approval>,
 }
 
 impl Work {
@@ -94,6 +138,7 @@ impl Work {
             partial_synthesis_failure: false,
             fallback: None,
             specialist_score: None,
+            approval: None,
         }
     }
 }
@@ -111,6 +156,10 @@ async fn with_specialists(
     work.specialists = run_specialists(engine, plan, request, prompt).await;
     for s in &work.specialists {
         work.usage.add(&s.usage);
+    }
+    if work.specialists.iter().any(waits) {
+        // The head reviews all of its specialists or none: it waits for the decision.
+        return Err(CallError::Paused);
     }
     let reviewed: Vec<(f64, _)> = work
         .specialists
@@ -165,6 +214,12 @@ impl Work {
     ) -> DepartmentResult {
         let (status, output, quality, error) = match outcome {
             Ok((text, q)) => (DepartmentStatus::Success, output_value(&text), q, None),
+            Err(CallError::Paused) => (
+                DepartmentStatus::Paused,
+                serde_json::Value::Null,
+                0.0,
+                Some(CallError::Paused.to_string()),
+            ),
             Err(e) => (
                 DepartmentStatus::Failed,
                 serde_json::Value::Null,
@@ -172,7 +227,9 @@ impl Work {
                 Some(e.to_string()),
             ),
         };
-        engine.complete_step(plan.department_id.clone());
+        if status != DepartmentStatus::Paused {
+            engine.complete_step(plan.department_id.clone());
+        }
         let latency = self.t0.elapsed().as_millis() as u64;
         engine.emit(Event::DepartmentComplete {
             department: plan.department_id.clone(),
@@ -194,6 +251,7 @@ impl Work {
             error,
             usage: self.usage,
             tool_calls: self.tool_calls,
+            approval: self.approval,
             metadata: DepartmentMetadata {
                 analysis_time: 0,
                 specialists_used: specialists.len(),

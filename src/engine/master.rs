@@ -76,15 +76,20 @@ impl Ended {
     }
 }
 
-/// Why a department cannot run: a dependency that failed or was skipped.
-fn blocked(finished: &[Finished]) -> Option<String> {
+/// Why a department cannot run: a dependency that waits for a decision (it waits too:
+/// `paused`), or one that failed or was skipped (`skipped`).
+fn blocked(finished: &[Finished]) -> Option<(DepartmentStatus, String)> {
+    if let Some(waiting) = finished.iter().find(|d| d.status == DepartmentStatus::Paused) {
+        let why = format!("paused: waiting for dependency `{}`", waiting.id);
+        return Some((DepartmentStatus::Paused, why));
+    }
     let bad = finished.iter().find(|d| d.status != DepartmentStatus::Success)?;
     let how = if bad.status == DepartmentStatus::Failed {
         "failed"
     } else {
         "was skipped"
     };
-    Some(format!("dependency `{}` {how}", bad.id))
+    Some((DepartmentStatus::Skipped, format!("dependency `{}` {how}", bad.id)))
 }
 
 /// Runs the departments as the plan's DAG releases them: each starts the moment its
@@ -103,8 +108,8 @@ async fn run_departments<F: Future<Output = Stop>>(
         while let Some(i) = release.ready() {
             let dp = &plan.departments[i];
             let finished = ended.handoffs(dp);
-            if let Some(why) = blocked(&finished) {
-                ended.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
+            if let Some((status, why)) = blocked(&finished) {
+                ended.push(not_run(engine, dp, status, why));
                 release.finish(i);
                 continue;
             }
@@ -183,7 +188,8 @@ impl Stop {
     }
 }
 
-/// A department that never ran: skipped (a dependency failed) or failed (interrupted).
+/// A department that never ran: skipped (a dependency failed), paused (a dependency waits
+/// for a decision) or failed (interrupted).
 fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: String) -> DepartmentResult {
     let now = engine.elapsed_ms();
     engine.emit(Event::DepartmentComplete {
@@ -205,6 +211,7 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
         error: Some(why),
         usage: Usage::default(),
         tool_calls: Vec::new(),
+        approval: None,
         metadata: DepartmentMetadata {
             analysis_time: 0,
             specialists_used: 0,
@@ -243,7 +250,9 @@ async fn aggregate(
         .collect();
     let overall_quality = overall_quality(plan, &ok);
     let mut issues = cross_checks(plan, &departments);
-    let summary = if plan.summary && !ok.is_empty() && stop.is_none() {
+    // A paused run writes no summary: it needs every department, and a resume writes it.
+    let paused = departments.iter().any(|d| d.status == DepartmentStatus::Paused);
+    let summary = if plan.summary && !ok.is_empty() && stop.is_none() && !paused {
         summarize(engine, plan, &ok, &mut usage, stopped).await
     } else {
         Summary::None
@@ -255,7 +264,10 @@ async fn aggregate(
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());
-    let status = run_status(ok.len(), departments.len(), summary_cut);
+    let status = match run_status(ok.len(), departments.len(), summary_cut) {
+        _ if paused && stop.is_none() => RunStatus::Paused,
+        status => status,
+    };
     let output = ok.iter().map(|d| (d.department_id.clone(), d.output.clone())).collect();
     engine.emit(Event::RunComplete {
         status,
@@ -279,8 +291,18 @@ async fn aggregate(
         usage,
         metadata: metadata(engine, plan, stop),
         error: run_error(status, stop),
+        pending: pending_in_plan_order(engine, plan),
         trace_id: None,
     }
+}
+
+/// The items left pending, by their department's place in the plan, then by id: the same
+/// replies list them alike whichever was met first.
+fn pending_in_plan_order(engine: &Engine, plan: &Plan) -> Vec<crate::report::GateItem> {
+    let mut pending = engine.pending();
+    let at = |d: &str| plan.departments.iter().position(|p| p.department_id == d);
+    pending.sort_by(|a, b| (at(&a.department), &a.id).cmp(&(at(&b.department), &b.id)));
+    pending
 }
 
 /// Sorts the departments in plan order (stage by stage), so the same run gives the same
@@ -355,10 +377,10 @@ fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
     let mut issues = Vec::new();
     for d in departments {
         if d.status != DepartmentStatus::Success {
-            let state = if d.status == DepartmentStatus::Skipped {
-                "was skipped"
-            } else {
-                "failed"
+            let state = match d.status {
+                DepartmentStatus::Skipped => "was skipped",
+                DepartmentStatus::Paused => "is paused",
+                _ => "failed",
             };
             issues.push(format!(
                 "department `{}` {state}: {}",

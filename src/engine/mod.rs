@@ -5,6 +5,7 @@ mod accounting;
 mod budget;
 mod call;
 mod department;
+mod gate;
 mod ledger;
 mod master;
 mod offer;
@@ -20,6 +21,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 pub use budget::{Budget, Exhausted};
+pub use gate::{Approver, Flag, Verdict};
 pub use master::run;
 pub use router::{ask_router, run_request};
 
@@ -57,6 +59,10 @@ pub struct Engine {
     tools: Option<Arc<dyn ToolHost>>,
     /// Providers whose circuit opened during the run.
     circuits_opened: Mutex<std::collections::BTreeSet<String>>,
+    /// Who decides the gated steps (SPEC §16); `--approvals deny` unless set.
+    approver: Arc<dyn Approver>,
+    /// Items left waiting for a decision, in the order they were met.
+    pending: Mutex<Vec<crate::report::GateItem>>,
 }
 
 /// Why a call produced nothing.
@@ -74,6 +80,13 @@ pub enum CallError {
     /// The reply was empty.
     #[error("empty reply")]
     Empty,
+    /// A gated step waits for a decision (`--approvals defer`): the work that needs it
+    /// stops here, and the run pauses (SPEC §16).
+    #[error("paused: waiting for approval")]
+    Paused,
+    /// A person (or the flag) denied the department's output.
+    #[error("denied: {0}")]
+    Denied(String),
     /// A tool call had no answer the model may be given: `--replay` holds none
     /// ([`ToolError::NotRecorded`]); it fails the attempt like a provider's missing reply.
     #[error("{0}")]
@@ -92,7 +105,7 @@ impl CallError {
     /// Whether the run itself cut the call (a budget spent, the deadline passed): work not
     /// done, which no fallback may hide (SPEC §6, §8.3, §8.4).
     pub fn is_cut(&self) -> bool {
-        matches!(self, CallError::Budget(_) | CallError::Deadline)
+        matches!(self, CallError::Budget(_) | CallError::Deadline | CallError::Paused)
     }
 }
 
@@ -142,7 +155,15 @@ impl Engine {
             router_usage: Mutex::new(Usage::default()),
             tools,
             circuits_opened: Mutex::new(std::collections::BTreeSet::new()),
+            approver: Arc::new(Flag::Deny),
+            pending: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same engine with `approver` deciding its gated steps.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
     }
 
     /// What the router's call spent.

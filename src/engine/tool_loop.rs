@@ -12,6 +12,7 @@ use opentelemetry::trace::FutureExt;
 use tokio::time::Instant;
 
 use super::call::{Ask, Called};
+use super::gate::{Step, Verdict};
 use super::ledger::{Admit, Ledger};
 use super::offer::Offer;
 use super::{far_future, CallError, Engine};
@@ -21,9 +22,15 @@ use crate::report::{Approval, Event, Refusal, ToolCall, Usage};
 use crate::tools::{ToolError, ToolHost, ToolRequest};
 use crate::trace::{end_tool_span, tool_span, ToolSpan};
 
-/// Why a tool needing approval is not run until approvals exist (SPEC §16's default off a
-/// terminal, `--approvals deny`).
-const NOT_APPROVED: &str = "not approved (--approvals deny)";
+/// One round of an attempt's tool loop: who asked, the host that runs its calls, where.
+#[derive(Clone, Copy)]
+struct Round<'a> {
+    agent: &'a Agent,
+    host: &'a dyn ToolHost,
+    place: Place<'a>,
+    /// 0-based round of the loop.
+    round: usize,
+}
 
 /// Who converses, for the records of its tool calls: the department and the attempt.
 #[derive(Clone, Copy, Debug)]
@@ -120,7 +127,14 @@ impl Engine {
                 .iter()
                 .map(|call| ledger.admit(call, &toolbox.offer))
                 .collect();
-            let done = match self.run_tools(agent, toolbox.host, &reply.tool_calls, admits).await {
+            let round = ask.turns.len() / 2;
+            let turn = Round {
+                agent,
+                host: toolbox.host,
+                place,
+                round,
+            };
+            let done = match self.run_tools(turn, &reply.tool_calls, admits).await {
                 Ok(done) => done,
                 Err(e) => {
                     return Called {
@@ -131,6 +145,15 @@ impl Engine {
                 }
             };
             self.tell_tool_calls(agent, place, &done);
+            if done.iter().any(|c| c.approval == Some(Approval::Pending)) {
+                // The model cannot go on without every result: the attempt waits here.
+                records.extend(done);
+                return Called {
+                    result: Err(CallError::Paused),
+                    provider,
+                    tool_calls: records,
+                };
+            }
             ask.turns.push(Turn::Asked {
                 text: reply.text,
                 calls: reply.tool_calls,
@@ -152,17 +175,12 @@ impl Engine {
 
     /// Runs the calls of one reply concurrently, inside the run's deadline: their records in
     /// the reply's order, or why the attempt ends (the deadline, a call `--replay` lacks).
-    async fn run_tools(
-        &self,
-        agent: &Agent,
-        host: &dyn ToolHost,
-        asked: &[AskedCall],
-        admits: Vec<Admit>,
-    ) -> Result<Vec<ToolCall>, CallError> {
+    async fn run_tools(&self, turn: Round<'_>, asked: &[AskedCall], admits: Vec<Admit>) -> Result<Vec<ToolCall>, CallError> {
         let calls = asked
             .iter()
             .zip(admits)
-            .map(|(call, admit)| self.run_tool(agent, host, call, admit));
+            .enumerate()
+            .map(|(index, (call, admit))| self.run_tool(turn, index, call, admit));
         let deadline = self.deadline().unwrap_or_else(far_future);
         match tokio::time::timeout_at(deadline, join_all(calls)).await {
             Ok(done) => done.into_iter().collect(),
@@ -170,14 +188,24 @@ impl Engine {
         }
     }
 
-    /// One tool call inside its `execute_tool` span: run, refused, or denied; its record.
-    async fn run_tool(
-        &self,
-        agent: &Agent,
-        host: &dyn ToolHost,
-        call: &AskedCall,
-        admit: Admit,
-    ) -> Result<ToolCall, CallError> {
+    /// One tool call inside its `execute_tool` span: gated first when its tool needs
+    /// approval, then run, refused, denied or left pending; its record.
+    async fn run_tool(&self, turn: Round<'_>, index: usize, call: &AskedCall, admit: Admit) -> Result<ToolCall, CallError> {
+        let step = Step {
+            place: turn.place,
+            agent_id: &turn.agent.id,
+            round: turn.round,
+            index,
+        };
+        let verdict = match &admit {
+            Admit::Run {
+                server,
+                tool,
+                arguments,
+                approve: true,
+            } => Some(self.gate(step.item(server, tool, arguments)).await),
+            _ => None,
+        };
         let (started_at, t0) = (self.elapsed_ms(), Instant::now());
         let mut record = asked_record(call, &admit, started_at);
         let span = tool_span(&ToolSpan {
@@ -186,28 +214,36 @@ impl Engine {
             server: record.server.as_deref(),
             arguments: &record.arguments,
         });
-        let outcome = match admit {
-            Admit::Refuse { why, .. } => refused(why, None),
-            Admit::Run { approve: true, .. } => refused(Refusal::Denied(NOT_APPROVED.into()), Some(Approval::Denied)),
-            Admit::Run {
-                server,
-                tool,
-                arguments,
-                ..
-            } => {
-                let agent_id = agent.id.clone();
+        let outcome = match (admit, verdict) {
+            (Admit::Refuse { why, .. }, _) => refused(why, None),
+            (_, Some(Verdict::Denied { reason, .. })) => refused(Refusal::Denied(reason), Some(Approval::Denied)),
+            (_, Some(Verdict::Pending(_))) => waiting(),
+            (
+                Admit::Run {
+                    server,
+                    tool,
+                    arguments,
+                    ..
+                },
+                verdict,
+            ) => {
                 let request = ToolRequest {
-                    agent_id,
+                    id: step.id(&server, &tool, &arguments),
+                    agent_id: turn.agent.id.clone(),
                     server,
                     tool,
                     arguments,
                 };
-                match host.call(&request).with_context(span.clone()).await {
+                record.in_doubt = turn.host.in_doubt(&request.id);
+                match turn.host.call(&request).with_context(span.clone()).await {
                     Err(e @ ToolError::NotRecorded { .. }) => {
                         end_tool_span(&span, "", Some("not_recorded"));
                         return Err(CallError::Tool(e));
                     }
-                    result => ran(result),
+                    result => Outcome {
+                        approval: verdict.map(|_| Approval::Approved),
+                        ..ran(result)
+                    },
                 }
             }
         };
@@ -265,6 +301,17 @@ fn asked_record(call: &AskedCall, admit: &Admit, started_at: u64) -> ToolCall {
         started_at,
         finished_at: started_at,
         approval: None,
+        in_doubt: false,
+    }
+}
+
+/// A call left waiting for a decision: never run, never shown to the model (the attempt
+/// stops before its next request).
+fn waiting() -> Outcome {
+    Outcome {
+        text: Err("waiting for approval".to_string()),
+        error_type: Some("pending_approval"),
+        approval: Some(Approval::Pending),
     }
 }
 

@@ -8,6 +8,8 @@ mod example;
 #[cfg(test)]
 mod fixtures;
 mod http;
+mod journal;
+mod journaled;
 mod llm_line;
 mod openai;
 mod simulated;
@@ -26,6 +28,8 @@ pub use cache::Cache;
 pub use cassette::{Recorder, Replayer};
 pub use circuit::{Breakers, Change};
 pub use http::HttpClient;
+pub use journal::{load_journal, reopen_journal, Decided, Decision, Journal, JournalLine};
+pub use journaled::{JournalProvider, JournalTools};
 pub use openai::OpenAi;
 pub use simulated::Simulated;
 pub use tape::Tape;
@@ -297,6 +301,19 @@ impl Providers {
             override_model,
             breakers: std::sync::Arc::new(circuit::Breakers::disabled()),
         }
+    }
+
+    /// The same providers, each wrapped by `wrap` (given its name): a journal around them.
+    pub fn wrapped(mut self, wrap: impl Fn(&str, std::sync::Arc<dyn Provider>) -> std::sync::Arc<dyn Provider>) -> Self {
+        self.by_name = self
+            .by_name
+            .into_iter()
+            .map(|(name, p)| {
+                let wrapped = wrap(&name, p);
+                (name, wrapped)
+            })
+            .collect();
+        self
     }
 
     /// The same providers behind these circuit breakers.

@@ -5,7 +5,9 @@
 //! - `{"kind": "tools", "server", "tools": [ToolInfo…]}`: what a server listed when started;
 //! - `{"kind": "tool", "hash", "agentId", "server", "tool", "arguments", "result", "ok", "error"}`.
 //!
-//! Any other `kind` is refused with the file and line, like any line that is not an entry.
+//! A journal's own kinds (`run`, `tool_start`, `approval`, `pending`, see `journal.rs`) are
+//! passed over. Any other `kind` is refused with the file and line, like any line that is
+//! not an entry.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -51,8 +53,9 @@ impl Tape {
         self.0.lists.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Files one line of a cassette.
-    fn take(&self, line: &str) -> Result<(), String> {
+    /// Files one line of a cassette. A journal's own lines (`run`, `tool_start`,
+    /// `approval`, `pending`) answer nothing and are passed over, so a journal replays too.
+    pub(super) fn take(&self, line: &str) -> Result<(), String> {
         #[derive(Deserialize)]
         struct Kind<'a> {
             #[serde(borrow, default)]
@@ -74,6 +77,7 @@ impl Tape {
                     self.lists().insert(list.server, list.tools.into());
                 }
             },
+            Some("run" | "tool_start" | "approval" | "pending") => {}
             Some(other) => return Err(format!("unknown kind `{other}` (expected `tool` or `tools`)")),
         }
         Ok(())

@@ -212,6 +212,7 @@ mod tests {
 
     fn ask(tool: &str, path: &str) -> ToolRequest {
         ToolRequest {
+            id: "tool-test".into(),
             agent_id: "researcher".into(),
             server: "files".into(),
             tool: tool.into(),

@@ -39,6 +39,10 @@ pub struct ToolEntry {
     /// Why it failed, tagged (`{"kind": "timedOut", "seconds": 30}`); `null` when it did not.
     #[serde(default)]
     pub error: Option<ToolError>,
+    /// The call's step id, in a journal (SPEC §16): it answers that step of a resumed run,
+    /// and closes the `tool_start` of the same id. Absent from cassettes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// The tools a server listed.
@@ -76,6 +80,7 @@ impl ToolEntry {
             result: text,
             ok: result.is_ok(),
             error,
+            id: None,
         }
     }
 
@@ -114,6 +119,7 @@ mod tests {
 
     fn request(arguments: serde_json::Value) -> ToolRequest {
         ToolRequest {
+            id: "tool-test".into(),
             agent_id: "researcher".into(),
             server: "files".into(),
             tool: "read_file".into(),

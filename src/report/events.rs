@@ -121,6 +121,18 @@ pub enum Event {
         /// Milliseconds it took.
         latency_ms: u64,
     },
+    /// A gated item was decided, or left pending (SPEC §16).
+    #[serde(rename_all = "camelCase")]
+    Approval {
+        /// The item's id (as in the report's `pending` and the journal).
+        id: String,
+        /// `approved`, `denied` or `pending`.
+        decision: super::tool_call::Approval,
+        /// Why it was denied; null otherwise.
+        reason: Option<String>,
+        /// `prompt`, `flag` or `journal`.
+        by: super::gate::DecidedBy,
+    },
     /// A department finished.
     #[serde(rename_all = "camelCase")]
     DepartmentComplete {

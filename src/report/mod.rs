@@ -1,6 +1,7 @@
 //! What orch prints: the run report (JSON and tree), the explain tree, and events.
 
 mod events;
+mod gate;
 mod plan_tree;
 mod run;
 mod run_tree;
@@ -10,6 +11,7 @@ mod tree;
 #[cfg(test)]
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
+pub use gate::{DecidedBy, GateItem, GateKind};
 pub use plan_tree::plan_tree;
 pub use run::{
     output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report, RunMetadata,

@@ -19,6 +19,9 @@ pub enum RunStatus {
     Partial,
     /// None succeeded, or the master failed.
     Failed,
+    /// Stopped with items waiting for a person's decision (`--approvals defer`, SPEC §16):
+    /// `orch approve` then `orch resume` carry it on. Exit 5.
+    Paused,
 }
 
 /// How a department ended.
@@ -32,6 +35,8 @@ pub enum DepartmentStatus {
     Failed,
     /// Not run because a dependency failed or was skipped.
     Skipped,
+    /// Waiting for a decision (`--approvals defer`): its own gated step, or a dependency's.
+    Paused,
 }
 
 /// Calls and tokens, per run, department and specialist.
@@ -217,6 +222,8 @@ pub struct DepartmentResult {
     pub usage: Usage,
     /// The head's own tool calls (its answers and syntheses), in the order asked.
     pub tool_calls: Vec<ToolCall>,
+    /// The decision on its output when it sets `requireApproval` (SPEC §16); null otherwise.
+    pub approval: Option<super::tool_call::Approval>,
     /// Times and counts.
     pub metadata: DepartmentMetadata,
 }
@@ -279,6 +286,8 @@ pub struct Report {
     pub metadata: RunMetadata,
     /// Why the run failed, when it did.
     pub error: Option<String>,
+    /// The items waiting for a decision when the run paused (SPEC §16), in plan order.
+    pub pending: Vec<super::gate::GateItem>,
     /// The OpenTelemetry trace of the run (32 lowercase hex), when traces are exported.
     pub trace_id: Option<String>,
 }
@@ -303,6 +312,7 @@ impl Report {
             usage: Usage::default(),
             metadata: RunMetadata::default(),
             error: Some(error.to_string()),
+            pending: Vec::new(),
             trace_id: None,
         }
     }

@@ -18,6 +18,7 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
         RunStatus::Success => style.green("success"),
         RunStatus::Partial => style.yellow("partial"),
         RunStatus::Failed => style.red("failed"),
+        RunStatus::Paused => style.yellow("paused"),
     };
     let u = &report.usage;
     let mut head = format!(
@@ -106,7 +107,25 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
         )
     };
     root.push(validation);
+    if !report.pending.is_empty() {
+        let items = report.pending.iter().map(|p| Node::leaf(pending_line(p, style))).collect();
+        let label = format!("pending: {}", count(report.pending.len(), "item"));
+        root.push(Node::new(style.yellow(&label), items));
+    }
     root
+}
+
+/// One item waiting for a decision: its id (what `orch approve` takes) and what it is.
+fn pending_line(p: &super::gate::GateItem, style: Style) -> String {
+    let what = match (&p.server, &p.tool) {
+        (Some(server), Some(tool)) => format!(
+            "{} calls {server}.{tool} {}",
+            p.agent_id,
+            excerpt(&p.arguments.to_string(), 60)
+        ),
+        _ => format!("output of department {}", p.department),
+    };
+    format!("{} {}", style.bold(&printable(&p.id)), printable(&what))
 }
 
 fn department(d: &DepartmentResult, style: Style) -> Node {
@@ -114,6 +133,7 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
         DepartmentStatus::Success => style.green("✓"),
         DepartmentStatus::Failed => style.red("✗ failed"),
         DepartmentStatus::Skipped => style.yellow("– skipped"),
+        DepartmentStatus::Paused => style.yellow("… paused"),
     };
     let mut label = format!("{} {status}", style.bold(&printable(&d.department_id)));
     if d.status == DepartmentStatus::Success {
@@ -210,8 +230,13 @@ fn tool_lines(calls: &[ToolCall], style: Style) -> Vec<Node> {
                 Some(e) => style.red(&format!("error: {}", printable(&excerpt(e, 90)))),
             };
             let cut = if c.cut { " (cut)" } else { "" };
+            let approval = match c.approval {
+                Some(a) => format!(" ({a})"),
+                None => String::new(),
+            };
+            let doubt = if c.in_doubt { " (in doubt: it may have run twice)" } else { "" };
             Node::leaf(format!(
-                "{} {how}{cut} {}",
+                "{} {how}{cut}{approval}{doubt} {}",
                 style.cyan(&printable(&name)),
                 style.dim(&format!("{} ms", c.latency_ms))
             ))

@@ -6,7 +6,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// A person's decision on a tool that needs approval (SPEC §16).
-#[allow(dead_code)] // `approved` and `pending` come with approvals (§16); until then every one is denied
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
@@ -47,6 +46,10 @@ pub struct ToolCall {
     pub finished_at: u64,
     /// Null when the tool needs no approval; else the decision.
     pub approval: Option<Approval>,
+    /// A resumed run (SPEC §16) found this call started and never finished in its journal,
+    /// and ran it again: it may have run twice. Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub in_doubt: bool,
 }
 
 impl ToolCall {
@@ -126,6 +129,7 @@ mod tests {
             started_at: 0,
             finished_at: 0,
             approval: None,
+            in_doubt: false,
         }
     }
 

@@ -40,7 +40,8 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
         let got = match report.status {
             RunStatus::Success => Status::Success,
             RunStatus::Partial => Status::Partial,
-            RunStatus::Failed => Status::Failed,
+            // Suites never defer (`orch test --approvals allow|deny`): a pause is no success.
+            RunStatus::Failed | RunStatus::Paused => Status::Failed,
         };
         if got != want {
             out.push(format!("status: expected {want}, got {got}"));

@@ -25,6 +25,9 @@ pub struct ToolInfo {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolRequest {
+    /// The call's step id (`tool-…`): derived from where and what it is, so a resumed run
+    /// meets it again under the same id (the journal's `tool_start` lines name it).
+    pub id: String,
     /// The agent whose model asked (a cassette keys its lines by it).
     pub agent_id: String,
     /// The `mcpServers` name.
@@ -90,6 +93,13 @@ pub trait ToolHost: Send + Sync {
     /// cut), or why there is none. The host applies the server's `timeout` (with MCP
     /// cancellation); dropping the future cancels the call too.
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>>;
+
+    /// Whether the call of step `id` started in an earlier run and never finished there, so
+    /// that running it now may run it twice (a resumed journal, SPEC §16). No other host knows.
+    fn in_doubt(&self, id: &str) -> bool {
+        let _ = id;
+        false
+    }
 }
 
 mod http;

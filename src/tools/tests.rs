@@ -40,6 +40,7 @@ async fn started(config: &Config) -> Servers {
 
 fn request(tool: &str, arguments: serde_json::Value) -> ToolRequest {
     ToolRequest {
+        id: "tool-test".into(),
         agent_id: "h".into(),
         server: "s".into(),
         tool: tool.into(),

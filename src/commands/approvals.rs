@@ -1,0 +1,284 @@
+//! Who decides a run's gated steps (SPEC §16): the flag, a person at the terminal, and the
+//! decisions of a journal, which come first and are written down as they are made.
+
+use std::collections::HashSet;
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::cli::ApprovalMode;
+use crate::engine::{Approver, Flag, Verdict};
+use crate::exit::CommandError;
+use crate::provider::{Decided, Decision, JournalLine};
+use crate::report::{DecidedBy, GateItem, GateKind};
+use crate::sink::LineFile;
+use crate::text::{printable, printable_lines};
+
+/// `--approvals` as given, else `prompt` when standard input is a terminal and not the
+/// prompt's source, else `deny` (CI never waits for a person, nor lets a gated step
+/// through by accident). `defer` needs a journal to resume from; `prompt` cannot read its
+/// answers from a standard input that holds the request (`-`).
+pub fn mode(flag: Option<ApprovalMode>, prompt_on_stdin: bool, journal: bool) -> Result<ApprovalMode, CommandError> {
+    let terminal = std::io::stdin().is_terminal() && !prompt_on_stdin;
+    let mode = flag.unwrap_or(if terminal { ApprovalMode::Prompt } else { ApprovalMode::Deny });
+    if mode == ApprovalMode::Defer && !journal {
+        return Err(CommandError::usage(
+            "--approvals defer needs --journal FILE: a paused run is resumed from its journal",
+        ));
+    }
+    if mode == ApprovalMode::Prompt && prompt_on_stdin {
+        return Err(CommandError::usage(
+            "--approvals prompt reads its answers from standard input, which holds the request (`-`): give the request as an argument",
+        ));
+    }
+    Ok(mode)
+}
+
+/// The approver of a run in `mode`, behind the journal's decisions when there is a journal.
+pub fn approver(mode: ApprovalMode, journal: Option<(Arc<LineFile>, &crate::provider::Journal)>) -> Arc<dyn Approver> {
+    let inner: Arc<dyn Approver> = match mode {
+        ApprovalMode::Prompt => Arc::new(Prompter::default()),
+        ApprovalMode::Allow => Arc::new(Flag::Allow),
+        ApprovalMode::Deny => Arc::new(Flag::Deny),
+        ApprovalMode::Defer => Arc::new(Flag::Defer),
+    };
+    match journal {
+        Some((out, read)) => Arc::new(Journaled {
+            inner,
+            decided: read.decisions.values().cloned().collect(),
+            pending: Mutex::new(read.pending.iter().map(|(id, _)| id.clone()).collect()),
+            out,
+        }),
+        None => inner,
+    }
+}
+
+/// Decisions the journal holds answer first (`by: journal`); any other item goes to
+/// `inner`, and its decision, or its being left pending, is appended to the journal.
+struct Journaled {
+    inner: Arc<dyn Approver>,
+    decided: Vec<Decision>,
+    /// Items already written as pending (each is written once).
+    pending: Mutex<HashSet<String>>,
+    out: Arc<LineFile>,
+}
+
+impl Approver for Journaled {
+    fn decide<'a>(&'a self, item: &'a GateItem) -> BoxFuture<'a, Verdict> {
+        Box::pin(async move {
+            // The last decision of an id wins, as when the journal was read.
+            if let Some(d) = self.decided.iter().rev().find(|d| d.id == item.id) {
+                return match d.decision {
+                    Decided::Approved => Verdict::Approved(DecidedBy::Journal),
+                    Decided::Denied => Verdict::Denied {
+                        reason: d.reason.clone().unwrap_or_else(|| NO_REASON.to_string()),
+                        by: DecidedBy::Journal,
+                    },
+                };
+            }
+            let verdict = self.inner.decide(item).await;
+            let line = match &verdict {
+                Verdict::Pending(_) => {
+                    let fresh = self.pending.lock().unwrap_or_else(PoisonError::into_inner).insert(item.id.clone());
+                    let item = serde_json::to_value(item).unwrap_or(Value::Null);
+                    fresh.then_some(JournalLine::Pending { item })
+                }
+                Verdict::Approved(by) => Some(decision_line(&item.id, Decided::Approved, None, *by)),
+                Verdict::Denied { reason, by } => Some(decision_line(&item.id, Decided::Denied, Some(reason), *by)),
+            };
+            if let Some(line) = line {
+                self.out.line(&line.text());
+            }
+            verdict
+        })
+    }
+}
+
+/// A decision's journal line.
+fn decision_line(id: &str, decision: Decided, reason: Option<&str>, by: DecidedBy) -> JournalLine {
+    JournalLine::Approval(Decision {
+        id: id.to_string(),
+        decision,
+        reason: reason.map(str::to_string),
+        by: by.to_string(),
+    })
+}
+
+/// The reason of a bare `n` (and of a denial written without one).
+pub const NO_REASON: &str = "no reason given";
+
+/// Asks on the terminal: the question on stderr, the answer a line of standard input. One
+/// item at a time (the others wait their turn; the rest of the run goes on); `a` approves
+/// that tool, on that server, for the rest of the run.
+#[derive(Default)]
+struct Prompter {
+    turn: tokio::sync::Mutex<()>,
+    always: Mutex<HashSet<(String, String)>>,
+}
+
+/// An answer at the prompt.
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    Yes,
+    No(String),
+    Always,
+}
+
+/// Reads an answer: `y`/`yes`, `a`/`always`, `n`/`no` with an optional reason after it;
+/// `None` for anything else (asked again).
+fn parse_answer(line: &str) -> Option<Answer> {
+    let line = line.trim();
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    match word.to_lowercase().as_str() {
+        "y" | "yes" if rest.trim().is_empty() => Some(Answer::Yes),
+        "a" | "always" if rest.trim().is_empty() => Some(Answer::Always),
+        "n" | "no" => Some(Answer::No(match rest.trim() {
+            "" => NO_REASON.to_string(),
+            reason => reason.to_string(),
+        })),
+        _ => None,
+    }
+}
+
+/// What the prompt shows of an item: who, what, and the question; every text from a model
+/// escaped, so a reply cannot write over the terminal.
+fn question(item: &GateItem) -> String {
+    let id = &item.id;
+    match (item.kind, &item.server, &item.tool) {
+        (GateKind::Tool, Some(server), Some(tool)) => format!(
+            "approval {id}: agent `{}` (department `{}`) calls {}.{} with {}\napprove? [y]es, [n]o [REASON], [a]lways this tool: ",
+            printable(&item.agent_id),
+            printable(&item.department),
+            printable(server),
+            printable(tool),
+            printable(&item.arguments.to_string())
+        ),
+        _ => {
+            let output = match &item.output {
+                Value::String(s) => s.clone(),
+                other => serde_json::to_string_pretty(other).unwrap_or_default(),
+            };
+            let shown = printable_lines(&output);
+            let indented: Vec<String> = shown.lines().map(|l| format!("  {l}")).collect();
+            format!(
+                "approval {id}: the output of department `{}` (head `{}`):\n{}\napprove? [y]es, [n]o [REASON]: ",
+                printable(&item.department),
+                printable(&item.agent_id),
+                indented.join("\n")
+            )
+        }
+    }
+}
+
+/// One line of standard input, off the runtime's workers; `None` at its end.
+async fn read_line() -> Option<String> {
+    let read = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    });
+    read.await.ok().flatten()
+}
+
+impl Prompter {
+    /// Whether `a` was answered for this item's tool.
+    fn always(&self, item: &GateItem) -> bool {
+        let key = (item.server.clone().unwrap_or_default(), item.tool.clone().unwrap_or_default());
+        item.kind == GateKind::Tool && self.always.lock().unwrap_or_else(PoisonError::into_inner).contains(&key)
+    }
+}
+
+impl Approver for Prompter {
+    fn decide<'a>(&'a self, item: &'a GateItem) -> BoxFuture<'a, Verdict> {
+        Box::pin(async move {
+            let _turn = self.turn.lock().await;
+            if self.always(item) {
+                return Verdict::Approved(DecidedBy::Prompt);
+            }
+            let mut ask = question(item);
+            loop {
+                let mut err = std::io::stderr();
+                let _ = err.write_all(ask.as_bytes()).and_then(|()| err.flush());
+                let Some(line) = read_line().await else {
+                    let _ = writeln!(err);
+                    return Verdict::Denied {
+                        reason: "no answer (standard input closed)".into(),
+                        by: DecidedBy::Prompt,
+                    };
+                };
+                match parse_answer(&line) {
+                    Some(Answer::Yes) => return Verdict::Approved(DecidedBy::Prompt),
+                    Some(Answer::No(reason)) => {
+                        return Verdict::Denied {
+                            reason,
+                            by: DecidedBy::Prompt,
+                        }
+                    }
+                    Some(Answer::Always) => {
+                        if item.kind == GateKind::Tool {
+                            let key = (item.server.clone().unwrap_or_default(), item.tool.clone().unwrap_or_default());
+                            self.always.lock().unwrap_or_else(PoisonError::into_inner).insert(key);
+                        }
+                        return Verdict::Approved(DecidedBy::Prompt);
+                    }
+                    None => ask = "answer y, n [REASON] or a: ".to_string(),
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_are_y_n_with_a_reason_or_a() {
+        assert_eq!(parse_answer("y\n"), Some(Answer::Yes));
+        assert_eq!(parse_answer(" YES "), Some(Answer::Yes));
+        assert_eq!(parse_answer("a"), Some(Answer::Always));
+        assert_eq!(parse_answer("n"), Some(Answer::No("no reason given".into())));
+        assert_eq!(parse_answer("n too risky\n"), Some(Answer::No("too risky".into())));
+        assert_eq!(parse_answer("no  not today "), Some(Answer::No("not today".into())));
+        for bad in ["", "maybe", "y please", "nope"] {
+            assert_eq!(parse_answer(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_question_escapes_what_a_model_wrote() {
+        let tool = GateItem {
+            id: "tool-0a1b2c3d".into(),
+            kind: GateKind::Tool,
+            department: "d".into(),
+            agent_id: "h".into(),
+            server: Some("files".into()),
+            tool: Some("echo".into()),
+            arguments: json!({"text": "hi\u{1b}[2J"}),
+            output: Value::Null,
+        };
+        assert_eq!(
+            question(&tool),
+            "approval tool-0a1b2c3d: agent `h` (department `d`) calls files.echo with {\"text\":\"hi\\u001b[2J\"}\napprove? [y]es, [n]o [REASON], [a]lways this tool: "
+        );
+        let dept = GateItem {
+            id: "dept-0a1b2c3d".into(),
+            kind: GateKind::Department,
+            department: "story".into(),
+            agent_id: "story-head".into(),
+            server: None,
+            tool: None,
+            arguments: Value::Null,
+            output: json!("Line one\nLine \u{7}two"),
+        };
+        assert_eq!(
+            question(&dept),
+            "approval dept-0a1b2c3d: the output of department `story` (head `story-head`):\n  Line one\n  Line \\u{7}two\napprove? [y]es, [n]o [REASON]: "
+        );
+    }
+}

@@ -1,0 +1,211 @@
+//! A run's journal as `run` and `resume` open it (SPEC §16): its first line (the request,
+//! the config root with a digest of its files, and every option that shapes the run), and
+//! the journal read back into the flags of the run it began.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::cli::{PlanArgs, ReplyArgs, RunArgs};
+use crate::exit::CommandError;
+use crate::plan::SpecialistMode;
+use crate::provider::{reopen_journal, Journal, JournalLine};
+use crate::sink::LineFile;
+
+/// Every option of `run` that shapes what the run does, as the `run` line keeps it; paths
+/// absolute, so a resume from another directory reads the same files. Output flags
+/// (`--format`, `--events`, `--record`, `--otlp`, `--quiet`) and `--approvals` are the
+/// resume's own.
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RunOptions {
+    departments: Vec<String>,
+    specialists: String,
+    success_rates: Option<PathBuf>,
+    provider: Option<String>,
+    model: Option<String>,
+    replay: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    seed: u64,
+    min_quality: Option<f64>,
+    max_calls: Option<u32>,
+    deadline: Option<f64>,
+    concurrency: Option<u32>,
+}
+
+/// A path made absolute against the current directory (as it is, when that fails).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+impl RunOptions {
+    /// The options of `args`.
+    pub fn of(args: &RunArgs) -> Self {
+        let (plan, replies) = (&args.plan, &args.replies);
+        RunOptions {
+            departments: plan.departments.clone(),
+            specialists: plan.specialists.to_string(),
+            success_rates: plan.success_rates.as_deref().map(absolute),
+            provider: replies.provider.clone(),
+            model: replies.model.clone(),
+            replay: replies.replay.as_deref().map(absolute),
+            cache: replies.cache.as_deref().map(absolute),
+            seed: replies.seed,
+            min_quality: args.min_quality,
+            max_calls: args.max_calls,
+            deadline: args.deadline,
+            concurrency: args.concurrency,
+        }
+    }
+
+    /// The flags of the run that wrote these options, on the config at `root`, writing its
+    /// journal to `journal`; no output flag is set (the resume sets its own).
+    pub fn into_args(self, request: String, root: PathBuf, journal: PathBuf) -> Result<RunArgs, String> {
+        let specialists = match self.specialists.as_str() {
+            "" => SpecialistMode::default(),
+            given => given
+                .parse()
+                .map_err(|_| format!("unknown `specialists` option `{given}`"))?,
+        };
+        Ok(RunArgs {
+            replies: ReplyArgs {
+                provider: self.provider,
+                model: self.model,
+                record: None,
+                replay: self.replay,
+                cache: self.cache,
+                otlp: None,
+                otlp_content: false,
+                seed: self.seed,
+            },
+            plan: PlanArgs {
+                prompt: request,
+                config: Some(root),
+                departments: self.departments,
+                specialists,
+                success_rates: self.success_rates,
+            },
+            format: None,
+            min_quality: self.min_quality,
+            max_calls: self.max_calls,
+            deadline: self.deadline,
+            concurrency: self.concurrency,
+            events: None,
+            approvals: None,
+            journal: Some(journal),
+            quiet: false,
+        })
+    }
+}
+
+/// A digest of a config's files: the settings file, and every file directly in
+/// `departments/` and `agents/`, by name and content, in sorted order. A resume compares it
+/// to say the config changed (the calls that differ go live whatever it says).
+pub fn config_digest(root: &Path) -> String {
+    let mut files = vec![root.to_path_buf()];
+    if root.is_dir() {
+        files = vec![root.join("orch.toml"), root.join("orch.yaml")];
+        for dir in ["departments", "agents"] {
+            let mut listed: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            listed.sort();
+            files.extend(listed);
+        }
+    }
+    let mut hasher = Sha256::new();
+    for file in files.iter().filter(|f| f.is_file()) {
+        let name = file.strip_prefix(root).unwrap_or(file);
+        hasher.update(name.to_string_lossy().as_bytes());
+        hasher.update([0]);
+        hasher.update(std::fs::read(file).unwrap_or_default());
+        hasher.update([0]);
+    }
+    hasher.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A journal open for writing, and what it held before (nothing, for a new one).
+pub struct Opened {
+    /// The file, appended to line by line.
+    pub file: Arc<LineFile>,
+    /// What it held when the run began.
+    pub read: Journal,
+}
+
+/// Opens `--journal`: a new journal is created (emptied) and begins with its `run` line; a
+/// resumed one (`read`) is appended to.
+pub fn open(args: &RunArgs, request: &str, resumed: Option<Journal>) -> Result<Option<Opened>, CommandError> {
+    let Some(path) = &args.journal else { return Ok(None) };
+    if let Some(read) = resumed {
+        let file = reopen_journal(path, &read).map_err(CommandError::usage)?;
+        return Ok(Some(Opened {
+            file: Arc::new(file),
+            read,
+        }));
+    }
+    let file = LineFile::create(path, "the journal").map_err(CommandError::usage)?;
+    let root = absolute(&crate::config::locate_root(args.plan.config.as_deref()));
+    let line = JournalLine::Run {
+        request: request.to_string(),
+        config: json!({"root": root, "digest": config_digest(&root)}),
+        options: serde_json::to_value(RunOptions::of(args)).unwrap_or_default(),
+    };
+    file.line(&line.text());
+    Ok(Some(Opened {
+        file: Arc::new(file),
+        read: Journal::default(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn run_args(line: &[&str]) -> RunArgs {
+        match crate::cli::Cli::parse_from(line).command {
+            crate::cli::Command::Run(args) => *args,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_options_of_a_run_come_back_as_its_flags() {
+        let args = run_args(&[
+            "orch", "run", "Aladdin", "--department", "story", "--specialists", "always", "--provider",
+            "mock", "--model", "m", "--seed", "7", "--min-quality", "50", "--max-calls", "9", "--deadline",
+            "30", "--concurrency", "2", "--cache", "c.jsonl",
+        ]);
+        let options = RunOptions::of(&args);
+        assert!(options.cache.as_ref().is_some_and(|c| c.is_absolute() && c.ends_with("c.jsonl")));
+        let written = serde_json::to_value(&options).unwrap();
+        assert_eq!(written["specialists"], "always");
+        assert_eq!(written["maxCalls"], 9);
+        let read: RunOptions = serde_json::from_value(written).unwrap();
+        assert_eq!(read, options);
+        let back = read.into_args("Aladdin".into(), "/c".into(), "j".into()).unwrap();
+        assert_eq!(RunOptions::of(&back), options);
+        assert_eq!(back.plan.config.as_deref(), Some(Path::new("/c")));
+        assert_eq!(back.journal.as_deref(), Some(Path::new("j")));
+    }
+
+    #[test]
+    fn the_digest_follows_the_files_of_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("agents")).unwrap();
+        std::fs::write(root.join("orch.yaml"), "defaults: {}\n").unwrap();
+        std::fs::write(root.join("agents/a.yaml"), "id: a\n").unwrap();
+        let before = config_digest(root);
+        assert_eq!(config_digest(root), before);
+        std::fs::write(root.join("agents/a.yaml"), "id: b\n").unwrap();
+        assert_ne!(config_digest(root), before);
+        assert_eq!(before.len(), 32);
+    }
+}

@@ -1,0 +1,137 @@
+//! `orch approve` and `orch resume` (SPEC §16): decisions appended to a journal, and the
+//! journal's run carried on from where it stopped.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::approvals::{self, NO_REASON};
+use super::journal::{config_digest, RunOptions};
+use crate::cli::{ApproveArgs, ResumeArgs};
+use crate::exit::{CommandError, Exit};
+use crate::provider::{load_journal, reopen_journal, Decided, Decision, Journal, JournalLine};
+use crate::text::printable;
+
+/// Reads the journal at `path`, warning (on stderr) about a last line cut short.
+fn read(path: &std::path::Path) -> Result<Journal, CommandError> {
+    let journal = load_journal(path).map_err(CommandError::usage)?;
+    if let Some(line) = journal.cut_line {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: {}:{line}: the last line is cut short (the run was stopped while writing it); it is ignored",
+            printable(&path.display().to_string())
+        );
+    }
+    Ok(journal)
+}
+
+/// Runs the journal's request again with its options: every finished call answered from the
+/// journal, its decisions applied, the rest live, appended to the same file.
+pub fn resume(args: ResumeArgs) -> Result<Exit> {
+    let journal = read(&args.file)?;
+    let Some(JournalLine::Run {
+        request,
+        config,
+        options,
+    }) = journal.run.clone()
+    else {
+        return Err(CommandError::usage("the journal has no `run` line").into());
+    };
+    let bad = |what: &str| CommandError::usage(format!("{}: the `run` line's {what}", args.file.display()));
+    let root = config["root"].as_str().ok_or_else(|| bad("config has no `root`"))?;
+    let root = std::path::PathBuf::from(root);
+    if config["digest"].as_str() != Some(config_digest(&root).as_str()) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: the config's files changed since the journal began; the calls that differ go live"
+        );
+    }
+    let options: RunOptions =
+        serde_json::from_value(options).map_err(|e| bad(&format!("options cannot be read ({e})")))?;
+    let mut run = options
+        .into_args(request.clone(), root, args.file.clone())
+        .map_err(|e| bad(&e))?;
+    run.format = args.format;
+    run.quiet = args.quiet;
+    let mode = approvals::mode(args.approvals, false, true)?;
+    super::run::execute(run, request, mode, Some(journal))
+}
+
+/// Appends decisions for the pending items named (every pending item when none is), one
+/// line each, and prints what was decided.
+pub fn approve(args: ApproveArgs) -> Result<Exit> {
+    let journal = read(&args.file)?;
+    let undecided: Vec<&(String, serde_json::Value)> = journal.undecided();
+    let chosen: Vec<&(String, serde_json::Value)> = if args.ids.is_empty() {
+        undecided.clone()
+    } else {
+        args.ids
+            .iter()
+            .map(|id| chosen(&journal, &undecided, id, &args))
+            .collect::<Result<_, _>>()?
+    };
+    if chosen.is_empty() {
+        let shown = args.file.display().to_string();
+        let _ = writeln!(std::io::stderr(), "warning: nothing is pending in {}", printable(&shown));
+        return Ok(Exit::Success);
+    }
+    let file = reopen_journal(&args.file, &journal).map_err(CommandError::usage)?;
+    let decision = if args.deny { Decided::Denied } else { Decided::Approved };
+    let reason = match (&args.reason, args.deny) {
+        (Some(r), _) => Some(r.clone()),
+        (None, true) => Some(NO_REASON.to_string()),
+        (None, false) => None,
+    };
+    let mut out = super::stdout();
+    for (id, item) in chosen {
+        let line = JournalLine::Approval(Decision {
+            id: id.clone(),
+            decision,
+            reason: reason.clone(),
+            by: "approve".into(),
+        });
+        file.line(&line.text());
+        writeln!(out, "{decision} {id}: {}", printable(&described(item)))?;
+    }
+    if let Some(e) = file.error() {
+        return Err(CommandError::failed(e).into());
+    }
+    Ok(Exit::Success)
+}
+
+/// The pending item `id` names, or why it names none (exit 2).
+fn chosen<'j>(
+    journal: &Journal,
+    undecided: &[&'j (String, serde_json::Value)],
+    id: &str,
+    args: &ApproveArgs,
+) -> Result<&'j (String, serde_json::Value), CommandError> {
+    if let Some(item) = undecided.iter().find(|(p, _)| p == id) {
+        return Ok(item);
+    }
+    let shown = args.file.display();
+    if let Some(d) = journal.decisions.get(id) {
+        return Err(CommandError::usage(format!("`{id}` in {shown} is already {}", d.decision)));
+    }
+    let ids: Vec<&str> = undecided.iter().map(|(p, _)| p.as_str()).collect();
+    let known = match ids.as_slice() {
+        [] => "nothing is pending".to_string(),
+        ids => format!("pending: {}", ids.join(", ")),
+    };
+    Err(CommandError::usage(format!("no pending item `{id}` in {shown} ({known})")))
+}
+
+/// A pending item in a few words: who calls what, or whose output.
+fn described(item: &serde_json::Value) -> String {
+    let s = |k: &str| item[k].as_str().unwrap_or_default().to_string();
+    match item["kind"].as_str() {
+        Some("tool") => format!(
+            "{} calls {}.{} with {}",
+            s("agentId"),
+            s("server"),
+            s("tool"),
+            crate::text::excerpt(&item["arguments"].to_string(), 80)
+        ),
+        _ => format!("the output of department {}", s("department")),
+    }
+}

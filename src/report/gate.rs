@@ -1,0 +1,57 @@
+//! What waits for a person's yes (SPEC §16): a tool call in an `approve` list, or the output
+//! of a department with `requireApproval: true`; and how it was decided.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What kind of step a gate holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum GateKind {
+    /// A tool call named in the agent's `approve`.
+    Tool,
+    /// A department's output (`requireApproval: true`).
+    Department,
+}
+
+/// One item that needs a decision: what the prompt shows, what the report's `pending`
+/// lists and what the journal keeps. Its `id` is derived from what it is, so the same
+/// replies give the same ids, and a resumed run meets its items under the ids decided.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateItem {
+    /// `tool-` or `dept-` and 8 hex digits: short enough to type.
+    pub id: String,
+    /// A tool call or a department's output.
+    pub kind: GateKind,
+    /// The department it belongs to.
+    pub department: String,
+    /// The agent whose model asked for the tool, or the department's head.
+    pub agent_id: String,
+    /// The `mcpServers` name of a tool call; null for a department.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// The tool's own name; null for a department.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The tool call's arguments; null for a department.
+    #[serde(default)]
+    pub arguments: Value,
+    /// The department's output; null for a tool call.
+    #[serde(default)]
+    pub output: Value,
+}
+
+/// Who decided an item, in the `approval` event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum DecidedBy {
+    /// A person at the terminal (`--approvals prompt`).
+    Prompt,
+    /// The flag (`--approvals allow|deny|defer`, `orch test`, `orch mcp`).
+    Flag,
+    /// A decision the journal holds (`orch approve`, or the run before a resume).
+    Journal,
+}
