@@ -1,6 +1,7 @@
 //! The binary end to end, as a user runs it: one test binary (one link, one build) with a
 //! module per command and a small [`Test`] builder, so a new command's tests are short.
 
+mod approvals;
 mod chains;
 mod common;
 mod compare;
