@@ -108,12 +108,16 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// The pending items no decision answers yet, in order.
+    /// The pending items no decision answers yet, by department then id (parallel
+    /// branches write theirs in whichever order they pause; this one is the same every time).
     pub fn undecided(&self) -> Vec<&(String, Value)> {
-        self.pending
+        let mut undecided: Vec<&(String, Value)> = self
+            .pending
             .iter()
             .filter(|(id, _)| !self.decisions.contains_key(id))
-            .collect()
+            .collect();
+        undecided.sort_by(|(a, x), (b, y)| (x["department"].as_str(), a).cmp(&(y["department"].as_str(), b)));
+        undecided
     }
 
     /// Files one line; `Err` when it is not a journal or cassette line.
@@ -238,7 +242,7 @@ mod tests {
                 r#"{{"kind":"tool","hash":"t","agentId":"a","server":"s","tool":"echo","arguments":{{}},"result":"ok","ok":true,"error":null,"id":"{id}"}}"#
             )
         };
-        let pending = r#"{"kind":"pending","item":{"id":"dept-1","kind":"department"}}"#;
+        let pending = r#"{"kind":"pending","item":{"id":"dept-1","kind":"department","department":"b"}}"#;
         let text = [
             RUN,
             LLM,
@@ -247,7 +251,8 @@ mod tests {
             r#"{"kind":"tool_start","id":"tool-b"}"#,
             pending,
             pending,
-            r#"{"kind":"pending","item":{"id":"tool-c","kind":"tool"}}"#,
+            r#"{"kind":"pending","item":{"id":"tool-c","kind":"tool","department":"b"}}"#,
+            r#"{"kind":"pending","item":{"id":"tool-b","kind":"tool","department":"a"}}"#,
             r#"{"kind":"approval","id":"dept-1","decision":"denied","reason":"no","by":"approve"}"#,
         ]
         .join("\n")
@@ -259,10 +264,10 @@ mod tests {
         assert_eq!(j.tape.tool_calls()["t"].len(), 1, "a tool line is a cassette's too");
         assert_eq!(j.finished.keys().collect::<Vec<_>>(), ["tool-a"]);
         assert_eq!(j.in_doubt, HashSet::from(["tool-b".to_string()]));
-        assert_eq!(j.pending.len(), 2, "an item pending twice is listed once");
+        assert_eq!(j.pending.len(), 3, "an item pending twice is listed once");
         assert_eq!(j.decisions["dept-1"].decision, Decided::Denied);
         let undecided: Vec<&str> = j.undecided().iter().map(|(id, _)| id.as_str()).collect();
-        assert_eq!(undecided, ["tool-c"]);
+        assert_eq!(undecided, ["tool-b", "tool-c"], "by department, then id");
         assert_eq!(j.cut_line, None);
     }
 

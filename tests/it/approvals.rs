@@ -225,3 +225,177 @@ async fn a_deferred_run_pauses_and_approve_then_resume_finish_it_sending_each_ca
     let h = heads.bodies("h");
     assert_ne!(h[0], h[1], "h's first request was never sent again");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn off_a_terminal_every_gate_is_denied_by_default() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    let out = Test::new(root.path())
+        .args(RUN)
+        .args(["--events", "ev.jsonl"])
+        .status(4)
+        .stderr("error: partial run: 2 of 3 departments failed or were skipped (see the report)\n")
+        .run();
+    let report = stdout_json(&out);
+    let call = &department(&report, "d")["toolCalls"][0];
+    let denied = "denied by a person: not approved (--approvals deny)";
+    assert_eq!((&call["approval"], &call["error"]), (&json!("denied"), &json!(denied)));
+    // The model got the denial as the call's result, and answered around it.
+    assert_eq!(department(&report, "d")["output"], format!("Answer of h; tools said: {denied}"));
+    let e = department(&report, "e");
+    assert_eq!(
+        (&e["status"], &e["error"], &e["approval"]),
+        (&json!("failed"), &json!("denied: not approved (--approvals deny)"), &json!("denied"))
+    );
+    let f = department(&report, "f");
+    assert_eq!((&f["status"], &f["error"]), (&json!("skipped"), &json!("dependency `e` failed")));
+    assert!(tool_log(&root).is_empty(), "nothing gated ran");
+    let reason = json!("not approved (--approvals deny)");
+    assert_eq!(
+        approval_events(&root.path().join("ev.jsonl")),
+        vec![("denied".into(), "flag".into(), reason); 2]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn allow_lets_every_gated_step_through() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    let out = Test::new(root.path())
+        .args(RUN)
+        .args(["--approvals", "allow", "--events", "ev.jsonl"])
+        .status(0)
+        .stderr("")
+        .run();
+    let report = stdout_json(&out);
+    assert_eq!(department(&report, "d")["toolCalls"][0]["approval"], "approved");
+    assert_eq!(department(&report, "e")["approval"], "approved");
+    assert_eq!(department(&report, "f")["status"], "success");
+    assert_eq!(tool_log(&root), ["echo one"]);
+    assert_eq!(
+        approval_events(&root.path().join("ev.jsonl")),
+        vec![("approved".into(), "flag".into(), Value::Null); 2]
+    );
+}
+
+#[test]
+fn defer_needs_a_journal() {
+    let root = Root::minimal();
+    Test::new(root.path())
+        .args(["run", "a scene", "--approvals", "defer"])
+        .status(2)
+        .stdout("")
+        .stderr("error: --approvals defer needs --journal FILE: a paused run is resumed from its journal\n")
+        .run();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denied_department_fails_its_dependents_are_skipped_and_a_denied_tool_tells_the_model_why() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    let pending = paused(&root)["pending"].clone();
+    let [tool, dept] = [0, 1].map(|i| pending[i]["id"].as_str().unwrap().to_string());
+    Test::new(root.path())
+        .args(["approve", "j.jsonl", &tool, &dept, "--deny", "--reason", "too risky"])
+        .status(0)
+        .stdout(format!(
+            "denied {tool}: h calls files.echo with {{\"text\":\"one\"}}\ndenied {dept}: the output of department e\n"
+        ))
+        .run();
+    let out = Test::new(root.path())
+        .args(["resume", "j.jsonl", "--format", "json", "--approvals", "allow"])
+        .status(4)
+        .run();
+    let report = stdout_json(&out);
+    // The journal's decisions win over the flag.
+    let e = department(&report, "e");
+    assert_eq!((&e["status"], &e["error"]), (&json!("failed"), &json!("denied: too risky")));
+    assert_eq!(department(&report, "f")["status"], "skipped");
+    assert_eq!(
+        department(&report, "d")["output"],
+        "Answer of h; tools said: denied by a person: too risky"
+    );
+    assert!(tool_log(&root).is_empty());
+    assert!(!heads.agents().contains(&"k".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_refuses_an_id_that_is_not_pending() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    let pending = paused(&root)["pending"].clone();
+    let [tool, dept] = [0, 1].map(|i| pending[i]["id"].as_str().unwrap().to_string());
+    let before = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl", "tool-00000000"])
+        .status(2)
+        .stdout("")
+        .stderr(format!(
+            "error: no pending item `tool-00000000` in j.jsonl (pending: {tool}, {dept})\n"
+        ))
+        .run();
+    Test::new(root.path()).args(["approve", "j.jsonl", &tool]).status(0).run();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl", &tool, "--deny"])
+        .status(2)
+        .stderr(format!("error: `{tool}` in j.jsonl is already approved\n"))
+        .run();
+    let after = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    assert_eq!(after.lines().count(), before.lines().count() + 1, "only the one decision was written");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_journal_cut_mid_line_loses_only_that_line_with_a_warning() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    paused(&root);
+    let journal = root.path().join("j.jsonl");
+    let whole = std::fs::read_to_string(&journal).unwrap();
+    let lines = whole.lines().count();
+    std::fs::write(&journal, format!("{whole}{{\"kind\":\"tool_st")).unwrap();
+    let warning = format!(
+        "warning: j.jsonl:{}: the last line is cut short (the run was stopped while writing it); it is ignored\n",
+        lines + 1
+    );
+    Test::new(root.path()).args(["approve", "j.jsonl"]).status(0).stderr(&warning).run();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(text.starts_with(&whole) && text.ends_with('\n'));
+    for line in text.lines() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+    }
+    let out = Test::new(root.path())
+        .args(["resume", "j.jsonl", "--format", "json"])
+        .status(0)
+        .stderr("")
+        .run();
+    assert_eq!(stdout_json(&out)["status"], "success");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_config_is_a_warning_and_its_changed_calls_go_live() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    paused(&root);
+    Test::new(root.path()).args(["approve", "j.jsonl"]).status(0).run();
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write("orch.yaml", yaml.replace("AGENT:g works", "AGENT:g works harder"));
+    let out = Test::new(root.path())
+        .args(["resume", "j.jsonl", "--format", "json", "--approvals", "allow"])
+        .status(0)
+        .stderr("warning: the config's files changed since the journal began; the calls that differ go live\n")
+        .run();
+    let report = stdout_json(&out);
+    // g's request changed: sent again; its new output is another item (the flag allows it).
+    assert_eq!(heads.bodies("g").len(), 2);
+    assert_eq!(department(&report, "e")["approval"], "approved");
+    // h's did not: its first request was answered from the journal.
+    assert_eq!(heads.bodies("h").len(), 2);
+    assert_eq!(tool_log(&root), ["echo one"]);
+    assert_eq!(report["usage"]["cachedCalls"], 1);
+}
