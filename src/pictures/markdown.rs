@@ -188,6 +188,7 @@ mod tests {
             started_at: 0,
             finished_at: 12,
             approval: None,
+            in_doubt: false,
         }
     }
 

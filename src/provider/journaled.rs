@@ -226,7 +226,7 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                "\"run\"", "null", "null", "\"tools\"", "\"tool_start\"", "\"tool\"", "\"tool_start\"", "null",
+                "\"run\"", "\"tools\"", "null", "null", "\"tool_start\"", "\"tool\"", "\"tool_start\"", "null",
                 "null", "\"tool_start\"", "\"tool\""
             ]
         );

@@ -113,6 +113,7 @@ mod tests {
             started_at: 0,
             finished_at: 1,
             approval: None,
+            in_doubt: false,
         }
     }
 
