@@ -399,3 +399,117 @@ async fn a_changed_config_is_a_warning_and_its_changed_calls_go_live() {
     assert_eq!(tool_log(&root), ["echo one"]);
     assert_eq!(report["usage"]["cachedCalls"], 1);
 }
+
+/// Starts `orch run` on `root` and kills it with SIGKILL once `ready` holds (polled, no
+/// fixed sleep; 60 s at most).
+async fn killed_when(root: &Root, args: &[&str], ready: impl Fn() -> bool + Send + 'static) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(args)
+        .current_dir(root.path())
+        .env_remove("ORCH_CONFIG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        let give_up = std::time::Instant::now() + Duration::from_secs(60);
+        while !ready() {
+            assert!(child.try_wait().unwrap().is_none(), "orch ended before it was killed");
+            assert!(std::time::Instant::now() < give_up, "orch never got there in 60 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_killed_mid_tool_call_and_mid_llm_call_resumes_without_sending_a_finished_call_twice() {
+    let mut heads = Heads::default().asks("h", vec![vec![call("slow", json!({"seconds": 2}))]]);
+    heads.slow_first.insert("g".into(), Duration::from_secs(60));
+    let server = heads.serve().await;
+    let root = team(&server.uri(), false);
+    let (seen, calls) = (heads.clone(), root.path().join("calls.txt"));
+    let ready = move || {
+        let slow_arrived = std::fs::read_to_string(&calls).is_ok_and(|t| t.contains("slow 2"));
+        slow_arrived && seen.agents().contains(&"g".to_string())
+    };
+    let args = ["run", "Aladdin", "--format", "json", "--approvals", "allow", "--journal", "j.jsonl"];
+    killed_when(&root, &args, ready).await;
+    let journal = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    let kinds: Vec<Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["kind"].clone())
+        .collect();
+    assert_eq!(kinds, [json!("run"), json!("tools"), Value::Null, json!("tool_start")], "{journal}");
+
+    let out = Test::new(root.path())
+        .args(["resume", "j.jsonl", "--format", "json", "--approvals", "allow"])
+        .status(0)
+        .stderr("")
+        .run();
+    let report = stdout_json(&out);
+    let call = &department(&report, "d")["toolCalls"][0];
+    assert_eq!((&call["tool"], &call["inDoubt"], &call["ok"]), (&json!("slow"), &json!(true), &json!(true)));
+    assert_eq!(tool_log(&root), ["slow 2", "slow 2"], "the call in doubt ran again");
+    // h's first request finished before the kill: never sent again; its second is new.
+    let h = heads.bodies("h");
+    assert_eq!(h.len(), 2);
+    assert_ne!(h[0], h[1]);
+    // g's call was in flight: it never finished, so it was sent again, once.
+    let g = heads.bodies("g");
+    assert_eq!((g.len(), &g[0]), (2, &g[1]));
+    assert_eq!(heads.bodies("k").len(), 1);
+    assert_eq!(report["usage"]["cachedCalls"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_terminal_a_person_answers_y_n_with_a_reason_and_a() {
+    let rounds = ["one", "two", "three", "four"].map(|t| vec![call("echo", json!({"text": t}))]);
+    let heads = Heads::default().asks("h", rounds.to_vec());
+    let server = heads.serve().await;
+    let yaml = config_yaml(
+        &server.uri(),
+        &format!(
+            "mcpServers:\n  files: {{ command: {:?}, args: [--only, echo, --calls, calls.txt] }}\n",
+            fixture()
+        ),
+        "  - { id: d, keywords: [aladdin], head: h }\n",
+        &[("h", "role: head, department: d, tools: [{ server: files, approve: [echo] }]")],
+    );
+    let root = Root::orch_yaml(yaml);
+    let script = crate::common::repo().join("tests/fixtures/approve_pty.py");
+    let out = crate::common::blocking(|| {
+        std::process::Command::new("python3")
+            .arg(script)
+            .args([env!("CARGO_BIN_EXE_orch"), root.path().to_str().unwrap()])
+            .args(["y", "n too risky", "a"])
+            .output()
+            .unwrap()
+    });
+    let transcript = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{transcript}");
+    let report = stdout_json(&out);
+    // Three questions (the fourth call is the tool `a` approved), each naming the call.
+    let asked: Vec<&str> = transcript.lines().filter(|l| l.starts_with("approval tool-")).collect();
+    assert_eq!(asked.len(), 3, "{transcript}");
+    for (line, text) in asked.iter().zip(["one", "two", "three"]) {
+        assert!(
+            line.ends_with(&format!("agent `h` (department `d`) calls files.echo with {{\"text\":\"{text}\"}}")),
+            "{line}"
+        );
+    }
+    let calls = department(&report, "d")["toolCalls"].as_array().unwrap().clone();
+    let approvals: Vec<&Value> = calls.iter().map(|c| &c["approval"]).collect();
+    assert_eq!(approvals, [&json!("approved"), &json!("denied"), &json!("approved"), &json!("approved")]);
+    assert_eq!(calls[1]["result"], "denied by a person: too risky");
+    assert_eq!(tool_log(&root), ["echo one", "echo three", "echo four"]);
+    let events = approval_events(&root.path().join("ev.jsonl"));
+    let by: Vec<(&str, &str)> = events.iter().map(|(d, b, _)| (d.as_str(), b.as_str())).collect();
+    assert_eq!(by, [("approved", "prompt"), ("denied", "prompt"), ("approved", "prompt"), ("approved", "prompt")]);
+    assert_eq!(events[1].2, "too risky");
+    assert!(stdout(&out).starts_with('{'));
+}
