@@ -513,3 +513,47 @@ async fn on_a_terminal_a_person_answers_y_n_with_a_reason_and_a() {
     assert_eq!(events[1].2, "too risky");
     assert!(stdout(&out).starts_with('{'));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn served_runs_decide_gates_by_the_flag_given_to_orch_mcp() {
+    let Some(python) = crate::common::mcp_client::python() else { return };
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    for (flag, status, approval) in [("allow", "success", "approved"), ("deny", "partial", "denied")] {
+        let command = json!([env!("CARGO_BIN_EXE_orch"), "mcp", "--config", root.path(), "--approvals", flag]);
+        let transport = ["stdio".to_string(), command.to_string()];
+        let args = json!({"prompt": "Aladdin"}).to_string();
+        let (result, _) = crate::common::mcp_client::client(&python, &transport, &["call", "run", &args], &[]);
+        let report = &result["structuredContent"];
+        assert_eq!(report["status"], status, "{result:#}");
+        assert_eq!(result["isError"], flag == "deny");
+        assert_eq!(department(report, "d")["toolCalls"][0]["approval"], approval);
+        assert_eq!(department(report, "e")["approval"], approval);
+    }
+    assert_eq!(tool_log(&root), ["echo one"], "only the allowed run called the tool");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_suite_denies_gated_steps_unless_told_to_allow_them() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), false);
+    root.write(
+        "s.yaml",
+        "config: orch.yaml\ncases:\n  - { id: a, prompt: Aladdin, departments: [d], expect: { toolsCalled: [echo] } }\n",
+    );
+    let run = |flag: &[&str], status: i32| {
+        let out = Test::new(root.path())
+            .args(["test", "s.yaml", "--format", "json"])
+            .args(flag)
+            .status(status)
+            .run();
+        stdout_json(&out)["failed"].clone()
+    };
+    // Denied by default: the tool never ran, so `toolsCalled` fails the case.
+    assert_eq!(run(&[], 1), 1);
+    assert!(tool_log(&root).is_empty());
+    assert_eq!(run(&["--approvals", "allow"], 0), 0);
+    assert_eq!(tool_log(&root), ["echo one"]);
+}
