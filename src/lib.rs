@@ -52,7 +52,9 @@ mod tools;
 mod trace;
 
 pub use cli::{Cli, Command};
-pub use commands::{approve, compare, completions, resume, explain, init, mcp, report, run, schema, stats, test, tools, validate};
+pub use commands::{
+    approve, compare, completions, explain, init, mcp, report, resume, run, schema, stats, test, tools, validate,
+};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

@@ -22,7 +22,11 @@ use crate::text::{printable, printable_lines};
 /// answers from a standard input that holds the request (`-`).
 pub fn mode(flag: Option<ApprovalMode>, prompt_on_stdin: bool, journal: bool) -> Result<ApprovalMode, CommandError> {
     let terminal = std::io::stdin().is_terminal() && !prompt_on_stdin;
-    let mode = flag.unwrap_or(if terminal { ApprovalMode::Prompt } else { ApprovalMode::Deny });
+    let mode = flag.unwrap_or(if terminal {
+        ApprovalMode::Prompt
+    } else {
+        ApprovalMode::Deny
+    });
     if mode == ApprovalMode::Defer && !journal {
         return Err(CommandError::usage(
             "--approvals defer needs --journal FILE: a paused run is resumed from its journal",
@@ -81,7 +85,11 @@ impl Approver for Journaled {
             let verdict = self.inner.decide(item).await;
             let line = match &verdict {
                 Verdict::Pending(_) => {
-                    let fresh = self.pending.lock().unwrap_or_else(PoisonError::into_inner).insert(item.id.clone());
+                    let fresh = self
+                        .pending
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(item.id.clone());
                     let item = serde_json::to_value(item).unwrap_or(Value::Null);
                     fresh.then_some(JournalLine::Pending { item })
                 }
@@ -187,8 +195,16 @@ async fn read_line() -> Option<String> {
 impl Prompter {
     /// Whether `a` was answered for this item's tool.
     fn always(&self, item: &GateItem) -> bool {
-        let key = (item.server.clone().unwrap_or_default(), item.tool.clone().unwrap_or_default());
-        item.kind == GateKind::Tool && self.always.lock().unwrap_or_else(PoisonError::into_inner).contains(&key)
+        let key = (
+            item.server.clone().unwrap_or_default(),
+            item.tool.clone().unwrap_or_default(),
+        );
+        item.kind == GateKind::Tool
+            && self
+                .always
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(&key)
     }
 }
 
@@ -220,7 +236,10 @@ impl Approver for Prompter {
                     }
                     Some(Answer::Always) => {
                         if item.kind == GateKind::Tool {
-                            let key = (item.server.clone().unwrap_or_default(), item.tool.clone().unwrap_or_default());
+                            let key = (
+                                item.server.clone().unwrap_or_default(),
+                                item.tool.clone().unwrap_or_default(),
+                            );
                             self.always.lock().unwrap_or_else(PoisonError::into_inner).insert(key);
                         }
                         return Verdict::Approved(DecidedBy::Prompt);

@@ -178,12 +178,35 @@ mod tests {
     #[test]
     fn the_options_of_a_run_come_back_as_its_flags() {
         let args = run_args(&[
-            "orch", "run", "Aladdin", "--department", "story", "--specialists", "always", "--provider",
-            "mock", "--model", "m", "--seed", "7", "--min-quality", "50", "--max-calls", "9", "--deadline",
-            "30", "--concurrency", "2", "--cache", "c.jsonl",
+            "orch",
+            "run",
+            "Aladdin",
+            "--department",
+            "story",
+            "--specialists",
+            "always",
+            "--provider",
+            "mock",
+            "--model",
+            "m",
+            "--seed",
+            "7",
+            "--min-quality",
+            "50",
+            "--max-calls",
+            "9",
+            "--deadline",
+            "30",
+            "--concurrency",
+            "2",
+            "--cache",
+            "c.jsonl",
         ]);
         let options = RunOptions::of(&args);
-        assert!(options.cache.as_ref().is_some_and(|c| c.is_absolute() && c.ends_with("c.jsonl")));
+        assert!(options
+            .cache
+            .as_ref()
+            .is_some_and(|c| c.is_absolute() && c.ends_with("c.jsonl")));
         let written = serde_json::to_value(&options).unwrap();
         assert_eq!(written["specialists"], "always");
         assert_eq!(written["maxCalls"], 9);

@@ -49,7 +49,10 @@ impl Observer for Progress {
             Event::Approval {
                 id, decision, reason, ..
             } => {
-                let why = reason.as_deref().map(|r| format!(": {}", printable(r))).unwrap_or_default();
+                let why = reason
+                    .as_deref()
+                    .map(|r| format!(": {}", printable(r)))
+                    .unwrap_or_default();
                 let _ = self.multi.println(format!("approval {id}: {decision}{why}"));
             }
             Event::CircuitOpen { provider } => {

@@ -72,7 +72,11 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
     };
     if chosen.is_empty() {
         let shown = args.file.display().to_string();
-        let _ = writeln!(std::io::stderr(), "warning: nothing is pending in {}", printable(&shown));
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: nothing is pending in {}",
+            printable(&shown)
+        );
         return Ok(Exit::Success);
     }
     let file = reopen_journal(&args.file, &journal).map_err(CommandError::usage)?;
@@ -111,14 +115,19 @@ fn chosen<'j>(
     }
     let shown = args.file.display();
     if let Some(d) = journal.decisions.get(id) {
-        return Err(CommandError::usage(format!("`{id}` in {shown} is already {}", d.decision)));
+        return Err(CommandError::usage(format!(
+            "`{id}` in {shown} is already {}",
+            d.decision
+        )));
     }
     let ids: Vec<&str> = undecided.iter().map(|(p, _)| p.as_str()).collect();
     let known = match ids.as_slice() {
         [] => "nothing is pending".to_string(),
         ids => format!("pending: {}", ids.join(", ")),
     };
-    Err(CommandError::usage(format!("no pending item `{id}` in {shown} ({known})")))
+    Err(CommandError::usage(format!(
+        "no pending item `{id}` in {shown} ({known})"
+    )))
 }
 
 /// A pending item in a few words: who calls what, or whose output.

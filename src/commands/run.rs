@@ -15,9 +15,9 @@ use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::Schemas;
 use crate::provider::{Journal, JournalProvider, JournalTools, Providers};
-use crate::tools::ToolHost;
 use crate::report::{render_tree, run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
 use crate::sink::LineFile;
+use crate::tools::ToolHost;
 
 /// Runs the request and prints the report.
 pub fn run(args: RunArgs) -> Result<Exit> {
@@ -223,7 +223,11 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
     let mut exit = exit_for(report, args.min_quality);
     if exit == Exit::Paused {
         let pending = crate::text::count(report.pending.len(), "item");
-        let file = args.journal.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+        let file = args
+            .journal
+            .as_deref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         return Err(CommandError {
             exit,
             message: format!(
@@ -285,7 +289,10 @@ pub(super) fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f
             crate::text::fmt_score(report.overall_quality),
             crate::text::fmt_score(min_quality.unwrap_or_default())
         )),
-        Exit::Paused => Some(format!("paused: {} wait for a decision", crate::text::count(report.pending.len(), "item"))),
+        Exit::Paused => Some(format!(
+            "paused: {} wait for a decision",
+            crate::text::count(report.pending.len(), "item")
+        )),
         Exit::Usage => None,
     }
 }

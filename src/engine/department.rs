@@ -60,7 +60,10 @@ pub async fn run_department(
             .map(|o| (o, scoring::HEAD_ONLY_QUALITY)),
         Handling::Specialists => with_specialists(engine, plan, head, request, &prompt, &mut work).await,
     };
-    let gated = engine.config.department(&plan.department_id).is_some_and(|d| d.require_approval);
+    let gated = engine
+        .config
+        .department(&plan.department_id)
+        .is_some_and(|d| d.require_approval);
     let outcome = match outcome {
         Ok((text, quality)) if gated => approved_output(engine, plan, text, quality, &mut work).await,
         outcome => outcome,

@@ -175,7 +175,12 @@ impl Engine {
 
     /// Runs the calls of one reply concurrently, inside the run's deadline: their records in
     /// the reply's order, or why the attempt ends (the deadline, a call `--replay` lacks).
-    async fn run_tools(&self, turn: Round<'_>, asked: &[AskedCall], admits: Vec<Admit>) -> Result<Vec<ToolCall>, CallError> {
+    async fn run_tools(
+        &self,
+        turn: Round<'_>,
+        asked: &[AskedCall],
+        admits: Vec<Admit>,
+    ) -> Result<Vec<ToolCall>, CallError> {
         let calls = asked
             .iter()
             .zip(admits)
@@ -190,7 +195,13 @@ impl Engine {
 
     /// One tool call inside its `execute_tool` span: gated first when its tool needs
     /// approval, then run, refused, denied or left pending; its record.
-    async fn run_tool(&self, turn: Round<'_>, index: usize, call: &AskedCall, admit: Admit) -> Result<ToolCall, CallError> {
+    async fn run_tool(
+        &self,
+        turn: Round<'_>,
+        index: usize,
+        call: &AskedCall,
+        admit: Admit,
+    ) -> Result<ToolCall, CallError> {
         let step = Step {
             place: turn.place,
             agent_id: &turn.agent.id,

@@ -276,7 +276,9 @@ mod tests {
         let (_dir, path) = file(&format!("{RUN}\n{LLM}\n{{\"kind\":\"tool_st"));
         let j = load_journal(&path).unwrap();
         assert_eq!(j.cut_line, Some(3));
-        reopen_journal(&path, &j).unwrap().line("{\"kind\":\"tool_start\",\"id\":\"x\"}");
+        reopen_journal(&path, &j)
+            .unwrap()
+            .line("{\"kind\":\"tool_start\",\"id\":\"x\"}");
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             format!("{RUN}\n{LLM}\n{{\"kind\":\"tool_start\",\"id\":\"x\"}}\n")
@@ -284,12 +286,18 @@ mod tests {
         // A bad line anywhere else is an error at its line.
         let (_dir, path) = file(&format!("{RUN}\nnot json\n{LLM}\n"));
         let err = load_journal(&path).err().unwrap();
-        assert!(err.starts_with(&format!("{}:2: not a journal line:", path.display())), "{err}");
+        assert!(
+            err.starts_with(&format!("{}:2: not a journal line:", path.display())),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_file_without_a_run_line_is_no_journal() {
         let (_dir, path) = file(&format!("{LLM}\n"));
-        assert!(load_journal(&path).err().unwrap().contains("is not a journal: it has no `run` line"));
+        assert!(load_journal(&path)
+            .err()
+            .unwrap()
+            .contains("is not a journal: it has no `run` line"));
     }
 }

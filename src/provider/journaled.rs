@@ -212,12 +212,20 @@ mod tests {
         let replies: Vec<String> = (0..3)
             .map(|_| block_on(p.complete(&ask)).result.unwrap().text)
             .collect();
-        assert_eq!(replies, ["reply 1", "reply 2", "reply 1"], "answered in order, then live");
+        assert_eq!(
+            replies,
+            ["reply 1", "reply 2", "reply 1"],
+            "answered in order, then live"
+        );
         assert!(!block_on(p.complete(&ask)).cached, "a live reply is not marked cached");
         assert_eq!(block_on(tools.call(&step("tool-1"))).unwrap(), "tool-1 ran (3)");
         assert!(tools.in_doubt("tool-2") && !tools.in_doubt("tool-1"));
         assert_eq!(block_on(tools.call(&step("tool-2"))).unwrap(), "tool-2 ran (3)");
-        assert_eq!(again.0.load(Ordering::SeqCst), 3, "two LLM calls and one tool call went live");
+        assert_eq!(
+            again.0.load(Ordering::SeqCst),
+            3,
+            "two LLM calls and one tool call went live"
+        );
         let kinds: Vec<String> = std::fs::read_to_string(&path)
             .unwrap()
             .lines()
@@ -226,8 +234,17 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                "\"run\"", "\"tools\"", "null", "null", "\"tool_start\"", "\"tool\"", "\"tool_start\"", "null",
-                "null", "\"tool_start\"", "\"tool\""
+                "\"run\"",
+                "\"tools\"",
+                "null",
+                "null",
+                "\"tool_start\"",
+                "\"tool\"",
+                "\"tool_start\"",
+                "null",
+                "null",
+                "\"tool_start\"",
+                "\"tool\""
             ]
         );
     }

@@ -304,7 +304,10 @@ impl Providers {
     }
 
     /// The same providers, each wrapped by `wrap` (given its name): a journal around them.
-    pub fn wrapped(mut self, wrap: impl Fn(&str, std::sync::Arc<dyn Provider>) -> std::sync::Arc<dyn Provider>) -> Self {
+    pub fn wrapped(
+        mut self,
+        wrap: impl Fn(&str, std::sync::Arc<dyn Provider>) -> std::sync::Arc<dyn Provider>,
+    ) -> Self {
         self.by_name = self
             .by_name
             .into_iter()

@@ -9,6 +9,7 @@ use crate::tools::{ToolError, ToolInfo, ToolRequest};
 /// A cassette line about tools; its `kind` (`tool` / `tools`) is written first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
+#[allow(clippy::large_enum_variant)] // one per cassette line, read and dropped: boxing buys nothing
 pub enum ToolLine {
     /// One tool call that ran.
     Tool(ToolEntry),

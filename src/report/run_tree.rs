@@ -108,7 +108,11 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     };
     root.push(validation);
     if !report.pending.is_empty() {
-        let items = report.pending.iter().map(|p| Node::leaf(pending_line(p, style))).collect();
+        let items = report
+            .pending
+            .iter()
+            .map(|p| Node::leaf(pending_line(p, style)))
+            .collect();
         let label = format!("pending: {}", count(report.pending.len(), "item"));
         root.push(Node::new(style.yellow(&label), items));
     }
@@ -234,7 +238,11 @@ fn tool_lines(calls: &[ToolCall], style: Style) -> Vec<Node> {
                 Some(a) => format!(" ({a})"),
                 None => String::new(),
             };
-            let doubt = if c.in_doubt { " (in doubt: it may have run twice)" } else { "" };
+            let doubt = if c.in_doubt {
+                " (in doubt: it may have run twice)"
+            } else {
+                ""
+            };
             Node::leaf(format!(
                 "{} {how}{cut}{approval}{doubt} {}",
                 style.cyan(&printable(&name)),
