@@ -6,9 +6,9 @@ use tokio::time::Instant;
 use futures::future::join_all;
 use opentelemetry::trace::FutureExt;
 
+use super::gate::Place;
 use super::gate::{department_item, Verdict};
 use super::specialist::{run_specialist, Task};
-use super::tool_loop::Place;
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};

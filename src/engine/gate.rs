@@ -6,9 +6,17 @@ use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::tool_loop::Place;
 use super::Engine;
 use crate::report::{Approval, DecidedBy, Event, GateItem, GateKind};
+
+/// Who converses, for the records of its tool calls: the department and the attempt.
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'a> {
+    /// The department the agent works in ("" for the master).
+    pub department: &'a str,
+    /// 1-based attempt (a head's: the try of its answer or synthesis).
+    pub attempt: u32,
+}
 
 /// How one item was decided.
 #[derive(Clone, Debug, PartialEq, Eq)]

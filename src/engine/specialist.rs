@@ -4,7 +4,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
-use super::tool_loop::Place;
+use super::gate::Place;
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::grade::{review, schema_feedback, Decision, ReviewStatus};

@@ -12,7 +12,7 @@ use opentelemetry::trace::FutureExt;
 use tokio::time::Instant;
 
 use super::call::{Ask, Called};
-use super::gate::{Step, Verdict};
+use super::gate::{Place, Step, Verdict};
 use super::ledger::{Admit, Ledger};
 use super::offer::Offer;
 use super::{far_future, CallError, Engine};
@@ -30,15 +30,6 @@ struct Round<'a> {
     place: Place<'a>,
     /// 0-based round of the loop.
     round: usize,
-}
-
-/// Who converses, for the records of its tool calls: the department and the attempt.
-#[derive(Clone, Copy, Debug)]
-pub struct Place<'a> {
-    /// The department the agent works in ("" for the master).
-    pub department: &'a str,
-    /// 1-based attempt (a head's: the try of its answer or synthesis).
-    pub attempt: u32,
 }
 
 /// What an agent with tools converses with: the host that runs its calls, and its offer.

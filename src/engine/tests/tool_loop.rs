@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::super::tool_loop::Place;
+use super::super::gate::Place;
 use super::super::{Budget, CallError};
 use super::tool_host::{
     asking, calls_of, config, engine, once, results_sent, run_reader, text, Events, Host, Scripted,
