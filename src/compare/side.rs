@@ -92,8 +92,8 @@ impl Side {
     /// counted, is an error naming its place; so is a file with no case run at all (a gate
     /// must not pass on a suite that never ran).
     pub fn read(path: &Path) -> Result<Side, String> {
-        let shown = path.display();
-        let Some(mut lines) = Lines::open(path)? else {
+        let shown = crate::read::display(path);
+        let Some(mut lines) = Lines::input(path)? else {
             return Err(format!("cannot read results {shown}: no such file or directory"));
         };
         let mut side = Side::default();

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 
+use crate::read::{io_reason, Entry};
 use crate::report::Report;
 use crate::sink::LineFile;
 
@@ -119,6 +120,44 @@ impl Lines<std::io::BufReader<std::fs::File>> {
     }
 }
 
+impl Lines<Box<dyn BufRead>> {
+    /// The lines of an input a command reads once, front to back (`orch compare`, `orch
+    /// stats`, `--merge`): a regular file (under its shared lock, as [`Lines::open`]),
+    /// standard input for `-`, or a pipe or FIFO (`orch compare <(cat shard-*.jsonl) c.jsonl`,
+    /// as ripgrep and cargo read them); `None` when nothing is at the path. A directory or a
+    /// socket is refused by name.
+    pub fn input(path: &Path) -> Result<Option<Self>, String> {
+        let shown = crate::read::display(path);
+        if crate::read::is_stdin(path) {
+            let reader: Box<dyn BufRead> = Box::new(std::io::stdin().lock());
+            return Ok(Some(Lines::new(reader, shown, MAX_LINE_BYTES)));
+        }
+        match Entry::of(path) {
+            Entry::Missing => return Ok(None),
+            Entry::File => return Ok(Lines::open(path)?.map(Lines::boxed)),
+            Entry::Dir => return Err(format!("{shown} is a directory, not a file")),
+            Entry::Other(_) => {}
+        }
+        // A pipe or a device: read as it comes (no lock, no size).
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {}", io_reason(&e)))?;
+        let reader: Box<dyn BufRead> = Box::new(std::io::BufReader::new(file));
+        Ok(Some(Lines::new(reader, shown, MAX_LINE_BYTES)))
+    }
+}
+
+impl<R: BufRead + 'static> Lines<R> {
+    /// The same lines behind a box, so every kind of input has one type.
+    fn boxed(self) -> Lines<Box<dyn BufRead>> {
+        Lines {
+            reader: Box::new(self.reader),
+            shown: self.shown,
+            max: self.max,
+            next: self.next,
+            buf: self.buf,
+        }
+    }
+}
+
 impl<R: BufRead> Lines<R> {
     /// The lines of `reader` (shown as `shown` in errors), each at most `max` bytes.
     fn new(reader: R, shown: String, max: usize) -> Self {
@@ -133,6 +172,11 @@ impl<R: BufRead> Lines<R> {
             },
             buf: Vec::new(),
         }
+    }
+
+    /// The reader, just past the last line handed out (a pretty document read on from there).
+    pub fn into_reader(self) -> R {
+        self.reader
     }
 
     /// The next line that is not blank, and where it is; a line over the cap or not UTF-8 is
@@ -279,7 +323,8 @@ fn ends_a_line(path: &Path) -> std::io::Result<bool> {
 
 /// One results line, or an error naming its place.
 pub fn parse<T: DeserializeOwned>(path: &Path, at: At, line: &str) -> Result<T, String> {
-    serde_json::from_str(line).map_err(|e| format!("{}:{}: not a results line: {e}", path.display(), at.number))
+    serde_json::from_str(line)
+        .map_err(|e| format!("{}:{}: not a results line: {e}", crate::read::display(path), at.number))
 }
 
 /// One case after its repeats.

@@ -10,6 +10,8 @@ mod explain;
 mod fuzz;
 mod honest;
 mod hostile;
+mod hostile_p3;
+mod hostile_p3_mcp;
 mod layers;
 mod mcp;
 mod mcp_serve;
