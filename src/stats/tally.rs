@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::input::{Department, Doc, Kind, RunStatus, Specialist};
+use super::input::{Department, Doc, Kind, Specialist};
 use super::latency::Latencies;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
@@ -14,8 +14,8 @@ use crate::config::{LearnedRate, SuccessRates};
 pub struct Tally {
     runs: u64,
     unreported: u64,
-    /// success, partial, failed.
-    by_status: [u64; 3],
+    /// Runs by status (`paused` and any status a newer orch writes, by name).
+    by_status: BTreeMap<String, u64>,
     primary: BTreeMap<String, u64>,
     methods: BTreeMap<String, u64>,
     fallbacks: u64,
@@ -65,12 +65,8 @@ impl Tally {
 
     fn run(&mut self, run: &Doc) {
         self.runs += 1;
-        let status = match run.status {
-            Some(RunStatus::Success) => 0,
-            Some(RunStatus::Partial) => 1,
-            Some(RunStatus::Failed) | None => 2,
-        };
-        self.by_status[status] += 1;
+        let status = run.status.as_deref().unwrap_or("failed");
+        *self.by_status.entry(status.to_string()).or_default() += 1;
         if let Some(r) = &run.routing {
             if !r.primary.is_empty() {
                 *self.primary.entry(r.primary.clone()).or_default() += 1;
@@ -99,7 +95,7 @@ impl Tally {
     fn department(&mut self, d: &Department) {
         let t = self.departments.entry(d.department_id.clone()).or_default();
         t.runs += 1;
-        if d.status == super::input::DepartmentStatus::Success {
+        if d.status == "success" {
             t.successes += 1;
             t.quality += d.quality_score;
         }
@@ -162,7 +158,7 @@ impl Tally {
         Stats {
             runs,
             unreported: self.unreported,
-            by_status: STATUSES.iter().map(|s| s.to_string()).zip(self.by_status).collect(),
+            by_status: seeded(&STATUSES, &self.by_status),
             routing: RoutingStats {
                 primary: self.primary.clone(),
                 methods: seeded(&METHODS, &self.methods),
