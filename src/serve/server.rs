@@ -17,6 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::answer::Answer;
 use super::arguments::{self, Call, RunCall};
+use super::calls::Calls;
 use super::progress;
 use crate::report::Observer;
 
@@ -41,17 +42,25 @@ pub trait Served: Send + Sync + 'static {
 #[derive(Clone)]
 pub(super) struct Server {
     served: Arc<dyn Served>,
+    calls: Calls,
 }
 
 impl Server {
-    /// A handler over `served`.
-    pub(super) fn new(served: Arc<dyn Served>) -> Self {
-        Server { served }
+    /// A handler over `served`, its calls counted in `calls`.
+    pub(super) fn new(served: Arc<dyn Served>, calls: Calls) -> Self {
+        Server { served, calls }
     }
 
-    /// The answer to a checked call.
+    /// The answer to a checked call. It stops when the client cancels it or the server stops.
     async fn answer(&self, call: Call, ctx: RequestContext<RoleServer>) -> Answer {
-        let stop: BoxFuture<'static, ()> = Box::pin(ctx.ct.clone().cancelled_owned());
+        let (_in_flight, stopping) = self.calls.enter();
+        let cancelled = ctx.ct.clone().cancelled_owned();
+        let stop: BoxFuture<'static, ()> = Box::pin(async move {
+            tokio::select! {
+                () = cancelled => {}
+                () = stopping => {}
+            }
+        });
         match call {
             Call::Run(run) => {
                 let (observer, sending) = progress::reporter(ctx.meta.get_progress_token(), ctx.peer.clone());

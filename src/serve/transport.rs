@@ -12,24 +12,29 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::ServiceExt;
 use tokio::net::TcpListener;
 
+use super::calls::Calls;
 use super::server::{Served, Server};
 
 /// Serves over stdin/stdout until the client closes stdin (its normal way to stop a
 /// server) or `stop` resolves. `Err` says why the session could not start.
+/// Calls still running when it stops are told to stop, and waited for while they clean up.
 pub async fn serve_stdio(served: Arc<dyn Served>, stop: impl Future<Output = ()>) -> Result<(), String> {
-    let running = Server::new(served)
+    let calls = Calls::new();
+    let running = Server::new(served, calls.clone())
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("the MCP session over stdio failed to start: {e}"))?;
     let cancel = running.cancellation_token();
     tokio::select! {
         _ = running.waiting() => {}
-        _ = stop => cancel.cancel(),
+        _ = stop => {}
     }
+    calls.stop().await;
+    cancel.cancel();
     Ok(())
 }
 
-/// Serves streamable HTTP on `listener` until `stop` resolves. Only requests whose `Host`
+/// Serves streamable HTTP on `listener` until `stop` resolves (then as [`serve_stdio`]). Only requests whose `Host`
 /// names the loopback or the bound address are answered (rmcp's guard against DNS
 /// rebinding); bound to every interface (`0.0.0.0`, `::`), any `Host` is.
 pub async fn serve_http(
@@ -44,8 +49,10 @@ pub async fn serve_http(
         false => config,
     };
     let shutdown = config.cancellation_token.clone();
+    let calls = Calls::new();
+    let sessions = calls.clone();
     let service = StreamableHttpService::new(
-        move || Ok(Server::new(served.clone())),
+        move || Ok(Server::new(served.clone(), sessions.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -63,6 +70,7 @@ pub async fn serve_http(
                 .await;
         });
     }
+    calls.stop().await;
     shutdown.cancel();
     Ok(())
 }

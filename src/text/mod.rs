@@ -33,6 +33,18 @@ pub fn excerpt(text: &str, max: usize) -> String {
     flat
 }
 
+/// `text` with every occurrence of each secret (of 4 bytes or more: shorter values would
+/// blank out ordinary words) replaced by `[REDACTED]`; no copy when none occurs.
+pub fn redact<'t>(text: &'t str, secrets: &[String]) -> std::borrow::Cow<'t, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), "[REDACTED]").into();
+        }
+    }
+    out
+}
+
 /// A count with its noun, plural unless the count is one: `1 error`, `2 errors`.
 pub fn count<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
     let s = if n == N::from(1) { "" } else { "s" };
