@@ -112,6 +112,7 @@ impl Side {
 
     /// Counts one case run read from line `number`.
     fn add(&mut self, record: Record<Digest>, number: usize) -> Result<(), String> {
+        record.report.as_ref().map_or(Ok(()), Digest::check)?;
         let entry = self.cases.entry((record.suite, record.case_id));
         if let Entry::Occupied(seen) = &entry {
             if let Some(first) = seen.get().lines.get(&record.repeat) {
@@ -143,8 +144,11 @@ impl Side {
     /// Counts what a run's report says.
     fn add_report(&mut self, report: Digest) {
         self.quality.add(report.overall_quality);
-        self.micro_usd += (report.usage.cost_usd * 1e6).round() as i64;
-        self.calls += report.usage.calls;
+        // Saturating: no count of calls or dollars a file may hold overflows.
+        self.micro_usd = self
+            .micro_usd
+            .saturating_add((report.usage.cost_usd * 1e6).round() as i64);
+        self.calls = self.calls.saturating_add(report.usage.calls);
         for department in report.departments.iter().filter(|d| d.ran()) {
             self.departments
                 .entry(department.department_id.clone())

@@ -86,12 +86,14 @@ impl Tally {
         for d in &run.departments {
             self.department(d);
         }
-        self.transport_retries += run.usage.transport_retries;
+        self.transport_retries = self.transport_retries.saturating_add(run.usage.transport_retries);
         for provider in &run.metadata.circuits_opened {
             *self.circuits.entry(provider.clone()).or_default() += 1;
         }
     }
 
+    /// Counts a department of a run. The counts a file states (calls, retries, tool calls)
+    /// saturate: a crafted number never overflows.
     fn department(&mut self, d: &Department) {
         let t = self.departments.entry(d.department_id.clone()).or_default();
         t.runs += 1;
@@ -99,7 +101,7 @@ impl Tally {
             t.successes += 1;
             t.quality += d.quality_score;
         }
-        t.calls += d.usage.calls;
+        t.calls = t.calls.saturating_add(d.usage.calls);
         t.cost_usd += d.usage.cost_usd;
         self.head_direct += u64::from(d.fallback.as_deref() == Some("head-direct"));
         self.partial_synthesis += u64::from(d.partial_synthesis_failure);
@@ -122,7 +124,7 @@ impl Tally {
         for a in &s.attempts {
             t.latencies.record(a.latency_ms);
         }
-        t.tool_calls += s.usage.tool_calls;
+        t.tool_calls = t.tool_calls.saturating_add(s.usage.tool_calls);
         t.cost_usd += s.usage.cost_usd;
     }
 

@@ -157,3 +157,46 @@ fn stats_counts_paused_runs_and_departments() {
     assert_eq!(departments[0]["successRate"], 0.0);
     assert_eq!(departments[1]["successRate"], 1.0);
 }
+
+/// A results line whose report states `report` (merged into a one-department report).
+fn line_with(id: &str, report: Value) -> String {
+    let mut line: Value = serde_json::from_str(&result_line(id, 1, true)).unwrap();
+    for (k, v) in report.as_object().unwrap() {
+        line["report"][k] = v.clone();
+    }
+    line.to_string() + "\n"
+}
+
+#[test]
+fn crafted_numbers_are_refused_or_saturate_never_overflow() {
+    let root = two_sides();
+    root.write("huge.jsonl", line_with("a", json!({"overallQuality": 1e300})));
+    Test::new(root.path())
+        .args(["compare", "base.jsonl", "huge.jsonl"])
+        .stdout("")
+        .stderr("error: huge.jsonl:1: overallQuality is 1e+300; a quality is between 0 and 100\n")
+        .status(2)
+        .run();
+    let calls = json!({"usage": {"calls": u64::MAX, "costUsd": 0.0, "transportRetries": u64::MAX}});
+    root.write(
+        "calls.jsonl",
+        line_with("a", calls.clone()) + &line_with("b", calls.clone()),
+    );
+    let out = Test::new(root.path())
+        .args(["compare", "calls.jsonl", "calls.jsonl", "--format", "json"])
+        .status(0)
+        .run();
+    assert_eq!(json(&out)["base"]["calls"], u64::MAX);
+    let mut department = json!({"departmentId": "d", "status": "success", "qualityScore": 90.0,
+                                "usage": {"calls": u64::MAX, "toolCalls": 0}});
+    let report = json!({"status": "success", "departments": [department.clone(), department.take()],
+                        "usage": {"calls": 1, "transportRetries": u64::MAX}});
+    root.write("reports.jsonl", format!("{report}\n{report}\n"));
+    let out = Test::new(root.path())
+        .args(["stats", "reports.jsonl", "--format", "json"])
+        .status(0)
+        .run();
+    let stats = json(&out);
+    assert_eq!(stats["transportRetries"], u64::MAX);
+    assert_eq!(stats["departments"][0]["runs"], 4);
+}
