@@ -18,9 +18,8 @@ pub struct Doc {
     /// A results line's run; null when the run could not be made or was too large to write.
     #[serde(default)]
     report: Option<Box<Doc>>,
-    /// Present in run reports: `success`, `partial`, `failed`, or `paused` (SPEC §16); any
-    /// other is counted by its name, so a report of a newer orch is still read.
-    pub status: Option<String>,
+    /// Present in run reports.
+    pub status: Option<RunStatus>,
     /// Null when the master failed before routing finished.
     pub routing: Option<Routing>,
     /// Every selected department.
@@ -55,6 +54,46 @@ impl Doc {
             }
         }
     }
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Every selected department succeeded.
+    Success,
+    /// Some failed or were skipped.
+    Partial,
+    /// None succeeded, or the master failed.
+    Failed,
+    /// Stopped for a person's approval (SPEC §16).
+    Paused,
+}
+
+impl RunStatus {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Success => "success",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+            RunStatus::Paused => "paused",
+        }
+    }
+}
+
+/// How a department ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DepartmentStatus {
+    /// It produced an output.
+    Success,
+    /// It failed.
+    Failed,
+    /// A dependency failed first.
+    Skipped,
+    /// Waiting for a person's approval (SPEC §16): it has not succeeded (yet).
+    Paused,
 }
 
 /// The master's routing decision.
@@ -111,8 +150,8 @@ pub struct RunMetadata {
 pub struct Department {
     /// The department.
     pub department_id: String,
-    /// `success`, `failed`, `skipped` or `paused` (only `success` is a success).
-    pub status: String,
+    /// success / failed / skipped.
+    pub status: DepartmentStatus,
     /// Its quality (0..=100).
     #[serde(default)]
     pub quality_score: f64,

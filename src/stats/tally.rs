@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::input::{Department, Doc, Kind, Specialist};
+use super::input::{Department, DepartmentStatus, Doc, Kind, RunStatus, Specialist};
 use super::latency::Latencies;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
@@ -14,7 +14,7 @@ use crate::config::{LearnedRate, SuccessRates};
 pub struct Tally {
     runs: u64,
     unreported: u64,
-    /// Runs by status (`paused` and any status a newer orch writes, by name).
+    /// Runs by status name (`paused` only once one is seen).
     by_status: BTreeMap<String, u64>,
     primary: BTreeMap<String, u64>,
     methods: BTreeMap<String, u64>,
@@ -65,7 +65,7 @@ impl Tally {
 
     fn run(&mut self, run: &Doc) {
         self.runs += 1;
-        let status = run.status.as_deref().unwrap_or("failed");
+        let status = run.status.unwrap_or(RunStatus::Failed).name();
         *self.by_status.entry(status.to_string()).or_default() += 1;
         if let Some(r) = &run.routing {
             if !r.primary.is_empty() {
@@ -97,7 +97,7 @@ impl Tally {
     fn department(&mut self, d: &Department) {
         let t = self.departments.entry(d.department_id.clone()).or_default();
         t.runs += 1;
-        if d.status == "success" {
+        if d.status == DepartmentStatus::Success {
             t.successes += 1;
             t.quality += d.quality_score;
         }
