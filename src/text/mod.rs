@@ -3,6 +3,7 @@
 
 mod cut;
 mod json;
+mod markdown;
 mod markup;
 mod printable;
 mod score;
@@ -10,6 +11,7 @@ mod words;
 
 pub use cut::cut_middle;
 pub use json::{first_json_value, json_excerpt};
+pub use markdown::{longest_backtick_run, markdown_cell, markdown_code};
 pub use markup::escape_markup;
 pub use printable::{printable, printable_lines};
 pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to_2, usd, usd_opt};
