@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -34,6 +35,9 @@ pub async fn serve_stdio(served: Arc<dyn Served>, stop: impl Future<Output = ()>
     Ok(())
 }
 
+/// How long the server waits after a connection could not be accepted.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
 /// Serves streamable HTTP on `listener` until `stop` resolves (then as [`serve_stdio`]). Only requests whose `Host`
 /// names the loopback or the bound address are answered (rmcp's guard against DNS
 /// rebinding); bound to every interface (`0.0.0.0`, `::`), any `Host` is.
@@ -59,7 +63,16 @@ pub async fn serve_http(
     tokio::pin!(stop);
     loop {
         let (stream, _) = tokio::select! {
-            accepted = listener.accept() => accepted.map_err(|e| format!("cannot accept a connection on {bound}: {e}"))?,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // Out of file descriptors (too many clients at once), or a connection reset
+                // before it was taken: the server goes on once some are free, as hyper's own
+                // servers do, after a pause so a full table is not spun on.
+                Err(_) => {
+                    tokio::time::sleep(ACCEPT_PAUSE).await;
+                    continue;
+                }
+            },
             _ = &mut stop => break,
         };
         let connection = TowerToHyperService::new(service.clone());

@@ -210,3 +210,72 @@ fn a_refused_suite_says_each_problem_on_a_line_of_its_own() {
     let printed: Vec<&str> = printed.iter().map(|l| l.trim_start_matches("error: ")).collect();
     assert_eq!(served.lines().collect::<Vec<_>>(), printed);
 }
+
+/// `orch mcp --http :0` on `root` with at most `files` open file descriptors, and its port.
+#[cfg(unix)]
+fn http_server(root: &Root, files: u64) -> (Child, u16) {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_orch"));
+    command
+        .args(["mcp", "--config", root.path().to_str().unwrap(), "--http", ":0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let limit = libc::rlimit {
+        rlim_cur: files,
+        rlim_max: files,
+    };
+    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
+    unsafe {
+        command.pre_exec(move || match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.split("127.0.0.1:").nth(1).and_then(|rest| rest.split('/').next());
+    let port = port.unwrap_or_else(|| panic!("start line: {line:?}")).parse().unwrap();
+    (child, port)
+}
+
+/// The status line of a plain request to the MCP endpoint, or why there is none.
+fn status_line(port: u16) -> Result<String, String> {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    let request = format!("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).map_err(|e| e.to_string())?;
+    Ok(reply.lines().next().unwrap_or_default().to_string())
+}
+
+#[cfg(unix)]
+#[test]
+fn more_clients_than_file_descriptors_do_not_stop_the_http_server() {
+    let root = Root::minimal();
+    let (mut server, port) = http_server(&root, 48);
+    assert!(status_line(port).unwrap().starts_with("HTTP/1.1 "));
+    // Twice as many connections as the server may hold files: its accept fails for some.
+    let held: Vec<_> = (0..96)
+        .map_while(|_| std::net::TcpStream::connect(("127.0.0.1", port)).ok())
+        .collect();
+    assert!(held.len() > 48, "only {} connections", held.len());
+    drop(held);
+    // Once they are gone, it answers again (it may take a pause to notice).
+    let answered = (0..200).find_map(|_| match status_line(port) {
+        Ok(line) => Some(line),
+        Err(_) => {
+            std::thread::sleep(Duration::from_millis(50));
+            None
+        }
+    });
+    let exited = server.try_wait().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(exited, None, "orch mcp --http exited when out of file descriptors");
+    assert!(answered.is_some_and(|l| l.starts_with("HTTP/1.1 ")));
+}
