@@ -65,6 +65,26 @@ fn compare_and_stats_read_standard_input_as_dash() {
         .status(0)
         .run();
     assert_eq!(json(&out)["runs"], 3);
+    // Pretty reports on standard input (`orch run --format json | orch stats -`), read on
+    // from their first line; a broken one is located in the stream.
+    let report = serde_json::to_string_pretty(&paused_report()).unwrap();
+    let out = Test::new(root.path())
+        .args(["stats", "-", "--format", "json"])
+        .stdin(format!("\n{report}\n{report}\n"))
+        .status(0)
+        .run();
+    assert_eq!(json(&out)["byStatus"]["paused"], 2);
+    let lines = report.lines().count();
+    Test::new(root.path())
+        .args(["stats", "-"])
+        .stdin(format!("\n{report}\n{{\n  \"status\": 7\n}}\n"))
+        .stdout("")
+        .stderr(format!(
+            "error: <stdin>:{}:13: not a results line or run report: expected value\n",
+            lines + 3
+        ))
+        .status(2)
+        .run();
     // Standard input once only: the second `-` would read nothing.
     Test::new(root.path())
         .args(["compare", "-", "-"])
