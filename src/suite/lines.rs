@@ -5,8 +5,11 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::results::MAX_LINE_BYTES;
 use crate::read::{io_reason, Entry};
+
+/// The longest results line read or written: one case run and its report. Files have no
+/// limit (1,000 repeats of 300 cases write gigabytes): they are read a line at a time.
+pub(super) const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Where a line of a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

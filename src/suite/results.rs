@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 
-use super::lines::{At, Lines};
+use super::lines::{At, Lines, MAX_LINE_BYTES};
 use crate::report::Report;
 use crate::sink::LineFile;
 
@@ -63,10 +63,6 @@ pub struct Record<R = IgnoredAny> {
     /// The run's report, as much of it as `R` reads (null when the run could not be made).
     pub report: Option<R>,
 }
-
-/// The longest results line read or written: one case run and its report. Files have no
-/// limit (1,000 repeats of 300 cases write gigabytes): they are read a line at a time.
-pub(super) const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// The text of a results line, without its newline; a run whose report would make it longer
 /// than [`MAX_LINE_BYTES`] is written without its report (its result is what `--resume` and
