@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::common::mock::{one_department_yaml, Script};
 use crate::common::{stderr, Root, Test};
-use crate::mcp::fixture;
+use crate::mcp::{fixture, gone};
 
 /// `orch mcp --config ROOT` over stdio, spoken to line by line.
 struct Session {
@@ -88,22 +88,6 @@ fn team(uri: &str, args: &str) -> Root {
         "role: head, department: d, tools: [{ server: files, allow: [echo] }]",
     );
     Root::orch_yaml(yaml)
-}
-
-/// Whether process `pid` is gone (a zombie nobody reaps counts as gone), waiting up to 5 s
-/// for a SIGKILL already sent to land.
-fn gone(pid: &str) -> bool {
-    let dead = || match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
-        Err(_) => true,
-        Ok(stat) => stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z')),
-    };
-    (0..100).any(|_| {
-        let gone = dead();
-        if !gone {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        gone
-    })
 }
 
 /// A served run mid-call (its tool server started, its LLM call held by the mock), then
