@@ -27,7 +27,7 @@ pub trait Served: Send + Sync + 'static {
     /// The config root served (suite paths are taken from it and must stay under it).
     fn root(&self) -> &Path;
     /// `orch run`: the report, told to `observer` as it goes; `stop` resolving (the client
-    /// cancelled the call) interrupts it.
+    /// cancelled the call, or the server is stopping) interrupts it, its tool servers stopped.
     fn run(&self, call: RunCall, observer: Box<dyn Observer>, stop: BoxFuture<'static, ()>) -> BoxFuture<'_, Answer>;
     /// `orch explain --format json` of a prompt.
     fn explain(&self, prompt: String) -> BoxFuture<'_, Answer>;

@@ -17,8 +17,8 @@ use super::calls::Calls;
 use super::server::{Served, Server};
 
 /// Serves over stdin/stdout until the client closes stdin (its normal way to stop a
-/// server) or `stop` resolves. `Err` says why the session could not start.
-/// Calls still running when it stops are told to stop, and waited for while they clean up.
+/// server) or `stop` resolves; calls still running then are told to stop, and waited for
+/// while they stop their tool servers. `Err` says why the session could not start.
 pub async fn serve_stdio(served: Arc<dyn Served>, stop: impl Future<Output = ()>) -> Result<(), String> {
     let calls = Calls::new();
     let running = Server::new(served, calls.clone())
