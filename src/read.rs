@@ -120,8 +120,17 @@ pub fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// A path as the user would type it: `departments/story.yaml`, not `./departments/story.yaml`.
+/// Whether `path` is `-`, standard input for the commands that read an input once.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// A path as the user would type it: `departments/story.yaml`, not `./departments/story.yaml`;
+/// `-` is `<stdin>` (as ripgrep names it).
 pub fn display(path: &Path) -> String {
+    if is_stdin(path) {
+        return "<stdin>".into();
+    }
     let s = path.display().to_string();
     s.strip_prefix("./").map(str::to_string).unwrap_or(s)
 }
@@ -180,5 +189,6 @@ mod tests {
     fn paths_are_shown_without_a_leading_dot_slash() {
         assert_eq!(display(Path::new("./departments/story.yaml")), "departments/story.yaml");
         assert_eq!(display(Path::new("/tmp/x.yaml")), "/tmp/x.yaml");
+        assert_eq!(display(Path::new("-")), "<stdin>");
     }
 }

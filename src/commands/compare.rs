@@ -16,10 +16,24 @@ use super::resolve_format;
 use crate::cli::{CompareArgs, FailOn, TestFormat};
 use crate::compare::{self, Comparison, Judging, Side};
 use crate::exit::{CommandError, Exit};
+use crate::read::is_stdin;
 use crate::report::Style;
+use crate::suite::{files_apart, Named};
 
 /// Compares `args.base` with `args.candidate`.
 pub fn compare(args: CompareArgs) -> Result<Exit> {
+    // The page written must not be a results file read: it would be destroyed.
+    let named = [("BASE", &args.base, false), ("CANDIDATE", &args.candidate, false)]
+        .into_iter()
+        .chain(args.html.as_ref().map(|out| ("--html", out, true)))
+        .map(|(flag, path, writes)| Named { flag, path, writes })
+        .collect::<Vec<_>>();
+    files_apart(&named).map_err(CommandError::usage)?;
+    if is_stdin(&args.base) && is_stdin(&args.candidate) {
+        return Err(
+            CommandError::usage("standard input (`-`) can be read once: give BASE or CANDIDATE as a file").into(),
+        );
+    }
     let base = Side::read(&args.base).map_err(CommandError::usage)?;
     let candidate = Side::read(&args.candidate).map_err(CommandError::usage)?;
     let judging = Judging {

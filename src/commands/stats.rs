@@ -10,7 +10,7 @@ use super::resolve_format;
 use crate::cli::{StatsArgs, StatsFormat};
 use crate::config::SuccessRates;
 use crate::exit::{CommandError, Exit};
-use crate::read::Entry;
+use crate::read::{is_stdin, Entry};
 use crate::report::{render_tree, Style};
 use crate::stats::{read_all, stats_markdown, stats_tree, Tally};
 use crate::suite::{files_apart, Named};
@@ -33,6 +33,9 @@ pub fn stats(args: StatsArgs) -> Result<Exit> {
         }))
         .collect();
     files_apart(&named).map_err(CommandError::usage)?;
+    if args.files.iter().filter(|f| is_stdin(f)).count() > 1 {
+        return Err(CommandError::usage("standard input (`-`) can be read once: name it once").into());
+    }
     let mut tally = Tally::default();
     read_all(&args.files, |value| tally.add(value)).map_err(CommandError::usage)?;
     if let Some(out) = &args.success_rates {

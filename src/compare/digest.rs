@@ -60,6 +60,41 @@ pub struct AttemptDigest {
     pub decision: String,
 }
 
+impl Digest {
+    /// Why its numbers cannot be a run's (a quality outside 0..=100, a cost that is negative
+    /// or beyond any budget), so a crafted line is refused where it is, never summed into
+    /// nonsense.
+    pub fn check(&self) -> Result<(), String> {
+        let score = |what: &str, v: f64| match (0.0..=100.0).contains(&v) {
+            true => Ok(()),
+            false => Err(format!("{what} is {}; a quality is between 0 and 100", number(v))),
+        };
+        score("overallQuality", self.overall_quality)?;
+        for d in &self.departments {
+            score(
+                &format!("the qualityScore of department `{}`", d.department_id),
+                d.quality_score,
+            )?;
+        }
+        match (0.0..=MAX_COST_USD).contains(&self.usage.cost_usd) {
+            true => Ok(()),
+            false => Err(format!(
+                "costUsd is {}; a run's cost is between 0 and {}",
+                number(self.usage.cost_usd),
+                number(MAX_COST_USD)
+            )),
+        }
+    }
+}
+
+/// A number as JSON writes it (`1e300`, not 301 digits).
+fn number(v: f64) -> String {
+    serde_json::to_string(&v).unwrap_or_else(|_| v.to_string())
+}
+
+/// The most a run may cost: far beyond any budget, and summed in micro-USD it still fits.
+const MAX_COST_USD: f64 = 1e9;
+
 impl DepartmentDigest {
     /// Whether the department did any work (a skipped one has no quality to count).
     pub fn ran(&self) -> bool {

@@ -6,11 +6,9 @@ use std::fmt::Write;
 
 use super::comparison::{CaseChange, Change, Comparison};
 use super::totals::Totals;
-use super::words::{
-    counts, p_value, percent, points, rate_with_interval, runs, score_delta, score_or_dash, shown_cases,
-};
+use super::words::{counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows};
 use crate::pictures::html_page;
-use crate::text::{escape_markup as escape, fmt_usd};
+use crate::text::escape_markup as escape;
 
 /// The page of a comparison.
 pub fn render(comparison: &Comparison) -> String {
@@ -65,18 +63,9 @@ fn row(cells: &[&str]) -> String {
 /// The totals table.
 fn totals(base: &Totals, candidate: &Totals) -> String {
     let mut out = String::from("<table><tr><th></th><th>base</th><th>candidate</th></tr>\n");
-    let mut line = |name: &str, f: &dyn Fn(&Totals) -> String| out.push_str(&row(&[name, &f(base), &f(candidate)]));
-    line("cases passed", &|t| format!("{} of {}", t.passed_cases, t.cases));
-    line("runs passed", &|t| format!("{} of {}", t.passed_runs, t.runs));
-    line("pass rate (95% CI)", &|t| {
-        rate_with_interval(t.pass_rate, t.pass_rate_interval)
-    });
-    line("mean quality", &|t| score_or_dash(t.mean_quality));
-    line("cost", &|t| fmt_usd(t.cost_usd));
-    line("calls", &|t| t.calls.to_string());
-    line("duration p50 / p95", &|t| {
-        format!("{} / {} ms", t.p50_duration_ms, t.p95_duration_ms)
-    });
+    for [name, b, c] in totals_rows(base, candidate) {
+        out.push_str(&row(&[&name, &b, &c]));
+    }
     out.push_str("</table>\n");
     out
 }

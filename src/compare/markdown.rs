@@ -10,11 +10,8 @@ use std::fmt::Write;
 
 use super::comparison::{Change, Comparison};
 use super::totals::Totals;
-use super::words::{
-    counts, p_value, percent, points, rate_with_interval, runs, score_delta, score_or_dash, shown_cases,
-};
-use crate::pictures::markdown_cell as cell;
-use crate::text::fmt_usd;
+use super::words::{counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows};
+use crate::text::markdown_cell as cell;
 
 /// The most cases listed in the table of changed cases.
 pub const MAX_CASE_ROWS: usize = 50;
@@ -59,20 +56,9 @@ pub fn render(comparison: &Comparison) -> String {
 /// The totals table.
 fn totals(base: &Totals, candidate: &Totals) -> String {
     let mut out = String::from("| | base | candidate |\n| --- | ---: | ---: |\n");
-    let mut row = |name: &str, f: &dyn Fn(&Totals) -> String| {
-        let _ = writeln!(out, "| {name} | {} | {} |", f(base), f(candidate));
-    };
-    row("cases passed", &|t| format!("{} of {}", t.passed_cases, t.cases));
-    row("runs passed", &|t| format!("{} of {}", t.passed_runs, t.runs));
-    row("pass rate (95% CI)", &|t| {
-        rate_with_interval(t.pass_rate, t.pass_rate_interval)
-    });
-    row("mean quality", &|t| score_or_dash(t.mean_quality));
-    row("cost", &|t| fmt_usd(t.cost_usd));
-    row("calls", &|t| t.calls.to_string());
-    row("duration p50 / p95", &|t| {
-        format!("{} / {} ms", t.p50_duration_ms, t.p95_duration_ms)
-    });
+    for [name, b, c] in totals_rows(base, candidate) {
+        let _ = writeln!(out, "| {name} | {b} | {c} |");
+    }
     out
 }
 

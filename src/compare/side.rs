@@ -92,8 +92,8 @@ impl Side {
     /// counted, is an error naming its place; so is a file with no case run at all (a gate
     /// must not pass on a suite that never ran).
     pub fn read(path: &Path) -> Result<Side, String> {
-        let shown = path.display();
-        let Some(mut lines) = Lines::open(path)? else {
+        let shown = crate::read::display(path);
+        let Some(mut lines) = Lines::input(path)? else {
             return Err(format!("cannot read results {shown}: no such file or directory"));
         };
         let mut side = Side::default();
@@ -112,6 +112,7 @@ impl Side {
 
     /// Counts one case run read from line `number`.
     fn add(&mut self, record: Record<Digest>, number: usize) -> Result<(), String> {
+        record.report.as_ref().map_or(Ok(()), Digest::check)?;
         let entry = self.cases.entry((record.suite, record.case_id));
         if let Entry::Occupied(seen) = &entry {
             if let Some(first) = seen.get().lines.get(&record.repeat) {
@@ -143,8 +144,11 @@ impl Side {
     /// Counts what a run's report says.
     fn add_report(&mut self, report: Digest) {
         self.quality.add(report.overall_quality);
-        self.micro_usd += (report.usage.cost_usd * 1e6).round() as i64;
-        self.calls += report.usage.calls;
+        // Saturating: no count of calls or dollars a file may hold overflows.
+        self.micro_usd = self
+            .micro_usd
+            .saturating_add((report.usage.cost_usd * 1e6).round() as i64);
+        self.calls = self.calls.saturating_add(report.usage.calls);
         for department in report.departments.iter().filter(|d| d.ran()) {
             self.departments
                 .entry(department.department_id.clone())

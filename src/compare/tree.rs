@@ -4,11 +4,9 @@
 
 use super::comparison::{CaseChange, Change, Comparison};
 use super::totals::Totals;
-use super::words::{
-    counts, p_value, percent, points, rate_with_interval, runs, score_delta, score_or_dash, shown_cases,
-};
+use super::words::{self, counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases};
 use crate::report::Style;
-use crate::text::{fmt_usd, printable, printable_lines, round_to_2};
+use crate::text::{printable, printable_lines};
 
 /// The comparison as lines for a terminal (no trailing newline).
 pub fn render(comparison: &Comparison, style: Style) -> String {
@@ -82,30 +80,12 @@ fn case_line(case: &CaseChange, style: Style) -> String {
     format!("{mark} {name} {}: {how}\n", case.change)
 }
 
-/// The totals of both sides, one row a figure.
+/// The totals of both sides under a header row.
 fn totals_rows(base: &Totals, candidate: &Totals) -> Vec<Vec<String>> {
-    let quality_delta = match (base.mean_quality, candidate.mean_quality) {
-        (Some(b), Some(c)) => format!(" ({})", score_delta(round_to_2(c) - round_to_2(b))),
-        _ => String::new(),
-    };
-    let row = |name: &str, f: &dyn Fn(&Totals) -> String| vec![name.to_string(), f(base), f(candidate)];
-    vec![
-        cells(["", "base", "candidate"]),
-        row("cases passed", &|t| format!("{} of {}", t.passed_cases, t.cases)),
-        row("runs passed", &|t| format!("{} of {}", t.passed_runs, t.runs)),
-        row("pass rate (95% CI)", &|t| {
-            rate_with_interval(t.pass_rate, t.pass_rate_interval)
-        }),
-        vec![
-            "mean quality".to_string(),
-            score_or_dash(base.mean_quality),
-            format!("{}{quality_delta}", score_or_dash(candidate.mean_quality)),
-        ],
-        row("cost", &|t| fmt_usd(t.cost_usd)),
-        row("calls", &|t| t.calls.to_string()),
-        row("duration p50", &|t| format!("{} ms", t.p50_duration_ms)),
-        row("duration p95", &|t| format!("{} ms", t.p95_duration_ms)),
-    ]
+    let header = cells(["", "base", "candidate"]);
+    std::iter::once(header)
+        .chain(words::totals_rows(base, candidate).into_iter().map(Vec::from))
+        .collect()
 }
 
 fn cells<const N: usize>(row: [&str; N]) -> Vec<String> {

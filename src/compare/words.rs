@@ -2,7 +2,8 @@
 //! cases, so the three say the same thing the same way.
 
 use super::comparison::{CaseChange, Change, Comparison, Verdict};
-use crate::text::fmt_score;
+use super::totals::Totals;
+use crate::text::{fmt_score, fmt_usd, round_to_2};
 
 /// A p-value: 3 decimals, or 2 significant digits below 0.001 (`1.1e-5`).
 pub fn p_value(p: f64) -> String {
@@ -86,4 +87,30 @@ pub fn counts(comparison: &Comparison) -> String {
         comparison.count(Change::Added),
         comparison.count(Change::Removed)
     )
+}
+
+/// The totals of both sides, a row a figure (`[name, base, candidate]`), as the tree, the
+/// Markdown and the page all show them; the candidate's mean quality carries its delta.
+pub fn totals_rows(base: &Totals, candidate: &Totals) -> Vec<[String; 3]> {
+    let quality_delta = match (base.mean_quality, candidate.mean_quality) {
+        (Some(b), Some(c)) => format!(" ({})", score_delta(round_to_2(c) - round_to_2(b))),
+        _ => String::new(),
+    };
+    let row = |name: &str, f: &dyn Fn(&Totals) -> String| [name.to_string(), f(base), f(candidate)];
+    vec![
+        row("cases passed", &|t| format!("{} of {}", t.passed_cases, t.cases)),
+        row("runs passed", &|t| format!("{} of {}", t.passed_runs, t.runs)),
+        row("pass rate (95% CI)", &|t| {
+            rate_with_interval(t.pass_rate, t.pass_rate_interval)
+        }),
+        [
+            "mean quality".to_string(),
+            score_or_dash(base.mean_quality),
+            format!("{}{quality_delta}", score_or_dash(candidate.mean_quality)),
+        ],
+        row("cost", &|t| fmt_usd(t.cost_usd)),
+        row("calls", &|t| t.calls.to_string()),
+        row("duration p50", &|t| format!("{} ms", t.p50_duration_ms)),
+        row("duration p95", &|t| format!("{} ms", t.p95_duration_ms)),
+    ]
 }

@@ -5,31 +5,7 @@
 
 use crate::report::{Report, ToolCall};
 use crate::suite::Summary;
-use crate::text::{excerpt, fmt_score, fmt_usd, printable};
-
-/// Foreign text as one inline code span on one line (empty text: nothing). The fence is one
-/// backtick longer than the longest run of backticks inside, and spaces pad the text, so a
-/// backtick at either end stays text (CommonMark strips one space from each side).
-fn code(text: &str) -> String {
-    // Line breaks become spaces; other control characters are shown escaped, never raw.
-    let flat = printable(&text.replace(['\r', '\n'], " ")).into_owned();
-    if flat.is_empty() {
-        return flat;
-    }
-    let fence = "`".repeat(longest_backtick_run(&flat) + 1);
-    format!("{fence} {flat} {fence}")
-}
-
-/// Foreign text safe in one table cell: a code span whose `|` cannot split the row (GFM
-/// never ends a cell at a pipe after a backslash, and shows `\|` as `|`, in code spans too).
-pub fn cell(text: &str) -> String {
-    code(text).replace('|', "\\|")
-}
-
-/// The length of the longest run of backticks in `text`.
-fn longest_backtick_run(text: &str) -> usize {
-    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
-}
+use crate::text::{excerpt, fmt_score, fmt_usd, longest_backtick_run, markdown_cell as cell, markdown_code as code};
 
 /// A run: status, quality, calls and cost, a table of departments, the Mermaid picture.
 pub fn run(report: &Report) -> String {
@@ -227,23 +203,5 @@ mod tests {
              | ` d ` | ` reader ` | 2 | ` rm\\|rf ` | error: ` unknown tool: rm\\|rf ` | 12 |\n\
              | ` d ` | head | – | ` files.list ` | ok | 12 |\n"
         );
-    }
-
-    #[test]
-    fn cells_hold_any_text() {
-        assert_eq!(cell("a | b\nc"), "` a \\| b c `");
-        assert_eq!(cell(""), "");
-    }
-
-    #[test]
-    fn foreign_text_is_a_code_span_longer_than_its_backticks() {
-        assert_eq!(code("<img src=x onerror=alert(1)>"), "` <img src=x onerror=alert(1)> `");
-        assert_eq!(
-            code("![x](https://e.example/t.png)"),
-            "` ![x](https://e.example/t.png) `"
-        );
-        assert_eq!(code("a `b` ``c``"), "``` a `b` ``c`` ```");
-        assert_eq!(code("`"), "`` ` ``");
-        assert_eq!(code("\x1b[31m"), "` \\u{1b}[31m `");
     }
 }

@@ -8,5 +8,5 @@ mod mermaid;
 mod timeline;
 
 pub use html::{page as html_page, report_page as html_report_page, ResultsPage};
-pub use markdown::{cell as markdown_cell, run as markdown_run, suite as markdown_suite};
+pub use markdown::{run as markdown_run, suite as markdown_suite};
 pub use mermaid::plan as mermaid_plan;

@@ -64,7 +64,10 @@ impl Answer {
             content.push(ContentBlock::text(json.text.clone()));
         }
         if let Some(message) = &self.error {
-            content.push(ContentBlock::text(crate::text::printable(message).into_owned()));
+            // Line by line: a suite's problems are one a line, as `orch test` prints them;
+            // any other control character is escaped.
+            let lines: Vec<_> = message.split('\n').map(crate::text::printable).collect();
+            content.push(ContentBlock::text(lines.join("\n")));
         }
         let mut result = match self.error {
             Some(_) => CallToolResult::error(content),
@@ -104,6 +107,15 @@ mod tests {
         assert_eq!(
             texts(&result),
             ["{\n  \"status\": \"failed\"\n}", "no department matched"]
+        );
+    }
+
+    #[test]
+    fn a_message_keeps_its_lines_and_escapes_the_rest() {
+        let result = Answer::error("s.yaml:2:3: error: bad\nthe suite has 1 error\x1b[2J").into_result();
+        assert_eq!(
+            texts(&result),
+            ["s.yaml:2:3: error: bad\nthe suite has 1 error\\u{1b}[2J"]
         );
     }
 

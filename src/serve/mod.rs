@@ -7,6 +7,7 @@
 mod address;
 mod answer;
 mod arguments;
+mod calls;
 mod progress;
 mod server;
 mod transport;

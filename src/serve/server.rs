@@ -17,6 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::answer::Answer;
 use super::arguments::{self, Call, RunCall};
+use super::calls::Calls;
 use super::progress;
 use crate::report::Observer;
 
@@ -26,7 +27,7 @@ pub trait Served: Send + Sync + 'static {
     /// The config root served (suite paths are taken from it and must stay under it).
     fn root(&self) -> &Path;
     /// `orch run`: the report, told to `observer` as it goes; `stop` resolving (the client
-    /// cancelled the call) interrupts it.
+    /// cancelled the call, or the server is stopping) interrupts it, its tool servers stopped.
     fn run(&self, call: RunCall, observer: Box<dyn Observer>, stop: BoxFuture<'static, ()>) -> BoxFuture<'_, Answer>;
     /// `orch explain --format json` of a prompt.
     fn explain(&self, prompt: String) -> BoxFuture<'_, Answer>;
@@ -41,17 +42,25 @@ pub trait Served: Send + Sync + 'static {
 #[derive(Clone)]
 pub(super) struct Server {
     served: Arc<dyn Served>,
+    calls: Calls,
 }
 
 impl Server {
-    /// A handler over `served`.
-    pub(super) fn new(served: Arc<dyn Served>) -> Self {
-        Server { served }
+    /// A handler over `served`, its calls counted in `calls`.
+    pub(super) fn new(served: Arc<dyn Served>, calls: Calls) -> Self {
+        Server { served, calls }
     }
 
-    /// The answer to a checked call.
+    /// The answer to a checked call. It stops when the client cancels it or the server stops.
     async fn answer(&self, call: Call, ctx: RequestContext<RoleServer>) -> Answer {
-        let stop: BoxFuture<'static, ()> = Box::pin(ctx.ct.clone().cancelled_owned());
+        let (_in_flight, stopping) = self.calls.enter();
+        let cancelled = ctx.ct.clone().cancelled_owned();
+        let stop: BoxFuture<'static, ()> = Box::pin(async move {
+            tokio::select! {
+                () = cancelled => {}
+                () = stopping => {}
+            }
+        });
         match call {
             Call::Run(run) => {
                 let (observer, sending) = progress::reporter(ctx.meta.get_progress_token(), ctx.peer.clone());

@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -12,24 +13,32 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::ServiceExt;
 use tokio::net::TcpListener;
 
+use super::calls::Calls;
 use super::server::{Served, Server};
 
 /// Serves over stdin/stdout until the client closes stdin (its normal way to stop a
-/// server) or `stop` resolves. `Err` says why the session could not start.
+/// server) or `stop` resolves; calls still running then are told to stop, and waited for
+/// while they stop their tool servers. `Err` says why the session could not start.
 pub async fn serve_stdio(served: Arc<dyn Served>, stop: impl Future<Output = ()>) -> Result<(), String> {
-    let running = Server::new(served)
+    let calls = Calls::new();
+    let running = Server::new(served, calls.clone())
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("the MCP session over stdio failed to start: {e}"))?;
     let cancel = running.cancellation_token();
     tokio::select! {
         _ = running.waiting() => {}
-        _ = stop => cancel.cancel(),
+        _ = stop => {}
     }
+    calls.stop().await;
+    cancel.cancel();
     Ok(())
 }
 
-/// Serves streamable HTTP on `listener` until `stop` resolves. Only requests whose `Host`
+/// How long the server waits after a connection could not be accepted.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// Serves streamable HTTP on `listener` until `stop` resolves (then as [`serve_stdio`]). Only requests whose `Host`
 /// names the loopback or the bound address are answered (rmcp's guard against DNS
 /// rebinding); bound to every interface (`0.0.0.0`, `::`), any `Host` is.
 pub async fn serve_http(
@@ -44,15 +53,26 @@ pub async fn serve_http(
         false => config,
     };
     let shutdown = config.cancellation_token.clone();
+    let calls = Calls::new();
+    let sessions = calls.clone();
     let service = StreamableHttpService::new(
-        move || Ok(Server::new(served.clone())),
+        move || Ok(Server::new(served.clone(), sessions.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
     tokio::pin!(stop);
     loop {
         let (stream, _) = tokio::select! {
-            accepted = listener.accept() => accepted.map_err(|e| format!("cannot accept a connection on {bound}: {e}"))?,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // Out of file descriptors (too many clients at once), or a connection reset
+                // before it was taken: the server goes on once some are free, as hyper's own
+                // servers do, after a pause so a full table is not spun on.
+                Err(_) => {
+                    tokio::time::sleep(ACCEPT_PAUSE).await;
+                    continue;
+                }
+            },
             _ = &mut stop => break,
         };
         let connection = TowerToHyperService::new(service.clone());
@@ -63,6 +83,7 @@ pub async fn serve_http(
                 .await;
         });
     }
+    calls.stop().await;
     shutdown.cancel();
     Ok(())
 }

@@ -26,15 +26,20 @@ pub fn read_all(paths: &[impl AsRef<Path>], mut each: impl FnMut(Kind)) -> Resul
 /// Reads one file: JSON lines, or a pretty document (see the module's doc).
 fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), String> {
     let shown = crate::read::display(path);
-    let Some(mut lines) = Lines::open(path)? else {
+    let Some(mut lines) = Lines::input(path)? else {
         return Err(format!("cannot read {shown}: no such file or directory"));
     };
     let mut first = true;
     while let Some((at, line)) = lines.next_line()? {
         let doc = match serde_json::from_str::<Doc>(line) {
             Ok(doc) => doc,
-            // A first line that opens a value it does not close: a pretty document.
-            Err(e) if std::mem::take(&mut first) && e.is_eof() => return read_document(path, &shown, each),
+            // A first line that opens a value it does not close: a pretty document, read on
+            // from that line (the input may be a pipe: it is read once, never opened again).
+            Err(e) if std::mem::take(&mut first) && e.is_eof() => {
+                let opening = format!("{line}\n");
+                let rest = std::io::Cursor::new(opening).chain(lines.into_reader());
+                return read_document(rest, at.number - 1, &shown, each);
+            }
             Err(e) => return Err(located(&shown, at.number, &e)),
         };
         first = false;
@@ -43,16 +48,16 @@ fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads a file of pretty JSON values (one report, or several one after another).
-fn read_document(path: &Path, shown: &str, each: &mut impl FnMut(Kind)) -> Result<(), String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let newlines = Rc::new(Cell::new(0));
+/// Reads pretty JSON values (one report, or several one after another) from `reader`, whose
+/// first byte is on line `skipped + 1` of the file.
+fn read_document(reader: impl Read, skipped: usize, shown: &str, each: &mut impl FnMut(Kind)) -> Result<(), String> {
+    let newlines = Rc::new(Cell::new(skipped));
     let counted = LineCount {
-        inner: BufReader::new(file),
+        inner: BufReader::new(reader),
         newlines: newlines.clone(),
     };
     for doc in serde_json::Deserializer::from_reader(counted).into_iter::<Doc>() {
-        let doc = doc.map_err(|e| located(shown, e.line(), &e))?;
+        let doc = doc.map_err(|e| located(shown, skipped + e.line(), &e))?;
         // The parser reads a byte at a time and stops at the value's end: its last line.
         let line = newlines.get() + 1;
         each(doc.kind().map_err(|why| format!("{shown}:{line}: {why}"))?);

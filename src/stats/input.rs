@@ -66,6 +66,20 @@ pub enum RunStatus {
     Partial,
     /// None succeeded, or the master failed.
     Failed,
+    /// Stopped for a person's approval (SPEC §16).
+    Paused,
+}
+
+impl RunStatus {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Success => "success",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+            RunStatus::Paused => "paused",
+        }
+    }
 }
 
 /// How a department ended.
@@ -78,6 +92,8 @@ pub enum DepartmentStatus {
     Failed,
     /// A dependency failed first.
     Skipped,
+    /// Waiting for a person's approval (SPEC §16): it has not succeeded (yet).
+    Paused,
 }
 
 /// The master's routing decision.

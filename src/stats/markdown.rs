@@ -3,15 +3,7 @@
 //! shown in code spans, `|` escaped, so nothing in them renders or splits a row.
 
 use super::summary::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
-use crate::text::{count, fmt_usd, printable};
-
-/// An id as one table cell: a code span (fenced past any backticks inside), `|` escaped.
-fn cell(text: &str) -> String {
-    let flat = printable(&text.replace(['\r', '\n'], " ")).into_owned();
-    let longest = flat.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    format!("{fence} {flat} {fence}").replace('|', "\\|")
-}
+use crate::text::{count, fmt_usd, markdown_cell as cell};
 
 /// The whole page.
 pub fn stats_markdown(stats: &Stats) -> String {

@@ -16,7 +16,8 @@ pub struct Stats {
     pub runs: u64,
     /// Results lines without a report (the case run could not be made): not in `runs`.
     pub unreported: u64,
-    /// Runs by status: success, partial, failed (every key present).
+    /// Runs by status: success, partial, failed (every key present), and `paused` (SPEC §16)
+    /// when a run was.
     #[serde(serialize_with = "ordered_status")]
     pub by_status: BTreeMap<String, u64>,
     /// How the master routed.

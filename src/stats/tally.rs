@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::input::{Department, Doc, Kind, RunStatus, Specialist};
+use super::input::{Department, DepartmentStatus, Doc, Kind, RunStatus, Specialist};
 use super::latency::Latencies;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
@@ -14,8 +14,8 @@ use crate::config::{LearnedRate, SuccessRates};
 pub struct Tally {
     runs: u64,
     unreported: u64,
-    /// success, partial, failed.
-    by_status: [u64; 3],
+    /// Runs by status name (`paused` only once one is seen).
+    by_status: BTreeMap<String, u64>,
     primary: BTreeMap<String, u64>,
     methods: BTreeMap<String, u64>,
     fallbacks: u64,
@@ -65,12 +65,8 @@ impl Tally {
 
     fn run(&mut self, run: &Doc) {
         self.runs += 1;
-        let status = match run.status {
-            Some(RunStatus::Success) => 0,
-            Some(RunStatus::Partial) => 1,
-            Some(RunStatus::Failed) | None => 2,
-        };
-        self.by_status[status] += 1;
+        let status = run.status.unwrap_or(RunStatus::Failed).name();
+        *self.by_status.entry(status.to_string()).or_default() += 1;
         if let Some(r) = &run.routing {
             if !r.primary.is_empty() {
                 *self.primary.entry(r.primary.clone()).or_default() += 1;
@@ -90,20 +86,22 @@ impl Tally {
         for d in &run.departments {
             self.department(d);
         }
-        self.transport_retries += run.usage.transport_retries;
+        self.transport_retries = self.transport_retries.saturating_add(run.usage.transport_retries);
         for provider in &run.metadata.circuits_opened {
             *self.circuits.entry(provider.clone()).or_default() += 1;
         }
     }
 
+    /// Counts a department of a run. The counts a file states (calls, retries, tool calls)
+    /// saturate: a crafted number never overflows.
     fn department(&mut self, d: &Department) {
         let t = self.departments.entry(d.department_id.clone()).or_default();
         t.runs += 1;
-        if d.status == super::input::DepartmentStatus::Success {
+        if d.status == DepartmentStatus::Success {
             t.successes += 1;
             t.quality += d.quality_score;
         }
-        t.calls += d.usage.calls;
+        t.calls = t.calls.saturating_add(d.usage.calls);
         t.cost_usd += d.usage.cost_usd;
         self.head_direct += u64::from(d.fallback.as_deref() == Some("head-direct"));
         self.partial_synthesis += u64::from(d.partial_synthesis_failure);
@@ -126,7 +124,7 @@ impl Tally {
         for a in &s.attempts {
             t.latencies.record(a.latency_ms);
         }
-        t.tool_calls += s.usage.tool_calls;
+        t.tool_calls = t.tool_calls.saturating_add(s.usage.tool_calls);
         t.cost_usd += s.usage.cost_usd;
     }
 
@@ -162,7 +160,7 @@ impl Tally {
         Stats {
             runs,
             unreported: self.unreported,
-            by_status: STATUSES.iter().map(|s| s.to_string()).zip(self.by_status).collect(),
+            by_status: seeded(&STATUSES, &self.by_status),
             routing: RoutingStats {
                 primary: self.primary.clone(),
                 methods: seeded(&METHODS, &self.methods),

@@ -7,6 +7,7 @@
 mod expect;
 mod file;
 mod junit;
+mod lines;
 mod load;
 mod order;
 mod outputs;
@@ -20,11 +21,12 @@ mod tree;
 
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use junit::render as render_junit;
+pub use lines::Lines;
 pub use load::{load, root_of as config_root, Loaded};
 pub use order::{by_name as order_by_name, in_suite_order};
 pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
-    append_after, parse as parse_results_line, passes, read as read_results, resume, summarize, Lines, Record, Resumed,
+    append_after, parse as parse_results_line, passes, read as read_results, resume, summarize, Record, Resumed,
     Summary,
 };
 pub use runner::{gate, plan_of, CaseEngine, CaseRun, Runner};

@@ -3,6 +3,7 @@
 
 mod cut;
 mod json;
+mod markdown;
 mod markup;
 mod printable;
 mod score;
@@ -10,6 +11,7 @@ mod words;
 
 pub use cut::cut_middle;
 pub use json::{first_json_value, json_excerpt};
+pub use markdown::{longest_backtick_run, markdown_cell, markdown_code};
 pub use markup::escape_markup;
 pub use printable::{printable, printable_lines};
 pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to_2, usd, usd_opt};
@@ -31,6 +33,18 @@ pub fn excerpt(text: &str, max: usize) -> String {
         }
     }
     flat
+}
+
+/// `text` with every occurrence of each secret (of 4 bytes or more: shorter values would
+/// blank out ordinary words) replaced by `[REDACTED]`; no copy when none occurs.
+pub fn redact<'t>(text: &'t str, secrets: &[String]) -> std::borrow::Cow<'t, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), "[REDACTED]").into();
+        }
+    }
+    out
 }
 
 /// A count with its noun, plural unless the count is one: `1 error`, `2 errors`.

@@ -58,6 +58,9 @@ pub struct Launch<'a> {
     pub env: Vec<(OsString, OsString)>,
     /// Its working directory.
     pub cwd: &'a Path,
+    /// Values its stderr is never quoted with (those of its `passEnv` variables: a server
+    /// that prints its token when it fails must not put it in orch's messages).
+    pub secrets: Vec<String>,
 }
 
 /// A started server process. Dropped without [`Process::stop`] (an error, a panic), it kills
@@ -67,6 +70,7 @@ pub struct Process {
     exit: watch::Receiver<Option<ExitStatus>>,
     stderr: Arc<Mutex<Tail>>,
     stderr_done: watch::Receiver<bool>,
+    secrets: Vec<String>,
     stopped: AtomicBool,
 }
 
@@ -107,6 +111,7 @@ pub fn spawn(launch: Launch) -> Result<(Process, ChildStdout, ChildStdin), Strin
         exit,
         stderr: tail,
         stderr_done,
+        secrets: launch.secrets,
         stopped: AtomicBool::new(false),
     };
     Ok((process, stdout, stdin))
@@ -131,11 +136,12 @@ impl Process {
         self.stderr_now()
     }
 
-    /// The last lines of its stderr as one line, as read so far.
+    /// The last lines of its stderr as one line, as read so far, its secrets `[REDACTED]`.
     pub fn stderr_now(&self) -> String {
         let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         let skip = tail.lines.len().saturating_sub(QUOTED_LINES);
-        tail.lines.iter().skip(skip).cloned().collect::<Vec<_>>().join(" | ")
+        let quoted = tail.lines.iter().skip(skip).cloned().collect::<Vec<_>>().join(" | ");
+        crate::text::redact(&quoted, &self.secrets).into_owned()
     }
 
     /// Stops it once its stdin is closed: [`GRACE`] to exit by itself, then SIGKILL to its

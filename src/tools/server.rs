@@ -58,11 +58,13 @@ impl Server {
                 cwd,
             } => {
                 let env = process::environment(|k| std::env::var_os(k), pass_env, env);
+                let secrets = pass_env.iter().filter_map(|k| std::env::var(k).ok()).collect();
                 let launch = Launch {
                     command,
                     args,
                     env,
                     cwd,
+                    secrets,
                 };
                 start_stdio(config, launch).await
             }

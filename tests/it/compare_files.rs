@@ -136,10 +136,11 @@ fn markdown_fits_a_pull_request_comment() {
              | cases passed | 1 of 3 | 2 of 3 |\n\
              | runs passed | 9 of 12 | 3 of 8 |\n\
              | pass rate (95% CI) | 75.0% [46.8%, 91.1%] | 37.5% [13.7%, 69.4%] |\n\
-             | mean quality | 82.5 | 71.25 |\n\
+             | mean quality | 82.5 | 71.25 (-11.25) |\n\
              | cost | $0.0015 | $0.0010 |\n\
              | calls | 36 | 24 |\n\
-             | duration p50 / p95 | 140 / 200 ms | 220 / 260 ms |\n\
+             | duration p50 | 140 ms | 220 ms |\n\
+             | duration p95 | 200 ms | 260 ms |\n\
              \n\
              ### Changed cases\n\
              \n\
@@ -217,7 +218,7 @@ fn unreadable_and_malformed_files_are_located_and_exit_2() {
         "empty.jsonl holds no case runs (did the suite run? `orch test --results` writes them)",
     );
     std::fs::create_dir(root.path().join("a-dir")).unwrap();
-    refused("a-dir", None, "a-dir is not a regular file");
+    refused("a-dir", None, "a-dir is a directory, not a file");
     // A base that cannot be read is refused the same way, before the candidate is read.
     Test::new(root.path())
         .args(["compare", "nope.jsonl", "also-nope.jsonl"])

@@ -12,6 +12,8 @@ mod fuzz;
 mod gated;
 mod honest;
 mod hostile;
+mod hostile_p3;
+mod hostile_p3_mcp;
 mod layers;
 mod mcp;
 mod mcp_serve;

@@ -38,7 +38,7 @@ fn team(uri: &str, entry: &str) -> Root {
 
 /// Whether process `pid` is gone, waiting up to 5 s for a SIGKILL already sent to land
 /// (a zombie nobody reaps counts as gone).
-fn gone(pid: &str) -> bool {
+pub fn gone(pid: &str) -> bool {
     (0..100).any(|_| {
         let dead = dead(pid);
         if !dead {

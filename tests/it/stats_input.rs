@@ -328,7 +328,7 @@ fn malformed_input_is_located_and_nothing_is_written() {
         + 7;
     refused(
         &["typed.jsonl"],
-        &format!("typed.jsonl:2:{at}: not a results line or run report: unknown variant `great`, expected one of `success`, `failed`, `skipped`"),
+        &format!("typed.jsonl:2:{at}: not a results line or run report: unknown variant `great`, expected one of `success`, `failed`, `skipped`, `paused`"),
     );
     root.write("other.jsonl", "{\"suite\": \"s\"}\n");
     refused(
