@@ -6,6 +6,7 @@
 //! retries included: a server that hangs makes the call fail at the deadline, not after
 //! `(1 + maxRetries)` timeouts.
 
+use crate::text::redact;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
@@ -345,17 +346,6 @@ fn redact_strings(v: &mut serde_json::Value, secrets: &[String]) {
         }
         _ => {}
     }
-}
-
-/// Replaces every secret in `text` with `[REDACTED]` (no copy when none occurs).
-fn redact<'t>(text: &'t str, secrets: &[String]) -> std::borrow::Cow<'t, str> {
-    let mut out = std::borrow::Cow::Borrowed(text);
-    for s in secrets.iter().filter(|s| s.len() >= 4) {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), "[REDACTED]").into();
-        }
-    }
-    out
 }
 
 /// A number in [0, 1) from the clock and a counter: enough for jitter, no crate needed.
