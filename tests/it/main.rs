@@ -27,6 +27,7 @@ mod stats;
 mod stats_input;
 mod structured;
 mod suites;
+mod tool_bounds;
 mod tool_loop;
 mod tooling;
 mod tools;

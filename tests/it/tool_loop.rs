@@ -170,3 +170,111 @@ async fn calls_of_one_reply_run_concurrently_and_results_go_back_in_the_order_as
         )
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_loop_ends_on_a_reply_without_calls_and_that_text_is_graded() {
+    let ask = calls(&[("echo", json!({"text": "cave"}))]);
+    let turns = Turns::new(Wire::Anthropic, &[("s", vec![ask, text("The lamp lies in the cave.")])]);
+    let server = turns.serve().await;
+    let root = team(
+        Wire::Anthropic,
+        &server.uri(),
+        ECHO_FAIL,
+        "",
+        "grading: { method: llm, judge: judge }\n",
+    );
+    let path = root.path().join("orch.yaml");
+    let yaml = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        yaml + "  - { id: judge, role: judge, instructions: \"AGENT:judge grades\" }\n",
+    )
+    .unwrap();
+    let report = run(&root, "Aladdin finds the lamp");
+    let s = &report["departments"][0]["specialistResults"][0];
+    assert_eq!(s["output"], "The lamp lies in the cave.");
+    assert_eq!(
+        (&attempt(&report)["grader"], &attempt(&report)["score"]),
+        (&json!("llm"), &json!(90.0))
+    );
+    // Two requests of `s` (the loop ended on the reply without calls), one of the judge,
+    // which was given that reply.
+    assert_eq!(requests_of(&server, "s").await.len(), 2);
+    let judged = requests_of(&server, "judge").await;
+    assert_eq!(judged.len(), 1);
+    let asked = judged[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(asked.contains("The lamp lies in the cave."), "{asked}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_request_of_the_loop_is_a_call_with_its_tokens_and_cost() {
+    let ask = |t: &str| calls(&[("echo", json!({"text": t}))]);
+    let turns = Turns::new(
+        Wire::OpenAi,
+        &[("s", vec![ask("one"), ask("two"), text("Twice echoed.")])],
+    );
+    let server = turns.serve().await;
+    let pricing = "pricing: { m: { input: 1.0, output: 2.0 } }\n";
+    let root = team(Wire::OpenAi, &server.uri(), ECHO_FAIL, "", pricing);
+    let report = run(&root, "Aladdin echoes");
+    // Each reply: 11 prompt and 7 completion tokens, so 25 µ$ a request.
+    let s = &report["departments"][0]["specialistResults"][0]["usage"];
+    assert_eq!(
+        (&s["calls"], &s["promptTokens"], &s["completionTokens"], &s["costUsd"], &s["toolCalls"]),
+        (&json!(3), &json!(33), &json!(21), &json!(0.000075), &json!(2))
+    );
+    // The head's synthesis makes the fourth.
+    let run = &report["usage"];
+    assert_eq!(
+        (&run["calls"], &run["promptTokens"], &run["costUsd"], &run["toolCalls"], &run["unpricedCalls"]),
+        (&json!(4), &json!(44), &json!(0.0001), &json!(2), &json!(0))
+    );
+}
+
+/// `s` asks for another `echo` on every turn, forever.
+fn looping(wire: Wire) -> Turns {
+    let asks = (1..=20).map(|n| calls(&[("echo", json!({"text": format!("round {n}")}))]));
+    Turns::new(wire, &[("s", asks.collect())])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_calls_stops_a_looping_agent() {
+    let server = looping(Wire::OpenAi).serve().await;
+    let tools = "[{ server: fx, allow: [echo] }], executionSettings: { maxToolCalls: 20, maxRetries: 0 }";
+    let root = team(Wire::OpenAi, &server.uri(), tools, "", "");
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args(["--max-calls", "3", "Aladdin loops"])
+        .run();
+    let report = json(&out);
+    assert_eq!(report["usage"]["calls"], 3);
+    assert_eq!(requests_of(&server, "s").await.len(), 3);
+    assert_eq!(fixture_log(&root).len(), 3, "the third reply's call ran too");
+    let s = &report["departments"][0]["specialistResults"][0];
+    assert_eq!(s["attempts"][0]["toolCalls"].as_array().unwrap().len(), 3);
+    assert_eq!(s["error"], "budget exhausted: limits.maxCalls (3) reached");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn explain_counts_the_loop_and_a_looping_agent_stays_within_it() {
+    let server = looping(Wire::OpenAi).serve().await;
+    let tools = "[{ server: fx, allow: [echo] }], executionSettings: { maxToolCalls: 3, maxRetries: 1 }";
+    let root = team(Wire::OpenAi, &server.uri(), tools, "", "");
+    let plan = json(
+        &Test::new(root.path())
+            .args(["explain", "--format", "json", "--specialists", "always", "Aladdin loops"])
+            .status(0)
+            .run(),
+    );
+    let d = &plan["departments"][0];
+    // s: 2 attempts × (3 + 1) requests; the head without tools: max(3, 1 + 3 department
+    // retries) calls.
+    assert_eq!(d["departmentRetries"], 3);
+    assert_eq!(d["maxCalls"], 2 * (3 + 1) + 4);
+    let report = run(&root, "Aladdin loops");
+    // Each attempt: 3 tool calls in 3 requests, then a request without tools whose reply
+    // (asking again) is not run.
+    assert_eq!(requests_of(&server, "s").await.len(), 8);
+    assert_eq!(fixture_log(&root).len(), 6);
+    assert!(report["usage"]["calls"].as_u64().unwrap() <= 12, "{}", report["usage"]);
+}
