@@ -30,6 +30,7 @@ mod suites;
 mod tool_bounds;
 mod tool_loop;
 mod tool_report;
+mod tool_tapes;
 mod tooling;
 mod tools;
 mod traces;
