@@ -29,6 +29,7 @@ mod structured;
 mod suites;
 mod tool_bounds;
 mod tool_loop;
+mod tool_offline;
 mod tool_report;
 mod tool_tapes;
 mod tooling;

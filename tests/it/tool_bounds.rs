@@ -33,7 +33,13 @@ fn outcomes(report: &Value) -> Vec<(bool, String, Value)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["ok"].as_bool().unwrap(), c["result"].as_str().unwrap().to_string(), c["error"].clone()))
+        .map(|c| {
+            (
+                c["ok"].as_bool().unwrap(),
+                c["result"].as_str().unwrap().to_string(),
+                c["error"].clone(),
+            )
+        })
         .collect()
 }
 
@@ -49,7 +55,12 @@ fn tool_messages(request: &Value) -> Vec<(String, String)> {
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "tool")
-        .map(|m| (m["tool_call_id"].as_str().unwrap().into(), m["content"].as_str().unwrap().into()))
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().into(),
+                m["content"].as_str().unwrap().into(),
+            )
+        })
         .collect()
 }
 
@@ -65,7 +76,10 @@ async fn past_the_limit_calls_are_refused_and_the_next_request_offers_no_tools()
         ("echo", json!({"text": "c"})),
     ]);
     // Its reply to the request without tools asks again: that is the output, not run.
-    let again = Reply::Calls("Done with what I have.", vec![("c4".into(), "echo".into(), json!({"text": "d"}))]);
+    let again = Reply::Calls(
+        "Done with what I have.",
+        vec![("c4".into(), "echo".into(), json!({"text": "d"}))],
+    );
     let tools = "[{ server: fx, allow: [echo] }], executionSettings: { maxToolCalls: 2 }";
     let (report, requests, root) = scripted(Wire::OpenAi, tools, "", "", vec![three, again]).await;
     assert_eq!(requests.len(), 2);
@@ -73,7 +87,11 @@ async fn past_the_limit_calls_are_refused_and_the_next_request_offers_no_tools()
     assert_eq!(requests[1].get("tools"), None, "{}", requests[1]);
     assert_eq!(
         tool_messages(&requests[1]),
-        [pair("c1", "a"), pair("c2", "b"), pair("c3", "tool call limit reached (2)")]
+        [
+            pair("c1", "a"),
+            pair("c2", "b"),
+            pair("c3", "tool call limit reached (2)")
+        ]
     );
     assert_eq!(
         outcomes(&report),
@@ -183,7 +201,12 @@ async fn an_unknown_tool_is_an_error_result() {
     let call = &attempt(&report)["toolCalls"][0];
     assert_eq!(
         (&call["server"], &call["tool"], &call["ok"], &call["error"]),
-        (&Value::Null, &json!("delete_everything"), &json!(false), &json!("unknown tool: delete_everything"))
+        (
+            &Value::Null,
+            &json!("delete_everything"),
+            &json!(false),
+            &json!("unknown tool: delete_everything")
+        )
     );
     assert_eq!(fixture_log(&root), Vec::<String>::new());
 }

@@ -220,13 +220,25 @@ async fn every_request_of_the_loop_is_a_call_with_its_tokens_and_cost() {
     // Each reply: 11 prompt and 7 completion tokens, so 25 µ$ a request.
     let s = &report["departments"][0]["specialistResults"][0]["usage"];
     assert_eq!(
-        (&s["calls"], &s["promptTokens"], &s["completionTokens"], &s["costUsd"], &s["toolCalls"]),
+        (
+            &s["calls"],
+            &s["promptTokens"],
+            &s["completionTokens"],
+            &s["costUsd"],
+            &s["toolCalls"]
+        ),
         (&json!(3), &json!(33), &json!(21), &json!(0.000075), &json!(2))
     );
     // The head's synthesis makes the fourth.
     let run = &report["usage"];
     assert_eq!(
-        (&run["calls"], &run["promptTokens"], &run["costUsd"], &run["toolCalls"], &run["unpricedCalls"]),
+        (
+            &run["calls"],
+            &run["promptTokens"],
+            &run["costUsd"],
+            &run["toolCalls"],
+            &run["unpricedCalls"]
+        ),
         (&json!(4), &json!(44), &json!(0.0001), &json!(2), &json!(0))
     );
 }
@@ -262,7 +274,14 @@ async fn explain_counts_the_loop_and_a_looping_agent_stays_within_it() {
     let root = team(Wire::OpenAi, &server.uri(), tools, "", "");
     let plan = json(
         &Test::new(root.path())
-            .args(["explain", "--format", "json", "--specialists", "always", "Aladdin loops"])
+            .args([
+                "explain",
+                "--format",
+                "json",
+                "--specialists",
+                "always",
+                "Aladdin loops",
+            ])
             .status(0)
             .run(),
     );

@@ -22,11 +22,20 @@ async fn both_use_tools() -> (MockServer, Root) {
                     text("The lamp is in the cave."),
                 ],
             ),
-            ("h", vec![calls(&[("echo", json!({"text": "plan"}))]), text("One plan.")]),
+            (
+                "h",
+                vec![calls(&[("echo", json!({"text": "plan"}))]), text("One plan.")],
+            ),
         ],
     );
     let server = turns.serve().await;
-    let root = team(Wire::OpenAi, &server.uri(), "[{ server: fx, allow: [echo, fail] }]", "", "");
+    let root = team(
+        Wire::OpenAi,
+        &server.uri(),
+        "[{ server: fx, allow: [echo, fail] }]",
+        "",
+        "",
+    );
     let path = root.path().join("orch.yaml");
     let yaml = std::fs::read_to_string(&path).unwrap().replace(
         "instructions: \"AGENT:h leads\" }",
@@ -48,19 +57,47 @@ fn record(id: &str, tool: &str, arguments: Value, ok: bool, result: &str) -> Val
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_calls_are_on_attempts_on_the_department_and_in_every_usage() {
     let (_server, root) = both_use_tools().await;
-    let out = Test::new(root.path()).args(RUN_ALWAYS).args(["Aladdin finds the lamp"]).status(0).run();
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args(["Aladdin finds the lamp"])
+        .status(0)
+        .run();
     let raw = json(&out);
     let d = &raw["departments"][0];
     let attempt = &d["specialistResults"][0]["attempts"][0];
     // Every field of SPEC §15, no other.
-    let keys: Vec<&str> = attempt["toolCalls"][0].as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = attempt["toolCalls"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     let mut spec = [
-        "id", "server", "tool", "arguments", "ok", "result", "error", "cut", "latencyMs", "startedAt", "finishedAt", "approval",
+        "id",
+        "server",
+        "tool",
+        "arguments",
+        "ok",
+        "result",
+        "error",
+        "cut",
+        "latencyMs",
+        "startedAt",
+        "finishedAt",
+        "approval",
     ];
     spec.sort();
     assert_eq!(keys, spec);
-    for call in attempt["toolCalls"].as_array().unwrap().iter().chain(d["toolCalls"].as_array().unwrap()) {
-        let (start, end) = (call["startedAt"].as_u64().unwrap(), call["finishedAt"].as_u64().unwrap());
+    for call in attempt["toolCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(d["toolCalls"].as_array().unwrap())
+    {
+        let (start, end) = (
+            call["startedAt"].as_u64().unwrap(),
+            call["finishedAt"].as_u64().unwrap(),
+        );
         assert!(start <= end && call["latencyMs"].is_u64(), "{call}");
     }
     let report = timeless(raw.clone());
@@ -72,7 +109,10 @@ async fn tool_calls_are_on_attempts_on_the_department_and_in_every_usage() {
             record("c2", "fail", json!({}), false, "it failed on purpose")
         ])
     );
-    assert_eq!(d["toolCalls"], json!([record("c1", "echo", json!({"text": "plan"}), true, "plan")]));
+    assert_eq!(
+        d["toolCalls"],
+        json!([record("c1", "echo", json!({"text": "plan"}), true, "plan")])
+    );
     assert_eq!(d["specialistResults"][0]["usage"]["toolCalls"], 2);
     assert_eq!(d["usage"]["toolCalls"], 3);
     assert_eq!(report["usage"]["toolCalls"], 3);
@@ -102,12 +142,14 @@ async fn each_tool_call_is_a_tool_call_event() {
             Value::Object(e.clone())
         })
         .collect();
-    let event = |agent: &str, tool: &str, ok: bool| {
-        json!({"event": "tool_call", "department": "d", "agentId": agent, "attempt": 1, "server": "fx", "tool": tool, "ok": ok})
-    };
+    let event = |agent: &str, tool: &str, ok: bool| json!({"event": "tool_call", "department": "d", "agentId": agent, "attempt": 1, "server": "fx", "tool": tool, "ok": ok});
     assert_eq!(
         events,
-        [event("s", "echo", true), event("s", "fail", false), event("h", "echo", true)]
+        [
+            event("s", "echo", true),
+            event("s", "fail", false),
+            event("h", "echo", true)
+        ]
     );
 }
 
@@ -115,7 +157,14 @@ async fn each_tool_call_is_a_tool_call_event() {
 async fn the_tree_and_markdown_show_a_line_per_tool_call() {
     let (_server, root) = both_use_tools().await;
     let picture = |format: &str| {
-        let args = ["run", "--specialists", "always", "--format", format, "Aladdin finds the lamp"];
+        let args = [
+            "run",
+            "--specialists",
+            "always",
+            "--format",
+            format,
+            "Aladdin finds the lamp",
+        ];
         stdout(&Test::new(root.path()).args(args).status(0).run())
     };
     insta::with_settings!({filters => vec![
@@ -147,7 +196,10 @@ async fn tool_spans(content: bool) -> Vec<crate::traces::Received> {
     let all = spans(&bodies);
     let agent = |name: &str| all.iter().find(|s| s.name == name).unwrap().id.clone();
     let (s, h) = (agent("invoke_agent s"), agent("invoke_agent h"));
-    let tools: Vec<_> = all.into_iter().filter(|s| s.name.starts_with("execute_tool ")).collect();
+    let tools: Vec<_> = all
+        .into_iter()
+        .filter(|s| s.name.starts_with("execute_tool "))
+        .collect();
     // Each under the span of the agent that asked: two under s, one under h.
     let under = |agent: &str| tools.iter().filter(|t| t.parent == agent).count();
     assert_eq!((tools.len(), under(&s), under(&h)), (3, 2, 1), "{tools:#?}");
@@ -177,7 +229,11 @@ async fn otlp_content_adds_each_tool_call_s_arguments_and_result() {
         .iter()
         .map(|s| {
             let a = &s.attributes;
-            (a["gen_ai.tool.call.id"].clone(), a["gen_ai.tool.call.arguments"].clone(), a["gen_ai.tool.call.result"].clone())
+            (
+                a["gen_ai.tool.call.id"].clone(),
+                a["gen_ai.tool.call.arguments"].clone(),
+                a["gen_ai.tool.call.result"].clone(),
+            )
         })
         .collect();
     let mut seen = seen;

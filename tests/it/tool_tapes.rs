@@ -16,13 +16,26 @@ async fn echo_and_fail() -> (MockServer, Root) {
     let ask = calls(&[("echo", json!({"text": "lamp"})), ("fail", json!({}))]);
     let turns = Turns::new(Wire::OpenAi, &[("s", vec![ask, text("The lamp is found.")])]);
     let server = turns.serve().await;
-    let root = team(Wire::OpenAi, &server.uri(), "[{ server: fx, allow: [echo, fail] }]", "", "");
+    let root = team(
+        Wire::OpenAi,
+        &server.uri(),
+        "[{ server: fx, allow: [echo, fail] }]",
+        "",
+        "",
+    );
     (server, root)
 }
 
 /// `orch run` on `root` with `tape` (`--record FILE`…): its report, which must succeed.
 fn run(root: &Root, tape: [&str; 2]) -> Value {
-    json(&Test::new(root.path()).args(RUN_ALWAYS).args(tape).args([REQUEST]).status(0).run())
+    json(
+        &Test::new(root.path())
+            .args(RUN_ALWAYS)
+            .args(tape)
+            .args([REQUEST])
+            .status(0)
+            .run(),
+    )
 }
 
 /// The cassette's lines of `kind` (`tool`, `tools`; "" for LLM lines), parsed.
@@ -52,10 +65,28 @@ async fn record_writes_each_server_s_tools_and_each_call_beside_the_llm_lines() 
     run(&root, ["--record", "run.jsonl"]);
     let lists = lines(&root, "run.jsonl", "tools");
     assert_eq!(lists.len(), 1);
-    let names: Vec<&str> = lists[0]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = lists[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
         (&lists[0]["server"], names),
-        (&json!("fx"), vec!["die", "echo", "env", "fail", "huge", "image", "slow", "structured"])
+        (
+            &json!("fx"),
+            vec![
+                "die",
+                "echo",
+                "env",
+                "fail",
+                "huge",
+                "image",
+                "lines",
+                "slow",
+                "structured"
+            ]
+        )
     );
     let mut calls = lines(&root, "run.jsonl", "tool");
     // The two ran concurrently: their lines are in the order they ended.
@@ -156,7 +187,13 @@ async fn cache_keeps_no_failed_tool_call() {
 fn line_of_before_tools(body: &Value, text: &str) -> String {
     use sha2::{Digest, Sha256};
     let system = &body["messages"][0]["content"];
-    let key = json!(["openai", body["model"], system, body["messages"][1]["content"], body["temperature"]]);
+    let key = json!([
+        "openai",
+        body["model"],
+        system,
+        body["messages"][1]["content"],
+        body["temperature"]
+    ]);
     let digest = Sha256::digest(key.to_string().as_bytes());
     let hash: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
     let agent = crate::common::turns::agent_of(system.as_str().unwrap());
@@ -175,7 +212,11 @@ async fn a_cassette_without_tool_lines_still_replays() {
     let live = json(&Test::new(root.path()).args(RUN_ALWAYS).args([REQUEST]).status(0).run());
     let bodies = crate::common::mock::bodies(&server).await;
     let replies = ["No tools here.", "h answers."];
-    let cassette: String = bodies.iter().zip(replies).map(|(b, t)| line_of_before_tools(b, t)).collect();
+    let cassette: String = bodies
+        .iter()
+        .zip(replies)
+        .map(|(b, t)| line_of_before_tools(b, t))
+        .collect();
     root.write("old.jsonl", cassette);
     break_the_server(&root);
     let replayed = run(&root, ["--replay", "old.jsonl"]);

@@ -148,7 +148,11 @@ fn openai(reply: &Reply) -> Value {
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }
     };
-    let reason = if matches!(reply, Reply::Calls(..)) { "tool_calls" } else { "stop" };
+    let reason = if matches!(reply, Reply::Calls(..)) {
+        "tool_calls"
+    } else {
+        "stop"
+    };
     json!({
         "id": "chatcmpl-test",
         "object": "chat.completion",
@@ -184,7 +188,10 @@ pub async fn requests_of(server: &MockServer, agent: &str) -> Vec<Value> {
         .await
         .into_iter()
         .filter(|b| {
-            let system = b["system"].as_str().or(b["messages"][0]["content"].as_str()).unwrap_or("");
+            let system = b["system"]
+                .as_str()
+                .or(b["messages"][0]["content"].as_str())
+                .unwrap_or("");
             agent_of(system) == agent
         })
         .collect()
