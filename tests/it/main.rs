@@ -28,6 +28,7 @@ mod stats_input;
 mod structured;
 mod suites;
 mod tool_bounds;
+mod tool_everything;
 mod tool_loop;
 mod tool_offline;
 mod tool_report;
