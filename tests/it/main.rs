@@ -6,6 +6,7 @@ mod common;
 mod compare;
 mod compare_files;
 mod cuts;
+mod example_research;
 mod explain;
 mod fuzz;
 mod honest;

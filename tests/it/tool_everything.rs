@@ -8,7 +8,10 @@ use crate::common::turns::{calls, requests_of, text, Turns, Wire};
 use crate::common::{json, Root, Test, RUN_ALWAYS};
 
 /// Values set for orch that must not reach the server.
-const SECRETS: [(&str, &str); 2] = [("ORCH_IT_SECRET", "it-secret-4711"), ("OPENAI_API_KEY", "sk-it-everything-0815")];
+const SECRETS: [(&str, &str); 2] = [
+    ("ORCH_IT_SECRET", "it-secret-4711"),
+    ("OPENAI_API_KEY", "sk-it-everything-0815"),
+];
 
 #[tokio::test(flavor = "multi_thread")]
 async fn echo_and_get_env_of_server_everything_over_stdio() {
@@ -18,7 +21,10 @@ async fn echo_and_get_env_of_server_everything_over_stdio() {
         return;
     }
     let ask = calls(&[("echo", json!({"message": "hello from orch"})), ("get-env", json!({}))]);
-    let turns = Turns::new(Wire::OpenAi, &[("s", vec![ask, text("Echoed, and the environment is clean.")])]);
+    let turns = Turns::new(
+        Wire::OpenAi,
+        &[("s", vec![ask, text("Echoed, and the environment is clean.")])],
+    );
     let server = turns.serve().await;
     let root = Root::orch_yaml(format!(
         "defaults: {{ provider: mock }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\", model: m }}\n\
@@ -37,9 +43,19 @@ async fn echo_and_get_env_of_server_everything_over_stdio() {
     let requests = requests_of(&server, "s").await;
     assert_eq!(requests.len(), 2);
     // The server's own tools, offered as it lists them.
-    let offered: Vec<&Value> = requests[0]["tools"].as_array().unwrap().iter().map(|t| &t["function"]["name"]).collect();
+    let offered: Vec<&Value> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["function"]["name"])
+        .collect();
     assert_eq!(offered, [&json!("echo"), &json!("get-env")]);
-    let results: Vec<&Value> = requests[1]["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").collect();
+    let results: Vec<&Value> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
     assert_eq!(
         results[0],
         &json!({"role": "tool", "tool_call_id": "c1", "content": "Echo: hello from orch"})
@@ -47,7 +63,10 @@ async fn echo_and_get_env_of_server_everything_over_stdio() {
     let env = results[1]["content"].as_str().unwrap();
     assert!(env.contains("\"PATH\""), "get-env answered something else: {env}");
     for (name, value) in SECRETS {
-        assert!(!env.contains(name) && !env.contains(value), "{name} reached the server: {env}");
+        assert!(
+            !env.contains(name) && !env.contains(value),
+            "{name} reached the server: {env}"
+        );
     }
     let made: Vec<(&Value, &Value)> = report["departments"][0]["specialistResults"][0]["attempts"][0]["toolCalls"]
         .as_array()
@@ -55,5 +74,8 @@ async fn echo_and_get_env_of_server_everything_over_stdio() {
         .iter()
         .map(|c| (&c["tool"], &c["ok"]))
         .collect();
-    assert_eq!(made, [(&json!("echo"), &json!(true)), (&json!("get-env"), &json!(true))]);
+    assert_eq!(
+        made,
+        [(&json!("echo"), &json!(true)), (&json!("get-env"), &json!(true))]
+    );
 }
