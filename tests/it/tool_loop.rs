@@ -293,7 +293,13 @@ async fn explain_counts_the_loop_and_a_looping_agent_stays_within_it() {
     let report = run(&root, "Aladdin loops");
     // Each attempt: 3 tool calls in 3 requests, then a request without tools whose reply
     // (asking again) is not run.
-    assert_eq!(requests_of(&server, "s").await.len(), 8);
+    let requests = requests_of(&server, "s").await;
+    assert_eq!(requests.len(), 8);
+    assert_eq!(requests[3].get("tools"), None);
     assert_eq!(fixture_log(&root).len(), 6);
+    // That last reply has no text: an empty reply, so each attempt fails.
+    let s = &report["departments"][0]["specialistResults"][0];
+    let errors: Vec<&Value> = s["attempts"].as_array().unwrap().iter().map(|a| &a["error"]).collect();
+    assert_eq!(errors, [&json!("empty reply"), &json!("empty reply")]);
     assert!(report["usage"]["calls"].as_u64().unwrap() <= 12, "{}", report["usage"]);
 }
