@@ -159,12 +159,12 @@ async fn an_is_error_result_goes_to_the_model_and_the_run_goes_on() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_past_its_timeout_is_cancelled_and_the_model_told() {
     let script = vec![calls(&[("slow", json!({"seconds": 30}))]), text("Too slow; moving on.")];
-    let (report, requests, root) = scripted(Wire::OpenAi, "[{ server: fx }]", ", timeout: 0.5", "", script).await;
+    let (report, requests, root) = scripted(Wire::OpenAi, "[{ server: fx }]", ", timeout: 1", "", script).await;
     assert_eq!(
         tool_messages(&requests[1]),
-        [pair("c1", "tool call timed out after 0.5 s")]
+        [pair("c1", "tool call timed out after 1 s")]
     );
-    assert_eq!(outcomes(&report), [failed("tool call timed out after 0.5 s")]);
+    assert_eq!(outcomes(&report), [failed("tool call timed out after 1 s")]);
     // The server heard the MCP cancellation and stopped the call.
     assert_eq!(fixture_log(&root), ["call slow 30", "cancelled slow 30"]);
     assert_eq!(report["status"], "success");
