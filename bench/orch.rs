@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 mod stats;
+mod tools;
 
 /// Latency of every mock call.
 const LATENCY: Duration = Duration::from_millis(50);
@@ -429,6 +430,11 @@ fn main() {
     if wanted("7") {
         let dir = tmp.path().join("stats");
         results.insert("stats".into(), stats::table(&dir, repo));
+    }
+
+    if wanted("8") {
+        let dir = tmp.path().join("tools");
+        results.insert("tools".into(), tools::table(&rt, &dir, repo));
     }
 
     // The tables run replace theirs; the others keep their last figures.

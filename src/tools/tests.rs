@@ -56,7 +56,17 @@ async fn a_call_answers_with_the_text_and_is_error_is_an_error() {
     let names: Vec<String> = servers.tools("s").unwrap().iter().map(|t| t.name.clone()).collect();
     assert_eq!(
         names,
-        ["die", "echo", "env", "fail", "huge", "image", "slow", "structured"]
+        [
+            "die",
+            "echo",
+            "env",
+            "fail",
+            "huge",
+            "image",
+            "lines",
+            "slow",
+            "structured"
+        ]
     );
     assert_eq!(
         servers.call(&request("echo", json!({"text": "hello"}))).await,

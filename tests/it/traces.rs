@@ -11,7 +11,8 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::common::mock::{one_department_yaml, Script};
 use crate::common::{json, stderr, Root, Test, RUN_ALWAYS};
 
-async fn collector() -> MockServer {
+/// An OTLP/HTTP collector that accepts every export.
+pub async fn collector() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/traces"))
@@ -32,13 +33,13 @@ fn team(uri: &str) -> Root {
 
 /// Every span the collector received, flattened, with attributes as a map.
 #[derive(Debug)]
-struct Received {
-    name: String,
-    kind: i64,
-    trace: String,
-    id: String,
-    parent: String,
-    attributes: HashMap<String, Value>,
+pub struct Received {
+    pub name: String,
+    pub kind: i64,
+    pub trace: String,
+    pub id: String,
+    pub parent: String,
+    pub attributes: HashMap<String, Value>,
 }
 
 fn value_of(v: &Value) -> Value {
@@ -50,7 +51,8 @@ fn value_of(v: &Value) -> Value {
     }
 }
 
-fn spans(bodies: &[Value]) -> Vec<Received> {
+/// Every span of `bodies` (OTLP/JSON exports).
+pub fn spans(bodies: &[Value]) -> Vec<Received> {
     let mut out = Vec::new();
     for body in bodies {
         for rs in body["resourceSpans"].as_array().unwrap() {
@@ -76,7 +78,8 @@ fn spans(bodies: &[Value]) -> Vec<Received> {
     out
 }
 
-async fn received(server: &MockServer) -> (Vec<Value>, Vec<String>) {
+/// The bodies and content types of the exports `server` received.
+pub async fn received(server: &MockServer) -> (Vec<Value>, Vec<String>) {
     let requests = server.received_requests().await.unwrap();
     let types = requests
         .iter()

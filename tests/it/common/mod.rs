@@ -3,6 +3,7 @@
 
 pub mod mcp_client;
 pub mod mock;
+pub mod turns;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
