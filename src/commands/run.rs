@@ -222,7 +222,6 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
     }
     let mut exit = exit_for(report, args.min_quality);
     if exit == Exit::Paused {
-        let pending = crate::text::count(report.pending.len(), "item");
         let file = args
             .journal
             .as_deref()
@@ -231,7 +230,8 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
         return Err(CommandError {
             exit,
             message: format!(
-                "paused: {pending} wait for a decision; decide with `orch approve {file} [ID…] [--deny]`, then `orch resume {file}`"
+                "{}; decide with `orch approve {file} [ID…] [--deny]`, then `orch resume {file}`",
+                waiting(report)
             ),
         }
         .into());
@@ -289,12 +289,16 @@ pub(super) fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f
             crate::text::fmt_score(report.overall_quality),
             crate::text::fmt_score(min_quality.unwrap_or_default())
         )),
-        Exit::Paused => Some(format!(
-            "paused: {} wait for a decision",
-            crate::text::count(report.pending.len(), "item")
-        )),
+        Exit::Paused => Some(waiting(report)),
         Exit::Usage => None,
     }
+}
+
+/// How many items a paused run left waiting: "paused: 1 item waits for a decision".
+fn waiting(report: &Report) -> String {
+    let n = report.pending.len();
+    let verb = if n == 1 { "waits" } else { "wait" };
+    format!("paused: {} {verb} for a decision", crate::text::count(n, "item"))
 }
 
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, below
