@@ -113,3 +113,27 @@ async fn one_pending_item_waits_in_the_singular() {
     let pending: Vec<Value> = stdout_json(&out)["pending"].as_array().unwrap().clone();
     assert_eq!(pending.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_while_the_prompt_waits_ends_its_line_before_the_error() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), false);
+    let script = crate::common::repo().join("tests/fixtures/approve_pty.py");
+    let out = crate::common::blocking(|| {
+        std::process::Command::new("python3")
+            .arg(script)
+            .args([env!("CARGO_BIN_EXE_orch"), root.path().to_str().unwrap(), "^C"])
+            .output()
+            .unwrap()
+    });
+    let transcript = crate::common::stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{transcript}");
+    assert!(
+        transcript.ends_with(
+            "approve? [y]es, [n]o [REASON], [a]lways this tool: \r\nerror: interrupted; the report holds what finished\r\n"
+        ),
+        "{transcript:?}"
+    );
+    assert!(tool_log(&root).is_empty());
+}
