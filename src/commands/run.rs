@@ -32,16 +32,7 @@ pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed
     let config = configured(&args)?;
     setup::known_provider(&config, &args.replies)?;
     let options = super::plan_options(&config, &args.plan);
-    let plan = match make_plan(&config, &prompt, &args.plan) {
-        Ok(plan) => plan,
-        Err(e) if e.exit == Exit::Failed => {
-            // The master failed (nothing matched, no fallback): it never retries, but the
-            // report is still printed so scripts see `status: failed` and the reason.
-            print_report(&Report::master_failed(&prompt, &e.message), format(&args))?;
-            return Err(e.into());
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let plan = planned(&config, &prompt, &args)?;
     let settings = settings_files(&config.root);
     crate::suite::files_apart(&named_files(&args, &settings)).map_err(CommandError::usage)?;
     // Checked before any file is opened; started before the runtime (the exporter runs on
@@ -104,13 +95,21 @@ pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed
     let unwritten = [&events, &built.recording, &written]
         .into_iter()
         .flatten()
-        .filter_map(|f| f.error());
-    outcome(
-        &report,
-        &args,
-        signal.get().copied(),
-        unwritten.map(String::from).collect(),
-    )
+        .filter_map(|f| f.error().map(String::from));
+    outcome(&report, &args, signal.get().copied(), unwritten.collect())
+}
+
+/// The run's plan. When the master fails (nothing matched, no fallback) it never retries,
+/// but the report is still printed so scripts see `status: failed` and the reason.
+fn planned(config: &Config, prompt: &str, args: &RunArgs) -> Result<crate::plan::Plan> {
+    match make_plan(config, prompt, &args.plan) {
+        Ok(plan) => Ok(plan),
+        Err(e) if e.exit == Exit::Failed => {
+            print_report(&Report::master_failed(prompt, &e.message), format(args))?;
+            Err(e.into())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The providers of a run with a journal: each answers from it, and appends to it.

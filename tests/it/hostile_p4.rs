@@ -137,3 +137,21 @@ async fn ctrl_c_while_the_prompt_waits_ends_its_line_before_the_error() {
     );
     assert!(tool_log(&root).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reason_is_refused_without_deny_rather_than_dropped() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    paused(&root);
+    let before = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    let out = Test::new(root.path())
+        .args(["approve", "j.jsonl", "--reason", "looks fine"])
+        .status(2)
+        .stdout("")
+        .run();
+    let err = crate::common::stderr(&out);
+    assert!(err.starts_with("error:") && err.contains("--deny"), "{err}");
+    let after = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    assert_eq!(after, before, "nothing decided");
+}
