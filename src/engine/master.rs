@@ -10,6 +10,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::department::{output_text, run_department, Finished};
+use super::stop::Stop;
 use super::summary::{summarize, Summary};
 use super::{scoring, Engine};
 use crate::plan::{Dag, DepartmentPlan, DepartmentRole, Plan};
@@ -166,25 +167,6 @@ async fn stopped(engine: &Engine, interrupt: impl Future<Output = ()>) -> Stop {
     tokio::select! {
         _ = interrupt => Stop::Interrupted,
         _ = deadline => Stop::Deadline,
-    }
-}
-
-/// Why a run stopped before its work was done.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Stop {
-    /// Ctrl-C or SIGTERM.
-    Interrupted,
-    /// `limits.deadline` / `--deadline` passed.
-    Deadline,
-}
-
-impl Stop {
-    /// The error of the work it cut short.
-    pub(super) fn reason(self) -> &'static str {
-        match self {
-            Stop::Interrupted => "interrupted",
-            Stop::Deadline => "deadline exceeded",
-        }
     }
 }
 

@@ -12,6 +12,7 @@ mod offer;
 mod router;
 mod scoring;
 mod specialist;
+mod stop;
 mod summary;
 mod tool_loop;
 

@@ -6,7 +6,7 @@ use std::future::Future;
 use opentelemetry::trace::FutureExt;
 
 use super::department::output_text;
-use super::master::Stop;
+use super::stop::Stop;
 use super::{CallError, Engine};
 use crate::plan::Plan;
 use crate::prompts;
