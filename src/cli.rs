@@ -76,8 +76,9 @@ pub struct ApproveArgs {
     /// Deny them instead of approving them.
     #[arg(long)]
     pub deny: bool,
-    /// Why (the model of a denied tool call is told `denied by a person: REASON`).
-    #[arg(long, value_name = "TEXT")]
+    /// Why they are denied (the model of a denied tool call is told `denied by a person:
+    /// REASON`). Only with `--deny`: an approval has no reason anyone would read.
+    #[arg(long, value_name = "TEXT", requires = "deny")]
     pub reason: Option<String>,
 }
 

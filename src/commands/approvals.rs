@@ -195,16 +195,20 @@ async fn read_line() -> Option<String> {
 impl Prompter {
     /// Whether `a` was answered for this item's tool.
     fn always(&self, item: &GateItem) -> bool {
-        let key = (
-            item.server.clone().unwrap_or_default(),
-            item.tool.clone().unwrap_or_default(),
-        );
-        item.kind == GateKind::Tool
-            && self
-                .always
+        tool_key(item).is_some_and(|key| {
+            self.always
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .contains(&key)
+        })
+    }
+}
+
+/// The server and tool of a tool call's item (what `a` approves); `None` for a department.
+fn tool_key(item: &GateItem) -> Option<(String, String)> {
+    match (item.kind, &item.server, &item.tool) {
+        (GateKind::Tool, Some(server), Some(tool)) => Some((server.clone(), tool.clone())),
+        _ => None,
     }
 }
 
@@ -216,17 +220,20 @@ impl Approver for Prompter {
                 return Verdict::Approved(DecidedBy::Prompt);
             }
             let mut ask = question(item);
+            let mut line = OpenLine(false);
             loop {
                 let mut err = std::io::stderr();
                 let _ = err.write_all(ask.as_bytes()).and_then(|()| err.flush());
-                let Some(line) = read_line().await else {
-                    let _ = writeln!(err);
+                line.0 = true;
+                let Some(answer) = read_line().await else {
                     return Verdict::Denied {
                         reason: "no answer (standard input closed)".into(),
                         by: DecidedBy::Prompt,
                     };
                 };
-                match parse_answer(&line) {
+                // The person's Enter ended the line.
+                line.0 = false;
+                match parse_answer(&answer) {
                     Some(Answer::Yes) => return Verdict::Approved(DecidedBy::Prompt),
                     Some(Answer::No(reason)) => {
                         return Verdict::Denied {
@@ -235,11 +242,7 @@ impl Approver for Prompter {
                         }
                     }
                     Some(Answer::Always) => {
-                        if item.kind == GateKind::Tool {
-                            let key = (
-                                item.server.clone().unwrap_or_default(),
-                                item.tool.clone().unwrap_or_default(),
-                            );
+                        if let Some(key) = tool_key(item) {
                             self.always.lock().unwrap_or_else(PoisonError::into_inner).insert(key);
                         }
                         return Verdict::Approved(DecidedBy::Prompt);
@@ -248,6 +251,19 @@ impl Approver for Prompter {
                 }
             }
         })
+    }
+}
+
+/// Whether the terminal's last line is a question no Enter has ended. Dropped so (standard
+/// input closed, or the run stopped while it waited: Ctrl-C, the deadline) it ends the
+/// line, so the `error:` that follows starts a line of its own.
+struct OpenLine(bool);
+
+impl Drop for OpenLine {
+    fn drop(&mut self) {
+        if self.0 {
+            let _ = writeln!(std::io::stderr());
+        }
     }
 }
 

@@ -176,13 +176,9 @@ impl Team {
     /// (the served root wins over the suite's own `config`, as `--config` does), `--jobs 4`,
     /// through the shared pool and gate. A failing case makes it an error result.
     async fn suite(&self, path: PathBuf, stop: BoxFuture<'static, ()>) -> Answer {
-        let loaded = match crate::suite::load(std::slice::from_ref(&path), Some(&self.root), None) {
+        let loaded = match self.load_suite(path) {
             Ok(loaded) => loaded,
-            // The suite's problems, each at file:line:column, then the refusal.
-            Err(refused) => {
-                let lines = refused.problems.iter().map(ToString::to_string);
-                return Answer::error(lines.chain([refused.message]).collect::<Vec<_>>().join("\n"));
-            }
+            Err(answer) => return answer,
         };
         let chosen = crate::suite::select(&loaded.suites, None, None);
         let plans = match checked_plans(&loaded, &chosen.cases) {
@@ -237,11 +233,26 @@ impl Team {
             return Answer::error("interrupted: the client cancelled the call");
         }
         crate::suite::in_suite_order(&mut records, &loaded.suites);
-        let summary = crate::suite::summarize(&records, 1.0, chosen.skipped);
-        match summary.failed + summary.errors {
-            0 => Answer::json(&summary),
-            failed => Answer::failed_with(&summary, format!("{failed} of {} cases failed", summary.cases.len())),
-        }
+        summarized(&records, chosen.skipped)
+    }
+
+    /// The suite at `path` under the config root, or its problems (each at
+    /// file:line:column, then the refusal) as the tool's error.
+    fn load_suite(&self, path: PathBuf) -> Result<Loaded, Answer> {
+        crate::suite::load(std::slice::from_ref(&path), Some(&self.root), None).map_err(|refused| {
+            let lines = refused.problems.iter().map(ToString::to_string);
+            Answer::error(lines.chain([refused.message]).collect::<Vec<_>>().join("\n"))
+        })
+    }
+}
+
+/// The summary of a suite's records (`skipped` cases not chosen): the tool's result, an
+/// error result when a case failed.
+fn summarized(records: &[crate::suite::Record], skipped: usize) -> Answer {
+    let summary = crate::suite::summarize(records, 1.0, skipped);
+    match summary.failed + summary.errors {
+        0 => Answer::json(&summary),
+        failed => Answer::failed_with(&summary, format!("{failed} of {} cases failed", summary.cases.len())),
     }
 }
 

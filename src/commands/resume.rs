@@ -65,8 +65,15 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
     let chosen: Vec<&(String, serde_json::Value)> = if args.ids.is_empty() {
         undecided.clone()
     } else {
-        args.ids
-            .iter()
+        // An id named twice is decided once.
+        let mut named: Vec<&String> = Vec::new();
+        for id in &args.ids {
+            if !named.contains(&id) {
+                named.push(id);
+            }
+        }
+        named
+            .into_iter()
             .map(|id| chosen(&journal, &undecided, id, &args))
             .collect::<Result<_, _>>()?
     };

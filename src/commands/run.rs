@@ -32,16 +32,7 @@ pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed
     let config = configured(&args)?;
     setup::known_provider(&config, &args.replies)?;
     let options = super::plan_options(&config, &args.plan);
-    let plan = match make_plan(&config, &prompt, &args.plan) {
-        Ok(plan) => plan,
-        Err(e) if e.exit == Exit::Failed => {
-            // The master failed (nothing matched, no fallback): it never retries, but the
-            // report is still printed so scripts see `status: failed` and the reason.
-            print_report(&Report::master_failed(&prompt, &e.message), format(&args))?;
-            return Err(e.into());
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let plan = planned(&config, &prompt, &args)?;
     let settings = settings_files(&config.root);
     crate::suite::files_apart(&named_files(&args, &settings)).map_err(CommandError::usage)?;
     // Checked before any file is opened; started before the runtime (the exporter runs on
@@ -104,13 +95,21 @@ pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed
     let unwritten = [&events, &built.recording, &written]
         .into_iter()
         .flatten()
-        .filter_map(|f| f.error());
-    outcome(
-        &report,
-        &args,
-        signal.get().copied(),
-        unwritten.map(String::from).collect(),
-    )
+        .filter_map(|f| f.error().map(String::from));
+    outcome(&report, &args, signal.get().copied(), unwritten.collect())
+}
+
+/// The run's plan. When the master fails (nothing matched, no fallback) it never retries,
+/// but the report is still printed so scripts see `status: failed` and the reason.
+fn planned(config: &Config, prompt: &str, args: &RunArgs) -> Result<crate::plan::Plan> {
+    match make_plan(config, prompt, &args.plan) {
+        Ok(plan) => Ok(plan),
+        Err(e) if e.exit == Exit::Failed => {
+            print_report(&Report::master_failed(prompt, &e.message), format(args))?;
+            Err(e.into())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The providers of a run with a journal: each answers from it, and appends to it.
@@ -222,7 +221,6 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
     }
     let mut exit = exit_for(report, args.min_quality);
     if exit == Exit::Paused {
-        let pending = crate::text::count(report.pending.len(), "item");
         let file = args
             .journal
             .as_deref()
@@ -231,7 +229,8 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
         return Err(CommandError {
             exit,
             message: format!(
-                "paused: {pending} wait for a decision; decide with `orch approve {file} [ID…] [--deny]`, then `orch resume {file}`"
+                "{}; decide with `orch approve {file} [ID…] [--deny]`, then `orch resume {file}`",
+                waiting(report)
             ),
         }
         .into());
@@ -289,12 +288,16 @@ pub(super) fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f
             crate::text::fmt_score(report.overall_quality),
             crate::text::fmt_score(min_quality.unwrap_or_default())
         )),
-        Exit::Paused => Some(format!(
-            "paused: {} wait for a decision",
-            crate::text::count(report.pending.len(), "item")
-        )),
+        Exit::Paused => Some(waiting(report)),
         Exit::Usage => None,
     }
+}
+
+/// How many items a paused run left waiting: "paused: 1 item waits for a decision".
+fn waiting(report: &Report) -> String {
+    let n = report.pending.len();
+    let verb = if n == 1 { "waits" } else { "wait" };
+    format!("paused: {} {verb} for a decision", crate::text::count(n, "item"))
 }
 
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, below

@@ -47,7 +47,9 @@ pub struct McpServer {
     pub timeout: f64,
 }
 
-/// Which tools of a server need approval (SPEC §16).
+/// Which tools of a server need approval (SPEC §16). `"*"` means every tool whether it is
+/// the whole value or an entry of the list (`approve: ["*"]`): a gate never opens because of
+/// how it was spelled.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Approve {
     /// `"*"`: every tool.
@@ -129,6 +131,7 @@ pub fn uses(tools: &[ToolWire]) -> Vec<ToolUse> {
             allow: t.keys.allow.as_ref().map(|a| names(&a.value)),
             approve: match &t.keys.approve {
                 Some(ApproveWire::Every) => Approve::Every,
+                Some(ApproveWire::Tools(v)) if v.iter().any(|n| n.value == "*") => Approve::Every,
                 Some(ApproveWire::Tools(v)) => Approve::Tools(names(v)),
                 None => Approve::Tools(Vec::new()),
             },

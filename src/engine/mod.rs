@@ -12,6 +12,8 @@ mod offer;
 mod router;
 mod scoring;
 mod specialist;
+mod stop;
+mod summary;
 mod tool_loop;
 
 use std::collections::HashSet;

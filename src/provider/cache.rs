@@ -37,18 +37,12 @@ impl Provider for Cache {
                     .cloned()
             };
             if let Some(entry) = hit {
-                return Outcome {
-                    cached: true,
-                    transport_retries: 0,
-                    ..entry.outcome()
-                };
+                return entry.answer();
             }
             let outcome = self.inner.complete(req).await;
             if outcome.result.is_ok() {
                 let entry = Entry::of(hash.clone(), self.kind, req, &outcome);
-                if let Ok(line) = serde_json::to_string(&entry) {
-                    self.out.line(&line);
-                }
+                entry.write(&self.out);
                 let mut tape = self.tape.llm();
                 tape.entry(hash).or_default().push_back(entry);
             }

@@ -78,10 +78,7 @@ impl Provider for Recorder {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let outcome = self.inner.complete(req).await;
-            let entry = Entry::of(request_hash(self.kind, req), self.kind, req, &outcome);
-            if let Ok(line) = serde_json::to_string(&entry) {
-                self.out.line(&line);
-            }
+            Entry::of(request_hash(self.kind, req), self.kind, req, &outcome).write(&self.out);
             outcome
         })
     }

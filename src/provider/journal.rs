@@ -178,7 +178,7 @@ pub fn load_journal(path: &Path) -> Result<Journal, String> {
         Unread::Missing => format!("cannot read journal {shown}: no such file or directory"),
         Unread::Io(e) => format!("cannot read journal {shown}: {e}"),
     })?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("journal {shown} is not UTF-8 text"))?;
+    let text = journal_text(bytes).ok_or_else(|| format!("journal {shown} is not UTF-8 text"))?;
     let mut journal = Journal {
         ends_whole: text.is_empty() || text.ends_with('\n'),
         kept: text.len() as u64,
@@ -205,6 +205,17 @@ pub fn load_journal(path: &Path) -> Result<Journal, String> {
         ));
     }
     Ok(journal)
+}
+
+/// A journal's bytes as text. A last line without its newline may have been cut inside a
+/// character by a kill: its bytes are read lossily (it is then no JSON, and ignored as cut
+/// short), while a bad byte in a whole line makes the file no journal (`None`).
+fn journal_text(bytes: Vec<u8>) -> Option<String> {
+    let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1);
+    let (lines, last) = bytes.split_at(whole);
+    let mut text = std::str::from_utf8(lines).ok()?.to_string();
+    text.push_str(&String::from_utf8_lossy(last));
+    Some(text)
 }
 
 /// Opens a journal read by [`load_journal`] to append to it: a last line cut short is cut

@@ -17,7 +17,8 @@ use super::cassette::request_hash;
 use super::journal::{Journal, JournalLine};
 use super::llm_line::Entry;
 use super::tape::Tape;
-use super::tool_line::{ToolEntry, ToolList};
+use super::tool_hosts::write_lists;
+use super::tool_line::ToolEntry;
 use super::{CompletionRequest, Outcome, Provider};
 use crate::config::ProviderKind;
 use crate::sink::LineFile;
@@ -51,16 +52,10 @@ impl Provider for JournalProvider {
                 })
             };
             if let Some(entry) = answered {
-                return Outcome {
-                    cached: true,
-                    transport_retries: 0,
-                    ..entry.outcome()
-                };
+                return entry.answer();
             }
             let outcome = self.inner.complete(req).await;
-            if let Ok(line) = serde_json::to_string(&Entry::of(hash, self.kind, req, &outcome)) {
-                self.out.line(&line);
-            }
+            Entry::of(hash, self.kind, req, &outcome).write(&self.out);
             outcome
         })
     }
@@ -83,14 +78,7 @@ impl JournalTools {
     /// `inner` journaled to `out`, answering from `journal` (read before a resume). Each
     /// server's tool list is written when the journal lacks it or holds another.
     pub fn new(inner: Arc<dyn ToolHost>, journal: &Journal, out: Arc<LineFile>) -> Self {
-        let lists = journal.tape.lists();
-        for server in inner.servers() {
-            if let Some(tools) = inner.tools(&server) {
-                if lists.get(&server) != Some(&tools) {
-                    out.line(&ToolList::line(&server, &tools));
-                }
-            }
-        }
+        write_lists(inner.as_ref(), &out, &journal.tape.lists());
         JournalTools {
             inner,
             finished: Mutex::new(journal.finished.clone()),

@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::{AskedCall, Completion, CompletionRequest, Outcome, ProviderError};
 use crate::config::ProviderKind;
+use crate::sink::LineFile;
 
 /// One recorded exchange.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -99,6 +100,23 @@ impl Entry {
             result,
             transport_retries: self.transport_retries,
             cached: false,
+        }
+    }
+
+    /// The outcome this entry gives a call it answers in place of the provider (`--cache`, a
+    /// journal): marked cached, with no transport retries of its own.
+    pub fn answer(self) -> Outcome {
+        Outcome {
+            cached: true,
+            transport_retries: 0,
+            ..self.outcome()
+        }
+    }
+
+    /// Appends this entry's line to `out`.
+    pub fn write(&self, out: &LineFile) {
+        if let Ok(line) = serde_json::to_string(self) {
+            out.line(&line);
         }
     }
 

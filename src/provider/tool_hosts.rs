@@ -8,6 +8,7 @@
 //! `--record FILE` → [`ToolRecorder`] around the started servers; `--cache FILE` →
 //! [`ToolCache`] around them, over `load_cache(FILE)`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -28,6 +29,18 @@ pub fn tool_host(live: Arc<dyn ToolHost>, cached: Option<&Tape>, out: Option<&Ar
     }
 }
 
+/// Writes a `tools` line for each server of `host` whose list `written` lacks or holds
+/// otherwise (a journal resumed keeps the lists it has).
+pub(super) fn write_lists(host: &dyn ToolHost, out: &LineFile, written: &BTreeMap<String, Arc<[ToolInfo]>>) {
+    for server in host.servers() {
+        if let Some(tools) = host.tools(&server) {
+            if written.get(&server) != Some(&tools) {
+                out.line(&ToolList::line(&server, &tools));
+            }
+        }
+    }
+}
+
 /// Wraps a live host and writes each server's `tools` line once, when made, then a `tool`
 /// line per call that ran, in the order calls end.
 pub struct ToolRecorder {
@@ -38,11 +51,7 @@ pub struct ToolRecorder {
 impl ToolRecorder {
     /// Records `inner`'s tool lists now, and its calls as they run, into the cassette `out`.
     pub fn new(inner: Arc<dyn ToolHost>, out: Arc<LineFile>) -> Self {
-        for server in inner.servers() {
-            if let Some(tools) = inner.tools(&server) {
-                out.line(&ToolList::line(&server, &tools));
-            }
-        }
+        write_lists(inner.as_ref(), &out, &BTreeMap::new());
         ToolRecorder { inner, out }
     }
 }

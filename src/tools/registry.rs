@@ -8,7 +8,7 @@ use futures::future::{join_all, BoxFuture};
 
 use super::server::Server;
 use super::{ToolError, ToolHost, ToolInfo, ToolRequest};
-use crate::config::{Agent, Config};
+use crate::config::{Agent, Approve, Config};
 
 /// Why the servers could not be started: `mcp server NAME: <why>` (the tail of its stderr
 /// included), for the command to print as its `error:` line (exit 2).
@@ -76,7 +76,8 @@ impl Servers {
         }
     }
 
-    /// Every tool an `allow` of `agents` names is one its server lists.
+    /// Every tool an `allow` or an `approve` of `agents` names is one its server lists: a
+    /// misspelt `approve` would otherwise let the tool it meant run without a person's yes.
     fn check_allowed(&self, agents: &[&Agent]) -> Result<(), StartError> {
         for agent in agents {
             for uses in &agent.tools {
@@ -84,12 +85,14 @@ impl Servers {
                     continue;
                 };
                 let tools = server.tools();
-                let missing = uses
-                    .allow
-                    .iter()
-                    .flatten()
-                    .find(|n| !tools.iter().any(|t| &t.name == *n));
-                if let Some(missing) = missing {
+                let approved = match &uses.approve {
+                    Approve::Tools(names) => names.as_slice(),
+                    Approve::Every => &[],
+                };
+                let named = (uses.allow.iter().flatten().map(|n| (n, "allowed for")))
+                    .chain(approved.iter().map(|n| (n, "to approve for")));
+                let missing = named.into_iter().find(|(n, _)| !tools.iter().any(|t| &t.name == *n));
+                if let Some((missing, why)) = missing {
                     let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
                     let listed = match listed.is_empty() {
                         true => "it lists no tool".to_string(),
@@ -97,7 +100,7 @@ impl Servers {
                     };
                     return Err(StartError {
                         server: uses.server.clone(),
-                        why: format!("no tool `{missing}` (allowed for agent `{}`); {listed}", agent.id),
+                        why: format!("no tool `{missing}` ({why} agent `{}`); {listed}", agent.id),
                     });
                 }
             }

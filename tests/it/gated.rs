@@ -8,10 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{MockServer, Request, Respond, ResponseTemplate};
 
-use crate::common::mock::config_yaml;
+use crate::common::mock::{config_yaml, serve_chat};
 use crate::common::{json as stdout_json, Root, Test};
 use crate::mcp::fixture;
 
@@ -33,13 +32,7 @@ impl Heads {
     }
 
     pub(crate) async fn serve(&self) -> MockServer {
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/chat/completions"))
-            .respond_with(self.clone())
-            .mount(&server)
-            .await;
-        server
+        serve_chat(self.clone()).await
     }
 
     /// The agents of the requests received, in order.

@@ -15,6 +15,7 @@ mod honest;
 mod hostile;
 mod hostile_p3;
 mod hostile_p3_mcp;
+mod hostile_p4;
 mod layers;
 mod mcp;
 mod mcp_serve;

@@ -83,13 +83,7 @@ impl Script {
 
     /// Starts a mock server answering `POST /chat/completions` from this script.
     pub async fn serve(&self) -> MockServer {
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/chat/completions"))
-            .respond_with(self.clone())
-            .mount(&server)
-            .await;
-        server
+        serve_chat(self.clone()).await
     }
 }
 
@@ -180,6 +174,17 @@ pub fn config_yaml(uri: &str, extra_settings: &str, departments: &str, agents: &
         ));
     }
     out
+}
+
+/// Starts a mock server answering `POST /chat/completions` with `script`.
+pub async fn serve_chat(script: impl Respond + 'static) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(script)
+        .mount(&server)
+        .await;
+    server
 }
 
 /// One department `d` with head `h` and the given specialists (id, extra YAML).
