@@ -146,17 +146,17 @@ impl Process {
 
     /// Stops it once its stdin is closed: [`GRACE`] to exit by itself, then SIGKILL to its
     /// whole group (a wrapper's children, a grandchild it forked), which also ends any
-    /// process of the group left behind by a leader that did exit.
+    /// process of the group left behind by a leader that did exit. Marked stopped only once
+    /// killed: a stop cut short in its grace (its future dropped) leaves the kill to `Drop`.
     pub async fn stop(&self) {
-        self.stopped.store(true, Ordering::SeqCst);
         let _ = tokio::time::timeout(GRACE, self.exited()).await;
-        self.kill_group();
+        self.kill();
     }
 
     /// Kills the whole group at once.
     pub fn kill(&self) {
-        self.stopped.store(true, Ordering::SeqCst);
         self.kill_group();
+        self.stopped.store(true, Ordering::SeqCst);
     }
 
     fn kill_group(&self) {
@@ -251,6 +251,28 @@ mod tests {
                 ("HOME", "/srv")
             ]
         );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_stop_cut_short_in_its_grace_still_kills_on_drop() {
+        let cwd = std::env::temp_dir();
+        let launch = Launch {
+            command: "sleep",
+            args: &["100".into()],
+            env: environment(|k| std::env::var_os(k), &[], &[]),
+            cwd: &cwd,
+            secrets: Vec::new(),
+        };
+        // Its stdin stays open: it would outlive the grace.
+        let (process, _stdout, _stdin) = spawn(launch).unwrap();
+        let mut exit = process.exit.clone();
+        let cut = tokio::time::timeout(Duration::from_millis(100), process.stop()).await;
+        assert!(cut.is_err(), "the stop was still in its grace");
+        drop(process);
+        let status = tokio::time::timeout(Duration::from_secs(5), exit.wait_for(Option::is_some)).await;
+        let status = status.expect("the process was killed").unwrap().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
     }
 
     #[test]
