@@ -74,15 +74,15 @@ impl Server {
                     client.clone(),
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
                 );
-                let started = within(config.timeout, async {
+                within(config.timeout, async {
                     let service = client_info()
                         .serve(transport)
                         .await
                         .map_err(|e| format!("initialize failed: {}", init_error(&e)))?;
-                    listed(config, service, None).await
+                    let (service, tools) = list(service).await?;
+                    Ok(server(config, service, tools, None))
                 })
-                .await;
-                started
+                .await
             }
         }
     }
@@ -203,12 +203,6 @@ async fn start_stdio(config: &McpServer, launch: Launch<'_>) -> Result<Server, S
     };
     process.kill();
     Err(format!("{why}{}", quoted(&process.stderr_tail().await)))
-}
-
-/// The tools a remote server lists, and the started server.
-async fn listed(config: &McpServer, service: Service, process: Option<Process>) -> Result<Server, String> {
-    let (service, tools) = list(service).await?;
-    Ok(server(config, service, tools, process))
 }
 
 /// Every tool the server lists (every page).
