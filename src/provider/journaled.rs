@@ -78,7 +78,7 @@ impl JournalTools {
     /// `inner` journaled to `out`, answering from `journal` (read before a resume). Each
     /// server's tool list is written when the journal lacks it or holds another.
     pub fn new(inner: Arc<dyn ToolHost>, journal: &Journal, out: Arc<LineFile>) -> Self {
-        write_lists(inner.as_ref(), &out, &journal.tape.lists());
+        write_lists(inner.as_ref(), &out, &mut journal.tape.lists());
         JournalTools {
             inner,
             finished: Mutex::new(journal.finished.clone()),

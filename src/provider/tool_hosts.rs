@@ -30,13 +30,13 @@ pub fn tool_host(live: Arc<dyn ToolHost>, cached: Option<&Tape>, out: Option<&Ar
 }
 
 /// Writes a `tools` line for each server of `host` whose list `written` lacks or holds
-/// otherwise (a journal resumed keeps the lists it has).
-pub(super) fn write_lists(host: &dyn ToolHost, out: &LineFile, written: &BTreeMap<String, Arc<[ToolInfo]>>) {
+/// otherwise, and keeps it in `written` (a cache or a resumed journal keeps the lists it has).
+pub(super) fn write_lists(host: &dyn ToolHost, out: &LineFile, written: &mut BTreeMap<String, Arc<[ToolInfo]>>) {
     for server in host.servers() {
-        if let Some(tools) = host.tools(&server) {
-            if written.get(&server) != Some(&tools) {
-                out.line(&ToolList::line(&server, &tools));
-            }
+        let Some(tools) = host.tools(&server) else { continue };
+        if written.get(&server) != Some(&tools) {
+            out.line(&ToolList::line(&server, &tools));
+            written.insert(server, tools);
         }
     }
 }
@@ -51,7 +51,7 @@ pub struct ToolRecorder {
 impl ToolRecorder {
     /// Records `inner`'s tool lists now, and its calls as they run, into the cassette `out`.
     pub fn new(inner: Arc<dyn ToolHost>, out: Arc<LineFile>) -> Self {
-        write_lists(inner.as_ref(), &out, &BTreeMap::new());
+        write_lists(inner.as_ref(), &out, &mut BTreeMap::new());
         ToolRecorder { inner, out }
     }
 }
@@ -132,14 +132,7 @@ pub struct ToolCache {
 impl ToolCache {
     /// A cache of `inner`'s results over `tape` (from `load_cache`), appending to `out`.
     pub fn new(inner: Arc<dyn ToolHost>, tape: Tape, out: Arc<LineFile>) -> Self {
-        for server in inner.servers() {
-            let Some(tools) = inner.tools(&server) else { continue };
-            let mut lists = tape.lists();
-            if lists.get(&server) != Some(&tools) {
-                out.line(&ToolList::line(&server, &tools));
-                lists.insert(server, tools);
-            }
-        }
+        write_lists(inner.as_ref(), &out, &mut tape.lists());
         ToolCache { inner, tape, out }
     }
 }
