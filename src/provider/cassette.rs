@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::llm_line::Entry;
-use super::tape::{Queues, Tape};
+use super::tape::{replay_next, Queues, Tape};
 use super::{BoxFuture, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::ProviderKind;
 use crate::sink::LineFile;
@@ -106,14 +106,7 @@ impl Provider for Replayer {
         Box::pin(async move {
             let hash = request_hash(self.kind, req);
             let mut map = self.entries.llm();
-            let entry = map.get_mut(&hash).and_then(|queue| {
-                // The last exchange of a hash answers any further identical request.
-                if queue.len() > 1 {
-                    queue.pop_front()
-                } else {
-                    queue.front().cloned()
-                }
-            });
+            let entry = map.get_mut(&hash).and_then(replay_next);
             match entry {
                 Some(entry) => entry.outcome(),
                 None => Outcome::once(Err(not_recorded(&map, req, hash))),

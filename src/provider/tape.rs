@@ -24,6 +24,15 @@ use crate::tools::ToolInfo;
 /// Queues of recorded things by hash, each in the order they happened.
 pub type Queues<T> = HashMap<String, VecDeque<T>>;
 
+/// The next recorded answer of one hash in replay: each in recorded order, the last one
+/// answering any further identical call.
+pub(super) fn replay_next<T: Clone>(queue: &mut VecDeque<T>) -> Option<T> {
+    match queue.len() {
+        0 | 1 => queue.front().cloned(),
+        _ => queue.pop_front(),
+    }
+}
+
 /// A cassette in memory, shared (cheap to clone) by every replayer, cache and recorder of a
 /// run: what `--replay` answers from and what `--cache` reads through.
 #[derive(Clone, Default)]

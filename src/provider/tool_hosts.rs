@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::tape::Tape;
+use super::tape::{replay_next, Tape};
 use super::tool_line::{tool_hash, ToolEntry, ToolList};
 use crate::sink::LineFile;
 use crate::tools::{ToolError, ToolHost, ToolInfo, ToolRequest};
@@ -99,13 +99,7 @@ impl ToolHost for ToolReplayer {
 
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         let mut calls = self.tape.tool_calls();
-        let entry = calls.get_mut(&tool_hash(request)).and_then(|queue| {
-            if queue.len() > 1 {
-                queue.pop_front()
-            } else {
-                queue.front().cloned()
-            }
-        });
+        let entry = calls.get_mut(&tool_hash(request)).and_then(replay_next);
         let answer = match entry {
             Some(entry) => entry.answer(),
             None => Err(ToolError::NotRecorded {
