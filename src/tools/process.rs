@@ -272,7 +272,10 @@ mod tests {
         drop(process);
         let status = tokio::time::timeout(Duration::from_secs(5), exit.wait_for(Option::is_some)).await;
         let status = status.expect("the process was killed").unwrap().unwrap();
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(libc::SIGKILL)
+        );
     }
 
     #[test]
