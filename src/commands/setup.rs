@@ -187,7 +187,7 @@ pub fn interruption() -> impl std::future::Future<Output = Exit> {
 
 /// Resolves on Ctrl-C.
 #[cfg(not(unix))]
-fn interruption() -> impl std::future::Future<Output = Exit> {
+pub fn interruption() -> impl std::future::Future<Output = Exit> {
     async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
