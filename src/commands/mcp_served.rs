@@ -228,7 +228,7 @@ impl Team {
             finished: &|_| {},
         };
         let (mut records, interrupted) = runner.run(&jobs, stop).await;
-        futures::future::join_all(servers.values().map(|s| setup::stop_tools(Some(s)))).await;
+        setup::stop_each(&servers).await;
         if interrupted.is_some() {
             return Answer::error("interrupted: the client cancelled the call");
         }

@@ -90,6 +90,11 @@ pub async fn stop_tools(servers: Option<&Servers>) {
     }
 }
 
+/// Stops the servers of every config of a suite (see [`stop_tools`]), concurrently.
+pub async fn stop_each(servers: &HashMap<PathBuf, Arc<Servers>>) {
+    futures::future::join_all(servers.values().map(|s| s.stop_all())).await;
+}
+
 /// The exporter of `--otlp`, if asked for. Started before the runtime: it runs on a thread
 /// of its own.
 pub fn exporter(replies: &ReplyArgs) -> Result<Option<Exporter>, CommandError> {
