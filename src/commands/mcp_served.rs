@@ -105,9 +105,14 @@ impl Team {
 
     /// One served run, start to report.
     async fn run_call(&self, call: RunCall, observer: Box<dyn Observer>, stop: BoxFuture<'static, ()>) -> Answer {
-        let (config, plan, pool) = match self.prepare(&call) {
-            Ok(prepared) => prepared,
-            Err(answer) => return answer,
+        let team = self.clone();
+        let prepared = off_runtime(move || {
+            let prepared = team.prepare(&call);
+            (call, prepared)
+        });
+        let (call, (config, plan, pool)) = match prepared.await {
+            Ok((call, Ok(prepared))) => (call, prepared),
+            Ok((_, Err(answer))) | Err(answer) => return answer,
         };
         let options = super::plan_options(&config, &plan_args(&call));
         // The run's own servers: started before its first call, stopped at its end.
@@ -297,14 +302,21 @@ impl Served for Team {
     }
 
     fn explain(&self, prompt: String) -> BoxFuture<'_, Answer> {
-        let answer = self
-            .explain_call(prompt)
-            .map_or_else(message, |plan| Answer::json(&plan));
-        Box::pin(std::future::ready(answer))
+        let team = self.clone();
+        let answer = off_runtime(move || {
+            team.explain_call(prompt)
+                .map_or_else(message, |plan| Answer::json(&plan))
+        });
+        Box::pin(async { answer.await.unwrap_or_else(|failed| failed) })
     }
 
     fn validate(&self) -> BoxFuture<'_, Answer> {
-        Box::pin(std::future::ready(self.validate_call()))
+        let team = self.clone();
+        Box::pin(async {
+            off_runtime(move || team.validate_call())
+                .await
+                .unwrap_or_else(|failed| failed)
+        })
     }
 
     fn test(&self, suite: PathBuf, stop: BoxFuture<'static, ()>) -> BoxFuture<'_, Answer> {
@@ -313,9 +325,15 @@ impl Served for Team {
         // on a blocking thread of its own, the shared pool and gate with it.
         Box::pin(async move {
             let handle = tokio::runtime::Handle::current();
-            let run = tokio::task::spawn_blocking(move || handle.block_on(team.suite(suite, stop)));
-            run.await
-                .unwrap_or_else(|e| Answer::error(format!("the suite's runner failed: {e}")))
+            let run = off_runtime(move || handle.block_on(team.suite(suite, stop)));
+            run.await.unwrap_or_else(|failed| failed)
         })
     }
+}
+
+/// `work` on a blocking thread of its own, off the runtime's workers: loading a config reads
+/// its files, and a suite's runner is single-task. A panic in it is the call's error result.
+async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Answer> {
+    let done = tokio::task::spawn_blocking(work).await;
+    done.map_err(|e| Answer::error(format!("the call failed: {e}")))
 }
