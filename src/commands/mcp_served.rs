@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
+use futures::FutureExt;
 use tokio::sync::Semaphore;
 
 use super::setup::{self, CaseEngines};
@@ -117,8 +118,10 @@ impl Team {
         let options = super::plan_options(&config, &plan_args(&call));
         // The run's own servers: started before its first call, stopped at its end.
         let agents = setup::tool_agents(&config, &[&plan]);
-        let never = std::pin::pin!(std::future::pending::<Exit>());
-        let servers = match setup::start_tools(&config, &agents, &ReplyArgs::default(), never).await {
+        // A cancel (or the server stopping) while they start gives the start up too.
+        let stop = stop.shared();
+        let stopped = std::pin::pin!(stop.clone().map(|()| Exit::Interrupted));
+        let servers = match setup::start_tools(&config, &agents, &ReplyArgs::default(), stopped).await {
             Ok(servers) => servers,
             Err(e) => return message(e),
         };
