@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
+use futures::FutureExt;
 use tokio::sync::Semaphore;
 
 use super::setup::{self, CaseEngines};
@@ -105,15 +106,22 @@ impl Team {
 
     /// One served run, start to report.
     async fn run_call(&self, call: RunCall, observer: Box<dyn Observer>, stop: BoxFuture<'static, ()>) -> Answer {
-        let (config, plan, pool) = match self.prepare(&call) {
-            Ok(prepared) => prepared,
-            Err(answer) => return answer,
+        let team = self.clone();
+        let prepared = off_runtime(move || {
+            let prepared = team.prepare(&call);
+            (call, prepared)
+        });
+        let (call, (config, plan, pool)) = match prepared.await {
+            Ok((call, Ok(prepared))) => (call, prepared),
+            Ok((_, Err(answer))) | Err(answer) => return answer,
         };
         let options = super::plan_options(&config, &plan_args(&call));
         // The run's own servers: started before its first call, stopped at its end.
         let agents = setup::tool_agents(&config, &[&plan]);
-        let never = std::pin::pin!(std::future::pending::<Exit>());
-        let servers = match setup::start_tools(&config, &agents, &ReplyArgs::default(), never).await {
+        // A cancel (or the server stopping) while they start gives the start up too.
+        let stop = stop.shared();
+        let stopped = std::pin::pin!(stop.clone().map(|()| Exit::Interrupted));
+        let servers = match setup::start_tools(&config, &agents, &ReplyArgs::default(), stopped).await {
             Ok(servers) => servers,
             Err(e) => return message(e),
         };
@@ -228,7 +236,7 @@ impl Team {
             finished: &|_| {},
         };
         let (mut records, interrupted) = runner.run(&jobs, stop).await;
-        futures::future::join_all(servers.values().map(|s| setup::stop_tools(Some(s)))).await;
+        setup::stop_each(&servers).await;
         if interrupted.is_some() {
             return Answer::error("interrupted: the client cancelled the call");
         }
@@ -297,14 +305,21 @@ impl Served for Team {
     }
 
     fn explain(&self, prompt: String) -> BoxFuture<'_, Answer> {
-        let answer = self
-            .explain_call(prompt)
-            .map_or_else(message, |plan| Answer::json(&plan));
-        Box::pin(std::future::ready(answer))
+        let team = self.clone();
+        let answer = off_runtime(move || {
+            team.explain_call(prompt)
+                .map_or_else(message, |plan| Answer::json(&plan))
+        });
+        Box::pin(async { answer.await.unwrap_or_else(|failed| failed) })
     }
 
     fn validate(&self) -> BoxFuture<'_, Answer> {
-        Box::pin(std::future::ready(self.validate_call()))
+        let team = self.clone();
+        Box::pin(async {
+            off_runtime(move || team.validate_call())
+                .await
+                .unwrap_or_else(|failed| failed)
+        })
     }
 
     fn test(&self, suite: PathBuf, stop: BoxFuture<'static, ()>) -> BoxFuture<'_, Answer> {
@@ -313,9 +328,15 @@ impl Served for Team {
         // on a blocking thread of its own, the shared pool and gate with it.
         Box::pin(async move {
             let handle = tokio::runtime::Handle::current();
-            let run = tokio::task::spawn_blocking(move || handle.block_on(team.suite(suite, stop)));
-            run.await
-                .unwrap_or_else(|e| Answer::error(format!("the suite's runner failed: {e}")))
+            let run = off_runtime(move || handle.block_on(team.suite(suite, stop)));
+            run.await.unwrap_or_else(|failed| failed)
         })
     }
+}
+
+/// `work` on a blocking thread of its own, off the runtime's workers: loading a config reads
+/// its files, and a suite's runner is single-task. A panic in it is the call's error result.
+async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Answer> {
+    let done = tokio::task::spawn_blocking(work).await;
+    done.map_err(|e| Answer::error(format!("the call failed: {e}")))
 }

@@ -300,7 +300,7 @@ fn waiting(report: &Report) -> String {
     format!("paused: {} {verb} for a decision", crate::text::count(n, "item"))
 }
 
-/// The exit code of a finished run: interrupted 130, failed 1, partial 4, below
+/// The exit code of a finished run: interrupted 130, failed 1, partial 4, paused 5, below
 /// `--min-quality` 3, else 0 (a partial run is reported as partial even when its quality is low).
 pub(super) fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
     if report.metadata.interrupted {

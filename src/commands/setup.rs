@@ -90,6 +90,11 @@ pub async fn stop_tools(servers: Option<&Servers>) {
     }
 }
 
+/// Stops the servers of every config of a suite (see [`stop_tools`]), concurrently.
+pub async fn stop_each(servers: &HashMap<PathBuf, Arc<Servers>>) {
+    futures::future::join_all(servers.values().map(|s| s.stop_all())).await;
+}
+
 /// The exporter of `--otlp`, if asked for. Started before the runtime: it runs on a thread
 /// of its own.
 pub fn exporter(replies: &ReplyArgs) -> Result<Option<Exporter>, CommandError> {
@@ -187,7 +192,7 @@ pub fn interruption() -> impl std::future::Future<Output = Exit> {
 
 /// Resolves on Ctrl-C.
 #[cfg(not(unix))]
-fn interruption() -> impl std::future::Future<Output = Exit> {
+pub fn interruption() -> impl std::future::Future<Output = Exit> {
     async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;

@@ -122,7 +122,7 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
     let (mut records, interrupted) = runtime.block_on(async {
         let ran = runner.run(&jobs, signalled).await;
         // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
-        futures::future::join_all(servers.values().map(|s| setup::stop_tools(Some(s)))).await;
+        setup::stop_each(&servers).await;
         ran
     });
     bar.clear();
@@ -176,7 +176,7 @@ pub(super) async fn start_servers<F: std::future::Future<Output = Exit>>(
             }
             Ok(None) => {}
             Err(e) => {
-                futures::future::join_all(started.values().map(|s| setup::stop_tools(Some(s)))).await;
+                setup::stop_each(&started).await;
                 return Err(e);
             }
         }

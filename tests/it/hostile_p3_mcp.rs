@@ -140,6 +140,35 @@ async fn a_client_hanging_up_mid_run_leaves_no_tool_server_behind() {
     stopped_mid_run(|session| drop(session.stdin.take())).await;
 }
 
+/// A served run whose tool server never answers `initialize` (it would for its 30 s
+/// timeout): SIGTERM stops `orch mcp` at once, the start given up, not waited for.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_while_a_served_run_starts_its_tool_server_stops_at_once() {
+    let server = Script::new(&[]).serve().await;
+    let root = team(&server.uri(), "--hang, --starts, starts.txt");
+    let starts = root.path().join("starts.txt");
+    let waited = tokio::task::spawn_blocking(move || {
+        let mut session = Session::start(&root, &[]);
+        session.call(1, "run", json!({"prompt": "Aladdin"}));
+        let give_up = std::time::Instant::now() + Duration::from_secs(60);
+        while !starts.exists() {
+            assert!(std::time::Instant::now() < give_up, "the tool server never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let pid = session.child.id().to_string();
+        let signalled = std::time::Instant::now();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let out = session.child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        signalled.elapsed()
+    })
+    .await
+    .unwrap();
+    // Not the 5 s `orch mcp` gives a call that does not stop.
+    assert!(waited < Duration::from_secs(4), "stopped after {waited:?}");
+}
+
 /// A stdio server that prints the value of its `passEnv` variable as it dies.
 #[cfg(unix)]
 fn leaky_team() -> Root {
