@@ -5,12 +5,11 @@ use std::future::Future;
 
 use opentelemetry::trace::FutureExt;
 
-use super::department::output_text;
 use super::stop::Stop;
 use super::{CallError, Engine};
 use crate::plan::Plan;
 use crate::prompts;
-use crate::report::{DepartmentResult, Usage};
+use crate::report::{output_text, DepartmentResult, Usage};
 use crate::trace::{agent_span, end_span, TracedAttempt};
 
 /// How the master's summary went.

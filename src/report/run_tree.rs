@@ -6,7 +6,7 @@
 //! [`printable`] before orch adds its colours: the renderer lets orch's own colour sequences
 //! pass, so a reply holding one of them must be escaped here, where it is still told apart.
 
-use super::run::{DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
+use super::run::{output_text, DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
 use super::tool_call::ToolCall;
 use super::tree::{Node, Style};
 use crate::grade::ReviewStatus;
@@ -255,9 +255,5 @@ fn tool_lines(calls: &[ToolCall], style: Style) -> Vec<Node> {
 /// A model's output (text, or JSON for structured output) cut to `max` characters on one
 /// line, its control characters shown escaped.
 fn shown_excerpt(output: &serde_json::Value, max: usize) -> String {
-    let text = match output {
-        serde_json::Value::String(s) => excerpt(s, max),
-        other => excerpt(&other.to_string(), max),
-    };
-    printable(&text).into_owned()
+    printable(&excerpt(&output_text(output), max)).into_owned()
 }
