@@ -14,8 +14,8 @@ use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};
 use crate::prompts;
 use crate::report::{
-    output_value, Approval, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, SpecialistResult, ToolCall,
-    Usage,
+    output_text, output_value, Approval, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event,
+    SpecialistResult, ToolCall, Usage,
 };
 use crate::trace::attempt_context;
 
@@ -371,13 +371,4 @@ async fn synthesize(
         .map(|(_, t)| t.clone())
         .unwrap_or_default();
     Ok((best, true))
-}
-
-/// An output value back to text (strings as they are, JSON as JSON).
-pub fn output_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => String::new(),
-        other => other.to_string(),
-    }
 }

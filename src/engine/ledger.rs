@@ -77,24 +77,26 @@ impl Ledger {
             Lookup::NotAllowed { server, tool } => (Some(server), tool),
             Lookup::Unknown => (None, call.name.as_str()),
         };
-        let verdict = match lookup {
-            _ if over => Err(Refusal::LimitReached(self.max)),
-            Lookup::NotAllowed { .. } => Err(Refusal::NotAllowed(call.name.clone())),
-            Lookup::Unknown => Err(Refusal::Unknown(call.name.clone())),
-            Lookup::Offered(t) => self.count_run(&t.server, &t.tool, &call.arguments),
+        let why = match lookup {
+            _ if over => Refusal::LimitReached(self.max),
+            Lookup::NotAllowed { .. } => Refusal::NotAllowed(call.name.clone()),
+            Lookup::Unknown => Refusal::Unknown(call.name.clone()),
+            Lookup::Offered(t) => match self.count_run(&t.server, &t.tool, &call.arguments) {
+                Ok(arguments) => {
+                    return Admit::Run {
+                        server: t.server.clone(),
+                        tool: t.tool.clone(),
+                        arguments,
+                        approve: t.approve,
+                    }
+                }
+                Err(why) => why,
+            },
         };
-        match (verdict, server) {
-            (Ok(arguments), Some(server)) => Admit::Run {
-                server: server.to_string(),
-                tool: tool.to_string(),
-                arguments,
-                approve: matches!(lookup, Lookup::Offered(t) if t.approve),
-            },
-            (verdict, server) => Admit::Refuse {
-                server: server.map(str::to_string),
-                tool: tool.to_string(),
-                why: verdict.err().unwrap_or(Refusal::Unknown(call.name.clone())),
-            },
+        Admit::Refuse {
+            server: server.map(str::to_string),
+            tool: tool.to_string(),
+            why,
         }
     }
 

@@ -9,13 +9,14 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
-use super::department::{output_text, run_department, Finished};
+use super::department::{run_department, Finished};
 use super::stop::Stop;
 use super::summary::{summarize, Summary};
 use super::{scoring, Engine};
 use crate::plan::{Dag, DepartmentPlan, DepartmentRole, Plan};
 use crate::report::{
-    DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, Report, RunMetadata, RunStatus, Usage, Validation,
+    output_text, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, Report, RunMetadata, RunStatus, Usage,
+    Validation,
 };
 use crate::trace::{agent_span, end_span};
 

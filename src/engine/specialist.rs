@@ -165,24 +165,27 @@ impl Loop {
     }
 }
 
-/// When an attempt ran, in the run's milliseconds and on the clock.
+/// Which attempt runs, and when it started, in the run's milliseconds and on the clock.
 struct Timing {
+    /// 1-based attempt number.
+    n: u32,
     t0: Instant,
     started_at: u64,
 }
 
 impl Timing {
-    fn now(engine: &Engine) -> Self {
+    fn now(engine: &Engine, n: u32) -> Self {
         Timing {
+            n,
             t0: Instant::now(),
             started_at: engine.elapsed_ms(),
         }
     }
 
     /// An attempt record with these times and nothing graded yet.
-    fn attempt(&self, engine: &Engine, n: u32, provider: Option<String>) -> Attempt {
+    fn attempt(&self, engine: &Engine, provider: Option<String>) -> Attempt {
         Attempt {
-            attempt: n,
+            attempt: self.n,
             score: 0.0,
             quality: 0.0,
             relevance: 0.0,
@@ -213,7 +216,7 @@ async fn one_attempt(
     prompt: String,
     state: &mut Loop,
 ) -> (Attempt, End) {
-    let timing = Timing::now(engine);
+    let timing = Timing::now(engine, n);
     // The attempt's number rides in the context, for its calls' spans (the judge's too).
     let attempt_cx = attempt_context(n);
     let place = Place {
@@ -226,11 +229,11 @@ async fn one_attempt(
         .await;
     let (mut attempt, end) = match called.result {
         Ok(completion) => {
-            graded(engine, task, agent, n, completion, called.provider, timing, state)
+            graded(engine, task, agent, completion, called.provider, timing, state)
                 .with_context(attempt_cx)
                 .await
         }
-        Err(e) => call_failed(engine, task, n, e, called.provider, &timing, state),
+        Err(e) => call_failed(engine, task, e, called.provider, &timing, state),
     };
     attempt.tool_calls = called.tool_calls;
     (attempt, end)
@@ -241,7 +244,6 @@ async fn one_attempt(
 fn call_failed(
     engine: &Engine,
     task: &Task<'_>,
-    n: u32,
     e: CallError,
     provider: Option<String>,
     timing: &Timing,
@@ -255,7 +257,7 @@ fn call_failed(
     } else {
         End::Failed
     };
-    let mut attempt = timing.attempt(engine, n, provider);
+    let mut attempt = timing.attempt(engine, provider);
     attempt.feedback = format!("call failed: {message}");
     attempt.error = Some(message.clone());
     match e {
@@ -277,12 +279,10 @@ fn call_failed(
 
 /// An attempt whose call answered: graded against the threshold. A grading the run cut
 /// (the judge's call refused) is no grade: the loop ends there.
-#[allow(clippy::too_many_arguments)]
 async fn graded(
     engine: &Engine,
     task: &Task<'_>,
     agent: &Agent,
-    n: u32,
     completion: crate::provider::Completion,
     provider: Option<String>,
     timing: Timing,
@@ -297,7 +297,7 @@ async fn graded(
         Err(e) => {
             let why = e.to_string();
             state.cut = Some(why.clone());
-            let mut attempt = timing.attempt(engine, n, provider);
+            let mut attempt = timing.attempt(engine, provider);
             attempt.feedback = format!("not graded: {why}");
             attempt.error = Some(format!("not graded: {why}"));
             attempt.finish_reason = completion.finish_reason;
@@ -313,7 +313,7 @@ async fn graded(
         state.best = Some((score, text.clone()));
     }
     state.previous = Some(text);
-    let mut attempt = timing.attempt(engine, n, provider);
+    let mut attempt = timing.attempt(engine, provider);
     attempt.score = score;
     attempt.quality = grade.quality;
     attempt.relevance = grade.relevance;

@@ -5,12 +5,11 @@ use std::future::Future;
 
 use opentelemetry::trace::FutureExt;
 
-use super::department::output_text;
 use super::stop::Stop;
 use super::{CallError, Engine};
 use crate::plan::Plan;
 use crate::prompts;
-use crate::report::{DepartmentResult, Usage};
+use crate::report::{output_text, DepartmentResult, Usage};
 use crate::trace::{agent_span, end_span, TracedAttempt};
 
 /// How the master's summary went.
@@ -73,7 +72,11 @@ pub(super) async fn summarize(
     let call = engine
         .call(master, prompts::summary(&plan.request, &pairs), usage)
         .with_context(cx.with_value(TracedAttempt(1)));
+    // Biased, as `run_departments` is: a summary that ends at the very instant of the
+    // deadline is cut, whichever of the two woke first.
     let summary = tokio::select! {
+        biased;
+        why = stopped => Summary::Cut(why.reason().to_string(), Some(why)),
         result = call => match result {
             Ok(text) => {
                 engine.complete_step("summary".into());
@@ -82,7 +85,6 @@ pub(super) async fn summarize(
             Err(e) if e.is_cut() => Summary::Cut(e.to_string(), (e == CallError::Deadline).then_some(Stop::Deadline)),
             Err(e) => Summary::Failed(e.to_string()),
         },
-        why = stopped => Summary::Cut(why.reason().to_string(), Some(why)),
     };
     end_span(&cx, Vec::new());
     summary

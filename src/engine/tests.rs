@@ -367,3 +367,37 @@ async fn a_deadline_that_nothing_reaches_changes_nothing() {
     .await;
     assert_eq!(report.status.to_string(), "success");
 }
+
+/// The master's summary ends at the very instant of the deadline: the stop wins, as it
+/// does over a department (`run_departments`), so the report never depends on which of the
+/// two woke first.
+#[tokio::test(start_paused = true)]
+async fn a_summary_that_ends_at_the_deadline_is_cut_every_time() {
+    let yaml = r#"
+limits: { deadline: 0.2 }
+aggregation: { synthesize: true, masterAgent: m }
+departments:
+  - { id: story, keywords: [scene], head: story-head }
+agents:
+  - { id: story-head, role: head, department: story }
+  - { id: m, role: master }
+"#;
+    for _ in 0..32 {
+        // The head answers at 100 ms, the master's summary at 200 ms: the deadline.
+        let config = load_str(yaml, false).unwrap();
+        let report = run_with(
+            config,
+            Scripted::with_delays(&[]),
+            Budget::new(200, 0, 8),
+            std::future::pending(),
+        )
+        .await;
+        assert_eq!(report.departments[0].status.to_string(), "success");
+        assert_eq!(report.summary, None);
+        assert_eq!(
+            report.validation.issues,
+            ["the master's summary was not written: deadline exceeded"]
+        );
+        assert_eq!(report.status.to_string(), "partial");
+    }
+}

@@ -14,8 +14,8 @@ pub use events::{Event, EventLog, Observer, Observers};
 pub use gate::{DecidedBy, GateItem, GateKind};
 pub use plan_tree::plan_tree;
 pub use run::{
-    output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report, RunMetadata,
-    RunStatus, SpecialistResult, Usage, Validation,
+    output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report,
+    RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
 pub use run_tree::run_tree;
 pub use tool_call::{Approval, Refusal, ToolCall};

@@ -329,6 +329,16 @@ pub fn output_value(text: &str) -> Value {
     Value::String(text.to_string())
 }
 
+/// An output back to text, the inverse of [`output_value`]: strings as they are, JSON as
+/// JSON, none as nothing.
+pub fn output_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
 /// The report fields that only the clock or chance decides: times and ids.
 const CLOCK_AND_ID_FIELDS: &[&str] = &[
     "runId",

@@ -6,7 +6,7 @@
 //! [`printable`] before orch adds its colours: the renderer lets orch's own colour sequences
 //! pass, so a reply holding one of them must be escaped here, where it is still told apart.
 
-use super::run::{DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
+use super::run::{output_text, DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
 use super::tool_call::ToolCall;
 use super::tree::{Node, Style};
 use crate::grade::ReviewStatus;
@@ -14,6 +14,45 @@ use crate::text::{count, excerpt, fmt_score, printable};
 
 /// Builds the tree of a run report.
 pub fn run_tree(report: &Report, style: Style) -> Node {
+    let mut root = Node::leaf(headline(report, style));
+    if let Some(e) = &report.error {
+        root.push(Node::leaf(style.red(&format!("error: {}", printable(e)))));
+    }
+    for d in &report.departments {
+        root.push(department(d, style));
+    }
+    if let Some(summary) = &report.summary {
+        root.push(Node::leaf(format!(
+            "{} {}",
+            style.bold("summary:"),
+            shown_excerpt(summary, 100)
+        )));
+    }
+    let v = &report.validation;
+    let validation = if v.passed {
+        Node::leaf(format!("validation: {}", style.green("passed")))
+    } else {
+        Node::new(
+            format!("validation: {}", style.yellow("issues")),
+            v.issues.iter().map(|i| Node::leaf(printable(i))).collect(),
+        )
+    };
+    root.push(validation);
+    if !report.pending.is_empty() {
+        let items = report
+            .pending
+            .iter()
+            .map(|p| Node::leaf(pending_line(p, style)))
+            .collect();
+        let label = format!("pending: {}", count(report.pending.len(), "item"));
+        root.push(Node::new(style.yellow(&label), items));
+    }
+    root
+}
+
+/// The tree's first lines: the status, quality, calls, tokens, cost and time; the request;
+/// the routing; the providers' fallbacks and open circuits.
+fn headline(report: &Report, style: Style) -> String {
     let status = match report.status {
         RunStatus::Success => style.green("success"),
         RunStatus::Partial => style.yellow("partial"),
@@ -83,40 +122,7 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
             }
         ));
     }
-    let mut root = Node::leaf(head);
-    if let Some(e) = &report.error {
-        root.push(Node::leaf(style.red(&format!("error: {}", printable(e)))));
-    }
-    for d in &report.departments {
-        root.push(department(d, style));
-    }
-    if let Some(summary) = &report.summary {
-        root.push(Node::leaf(format!(
-            "{} {}",
-            style.bold("summary:"),
-            shown_excerpt(summary, 100)
-        )));
-    }
-    let v = &report.validation;
-    let validation = if v.passed {
-        Node::leaf(format!("validation: {}", style.green("passed")))
-    } else {
-        Node::new(
-            format!("validation: {}", style.yellow("issues")),
-            v.issues.iter().map(|i| Node::leaf(printable(i))).collect(),
-        )
-    };
-    root.push(validation);
-    if !report.pending.is_empty() {
-        let items = report
-            .pending
-            .iter()
-            .map(|p| Node::leaf(pending_line(p, style)))
-            .collect();
-        let label = format!("pending: {}", count(report.pending.len(), "item"));
-        root.push(Node::new(style.yellow(&label), items));
-    }
-    root
+    head
 }
 
 /// One item waiting for a decision: its id (what `orch approve` takes) and what it is.
@@ -255,9 +261,5 @@ fn tool_lines(calls: &[ToolCall], style: Style) -> Vec<Node> {
 /// A model's output (text, or JSON for structured output) cut to `max` characters on one
 /// line, its control characters shown escaped.
 fn shown_excerpt(output: &serde_json::Value, max: usize) -> String {
-    let text = match output {
-        serde_json::Value::String(s) => excerpt(s, max),
-        other => excerpt(&other.to_string(), max),
-    };
-    printable(&text).into_owned()
+    printable(&excerpt(&output_text(output), max)).into_owned()
 }
