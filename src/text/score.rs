@@ -4,7 +4,13 @@ use serde::Serializer;
 
 /// Rounds to 2 decimals (every score in the report, SPEC §3.10).
 pub fn round_to_2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
+    round_to(v, 2)
+}
+
+/// Rounds to `places` decimals (half away from zero): 4 for shares, 2 for scores and means.
+pub fn round_to(v: f64, places: i32) -> f64 {
+    let k = 10f64.powi(places);
+    (v * k).round() / k
 }
 
 /// Serializes a score rounded to 2 decimals.
