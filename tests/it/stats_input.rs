@@ -402,8 +402,8 @@ fn figures_do_not_depend_on_the_order_of_the_runs() {
         let r = report("success", routing("story", "keywords", false, None), vec![d], 0, &[]);
         serde_json::to_string_pretty(&r).unwrap()
     };
-    root.write("a.json", &[0.34, 72.97, 43.63, 37.48].map(run).join("\n"));
-    root.write("b.json", &[0.34, 37.48, 43.63, 72.97].map(run).join("\n"));
+    root.write("a.json", [0.34, 72.97, 43.63, 37.48].map(run).join("\n"));
+    root.write("b.json", [0.34, 37.48, 43.63, 72.97].map(run).join("\n"));
     let figures = |file: &str| {
         let out = Test::new(root.path())
             .args(["stats", file, "--format", "json"])
