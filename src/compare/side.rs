@@ -13,6 +13,7 @@ use std::path::Path;
 
 use super::digest::Digest;
 use crate::suite::{parse_results_line, Lines, Record};
+use crate::text::{Mean, UsdSum};
 
 /// A case: `(suite, caseId)`.
 pub type CaseKey = (String, String);
@@ -28,26 +29,6 @@ pub struct CaseRuns {
     pub failures: BTreeSet<String>,
     /// The line each run (by `repeat`) was read from: one run counted twice is refused.
     lines: HashMap<u32, usize>,
-}
-
-/// A mean kept as an exact sum of hundredths.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Mean {
-    hundredths: i64,
-    count: u64,
-}
-
-impl Mean {
-    /// Adds a value (rounded to 2 decimals, as reports write them).
-    pub fn add(&mut self, value: f64) {
-        self.hundredths += (value * 100.0).round() as i64;
-        self.count += 1;
-    }
-
-    /// The mean, `None` of nothing.
-    pub fn value(&self) -> Option<f64> {
-        (self.count > 0).then(|| self.hundredths as f64 / 100.0 / self.count as f64)
-    }
 }
 
 /// A share of yeses.
@@ -75,8 +56,8 @@ pub struct Side {
     pub runs: Share,
     /// `overallQuality` of the runs that have a report.
     pub quality: Mean,
-    /// Spent, in millionths of a dollar.
-    pub micro_usd: i64,
+    /// Spent.
+    pub cost: UsdSum,
     /// LLM calls.
     pub calls: u64,
     /// `durationMs` of every run.
@@ -145,9 +126,7 @@ impl Side {
     fn add_report(&mut self, report: Digest) {
         self.quality.add(report.overall_quality);
         // Saturating: no count of calls or dollars a file may hold overflows.
-        self.micro_usd = self
-            .micro_usd
-            .saturating_add((report.usage.cost_usd * 1e6).round() as i64);
+        self.cost.add(report.usage.cost_usd);
         self.calls = self.calls.saturating_add(report.usage.calls);
         for department in report.departments.iter().filter(|d| d.ran()) {
             self.departments

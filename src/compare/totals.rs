@@ -50,7 +50,7 @@ impl Totals {
             pass_rate: runs.value().unwrap_or(0.0),
             pass_rate_interval: wilson::interval(runs.hits, runs.count).unwrap_or([0.0, 1.0]),
             mean_quality: side.quality.value(),
-            cost_usd: side.micro_usd as f64 / 1e6,
+            cost_usd: side.cost.value(),
             calls: side.calls,
             p50_duration_ms: nearest_rank(&side.durations_ms, 50),
             p95_duration_ms: nearest_rank(&side.durations_ms, 95),

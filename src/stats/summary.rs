@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
+use crate::text::{round2_opt, round_to, round_to_2};
+
 /// The analytics of every run read.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -68,10 +70,10 @@ pub struct DepartmentStats {
     #[serde(serialize_with = "rate")]
     pub success_rate: Option<f64>,
     /// Mean quality of its successful runs (a failed department has no quality to average).
-    #[serde(serialize_with = "mean")]
+    #[serde(serialize_with = "round2_opt")]
     pub mean_quality: Option<f64>,
     /// Mean LLM calls per run (head, specialists, judge, synthesis).
-    #[serde(serialize_with = "mean")]
+    #[serde(serialize_with = "round2_opt")]
     pub mean_calls: Option<f64>,
     /// USD over every run.
     #[serde(serialize_with = "crate::text::usd")]
@@ -97,10 +99,10 @@ pub struct AgentStats {
     #[serde(serialize_with = "rate")]
     pub pass_rate: Option<f64>,
     /// Mean quality retries per run (attempts − 1).
-    #[serde(serialize_with = "mean")]
+    #[serde(serialize_with = "round2_opt")]
     pub mean_retries: Option<f64>,
     /// Mean final score (its best attempt's).
-    #[serde(serialize_with = "mean")]
+    #[serde(serialize_with = "round2_opt")]
     pub mean_score: Option<f64>,
     /// Median attempt latency (nearest rank; see `latency.rs`).
     pub latency_ms_p50: Option<u64>,
@@ -113,18 +115,8 @@ pub struct AgentStats {
     pub cost_usd: f64,
 }
 
-/// Rounds to `places` decimals.
-pub fn round(v: f64, places: i32) -> f64 {
-    let k = 10f64.powi(places);
-    (v * k).round() / k
-}
-
 fn rate<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    v.map(|v| round(v, 4)).serialize(s)
-}
-
-fn mean<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    v.map(|v| round(v, 2)).serialize(s)
+    v.map(|v| round_to(v, 4)).serialize(s)
 }
 
 /// The status counts in the order runs end well to badly.
@@ -169,12 +161,12 @@ pub fn in_order<'a>(first: &'a [&'a str], m: &'a BTreeMap<String, u64>) -> impl 
 
 /// A rate as people read it: `62.5%`; `–` over nothing.
 pub fn percent(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{:.1}%", round(v * 100.0, 1)))
+    v.map_or("–".into(), |v| format!("{:.1}%", round_to(v * 100.0, 1)))
 }
 
 /// A mean to 2 decimals: `7.00`; `–` over nothing.
 pub fn two(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{:.2}", round(v, 2)))
+    v.map_or("–".into(), |v| format!("{:.2}", round_to_2(v)))
 }
 
 /// A latency: `120 ms`; `–` when none was recorded.

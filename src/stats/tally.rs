@@ -8,6 +8,7 @@ use super::input::{Department, DepartmentStatus, Doc, Kind, RunStatus, Specialis
 use super::latency::Latencies;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
+use crate::text::{Mean, UsdSum};
 
 /// Everything counted so far.
 #[derive(Debug, Default)]
@@ -34,9 +35,10 @@ pub struct Tally {
 struct DepartmentTally {
     runs: u64,
     successes: u64,
-    quality: f64,
+    /// Quality of its successful runs.
+    quality: Mean,
     calls: u64,
-    cost_usd: f64,
+    cost: UsdSum,
 }
 
 /// One specialist's counts over its final results.
@@ -48,10 +50,10 @@ struct AgentTally {
     first_passes: u64,
     passes: u64,
     retries: u64,
-    score: f64,
+    score: Mean,
     latencies: Latencies,
     tool_calls: u64,
-    cost_usd: f64,
+    cost: UsdSum,
 }
 
 impl Tally {
@@ -93,16 +95,17 @@ impl Tally {
     }
 
     /// Counts a department of a run. The counts a file states (calls, retries, tool calls)
-    /// saturate: a crafted number never overflows.
+    /// saturate: a crafted number never overflows. Scores and costs are summed in integers,
+    /// so the same runs read in any order give the same bits.
     fn department(&mut self, d: &Department) {
         let t = self.departments.entry(d.department_id.clone()).or_default();
         t.runs += 1;
         if d.status == DepartmentStatus::Success {
             t.successes += 1;
-            t.quality += d.quality_score;
+            t.quality.add(d.quality_score);
         }
         t.calls = t.calls.saturating_add(d.usage.calls);
-        t.cost_usd += d.usage.cost_usd;
+        t.cost.add(d.usage.cost_usd);
         self.head_direct += u64::from(d.fallback.as_deref() == Some("head-direct"));
         self.partial_synthesis += u64::from(d.partial_synthesis_failure);
         for s in &d.specialist_results {
@@ -120,12 +123,12 @@ impl Tally {
         t.first_passes += u64::from(s.attempts.first().is_some_and(|a| a.decision == "accept"));
         t.passes += u64::from(s.passed());
         t.retries += s.attempts.len().saturating_sub(1) as u64;
-        t.score += s.quality_score;
+        t.score.add(s.quality_score);
         for a in &s.attempts {
             t.latencies.record(a.latency_ms);
         }
         t.tool_calls = t.tool_calls.saturating_add(s.usage.tool_calls);
-        t.cost_usd += s.usage.cost_usd;
+        t.cost.add(s.usage.cost_usd);
     }
 
     /// Each specialist's Laplace-smoothed success rate over its final results.
@@ -149,9 +152,9 @@ impl Tally {
                 department: id.clone(),
                 runs: t.runs,
                 success_rate: ratio(t.successes, t.runs),
-                mean_quality: mean(t.quality, t.successes),
+                mean_quality: t.quality.value(),
                 mean_calls: mean(t.calls as f64, t.runs),
-                cost_usd: t.cost_usd,
+                cost_usd: t.cost.value(),
             })
             .collect();
         departments.sort_by(|a, b| a.department.cmp(&b.department));
@@ -188,11 +191,11 @@ impl AgentTally {
             first_attempt_pass_rate: ratio(self.first_passes, self.results),
             pass_rate: ratio(self.passes, self.results),
             mean_retries: mean(self.retries as f64, self.results),
-            mean_score: mean(self.score, self.results),
+            mean_score: self.score.value(),
             latency_ms_p50: self.latencies.percentile(50.0),
             latency_ms_p95: self.latencies.percentile(95.0),
             tool_calls: self.tool_calls,
-            cost_usd: self.cost_usd,
+            cost_usd: self.cost.value(),
         }
     }
 }

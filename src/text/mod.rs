@@ -14,7 +14,7 @@ pub use json::{first_json_value, json_excerpt};
 pub use markdown::{longest_backtick_run, markdown_cell, markdown_code};
 pub use markup::escape_markup;
 pub use printable::{printable, printable_lines};
-pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to_2, usd, usd_opt};
+pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to, round_to_2, usd, usd_opt, Mean, UsdSum};
 pub use words::{words, WordIndex};
 
 /// Shortens text to `max` characters on one line, with an ellipsis. Reads no further than

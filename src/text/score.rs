@@ -4,7 +4,13 @@ use serde::Serializer;
 
 /// Rounds to 2 decimals (every score in the report, SPEC §3.10).
 pub fn round_to_2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
+    round_to(v, 2)
+}
+
+/// Rounds to `places` decimals (half away from zero): 4 for shares, 2 for scores and means.
+pub fn round_to(v: f64, places: i32) -> f64 {
+    let k = 10f64.powi(places);
+    (v * k).round() / k
 }
 
 /// Serializes a score rounded to 2 decimals.
@@ -23,6 +29,47 @@ pub fn round2_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Erro
 /// Rounds USD to 6 decimals (every `costUsd`, SPEC §8.3).
 pub fn round_usd(v: f64) -> f64 {
     (v * 1e6).round() / 1e6
+}
+
+/// A mean of scores kept as an exact sum of hundredths (the precision reports write scores
+/// with), so values added in any order give the same bits; saturating, so no crafted score
+/// overflows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mean {
+    hundredths: i64,
+    count: u64,
+}
+
+impl Mean {
+    /// Adds a value (rounded to 2 decimals, as reports write them).
+    pub fn add(&mut self, value: f64) {
+        self.hundredths = self.hundredths.saturating_add((value * 100.0).round() as i64);
+        self.count += 1;
+    }
+
+    /// The mean, `None` of nothing.
+    pub fn value(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.hundredths as f64 / 100.0 / self.count as f64)
+    }
+}
+
+/// A sum of USD kept in whole millionths (the precision of every `costUsd`), so costs added
+/// in any order give the same bits; saturating.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UsdSum {
+    micro_usd: i64,
+}
+
+impl UsdSum {
+    /// Adds a cost (rounded to 6 decimals).
+    pub fn add(&mut self, usd: f64) {
+        self.micro_usd = self.micro_usd.saturating_add((usd * 1e6).round() as i64);
+    }
+
+    /// The sum in USD.
+    pub fn value(&self) -> f64 {
+        self.micro_usd as f64 / 1e6
+    }
 }
 
 /// Serializes USD rounded to 6 decimals.

@@ -59,28 +59,34 @@ fn stats_json(root: &Root, args: &[&str]) -> Value {
     v
 }
 
+/// `orch test s.yaml --repeat 3 --results RESULTS` (one job, so the script's scores go to
+/// the runs in order) in `root`, with `extra` flags.
+fn test_suite(root: &Root, results: &str, extra: &[&str]) {
+    let args = [
+        "test",
+        "s.yaml",
+        "--config",
+        "orch.yaml",
+        "--jobs",
+        "1",
+        "--repeat",
+        "3",
+    ];
+    Test::new(root.path())
+        .args(args)
+        .args(["--results", results, "--format", "json"])
+        .args(extra)
+        .status(0)
+        .run();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
     let script = Script::new(SCORES);
     let server = script.serve().await;
     let root = Root::orch_yaml(config(&server.uri(), ""));
     root.write("s.yaml", SUITE);
-    Test::new(root.path())
-        .args([
-            "test",
-            "s.yaml",
-            "--config",
-            "orch.yaml",
-            "--jobs",
-            "1",
-            "--repeat",
-            "3",
-            "--results",
-            "r.jsonl",
-        ])
-        .args(["--format", "json"])
-        .status(0)
-        .run();
+    test_suite(&root, "r.jsonl", &[]);
     let v = stats_json(&root, &["r.jsonl", "--success-rates", "rates.json"]);
     // Run qualities: 92 (both pass), 56 (s2 rejected: 50% × 0.6 + 65 × 0.4), 94. Calls: s1 2
     // a run (its attempt and the judge), s2 4, 4, 2, one synthesis each: 7, 7, 5.
@@ -148,23 +154,7 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
     );
 
     // `orch test` and `orch run` take the same file: s3 runs, s2 does not.
-    Test::new(root.path())
-        .args([
-            "test",
-            "s.yaml",
-            "--config",
-            "orch.yaml",
-            "--jobs",
-            "1",
-            "--repeat",
-            "3",
-            "--results",
-            "r2.jsonl",
-        ])
-        .args(["--success-rates", "rates.json"])
-        .args(["--format", "json"])
-        .status(0)
-        .run();
+    test_suite(&root, "r2.jsonl", &["--success-rates", "rates.json"]);
     let agents = |v: &Value| -> Vec<String> {
         v["agents"]
             .as_array()

@@ -379,3 +379,42 @@ fn malformed_input_is_located_and_nothing_is_written() {
         .run();
     assert_eq!(std::fs::read_to_string(root.path().join("r.jsonl")).unwrap(), good);
 }
+
+/// Scores and costs are summed exactly: qualities whose float sums differ by order (0.34 +
+/// 72.97 + 43.63 + 37.48 is 154.42 one way, 154.42000000000002 another, and the mean 38.605
+/// then rounds either side) give the same figures read in either order.
+#[test]
+fn figures_do_not_depend_on_the_order_of_the_runs() {
+    let root = Root::empty();
+    let run = |quality: f64| {
+        let s = specialist("w", "approved", quality, vec![attempt("accept", 5)], w_usage(None));
+        let d = department(
+            "story",
+            "success",
+            quality,
+            2,
+            0.001,
+            "simple",
+            vec![s],
+            Value::Null,
+            false,
+        );
+        let r = report("success", routing("story", "keywords", false, None), vec![d], 0, &[]);
+        serde_json::to_string_pretty(&r).unwrap()
+    };
+    root.write("a.json", [0.34, 72.97, 43.63, 37.48].map(run).join("\n"));
+    root.write("b.json", [0.34, 37.48, 43.63, 72.97].map(run).join("\n"));
+    let figures = |file: &str| {
+        let out = Test::new(root.path())
+            .args(["stats", file, "--format", "json"])
+            .status(0)
+            .run();
+        let v = json_of(&out);
+        (
+            v["departments"][0]["meanQuality"].clone(),
+            v["agents"][0]["meanScore"].clone(),
+        )
+    };
+    assert_eq!(figures("a.json"), (json!(38.6), json!(38.6)));
+    assert_eq!(figures("b.json"), figures("a.json"));
+}

@@ -150,7 +150,8 @@ async fn with_max_tool_calls_0_no_tools_are_offered_and_one_request_is_the_attem
 
 #[tokio::test(flavor = "multi_thread")]
 async fn calls_of_one_reply_run_concurrently_and_results_go_back_in_the_order_asked() {
-    let ask = calls(&[("slow", json!({"seconds": 0.6})), ("slow", json!({"seconds": 0.2}))]);
+    // 1.3 s apart, so a loaded machine that starts the second call late still ends it first.
+    let ask = calls(&[("slow", json!({"seconds": 1.5})), ("slow", json!({"seconds": 0.2}))]);
     let turns = Turns::new(Wire::OpenAi, &[("s", vec![ask, text("Both done.")])]);
     let server = turns.serve().await;
     let root = team(Wire::OpenAi, &server.uri(), "[{ server: fx, allow: [slow] }]", "", "");
@@ -159,13 +160,13 @@ async fn calls_of_one_reply_run_concurrently_and_results_go_back_in_the_order_as
     // other, the log would read call, end, call, end.)
     let mut log = fixture_log(&root);
     log[..2].sort();
-    assert_eq!(log, ["call slow 0.2", "call slow 0.6", "end slow 0.2", "end slow 0.6"]);
+    assert_eq!(log, ["call slow 0.2", "call slow 1.5", "end slow 0.2", "end slow 1.5"]);
     // The short call ended first; its result still comes second, as asked.
     let second = &requests_of(&server, "s").await[1]["messages"];
     assert_eq!(
         (&second[3], &second[4]),
         (
-            &json!({"role": "tool", "tool_call_id": "c1", "content": "slept 0.6 s"}),
+            &json!({"role": "tool", "tool_call_id": "c1", "content": "slept 1.5 s"}),
             &json!({"role": "tool", "tool_call_id": "c2", "content": "slept 0.2 s"})
         )
     );
