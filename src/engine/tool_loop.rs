@@ -304,6 +304,7 @@ fn asked_record(call: &AskedCall, admit: &Admit, started_at: u64) -> ToolCall {
         finished_at: started_at,
         approval: None,
         in_doubt: false,
+        refused: matches!(admit, Admit::Refuse { .. }),
     }
 }
 

@@ -165,6 +165,7 @@ mod tests {
             finished_at: 12,
             approval: None,
             in_doubt: false,
+            refused: false,
         }
     }
 

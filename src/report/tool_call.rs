@@ -50,6 +50,11 @@ pub struct ToolCall {
     /// and ran it again: it may have run twice. Absent when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub in_doubt: bool,
+    /// orch refused it (a limit, the repeated-call guard, an unknown or unallowed tool, bad
+    /// arguments): the model got a [`Refusal`]. Known where it is decided, never read back
+    /// from the error's text, which a server's own error could mimic.
+    #[serde(skip)]
+    pub refused: bool,
 }
 
 impl ToolCall {
@@ -57,9 +62,7 @@ impl ToolCall {
     /// the repeated-call guard, an unknown or unallowed tool, bad arguments, a denial).
     /// A suite's `toolsCalled` and `toolsNotCalled` count these.
     pub fn ran(&self) -> bool {
-        self.approval != Some(Approval::Denied)
-            && self.approval != Some(Approval::Pending)
-            && !self.error.as_deref().is_some_and(Refusal::is_refusal)
+        !self.refused && self.approval != Some(Approval::Denied) && self.approval != Some(Approval::Pending)
     }
 
     /// Whether `name` names this call's tool: `tool`, or `server.tool`.
@@ -96,21 +99,6 @@ pub enum Refusal {
     Denied(String),
 }
 
-impl Refusal {
-    /// Whether an error text is one of these refusals.
-    pub fn is_refusal(text: &str) -> bool {
-        const PREFIXES: [&str; 6] = [
-            "tool call limit reached (",
-            "repeated call: already ran twice",
-            "unknown tool: ",
-            "tool not allowed: ",
-            "arguments are not a JSON object",
-            "denied by a person: ",
-        ];
-        PREFIXES.iter().any(|p| text.starts_with(p))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,33 +118,30 @@ mod tests {
             finished_at: 0,
             approval: None,
             in_doubt: false,
+            refused: false,
         }
     }
 
     #[test]
-    fn every_refusal_is_told_from_a_servers_error() {
-        let refusals = [
-            Refusal::LimitReached(4),
-            Refusal::Repeated,
-            Refusal::Unknown("x".into()),
-            Refusal::NotAllowed("write_file".into()),
-            Refusal::BadArguments,
-            Refusal::Denied("not approved (--approvals deny)".into()),
-        ];
-        for r in refusals {
-            assert!(!call(Some("files"), "t", Some(r.to_string())).ran(), "{r}");
-        }
+    fn a_refusal_is_known_by_who_refused_not_by_its_words() {
+        let mut refused = call(Some("files"), "t", Some(Refusal::NotAllowed("t".into()).to_string()));
+        refused.refused = true;
+        assert!(!refused.ran());
         assert_eq!(Refusal::LimitReached(4).to_string(), "tool call limit reached (4)");
+        // A server's own error may read like orch's refusal: the call still reached it.
         for error in [
             None,
             Some("tool call timed out after 30 s".into()),
-            Some("ENOENT".into()),
+            Some("unknown tool: t".into()),
+            Some("tool not allowed: t".into()),
         ] {
             assert!(call(Some("files"), "t", error).ran());
         }
-        let mut denied = call(Some("files"), "t", None);
-        denied.approval = Some(Approval::Denied);
-        assert!(!denied.ran());
+        for decision in [Approval::Denied, Approval::Pending] {
+            let mut gated = call(Some("files"), "t", None);
+            gated.approval = Some(decision);
+            assert!(!gated.ran());
+        }
     }
 
     #[test]

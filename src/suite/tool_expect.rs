@@ -114,7 +114,14 @@ mod tests {
             finished_at: 1,
             approval: None,
             in_doubt: false,
+            refused: false,
         }
+    }
+
+    /// `call` as orch refused it.
+    fn refused(mut call: ToolCall) -> ToolCall {
+        call.refused = true;
+        call
     }
 
     fn expect(called: &[&str], not_called: &[&str], max: Option<u64>) -> ToolExpect {
@@ -139,8 +146,8 @@ mod tests {
             call(Some("files"), "read_file", Some("tool call timed out after 30 s")),
             call(Some("docs"), "search", Some("no such page")),
             denied,
-            call(None, "delete", Some("unknown tool: delete")),
-            call(Some("files"), "list", Some("tool call limit reached (3)")),
+            refused(call(None, "delete", Some("unknown tool: delete"))),
+            refused(call(Some("files"), "list", Some("tool call limit reached (3)"))),
         ];
         let calls: Vec<&ToolCall> = calls.iter().collect();
         let holds = expect(
