@@ -131,6 +131,10 @@ pub struct McpArgs {
     /// other interface only when given (0.0.0.0:PORT)
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
+    /// With --http: the name of an environment variable holding a bearer token every request
+    /// must carry (`Authorization: Bearer <token>`); required beyond loopback
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub token_env: Option<String>,
     /// Whether steps that need a person's approval are approved in served runs.
     #[arg(long, value_enum, default_value_t = Approvals::Deny)]
     pub approvals: Approvals,

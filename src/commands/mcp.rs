@@ -3,6 +3,7 @@
 //! or the client closing stdin stops it (exit 0: a server asked to stop has not failed).
 
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use super::setup;
 use crate::cli::{Approvals, McpArgs};
 use crate::config::{self, locate_root};
 use crate::exit::{CommandError, Exit};
-use crate::serve::{self, Served};
+use crate::serve::{self, HttpOptions, Served, SessionLimits, Token};
 
 /// Runs `orch mcp`.
 pub fn mcp(args: McpArgs) -> Result<Exit> {
@@ -25,6 +26,10 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
         return Err(CommandError::usage(missing.message).into());
     }
     let address = (args.http.as_deref().map(serve::listen_address).transpose()).map_err(CommandError::usage)?;
+    let options = match address {
+        Some(address) => Some(http_options(address, args.token_env.as_deref())?),
+        None => None,
+    };
     // Bound before anything is served: an address in use is refused like a bad flag.
     let listener = match address {
         Some(address) => Some(bind(address)?),
@@ -46,7 +51,7 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
                 let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
                 let bound = listener.local_addr().map_err(|e| e.to_string())?;
                 started(&root, &format!("at http://{bound}/mcp"), args.approvals);
-                serve::serve_http(served, listener, stop).await
+                serve::serve_http(served, listener, options.unwrap_or_default(), stop).await
             }
         }
     });
@@ -56,8 +61,40 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// Who may call the server on `address`: beyond loopback only the holders of the token
+/// `--token-env` names (SPEC §19); on loopback, anyone, or those holders when it is given.
+/// The token itself is never shown.
+fn http_options(address: SocketAddr, token_env: Option<&str>) -> Result<HttpOptions, CommandError> {
+    let token = match token_env {
+        None if !address.ip().is_loopback() => {
+            return Err(CommandError::usage(format!(
+                "--http {address} serves beyond loopback: give --token-env NAME, the name of a variable holding the bearer token clients must send"
+            )))
+        }
+        None => None,
+        Some(name) => match std::env::var(name) {
+            Ok(token) if !token.is_empty() => Some(token),
+            _ => {
+                return Err(CommandError::usage(format!(
+                    "--token-env {}: the variable is unset or empty",
+                    crate::text::printable(name)
+                )))
+            }
+        },
+    };
+    Ok(HttpOptions { token: Token::new(token), sessions: session_limits() })
+}
+
+/// The cap on open sessions: SPEC's, or for tests a smaller one from `ORCH_TEST_MCP_SESSIONS`
+/// (a test cannot open a thousand sessions cheaply; not a user setting, so not documented).
+fn session_limits() -> SessionLimits {
+    let most = std::env::var("ORCH_TEST_MCP_SESSIONS").ok().and_then(|n| n.parse().ok());
+    let limits = SessionLimits::default();
+    SessionLimits { most: most.unwrap_or(limits.most), ..limits }
+}
+
 /// The listening socket of `--http`, non-blocking for tokio.
-fn bind(address: std::net::SocketAddr) -> Result<std::net::TcpListener, CommandError> {
+fn bind(address: SocketAddr) -> Result<std::net::TcpListener, CommandError> {
     let listener = std::net::TcpListener::bind(address)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|e| CommandError::usage(format!("cannot listen on {address}: {e}")))?;

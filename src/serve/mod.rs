@@ -8,12 +8,16 @@ mod address;
 mod answer;
 mod arguments;
 mod calls;
+mod guard;
 mod progress;
 mod server;
+mod sessions;
 mod transport;
 
 pub use address::listen_address;
 pub use answer::Answer;
 pub use arguments::RunCall;
 pub use server::Served;
-pub use transport::{serve_http, serve_stdio};
+pub use guard::Token;
+pub use sessions::SessionLimits;
+pub use transport::{serve_http, serve_stdio, HttpOptions};
