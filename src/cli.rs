@@ -128,7 +128,7 @@ pub struct McpArgs {
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// Serve streamable HTTP on ADDR instead of stdio: a port or :PORT binds 127.0.0.1; any
-    /// other interface only when given (0.0.0.0:PORT)
+    /// other interface only when given (0.0.0.0:PORT, which needs --token-env)
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
     /// With --http: the name of an environment variable holding a bearer token every request

@@ -82,15 +82,23 @@ fn http_options(address: SocketAddr, token_env: Option<&str>) -> Result<HttpOpti
             }
         },
     };
-    Ok(HttpOptions { token: Token::new(token), sessions: session_limits() })
+    Ok(HttpOptions {
+        token: Token::new(token),
+        sessions: session_limits(),
+    })
 }
 
 /// The cap on open sessions: SPEC's, or for tests a smaller one from `ORCH_TEST_MCP_SESSIONS`
 /// (a test cannot open a thousand sessions cheaply; not a user setting, so not documented).
 fn session_limits() -> SessionLimits {
-    let most = std::env::var("ORCH_TEST_MCP_SESSIONS").ok().and_then(|n| n.parse().ok());
+    let most = std::env::var("ORCH_TEST_MCP_SESSIONS")
+        .ok()
+        .and_then(|n| n.parse().ok());
     let limits = SessionLimits::default();
-    SessionLimits { most: most.unwrap_or(limits.most), ..limits }
+    SessionLimits {
+        most: most.unwrap_or(limits.most),
+        ..limits
+    }
 }
 
 /// The listening socket of `--http`, non-blocking for tokio.

@@ -37,7 +37,10 @@ impl Token {
     /// Whether `headers` carry the token (always, when none is set).
     pub fn admits(&self, headers: &HeaderMap) -> bool {
         let Some(token) = &self.0 else { return true };
-        let given = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
+        let given = headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(bearer);
         given.is_some_and(|given| same(given.as_bytes(), token.as_bytes()))
     }
 }
@@ -55,9 +58,13 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 
 /// The answer to a request without the token: 401, saying which scheme is wanted.
 pub fn unauthorized<B: From<&'static str>>() -> Response<B> {
-    let mut response = Response::new(B::from("Unauthorized: this server wants `Authorization: Bearer <token>`"));
+    let mut response = Response::new(B::from(
+        "Unauthorized: this server wants `Authorization: Bearer <token>`",
+    ));
     *response.status_mut() = StatusCode::UNAUTHORIZED;
-    response.headers_mut().insert(WWW_AUTHENTICATE, "Bearer".parse().expect("a valid header value"));
+    response
+        .headers_mut()
+        .insert(WWW_AUTHENTICATE, "Bearer".parse().expect("a valid header value"));
     response
 }
 

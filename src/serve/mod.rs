@@ -17,7 +17,7 @@ mod transport;
 pub use address::listen_address;
 pub use answer::Answer;
 pub use arguments::RunCall;
-pub use server::Served;
 pub use guard::Token;
+pub use server::Served;
 pub use sessions::SessionLimits;
 pub use transport::{serve_http, serve_stdio, HttpOptions};

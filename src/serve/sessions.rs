@@ -27,7 +27,10 @@ pub struct SessionLimits {
 impl Default for SessionLimits {
     /// SPEC §19: 1,000 sessions, 10 idle minutes.
     fn default() -> Self {
-        SessionLimits { most: 1_000, idle: Duration::from_secs(600) }
+        SessionLimits {
+            most: 1_000,
+            idle: Duration::from_secs(600),
+        }
     }
 }
 
@@ -55,7 +58,11 @@ impl Sessions {
     pub fn new(limits: SessionLimits) -> Self {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = None;
-        Sessions { inner, limits, activity: Activity::default() }
+        Sessions {
+            inner,
+            limits,
+            activity: Activity::default(),
+        }
     }
 
     /// Closes every session idle past the limit (run now and then, so that abandoned
@@ -102,7 +109,11 @@ impl Sessions {
     }
 
     /// `stream` of session `id`, counted open until it ends or its client goes.
-    fn counted<S: Stream<Item = ServerSseMessage>>(&self, id: &SessionId, stream: S) -> impl Stream<Item = ServerSseMessage> + use<S> {
+    fn counted<S: Stream<Item = ServerSseMessage>>(
+        &self,
+        id: &SessionId,
+        stream: S,
+    ) -> impl Stream<Item = ServerSseMessage> + use<S> {
         let open = OpenStream::new(self.activity.clone(), id.clone());
         stream.map(move |message| {
             let _open = &open;
@@ -180,11 +191,21 @@ impl SessionManager for Sessions {
         self.expire().await;
         self.make_room().await;
         let (id, transport) = self.inner.create_session().await?;
-        lock(&self.activity).insert(id.clone(), Seen { last: Instant::now(), open: 0 });
+        lock(&self.activity).insert(
+            id.clone(),
+            Seen {
+                last: Instant::now(),
+                open: 0,
+            },
+        );
         Ok((id, transport))
     }
 
-    async fn initialize_session(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<ServerJsonRpcMessage, Self::Error> {
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
         self.touch(id);
         self.inner.initialize_session(id, message).await
     }
@@ -236,7 +257,10 @@ mod tests {
 
     /// A manager of at most `most` sessions, idle after 10 minutes.
     fn sessions(most: usize) -> Sessions {
-        Sessions::new(SessionLimits { most, idle: Duration::from_secs(600) })
+        Sessions::new(SessionLimits {
+            most,
+            idle: Duration::from_secs(600),
+        })
     }
 
     /// Opens a session (its transport dropped: only the manager's bookkeeping is tested).
@@ -275,7 +299,10 @@ mod tests {
         sessions.expire().await;
         assert!(!has(&sessions, &a).await);
         assert!(has(&sessions, &b).await);
-        assert!(!sessions.inner.has_session(&a).await.unwrap(), "rmcp's entry is gone too");
+        assert!(
+            !sessions.inner.has_session(&a).await.unwrap(),
+            "rmcp's entry is gone too"
+        );
         // Past its idle time a session is gone at its next request, sweep or not.
         tokio::time::advance(Duration::from_secs(600)).await;
         assert!(!has(&sessions, &b).await);

@@ -16,8 +16,8 @@ use tokio::net::TcpListener;
 
 use super::calls::Calls;
 use super::guard::{unauthorized, Token, LOOPBACK_ORIGINS};
-use super::sessions::{SessionLimits, Sessions};
 use super::server::{Served, Server};
+use super::sessions::{SessionLimits, Sessions};
 
 /// Serves over stdin/stdout until the client closes stdin (its normal way to stop a
 /// server) or `stop` resolves; calls still running then are told to stop, and waited for

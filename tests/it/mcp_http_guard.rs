@@ -35,10 +35,18 @@ impl Server {
         let mut line = String::new();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         stderr.read_line(&mut line).unwrap();
-        let place = line.split(" at http://").nth(1).and_then(|rest| rest.split("/mcp").next());
+        let place = line
+            .split(" at http://")
+            .nth(1)
+            .and_then(|rest| rest.split("/mcp").next());
         let port = place.and_then(|p| p.rsplit(':').next()).and_then(|p| p.parse().ok());
         let port = port.unwrap_or_else(|| panic!("start line: {line:?}"));
-        Server { child, port, line, stderr }
+        Server {
+            child,
+            port,
+            line,
+            stderr,
+        }
     }
 
     /// A JSON-RPC POST to the endpoint, on loopback, with `headers` and the session `id`.
@@ -51,7 +59,9 @@ impl Server {
             .header("content-type", "application/json")
             .body(body.to_string());
         if let Some(id) = id {
-            request = request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-06-18");
+            request = request
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-06-18");
         }
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -61,8 +71,13 @@ impl Server {
 
     /// An `initialize` with `headers`: its answer.
     fn initialize(&self, headers: &[(&str, &str)]) -> Response {
-        let params = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
-        self.post(None, headers, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}))
+        let params =
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+        self.post(
+            None,
+            headers,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}),
+        )
     }
 
     /// A session opened (initialized, and the client's `initialized` sent): its id.
@@ -72,13 +87,20 @@ impl Server {
         let id = answer.headers()["mcp-session-id"].to_str().unwrap().to_string();
         assert!(answer.text().unwrap().contains("\"serverInfo\""));
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        assert_eq!(self.post(Some(&id), headers, initialized).status(), StatusCode::ACCEPTED);
+        assert_eq!(
+            self.post(Some(&id), headers, initialized).status(),
+            StatusCode::ACCEPTED
+        );
         id
     }
 
     /// `tools/list` in session `id`: the status, and whether the four tools came back.
     fn list(&self, id: &str, headers: &[(&str, &str)]) -> (StatusCode, bool) {
-        let answer = self.post(Some(id), headers, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        let answer = self.post(
+            Some(id),
+            headers,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        );
         let status = answer.status();
         (status, answer.text().unwrap().contains("\"name\":\"validate\""))
     }
@@ -114,15 +136,32 @@ fn past_the_session_cap_the_longest_idle_session_is_dropped() {
 fn a_foreign_origin_is_refused_and_a_loopback_one_served() {
     let root = Root::minimal();
     let server = Server::start(&root, ":0", &[], &[]);
-    for foreign in ["https://evil.example", "http://localhost.evil.example:80", "null", "http://10.0.0.1:8080"] {
+    for foreign in [
+        "https://evil.example",
+        "http://localhost.evil.example:80",
+        "null",
+        "http://10.0.0.1:8080",
+    ] {
         let answer = server.initialize(&[("origin", foreign)]);
         assert_eq!(answer.status(), StatusCode::FORBIDDEN, "{foreign}");
     }
-    for loopback in ["http://localhost:5173", "http://127.0.0.1:1", "http://[::1]:8080", "http://localhost"] {
-        assert_eq!(server.initialize(&[("origin", loopback)]).status(), StatusCode::OK, "{loopback}");
+    for loopback in [
+        "http://localhost:5173",
+        "http://127.0.0.1:1",
+        "http://[::1]:8080",
+        "http://localhost",
+    ] {
+        assert_eq!(
+            server.initialize(&[("origin", loopback)]).status(),
+            StatusCode::OK,
+            "{loopback}"
+        );
     }
     let id = server.session(&[]);
-    assert_eq!(server.list(&id, &[("origin", "https://evil.example")]).0, StatusCode::FORBIDDEN);
+    assert_eq!(
+        server.list(&id, &[("origin", "https://evil.example")]).0,
+        StatusCode::FORBIDDEN
+    );
     assert_eq!(server.list(&id, &[]), (StatusCode::OK, true));
 }
 
@@ -132,7 +171,11 @@ fn beyond_loopback_a_token_is_required_before_binding() {
     // The port is taken: a server that bound first would say so instead.
     let taken = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
     let addr = format!("0.0.0.0:{}", taken.local_addr().unwrap().port());
-    let out = Test::new(root.path()).args(["mcp", "--http", &addr]).stdout("").status(2).run();
+    let out = Test::new(root.path())
+        .args(["mcp", "--http", &addr])
+        .stdout("")
+        .status(2)
+        .run();
     assert_eq!(
         stderr(&out),
         format!("error: --http {addr} serves beyond loopback: give --token-env NAME, the name of a variable holding the bearer token clients must send\n")
@@ -143,7 +186,10 @@ fn beyond_loopback_a_token_is_required_before_binding() {
             test = test.env("ORCH_TEST_MCP_TOKEN", value);
         }
         let out = test.stdout("").status(2).run();
-        assert_eq!(stderr(&out), "error: --token-env ORCH_TEST_MCP_TOKEN: the variable is unset or empty\n");
+        assert_eq!(
+            stderr(&out),
+            "error: --token-env ORCH_TEST_MCP_TOKEN: the variable is unset or empty\n"
+        );
     }
     // On loopback too, a token named must be there.
     let out = Test::new(root.path())
@@ -151,9 +197,16 @@ fn beyond_loopback_a_token_is_required_before_binding() {
         .stdout("")
         .status(2)
         .run();
-    assert_eq!(stderr(&out), "error: --token-env ORCH_TEST_MCP_TOKEN: the variable is unset or empty\n");
+    assert_eq!(
+        stderr(&out),
+        "error: --token-env ORCH_TEST_MCP_TOKEN: the variable is unset or empty\n"
+    );
     // Over stdio there is nobody to check a token for.
-    let out = Test::new(root.path()).args(["mcp", "--token-env", "X"]).stdout("").status(2).run();
+    let out = Test::new(root.path())
+        .args(["mcp", "--token-env", "X"])
+        .stdout("")
+        .status(2)
+        .run();
     assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
 }
 
@@ -167,7 +220,11 @@ fn with_a_token_every_request_must_carry_it() {
         let envs = [("ORCH_TEST_MCP_TOKEN", TOKEN)];
         let mut server = Server::start(&root, addr, &["--token-env", "ORCH_TEST_MCP_TOKEN"], &envs);
         assert!(!server.line.contains("TOKENCHECK"), "{}", server.line);
-        for wrong in [&[][..], &[("authorization", "Bearer s3cret")], &[("authorization", TOKEN)]] {
+        for wrong in [
+            &[][..],
+            &[("authorization", "Bearer s3cret")],
+            &[("authorization", TOKEN)],
+        ] {
             let answer = server.initialize(wrong);
             assert_eq!(answer.status(), StatusCode::UNAUTHORIZED, "{addr} {wrong:?}");
             assert_eq!(answer.headers()["www-authenticate"], "Bearer");
