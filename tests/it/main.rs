@@ -24,6 +24,7 @@ mod models;
 mod numbers;
 mod pictures;
 mod providers;
+mod readme;
 mod replay;
 mod resume;
 mod router;
