@@ -7,7 +7,6 @@ mod common;
 mod compare;
 mod compare_files;
 mod cuts;
-mod example_assistant;
 mod example_research;
 mod explain;
 mod fuzz;
