@@ -343,11 +343,7 @@ mod tests {
         }
         assert!(keys.len() > 50, "{}", keys.len());
         for k in keys {
-            assert!(
-                words.contains(k.name),
-                "docs/config.md's reference lacks `{}`",
-                k.name
-            );
+            assert!(words.contains(k.name), "docs/config.md's reference lacks `{}`", k.name);
             assert!(k.doc.trim().ends_with('.'), "`{}` needs a one-sentence doc", k.name);
         }
     }

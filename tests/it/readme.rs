@@ -15,9 +15,16 @@ use crate::common::{repo, stderr, stdout};
 fn block(name: &str) -> Vec<String> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let marker = format!("<!-- tested: {name} -->");
-    let start = readme.find(&marker).unwrap_or_else(|| panic!("the README lacks `{marker}`"));
-    let mut lines = readme[start + marker.len()..].lines().skip_while(|l| l.trim().is_empty());
-    assert!(lines.next().unwrap().starts_with("```"), "`{marker}` must precede a fence");
+    let start = readme
+        .find(&marker)
+        .unwrap_or_else(|| panic!("the README lacks `{marker}`"));
+    let mut lines = readme[start + marker.len()..]
+        .lines()
+        .skip_while(|l| l.trim().is_empty());
+    assert!(
+        lines.next().unwrap().starts_with("```"),
+        "`{marker}` must precede a fence"
+    );
     let commands: Vec<String> = lines
         .take_while(|l| !l.starts_with("```"))
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
@@ -72,7 +79,14 @@ fn the_quick_start_runs_as_written_and_shows_its_retry() {
         .unwrap()
         .iter()
         .flat_map(|d| d["specialistResults"].as_array().cloned().unwrap_or_default())
-        .map(|s| s["attempts"].as_array().unwrap().iter().map(|a| a["score"].as_f64().unwrap()).collect())
+        .map(|s| {
+            s["attempts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["score"].as_f64().unwrap())
+                .collect()
+        })
         .collect();
     assert!(retried.contains(&vec![43.62, 98.59]), "{retried:?}");
 }
@@ -96,7 +110,10 @@ fn copy_example(from: &Path, to: &Path) {
 fn the_approvals_walkthrough_runs_as_written_on_the_research_example() {
     let server = repo().join("node_modules/.bin/mcp-server-filesystem");
     if !server.exists() {
-        eprintln!("skipped: {} is missing (run `npm ci` at the repo root)", server.display());
+        eprintln!(
+            "skipped: {} is missing (run `npm ci` at the repo root)",
+            server.display()
+        );
         return;
     }
     // A copy, so the example's drafts/ stays clean; `npx` finds the servers through the link.
@@ -113,8 +130,14 @@ fn the_approvals_walkthrough_runs_as_written_on_the_research_example() {
         panic!("one pending item: {paused}")
     };
     let id = item["id"].as_str().unwrap();
-    assert_eq!((item["agentId"].as_str(), item["tool"].as_str()), (Some("writer"), Some("write_file")));
-    assert!(approve.contains(&format!(" {id} ")), "the README approves {id}: {approve}");
+    assert_eq!(
+        (item["agentId"].as_str(), item["tool"].as_str()),
+        (Some("writer"), Some("write_file"))
+    );
+    assert!(
+        approve.contains(&format!(" {id} ")),
+        "the README approves {id}: {approve}"
+    );
 
     let decisions = || {
         let text = std::fs::read_to_string(&journal).unwrap();
