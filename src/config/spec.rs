@@ -1,5 +1,5 @@
 //! What a key may hold, as data: the one description of every config key, from which the
-//! decoder's checks, its "did you mean" lists and the README's config reference come.
+//! decoder's checks, its "did you mean" lists and the config reference (docs/config.md) come.
 //!
 //! The tables are written by the `section!` macro in `decode.rs`, one line per key, in
 //! `sections.rs` (the settings file) and `definitions.rs` (agents and departments).

@@ -101,7 +101,15 @@ fn a_replayed_run_shows_what_the_specialists_read() {
         archivist.contains("From list_directory: \"[FILE] keepers-log.md\""),
         "{archivist}"
     );
-    assert_eq!(report["usage"]["toolCalls"], 2);
+    // The writer asks to save its brief; nobody approves it here (`--approvals deny`, the
+    // default off a terminal), so the write is refused, not run, and still counted.
+    let writing = crate::common::department(&report, "writing");
+    let write = &writing["specialistResults"][0]["attempts"][0]["toolCalls"][0];
+    assert_eq!(
+        (&write["server"], &write["tool"], &write["ok"], &write["approval"]),
+        (&json!("desk"), &json!("write_file"), &json!(false), &json!("denied"))
+    );
+    assert_eq!(report["usage"]["toolCalls"], 3);
 }
 
 #[test]

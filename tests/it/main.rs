@@ -25,6 +25,7 @@ mod models;
 mod numbers;
 mod pictures;
 mod providers;
+mod readme;
 mod replay;
 mod resume;
 mod router;
