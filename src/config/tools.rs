@@ -121,6 +121,18 @@ fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
     }
 }
 
+/// The NAMES of every variable whose value orch holds as a secret: each provider's
+/// `apiKeyEnv` (the built-in ones included), each server's `headersEnv` variables and its
+/// `passEnv`. Their values are never shown where a tool server's words are (SPEC §15).
+pub fn secret_variables(config: &super::Config) -> std::collections::BTreeSet<&str> {
+    let keys = config.settings.providers.values().filter_map(|p| p.api_key_env.as_deref());
+    let servers = config.settings.mcp_servers.values().flat_map(|s| match &s.transport {
+        McpTransport::Stdio { pass_env, .. } => pass_env.iter().map(String::as_str).collect::<Vec<_>>(),
+        McpTransport::Http { headers_env, .. } => headers_env.iter().map(|(_, v)| v.as_str()).collect(),
+    });
+    keys.chain(servers).collect()
+}
+
 /// An agent's `tools`, resolved.
 pub fn uses(tools: &[ToolWire]) -> Vec<ToolUse> {
     let names = |v: &[super::node::At<String>]| v.iter().map(|n| n.value.clone()).collect();
