@@ -41,6 +41,7 @@ mod tool_offline;
 mod tool_report;
 mod tool_tapes;
 mod tooling;
+mod tool_config;
 mod tool_secrets;
 mod tools;
 mod traces;
