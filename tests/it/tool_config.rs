@@ -101,14 +101,21 @@ fn a_stdio_server_that_could_never_start_is_a_validate_error() {
 
 #[test]
 fn a_huge_unknown_server_name_is_answered_at_once() {
+    // A server of 200,000 characters and a reference one character off: comparing the two
+    // for "did you mean" took minutes (a YAML key cannot be that long; a TOML one can).
     let name = "f".repeat(200_000);
-    let root = Root::orch_yaml(format!(
-        "mcpServers: {{ files: {{ command: cmd-a }}, fetch: {{ command: cmd-b }} }}\n\
-         departments: [{{ id: d, keywords: [aladdin], head: h }}]\n\
-         agents: [{{ id: h, role: head, department: d, tools: [{{ server: {name} }}] }}]\n"
-    ));
+    let typo = format!("{}g", &name[1..]);
+    let root = Root::empty();
+    root.write(
+        "orch.toml",
+        format!(
+            "[mcpServers.files]\ncommand = \"a\"\n[mcpServers.{name}]\ncommand = \"b\"\n\
+             [[departments]]\nid = \"d\"\nkeywords = [\"aladdin\"]\nhead = \"h\"\n\
+             [[agents]]\nid = \"h\"\nrole = \"head\"\ndepartment = \"d\"\ntools = [{{ server = \"{typo}\" }}]\n"
+        ),
+    );
     let out = Test::new(root.path()).args(["validate"]).status(2).run();
     let text = stdout(&out);
     let errors: Vec<&str> = text.lines().filter(|l| l.contains(": error: ")).collect();
-    assert_eq!(errors, [format!("orch.yaml:3:64: error: unknown mcp server `{name}`")]);
+    assert_eq!(errors, [format!("orch.toml:13:21: error: unknown mcp server `{typo}`")]);
 }
