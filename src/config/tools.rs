@@ -116,7 +116,10 @@ fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
             args: keys.args.clone().unwrap_or_default(),
             env: pairs(&keys.env),
             pass_env: keys.pass_env.iter().flatten().map(|n| n.value.clone()).collect(),
-            cwd: keys.cwd.as_ref().map_or_else(|| dir.to_path_buf(), |c| dir.join(&c.value)),
+            cwd: keys
+                .cwd
+                .as_ref()
+                .map_or_else(|| dir.to_path_buf(), |c| dir.join(&c.value)),
         },
     };
     McpServer {
@@ -130,7 +133,11 @@ fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
 /// `apiKeyEnv` (the built-in ones included), each server's `headersEnv` variables and its
 /// `passEnv`. Their values are never shown where a tool server's words are (SPEC §15).
 pub fn secret_variables(config: &super::Config) -> std::collections::BTreeSet<&str> {
-    let keys = config.settings.providers.values().filter_map(|p| p.api_key_env.as_deref());
+    let keys = config
+        .settings
+        .providers
+        .values()
+        .filter_map(|p| p.api_key_env.as_deref());
     let servers = config.settings.mcp_servers.values().flat_map(|s| match &s.transport {
         McpTransport::Stdio { pass_env, .. } => pass_env.iter().map(String::as_str).collect::<Vec<_>>(),
         McpTransport::Http { headers_env, .. } => headers_env.iter().map(|(_, v)| v.as_str()).collect(),

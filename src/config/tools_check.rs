@@ -69,7 +69,11 @@ fn unknown_server(name: &str, servers: &[&str]) -> String {
 /// A stdio server's `cwd` that is not a directory (relative to the config `root`): the
 /// server could never start, so an error at the `cwd`.
 pub fn cwds(wire: &WireConfig, root: &Path, file: &str, out: &mut Vec<Diagnostic>) {
-    let servers = wire.settings.as_ref().and_then(|s| s.mcp_servers.as_deref()).unwrap_or_default();
+    let servers = wire
+        .settings
+        .as_ref()
+        .and_then(|s| s.mcp_servers.as_deref())
+        .unwrap_or_default();
     let base = super::tools::cwd_base(root);
     for server in servers.iter().filter(|s| s.keys.url.is_none()) {
         // One with a NUL byte is an error already.

@@ -90,7 +90,17 @@ mod tests {
             values(&config, env),
             ["Bearer tok-123", "sk-provider", "ghp_token", "tok-123"]
         );
-        let out = redacted_outcome(Err(ToolError::IsError { text: "bad tok-123".into() }), &values(&config, env));
-        assert_eq!(out, Err(ToolError::IsError { text: "bad [REDACTED]".into() }));
+        let out = redacted_outcome(
+            Err(ToolError::IsError {
+                text: "bad tok-123".into(),
+            }),
+            &values(&config, env),
+        );
+        assert_eq!(
+            out,
+            Err(ToolError::IsError {
+                text: "bad [REDACTED]".into()
+            })
+        );
     }
 }

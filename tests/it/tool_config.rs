@@ -17,13 +17,25 @@ fn with_docs(server: &str) -> Root {
 #[test]
 fn a_password_in_a_server_url_is_shown_as_stars() {
     let root = with_docs("{ url: \"http://ops:hunter2pw@127.0.0.1:9/mcp\", timeout: 5 }");
-    let plan = json(&Test::new(root.path()).args(["explain", "--format", "json", "Aladdin"]).status(0).run());
+    let plan = json(
+        &Test::new(root.path())
+            .args(["explain", "--format", "json", "Aladdin"])
+            .status(0)
+            .run(),
+    );
     assert_eq!(
         plan["mcpServers"],
         json!([{"name": "docs", "url": "http://***@127.0.0.1:9/mcp"}])
     );
-    let tree = Test::new(root.path()).args(["explain", "--format", "tree", "Aladdin"]).status(0).run();
-    assert!(stdout(&tree).contains("docs: http://***@127.0.0.1:9/mcp"), "{}", stdout(&tree));
+    let tree = Test::new(root.path())
+        .args(["explain", "--format", "tree", "Aladdin"])
+        .status(0)
+        .run();
+    assert!(
+        stdout(&tree).contains("docs: http://***@127.0.0.1:9/mcp"),
+        "{}",
+        stdout(&tree)
+    );
     let run = Test::new(root.path()).args(["run", "Aladdin"]).status(2).run();
     assert!(stderr(&run).starts_with("error: mcp server docs: "), "{}", stderr(&run));
     let bad = with_docs("{ url: \"ftp://ops:hunter2pw@files.example/mcp\" }");
@@ -40,7 +52,8 @@ fn a_password_in_a_server_url_is_shown_as_stars() {
 
 #[test]
 fn a_header_named_twice_in_different_case_is_an_error() {
-    let root = with_docs("{ url: \"https://a.example/mcp\", headersEnv: { Authorization: PATH, authorization: HOME } }");
+    let root =
+        with_docs("{ url: \"https://a.example/mcp\", headersEnv: { Authorization: PATH, authorization: HOME } }");
     let out = Test::new(root.path()).args(["validate"]).status(2).run();
     assert_eq!(
         stdout(&out).lines().next().unwrap(),
@@ -68,7 +81,9 @@ fn an_empty_header_variable_is_unset_at_validate_and_at_start() {
         .args(["run", "Aladdin"])
         .env("ORCH_IT_EMPTY_TOKEN", " ")
         .status(2)
-        .stderr("error: mcp server docs: environment variable `ORCH_IT_EMPTY_TOKEN` (header `Authorization`) is not set\n")
+        .stderr(
+            "error: mcp server docs: environment variable `ORCH_IT_EMPTY_TOKEN` (header `Authorization`) is not set\n",
+        )
         .run();
 }
 

@@ -26,7 +26,10 @@ fn keyed_team(uri: &str, server: &str) -> crate::common::Root {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_key_in_a_tool_result_is_redacted_everywhere_it_goes() {
-    let turns = Turns::new(Wire::OpenAi, &[("s", vec![calls(&[("env", json!({}))]), text("Read.")])]);
+    let turns = Turns::new(
+        Wire::OpenAi,
+        &[("s", vec![calls(&[("env", json!({}))]), text("Read.")])],
+    );
     let server = turns.serve().await;
     let root = keyed_team(&server.uri(), &format!(", env: {{ DOTENV: \"OPENAI_API_KEY={KEY}\" }}"));
     let (cassette, journal) = (root.path().join("c.jsonl"), root.path().join("j.jsonl"));
