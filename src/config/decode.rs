@@ -194,7 +194,7 @@ impl<'d> Decoder<'d> {
         self.error(
             at.pos,
             "invalid-value",
-            format!("`{}` `{}` {problem}", key.name, at.value),
+            format!("`{}` `{}` {problem}", key.name, crate::text::url_shown(&at.value)),
         );
         None
     }

@@ -85,11 +85,29 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
+/// Names longer than this (in characters) get no suggestion, nor are suggested: no one
+/// mistypes a name that long, and comparing costs the product of the two lengths.
+const SUGGESTED_CHARS: usize = 256;
+
+/// Whether `a` and `b` are near enough in length to be a typo of each other: each at most
+/// three times the other and a few more, and neither past [`SUGGESTED_CHARS`].
+fn comparable(a: usize, b: usize) -> bool {
+    let (short, long) = (a.min(b), a.max(b));
+    long <= SUGGESTED_CHARS && long <= 3 * short + 3
+}
+
 /// The closest of `candidates` to `word`, when it is close enough to be a likely typo.
+/// Only candidates of a [`comparable`] length are compared, so the work stays small.
 fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let length = word.chars().take(SUGGESTED_CHARS + 1).count();
+    if length > SUGGESTED_CHARS {
+        return None;
+    }
+    let word = word.to_lowercase();
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(&word.to_lowercase(), &c.to_lowercase()), c))
+        .filter(|c| comparable(length, c.chars().take(SUGGESTED_CHARS + 1).count()))
+        .map(|c| (strsim::jaro_winkler(&word, &c.to_lowercase()), c))
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
@@ -114,6 +132,9 @@ mod tests {
             Some("passingThreshold")
         );
         assert_eq!(did_you_mean("zzz", ["story", "character"]), None);
+        let long = "files".repeat(60);
+        assert_eq!(did_you_mean(&format!("{long}x"), [long.as_str()]), None);
+        assert_eq!(did_you_mean("fil", ["files_of_the_whole_team"]), None);
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub struct Loaded {
 pub fn read(root: &Path) -> Loaded {
     let mut loaded = read_files(root);
     read_schemas(&mut loaded);
+    super::tools_check::cwds(&loaded.wire, root, &loaded.settings_file, &mut loaded.diagnostics);
     loaded
 }
 

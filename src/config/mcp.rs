@@ -19,7 +19,7 @@ section! {
         /// Names of orch's own variables passed through to the program (values never in a file).
         pass_env "passEnv": Vec<At<String>>, Rule::EnvNames;
         /// The program's working directory, relative to the config root (default: the root).
-        cwd "cwd": String, Rule::Text;
+        cwd "cwd": At<String>, Rule::Text;
         /// Seconds for start-up (initialize and tools/list) and for each tool call (default 30).
         timeout "timeout": f64, TIMEOUT;
         /// The endpoint of a remote server over streamable HTTP (http or https).
@@ -159,6 +159,33 @@ fn check_server(d: &mut Decoder, name: &At<String>, node: &Node, keys: &McpServe
         );
     }
     check_variables(d, keys);
+    check_nul(d, server, node);
+}
+
+/// A NUL byte in `command`, `args`, `env` or `cwd`: no program can be started with it.
+fn check_nul(d: &mut Decoder, server: &str, node: &Node) {
+    for key in ["command", "args", "env", "cwd"] {
+        if let Some(pos) = node.entry(key).and_then(|(_, value)| nul_at(value)) {
+            d.error(
+                pos,
+                "invalid-value",
+                format!("`{key}` of mcp server `{server}` holds a NUL byte: no program can be started with it"),
+            );
+        }
+    }
+}
+
+/// Where the first string holding a NUL byte is, in a value or its items, keys included.
+fn nul_at(node: &Node) -> Option<super::node::Pos> {
+    match &node.value {
+        Value::Str(s) => s.contains('\0').then_some(node.pos),
+        Value::Seq(items) => items.iter().find_map(nul_at),
+        Value::Map(entries) => entries.iter().find_map(|(k, v)| match k.name.contains('\0') {
+            true => Some(k.pos),
+            false => nul_at(v),
+        }),
+        _ => None,
+    }
 }
 
 /// Exactly one of `command` and `url`, and no key of the other transport.
@@ -223,8 +250,20 @@ fn check_variables(d: &mut Decoder, keys: &McpServerWire) {
             ),
         );
     }
+    let mut seen: Vec<&str> = Vec::new();
     for (header, variable) in keys.headers_env.iter().flat_map(|p| &p.0) {
         check_header(d, header, variable);
+        match seen.iter().find(|h| h.eq_ignore_ascii_case(&header.value)) {
+            Some(first) => d.error(
+                header.pos,
+                "invalid-value",
+                format!(
+                    "`headersEnv` names header `{}` twice (`{first}` is the same header: names are case-insensitive); keep one",
+                    header.value
+                ),
+            ),
+            None => seen.push(&header.value),
+        }
     }
 }
 

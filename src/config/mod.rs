@@ -34,7 +34,7 @@ pub use schema::{definition_file as definition_file_schema, object as object_sch
 pub use sections::DEFAULT_COMPLEX_TERMS;
 pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
 pub use spec::{KeySpec, Rule};
-pub use tools::{Approve, McpServer, McpTransport, ToolUse};
+pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
 pub use types::{
     seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource, TokenField,
 };

@@ -82,15 +82,20 @@ pub struct ToolUse {
 /// The servers by name; `root` is the config root (a directory, or the single file whose
 /// directory `cwd` is relative to).
 pub fn servers(entries: &[McpServerEntry], root: &Path) -> BTreeMap<String, McpServer> {
-    let dir = match root.is_dir() {
+    let dir = cwd_base(root);
+    entries.iter().map(|e| (e.name.value.clone(), server(e, dir))).collect()
+}
+
+/// The directory a server's `cwd` is relative to: the config root, or a single file's directory.
+pub fn cwd_base(root: &Path) -> &Path {
+    match root.is_dir() {
         true => root,
         // A bare `orch.yaml` has the empty parent: the current directory.
         false => root
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new(".")),
-    };
-    entries.iter().map(|e| (e.name.value.clone(), server(e, dir))).collect()
+    }
 }
 
 fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
@@ -111,7 +116,10 @@ fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
             args: keys.args.clone().unwrap_or_default(),
             env: pairs(&keys.env),
             pass_env: keys.pass_env.iter().flatten().map(|n| n.value.clone()).collect(),
-            cwd: keys.cwd.as_ref().map_or_else(|| dir.to_path_buf(), |c| dir.join(c)),
+            cwd: keys
+                .cwd
+                .as_ref()
+                .map_or_else(|| dir.to_path_buf(), |c| dir.join(&c.value)),
         },
     };
     McpServer {
@@ -119,6 +127,22 @@ fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
         transport,
         timeout: keys.timeout.unwrap_or(DEFAULT_MCP_TIMEOUT),
     }
+}
+
+/// The NAMES of every variable whose value orch holds as a secret: each provider's
+/// `apiKeyEnv` (the built-in ones included), each server's `headersEnv` variables and its
+/// `passEnv`. Their values are never shown where a tool server's words are (SPEC §15).
+pub fn secret_variables(config: &super::Config) -> std::collections::BTreeSet<&str> {
+    let keys = config
+        .settings
+        .providers
+        .values()
+        .filter_map(|p| p.api_key_env.as_deref());
+    let servers = config.settings.mcp_servers.values().flat_map(|s| match &s.transport {
+        McpTransport::Stdio { pass_env, .. } => pass_env.iter().map(String::as_str).collect::<Vec<_>>(),
+        McpTransport::Http { headers_env, .. } => headers_env.iter().map(|(_, v)| v.as_str()).collect(),
+    });
+    keys.chain(servers).collect()
 }
 
 /// An agent's `tools`, resolved.

@@ -2,6 +2,7 @@
 //! role, and the variables `headersEnv` names.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use super::definitions::AgentWire;
 use super::diagnostic::{suggestion, Diagnostic};
@@ -63,6 +64,35 @@ fn unknown_server(name: &str, servers: &[&str]) -> String {
         _ => suggestion(name, servers.iter().copied()),
     };
     format!("unknown mcp server `{name}`{hint}")
+}
+
+/// A stdio server's `cwd` that is not a directory (relative to the config `root`): the
+/// server could never start, so an error at the `cwd`.
+pub fn cwds(wire: &WireConfig, root: &Path, file: &str, out: &mut Vec<Diagnostic>) {
+    let servers = wire
+        .settings
+        .as_ref()
+        .and_then(|s| s.mcp_servers.as_deref())
+        .unwrap_or_default();
+    let base = super::tools::cwd_base(root);
+    for server in servers.iter().filter(|s| s.keys.url.is_none()) {
+        // One with a NUL byte is an error already.
+        let Some(cwd) = server.keys.cwd.as_ref().filter(|c| !c.value.contains('\0')) else {
+            continue;
+        };
+        let dir = base.join(&cwd.value);
+        if !dir.is_dir() {
+            out.push(Diagnostic::error(
+                file,
+                cwd.pos,
+                "invalid-value",
+                format!(
+                    "`cwd` `{}` of mcp server `{}` is not a directory",
+                    cwd.value, server.name.value
+                ),
+            ));
+        }
+    }
 }
 
 /// A `headersEnv` variable that is unset: the header could not be sent, so a warning.

@@ -31,7 +31,7 @@ pub struct PlannedServer {
     /// The program's arguments (stdio servers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
-    /// The endpoint (streamable HTTP servers).
+    /// The endpoint (streamable HTTP servers), any credentials in it shown as `***`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
 }
@@ -57,7 +57,7 @@ pub fn servers(config: &Config, departments: &[DepartmentPlan]) -> Vec<PlannedSe
                 name: server.name.clone(),
                 command: None,
                 args: None,
-                url: Some(url.clone()),
+                url: Some(crate::text::url_shown(url)),
             },
         })
         .collect()

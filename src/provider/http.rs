@@ -201,7 +201,7 @@ impl HttpClient {
             message: format!("the reply is not JSON ({e}): {}", first_bytes(&shown, 200)),
         })?;
         if !secrets.is_empty() {
-            redact_strings(&mut reply, secrets);
+            crate::text::redact_json(&mut reply, secrets);
         }
         Ok(reply)
     }
@@ -319,33 +319,6 @@ fn first_bytes(text: &str, n: usize) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
-}
-
-/// Replaces every secret in every string (and key) of a JSON value.
-fn redact_strings(v: &mut serde_json::Value, secrets: &[String]) {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => {
-            if let std::borrow::Cow::Owned(r) = redact(s, secrets) {
-                *s = r;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| redact_strings(i, secrets)),
-        Value::Object(map) => {
-            let leaked: Vec<String> = map
-                .keys()
-                .filter(|k| redact(k, secrets) != k.as_str())
-                .cloned()
-                .collect();
-            for k in leaked {
-                if let Some(value) = map.remove(&k) {
-                    map.insert(redact(&k, secrets).into_owned(), value);
-                }
-            }
-            map.values_mut().for_each(|i| redact_strings(i, secrets));
-        }
-        _ => {}
-    }
 }
 
 /// A number in [0, 1) from the clock and a counter: enough for jitter, no crate needed.

@@ -47,6 +47,51 @@ pub fn redact<'t>(text: &'t str, secrets: &[String]) -> std::borrow::Cow<'t, str
     out
 }
 
+/// Replaces every secret in every string (and key) of a JSON value.
+pub fn redact_json(v: &mut serde_json::Value, secrets: &[String]) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(r) = redact(s, secrets) {
+                *s = r;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| redact_json(i, secrets)),
+        Value::Object(map) => {
+            let leaked: Vec<String> = map
+                .keys()
+                .filter(|k| redact(k, secrets) != k.as_str())
+                .cloned()
+                .collect();
+            for k in leaked {
+                if let Some(value) = map.remove(&k) {
+                    map.insert(redact(&k, secrets).into_owned(), value);
+                }
+            }
+            map.values_mut().for_each(|i| redact_json(i, secrets));
+        }
+        _ => {}
+    }
+}
+
+/// A URL as orch shows it: any `user:password@` replaced by `***@`, so credentials written
+/// into a URL (an OTLP endpoint, an MCP server's `url`) never reach a terminal or a CI log.
+pub fn url_shown(endpoint: &str) -> String {
+    match url::Url::parse(endpoint) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let _ = url.set_password(None);
+            let _ = url.set_username("***");
+            url.to_string()
+        }
+        Ok(_) => endpoint.to_string(),
+        // Not a URL: cut any `…@` before the host, whatever it holds.
+        Err(_) => match endpoint.rsplit_once('@') {
+            Some((_, host)) => format!("***@{host}"),
+            None => endpoint.to_string(),
+        },
+    }
+}
+
 /// A count with its noun, plural unless the count is one: `1 error`, `2 errors`.
 pub fn count<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
     let s = if n == N::from(1) { "" } else { "s" };

@@ -20,7 +20,7 @@ pub fn client() -> Result<reqwest::Client, String> {
 }
 
 /// The headers of `headersEnv` (header name to the NAME of a variable), each variable read
-/// now by `lookup`. An unset variable, or a value that is not a header value, is an error
+/// now by `lookup`. An unset or empty variable, or a value that is not a header value, is an error
 /// naming the variable and the header, never showing the value.
 pub fn headers(
     headers_env: &[(String, String)],
@@ -30,7 +30,9 @@ pub fn headers(
     for (header, variable) in headers_env {
         let name =
             HeaderName::try_from(header.as_str()).map_err(|_| format!("`{header}` is not an HTTP header name"))?;
+        // An empty value is no credential: said as unset, never sent as an empty header.
         let value = lookup(variable)
+            .filter(|v| !v.trim().is_empty())
             .ok_or_else(|| format!("environment variable `{variable}` (header `{header}`) is not set"))?;
         let mut value = HeaderValue::try_from(value).map_err(|_| {
             format!("environment variable `{variable}` (header `{header}`) is not a valid header value")

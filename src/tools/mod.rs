@@ -105,6 +105,7 @@ pub trait ToolHost: Send + Sync {
 mod http;
 mod process;
 mod registry;
+mod secrets;
 mod server;
 mod text;
 

@@ -58,8 +58,8 @@ pub struct Launch<'a> {
     pub env: Vec<(OsString, OsString)>,
     /// Its working directory.
     pub cwd: &'a Path,
-    /// Values its stderr is never quoted with (those of its `passEnv` variables: a server
-    /// that prints its token when it fails must not put it in orch's messages).
+    /// Values its stderr is never quoted with (every secret orch holds: a server that prints
+    /// a token when it fails must not put it in orch's messages).
     pub secrets: Vec<String>,
 }
 

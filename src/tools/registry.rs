@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use futures::future::{join_all, BoxFuture};
 
+use super::secrets;
 use super::server::Server;
 use super::{ToolError, ToolHost, ToolInfo, ToolRequest};
 use crate::config::{Agent, Approve, Config};
@@ -21,9 +22,10 @@ pub struct StartError {
     pub why: String,
 }
 
-/// Started MCP servers, by name.
+/// Started MCP servers, by name, and the secrets their words are cleared of.
 pub struct Servers {
     servers: BTreeMap<String, Server>,
+    secrets: Vec<String>,
 }
 
 impl Servers {
@@ -47,13 +49,29 @@ impl Servers {
     }
 
     async fn start_named(config: &Config, names: BTreeSet<&str>, agents: &[&Agent]) -> Result<Servers, StartError> {
-        let client = super::http::client().map_err(|why| StartError {
-            server: names.iter().next().copied().unwrap_or_default().to_string(),
-            why,
+        let secrets = secrets::values(config, |k| std::env::var(k).ok());
+        Self::start_with(config, names, agents, secrets)
+            .await
+            .map_err(|(e, secrets)| StartError {
+                why: secrets::redacted(e.why, &secrets),
+                ..e
+            })
+    }
+
+    /// Starts the `names`d servers; on a failure, its error and the secrets to clear it of.
+    async fn start_with(
+        config: &Config,
+        names: BTreeSet<&str>,
+        agents: &[&Agent],
+        secrets: Vec<String>,
+    ) -> Result<Servers, (StartError, Vec<String>)> {
+        let client = super::http::client().map_err(|why| {
+            let server = names.iter().next().copied().unwrap_or_default().to_string();
+            (StartError { server, why }, secrets.clone())
         })?;
         let starts = names.iter().filter_map(|n| config.mcp_server(n)).map(|server| {
-            let client = &client;
-            async move { (server.name.clone(), Server::start(server, client).await) }
+            let (client, secrets) = (&client, &secrets);
+            async move { (server.name.clone(), Server::start(server, client, secrets).await) }
         });
         let (mut servers, mut failure) = (BTreeMap::new(), None);
         for (name, started) in join_all(starts).await {
@@ -66,12 +84,12 @@ impl Servers {
                 }
             }
         }
-        let servers = Servers { servers };
+        let servers = Servers { servers, secrets };
         match failure.map_or_else(|| servers.check_allowed(agents), Err) {
             Ok(()) => Ok(servers),
             Err(e) => {
                 servers.stop_all().await;
-                Err(e)
+                Err((e, servers.secrets))
             }
         }
     }
@@ -132,7 +150,10 @@ impl ToolHost for Servers {
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             match self.servers.get(&request.server) {
-                Some(server) => server.call(&request.tool, &request.arguments).await,
+                Some(server) => {
+                    let outcome = server.call(&request.tool, &request.arguments).await;
+                    secrets::redacted_outcome(outcome, &self.secrets)
+                }
                 None => Err(ToolError::Failed {
                     message: format!("mcp server {} is not started", request.server),
                 }),

@@ -47,8 +47,8 @@ fn client_info() -> ClientConfig {
 impl Server {
     /// Starts `config`'s server: initialize and `tools/list` (every page) within its
     /// `timeout`. The error says why, with the tail of a stdio server's stderr; a server
-    /// that failed is stopped.
-    pub async fn start(config: &McpServer, client: &reqwest::Client) -> Result<Server, String> {
+    /// that failed is stopped. Its tool list and the stderr it quotes are cleared of `secrets`.
+    pub async fn start(config: &McpServer, client: &reqwest::Client, secrets: &[String]) -> Result<Server, String> {
         match &config.transport {
             McpTransport::Stdio {
                 command,
@@ -58,15 +58,14 @@ impl Server {
                 cwd,
             } => {
                 let env = process::environment(|k| std::env::var_os(k), pass_env, env);
-                let secrets = pass_env.iter().filter_map(|k| std::env::var(k).ok()).collect();
                 let launch = Launch {
                     command,
                     args,
                     env,
                     cwd,
-                    secrets,
+                    secrets: secrets.to_vec(),
                 };
-                start_stdio(config, launch).await
+                start_stdio(config, launch, secrets).await
             }
             McpTransport::Http { url, headers_env } => {
                 let headers = http::headers(headers_env, |k| std::env::var(k).ok())?;
@@ -80,7 +79,7 @@ impl Server {
                         .await
                         .map_err(|e| format!("initialize failed: {}", init_error(&e)))?;
                     let (service, tools) = list(service).await?;
-                    Ok(server(config, service, tools, None))
+                    Ok(server(config, service, tools, None, secrets))
                 })
                 .await
             }
@@ -176,7 +175,7 @@ impl Server {
 
 /// Starts a stdio server's process and speaks MCP over its pipes; a process that exits
 /// during start-up is said so, with its status.
-async fn start_stdio(config: &McpServer, launch: Launch<'_>) -> Result<Server, String> {
+async fn start_stdio(config: &McpServer, launch: Launch<'_>, secrets: &[String]) -> Result<Server, String> {
     let (process, stdout, stdin) = process::spawn(launch)?;
     let handshake = within(config.timeout, async {
         client_info()
@@ -190,7 +189,7 @@ async fn start_stdio(config: &McpServer, launch: Launch<'_>) -> Result<Server, S
     };
     let failed = match started {
         Ok(service) => match within(config.timeout, list(service)).await {
-            Ok((service, tools)) => return Ok(server(config, service, tools, Some(process))),
+            Ok((service, tools)) => return Ok(server(config, service, tools, Some(process), secrets)),
             Err(why) => why,
         },
         Err(why) => why,
@@ -214,8 +213,14 @@ async fn list(service: Service) -> Result<(Service, Vec<rmcp::model::Tool>), Str
     Ok((service, tools))
 }
 
-fn server(config: &McpServer, service: Service, tools: Vec<rmcp::model::Tool>, process: Option<Process>) -> Server {
-    let tools = tools.into_iter().map(info).collect::<Vec<_>>();
+fn server(
+    config: &McpServer,
+    service: Service,
+    tools: Vec<rmcp::model::Tool>,
+    process: Option<Process>,
+    secrets: &[String],
+) -> Server {
+    let tools = tools.into_iter().map(|t| info(t, secrets)).collect::<Vec<_>>();
     Server {
         name: config.name.clone(),
         timeout: config.timeout,
@@ -227,12 +232,15 @@ fn server(config: &McpServer, service: Service, tools: Vec<rmcp::model::Tool>, p
     }
 }
 
-/// The fields of an MCP `Tool` orch uses.
-fn info(tool: rmcp::model::Tool) -> ToolInfo {
+/// The fields of an MCP `Tool` orch uses, its description and schema cleared of `secrets`.
+fn info(tool: rmcp::model::Tool, secrets: &[String]) -> ToolInfo {
+    let description = tool.description.map(|d| d.to_string()).unwrap_or_default();
+    let mut input_schema = Value::Object((*tool.input_schema).clone());
+    crate::text::redact_json(&mut input_schema, secrets);
     ToolInfo {
         name: tool.name.to_string(),
-        description: tool.description.map(|d| d.to_string()).unwrap_or_default(),
-        input_schema: Value::Object((*tool.input_schema).clone()),
+        description: super::secrets::redacted(description, secrets),
+        input_schema,
     }
 }
 

@@ -69,22 +69,9 @@ fn source(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> &'static 
     }
 }
 
-/// An endpoint as messages show it: any `user:password@` replaced by `***@`, so credentials
-/// written into a URL never reach a terminal or a CI log.
+/// An endpoint as messages show it (its credentials `***`).
 fn shown(endpoint: &str) -> String {
-    match url::Url::parse(endpoint) {
-        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
-            let _ = url.set_password(None);
-            let _ = url.set_username("***");
-            url.to_string()
-        }
-        Ok(_) => endpoint.to_string(),
-        // Not a URL: cut any `…@` before the host, whatever it holds.
-        Err(_) => match endpoint.rsplit_once('@') {
-            Some((_, host)) => format!("***@{host}"),
-            None => endpoint.to_string(),
-        },
-    }
+    crate::text::url_shown(endpoint)
 }
 
 /// An http:// or https:// URL with a host, that the HTTP layer takes as a request's URI.
