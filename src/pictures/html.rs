@@ -194,7 +194,7 @@ fn dag(report: &Value) -> String {
                 escape(id),
                 x + 8.0,
                 y + 34.0,
-                escape(status_of(id))
+                escape(&shown_status(status_of(id)))
             );
         }
     }

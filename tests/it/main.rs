@@ -44,3 +44,4 @@ mod tooling;
 mod tools;
 mod traces;
 mod validate;
+mod output;
