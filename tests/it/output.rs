@@ -302,3 +302,53 @@ async fn a_specialist_waiting_for_a_decision_is_pending_not_rejected() {
         assert!(!page.contains(shown), "{shown}: {page}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_head_s_direct_answer_is_85_not_graded() {
+    let server = answering("The answer.").await;
+    let root = one_department(&server.uri(), &[], "");
+    let tree = stdout(&Test::new(root.path()).args(["run", "--format", "tree", "Aladdin"]).status(0).run());
+    let line = tree.lines().find(|l| l.starts_with("└── d ") || l.starts_with("├── d ")).unwrap_or_default();
+    assert!(line.starts_with("├── d ✓ quality 85, not graded (1 call, "), "{tree}");
+    let md = stdout(&Test::new(root.path()).args(["run", "--format", "markdown", "Aladdin"]).status(0).run());
+    assert!(md.contains("\n| ` d ` | success | 85, not graded | 0 | 1 | |\n"), "{md}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tree_shows_a_tool_call_s_error_and_a_denial_on_its_line() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), false);
+    let out = Test::new(root.path())
+        .args(["run", "Aladdin", "--format", "tree", "--approvals", "deny"])
+        .run();
+    let tree = stdout(&out);
+    let line = tree.lines().find(|l| l.contains("files.echo")).unwrap_or_default();
+    // The denial's words on the call's line (who denied is the approvals' to word).
+    assert!(line.starts_with("│   │   └── files.echo error: denied by "), "{tree}");
+    assert!(line.ends_with(": not approved (--approvals deny) (denied) 0 ms"), "{tree}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backslash_before_a_pipe_cannot_end_a_markdown_cell() {
+    let server = refusing(400, "\\|<img src=x> `a|b`").await;
+    let root = one_department(&server.uri(), &[], "");
+    let md = stdout(&Test::new(root.path()).args(["run", "--format", "markdown", "Aladdin"]).status(1).run());
+    let row = md.lines().find(|l| l.starts_with("| ` d `")).unwrap_or_default();
+    // The backslash doubled and the pipe escaped: an odd run of backslashes before the
+    // pipe, so no renderer ends the cell there and the tag stays in the code span.
+    assert_eq!(row, "| ` d ` | failed | 0 | 0 | 4 | `` HTTP 400: \\\\\\|<img src=x> `a\\|b` `` |", "{md}");
+    // A suite's failed expectation, in `orch test`'s table.
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: slash\n    prompt: Aladdin character\n    expect: { contains: [\"\\\\|<img src=x>\"] }\n",
+    );
+    let md = stdout(&Test::new(root.path()).args(["test", "s.yaml", "--format", "markdown"]).status(1).run());
+    let row = md.lines().find(|l| l.contains("slash")).unwrap_or_default();
+    assert_eq!(
+        row,
+        "| ✗ | ` s/slash ` | 0/1 | `` contains: `\\\\\\|<img src=x>` is not in the output `` |",
+        "{md}"
+    );
+}
