@@ -335,7 +335,7 @@ pub(super) fn print_report(report: &Report, format: RunFormat) -> Result<()> {
             if let Some(answer) = crate::report::answer(report) {
                 // For pipes, as written; on a terminal, its control characters escaped.
                 let shown = if terminal {
-                    crate::text::printable_lines(&answer)
+                    crate::text::printable_text(&answer)
                 } else {
                     answer.as_str().into()
                 };

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::timeline::timeline;
+use super::timeline::{attempt_pending, timeline};
 use crate::text::escape_markup as escape;
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
@@ -20,13 +20,6 @@ svg text{font:11px system-ui,sans-serif}.num{text-align:right}\
 .key.head{background:#c9d7ef}.key.accept{background:#5cb85c}.key.revise{background:#e0b040}\
 .key.discard{background:#d9534f}.key.failure{background:#fff;border:2px dashed #a31515}.key.judge{background:#8e6bbf}\
 .paused,.pending{color:#9a6700}.key.pending{background:#fff;border:2px dotted #9a6700}";
-
-/// Whether an attempt (its JSON) stopped at a tool call waiting for a decision.
-pub(super) fn attempt_pending(attempt: &Value) -> bool {
-    attempt["toolCalls"]
-        .as_array()
-        .is_some_and(|calls| calls.iter().any(|c| c["approval"] == "pending"))
-}
 
 /// A status as shown: a paused department or pending item with ⏸, never as a failure.
 fn shown_status(status: &str) -> String {

@@ -85,7 +85,7 @@ fn departments(report: &Report) -> String {
 /// the run says, one click away, its Markdown shown as text.
 fn details(answer: &str) -> String {
     let fence = "`".repeat(longest_backtick_run(answer).max(2) + 1);
-    let body = crate::text::printable_lines(answer);
+    let body = crate::text::printable_text(answer);
     let newline = if body.ends_with('\n') { "" } else { "\n" };
     format!("\n<details><summary>Answer</summary>\n\n{fence}text\n{body}{newline}{fence}\n\n</details>\n")
 }

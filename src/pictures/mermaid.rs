@@ -61,10 +61,16 @@ pub fn run(report: &Report) -> String {
     for d in &report.departments {
         let (class, shown) = match d.status.to_string().as_str() {
             "success" => ("ok", format!("success · {}", crate::text::fmt_score(d.quality_score))),
-            "skipped" => ("skipped", format!("skipped · {}", crate::text::fmt_score(d.quality_score))),
+            "skipped" => (
+                "skipped",
+                format!("skipped · {}", crate::text::fmt_score(d.quality_score)),
+            ),
             // Waiting for a decision: neither failed nor scored.
             "paused" => ("paused", "⏸ paused".to_string()),
-            status => ("failed", format!("{status} · {}", crate::text::fmt_score(d.quality_score))),
+            status => (
+                "failed",
+                format!("{status} · {}", crate::text::fmt_score(d.quality_score)),
+            ),
         };
         any_paused |= class == "paused";
         out.push_str(&format!(

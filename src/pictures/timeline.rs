@@ -49,6 +49,13 @@ fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
 }
 
+/// Whether an attempt (its JSON) stopped at a tool call waiting for a decision.
+pub(super) fn attempt_pending(attempt: &Value) -> bool {
+    attempt["toolCalls"]
+        .as_array()
+        .is_some_and(|calls| calls.iter().any(|c| c["approval"] == "pending"))
+}
+
 /// The timeline's SVG and its legend.
 pub fn timeline(report: &Value) -> String {
     let mut rows = Vec::new();
@@ -111,7 +118,7 @@ fn department_rows(d: &Value) -> Vec<Row> {
 fn attempt_bars(a: &Value) -> Vec<Bar> {
     let (s, e) = (num(&a["startedAt"]), num(&a["finishedAt"]));
     let graded = a["gradingStartedAt"].as_f64();
-    let pending = super::html::attempt_pending(a);
+    let pending = attempt_pending(a);
     let class = match a["decision"].as_str() {
         // Waiting for a decision is neither a failure nor a grade.
         _ if pending => "pending",
@@ -348,7 +355,10 @@ mod tests {
         assert_eq!(labels(999.0), ["0 ms", "200 ms", "400 ms", "600 ms", "800 ms"]);
         assert_eq!(labels(27_028.0), ["0 s", "10 s", "20 s"]);
         assert_eq!(labels(4_500.0), ["0 s", "1 s", "2 s", "3 s", "4 s"]);
-        assert_eq!(labels(150_000.0), ["0 s", "30 s", "1 min", "1 min 30 s", "2 min", "2 min 30 s"]);
+        assert_eq!(
+            labels(150_000.0),
+            ["0 s", "30 s", "1 min", "1 min 30 s", "2 min", "2 min 30 s"]
+        );
         assert_eq!(labels(200_000.0), ["0 min", "1 min", "2 min", "3 min"]);
         assert_eq!(labels(610_000.0), ["0 min", "5 min", "10 min"]);
         assert_eq!(labels(7_200_000.0), ["0 h", "0.5 h", "1 h", "1.5 h", "2 h"]);

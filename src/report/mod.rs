@@ -9,6 +9,7 @@ mod run_tree;
 mod tool_call;
 mod tree;
 
+pub use answer::{answer, department_quality};
 #[cfg(test)]
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
@@ -18,7 +19,6 @@ pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report,
     RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
-pub use answer::{answer, department_quality};
 #[cfg(test)]
 pub use run_tree::run_tree;
 pub use run_tree::write_run_tree;

@@ -11,14 +11,14 @@ use super::run::{output_text, Attempt, DepartmentResult, DepartmentStatus, Repor
 use super::tool_call::{Approval, ToolCall};
 use super::tree::{render, Node, Style};
 use crate::grade::ReviewStatus;
-use crate::text::{count, excerpt, fmt_score, printable, printable_lines};
+use crate::text::{count, excerpt, fmt_score, printable, printable_text};
 
 /// Writes the tree of a run report, then its answer in full (SPEC §27), after a blank line.
 pub fn write_run_tree(report: &Report, style: Style, out: &mut impl std::io::Write) -> std::io::Result<()> {
     render(&run_tree(report, style), out)?;
     if let Some(answer) = answer(report) {
         // The answer's text is shown, never obeyed: its control characters are escaped.
-        write!(out, "\n{}", printable_lines(&answer))?;
+        write!(out, "\n{}", printable_text(&answer))?;
     }
     Ok(())
 }
@@ -213,7 +213,13 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
     let scores: Vec<String> = s
         .attempts
         .iter()
-        .map(|a| if pending(a) { "⏸".to_string() } else { fmt_score(a.score) })
+        .map(|a| {
+            if pending(a) {
+                "⏸".to_string()
+            } else {
+                fmt_score(a.score)
+            }
+        })
         .collect();
     let waits = s.attempts.last().is_some_and(pending);
     let review = match s.review_status {

@@ -20,13 +20,23 @@ pub fn stats_markdown(stats: &Stats) -> String {
     let mut routing = MarkdownTable::new(&[("", Align::Left), ("", Align::Left)]);
     let rows = [
         ("status", counts(in_order(&STATUSES, &stats.by_status))),
-        ("primary", if primary.is_empty() { "none".into() } else { primary.join(" · ") }),
+        (
+            "primary",
+            if primary.is_empty() {
+                "none".into()
+            } else {
+                primary.join(" · ")
+            },
+        ),
         ("methods", cell(&counts(in_order(&METHODS, &r.methods)))),
         ("fallback department", percent(r.fallback_rate)),
         ("router errors", percent(r.router_error_rate)),
         ("complexity", cell(&counts(in_order(&LEVELS, &stats.complexity)))),
         ("head-direct fallbacks", stats.head_direct_fallbacks.to_string()),
-        ("partial synthesis failures", stats.partial_synthesis_failures.to_string()),
+        (
+            "partial synthesis failures",
+            stats.partial_synthesis_failures.to_string(),
+        ),
         ("transport retries", stats.transport_retries.to_string()),
         (
             "circuits opened",

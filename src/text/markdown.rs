@@ -43,31 +43,33 @@ pub struct MarkdownTable {
 impl MarkdownTable {
     /// A table with these columns (an empty name: a column with no header).
     pub fn new(columns: &[(&str, Align)]) -> Self {
-        let mut table = MarkdownTable { text: String::new() };
-        table.row(columns.iter().map(|(name, _)| *name));
-        table.text.push('|');
+        let mut text = String::from("|");
+        for (name, _) in columns {
+            let name = markdown_cell_text(name);
+            text.push_str(&if name.is_empty() {
+                " |".to_string()
+            } else {
+                format!(" {name} |")
+            });
+        }
+        text.push_str("\n|");
         for (_, align) in columns {
-            table.text.push_str(match align {
+            text.push_str(match align {
                 Align::Left => " --- |",
                 Align::Right => " ---: |",
             });
         }
-        table.text.push('\n');
-        table
+        text.push('\n');
+        MarkdownTable { text }
     }
 
     /// Adds a row: one text per column, in Markdown (foreign text already in code spans).
     pub fn row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) -> &mut Self {
         self.text.push('|');
         for cell in cells {
-            let cell = markdown_cell_text(cell.as_ref());
-            if cell.is_empty() {
-                self.text.push_str(" |");
-            } else {
-                self.text.push(' ');
-                self.text.push_str(&cell);
-                self.text.push_str(" |");
-            }
+            self.text.push(' ');
+            self.text.push_str(&markdown_cell_text(cell.as_ref()));
+            self.text.push_str(" |");
         }
         self.text.push('\n');
         self
@@ -128,7 +130,7 @@ mod tests {
         table.row(["✓", "` a|b `", "2"]).row(["", "", "0"]);
         assert_eq!(
             table.finish(),
-            "| | case | runs |\n| --- | --- | ---: |\n| ✓ | ` a\\|b ` | 2 |\n| | | 0 |\n"
+            "| | case | runs |\n| --- | --- | ---: |\n| ✓ | ` a\\|b ` | 2 |\n|  |  | 0 |\n"
         );
     }
 

@@ -46,8 +46,16 @@ fn text_prints_the_summary_alone_and_the_tree_ends_with_it() {
         .stdout(SUMMARY)
         .stderr("")
         .run();
-    let tree = stdout(&Test::new(&repo()).args(["run", "--format", "tree", QUICK_START]).status(0).run());
-    assert!(tree.ends_with(&format!("└── validation: passed\n\n{SUMMARY}")), "{tree}");
+    let tree = stdout(
+        &Test::new(&repo())
+            .args(["run", "--format", "tree", QUICK_START])
+            .status(0)
+            .run(),
+    );
+    assert!(
+        tree.ends_with(&format!("└── validation: passed\n\n{SUMMARY}")),
+        "{tree}"
+    );
     // The summary is shown once, in full: no excerpt of it in the structure.
     assert_eq!(tree.matches("Production summary").count(), 1, "{tree}");
 }
@@ -79,7 +87,16 @@ async fn a_run_with_no_answer_prints_nothing_in_text() {
     let server = heads.serve().await;
     let root = team(&server.uri(), true);
     Test::new(root.path())
-        .args(["run", "Aladdin", "--format", "text", "--approvals", "defer", "--journal", "j.jsonl"])
+        .args([
+            "run",
+            "Aladdin",
+            "--format",
+            "text",
+            "--approvals",
+            "defer",
+            "--journal",
+            "j.jsonl",
+        ])
         .status(5)
         .stdout("")
         .run();
@@ -87,7 +104,12 @@ async fn a_run_with_no_answer_prints_nothing_in_text() {
 
 #[test]
 fn markdown_folds_the_answer_in_details() {
-    let md = stdout(&Test::new(&repo()).args(["run", "--format", "markdown", QUICK_START]).status(0).run());
+    let md = stdout(
+        &Test::new(&repo())
+            .args(["run", "--format", "markdown", QUICK_START])
+            .status(0)
+            .run(),
+    );
     let details = format!("\n<details><summary>Answer</summary>\n\n```text\n{SUMMARY}```\n\n</details>\n");
     assert!(md.ends_with(&details), "{md}");
 }
@@ -95,7 +117,12 @@ fn markdown_folds_the_answer_in_details() {
 #[test]
 fn report_renders_a_saved_run_again_in_the_format_asked() {
     let root = Root::empty();
-    let saved = stdout(&Test::new(&repo()).args(["run", "--format", "json", QUICK_START]).status(0).run());
+    let saved = stdout(
+        &Test::new(&repo())
+            .args(["run", "--format", "json", QUICK_START])
+            .status(0)
+            .run(),
+    );
     let file = root.write("run.json", &saved);
     let file = file.to_str().unwrap();
     let saved: Value = serde_json::from_str(&saved).unwrap();
@@ -105,12 +132,33 @@ fn report_renders_a_saved_run_again_in_the_format_asked() {
         .stdout(SUMMARY)
         .stderr("")
         .run();
-    let tree = stdout(&Test::new(root.path()).args(["report", file, "--format", "tree"]).status(0).stderr("").run());
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["report", file, "--format", "tree"])
+            .status(0)
+            .stderr("")
+            .run(),
+    );
     assert!(tree.starts_with("run success · quality 96.98 · 16 calls"), "{tree}");
-    assert!(tree.ends_with(&format!("└── validation: passed\n\n{SUMMARY}")), "{tree}");
-    let md = stdout(&Test::new(root.path()).args(["report", file, "--format", "markdown"]).status(0).run());
-    assert!(md.starts_with("## orch run: success\n") && md.ends_with("```\n\n</details>\n"), "{md}");
-    let again = Test::new(root.path()).args(["report", file, "--format", "json"]).status(0).stderr("").run();
+    assert!(
+        tree.ends_with(&format!("└── validation: passed\n\n{SUMMARY}")),
+        "{tree}"
+    );
+    let md = stdout(
+        &Test::new(root.path())
+            .args(["report", file, "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
+    assert!(
+        md.starts_with("## orch run: success\n") && md.ends_with("```\n\n</details>\n"),
+        "{md}"
+    );
+    let again = Test::new(root.path())
+        .args(["report", file, "--format", "json"])
+        .status(0)
+        .stderr("")
+        .run();
     assert_eq!(stdout_json(&again), saved);
     // With `--html OUT` too: the format printed, the page written, and where said.
     Test::new(root.path())
@@ -161,7 +209,11 @@ async fn resume_prints_the_answer_in_text() {
     let server = heads.serve().await;
     let root = team(&server.uri(), false);
     let ids = paused_once(&root);
-    Test::new(root.path()).args(["approve", "j.jsonl"]).args(ids).status(0).run();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl"])
+        .args(ids)
+        .status(0)
+        .run();
     Test::new(root.path())
         .args(["resume", "j.jsonl", "--format", "text"])
         .status(0)
@@ -179,7 +231,10 @@ fn paused_once(root: &Root) -> Vec<String> {
         .status(5)
         .run();
     let pending = stdout_json(&out)["pending"].as_array().cloned().unwrap_or_default();
-    pending.iter().map(|p| p["id"].as_str().unwrap_or_default().to_string()).collect()
+    pending
+        .iter()
+        .map(|p| p["id"].as_str().unwrap_or_default().to_string())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -190,7 +245,12 @@ async fn pending_items_read_as_pending_in_the_tree_markdown_and_page() {
     let report = paused(&root);
     let file = root.write("paused.json", report.to_string());
     let file = file.to_str().unwrap();
-    let tree = stdout(&Test::new(root.path()).args(["report", file, "--format", "tree"]).status(0).run());
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["report", file, "--format", "tree"])
+            .status(0)
+            .run(),
+    );
     let lines: Vec<&str> = tree.lines().collect();
     assert_eq!(
         lines[3..12],
@@ -210,7 +270,12 @@ async fn pending_items_read_as_pending_in_the_tree_markdown_and_page() {
     assert_eq!(lines[16], "└── ⏸ pending: 2 items", "{tree}");
     // No answer yet: the tree ends with what waits.
     assert_eq!(lines.len(), 19, "{tree}");
-    let md = stdout(&Test::new(root.path()).args(["report", file, "--format", "markdown"]).status(0).run());
+    let md = stdout(
+        &Test::new(root.path())
+            .args(["report", file, "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ` ")).collect();
     assert_eq!(
         rows,
@@ -233,7 +298,8 @@ async fn pending_items_read_as_pending_in_the_tree_markdown_and_page() {
 /// A department whose specialist `s` asks for a gated tool call, run with specialists:
 /// the run pauses at that call (exit 5); its report.
 async fn specialist_paused(root_of: impl Fn(&str) -> Root) -> (Root, MockServer) {
-    let heads = crate::gated::Heads::default().asks("s", vec![vec![crate::gated::call("echo", json!({"text": "one"}))]]);
+    let heads =
+        crate::gated::Heads::default().asks("s", vec![vec![crate::gated::call("echo", json!({"text": "one"}))]]);
     let server = heads.serve().await;
     (root_of(&server.uri()), server)
 }
@@ -245,7 +311,10 @@ fn specialist_team(uri: &str) -> Root {
     );
     let agents = [
         ("h", "role: head, department: d"),
-        ("s", "role: specialist, department: d, tools: [{ server: files, approve: [echo] }]"),
+        (
+            "s",
+            "role: specialist, department: d, tools: [{ server: files, approve: [echo] }]",
+        ),
     ];
     Root::orch_yaml(crate::common::mock::config_yaml(
         uri,
@@ -265,7 +334,12 @@ async fn a_specialist_waiting_for_a_decision_is_pending_not_rejected() {
         .run();
     let file = root.write("paused.json", stdout(&out));
     let file = file.to_str().unwrap();
-    let tree = stdout(&Test::new(root.path()).args(["report", file, "--format", "tree"]).status(0).run());
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["report", file, "--format", "tree"])
+            .status(0)
+            .run(),
+    );
     let lines: Vec<&str> = tree.lines().collect();
     assert_eq!(
         lines[3..8],
@@ -278,7 +352,12 @@ async fn a_specialist_waiting_for_a_decision_is_pending_not_rejected() {
         ],
         "{tree}"
     );
-    let md = stdout(&Test::new(root.path()).args(["report", file, "--format", "markdown"]).status(0).run());
+    let md = stdout(
+        &Test::new(root.path())
+            .args(["report", file, "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
     let page = stdout(&Test::new(root.path()).args(["report", file]).status(0).run());
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ` ")).collect();
     assert_eq!(
@@ -307,11 +386,27 @@ async fn a_specialist_waiting_for_a_decision_is_pending_not_rejected() {
 async fn a_head_s_direct_answer_is_85_not_graded() {
     let server = answering("The answer.").await;
     let root = one_department(&server.uri(), &[], "");
-    let tree = stdout(&Test::new(root.path()).args(["run", "--format", "tree", "Aladdin"]).status(0).run());
-    let line = tree.lines().find(|l| l.starts_with("└── d ") || l.starts_with("├── d ")).unwrap_or_default();
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["run", "--format", "tree", "Aladdin"])
+            .status(0)
+            .run(),
+    );
+    let line = tree
+        .lines()
+        .find(|l| l.starts_with("└── d ") || l.starts_with("├── d "))
+        .unwrap_or_default();
     assert!(line.starts_with("├── d ✓ quality 85, not graded (1 call, "), "{tree}");
-    let md = stdout(&Test::new(root.path()).args(["run", "--format", "markdown", "Aladdin"]).status(0).run());
-    assert!(md.contains("\n| ` d ` | success | 85, not graded | 0 | 1 | |\n"), "{md}");
+    let md = stdout(
+        &Test::new(root.path())
+            .args(["run", "--format", "markdown", "Aladdin"])
+            .status(0)
+            .run(),
+    );
+    assert!(
+        md.contains("\n| ` d ` | success | 85, not graded | 0 | 1 |  |\n"),
+        "{md}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -326,29 +421,44 @@ async fn the_tree_shows_a_tool_call_s_error_and_a_denial_on_its_line() {
     let line = tree.lines().find(|l| l.contains("files.echo")).unwrap_or_default();
     // The denial's words on the call's line (who denied is the approvals' to word).
     assert!(line.starts_with("│   │   └── files.echo error: denied by "), "{tree}");
-    assert!(line.ends_with(": not approved (--approvals deny) (denied) 0 ms"), "{tree}");
+    assert!(
+        line.ends_with(": not approved (--approvals deny) (denied) 0 ms"),
+        "{tree}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_backslash_before_a_pipe_cannot_end_a_markdown_cell() {
     let server = refusing(400, "\\|<img src=x> `a|b`").await;
     let root = one_department(&server.uri(), &[], "");
-    let md = stdout(&Test::new(root.path()).args(["run", "--format", "markdown", "Aladdin"]).status(1).run());
+    let md = stdout(
+        &Test::new(root.path())
+            .args(["run", "--format", "markdown", "Aladdin"])
+            .status(1)
+            .run(),
+    );
     let row = md.lines().find(|l| l.starts_with("| ` d `")).unwrap_or_default();
     // The backslash doubled and the pipe escaped: an odd run of backslashes before the
     // pipe, so no renderer ends the cell there and the tag stays in the code span.
-    assert_eq!(row, "| ` d ` | failed | 0 | 0 | 4 | `` HTTP 400: \\\\\\|<img src=x> `a\\|b` `` |", "{md}");
+    assert_eq!(
+        row, "| ` d ` | failed | 0 | 0 | 4 | `` HTTP 400: \\\\\\|<img src=x> `a\\|b` `` |",
+        "{md}"
+    );
     // A suite's failed expectation, in `orch test`'s table.
     let root = Root::minimal();
     root.write(
         "s.yaml",
         "cases:\n  - id: slash\n    prompt: Aladdin character\n    expect: { contains: [\"\\\\|<img src=x>\"] }\n",
     );
-    let md = stdout(&Test::new(root.path()).args(["test", "s.yaml", "--format", "markdown"]).status(1).run());
+    let md = stdout(
+        &Test::new(root.path())
+            .args(["test", "s.yaml", "--format", "markdown"])
+            .status(1)
+            .run(),
+    );
     let row = md.lines().find(|l| l.contains("slash")).unwrap_or_default();
     assert_eq!(
-        row,
-        "| ✗ | ` s/slash ` | 0/1 | `` contains: `\\\\\\|<img src=x>` is not in the output `` |",
+        row, "| ✗ | ` s/slash ` | 0/1 | `` contains: `\\\\\\|<img src=x>` is not in the output `` |",
         "{md}"
     );
 }
