@@ -369,6 +369,14 @@ mod tests {
     }
 
     #[test]
+    fn a_run_of_27_seconds_reads_in_seconds() {
+        let mut r = report(json!([]));
+        r["metadata"]["totalExecutionTime"] = json!(27_028);
+        r["departments"][0]["metadata"]["finishedAt"] = json!(27_028);
+        insta::assert_snapshot!(timeline(&r));
+    }
+
+    #[test]
     fn the_axis_of_a_timeline() {
         let svg = timeline(&report(json!([])));
         let labels: Vec<&str> = svg
