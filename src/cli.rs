@@ -220,7 +220,11 @@ pub struct ReportArgs {
     /// A report (`orch run --format json` output) or a results file (`orch test --results`).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Write the HTML here [default: standard output]
+    /// Print the report in this format instead of the HTML page (`--html OUT` still writes
+    /// the page); all but `json` need a run report
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write the HTML page here [default: standard output, without `--format`]
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
 }
@@ -295,8 +299,24 @@ pub enum RunFormat {
     Json,
     /// The report as a tree for people (the default on a terminal).
     Tree,
-    /// A Markdown summary for `$GITHUB_STEP_SUMMARY`.
+    /// A Markdown summary for `$GITHUB_STEP_SUMMARY`, the answer inside `<details>`.
     Markdown,
+    /// Only the answer: the summary, else each successful department's output under a
+    /// `## NAME` line (nothing when the run has none: the exit code says why).
+    Text,
+}
+
+/// Output format of `orch report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// The run as a tree for people, then its answer.
+    Tree,
+    /// A Markdown summary, the answer inside `<details>`.
+    Markdown,
+    /// Only the answer.
+    Text,
+    /// The report (or the results lines) as JSON.
+    Json,
 }
 
 /// Output format of `explain`.

@@ -44,6 +44,8 @@ pub fn compare(args: CompareArgs) -> Result<Exit> {
     if let Some(out) = &args.html {
         std::fs::write(out, compare::html_page(&comparison))
             .map_err(|e| CommandError::usage(format!("cannot write {}: {e}", out.display())))?;
+        // Say where the page went: the format asked is what stdout holds.
+        eprintln!("wrote {}", out.display());
     }
     let mut out = super::stdout();
     match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {

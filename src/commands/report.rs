@@ -1,32 +1,49 @@
-//! `orch report FILE [--html OUT]`: a saved run report or suite results file as one page.
-//! A results file is read a line at a time (its size has no limit, its lines do); a run
-//! report is one JSON document, read whole.
+//! `orch report FILE [--format tree|markdown|text|json] [--html OUT]`: a saved run report
+//! printed again in the format asked (SPEC §27), or a run report or suite results file as
+//! one page (SPEC §14). A results file is read a line at a time (its size has no limit, its
+//! lines do); a run report is one JSON document, read whole.
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::cli::ReportArgs;
+use crate::cli::{ReportArgs, ReportFormat, RunFormat};
 use crate::exit::{CommandError, Exit};
 use crate::pictures::{html_report_page, ResultsPage};
 use crate::read::{read_bounded, Unread};
+use crate::report::Report;
 use crate::suite::Lines;
 
 /// The largest run report read (one document; results files are read by lines instead).
 const MAX_REPORT_BYTES: u64 = 512 * 1024 * 1024;
 
-/// Renders `args.file` to `--html OUT` or standard output.
+/// Prints `args.file` in `--format`, and writes its page to `--html OUT` (saying so on
+/// stderr), or to standard output when neither is given.
 pub fn report(args: ReportArgs) -> Result<Exit> {
-    let page = match results_page(&args.file)? {
+    let page = match results_page(&args.file, args.format)? {
         Some(page) => page,
-        None => report_page(&args.file)?,
+        None => {
+            let report = report_value(&args.file)?;
+            if let Some(format) = args.format {
+                print_run(&args.file, &report, format)?;
+            }
+            if args.format.is_some() && args.html.is_none() {
+                return Ok(Exit::Success);
+            }
+            html_report_page(&report)
+        }
     };
     match &args.html {
-        Some(out) => std::fs::write(out, page)
-            // A page that cannot be written is a failed write (1), as on standard output.
-            .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", out.display())))?,
+        Some(out) => {
+            std::fs::write(out, page)
+                // A page that cannot be written is a failed write (1), as on standard output.
+                .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", out.display())))?;
+            eprintln!("wrote {}", out.display());
+        }
+        None if args.format.is_some() => {}
         None => {
             let mut out = super::stdout();
             out.write_all(page.as_bytes())?;
@@ -36,9 +53,30 @@ pub fn report(args: ReportArgs) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// A saved run report printed in `format`: read back through the report's own type, so
+/// what cannot be read says so (exit 2) instead of printing an empty run.
+fn print_run(path: &Path, report: &Value, format: ReportFormat) -> Result<()> {
+    let format = match format {
+        ReportFormat::Json => {
+            let mut out = super::stdout();
+            super::write_json(&mut out, report)?;
+            out.flush()?;
+            return Ok(());
+        }
+        ReportFormat::Tree => RunFormat::Tree,
+        ReportFormat::Markdown => RunFormat::Markdown,
+        ReportFormat::Text => RunFormat::Text,
+    };
+    let run = Report::deserialize(report)
+        .map_err(|e| CommandError::usage(format!("{}: not a run report orch can read: {e}", path.display())))?;
+    super::run::print_report(&run, format)
+}
+
 /// The page of a results file, or `None` when the file's first line is not a results line
-/// (a run report, pretty or on one line, or no JSON at all: [`report_page`] says which).
-fn results_page(path: &Path) -> Result<Option<String>, CommandError> {
+/// (a run report, pretty or on one line, or no JSON at all: [`report_value`] says which).
+/// With `--format json` each line is printed as it is read; any other format needs a run
+/// report (exit 2).
+fn results_page(path: &Path, format: Option<ReportFormat>) -> Result<Option<String>, CommandError> {
     let shown = path.display();
     let mut lines = match Lines::open(path) {
         Ok(Some(lines)) => lines,
@@ -51,10 +89,20 @@ fn results_page(path: &Path) -> Result<Option<String>, CommandError> {
     };
     let mut page = ResultsPage::default();
     let mut first = true;
+    let mut out = super::stdout();
     while let Some((at, line)) = lines.next_line().map_err(CommandError::usage)? {
         let value = serde_json::from_str::<Value>(line);
-        if std::mem::take(&mut first) && is_report(&value, line) {
-            return Ok(None);
+        if std::mem::take(&mut first) {
+            if is_report(&value, line) {
+                return Ok(None);
+            }
+            if let Some(f) = format.filter(|f| *f != ReportFormat::Json) {
+                let f = format!("{f:?}").to_lowercase();
+                return Err(CommandError::usage(format!(
+                    "{shown} is a results file: `--format {}` needs a run report (`orch run --format json`)",
+                    f
+                )));
+            }
         }
         let value = value.map_err(|e| {
             CommandError::usage(format!(
@@ -68,8 +116,14 @@ fn results_page(path: &Path) -> Result<Option<String>, CommandError> {
                 at.number
             )));
         }
+        if format == Some(ReportFormat::Json) {
+            let mut bytes = serde_json::to_vec(&value).map_err(|e| CommandError::failed(e.to_string()))?;
+            bytes.push(b'\n');
+            out.write_all(&bytes).map_err(|e| CommandError::failed(e.to_string()))?;
+        }
         page.add(&value);
     }
+    out.flush().map_err(|e| CommandError::failed(e.to_string()))?;
     Ok(Some(page.finish()))
 }
 
@@ -82,8 +136,8 @@ fn is_report(value: &serde_json::Result<Value>, line: &str) -> bool {
     }
 }
 
-/// The page of a run report: one JSON document, read whole.
-fn report_page(path: &Path) -> Result<String, CommandError> {
+/// A run report: one JSON document, read whole.
+fn report_value(path: &Path) -> Result<Value, CommandError> {
     let shown = path.display().to_string();
     let bytes = read_bounded(path, MAX_REPORT_BYTES).map_err(|e| {
         CommandError::usage(match e {
@@ -94,7 +148,7 @@ fn report_page(path: &Path) -> Result<String, CommandError> {
     })?;
     let text = String::from_utf8(bytes).map_err(|_| CommandError::usage(format!("{shown} is not UTF-8 text")))?;
     match serde_json::from_str::<Value>(&text) {
-        Ok(report) if report.get("runId").is_some() => Ok(html_report_page(&report)),
+        Ok(report) if report.get("runId").is_some() => Ok(report),
         // Pretty JSON opens with a lone `{`, which no results line is: a report cut short.
         Err(e) if text.lines().find(|l| !l.trim().is_empty()).map(str::trim) == Some("{") => {
             let what = e.to_string();

@@ -15,7 +15,7 @@ use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::Schemas;
 use crate::provider::{Journal, JournalProvider, JournalTools, Providers};
-use crate::report::{render_tree, run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
+use crate::report::{write_run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
 use crate::sink::LineFile;
 use crate::tools::ToolHost;
 
@@ -320,17 +320,28 @@ fn format(args: &RunArgs) -> RunFormat {
     resolve_format(args.format, RunFormat::Tree, RunFormat::Json)
 }
 
-fn print_report(report: &Report, format: RunFormat) -> Result<()> {
+/// Prints a run's report in `format` (SPEC §14, §27): the JSON, the tree then the answer,
+/// the Markdown summary, or the answer alone (nothing when the run has none).
+pub(super) fn print_report(report: &Report, format: RunFormat) -> Result<()> {
     let mut out = super::stdout();
+    let terminal = std::io::stdout().is_terminal();
     match format {
         RunFormat::Json => {
             super::write_json(&mut out, report)?;
         }
-        RunFormat::Tree => {
-            let style = Style::detect(std::io::stdout().is_terminal());
-            render_tree(&run_tree(report, style), &mut out)?;
-        }
+        RunFormat::Tree => write_run_tree(report, Style::detect(terminal), &mut out)?,
         RunFormat::Markdown => out.write_all(crate::pictures::markdown_run(report).as_bytes())?,
+        RunFormat::Text => {
+            if let Some(answer) = crate::report::answer(report) {
+                // For pipes, as written; on a terminal, its control characters escaped.
+                let shown = if terminal {
+                    crate::text::printable_text(&answer)
+                } else {
+                    answer.as_str().into()
+                };
+                out.write_all(shown.as_bytes())?;
+            }
+        }
     }
     out.flush()?;
     Ok(())

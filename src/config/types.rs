@@ -2,7 +2,7 @@
 //! the checked model and the layers above all use. Each enum's names are derived once
 //! (serde for JSON, strum for text), never written in a table.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use strum::{Display, EnumString, VariantNames};
 
 /// What an agent does in the hierarchy.
@@ -35,7 +35,7 @@ pub enum SuccessRateSource {
 }
 
 /// How the master chooses departments (SPEC §9).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Display, EnumString, VariantNames)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum RoutingMethod {

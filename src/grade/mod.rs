@@ -4,7 +4,7 @@ mod heuristic;
 mod judge;
 mod schema;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Weights;
 
@@ -46,7 +46,7 @@ impl Grade {
 }
 
 /// What to do with one attempt (seed 000 §4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     /// score ≥ T.
@@ -75,7 +75,7 @@ pub fn passes(score: f64, threshold: u32) -> bool {
 }
 
 /// The head's review of a specialist's final result (SPEC §3.7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum ReviewStatus {

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::timeline::timeline;
+use super::timeline::{attempt_pending, timeline};
 use crate::text::escape_markup as escape;
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
@@ -18,7 +18,16 @@ pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border:1px solid #e4e4e4
 svg text{font:11px system-ui,sans-serif}.num{text-align:right}\
 .key{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px;border:1px solid #999}\
 .key.head{background:#c9d7ef}.key.accept{background:#5cb85c}.key.revise{background:#e0b040}\
-.key.discard{background:#d9534f}.key.failure{background:#fff;border:2px dashed #a31515}.key.judge{background:#8e6bbf}";
+.key.discard{background:#d9534f}.key.failure{background:#fff;border:2px dashed #a31515}.key.judge{background:#8e6bbf}\
+.paused,.pending{color:#9a6700}.key.pending{background:#fff;border:2px dotted #9a6700}";
+
+/// A status as shown: a paused department or pending item with ⏸, never as a failure.
+fn shown_status(status: &str) -> String {
+    match status {
+        "paused" | "pending" => format!("⏸ {status}"),
+        other => other.to_string(),
+    }
+}
 
 /// A whole self-contained page around `body` (markup the caller escaped): orch's style,
 /// no script, nothing fetched.
@@ -106,13 +115,17 @@ fn departments_table(report: &Value) -> String {
     );
     for d in report["departments"].as_array().into_iter().flatten() {
         let status = d["status"].as_str().unwrap_or("");
+        let quality = match status {
+            "paused" => "⏸".to_string(),
+            _ => num(&d["qualityScore"]).to_string(),
+        };
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             escape(d["departmentId"].as_str().unwrap_or("")),
             escape(status),
-            escape(status),
-            num(&d["qualityScore"]),
+            escape(&shown_status(status)),
+            quality,
             d["specialistResults"].as_array().map_or(0, Vec::len),
             num(&d["usage"]["calls"]),
             escape(d["error"].as_str().unwrap_or(""))
@@ -174,7 +187,7 @@ fn dag(report: &Value) -> String {
                 escape(id),
                 x + 8.0,
                 y + 34.0,
-                escape(status_of(id))
+                escape(&shown_status(status_of(id)))
             );
         }
     }
@@ -216,11 +229,22 @@ fn scores(report: &Value) -> String {
     );
     for d in report["departments"].as_array().into_iter().flatten() {
         for sp in d["specialistResults"].as_array().into_iter().flatten() {
-            let attempts: Vec<String> = sp["attempts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|a| num(&a["score"]).to_string())
+            let attempts: Vec<&Value> = sp["attempts"].as_array().into_iter().flatten().collect();
+            let waits = attempts.last().is_some_and(|a| attempt_pending(a));
+            let review = match waits {
+                true => "⏸ pending",
+                false => sp["reviewStatus"].as_str().unwrap_or(""),
+            };
+            let final_score = match waits {
+                true => "⏸".to_string(),
+                false => num(&sp["qualityScore"]).to_string(),
+            };
+            let attempts: Vec<String> = attempts
+                .iter()
+                .map(|a| match attempt_pending(a) {
+                    true => "⏸".to_string(),
+                    false => num(&a["score"]).to_string(),
+                })
                 .collect();
             let _ = writeln!(
                 out,
@@ -228,8 +252,8 @@ fn scores(report: &Value) -> String {
                 escape(sp["agentId"].as_str().unwrap_or("")),
                 num(&sp["threshold"]),
                 escape(&attempts.join(" → ")),
-                num(&sp["qualityScore"]),
-                escape(sp["reviewStatus"].as_str().unwrap_or(""))
+                final_score,
+                escape(review)
             );
         }
     }

@@ -3,40 +3,38 @@
 //! outputs, errors, ids, expectation failures) is shown in code spans, where nothing renders
 //! as HTML, a link or an image; in table cells its `|` is escaped and newlines become spaces.
 
-use crate::report::{Report, ToolCall};
+use crate::report::{answer, Approval, DepartmentStatus, Report, ToolCall};
 use crate::suite::Summary;
-use crate::text::{excerpt, fmt_score, fmt_usd, longest_backtick_run, markdown_cell as cell, markdown_code as code};
+use crate::text::{excerpt, fmt_score, fmt_usd, longest_backtick_run, markdown_code as code, Align, MarkdownTable};
 
-/// A run: status, quality, calls and cost, a table of departments, the Mermaid picture.
+/// A run: status, quality, calls and cost, a table of departments, the tool calls, the
+/// Mermaid picture, and the answer (folded in `<details>`).
 pub fn run(report: &Report) -> String {
     let u = &report.usage;
     let mut out = format!(
-        "## orch run: {}\n\n**Request:** {}\n\n| quality | calls | tokens | cost |\n| ---: | ---: | ---: | ---: |\n| {} | {} | {} | {} |\n\n",
+        "## orch run: {}\n\n**Request:** {}\n\n",
         report.status,
         code(&excerpt(&report.request, 200)),
+    );
+    let mut totals = MarkdownTable::new(&[
+        ("quality", Align::Right),
+        ("calls", Align::Right),
+        ("tokens", Align::Right),
+        ("cost", Align::Right),
+    ]);
+    totals.row([
         fmt_score(report.overall_quality),
-        u.calls,
-        u.prompt_tokens.saturating_add(u.completion_tokens),
+        u.calls.to_string(),
+        u.prompt_tokens.saturating_add(u.completion_tokens).to_string(),
         if u.unpriced_calls > 0 && u.cost_usd == 0.0 {
             "unpriced".to_string()
         } else {
             fmt_usd(u.cost_usd)
-        }
-    );
-    out.push_str(
-        "| department | status | quality | specialists | calls | note |\n| --- | --- | ---: | ---: | ---: | --- |\n",
-    );
-    for d in &report.departments {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
-            cell(&d.department_id),
-            d.status,
-            fmt_score(d.quality_score),
-            d.specialist_results.len(),
-            d.usage.calls,
-            cell(d.error.as_deref().unwrap_or(""))
-        ));
-    }
+        },
+    ]);
+    out.push_str(&totals.finish());
+    out.push('\n');
+    out.push_str(&departments(report));
     out.push_str(&tool_calls(&tool_rows(report)));
     if let Some(e) = &report.error {
         out.push_str(&format!("\n**Error:** {}\n", code(e)));
@@ -45,7 +43,51 @@ pub fn run(report: &Report) -> String {
     // A fence no line of the chart can close early.
     let fence = "`".repeat(longest_backtick_run(&chart).max(2) + 1);
     out.push_str(&format!("\n{fence}mermaid\n{chart}{fence}\n"));
+    if let Some(answer) = answer(report) {
+        out.push_str(&details(&answer));
+    }
     out
+}
+
+/// The table of departments: status (a paused one as ⏸, never as failed), quality (a
+/// head's direct answer: `85, not graded`), specialists, calls, and the error or gate.
+fn departments(report: &Report) -> String {
+    let mut table = MarkdownTable::new(&[
+        ("department", Align::Left),
+        ("status", Align::Left),
+        ("quality", Align::Right),
+        ("specialists", Align::Right),
+        ("calls", Align::Right),
+        ("note", Align::Left),
+    ]);
+    for d in &report.departments {
+        let (status, quality) = match d.status {
+            DepartmentStatus::Paused => ("⏸ paused".to_string(), "⏸".to_string()),
+            status => (status.to_string(), crate::report::department_quality(d)),
+        };
+        let note = match (&d.error, d.approval) {
+            (None, Some(Approval::Pending)) => "⏸ output pending approval".to_string(),
+            (error, _) => code(error.as_deref().unwrap_or("")),
+        };
+        table.row([
+            code(&d.department_id),
+            status,
+            quality,
+            d.specialist_results.len().to_string(),
+            d.usage.calls.to_string(),
+            note,
+        ]);
+    }
+    table.finish()
+}
+
+/// The answer in a `<details>` block, its text in a fence no line of it can close: what
+/// the run says, one click away, its Markdown shown as text.
+fn details(answer: &str) -> String {
+    let fence = "`".repeat(longest_backtick_run(answer).max(2) + 1);
+    let body = crate::text::printable_text(answer);
+    let newline = if body.ends_with('\n') { "" } else { "\n" };
+    format!("\n<details><summary>Answer</summary>\n\n{fence}text\n{body}{newline}{fence}\n\n</details>\n")
 }
 
 /// One tool call of a run and who made it.
@@ -83,15 +125,20 @@ fn tool_rows(report: &Report) -> Vec<ToolRow<'_>> {
     rows
 }
 
-/// A table of the tool calls (nothing when the run made none): who, which tool, ok or the
-/// error, and how long.
+/// A table of the tool calls (nothing when the run made none): who, which tool, ok, its
+/// error or pending (⏸), and how long.
 fn tool_calls(rows: &[ToolRow]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "\n| department | agent | attempt | tool | result | ms |\n| --- | --- | ---: | --- | --- | ---: |\n",
-    );
+    let mut table = MarkdownTable::new(&[
+        ("department", Align::Left),
+        ("agent", Align::Left),
+        ("attempt", Align::Right),
+        ("tool", Align::Left),
+        ("result", Align::Left),
+        ("ms", Align::Right),
+    ]);
     for r in rows {
         let c = r.call;
         let tool = match &c.server {
@@ -99,26 +146,27 @@ fn tool_calls(rows: &[ToolRow]) -> String {
             None => c.tool.clone(),
         };
         let result = match &c.error {
+            _ if c.approval == Some(Approval::Pending) => "⏸ pending".to_string(),
             None if c.cut => "ok (cut)".to_string(),
             None => "ok".to_string(),
-            Some(e) => format!("error: {}", cell(&excerpt(e, 120))),
+            Some(e) => format!("error: {}", code(&excerpt(e, 120))),
         };
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {result} | {} |\n",
-            cell(r.department),
-            r.agent.map_or_else(|| "head".to_string(), cell),
+        table.row([
+            code(r.department),
+            r.agent.map_or_else(|| "head".to_string(), code),
             r.attempt.map_or_else(|| "–".to_string(), |n| n.to_string()),
-            cell(&tool),
-            c.latency_ms
-        ));
+            code(&tool),
+            result,
+            c.latency_ms.to_string(),
+        ]);
     }
-    out
+    format!("\n{}", table.finish())
 }
 
 /// A suite: passed and failed cases, and a table of cases with their failed expectations.
 pub fn suite(summary: &Summary) -> String {
     let mut out = format!(
-        "## orch test: {} passed, {} failed{}{}{}\n\n| | case | runs | failed expectations |\n| --- | --- | ---: | --- |\n",
+        "## orch test: {} passed, {} failed{}{}{}\n\n",
         summary.passed,
         summary.failed,
         if summary.errors > 0 {
@@ -133,16 +181,21 @@ pub fn suite(summary: &Summary) -> String {
         },
         summary.not_run_note()
     );
+    let mut table = MarkdownTable::new(&[
+        ("", Align::Left),
+        ("case", Align::Left),
+        ("runs", Align::Right),
+        ("failed expectations", Align::Left),
+    ]);
     for c in &summary.cases {
-        out.push_str(&format!(
-            "| {} | {} | {}/{} | {} |\n",
-            if c.passed { "✓" } else { "✗" },
-            cell(&format!("{}/{}", c.suite, c.id)),
-            c.passed_runs,
-            c.runs,
-            cell(&c.failures.join("; "))
-        ));
+        table.row([
+            if c.passed { "✓" } else { "✗" }.to_string(),
+            code(&format!("{}/{}", c.suite, c.id)),
+            format!("{}/{}", c.passed_runs, c.runs),
+            code(&c.failures.join("; ")),
+        ]);
     }
+    out.push_str(&table.finish());
     out
 }
 

@@ -57,22 +57,33 @@ pub fn plan(plan: &Plan) -> String {
 /// dependency output handed over.
 pub fn run(report: &Report) -> String {
     let mut out = String::from("flowchart LR\n");
+    let mut any_paused = false;
     for d in &report.departments {
-        let class = match d.status.to_string().as_str() {
-            "success" => "ok",
-            "skipped" => "skipped",
-            _ => "failed",
+        let (class, shown) = match d.status.to_string().as_str() {
+            "success" => ("ok", format!("success · {}", crate::text::fmt_score(d.quality_score))),
+            "skipped" => (
+                "skipped",
+                format!("skipped · {}", crate::text::fmt_score(d.quality_score)),
+            ),
+            // Waiting for a decision: neither failed nor scored.
+            "paused" => ("paused", "⏸ paused".to_string()),
+            status => (
+                "failed",
+                format!("{status} · {}", crate::text::fmt_score(d.quality_score)),
+            ),
         };
+        any_paused |= class == "paused";
         out.push_str(&format!(
-            "  {}[\"{}<br/>{} · {}\"]:::{class}\n",
+            "  {}[\"{}<br/>{shown}\"]:::{class}\n",
             node(&d.department_id),
             label(&d.department_id),
-            d.status,
-            crate::text::fmt_score(d.quality_score)
         ));
         for dep in &d.metadata.dependencies_received {
             out.push_str(&format!("  {} --> {}\n", node(dep), node(&d.department_id)));
         }
+    }
+    if any_paused {
+        out.push_str("  classDef paused fill:#fff3cd,stroke:#9a6700\n");
     }
     out.push_str("  classDef ok fill:#d8f5d8,stroke:#2a7a2a\n");
     out.push_str("  classDef failed fill:#f8d7d7,stroke:#a33\n");

@@ -17,8 +17,9 @@ const ROW: f64 = 22.0;
 const CHAR: f64 = 6.2;
 
 const BAR_STYLE: &str = ".head{fill:#c9d7ef}.accept{fill:#5cb85c}.revise{fill:#e0b040}.discard{fill:#d9534f}\
-.failure{fill:#fff;stroke:#a31515;stroke-width:2;stroke-dasharray:3 2}.judge{fill:#8e6bbf}";
-const TOOL_STYLE: &str = ".tool.ok{fill:#1f4e8c}.tool.error{fill:#a31515}";
+.failure{fill:#fff;stroke:#a31515;stroke-width:2;stroke-dasharray:3 2}.judge{fill:#8e6bbf}\
+.pending{fill:#fff;stroke:#9a6700;stroke-width:2;stroke-dasharray:1 2}";
+const TOOL_STYLE: &str = ".tool.ok{fill:#1f4e8c}.tool.error{fill:#a31515}.tool.pending{fill:#9a6700}";
 
 /// A span of time on a row: a department or an attempt's call, or the judge grading it.
 struct Bar {
@@ -32,7 +33,8 @@ struct Bar {
 struct Mark {
     start: f64,
     end: f64,
-    ok: bool,
+    /// `ok`, `error`, or `pending` (waiting for a decision).
+    class: &'static str,
     title: String,
 }
 
@@ -45,6 +47,13 @@ struct Row {
 
 fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
+}
+
+/// Whether an attempt (its JSON) stopped at a tool call waiting for a decision.
+pub(super) fn attempt_pending(attempt: &Value) -> bool {
+    attempt["toolCalls"]
+        .as_array()
+        .is_some_and(|calls| calls.iter().any(|c| c["approval"] == "pending"))
 }
 
 /// The timeline's SVG and its legend.
@@ -109,7 +118,10 @@ fn department_rows(d: &Value) -> Vec<Row> {
 fn attempt_bars(a: &Value) -> Vec<Bar> {
     let (s, e) = (num(&a["startedAt"]), num(&a["finishedAt"]));
     let graded = a["gradingStartedAt"].as_f64();
+    let pending = attempt_pending(a);
     let class = match a["decision"].as_str() {
+        // Waiting for a decision is neither a failure nor a grade.
+        _ if pending => "pending",
         _ if !a["error"].is_null() => "failure",
         Some("accept") => "accept",
         Some("revise") => "revise",
@@ -119,12 +131,15 @@ fn attempt_bars(a: &Value) -> Vec<Bar> {
         start: s,
         end: graded.unwrap_or(e),
         class,
-        title: format!(
-            "attempt {} · score {} · {}",
-            num(&a["attempt"]),
-            num(&a["score"]),
-            a["error"].as_str().unwrap_or(a["decision"].as_str().unwrap_or(""))
-        ),
+        title: match pending {
+            true => format!("attempt {} · ⏸ pending: waiting for approval", num(&a["attempt"])),
+            false => format!(
+                "attempt {} · score {} · {}",
+                num(&a["attempt"]),
+                num(&a["score"]),
+                a["error"].as_str().unwrap_or(a["decision"].as_str().unwrap_or(""))
+            ),
+        },
     }];
     if let Some(g) = graded {
         bars.push(Bar {
@@ -142,12 +157,20 @@ fn tool_marks(calls: &Value) -> Vec<Mark> {
     let mark = |c: &Value| {
         let tool = c["tool"].as_str().unwrap_or("");
         let name = c["server"].as_str().map_or(tool.to_string(), |s| format!("{s}.{tool}"));
-        let ok = c["ok"] == true;
-        let how = c["error"].as_str().map_or("ok".to_string(), |e| format!("error: {e}"));
+        let pending = c["approval"] == "pending";
+        let class = match (pending, c["ok"] == true) {
+            (true, _) => "pending",
+            (false, true) => "ok",
+            (false, false) => "error",
+        };
+        let how = match pending {
+            true => "⏸ pending".to_string(),
+            false => c["error"].as_str().map_or("ok".to_string(), |e| format!("error: {e}")),
+        };
         Mark {
             start: num(&c["startedAt"]),
             end: num(&c["finishedAt"]),
-            ok,
+            class,
             title: format!("tool {name} · {how} · {} ms", num(&c["latencyMs"])),
         }
     };
@@ -182,7 +205,7 @@ fn draw(rows: &[Row], end_of_run: f64) -> String {
             let _ = writeln!(
                 svg,
                 "<rect class=\"tool {}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{}\"><title>{}</title></rect>",
-                if m.ok { "ok" } else { "error" }, m.start, m.end, x(m.start), y + 7.0, width(m.start, m.end), ROW - 16.0, escape(&m.title)
+                m.class, m.start, m.end, x(m.start), y + 7.0, width(m.start, m.end), ROW - 16.0, escape(&m.title)
             );
         }
     }
@@ -192,23 +215,69 @@ fn draw(rows: &[Row], end_of_run: f64) -> String {
     svg
 }
 
-/// Five ticks from the run's start to its end.
+/// The time axis: a line and a label at each of [`ticks`].
 fn axis(svg: &mut String, rows: usize, end_of_run: f64, x: impl Fn(f64) -> f64) {
     let axis_y = rows as f64 * ROW + 18.0;
-    for tick in 0..=4 {
-        let at = end_of_run * f64::from(tick) / 4.0;
+    let ticks = ticks(end_of_run);
+    for (i, (at, label)) in ticks.iter().enumerate() {
+        // The first label starts at its line; one near the right edge ends there.
+        let anchor = match i {
+            0 => "start",
+            _ if *at >= end_of_run.max(1.0) * 0.9 => "end",
+            _ => "middle",
+        };
         let _ = writeln!(
             svg,
-            "<line x1=\"{x:.1}\" y1=\"2\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{x:.1}\" y=\"{axis_y}\" text-anchor=\"{}\">{:.0} ms</text>",
+            "<line x1=\"{x:.1}\" y1=\"2\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{x:.1}\" y=\"{axis_y}\" text-anchor=\"{anchor}\">{label}</text>",
             axis_y - 12.0,
-            match tick {
-                0 => "start",
-                4 => "end",
-                _ => "middle",
-            },
-            at,
-            x = x(at)
+            x = x(*at)
         );
+    }
+}
+
+/// Steps between ticks, in milliseconds: each a round number in its unit.
+const STEPS: [f64; 22] = [
+    1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, // ms
+    1e3, 2e3, 5e3, 10e3, 15e3, 30e3, // s
+    60e3, 120e3, 300e3, 600e3, 900e3, // min
+    1_800e3, 3_600e3, // h (and multiples of it, past the table)
+];
+
+/// The ticks of an axis from 0 to `end` milliseconds: at most six, distinct, each at a
+/// round step, labelled in the unit that reads (`200 ms`, `10 s`, `2 min`, `1 h`).
+pub fn ticks(end: f64) -> Vec<(f64, String)> {
+    let end = if end.is_finite() { end.max(0.0) } else { 0.0 };
+    let hours = (end / 3_600e3 / 5.0).ceil().max(1.0) * 3_600e3;
+    let step = STEPS.iter().copied().find(|s| end / s <= 5.0).unwrap_or(hours);
+    (0..)
+        .map(|i| f64::from(i) * step)
+        .take_while(|at| *at <= end || *at == 0.0)
+        .map(|at| (at, tick_label(at, step)))
+        .collect()
+}
+
+/// A tick's label in the unit of the axis's step: ms under a second, s under a minute
+/// (one decimal when it needs one), min under half an hour, else h.
+fn tick_label(at: f64, step: f64) -> String {
+    if (1e3..60e3).contains(&step) && at >= 60e3 {
+        // Past a minute on an axis of seconds: `1 min 30 s`, never `90 s`.
+        let (min, sec) = ((at / 60e3).floor(), (at % 60e3) / 1e3);
+        return match sec.round() {
+            0.0 => format!("{min:.0} min"),
+            sec => format!("{min:.0} min {sec:.0} s"),
+        };
+    }
+    let (value, unit) = match step {
+        s if s < 1e3 => (at, "ms"),
+        s if s < 60e3 => (at / 1e3, "s"),
+        s if s < 1_800e3 => (at / 60e3, "min"),
+        _ => (at / 3_600e3, "h"),
+    };
+    let rounded = (value * 10.0).round() / 10.0;
+    if rounded.fract() == 0.0 {
+        format!("{rounded:.0} {unit}")
+    } else {
+        format!("{rounded:.1} {unit}")
     }
 }
 
@@ -220,6 +289,7 @@ fn legend(any_tools: bool) -> String {
          <span class=\"key revise\"></span> below threshold, revised \
          <span class=\"key discard\"></span> discarded \
          <span class=\"key failure\"></span> call failed \
+         <span class=\"key pending\"></span> ⏸ pending (waits for a decision) \
          <span class=\"key judge\"></span> the judge grading it{}</p>\n",
         if any_tools {
             " <span class=\"key tool\" style=\"background:#1f4e8c\"></span> a tool call (red: failed)"
@@ -270,6 +340,52 @@ mod tests {
             ]
         );
         assert!(svg.contains(TOOL_STYLE) && svg.contains("a tool call (red: failed)"));
+    }
+
+    fn labels(end: f64) -> Vec<String> {
+        ticks(end).into_iter().map(|(_, label)| label).collect()
+    }
+
+    #[test]
+    fn ticks_are_distinct_round_and_in_a_unit_that_reads() {
+        assert_eq!(labels(0.0), ["0 ms"]);
+        assert_eq!(labels(1.0), ["0 ms", "1 ms"]);
+        assert_eq!(labels(2.4), ["0 ms", "1 ms", "2 ms"]);
+        assert_eq!(labels(400.0), ["0 ms", "100 ms", "200 ms", "300 ms", "400 ms"]);
+        assert_eq!(labels(999.0), ["0 ms", "200 ms", "400 ms", "600 ms", "800 ms"]);
+        assert_eq!(labels(27_028.0), ["0 s", "10 s", "20 s"]);
+        assert_eq!(labels(4_500.0), ["0 s", "1 s", "2 s", "3 s", "4 s"]);
+        assert_eq!(
+            labels(150_000.0),
+            ["0 s", "30 s", "1 min", "1 min 30 s", "2 min", "2 min 30 s"]
+        );
+        assert_eq!(labels(200_000.0), ["0 min", "1 min", "2 min", "3 min"]);
+        assert_eq!(labels(610_000.0), ["0 min", "5 min", "10 min"]);
+        assert_eq!(labels(7_200_000.0), ["0 h", "0.5 h", "1 h", "1.5 h", "2 h"]);
+        assert_eq!(labels(36_000_000.0), ["0 h", "2 h", "4 h", "6 h", "8 h", "10 h"]);
+        assert_eq!(labels(f64::NAN), ["0 ms"]);
+        let at: Vec<f64> = ticks(27_028.0).into_iter().map(|(at, _)| at).collect();
+        assert_eq!(at, [0.0, 10_000.0, 20_000.0]);
+    }
+
+    #[test]
+    fn a_run_of_27_seconds_reads_in_seconds() {
+        let mut r = report(json!([]));
+        r["metadata"]["totalExecutionTime"] = json!(27_028);
+        r["departments"][0]["metadata"]["finishedAt"] = json!(27_028);
+        insta::assert_snapshot!(timeline(&r));
+    }
+
+    #[test]
+    fn the_axis_of_a_timeline() {
+        let svg = timeline(&report(json!([])));
+        let labels: Vec<&str> = svg
+            .lines()
+            .filter(|l| l.starts_with("<line "))
+            .map(|l| l.split("\">").nth(1).unwrap_or("").trim_end_matches("</text>"))
+            .collect();
+        assert_eq!(labels, ["0 ms", "100 ms", "200 ms", "300 ms", "400 ms"]);
+        assert!(svg.contains("text-anchor=\"end\">400 ms</text>"), "{svg}");
     }
 
     #[test]

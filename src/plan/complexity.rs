@@ -1,11 +1,11 @@
 //! How complex a request is (SPEC §3.1), which decides whether heads use specialists.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::text::WordIndex;
 
 /// Simple, moderate or complex.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Level {
@@ -45,7 +45,7 @@ pub struct Complexity {
 }
 
 /// Where a complexity level came from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, strum::Display)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Source {

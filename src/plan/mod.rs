@@ -9,7 +9,7 @@ mod routing;
 mod selection;
 mod tools;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
@@ -49,7 +49,7 @@ pub struct PlanOptions {
 }
 
 /// Whether a head answers itself or spawns specialists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Handling {
     /// One call by the head; quality 85.

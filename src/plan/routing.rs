@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::dag::Dag;
 use super::router::{RouterAnswer, RouterInfo, RouterStep};
@@ -12,7 +12,7 @@ use crate::config::{Config, Department, RoutingMethod};
 use crate::text::WordIndex;
 
 /// How the selected departments run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum ExecutionMode {
@@ -25,7 +25,7 @@ pub enum ExecutionMode {
 }
 
 /// One department's relevance to the request and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DepartmentScore {
     /// Department id.
@@ -42,7 +42,7 @@ pub struct DepartmentScore {
 }
 
 /// A `dependsOn` that does not apply to this request (the dependency was not selected).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IgnoredDependency {
     /// The selected department.
@@ -54,7 +54,7 @@ pub struct IgnoredDependency {
 }
 
 /// The master's routing decision.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Routing {
     /// The department with the highest relevance (or the fallback, or the first `--department`).

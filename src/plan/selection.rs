@@ -1,12 +1,12 @@
 //! Which specialists a head spawns, and the threshold and attempts of each (SPEC §3.3–3.5).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{Agent, Config, Department, SuccessRateSource, ToolUse};
 use crate::text::WordIndex;
 
 /// Where an agent's passing threshold came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ThresholdSource {
     /// The agent's own `passingThreshold` (0 included).

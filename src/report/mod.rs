@@ -1,5 +1,6 @@
 //! What orch prints: the run report (JSON and tree), the explain tree, and events.
 
+mod answer;
 mod events;
 mod gate;
 mod plan_tree;
@@ -8,6 +9,7 @@ mod run_tree;
 mod tool_call;
 mod tree;
 
+pub use answer::{answer, department_quality};
 #[cfg(test)]
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
@@ -17,6 +19,8 @@ pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report,
     RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
+#[cfg(test)]
 pub use run_tree::run_tree;
+pub use run_tree::write_run_tree;
 pub use tool_call::{Approval, Refusal, ToolCall};
 pub use tree::{render as render_tree, Node, Style};

@@ -1,6 +1,6 @@
 //! The run report (SPEC §6): one type, serialized as JSON and walked by the tree renderer.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::tool_call::ToolCall;
@@ -9,7 +9,7 @@ use crate::plan::{Handling, Level, Routing, ThresholdSource};
 use crate::text::{round2, round2_opt};
 
 /// How the run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum RunStatus {
@@ -25,7 +25,7 @@ pub enum RunStatus {
 }
 
 /// How a department ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum DepartmentStatus {
@@ -40,8 +40,8 @@ pub enum DepartmentStatus {
 }
 
 /// Calls and tokens, per run, department and specialist.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Usage {
     /// LLM calls made (quality attempts, judge, synthesis, head, summary).
     pub calls: u64,
@@ -81,7 +81,7 @@ impl Usage {
 }
 
 /// One quality attempt of a specialist.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Attempt {
     /// 1-based.
@@ -103,7 +103,8 @@ pub struct Attempt {
     /// The feedback line sent with the next retry, or the grader's notes on a pass.
     pub feedback: String,
     /// `heuristic`, `llm`, or `heuristic-fallback` (the judge's reply was unreadable).
-    pub grader: &'static str,
+    #[serde(deserialize_with = "grader_word")]
+    pub grader: Word,
     /// Why the call failed, when it did (score 0).
     pub error: Option<String>,
     /// Milliseconds of the call and its grading.
@@ -121,14 +122,15 @@ pub struct Attempt {
     /// The provider that answered (or the last one tried, when none did).
     pub provider: Option<String>,
     /// How the reply failed the agent's `outputSchema` (at most 10); absent when it did not.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schema_errors: Vec<crate::grade::SchemaError>,
     /// The tool calls its model asked for, in the order asked (SPEC §15).
+    #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
 }
 
 /// A specialist's final result, reviewed by its head.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SpecialistResult {
     /// The specialist.
@@ -161,7 +163,7 @@ pub struct SpecialistResult {
 }
 
 /// Department metadata (seed 000 §9, plus what orch adds).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DepartmentMetadata {
     /// Milliseconds spent analysing the request (planning happens before the run: 0 or 1).
@@ -194,7 +196,7 @@ pub struct DepartmentMetadata {
 }
 
 /// One department's report.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DepartmentResult {
     /// The department.
@@ -215,12 +217,14 @@ pub struct DepartmentResult {
     /// Synthesis failed 3 times; the best specialist output is used.
     pub partial_synthesis_failure: bool,
     /// `head-direct` when every specialist failed and the head answered itself.
-    pub fallback: Option<&'static str>,
+    #[serde(default, deserialize_with = "fallback_word")]
+    pub fallback: Option<Word>,
     /// Why it failed or was skipped.
     pub error: Option<String>,
     /// Calls and tokens of the head and its specialists.
     pub usage: Usage,
     /// The head's own tool calls (its answers and syntheses), in the order asked.
+    #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
     /// The decision on its output when it sets `requireApproval` (SPEC §16); null otherwise.
     pub approval: Option<super::tool_call::Approval>,
@@ -229,7 +233,7 @@ pub struct DepartmentResult {
 }
 
 /// Cross-department checks.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Validation {
     /// No issue found.
     pub passed: bool,
@@ -238,8 +242,8 @@ pub struct Validation {
 }
 
 /// Run metadata.
-#[derive(Clone, Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct RunMetadata {
     /// Milliseconds from start to report.
     pub total_execution_time: u64,
@@ -256,7 +260,7 @@ pub struct RunMetadata {
 }
 
 /// The report of one run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// Report format version (1).
@@ -287,6 +291,7 @@ pub struct Report {
     /// Why the run failed, when it did.
     pub error: Option<String>,
     /// The items waiting for a decision when the run paused (SPEC §16), in plan order.
+    #[serde(default)]
     pub pending: Vec<super::gate::GateItem>,
     /// The OpenTelemetry trace of the run (32 lowercase hex), when traces are exported.
     pub trace_id: Option<String>,
@@ -316,6 +321,28 @@ impl Report {
             trace_id: None,
         }
     }
+}
+
+/// One of orch's own fixed words in a report. A name of its own, so serde does not read the
+/// `&'static str` as text borrowed from the input (a saved report is read into owned data).
+pub type Word = &'static str;
+
+/// One of orch's own words read back from a saved report: the word orch writes, or
+/// `unknown` for any other (a report is data, and its words are shown, never trusted).
+fn known_word(word: &str, words: &[&'static str]) -> &'static str {
+    words.iter().find(|w| **w == word).copied().unwrap_or("unknown")
+}
+
+/// `grader` of a saved report.
+fn grader_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let word = String::deserialize(d)?;
+    Ok(known_word(&word, &["heuristic", "llm", "heuristic-fallback"]))
+}
+
+/// `fallback` of a saved report.
+fn fallback_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'static str>, D::Error> {
+    let word = Option::<String>::deserialize(d)?;
+    Ok(word.map(|w| known_word(&w, &["head-direct"])))
 }
 
 /// An output as the report holds it: JSON when the text is a JSON object or array.

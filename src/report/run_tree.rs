@@ -6,13 +6,24 @@
 //! [`printable`] before orch adds its colours: the renderer lets orch's own colour sequences
 //! pass, so a reply holding one of them must be escaped here, where it is still told apart.
 
-use super::run::{output_text, DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
-use super::tool_call::ToolCall;
-use super::tree::{Node, Style};
+use super::answer::{answer, department_quality};
+use super::run::{output_text, Attempt, DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
+use super::tool_call::{Approval, ToolCall};
+use super::tree::{render, Node, Style};
 use crate::grade::ReviewStatus;
-use crate::text::{count, excerpt, fmt_score, printable};
+use crate::text::{count, excerpt, fmt_score, printable, printable_text};
 
-/// Builds the tree of a run report.
+/// Writes the tree of a run report, then its answer in full (SPEC §27), after a blank line.
+pub fn write_run_tree(report: &Report, style: Style, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    render(&run_tree(report, style), out)?;
+    if let Some(answer) = answer(report) {
+        // The answer's text is shown, never obeyed: its control characters are escaped.
+        write!(out, "\n{}", printable_text(&answer))?;
+    }
+    Ok(())
+}
+
+/// Builds the tree of a run report (its answer follows it: [`write_run_tree`]).
 pub fn run_tree(report: &Report, style: Style) -> Node {
     let mut root = Node::leaf(headline(report, style));
     if let Some(e) = &report.error {
@@ -20,13 +31,6 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     }
     for d in &report.departments {
         root.push(department(d, style));
-    }
-    if let Some(summary) = &report.summary {
-        root.push(Node::leaf(format!(
-            "{} {}",
-            style.bold("summary:"),
-            shown_excerpt(summary, 100)
-        )));
     }
     let v = &report.validation;
     let validation = if v.passed {
@@ -44,7 +48,7 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
             .iter()
             .map(|p| Node::leaf(pending_line(p, style)))
             .collect();
-        let label = format!("pending: {}", count(report.pending.len(), "item"));
+        let label = format!("⏸ pending: {}", count(report.pending.len(), "item"));
         root.push(Node::new(style.yellow(&label), items));
     }
     root
@@ -143,13 +147,13 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
         DepartmentStatus::Success => style.green("✓"),
         DepartmentStatus::Failed => style.red("✗ failed"),
         DepartmentStatus::Skipped => style.yellow("– skipped"),
-        DepartmentStatus::Paused => style.yellow("… paused"),
+        DepartmentStatus::Paused => style.yellow("⏸ paused"),
     };
     let mut label = format!("{} {status}", style.bold(&printable(&d.department_id)));
     if d.status == DepartmentStatus::Success {
         label.push_str(&format!(
             " quality {} {}",
-            fmt_score(d.quality_score),
+            department_quality(d),
             style.dim(&format!(
                 "({}, {} ms)",
                 count(d.usage.calls, "call"),
@@ -158,8 +162,16 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
         ));
     }
     let mut children = Vec::new();
-    if let Some(e) = &d.error {
-        children.push(Node::leaf(style.red(&format!("error: {}", printable(e)))));
+    match &d.error {
+        // Waiting is not failing: a paused department says what it waits for.
+        Some(e) if d.status == DepartmentStatus::Paused => {
+            children.push(Node::leaf(style.yellow(&format!("⏸ {}", printable(e)))))
+        }
+        Some(e) => children.push(Node::leaf(style.red(&format!("error: {}", printable(e))))),
+        None => {}
+    }
+    if d.approval == Some(Approval::Pending) {
+        children.push(Node::leaf(style.yellow("⏸ output pending approval")));
     }
     for s in &d.specialist_results {
         children.push(specialist(s, style));
@@ -198,8 +210,21 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
 }
 
 fn specialist(s: &SpecialistResult, style: Style) -> Node {
-    let scores: Vec<String> = s.attempts.iter().map(|a| fmt_score(a.score)).collect();
+    let scores: Vec<String> = s
+        .attempts
+        .iter()
+        .map(|a| {
+            if pending(a) {
+                "⏸".to_string()
+            } else {
+                fmt_score(a.score)
+            }
+        })
+        .collect();
+    let waits = s.attempts.last().is_some_and(pending);
     let review = match s.review_status {
+        // Its last attempt waits for a decision: neither passed nor failed yet.
+        _ if waits => style.yellow("pending"),
         ReviewStatus::Approved => style.green("approved"),
         ReviewStatus::RevisionNeeded => style.yellow("revision-needed"),
         ReviewStatus::Rejected => style.red("rejected"),
@@ -210,10 +235,14 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
         scores.join(" → "),
         style.dim(&format!("(threshold {})", s.threshold))
     );
-    let mut children = vec![Node::leaf(style.dim(&printable(&s.review_notes)))];
+    let mut children = Vec::new();
+    if !waits {
+        children.push(Node::leaf(style.dim(&printable(&s.review_notes))));
+    }
     for a in &s.attempts {
         let fell_short = a.error.is_some() || a.score < f64::from(s.threshold);
         let text = match &a.error {
+            _ if pending(a) => "⏸ pending: waiting for approval".to_string(),
             Some(e) => format!("call failed: {e}"),
             None if fell_short => a.feedback.clone(),
             // A passing attempt is shown only for its tool calls.
@@ -226,6 +255,11 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
     Node::new(label, children)
 }
 
+/// Whether an attempt stopped at a tool call waiting for a decision (`--approvals defer`).
+fn pending(a: &Attempt) -> bool {
+    a.tool_calls.iter().any(|c| c.approval == Some(Approval::Pending))
+}
+
 /// A line per tool call, in the order asked: `server.tool`, ok or its error, its latency.
 fn tool_lines(calls: &[ToolCall], style: Style) -> Vec<Node> {
     calls
@@ -236,13 +270,14 @@ fn tool_lines(calls: &[ToolCall], style: Style) -> Vec<Node> {
                 None => c.tool.clone(),
             };
             let how = match &c.error {
+                _ if c.approval == Some(Approval::Pending) => style.yellow("⏸ pending"),
                 None => style.green("ok"),
                 Some(e) => style.red(&format!("error: {}", printable(&excerpt(e, 90)))),
             };
             let cut = if c.cut { " (cut)" } else { "" };
             let approval = match c.approval {
+                Some(Approval::Pending) | None => String::new(),
                 Some(a) => format!(" ({a})"),
-                None => String::new(),
             };
             let doubt = if c.in_doubt {
                 " (in doubt: it may have run twice)"

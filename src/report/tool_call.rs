@@ -2,11 +2,11 @@
 //! the model instead of running a call: their texts live here, once, so the engine that
 //! words them and the suites that tell them from a server's errors cannot disagree.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A person's decision on a tool that needs approval (SPEC §16).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Approval {
@@ -19,7 +19,7 @@ pub enum Approval {
 }
 
 /// One tool call a model asked for, run or refused.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     /// The provider's id of the call (`call_…`, `toolu_…`).
@@ -48,7 +48,7 @@ pub struct ToolCall {
     pub approval: Option<Approval>,
     /// A resumed run (SPEC §16) found this call started and never finished in its journal,
     /// and ran it again: it may have run twice. Absent when false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_doubt: bool,
     /// orch refused it (a limit, the repeated-call guard, an unknown or unallowed tool, bad
     /// arguments): the model got a [`Refusal`]. Known where it is decided, never read back

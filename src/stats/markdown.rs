@@ -1,9 +1,10 @@
 //! `orch stats --format markdown`: the analytics as tables for a pull request or
 //! `$GITHUB_STEP_SUMMARY`. Ids come from files orch did not necessarily write: they are
-//! shown in code spans, `|` escaped, so nothing in them renders or splits a row.
+//! shown in code spans, in tables of the one Markdown table writer, so nothing in them
+//! renders or splits a row.
 
 use super::summary::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
-use crate::text::{count, fmt_usd, markdown_cell as cell};
+use crate::text::{count, fmt_usd, markdown_code as cell, Align, MarkdownTable};
 
 /// The whole page.
 pub fn stats_markdown(stats: &Stats) -> String {
@@ -16,48 +17,87 @@ pub fn stats_markdown(stats: &Stats) -> String {
         ));
     }
     let primary: Vec<String> = r.primary.iter().map(|(k, v)| format!("{} {v}", cell(k))).collect();
-    out.push_str(&format!(
-        "| | |\n| --- | --- |\n| status | {} |\n| primary | {} |\n| methods | {} |\n| fallback department | {} |\n| router errors | {} |\n| complexity | {} |\n| head-direct fallbacks | {} |\n| partial synthesis failures | {} |\n| transport retries | {} |\n| circuits opened | {} |\n\n",
-        counts(in_order(&STATUSES, &stats.by_status)),
-        if primary.is_empty() { "none".into() } else { primary.join(" · ") },
-        cell(&counts(in_order(&METHODS, &r.methods))),
-        percent(r.fallback_rate),
-        percent(r.router_error_rate),
-        cell(&counts(in_order(&LEVELS, &stats.complexity))),
-        stats.head_direct_fallbacks,
-        stats.partial_synthesis_failures,
-        stats.transport_retries,
-        cell(&counts(stats.circuits_opened.iter().map(|(k, v)| (k.as_str(), *v)))),
-    ));
-    out.push_str("| department | runs | success | mean quality | calls a run | cost |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    let mut routing = MarkdownTable::new(&[("", Align::Left), ("", Align::Left)]);
+    let rows = [
+        ("status", counts(in_order(&STATUSES, &stats.by_status))),
+        (
+            "primary",
+            if primary.is_empty() {
+                "none".into()
+            } else {
+                primary.join(" · ")
+            },
+        ),
+        ("methods", cell(&counts(in_order(&METHODS, &r.methods)))),
+        ("fallback department", percent(r.fallback_rate)),
+        ("router errors", percent(r.router_error_rate)),
+        ("complexity", cell(&counts(in_order(&LEVELS, &stats.complexity)))),
+        ("head-direct fallbacks", stats.head_direct_fallbacks.to_string()),
+        (
+            "partial synthesis failures",
+            stats.partial_synthesis_failures.to_string(),
+        ),
+        ("transport retries", stats.transport_retries.to_string()),
+        (
+            "circuits opened",
+            cell(&counts(stats.circuits_opened.iter().map(|(k, v)| (k.as_str(), *v)))),
+        ),
+    ];
+    for (name, value) in rows {
+        routing.row([name.to_string(), value]);
+    }
+    out.push_str(&routing.finish());
+    out.push('\n');
+    let mut departments = MarkdownTable::new(&[
+        ("department", Align::Left),
+        ("runs", Align::Right),
+        ("success", Align::Right),
+        ("mean quality", Align::Right),
+        ("calls a run", Align::Right),
+        ("cost", Align::Right),
+    ]);
     for d in &stats.departments {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+        departments.row([
             cell(&d.department),
-            d.runs,
+            d.runs.to_string(),
             percent(d.success_rate),
             two(d.mean_quality),
             two(d.mean_calls),
-            fmt_usd(d.cost_usd)
-        ));
+            fmt_usd(d.cost_usd),
+        ]);
     }
-    out.push_str("\n| agent | department | runs | attempts | first attempt | pass | retries a run | score | p50 | p95 | tool calls | cost |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    out.push_str(&departments.finish());
+    let mut agents = MarkdownTable::new(&[
+        ("agent", Align::Left),
+        ("department", Align::Left),
+        ("runs", Align::Right),
+        ("attempts", Align::Right),
+        ("first attempt", Align::Right),
+        ("pass", Align::Right),
+        ("retries a run", Align::Right),
+        ("score", Align::Right),
+        ("p50", Align::Right),
+        ("p95", Align::Right),
+        ("tool calls", Align::Right),
+        ("cost", Align::Right),
+    ]);
     for a in &stats.agents {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        agents.row([
             cell(&a.agent_id),
             cell(&a.department),
-            a.runs,
-            a.attempts,
+            a.runs.to_string(),
+            a.attempts.to_string(),
             percent(a.first_attempt_pass_rate),
             percent(a.pass_rate),
             two(a.mean_retries),
             two(a.mean_score),
             millis(a.latency_ms_p50),
             millis(a.latency_ms_p95),
-            a.tool_calls,
-            fmt_usd(a.cost_usd)
-        ));
+            a.tool_calls.to_string(),
+            fmt_usd(a.cost_usd),
+        ]);
     }
+    out.push('\n');
+    out.push_str(&agents.finish());
     out
 }

@@ -13,13 +13,19 @@ const OWN_STYLES: &[&str] = &[
 /// One line for a terminal: every control character, newlines included, written as a
 /// Rust escape (`\n`, `\u{1b}`).
 pub fn printable(text: &str) -> Cow<'_, str> {
-    escape(text, false)
+    escape(text, |_| false, false)
 }
 
 /// Lines for a terminal: newlines and orch's own colour sequences kept, every other control
 /// character escaped.
 pub fn printable_lines(text: &str) -> Cow<'_, str> {
-    escape(text, true)
+    escape(text, |c| c == '\n', true)
+}
+
+/// Text orch did not write (an answer shown in full), for a terminal: newlines and tabs
+/// kept, every other control character escaped, `ESC` always (even as orch's own colours).
+pub fn printable_text(text: &str) -> Cow<'_, str> {
+    escape(text, |c| c == '\n' || c == '\t', false)
 }
 
 /// Invisible characters that reorder or hide text on a terminal (bidi embeddings, overrides
@@ -28,15 +34,17 @@ fn reorders(c: char) -> bool {
     matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-fn escape(text: &str, lines: bool) -> Cow<'_, str> {
-    let unsafe_char = |c: char| (c.is_control() && !(lines && c == '\n')) || reorders(c);
+/// `text` with every control character `kept` does not allow escaped, and orch's own
+/// colour sequences passed through when `own_styles`.
+fn escape(text: &str, kept: impl Fn(char) -> bool, own_styles: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() && !kept(c)) || reorders(c);
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
-        if lines && c == '\x1b' {
+        if own_styles && c == '\x1b' {
             if let Some(own) = OWN_STYLES.iter().find(|s| rest.starts_with(**s)) {
                 out.push_str(own);
                 rest = &rest[own.len()..];
@@ -56,6 +64,14 @@ fn escape(text: &str, lines: bool) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_keeps_its_lines_and_tabs_and_no_escape_sequence() {
+        assert_eq!(
+            printable_text("\x1b[31mred\x1b[0m\n\tcode\r"),
+            "\\u{1b}[31mred\\u{1b}[0m\n\tcode\\r"
+        );
+    }
 
     #[test]
     fn control_characters_are_shown_not_obeyed() {

@@ -243,7 +243,10 @@ fn the_page_is_self_contained_and_escapes_every_text() {
         .args(["compare", "base.jsonl", "candidate.jsonl", "--format", "json"])
         .args(["--html", page.to_str().unwrap()])
         .status(1)
-        .stderr("error: 1 of 5 cases regressed (0 significant at alpha 0.05)\n")
+        .stderr(format!(
+            "wrote {}\nerror: 1 of 5 cases regressed (0 significant at alpha 0.05)\n",
+            page.display()
+        ))
         .run();
     assert_eq!(json(&out)["regressed"], 1);
     let html = std::fs::read_to_string(&page).unwrap();

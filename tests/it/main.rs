@@ -23,6 +23,7 @@ mod mcp_serve;
 mod mcp_tools;
 mod models;
 mod numbers;
+mod output;
 mod pictures;
 mod providers;
 mod readme;

@@ -33,7 +33,7 @@ fn explain_draws_the_plan_as_a_mermaid_flowchart() {
     Test::new(&repo())
         .args(["run", "--format", "mermaid", "x"])
         .status(2)
-        .stderr("error: invalid value 'mermaid' for '--format <FORMAT>'; [possible values: json, tree, markdown] (see --help)\n")
+        .stderr("error: invalid value 'mermaid' for '--format <FORMAT>'; [possible values: json, tree, markdown, text] (see --help)\n")
         .run();
 }
 
