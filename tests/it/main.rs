@@ -20,6 +20,7 @@ mod layers;
 mod mcp;
 mod mcp_serve;
 mod mcp_tools;
+mod mcp_client;
 mod models;
 mod numbers;
 mod pictures;
