@@ -160,15 +160,16 @@ impl Server {
         }
     }
 
-    /// Stops it: the connection closed (a child's stdin, an HTTP session deleted), then a
-    /// child's whole process group killed after 2 s.
+    /// Stops it within 2 s: the connection closed (a child's stdin, an HTTP session
+    /// deleted), then a child's whole process group killed when the 2 s are up.
     pub async fn stop(&self) {
-        if let Some(service) = self.service.lock().await.take() {
-            let _ = tokio::time::timeout(process::GRACE, service.cancel()).await;
-        }
-        if let Some(process) = &self.process {
-            process.stop().await;
-        }
+        let service = self.service.lock().await.take();
+        let cancel = async {
+            if let Some(service) = service {
+                let _ = service.cancel().await;
+            }
+        };
+        shut(cancel, self.process.as_ref()).await;
     }
 
     /// The last lines of a stdio server's stderr so far (empty for a remote one).
@@ -202,6 +203,17 @@ impl Server {
         ToolError::Exited {
             server: self.name.clone(),
         }
+    }
+}
+
+/// Stops a server within one [`process::GRACE`] from now: `cancel` (closing its connection)
+/// and the process's wait to exit by itself share that deadline, so a slow cancel leaves
+/// the process less time, never more; then its group is killed.
+async fn shut(cancel: impl std::future::Future<Output = ()>, process: Option<&Process>) {
+    let deadline = tokio::time::Instant::now() + process::GRACE;
+    let _ = tokio::time::timeout_at(deadline, cancel).await;
+    if let Some(process) = process {
+        process.stop_by(deadline).await;
     }
 }
 
@@ -351,5 +363,40 @@ fn quoted(tail: &str) -> String {
     match tail.is_empty() {
         true => String::new(),
         false => format!("; stderr: {tail}"),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use tokio::time::Instant;
+
+    /// `sleep 100` with its stdin kept open (the pipes returned): it never exits by itself.
+    fn sleeper() -> (Process, tokio::process::ChildStdout, tokio::process::ChildStdin) {
+        let cwd = std::env::temp_dir();
+        let launch = Launch {
+            command: "sleep",
+            args: &["100".into()],
+            env: process::environment(|k| std::env::var_os(k), &[], &[]),
+            cwd: &cwd,
+            secrets: Vec::new(),
+        };
+        process::spawn(launch).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_whose_cancel_never_ends_takes_the_grace_and_no_more() {
+        let (process, _stdout, _stdin) = sleeper();
+        let t0 = Instant::now();
+        shut(std::future::pending(), Some(&process)).await;
+        assert_eq!(t0.elapsed(), process::GRACE);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_cancel_leaves_the_process_only_the_rest_of_the_grace() {
+        let (process, _stdout, _stdin) = sleeper();
+        let t0 = Instant::now();
+        shut(tokio::time::sleep(Duration::from_millis(1500)), Some(&process)).await;
+        assert_eq!(t0.elapsed(), process::GRACE);
     }
 }
