@@ -3,6 +3,7 @@
 //! orch proposes, the servers `explain` lists against those a run starts, and tool calls the
 //! deadline cut.
 
+use crate::common::mock::{config_yaml, Script};
 use crate::common::{json as report_of, Root, Test};
 use crate::mcp::fixture;
 
@@ -82,4 +83,63 @@ fn initialize_proposes_the_latest_revision_with_a_handshake() {
     Test::new(root.path()).args(["tools"]).status(0).run();
     let proposed = std::fs::read_to_string(root.path().join("proposed.txt")).unwrap();
     assert_eq!(proposed, "2025-11-25");
+}
+
+/// A config routed by the model (`routing.method` `method`): departments `d` (head `h` with
+/// server `one`, specialist `s` with `three`) and `e` (head `g` with `two`, inactive
+/// specialist `x` with `four`); each server writes `NAME.txt` when it starts.
+fn routed_team(uri: &str, method: &str) -> Root {
+    let server = |name: &str| format!("  {name}: {{ command: {:?}, args: [--starts, {name}.txt] }}\n", fixture());
+    let servers: String = ["one", "two", "three", "four"].iter().map(|n| server(n)).collect();
+    let agents = [
+        ("h", "role: head, department: d, tools: [{ server: one }]"),
+        ("g", "role: head, department: e, tools: [{ server: two }]"),
+        ("s", "role: specialist, department: d, tools: [{ server: three }]"),
+        ("x", "role: specialist, department: e, isActive: false, tools: [{ server: four }]"),
+        ("r", "role: router"),
+    ];
+    Root::orch_yaml(config_yaml(
+        uri,
+        &format!("routing: {{ method: {method}, router: r }}\nmcpServers:\n{servers}"),
+        "  - { id: d, keywords: [aladdin], head: h }\n  - { id: e, keywords: [genie], head: g }\n",
+        &agents,
+    ))
+}
+
+/// `explain`'s servers and the servers a run started are the same: every server of a head
+/// or active specialist, since the router may choose any department.
+async fn explain_lists_the_servers_a_run_starts(method: &str) {
+    let script = Script::new(&[]);
+    let server = script.serve().await;
+    let root = routed_team(&server.uri(), method);
+    let out = Test::new(root.path())
+        .args(["explain", "--format", "json", "Aladdin"])
+        .status(0)
+        .run();
+    let listed: Vec<String> = report_of(&out)["mcpServers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, ["one", "three", "two"], "explain lists every server a run may start");
+    assert!(!root.path().join("one.txt").exists(), "explain starts none");
+    Test::new(root.path()).args(["run", "--format", "json", "Aladdin"]).run();
+    let mut started: Vec<String> = ["one", "two", "three", "four"]
+        .into_iter()
+        .filter(|n| root.path().join(format!("{n}.txt")).exists())
+        .map(str::to_string)
+        .collect();
+    started.sort();
+    assert_eq!(started, listed, "the run starts what explain lists, no more");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_llm_routing_explain_lists_the_servers_a_run_starts() {
+    explain_lists_the_servers_a_run_starts("llm").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_hybrid_routing_explain_lists_the_servers_a_run_starts() {
+    explain_lists_the_servers_a_run_starts("hybrid").await;
 }
