@@ -195,7 +195,10 @@ impl Engine {
         });
         let done = join_all(calls).await;
         if done.iter().any(|d| matches!(d, Ok((_, true)))) {
-            return Err((CallError::Deadline, done.into_iter().flatten().map(|(r, _)| r).collect()));
+            return Err((
+                CallError::Deadline,
+                done.into_iter().flatten().map(|(r, _)| r).collect(),
+            ));
         }
         let done = done.into_iter().collect::<Result<Vec<_>, _>>();
         Ok(done.map_err(|e| (e, Vec::new()))?.into_iter().map(|(r, _)| r).collect())

@@ -31,7 +31,10 @@ fn refused(args: &str, more: &str, why: &str) {
 #[test]
 fn tools_listed_over_pages_are_all_listed() {
     let root = one_server("--pages, three", "");
-    let out = Test::new(root.path()).args(["tools", "--format", "json"]).status(0).run();
+    let out = Test::new(root.path())
+        .args(["tools", "--format", "json"])
+        .status(0)
+        .run();
     let names: Vec<String> = report_of(&out)["servers"][0]["tools"]
         .as_array()
         .unwrap()
@@ -89,13 +92,21 @@ fn initialize_proposes_the_latest_revision_with_a_handshake() {
 /// server `one`, specialist `s` with `three`) and `e` (head `g` with `two`, inactive
 /// specialist `x` with `four`); each server writes `NAME.txt` when it starts.
 fn routed_team(uri: &str, method: &str) -> Root {
-    let server = |name: &str| format!("  {name}: {{ command: {:?}, args: [--starts, {name}.txt] }}\n", fixture());
+    let server = |name: &str| {
+        format!(
+            "  {name}: {{ command: {:?}, args: [--starts, {name}.txt] }}\n",
+            fixture()
+        )
+    };
     let servers: String = ["one", "two", "three", "four"].iter().map(|n| server(n)).collect();
     let agents = [
         ("h", "role: head, department: d, tools: [{ server: one }]"),
         ("g", "role: head, department: e, tools: [{ server: two }]"),
         ("s", "role: specialist, department: d, tools: [{ server: three }]"),
-        ("x", "role: specialist, department: e, isActive: false, tools: [{ server: four }]"),
+        (
+            "x",
+            "role: specialist, department: e, isActive: false, tools: [{ server: four }]",
+        ),
         ("r", "role: router"),
     ];
     Root::orch_yaml(config_yaml(
@@ -122,9 +133,15 @@ async fn explain_lists_the_servers_a_run_starts(method: &str) {
         .iter()
         .map(|s| s["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(listed, ["one", "three", "two"], "explain lists every server a run may start");
+    assert_eq!(
+        listed,
+        ["one", "three", "two"],
+        "explain lists every server a run may start"
+    );
     assert!(!root.path().join("one.txt").exists(), "explain starts none");
-    Test::new(root.path()).args(["run", "--format", "json", "Aladdin"]).run();
+    Test::new(root.path())
+        .args(["run", "--format", "json", "Aladdin"])
+        .run();
     let mut started: Vec<String> = ["one", "two", "three", "four"]
         .into_iter()
         .filter(|n| root.path().join(format!("{n}.txt")).exists())

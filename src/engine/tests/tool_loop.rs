@@ -411,7 +411,9 @@ async fn a_tool_call_the_deadline_cuts_is_recorded_as_cut() {
         department: "d",
         attempt: 1,
     };
-    let called = engine.converse(&reader, "read the notes".into(), &mut usage, place).await;
+    let called = engine
+        .converse(&reader, "read the notes".into(), &mut usage, place)
+        .await;
     assert_eq!(called.result, Err(CallError::Deadline));
     // Every call counted has its record: the one that ended, and the one the deadline cut.
     assert_eq!(usage.tool_calls, called.tool_calls.len() as u64);
