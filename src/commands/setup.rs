@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use futures::future::LocalBoxFuture;
 
 use crate::cli::ReplyArgs;
-use crate::config::{Agent, Config, Role};
+use crate::config::{Agent, Config};
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::plan::Plan;
@@ -31,29 +31,15 @@ pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), Comman
     Err(CommandError::usage(format!("unknown provider `{p}`{hint}")))
 }
 
-/// The agents of the `plans` whose tools a run may call: every planned head and specialist
-/// with tools; while a router is still to be asked, also every head and active specialist
-/// of the config with tools (it may choose any department). In config order, each once.
+/// The agents of the `plans` whose tools a run may call ([`crate::plan::tool_agents`], the
+/// rule `explain` lists servers by), in config order, each once.
 pub fn tool_agents<'c>(config: &'c Config, plans: &[&Plan]) -> Vec<&'c Agent> {
-    let mut ids = std::collections::BTreeSet::new();
-    for plan in plans {
-        for d in &plan.departments {
-            ids.insert(d.head.as_str());
-            ids.extend(d.specialists.iter().map(|s| s.agent_id.as_str()));
-        }
-    }
-    let routed = plans
+    let ids: std::collections::BTreeSet<&str> = plans
         .iter()
-        .any(|p| p.routing.router.as_ref().is_some_and(|r| !r.consulted));
-    config
-        .agents
-        .iter()
-        .filter(|a| !a.tools.is_empty())
-        .filter(|a| {
-            ids.contains(a.id.as_str())
-                || (routed && (a.role == Role::Head || (a.role == Role::Specialist && a.is_active)))
-        })
-        .collect()
+        .flat_map(|p| crate::plan::tool_agents(config, &p.departments, &p.routing))
+        .map(|a| a.id.as_str())
+        .collect();
+    config.agents.iter().filter(|a| ids.contains(a.id.as_str())).collect()
 }
 
 /// Starts the MCP servers `agents` use, concurrently, before the first LLM call; none under

@@ -127,12 +127,15 @@ impl Engine {
             };
             let done = match self.run_tools(turn, &reply.tool_calls, admits).await {
                 Ok(done) => done,
-                Err(e) => {
+                Err((e, done)) => {
+                    // The deadline's: the calls that ended and those it cut are recorded.
+                    self.tell_tool_calls(agent, place, &done);
+                    records.extend(done);
                     return Called {
                         result: Err(e),
                         provider,
                         tool_calls: records,
-                    }
+                    };
                 }
             };
             self.tell_tool_calls(agent, place, &done);
@@ -165,23 +168,40 @@ impl Engine {
     }
 
     /// Runs the calls of one reply concurrently, inside the run's deadline: their records in
-    /// the reply's order, or why the attempt ends (the deadline, a call `--replay` lacks).
+    /// the reply's order, or why the attempt ends. At the deadline, with the records of the
+    /// calls that ended and of those it cut (error `deadline exceeded`); a call `--replay`
+    /// lacks, with none.
     async fn run_tools(
         &self,
         turn: Round<'_>,
         asked: &[AskedCall],
         admits: Vec<Admit>,
-    ) -> Result<Vec<ToolCall>, CallError> {
-        let calls = asked
-            .iter()
-            .zip(admits)
-            .enumerate()
-            .map(|(index, (call, admit))| self.run_tool(turn, index, call, admit));
+    ) -> Result<Vec<ToolCall>, (CallError, Vec<ToolCall>)> {
         let deadline = self.deadline().unwrap_or_else(far_future);
-        match tokio::time::timeout_at(deadline, join_all(calls)).await {
-            Ok(done) => done.into_iter().collect(),
-            Err(_) => Err(CallError::Deadline),
+        let calls = asked.iter().zip(admits).enumerate().map(|(index, (call, admit))| {
+            let (mut cut, t0) = (asked_record(call, &admit, self.elapsed_ms()), Instant::now());
+            async move {
+                match tokio::time::timeout_at(deadline, self.run_tool(turn, index, call, admit)).await {
+                    Ok(done) => done.map(|record| (record, false)),
+                    Err(_) => {
+                        cut.error = Some(CallError::Deadline.to_string());
+                        cut.result = CallError::Deadline.to_string();
+                        cut.latency_ms = t0.elapsed().as_millis() as u64;
+                        cut.finished_at = self.elapsed_ms();
+                        Ok((cut, true))
+                    }
+                }
+            }
+        });
+        let done = join_all(calls).await;
+        if done.iter().any(|d| matches!(d, Ok((_, true)))) {
+            return Err((
+                CallError::Deadline,
+                done.into_iter().flatten().map(|(r, _)| r).collect(),
+            ));
         }
+        let done = done.into_iter().collect::<Result<Vec<_>, _>>();
+        Ok(done.map_err(|e| (e, Vec::new()))?.into_iter().map(|(r, _)| r).collect())
     }
 
     /// One tool call inside its `execute_tool` span: gated first when its tool needs

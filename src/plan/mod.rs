@@ -18,7 +18,7 @@ pub use dag::Dag;
 pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
-pub use tools::PlannedServer;
+pub use tools::{tool_agents, PlannedServer};
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
 /// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.
@@ -220,10 +220,11 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
         .map(|d| d.max_cost_usd)
         .chain([cost::summary_cost(config, request)])
         .sum::<Option<f64>>();
+    let mcp_servers = tools::servers(config, &tools::tool_agents(config, &departments, &routing));
     Ok(Plan {
         request: request.to_string(),
         routing,
-        mcp_servers: tools::servers(config, &departments),
+        mcp_servers,
         departments,
         summary,
         llm_grading,

@@ -1,12 +1,13 @@
-//! Tools in a plan (SPEC §15): the requests an attempt of an agent with tools may send, and
-//! the MCP servers a run of the plan would start (explain starts none).
+//! Tools in a plan (SPEC §15): the requests an attempt of an agent with tools may send, the
+//! agents whose tools a run of the plan may call, and the MCP servers it starts (explain
+//! starts none, and lists the same servers a run starts).
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::DepartmentPlan;
-use crate::config::{Agent, Config, McpTransport};
+use super::{DepartmentPlan, Routing};
+use crate::config::{Agent, Config, McpTransport, Role};
 
 /// Requests one attempt of an agent may send: `maxToolCalls + 1` with tools (the last
 /// request offers none, so its reply ends the loop), else 1.
@@ -36,11 +37,32 @@ pub struct PlannedServer {
     pub url: Option<String>,
 }
 
-/// The servers the planned heads and specialists use, by name.
-pub fn servers(config: &Config, departments: &[DepartmentPlan]) -> Vec<PlannedServer> {
-    let names: BTreeSet<&str> = departments
+/// The agents whose tools a run of `departments` may call, in config order: every planned
+/// head and specialist with tools; when the run asks a router (`routing.router`), every head
+/// and active specialist with tools, since the router may choose any department and its
+/// answer comes after the servers start. `explain` and the run use this one rule.
+pub fn tool_agents<'c>(config: &'c Config, departments: &[DepartmentPlan], routing: &Routing) -> Vec<&'c Agent> {
+    let planned: BTreeSet<&str> = departments
         .iter()
-        .flat_map(|d| d.head_tools.iter().chain(d.specialists.iter().flat_map(|s| &s.tools)))
+        .flat_map(|d| std::iter::once(d.head.as_str()).chain(d.specialists.iter().map(|s| s.agent_id.as_str())))
+        .collect();
+    let routed = routing.router.is_some();
+    config
+        .agents
+        .iter()
+        .filter(|a| !a.tools.is_empty())
+        .filter(|a| {
+            planned.contains(a.id.as_str())
+                || (routed && (a.role == Role::Head || (a.role == Role::Specialist && a.is_active)))
+        })
+        .collect()
+}
+
+/// The servers `agents` use, by name.
+pub fn servers(config: &Config, agents: &[&Agent]) -> Vec<PlannedServer> {
+    let names: BTreeSet<&str> = agents
+        .iter()
+        .flat_map(|a| &a.tools)
         .map(|t| t.server.as_str())
         .collect();
     names

@@ -144,12 +144,13 @@ impl Process {
         crate::text::redact(&quoted, &self.secrets).into_owned()
     }
 
-    /// Stops it once its stdin is closed: [`GRACE`] to exit by itself, then SIGKILL to its
-    /// whole group (a wrapper's children, a grandchild it forked), which also ends any
-    /// process of the group left behind by a leader that did exit. Marked stopped only once
-    /// killed: a stop cut short in its grace (its future dropped) leaves the kill to `Drop`.
-    pub async fn stop(&self) {
-        let _ = tokio::time::timeout(GRACE, self.exited()).await;
+    /// Stops it once its stdin is closed: until `deadline` (what is left of the stop's
+    /// [`GRACE`]) to exit by itself, then SIGKILL to its whole group (a wrapper's children,
+    /// a grandchild it forked), which also ends any process of the group left behind by a
+    /// leader that did exit. Marked stopped only once killed: a stop cut short in its grace
+    /// (its future dropped) leaves the kill to `Drop`.
+    pub async fn stop_by(&self, deadline: tokio::time::Instant) {
+        let _ = tokio::time::timeout_at(deadline, self.exited()).await;
         self.kill();
     }
 
@@ -267,7 +268,8 @@ mod tests {
         // Its stdin stays open: it would outlive the grace.
         let (process, _stdout, _stdin) = spawn(launch).unwrap();
         let mut exit = process.exit.clone();
-        let cut = tokio::time::timeout(Duration::from_millis(100), process.stop()).await;
+        let stop = process.stop_by(tokio::time::Instant::now() + GRACE);
+        let cut = tokio::time::timeout(Duration::from_millis(100), stop).await;
         assert!(cut.is_err(), "the stop was still in its grace");
         drop(process);
         let status = tokio::time::timeout(Duration::from_secs(5), exit.wait_for(Option::is_some)).await;

@@ -6,7 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation, PaginatedRequestParams,
+    ProtocolVersion,
+};
 use rmcp::service::{Peer, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -25,6 +28,12 @@ type Service = RunningService<RoleClient, ClientConfig>;
 /// a ping is `exited` to the model, and later calls fail at once.
 const PING_GRACE: Duration = Duration::from_secs(1);
 
+/// The most tools one server may list, and the most `tools/list` pages orch reads of it: a
+/// server that pages forever fails its start instead of growing orch's memory.
+pub const MAX_TOOLS: usize = 10_000;
+/// See [`MAX_TOOLS`].
+pub const MAX_PAGES: usize = 100;
+
 /// A started MCP server.
 pub struct Server {
     name: String,
@@ -36,12 +45,33 @@ pub struct Server {
     dead: AtomicBool,
 }
 
-/// What orch says of itself in `initialize`.
+/// What orch says of itself in `initialize`: the latest protocol revision that still has
+/// an `initialize` handshake (rmcp's `LATEST` may be one without, whose clients discover).
 fn client_info() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("orch", env!("CARGO_PKG_VERSION")),
     )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// Why a start failed, and whether the connection closed under orch (then the exit status of
+/// a stdio server that died says more than the transport's words).
+struct Failure {
+    why: String,
+    closed: bool,
+}
+
+impl Failure {
+    /// A failure of the connection itself.
+    fn closed(why: String) -> Failure {
+        Failure { why, closed: true }
+    }
+
+    /// Any other failure: a timeout, a protocol error, a bound passed. Its words stand.
+    fn other(why: String) -> Failure {
+        Failure { why, closed: false }
+    }
 }
 
 impl Server {
@@ -77,11 +107,12 @@ impl Server {
                     let service = client_info()
                         .serve(transport)
                         .await
-                        .map_err(|e| format!("initialize failed: {}", init_error(&e)))?;
+                        .map_err(|e| Failure::other(format!("initialize failed: {}", init_error(&e))))?;
                     let (service, tools) = list(service).await?;
                     Ok(server(config, service, tools, None, secrets))
                 })
                 .await
+                .map_err(|failure| failure.why)
             }
         }
     }
@@ -128,15 +159,16 @@ impl Server {
         }
     }
 
-    /// Stops it: the connection closed (a child's stdin, an HTTP session deleted), then a
-    /// child's whole process group killed after 2 s.
+    /// Stops it within 2 s: the connection closed (a child's stdin, an HTTP session
+    /// deleted), then a child's whole process group killed when the 2 s are up.
     pub async fn stop(&self) {
-        if let Some(service) = self.service.lock().await.take() {
-            let _ = tokio::time::timeout(process::GRACE, service.cancel()).await;
-        }
-        if let Some(process) = &self.process {
-            process.stop().await;
-        }
+        let service = self.service.lock().await.take();
+        let cancel = async {
+            if let Some(service) = service {
+                let _ = service.cancel().await;
+            }
+        };
+        shut(cancel, self.process.as_ref()).await;
     }
 
     /// The last lines of a stdio server's stderr so far (empty for a remote one).
@@ -173,44 +205,94 @@ impl Server {
     }
 }
 
-/// Starts a stdio server's process and speaks MCP over its pipes; a process that exits
-/// during start-up is said so, with its status.
+/// Stops a server within one [`process::GRACE`] from now: `cancel` (closing its connection)
+/// and the process's wait to exit by itself share that deadline, so a slow cancel leaves
+/// the process less time, never more; then its group is killed.
+async fn shut(cancel: impl std::future::Future<Output = ()>, process: Option<&Process>) {
+    let deadline = tokio::time::Instant::now() + process::GRACE;
+    let _ = tokio::time::timeout_at(deadline, cancel).await;
+    if let Some(process) = process {
+        process.stop_by(deadline).await;
+    }
+}
+
+/// Starts a stdio server's process and speaks MCP over its pipes: initialize and every
+/// `tools/list` page within the one start-up `timeout`. A process that exits during start-up
+/// is said so, with its status; a timeout, a protocol error or a bound passed keeps its own
+/// words (closing the pipes ends most servers with status 0, which says nothing).
 async fn start_stdio(config: &McpServer, launch: Launch<'_>, secrets: &[String]) -> Result<Server, String> {
     let (process, stdout, stdin) = process::spawn(launch)?;
-    let handshake = within(config.timeout, async {
-        client_info()
-            .serve((stdout, stdin))
-            .await
-            .map_err(|e| format!("initialize failed: {e}"))
+    let listed = within(config.timeout, async {
+        let service = client_info().serve((stdout, stdin)).await.map_err(|e| {
+            use rmcp::service::ClientInitializeError::{ConnectionClosed, TransportError};
+            let why = format!("initialize failed: {e}");
+            match e {
+                ConnectionClosed(_) | TransportError { .. } => Failure::closed(why),
+                _ => Failure::other(why),
+            }
+        })?;
+        list(service).await
     });
     let started = tokio::select! {
-        started = handshake => started,
-        status = process.exited() => Err(exit_text(status)),
+        listed = listed => listed,
+        status = process.exited() => Err(Failure::other(exit_text(status))),
     };
-    let failed = match started {
-        Ok(service) => match within(config.timeout, list(service)).await {
-            Ok((service, tools)) => return Ok(server(config, service, tools, Some(process), secrets)),
-            Err(why) => why,
-        },
-        Err(why) => why,
+    let failure = match started {
+        Ok((service, tools)) => return Ok(server(config, service, tools, Some(process), secrets)),
+        Err(failure) => failure,
     };
     // A transport error while the process dies: its exit status says more.
-    let status = tokio::time::timeout(Duration::from_secs(1), process.exited()).await;
-    let why = match status {
-        Ok(status) => exit_text(status),
-        Err(_) => failed,
+    let why = match failure.closed {
+        true => match tokio::time::timeout(Duration::from_secs(1), process.exited()).await {
+            Ok(status) => exit_text(status),
+            Err(_) => failure.why,
+        },
+        false => failure.why,
     };
     process.kill();
     Err(format!("{why}{}", quoted(&process.stderr_tail().await)))
 }
 
-/// Every tool the server lists (every page).
-async fn list(service: Service) -> Result<(Service, Vec<rmcp::model::Tool>), String> {
-    let tools = service
-        .list_all_tools()
-        .await
-        .map_err(|e| format!("tools/list failed: {e}"))?;
-    Ok((service, tools))
+/// Every tool the server lists, page by page, within [`MAX_TOOLS`] and [`MAX_PAGES`]; a
+/// cursor met twice would page forever, and fails the start too.
+async fn list(service: Service) -> Result<(Service, Vec<rmcp::model::Tool>), Failure> {
+    let (mut tools, mut cursors, mut params) = (Vec::new(), std::collections::HashSet::new(), None);
+    for page in 1..=MAX_PAGES {
+        let listed = service.list_tools(params).await.map_err(|e| {
+            let why = format!("tools/list failed: {e}");
+            match e {
+                ServiceError::TransportClosed | ServiceError::TransportSend(_) => Failure::closed(why),
+                _ => Failure::other(why),
+            }
+        })?;
+        tools.extend(listed.tools);
+        if tools.len() > MAX_TOOLS {
+            return Err(Failure::other(format!(
+                "tools/list: more than {MAX_TOOLS} tools (orch takes at most {MAX_TOOLS} a server)"
+            )));
+        }
+        let Some(cursor) = listed.next_cursor else {
+            return Ok((service, tools));
+        };
+        // Kept as digests: a server's cursors may be long.
+        if !cursors.insert(digest(&cursor)) {
+            return Err(Failure::other(format!(
+                "tools/list: page {page} repeats an earlier cursor (the listing would never end)"
+            )));
+        }
+        params = Some(PaginatedRequestParams::default().with_cursor(Some(cursor)));
+    }
+    Err(Failure::other(format!(
+        "tools/list: more than {MAX_PAGES} pages (orch reads at most {MAX_PAGES} a server)"
+    )))
+}
+
+/// A digest of a cursor, to know it again.
+fn digest(cursor: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    cursor.hash(&mut hasher);
+    hasher.finish()
 }
 
 fn server(
@@ -245,10 +327,12 @@ fn info(tool: rmcp::model::Tool, secrets: &[String]) -> ToolInfo {
 }
 
 /// `work` within the start-up `timeout` (seconds).
-async fn within<T>(timeout: f64, work: impl std::future::Future<Output = Result<T, String>>) -> Result<T, String> {
-    tokio::time::timeout(seconds(timeout), work)
-        .await
-        .unwrap_or_else(|_| Err(format!("no answer to initialize and tools/list within {timeout} s")))
+async fn within<T>(timeout: f64, work: impl std::future::Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
+    tokio::time::timeout(seconds(timeout), work).await.unwrap_or_else(|_| {
+        Err(Failure::other(format!(
+            "no answer to initialize and tools/list within {timeout} s"
+        )))
+    })
 }
 
 /// Why `initialize` failed, without the transport's type names rmcp puts in its text.
@@ -287,5 +371,40 @@ fn quoted(tail: &str) -> String {
     match tail.is_empty() {
         true => String::new(),
         false => format!("; stderr: {tail}"),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use tokio::time::Instant;
+
+    /// `sleep 100` with its stdin kept open (the pipes returned): it never exits by itself.
+    fn sleeper() -> (Process, tokio::process::ChildStdout, tokio::process::ChildStdin) {
+        let cwd = std::env::temp_dir();
+        let launch = Launch {
+            command: "sleep",
+            args: &["100".into()],
+            env: process::environment(|k| std::env::var_os(k), &[], &[]),
+            cwd: &cwd,
+            secrets: Vec::new(),
+        };
+        process::spawn(launch).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_whose_cancel_never_ends_takes_the_grace_and_no_more() {
+        let (process, _stdout, _stdin) = sleeper();
+        let t0 = Instant::now();
+        shut(std::future::pending(), Some(&process)).await;
+        assert_eq!(t0.elapsed(), process::GRACE);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_cancel_leaves_the_process_only_the_rest_of_the_grace() {
+        let (process, _stdout, _stdin) = sleeper();
+        let t0 = Instant::now();
+        shut(tokio::time::sleep(Duration::from_millis(1500)), Some(&process)).await;
+        assert_eq!(t0.elapsed(), process::GRACE);
     }
 }

@@ -18,6 +18,7 @@ mod hostile_p3_mcp;
 mod hostile_p4;
 mod layers;
 mod mcp;
+mod mcp_client;
 mod mcp_http_guard;
 mod mcp_serve;
 mod mcp_tools;

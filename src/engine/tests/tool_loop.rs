@@ -395,3 +395,39 @@ async fn the_tree_shows_a_line_per_tool_call_under_its_attempt() {
          └── validation: passed\n"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_call_the_deadline_cuts_is_recorded_as_cut() {
+    let host = Arc::new(Host::default());
+    let config = config(", maxToolCalls: 4", "limits: { deadline: 1.5 }\n");
+    let provider = Scripted::new(once(vec![
+        ("c1", "read_file", json!({"path": "a"})),
+        ("c2", "hang", json!({})),
+    ]));
+    let engine = engine(config, provider, host, budget(), Events::default());
+    let reader = engine.config.agent("reader").unwrap().clone();
+    let mut usage = Usage::default();
+    let place = Place {
+        department: "d",
+        attempt: 1,
+    };
+    let called = engine
+        .converse(&reader, "read the notes".into(), &mut usage, place)
+        .await;
+    assert_eq!(called.result, Err(CallError::Deadline));
+    // Every call counted has its record: the one that ended, and the one the deadline cut.
+    assert_eq!(usage.tool_calls, called.tool_calls.len() as u64);
+    let records: Vec<(&str, bool, Option<&str>)> = called
+        .tool_calls
+        .iter()
+        .map(|c| (c.tool.as_str(), c.ok, c.error.as_deref()))
+        .collect();
+    assert_eq!(
+        records,
+        [("read_file", true, None), ("hang", false, Some("deadline exceeded"))]
+    );
+    let hang = &called.tool_calls[1];
+    assert_eq!(hang.result, "deadline exceeded");
+    // Asked 100 ms in (after the request), cut at the deadline (1.5 s).
+    assert_eq!((hang.started_at, hang.finished_at, hang.latency_ms), (100, 1500, 1400));
+}
