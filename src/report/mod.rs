@@ -11,7 +11,7 @@ mod tree;
 #[cfg(test)]
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
-pub use gate::{DecidedBy, GateItem, GateKind};
+pub use gate::{DecidedBy, Denial, GateItem, GateKind};
 pub use plan_tree::plan_tree;
 pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report,
