@@ -245,7 +245,10 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
     let level = match (c.source, plan.routing.router.as_ref()) {
         (ComplexitySource::Router, _) => format!("{} (set by the router; the words: {why})", c.level),
         (ComplexitySource::Words, Some(router)) if !router.consulted => {
-            format!("{} (from the words: {why}; the router may set another in a run)", c.level)
+            format!(
+                "{} (from the words: {why}; the router may set another in a run)",
+                c.level
+            )
         }
         (ComplexitySource::Words, _) => format!("{} ({why})", c.level),
     };
@@ -260,8 +263,8 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
             let specialists = d.specialists.iter().map(|s| specialist(s, style)).collect();
             children.push(Node::new(
                 format!(
-                    "handling: {} specialists {mode}, then {} reviews and synthesizes",
-                    d.specialists.len(),
+                    "handling: {} {mode}, then {} reviews and synthesizes",
+                    count(d.specialists.len(), "specialist"),
                     printable(&d.head)
                 ),
                 specialists,

@@ -69,7 +69,16 @@ async fn all_decides_every_pending_item_and_then_nothing_is_listed() {
     let root = team(&server.uri(), true);
     let pending = paused(&root)["pending"].clone();
     let out = Test::new(root.path())
-        .args(["approve", "j.jsonl", "--all", "--deny", "--reason", "not today", "--format", "json"])
+        .args([
+            "approve",
+            "j.jsonl",
+            "--all",
+            "--deny",
+            "--reason",
+            "not today",
+            "--format",
+            "json",
+        ])
         .status(0)
         .stderr("")
         .run();

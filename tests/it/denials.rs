@@ -23,10 +23,7 @@ async fn a_prompt_whose_standard_input_is_closed_denies_by_policy() {
     let report = stdout_json(&out);
     let denied = format!("denied by policy: {NO_ANSWER}");
     let call = &department(&report, "d")["toolCalls"][0];
-    assert_eq!(
-        (&call["approval"], &call["error"]),
-        (&json!("denied"), &json!(denied))
-    );
+    assert_eq!((&call["approval"], &call["error"]), (&json!("denied"), &json!(denied)));
     // The model got the same words as the call's result.
     assert_eq!(
         department(&report, "d")["output"],
@@ -58,7 +55,10 @@ async fn a_flags_denial_kept_in_a_journal_is_still_a_policys_on_resume() {
         .filter(|l| l["kind"] == "approval")
         .collect();
     assert_eq!(decisions.len(), 2);
-    assert!(decisions.iter().all(|d| d["policy"] == true && d["by"] == "flag"), "{decisions:?}");
+    assert!(
+        decisions.iter().all(|d| d["policy"] == true && d["by"] == "flag"),
+        "{decisions:?}"
+    );
     let out = Test::new(root.path())
         .args(["resume", "j.jsonl", "--format", "json", "--approvals", "allow"])
         .status(4)

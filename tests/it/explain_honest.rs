@@ -34,10 +34,7 @@ fn explain_says_the_router_was_not_consulted_and_the_run_may_differ() {
         tree.contains("router classifier not consulted: this is the keyword plan; a run asks the router first and may choose other departments and another complexity (`orch explain --route` asks it)"),
         "{tree}"
     );
-    assert!(
-        tree.contains("the router may set another in a run)"),
-        "{tree}"
-    );
+    assert!(tree.contains("the router may set another in a run)"), "{tree}");
 }
 
 #[test]
@@ -47,9 +44,15 @@ fn with_route_the_tree_marks_the_complexity_the_router_set() {
         plan["routing"]["router"],
         json!({"agentId": "classifier", "consulted": true})
     );
-    let level = plan["departments"][0]["complexity"]["level"].as_str().unwrap().to_string();
+    let level = plan["departments"][0]["complexity"]["level"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let tree = stdout(&explain(&["--route", "--format", "tree"]));
-    assert!(tree.contains("router classifier consulted: routing by hybrid"), "{tree}");
+    assert!(
+        tree.contains("router classifier consulted: routing by hybrid"),
+        "{tree}"
+    );
     assert!(
         tree.contains(&format!("complexity: {level} (set by the router; the words: ")),
         "{tree}"
@@ -149,7 +152,13 @@ fn explain_shows_which_departments_and_tools_need_approval() {
             .unwrap_or_default()
             .to_string()
     };
-    assert!(line("e").ends_with(" · its output needs approval (requireApproval)"), "{tree}");
-    assert!(!line("d").contains("approval") && !line("f").contains("approval"), "{tree}");
+    assert!(
+        line("e").ends_with(" · its output needs approval (requireApproval)"),
+        "{tree}"
+    );
+    assert!(
+        !line("d").contains("approval") && !line("f").contains("approval"),
+        "{tree}"
+    );
     assert!(tree.contains("h tools: files (every tool; approval: echo)"), "{tree}");
 }
