@@ -70,9 +70,13 @@ pub struct ApproveArgs {
     /// The journal of the paused run (`orch run --journal FILE`).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// The pending items to decide [default: every pending item]
+    /// The pending items to decide; with neither ids nor --all, the pending items are
+    /// listed and nothing is decided.
     #[arg(value_name = "ID")]
     pub ids: Vec<String>,
+    /// Decide every pending item.
+    #[arg(long, conflicts_with = "ids")]
+    pub all: bool,
     /// Deny them instead of approving them.
     #[arg(long)]
     pub deny: bool,
@@ -80,6 +84,20 @@ pub struct ApproveArgs {
     /// REASON`). Only with `--deny`: an approval has no reason anyone would read.
     #[arg(long, value_name = "TEXT", requires = "deny")]
     pub reason: Option<String>,
+    /// Output format: a line per item, or a JSON array of the items [default: text]
+    #[arg(long, value_enum, default_value_t = ApproveFormat::Text)]
+    pub format: ApproveFormat,
+}
+
+/// Output format of `approve`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ApproveFormat {
+    /// A line per item: its id, kind, department, agent, and the tool call or the output.
+    #[default]
+    Text,
+    /// A JSON array of the items, as a paused report's `pending` lists them (each decided
+    /// one with its `decision` and `reason`).
+    Json,
 }
 
 /// `orch resume`.

@@ -73,6 +73,12 @@ impl CommandError {
     }
 }
 
+/// Advice attached to an error (anyhow's context): `main` prints it as a `hint:` line after
+/// the error's `error:` line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Hint(pub String);
+
 /// A closed stdout (`orch run … | head`) is not an error (ripgrep's rule).
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {

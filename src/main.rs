@@ -63,6 +63,9 @@ fn main() -> ExitCode {
                 None => (Exit::Failed, format!("{err:#}")),
             };
             let _ = writeln!(std::io::stderr(), "error: {}", orch::printable(&message));
+            if let Some(hint) = err.downcast_ref::<orch::Hint>() {
+                let _ = writeln!(std::io::stderr(), "hint: {}", orch::printable(&hint.0));
+            }
             exit.into()
         }
     }

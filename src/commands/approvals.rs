@@ -12,7 +12,7 @@ use crate::cli::ApprovalMode;
 use crate::engine::{Approver, Flag, Verdict};
 use crate::exit::CommandError;
 use crate::provider::{Decided, Decision, JournalLine};
-use crate::report::{DecidedBy, GateItem, GateKind};
+use crate::report::{DecidedBy, Denial, GateItem, GateKind};
 use crate::sink::LineFile;
 use crate::text::{printable, printable_lines};
 
@@ -76,10 +76,17 @@ impl Approver for Journaled {
             if let Some(d) = self.decided.iter().rev().find(|d| d.id == item.id) {
                 return match d.decision {
                     Decided::Approved => Verdict::Approved(DecidedBy::Journal),
-                    Decided::Denied => Verdict::Denied {
-                        reason: d.reason.clone().unwrap_or_else(|| NO_REASON.to_string()),
-                        by: DecidedBy::Journal,
-                    },
+                    Decided::Denied => {
+                        let reason = d.reason.clone().unwrap_or_else(|| NO_REASON.to_string());
+                        Verdict::Denied {
+                            // A journal from before `policy` was written: the flag's no is a policy's.
+                            denial: match d.policy || d.by == "flag" {
+                                true => Denial::by_policy(reason),
+                                false => Denial::by_person(reason),
+                            },
+                            by: DecidedBy::Journal,
+                        }
+                    }
                 };
             }
             let verdict = self.inner.decide(item).await;
@@ -94,7 +101,7 @@ impl Approver for Journaled {
                     fresh.then_some(JournalLine::Pending { item })
                 }
                 Verdict::Approved(by) => Some(decision_line(&item.id, Decided::Approved, None, *by)),
-                Verdict::Denied { reason, by } => Some(decision_line(&item.id, Decided::Denied, Some(reason), *by)),
+                Verdict::Denied { denial, by } => Some(denied_line(&item.id, denial, *by)),
             };
             if let Some(line) = line {
                 self.out.line(&line.text());
@@ -111,8 +118,22 @@ fn decision_line(id: &str, decision: Decided, reason: Option<&str>, by: DecidedB
         decision,
         reason: reason.map(str::to_string),
         by: by.to_string(),
+        policy: false,
     })
 }
+
+/// A denial's journal line: a policy's is written so, and read back so by a resume.
+fn denied_line(id: &str, denial: &Denial, by: DecidedBy) -> JournalLine {
+    let mut line = decision_line(id, Decided::Denied, Some(&denial.reason), by);
+    if let JournalLine::Approval(decision) = &mut line {
+        decision.policy = denial.by_policy;
+    }
+    line
+}
+
+/// The reason of a prompt's denial when standard input closed before any answer (a
+/// policy's no: nobody answered).
+pub const NO_ANSWER: &str = "no answer (standard input closed)";
 
 /// The reason of a bare `n` (and of a denial written without one).
 pub const NO_REASON: &str = "no reason given";
@@ -227,7 +248,7 @@ impl Approver for Prompter {
                 line.0 = true;
                 let Some(answer) = read_line().await else {
                     return Verdict::Denied {
-                        reason: "no answer (standard input closed)".into(),
+                        denial: Denial::by_policy(NO_ANSWER),
                         by: DecidedBy::Prompt,
                     };
                 };
@@ -237,7 +258,7 @@ impl Approver for Prompter {
                     Some(Answer::Yes) => return Verdict::Approved(DecidedBy::Prompt),
                     Some(Answer::No(reason)) => {
                         return Verdict::Denied {
-                            reason,
+                            denial: Denial::by_person(reason),
                             by: DecidedBy::Prompt,
                         }
                     }

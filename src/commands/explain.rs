@@ -6,17 +6,17 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
-use super::{load_config, make_plan, read_prompt, resolve_format};
+use super::{load_config, read_prompt, resolve_format, routing_error};
 use crate::cli::{ExplainArgs, ExplainFormat};
 use crate::config::Config;
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::Schemas;
-use crate::plan::{self, Plan, RoutingError};
+use crate::plan::{self, Plan, RouterStep, RoutingError};
 use crate::report::{plan_tree, render_tree, Observers, Style};
 
-/// The plan after the router's one call (`--route`), as `run` would make it.
-fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan) -> Result<Plan> {
+/// The router's answer (`--route`: its one call), as `run` would get it.
+fn routed(config: Config, prompt: &str, keyword_plan: &Plan) -> Result<RouterStep> {
     let options = crate::cli::ReplyArgs::default();
     let providers = super::providers::build(&config, &[keyword_plan], &options, None)?.providers;
     let limits = &config.settings.limits;
@@ -46,33 +46,47 @@ fn routed(config: Config, prompt: &str, args: &ExplainArgs, keyword_plan: &Plan)
             }),
         }
     })?;
-    let mut plan_options = super::plan_options(&config, &args.plan);
-    plan_options.router = step;
-    plan::build(&config, prompt, &plan_options).map_err(|e| match e {
-        RoutingError::NoMatch => CommandError::failed(e.to_string()).into(),
-        other => CommandError::usage(other.to_string()).into(),
-    })
+    Ok(step)
 }
 
-/// Prints the plan as a tree or JSON.
+/// Prints the plan as a tree or JSON. A request nothing matches (and no fallback takes)
+/// prints its plan, with no department and a hint, before its error (exit 1).
 pub fn explain(args: ExplainArgs) -> Result<Exit> {
     let prompt = read_prompt(&args.plan.prompt)?;
     let config = load_config(&args.plan)?;
-    let mut plan = make_plan(&config, &prompt, &args.plan)?;
-    if args.route && plan.routing.router.is_some() {
-        plan = routed(config, &prompt, &args, &plan)?;
+    let mut options = super::plan_options(&config, &args.plan);
+    if args.route && options.router == RouterStep::NotConsulted {
+        let keyword_plan = plan::build(&config, &prompt, &options).map_err(routing_error)?;
+        options.router = routed(config.clone(), &prompt, &keyword_plan)?;
     }
+    let (plan, unmatched) = match plan::build(&config, &prompt, &options) {
+        Ok(plan) => (plan, None),
+        Err(e @ RoutingError::NoMatch) => (
+            plan::unmatched(&config, &prompt, &options).map_err(routing_error)?,
+            Some(routing_error(e)),
+        ),
+        Err(e) => return Err(routing_error(e).into()),
+    };
+    print(&plan, &args)?;
+    match unmatched {
+        Some(e) => Err(e.into()),
+        None => Ok(Exit::Success),
+    }
+}
+
+/// Writes the plan in the format asked.
+fn print(plan: &Plan, args: &ExplainArgs) -> Result<()> {
     let mut out = super::stdout();
     match resolve_format(args.format, ExplainFormat::Tree, ExplainFormat::Json) {
         ExplainFormat::Json => {
-            super::write_json(&mut out, &plan)?;
+            super::write_json(&mut out, plan)?;
         }
         ExplainFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());
-            render_tree(&plan_tree(&plan, style), &mut out)?;
+            render_tree(&plan_tree(plan, style), &mut out)?;
         }
-        ExplainFormat::Mermaid => out.write_all(crate::pictures::mermaid_plan(&plan).as_bytes())?,
+        ExplainFormat::Mermaid => out.write_all(crate::pictures::mermaid_plan(plan).as_bytes())?,
     }
     out.flush()?;
-    Ok(Exit::Success)
+    Ok(())
 }

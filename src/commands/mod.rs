@@ -7,6 +7,7 @@ mod init;
 mod journal;
 mod mcp;
 mod mcp_served;
+mod pending;
 mod progress;
 mod providers;
 mod report;
@@ -111,10 +112,16 @@ fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
 /// The plan of the request, with routing failures mapped to their exit codes.
 fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, CommandError> {
     let options = plan_options(config, args);
-    plan::build(config, prompt, &options).map_err(|e| match e {
+    plan::build(config, prompt, &options).map_err(routing_error)
+}
+
+/// A routing failure with its exit code: nothing matched is a failed run (1), an unknown
+/// `--department` a usage error (2).
+fn routing_error(e: RoutingError) -> CommandError {
+    match e {
         RoutingError::NoMatch => CommandError::failed(e.to_string()),
         RoutingError::UnknownDepartment { .. } => CommandError::usage(e.to_string()),
-    })
+    }
 }
 
 /// Standard output for what a command prints. A write that fails (`> /dev/full`) says where

@@ -7,7 +7,8 @@ use anyhow::Result;
 
 use super::approvals::{self, NO_REASON};
 use super::journal::{config_digest, RunOptions};
-use crate::cli::{ApproveArgs, ResumeArgs};
+use super::pending;
+use crate::cli::{ApproveArgs, ApproveFormat, ResumeArgs};
 use crate::exit::{CommandError, Exit};
 use crate::provider::{load_journal, reopen_journal, Decided, Decision, Journal, JournalLine};
 use crate::text::printable;
@@ -57,12 +58,15 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
     super::run::execute(run, request, mode, Some(journal))
 }
 
-/// Appends decisions for the pending items named (every pending item when none is), one
-/// line each, and prints what was decided.
+/// Appends decisions for the pending items named (every pending item with `--all`), one
+/// line each, and prints what was decided; with neither, lists the pending items.
 pub fn approve(args: ApproveArgs) -> Result<Exit> {
     let journal = read(&args.file)?;
+    if args.ids.is_empty() && !args.all {
+        return super::pending::list(&args, &journal);
+    }
     let undecided: Vec<&(String, serde_json::Value)> = journal.undecided();
-    let chosen: Vec<&(String, serde_json::Value)> = if args.ids.is_empty() {
+    let chosen: Vec<&(String, serde_json::Value)> = if args.all {
         undecided.clone()
     } else {
         // An id named twice is decided once.
@@ -84,6 +88,9 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
             "warning: nothing is pending in {}",
             printable(&shown)
         );
+        if args.format == ApproveFormat::Json {
+            super::write_json(&mut super::stdout(), &Vec::<()>::new())?;
+        }
         return Ok(Exit::Success);
     }
     let file = reopen_journal(&args.file, &journal).map_err(CommandError::usage)?;
@@ -94,15 +101,23 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
         (None, false) => None,
     };
     let mut out = super::stdout();
+    let mut shown = Vec::new();
     for (id, item) in chosen {
         let line = JournalLine::Approval(Decision {
             id: id.clone(),
             decision,
             reason: reason.clone(),
             by: "approve".into(),
+            policy: false,
         });
         file.line(&line.text());
-        writeln!(out, "{decision} {id}: {}", printable(&described(item)))?;
+        match args.format {
+            ApproveFormat::Text => writeln!(out, "{decision} {id}: {}", printable(&described(item)))?,
+            ApproveFormat::Json => shown.push(pending::decided(item, &decision.to_string(), reason.as_deref())),
+        }
+    }
+    if args.format == ApproveFormat::Json {
+        super::write_json(&mut out, &shown)?;
     }
     if let Some(e) = file.error() {
         return Err(CommandError::failed(e).into());

@@ -12,7 +12,7 @@ use super::{load_config, make_plan, read_prompt, resolve_format};
 use crate::cli::{ApprovalMode, RunArgs, RunFormat};
 use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
-use crate::exit::{CommandError, Exit};
+use crate::exit::{CommandError, Exit, Hint};
 use crate::grade::Schemas;
 use crate::provider::{Journal, JournalProvider, JournalTools, Providers};
 use crate::report::{write_run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
@@ -106,7 +106,7 @@ fn planned(config: &Config, prompt: &str, args: &RunArgs) -> Result<crate::plan:
         Ok(plan) => Ok(plan),
         Err(e) if e.exit == Exit::Failed => {
             print_report(&Report::master_failed(prompt, &e.message), format(args))?;
-            Err(e.into())
+            Err(anyhow::Error::from(e).context(Hint(crate::plan::NO_MATCH_HINT.into())))
         }
         Err(e) => Err(e.into()),
     }
@@ -229,7 +229,7 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
         return Err(CommandError {
             exit,
             message: format!(
-                "{}; decide with `orch approve {file} [ID…] [--deny]`, then `orch resume {file}`",
+                "{}; list them with `orch approve {file}`, decide with `orch approve {file} ID…|--all [--deny]`, then `orch resume {file}`",
                 waiting(report)
             ),
         }
@@ -246,13 +246,20 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
     if exit == Exit::Success && !why.is_empty() {
         exit = Exit::Failed;
     }
+    // A router that chose nothing, with nothing the keywords matched: what to change.
+    let unmatched = report.error.as_deref() == Some(&crate::plan::RoutingError::NoMatch.to_string());
     match why.is_empty() {
         // Every non-zero exit says why on stderr, after the report on stdout.
-        false => Err(CommandError {
-            exit,
-            message: why.join("; "),
+        false => {
+            let error = anyhow::Error::from(CommandError {
+                exit,
+                message: why.join("; "),
+            });
+            match unmatched {
+                true => Err(error.context(Hint(crate::plan::NO_MATCH_HINT.into()))),
+                false => Err(error),
+            }
         }
-        .into()),
         true => Ok(exit),
     }
 }

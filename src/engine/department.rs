@@ -87,9 +87,9 @@ async fn approved_output(
             work.approval = Some(Approval::Approved);
             Ok((text, quality))
         }
-        Verdict::Denied { reason, .. } => {
+        Verdict::Denied { denial, .. } => {
             work.approval = Some(Approval::Denied);
-            Err(CallError::Denied(reason))
+            Err(CallError::Denied(denial))
         }
         Verdict::Pending(_) => {
             work.approval = Some(Approval::Pending);

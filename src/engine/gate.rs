@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::Engine;
-use crate::report::{Approval, DecidedBy, Event, GateItem, GateKind};
+use crate::report::{Approval, DecidedBy, Denial, Event, GateItem, GateKind};
 
 /// Who converses, for the records of its tool calls: the department and the attempt.
 #[derive(Clone, Copy, Debug)]
@@ -24,10 +24,10 @@ pub enum Verdict {
     /// Take the step.
     Approved(DecidedBy),
     /// Do not: a tool call's model gets `denied by a person: REASON`; a department fails
-    /// with `denied: REASON`.
+    /// with `denied: REASON` (`denied by policy: REASON` for both when no person said it).
     Denied {
-        /// Why, as the model or the report is told.
-        reason: String,
+        /// Why, and whether a person or a policy said it.
+        denial: Denial,
         /// Who said no.
         by: DecidedBy,
     },
@@ -62,7 +62,7 @@ impl Flag {
         match self {
             Flag::Allow => Verdict::Approved(DecidedBy::Flag),
             Flag::Deny => Verdict::Denied {
-                reason: NOT_APPROVED.to_string(),
+                denial: Denial::by_policy(NOT_APPROVED),
                 by: DecidedBy::Flag,
             },
             Flag::Defer => Verdict::Pending(DecidedBy::Flag),
@@ -151,7 +151,7 @@ impl Engine {
         let verdict = self.approver.decide(&item).await;
         let (decision, reason, by) = match &verdict {
             Verdict::Approved(by) => (Approval::Approved, None, *by),
-            Verdict::Denied { reason, by } => (Approval::Denied, Some(reason.clone()), *by),
+            Verdict::Denied { denial, by } => (Approval::Denied, Some(denial.reason.clone()), *by),
             Verdict::Pending(by) => (Approval::Pending, None, *by),
         };
         self.emit(Event::Approval {
@@ -218,7 +218,7 @@ mod tests {
         assert_eq!(
             verdict(Flag::Deny),
             Verdict::Denied {
-                reason: "not approved (--approvals deny)".into(),
+                denial: Denial::by_policy("not approved (--approvals deny)"),
                 by: DecidedBy::Flag
             }
         );

@@ -86,9 +86,10 @@ pub enum CallError {
     /// stops here, and the run pauses (SPEC §16).
     #[error("paused: waiting for approval")]
     Paused,
-    /// A person (or the flag) denied the department's output.
-    #[error("denied: {0}")]
-    Denied(String),
+    /// A person (`denied: REASON`) or a policy (`denied by policy: REASON`) denied the
+    /// department's output.
+    #[error("{}", .0.department_error())]
+    Denied(crate::report::Denial),
     /// A tool call had no answer the model may be given: `--replay` holds none
     /// ([`ToolError::NotRecorded`]); it fails the attempt like a provider's missing reply.
     #[error("{0}")]

@@ -238,7 +238,7 @@ impl Engine {
         });
         let outcome = match (admit, verdict) {
             (Admit::Refuse { why, .. }, _) => refused(why, None),
-            (_, Some(Verdict::Denied { reason, .. })) => refused(Refusal::Denied(reason), Some(Approval::Denied)),
+            (_, Some(Verdict::Denied { denial, .. })) => refused(Refusal::Denied(denial), Some(Approval::Denied)),
             (_, Some(Verdict::Pending(_))) => waiting(),
             (
                 Admit::Run {

@@ -91,6 +91,8 @@ pub struct DepartmentPlan {
     pub depends_on: Vec<String>,
     /// Its head agent.
     pub head: String,
+    /// Whether its output waits for a person's yes before anyone uses it (SPEC §16).
+    pub require_approval: bool,
     /// The MCP servers whose tools the head may use.
     pub head_tools: Vec<ToolUse>,
     /// Tool calls one attempt of the head may make (absent without tools).
@@ -140,12 +142,33 @@ pub struct Plan {
     /// The most the run can cost in USD; null when a model has no price or no cap.
     #[serde(serialize_with = "crate::text::usd_opt")]
     pub max_cost_usd: Option<f64>,
+    /// What to change when nothing matched the request (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
+
+/// What to change when nothing matches a request and no department takes it.
+pub const NO_MATCH_HINT: &str = "add to a department keywords that such requests contain, or set `routing.fallbackDepartment` to the department that takes what nothing matches";
 
 /// Builds the plan of `request` (SPEC §2–3). Fails only when routing fails.
 pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Plan, RoutingError> {
+    assemble(config, request, options, false)
+}
+
+/// The plan `explain` shows of a request that nothing matches and no fallback takes (where
+/// [`build`] fails with [`RoutingError::NoMatch`]): no department, every relevance as
+/// scored (0 for every keyword), and [`NO_MATCH_HINT`].
+pub fn unmatched(config: &Config, request: &str, options: &PlanOptions) -> Result<Plan, RoutingError> {
+    let mut plan = assemble(config, request, options, true)?;
+    plan.hint = Some(NO_MATCH_HINT.to_string());
+    Ok(plan)
+}
+
+/// The plan of `request`; with `keep_unmatched`, a plan with no department rather than
+/// [`RoutingError::NoMatch`].
+fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatched: bool) -> Result<Plan, RoutingError> {
     let index = WordIndex::new(request);
-    let routing = routing::route(config, &index, &options.departments, &options.router)?;
+    let routing = routing::route(config, &index, &options.departments, &options.router, keep_unmatched)?;
     let mut complexity = complexity::analyze(request, &index, &config.settings.routing.complex_terms);
     if let (RouterStep::Answered(answer), true) = (&options.router, options.departments.is_empty()) {
         if let Some(level) = answer.complexity {
@@ -196,6 +219,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
                     .cloned()
                     .collect(),
                 head: dept.head.clone(),
+                require_approval: dept.require_approval,
                 head_tools: head.map(|h| h.tools.clone()).unwrap_or_default(),
                 head_max_tool_calls,
                 complexity: complexity.clone(),
@@ -232,6 +256,7 @@ pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Pl
         min_calls: min_calls.min(call_budget),
         max_calls: max_calls.min(call_budget),
         max_cost_usd,
+        hint: None,
     })
 }
 

@@ -57,6 +57,11 @@ pub struct RouterInfo {
     pub agent_id: String,
     /// Whether it was asked.
     pub consulted: bool,
+    /// True in the plan of `explain` without `--route`: the router was not asked, and a
+    /// run (which asks it) may choose other departments and another complexity. Absent
+    /// when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub run_may_differ: bool,
 }
 
 /// The JSON Schema of a router's reply, sent as structured output (SPEC §8.2).

@@ -174,6 +174,7 @@ pub fn route(
     index: &WordIndex,
     forced: &[String],
     router: &RouterStep,
+    keep_unmatched: bool,
 ) -> Result<Routing, RoutingError> {
     let method = config.settings.routing.method;
     let answer = match router {
@@ -192,7 +193,10 @@ pub fn route(
         })
         .collect();
     scores.sort_by(rank);
-    let (selected, fallback) = select(config, forced, &mut scores, router)?;
+    let (selected, fallback) = match select(config, forced, &mut scores, router) {
+        Err(RoutingError::NoMatch) if keep_unmatched => (Vec::new(), false),
+        chosen => chosen?,
+    };
     let (stages, ignored, mode) = schedule(config, &selected);
     let asked = forced.is_empty() && method != RoutingMethod::Keywords;
     Ok(Routing {
@@ -216,9 +220,13 @@ pub fn route(
         router: asked
             .then(|| config.settings.routing.router.clone())
             .flatten()
-            .map(|agent_id| RouterInfo {
-                agent_id,
-                consulted: matches!(router, RouterStep::Answered(_) | RouterStep::Failed(_)),
+            .map(|agent_id| {
+                let consulted = matches!(router, RouterStep::Answered(_) | RouterStep::Failed(_));
+                RouterInfo {
+                    agent_id,
+                    consulted,
+                    run_may_differ: !consulted,
+                }
             }),
     })
 }

@@ -82,6 +82,10 @@ pub struct Decision {
     pub reason: Option<String>,
     /// Who decided: `prompt`, `flag` or `approve`.
     pub by: String,
+    /// Whether a policy said no rather than a person (`--approvals deny`, a standard input
+    /// closed before any answer); written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub policy: bool,
 }
 
 /// What a journal file holds.

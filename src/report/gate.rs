@@ -55,3 +55,49 @@ pub enum DecidedBy {
     /// A decision the journal holds (`orch approve`, or the run before a resume).
     Journal,
 }
+
+/// A no, and whose it is: a person's (at the prompt, or with `orch approve`), or a
+/// policy's (`--approvals deny`, a standard input closed before any answer). The words the
+/// model and the report get say which (SPEC §16, §27).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denial {
+    /// Why, as the person or the policy says it.
+    pub reason: String,
+    /// Whether a policy said no rather than a person.
+    pub by_policy: bool,
+}
+
+impl Denial {
+    /// A person's no.
+    pub fn by_person(reason: impl Into<String>) -> Self {
+        Denial {
+            reason: reason.into(),
+            by_policy: false,
+        }
+    }
+
+    /// A policy's no.
+    pub fn by_policy(reason: impl Into<String>) -> Self {
+        Denial {
+            reason: reason.into(),
+            by_policy: true,
+        }
+    }
+
+    /// The error result a denied tool call gives its model: `denied by a person: REASON`,
+    /// or `denied by policy: REASON`.
+    pub fn tool_error(&self) -> String {
+        match self.by_policy {
+            false => format!("denied by a person: {}", self.reason),
+            true => format!("denied by policy: {}", self.reason),
+        }
+    }
+
+    /// The error of a denied department: `denied: REASON`, or `denied by policy: REASON`.
+    pub fn department_error(&self) -> String {
+        match self.by_policy {
+            false => format!("denied: {}", self.reason),
+            true => format!("denied by policy: {}", self.reason),
+        }
+    }
+}

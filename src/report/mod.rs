@@ -13,7 +13,7 @@ pub use answer::{answer, department_quality};
 #[cfg(test)]
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
-pub use gate::{DecidedBy, GateItem, GateKind};
+pub use gate::{DecidedBy, Denial, GateItem, GateKind};
 pub use plan_tree::plan_tree;
 pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report,

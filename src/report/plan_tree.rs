@@ -5,26 +5,38 @@
 
 use super::tree::{bar, Node, Style};
 use crate::config::{Approve, SuccessRateSource, ToolUse};
-use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan, PlannedServer, SelectedSpecialist, ThresholdSource};
+use crate::plan::{
+    ComplexitySource, DepartmentPlan, DepartmentRole, Handling, Plan, PlannedServer, SelectedSpecialist,
+    ThresholdSource,
+};
 use crate::text::{count, excerpt, printable};
 
 /// Builds the explain tree of a plan.
 pub fn plan_tree(plan: &Plan, style: Style) -> Node {
     let r = &plan.routing;
     let mode = r.execution_mode.to_string();
+    let chosen = if r.primary.is_empty() {
+        "no department matched".to_string()
+    } else {
+        format!(
+            "{mode} · primary {}{}",
+            style.bold(&printable(&r.primary)),
+            if r.supporting.is_empty() {
+                String::new()
+            } else {
+                format!(" · supporting {}", printable(&r.supporting.join(", ")))
+            }
+        )
+    };
     let mut root = Node::leaf(format!(
-        "{} {}\n{} {} · primary {}{}",
+        "{} {}\n{} {chosen}",
         style.bold("plan for"),
         style.cyan(&format!("\"{}\"", printable(&excerpt(&plan.request, 72)))),
         style.dim("routing:"),
-        mode,
-        style.bold(&printable(&r.primary)),
-        if r.supporting.is_empty() {
-            String::new()
-        } else {
-            format!(" · supporting {}", printable(&r.supporting.join(", ")))
-        }
     ));
+    if let Some(line) = router_line(plan) {
+        root.push(Node::leaf(style.yellow(&line)));
+    }
 
     let width = r
         .scores
@@ -94,7 +106,28 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         at_most(plan.max_cost_usd),
         style.dim(&format!("(budget {})", plan.call_budget))
     )));
+    if let Some(hint) = &plan.hint {
+        root.push(Node::leaf(style.yellow(&format!("hint: {hint}"))));
+    }
     root
+}
+
+/// What the router did for this plan, when the config routes by a model: not asked (a run
+/// asks it, and may choose otherwise), or asked (`--route`), and its error when it failed.
+fn router_line(plan: &Plan) -> Option<String> {
+    let router = plan.routing.router.as_ref()?;
+    let agent = printable(&router.agent_id);
+    let method = plan.routing.method;
+    Some(match (router.consulted, &plan.routing.router_error) {
+        (false, _) => format!(
+            "router {agent} not consulted: this is the keyword plan; a run asks the router first and may choose other departments and another complexity (`orch explain --route` asks it)"
+        ),
+        (true, None) => format!("router {agent} consulted: routing by {method}"),
+        (true, Some(error)) => format!(
+            "router {agent} consulted and failed ({}): keyword routing, as a run falls back to",
+            printable(error)
+        ),
+    })
 }
 
 /// The servers a run of the plan starts, when there are some.
@@ -201,12 +234,25 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
     if !d.depends_on.is_empty() {
         label.push_str(&format!(" after {}", printable(&d.depends_on.join(", "))));
     }
+    if d.require_approval {
+        label.push_str(&style.yellow(" · its output needs approval (requireApproval)"));
+    }
     let c = &d.complexity;
     let mut why = format!("{} words, {}", c.word_count, count(c.parts, "part"));
     if !c.complex_terms.is_empty() {
         why.push_str(&format!(", complex terms: {}", printable(&c.complex_terms.join(", "))));
     }
-    let mut children = vec![Node::leaf(format!("complexity: {} ({why})", c.level))];
+    let level = match (c.source, plan.routing.router.as_ref()) {
+        (ComplexitySource::Router, _) => format!("{} (set by the router; the words: {why})", c.level),
+        (ComplexitySource::Words, Some(router)) if !router.consulted => {
+            format!(
+                "{} (from the words: {why}; the router may set another in a run)",
+                c.level
+            )
+        }
+        (ComplexitySource::Words, _) => format!("{} ({why})", c.level),
+    };
+    let mut children = vec![Node::leaf(format!("complexity: {level}"))];
     match d.handling {
         Handling::Direct => children.push(Node::leaf(format!(
             "handling: direct: {} answers (quality 85)",
@@ -217,8 +263,8 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
             let specialists = d.specialists.iter().map(|s| specialist(s, style)).collect();
             children.push(Node::new(
                 format!(
-                    "handling: {} specialists {mode}, then {} reviews and synthesizes",
-                    d.specialists.len(),
+                    "handling: {} {mode}, then {} reviews and synthesizes",
+                    count(d.specialists.len(), "specialist"),
                     printable(&d.head)
                 ),
                 specialists,

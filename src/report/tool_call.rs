@@ -12,7 +12,7 @@ use serde_json::Value;
 pub enum Approval {
     /// Approved: the call ran.
     Approved,
-    /// Denied: the model got `denied by a person: REASON`.
+    /// Denied: the model got `denied by a person: REASON` (or `denied by policy: REASON`).
     Denied,
     /// Waiting for a decision (`--approvals defer`).
     Pending,
@@ -94,9 +94,9 @@ pub enum Refusal {
     /// The arguments are not a JSON object (MCP's `arguments` is one).
     #[error("arguments are not a JSON object")]
     BadArguments,
-    /// A person (or `--approvals deny`) said no.
-    #[error("denied by a person: {0}")]
-    Denied(String),
+    /// A person or a policy (`--approvals deny`, a closed standard input) said no.
+    #[error("{}", .0.tool_error())]
+    Denied(super::Denial),
 }
 
 #[cfg(test)]

@@ -138,7 +138,7 @@ mod tests {
         let mut denied = call(
             Some("files"),
             "write_file",
-            Some("denied by a person: not approved (--approvals deny)"),
+            Some("denied by policy: not approved (--approvals deny)"),
         );
         denied.approval = Some(Approval::Denied);
         let calls = [

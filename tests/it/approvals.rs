@@ -57,7 +57,7 @@ async fn a_deferred_run_pauses_and_approve_then_resume_finish_it_sending_each_ca
     assert_eq!(pending_events, vec![("pending".into(), "flag".into(), Value::Null); 2]);
 
     Test::new(root.path())
-        .args(["approve", "j.jsonl"])
+        .args(["approve", "j.jsonl", "--all"])
         .status(0)
         .stderr("")
         .stdout(format!(
@@ -105,7 +105,7 @@ async fn off_a_terminal_every_gate_is_denied_by_default() {
         .run();
     let report = stdout_json(&out);
     let call = &department(&report, "d")["toolCalls"][0];
-    let denied = "denied by a person: not approved (--approvals deny)";
+    let denied = "denied by policy: not approved (--approvals deny)";
     assert_eq!((&call["approval"], &call["error"]), (&json!("denied"), &json!(denied)));
     // The model got the denial as the call's result, and answered around it.
     assert_eq!(
@@ -117,7 +117,7 @@ async fn off_a_terminal_every_gate_is_denied_by_default() {
         (&e["status"], &e["error"], &e["approval"]),
         (
             &json!("failed"),
-            &json!("denied: not approved (--approvals deny)"),
+            &json!("denied by policy: not approved (--approvals deny)"),
             &json!("denied")
         )
     );

@@ -197,12 +197,13 @@ mod bad_input {
 
     #[test]
     fn nothing_matched_and_no_fallback() {
-        fails(
-            &["explain", "hello there"],
-            None,
-            1,
-            "unable to generate: no department matched the request",
-        );
+        // The plan (no department, a hint) on stdout, then the error (explain_honest.rs).
+        let out = Test::new(&repo())
+            .args(["explain", "--format", "json", "hello there"])
+            .status(1)
+            .stderr("error: unable to generate: no department matched the request\n")
+            .run();
+        assert_eq!(crate::common::json(&out)["departments"], serde_json::json!([]));
     }
 
     #[test]

@@ -154,7 +154,7 @@ pub(crate) fn paused(root: &Root) -> Value {
         .args(["--approvals", "defer", "--journal", "j.jsonl", "--events", "ev.jsonl"])
         .status(5)
         .stderr(
-            "error: paused: 2 items wait for a decision; decide with `orch approve j.jsonl [ID…] [--deny]`, then `orch resume j.jsonl`\n",
+            "error: paused: 2 items wait for a decision; list them with `orch approve j.jsonl`, decide with `orch approve j.jsonl ID…|--all [--deny]`, then `orch resume j.jsonl`\n",
         )
         .run();
     stdout_json(&out)

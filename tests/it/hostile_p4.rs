@@ -30,7 +30,7 @@ async fn approve_star_inside_a_list_gates_every_tool_of_the_server() {
         (&call["approval"], &call["error"]),
         (
             &json!("denied"),
-            &json!("denied by a person: not approved (--approvals deny)")
+            &json!("denied by policy: not approved (--approvals deny)")
         )
     );
     assert!(tool_log(&root).is_empty(), "a gated tool never runs unapproved");
@@ -64,7 +64,7 @@ async fn a_journal_whose_last_line_is_cut_inside_a_character_is_read_with_a_warn
     text.extend_from_slice(&cut.as_bytes()[..cut.len() - 2]);
     std::fs::write(&journal, text).unwrap();
     Test::new(root.path())
-        .args(["approve", "j.jsonl"])
+        .args(["approve", "j.jsonl", "--all"])
         .status(0)
         .stderr(format!(
             "warning: j.jsonl:{}: the last line is cut short (the run was stopped while writing it); it is ignored\n",
@@ -107,7 +107,7 @@ async fn one_pending_item_waits_in_the_singular() {
         .args(["--approvals", "defer", "--journal", "j.jsonl"])
         .status(5)
         .stderr(
-            "error: paused: 1 item waits for a decision; decide with `orch approve j.jsonl [ID…] [--deny]`, then `orch resume j.jsonl`\n",
+            "error: paused: 1 item waits for a decision; list them with `orch approve j.jsonl`, decide with `orch approve j.jsonl ID…|--all [--deny]`, then `orch resume j.jsonl`\n",
         )
         .run();
     let pending: Vec<Value> = stdout_json(&out)["pending"].as_array().unwrap().clone();

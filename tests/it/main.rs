@@ -2,13 +2,16 @@
 //! module per command and a small [`Test`] builder, so a new command's tests are short.
 
 mod approvals;
+mod approve_list;
 mod chains;
 mod common;
 mod compare;
 mod compare_files;
 mod cuts;
+mod denials;
 mod example_research;
 mod explain;
+mod explain_honest;
 mod fuzz;
 mod gated;
 mod honest;

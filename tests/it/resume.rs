@@ -57,7 +57,7 @@ async fn a_journal_cut_mid_line_loses_only_that_line_with_a_warning() {
         lines + 1
     );
     Test::new(root.path())
-        .args(["approve", "j.jsonl"])
+        .args(["approve", "j.jsonl", "--all"])
         .status(0)
         .stderr(&warning)
         .run();
@@ -80,7 +80,10 @@ async fn a_changed_config_is_a_warning_and_its_changed_calls_go_live() {
     let server = heads.serve().await;
     let root = team(&server.uri(), true);
     paused(&root);
-    Test::new(root.path()).args(["approve", "j.jsonl"]).status(0).run();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl", "--all"])
+        .status(0)
+        .run();
     let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
     root.write("orch.yaml", yaml.replace("AGENT:g works", "AGENT:g works harder"));
     let out = Test::new(root.path())

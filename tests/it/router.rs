@@ -167,7 +167,10 @@ async fn explain_asks_the_router_only_with_route() {
             .run(),
     );
     assert_eq!(bodies(&server).await.len(), 0);
-    assert_eq!(plain["routing"]["router"], json!({"agentId": "r", "consulted": false}));
+    assert_eq!(
+        plain["routing"]["router"],
+        json!({"agentId": "r", "consulted": false, "runMayDiffer": true})
+    );
     assert_eq!(plain["routing"]["primary"], "");
     assert_eq!(plain["minCalls"], 1);
     let routed = json(

@@ -379,7 +379,7 @@ fn nothing_matched_prints_a_failed_report_and_exits_1() {
     let out = Test::new(&repo())
         .args(["run", "--format", "json", "hello there"])
         .status(1)
-        .stderr("error: unable to generate: no department matched the request\n")
+        .stderr("error: unable to generate: no department matched the request\nhint: add to a department keywords that such requests contain, or set `routing.fallbackDepartment` to the department that takes what nothing matches\n")
         .run();
     let r = json(&out);
     assert_eq!(r["status"], "failed");

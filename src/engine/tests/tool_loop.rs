@@ -161,7 +161,7 @@ async fn errors_reach_the_model_as_error_results_and_the_attempt_goes_on() {
         "mcp server files exited",
         "tool not allowed: secret",
         "unknown tool: delete",
-        "denied by a person: not approved (--approvals deny)",
+        "denied by policy: not approved (--approvals deny)",
         "arguments are not a JSON object",
     ];
     assert_eq!(sent, errors.map(|e| (e.to_string(), true)));

@@ -1,0 +1,110 @@
+//! `orch approve FILE` through the binary (SPEC §16, §27): without ids or `--all` it lists
+//! what is pending and decides nothing; `--all` decides every pending item.
+
+use serde_json::{json, Value};
+
+use crate::common::{json as stdout_json, stderr, Test};
+use crate::gated::{echo_once, paused, team};
+
+const HINT: &str = "decide with `orch approve j.jsonl ID…` or `--all` (add `--deny [--reason TEXT]` to deny), then `orch resume j.jsonl`\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_without_ids_lists_the_pending_items_and_decides_nothing() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    let pending = paused(&root)["pending"].clone();
+    let [tool, dept] = [0, 1].map(|i| pending[i]["id"].as_str().unwrap().to_string());
+    let journal = root.path().join("j.jsonl");
+    let before = std::fs::read_to_string(&journal).unwrap();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl"])
+        .status(0)
+        .stdout(format!(
+            "{tool}  tool        in d, agent h calls files.echo with {{\"text\":\"one\"}}\n\
+             {dept}  department  in e, head g wrote: Answer of g; tools said:\n"
+        ))
+        .stderr(HINT)
+        .run();
+    // The same items, whole, as the paused report's `pending` lists them.
+    let out = Test::new(root.path())
+        .args(["approve", "j.jsonl", "--format", "json"])
+        .status(0)
+        .stderr(HINT)
+        .run();
+    assert_eq!(stdout_json(&out), pending);
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), before, "nothing decided");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deny_or_reason_without_ids_or_all_is_a_usage_error() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    paused(&root);
+    let journal = root.path().join("j.jsonl");
+    let before = std::fs::read_to_string(&journal).unwrap();
+    for args in [&["--deny"][..], &["--deny", "--reason", "too risky"]] {
+        Test::new(root.path())
+            .args(["approve", "j.jsonl"])
+            .args(args)
+            .status(2)
+            .stdout("")
+            .stderr("error: --deny and --reason decide the items named: give their ids, or --all (without them, `orch approve FILE` lists what is pending)\n")
+            .run();
+    }
+    let out = Test::new(root.path())
+        .args(["approve", "j.jsonl", "--all", "tool-00000000"])
+        .status(2)
+        .stdout("")
+        .run();
+    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), before, "nothing decided");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn all_decides_every_pending_item_and_then_nothing_is_listed() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    let pending = paused(&root)["pending"].clone();
+    let out = Test::new(root.path())
+        .args([
+            "approve",
+            "j.jsonl",
+            "--all",
+            "--deny",
+            "--reason",
+            "not today",
+            "--format",
+            "json",
+        ])
+        .status(0)
+        .stderr("")
+        .run();
+    let decided = stdout_json(&out);
+    let shown: Vec<(&Value, &Value, &Value)> = decided
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (&d["id"], &d["decision"], &d["reason"]))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (&pending[0]["id"], &json!("denied"), &json!("not today")),
+            (&pending[1]["id"], &json!("denied"), &json!("not today")),
+        ]
+    );
+    Test::new(root.path())
+        .args(["approve", "j.jsonl"])
+        .status(0)
+        .stdout("")
+        .stderr("warning: nothing is pending in j.jsonl\n")
+        .run();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl", "--format", "json"])
+        .status(0)
+        .stdout("[]\n")
+        .run();
+}
