@@ -136,6 +136,8 @@ pub struct Opened {
     pub file: Arc<LineFile>,
     /// What it held when the run began.
     pub read: Journal,
+    /// The journal's lock, when this run took it (a resume took it before reading).
+    _held: Option<super::journal_lock::Held>,
 }
 
 /// Opens `--journal`: a new journal is created (emptied) and begins with its `run` line; a
@@ -147,8 +149,11 @@ pub fn open(args: &RunArgs, request: &str, resumed: Option<Journal>) -> Result<O
         return Ok(Some(Opened {
             file: Arc::new(file),
             read,
+            _held: None,
         }));
     }
+    // Taken before the file is emptied: a journal in use is left as it is.
+    let held = super::journal_lock::hold(path)?;
     let file = LineFile::create(path, "the journal").map_err(CommandError::usage)?;
     let root = absolute(&crate::config::locate_root(args.plan.config.as_deref()));
     let line = JournalLine::Run {
@@ -160,6 +165,7 @@ pub fn open(args: &RunArgs, request: &str, resumed: Option<Journal>) -> Result<O
     Ok(Some(Opened {
         file: Arc::new(file),
         read: Journal::default(),
+        _held: Some(held),
     }))
 }
 

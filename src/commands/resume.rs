@@ -28,6 +28,8 @@ fn read(path: &std::path::Path) -> Result<Journal, CommandError> {
 /// Runs the journal's request again with its options: every finished call answered from the
 /// journal, its decisions applied, the rest live, appended to the same file.
 pub fn resume(args: ResumeArgs) -> Result<Exit> {
+    // Held until the run ends: a second resume of this journal would run its calls twice.
+    let _held = super::journal_lock::hold(&args.file)?;
     let journal = read(&args.file)?;
     let Some(JournalLine::Run {
         request,
@@ -60,6 +62,8 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
 /// Appends decisions for the pending items named (every pending item when none is), one
 /// line each, and prints what was decided.
 pub fn approve(args: ApproveArgs) -> Result<Exit> {
+    // A decision is for a paused run: one still running refuses it (exit 2).
+    let _held = super::journal_lock::hold(&args.file)?;
     let journal = read(&args.file)?;
     let undecided: Vec<&(String, serde_json::Value)> = journal.undecided();
     let chosen: Vec<&(String, serde_json::Value)> = if args.ids.is_empty() {

@@ -12,6 +12,7 @@ mod explain;
 mod fuzz;
 mod gated;
 mod honest;
+mod journal_lock;
 mod hostile;
 mod hostile_p3;
 mod hostile_p3_mcp;
