@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 
-use super::cassette::request_hash;
+use super::cassette::keyed;
 use super::journal::{Journal, JournalLine};
 use super::llm_line::Entry;
 use super::tape::Tape;
@@ -43,13 +43,14 @@ impl JournalProvider {
 impl Provider for JournalProvider {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> super::BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let hash = request_hash(self.kind, req);
-            let answered = {
+            let (hash, answered) = {
                 let mut tape = self.tape.llm();
-                tape.get_mut(&hash).and_then(|queue| {
+                let hash = keyed(&mut tape, self.kind, req);
+                let answered = tape.get_mut(&hash).and_then(|queue| {
                     let at = queue.iter().position(|e| e.text.is_some())?;
                     queue.remove(at)
-                })
+                });
+                (hash, answered)
             };
             if let Some(entry) = answered {
                 return entry.answer();

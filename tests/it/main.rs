@@ -2,6 +2,7 @@
 //! module per command and a small [`Test`] builder, so a new command's tests are short.
 
 mod approvals;
+mod cassette_agents;
 mod chains;
 mod common;
 mod compare;
