@@ -50,9 +50,11 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
     }
     let options: RunOptions =
         serde_json::from_value(options).map_err(|e| bad(&format!("options cannot be read ({e})")))?;
+    // Checked as the command line checks them: a hand-edited line is refused in its words.
+    let request = super::checked_prompt(request).map_err(|e| bad(&format!("request: {}", e.message)))?;
     let mut run = options
         .into_args(request.clone(), root, args.file.clone())
-        .map_err(|e| bad(&e))?;
+        .map_err(|e| bad(&format!("options: {e}")))?;
     run.format = args.format;
     run.quiet = args.quiet;
     let mode = approvals::mode(args.approvals, false, true)?;

@@ -13,6 +13,7 @@ mod explain;
 mod fuzz;
 mod gated;
 mod honest;
+mod journal_checks;
 mod journal_lock;
 mod hostile;
 mod hostile_p3;
