@@ -14,6 +14,7 @@ mod fuzz;
 mod gated;
 mod honest;
 mod journal_checks;
+mod journal_cuts;
 mod journal_lock;
 mod hostile;
 mod hostile_p3;
