@@ -204,13 +204,17 @@ mod tests {
     fn an_old_line_answers_only_the_agent_that_recorded_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.jsonl");
-        let b_line = OLD_LINE.replace(r#""agentId":"a""#, r#""agentId":"b""#).replace("A red cape.", "B");
+        let b_line = OLD_LINE
+            .replace(r#""agentId":"a""#, r#""agentId":"b""#)
+            .replace("A red cape.", "B");
         std::fs::write(&path, format!("{b_line}\n{OLD_LINE}\n")).unwrap();
         let replayer = Replayer::new(ProviderKind::OpenAi, load_cassette(&path).unwrap());
         let text = |agent: &str| {
             let mut req = old_request();
             req.agent_id = agent.into();
-            futures::executor::block_on(replayer.complete(&req)).result.map(|c| c.text)
+            futures::executor::block_on(replayer.complete(&req))
+                .result
+                .map(|c| c.text)
         };
         assert_eq!(text("a").unwrap(), "A red cape.", "not b's line, though it comes first");
         assert_eq!(text("a").unwrap(), "A red cape.", "the last one answers again");

@@ -103,7 +103,12 @@ impl ToolEntry {
             error: if cut > 0 { error } else { result.as_ref().err().cloned() },
             cut,
             whole_bytes: (cut > 0).then_some(whole.len()),
-            whole_sha256: (cut > 0).then(|| Sha256::digest(whole.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()),
+            whole_sha256: (cut > 0).then(|| {
+                Sha256::digest(whole.as_bytes())
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect()
+            }),
             result: shown,
             id: None,
         }
@@ -224,16 +229,16 @@ mod tests {
     #[test]
     fn a_long_result_is_kept_as_the_model_saw_it_and_answers_alike() {
         let whole = "0123456789".repeat(100);
-        let results = [
-            Ok(whole.clone()),
-            Err(ToolError::IsError { text: whole.clone() }),
-        ];
+        let results = [Ok(whole.clone()), Err(ToolError::IsError { text: whole.clone() })];
         for result in results {
             let entry = ToolEntry::of(&request(json!({})), &result, 256);
             let text = result.clone().unwrap_or_else(|e| e.to_string());
             let (shown, cut) = crate::text::cut_middle(&text, 256);
             assert_eq!((&entry.result, entry.cut, entry.whole_bytes), (&shown, cut, Some(1000)));
-            let sha: String = Sha256::digest(whole.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+            let sha: String = Sha256::digest(whole.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
             assert_eq!(entry.whole_sha256.as_deref(), Some(sha.as_str()));
             let line = entry.line();
             assert!(line.len() < 1000, "{line}");

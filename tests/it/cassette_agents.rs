@@ -22,7 +22,13 @@ fn outputs(report: &Value) -> [String; 2] {
 fn two_agents_with_the_same_request_replay_their_own_replies() {
     let root = twins();
     let run = ["run", "Aladdin", "--format", "json", "--concurrency", "1"];
-    let recorded = json(&Test::new(root.path()).args(run).args(["--record", "c.jsonl"]).status(0).run());
+    let recorded = json(
+        &Test::new(root.path())
+            .args(run)
+            .args(["--record", "c.jsonl"])
+            .status(0)
+            .run(),
+    );
     let [a, b] = outputs(&recorded);
     assert!(a.starts_with("## ha") && b.starts_with("## hb"), "{a}\n{b}");
     // The same request from both: their lines differ only in agent, and in the key.
@@ -36,6 +42,12 @@ fn two_agents_with_the_same_request_replay_their_own_replies() {
     // hb's line first: the first to ask (ha) still gets its own.
     let swapped: Vec<&str> = cassette.lines().rev().collect();
     root.write("c.jsonl", swapped.join("\n") + "\n");
-    let replayed = json(&Test::new(root.path()).args(run).args(["--replay", "c.jsonl"]).status(0).run());
+    let replayed = json(
+        &Test::new(root.path())
+            .args(run)
+            .args(["--replay", "c.jsonl"])
+            .status(0)
+            .run(),
+    );
     assert_eq!(outputs(&replayed), [a, b]);
 }

@@ -24,13 +24,17 @@ fn a_changed_output_schema_file_warns_on_resume() {
     );
     root.write("schemas/h.json", r#"{"type": "object"}"#);
     journaled(&root);
-    let same = Test::new(root.path()).args(["resume", "j.jsonl", "--format", "json"]).run();
+    let same = Test::new(root.path())
+        .args(["resume", "j.jsonl", "--format", "json"])
+        .run();
     assert!(!stderr(&same).contains(CHANGED), "{}", stderr(&same));
     root.write(
         "schemas/h.json",
         r#"{"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}}"#,
     );
-    let changed = Test::new(root.path()).args(["resume", "j.jsonl", "--format", "json"]).run();
+    let changed = Test::new(root.path())
+        .args(["resume", "j.jsonl", "--format", "json"])
+        .run();
     assert!(stderr(&changed).contains(CHANGED), "{}", stderr(&changed));
 }
 
@@ -53,11 +57,31 @@ fn run_options_a_command_line_would_refuse_are_refused_in_its_words() {
     let whole = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
     let options = "error: j.jsonl: the `run` line's options: invalid value";
     let cases = [
-        ("minQuality", json!(200), format!("{options} '200' for '--min-quality <N>': `200` is not a quality between 0 and 100")),
-        ("maxCalls", json!(0), format!("{options} '0' for '--max-calls <N>': 0 is not in 1..=4294967295")),
-        ("deadline", json!(-1), format!("{options} '-1' for '--deadline <SECONDS>': `-1` is not a number of seconds between 0 and 86400")),
-        ("concurrency", json!(2000), format!("{options} '2000' for '--concurrency <N>': 2000 is not in 1..=1024")),
-        ("request", json!("  "), "error: j.jsonl: the `run` line's request: the prompt is empty".to_string()),
+        (
+            "minQuality",
+            json!(200),
+            format!("{options} '200' for '--min-quality <N>': `200` is not a quality between 0 and 100"),
+        ),
+        (
+            "maxCalls",
+            json!(0),
+            format!("{options} '0' for '--max-calls <N>': 0 is not in 1..=4294967295"),
+        ),
+        (
+            "deadline",
+            json!(-1),
+            format!("{options} '-1' for '--deadline <SECONDS>': `-1` is not a number of seconds between 0 and 86400"),
+        ),
+        (
+            "concurrency",
+            json!(2000),
+            format!("{options} '2000' for '--concurrency <N>': 2000 is not in 1..=1024"),
+        ),
+        (
+            "request",
+            json!("  "),
+            "error: j.jsonl: the `run` line's request: the prompt is empty".to_string(),
+        ),
     ];
     for (key, value, words) in cases {
         edited(&root, &whole, key, value);
@@ -69,15 +93,24 @@ fn run_options_a_command_line_would_refuse_are_refused_in_its_words() {
             .run();
     }
     // The command line's own words, for the same value.
-    let out = Test::new(root.path()).args(["run", "A character", "--min-quality", "200"]).status(2).run();
+    let out = Test::new(root.path())
+        .args(["run", "A character", "--min-quality", "200"])
+        .status(2)
+        .run();
     assert_eq!(
         stderr(&out),
         "error: invalid value '200' for '--min-quality <N>': `200` is not a quality between 0 and 100 (see --help)\n"
     );
     edited(&root, &whole, "specialists", json!("sometimes"));
-    let out = Test::new(root.path()).args(["resume", "j.jsonl"]).status(2).stdout("").run();
+    let out = Test::new(root.path())
+        .args(["resume", "j.jsonl"])
+        .status(2)
+        .stdout("")
+        .run();
     assert!(
-        stderr(&out).starts_with(&format!("{options} 'sometimes' for '--specialists <SPECIALISTS>'; [possible values: auto, always, never]")),
+        stderr(&out).starts_with(&format!(
+            "{options} 'sometimes' for '--specialists <SPECIALISTS>'; [possible values: auto, always, never]"
+        )),
         "{}",
         stderr(&out)
     );

@@ -48,7 +48,9 @@ async fn huge_results_are_journaled_as_the_model_saw_them_and_resume_alike() {
     let first = stdout_json(&Test::new(root.path()).args(run).status(0).run());
     assert_eq!(huge_calls(&root), 8);
     let calls = department(&first, "d")["toolCalls"].as_array().unwrap();
-    assert!(calls.iter().all(|c| c["cut"] == true && c["result"].as_str().unwrap().len() < 1100));
+    assert!(calls
+        .iter()
+        .all(|c| c["cut"] == true && c["result"].as_str().unwrap().len() < 1100));
 
     let journal = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
     assert!(journal.len() < 64 * 1024, "{} bytes journaled", journal.len());
@@ -69,7 +71,12 @@ async fn huge_results_are_journaled_as_the_model_saw_them_and_resume_alike() {
             .contains(&format!("\n[… {} bytes cut …]\n", bytes - 1024)));
     }
 
-    let again = stdout_json(&Test::new(root.path()).args(["resume", "j.jsonl", "--format", "json"]).status(0).run());
+    let again = stdout_json(
+        &Test::new(root.path())
+            .args(["resume", "j.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
     assert_eq!(seen(&again), seen(&first));
     assert_eq!(huge_calls(&root), 8, "no tool ran again");
 }

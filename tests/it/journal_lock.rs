@@ -57,7 +57,11 @@ async fn a_journal_in_use_is_refused_by_a_second_orch_naming_the_holders_pid() {
         .stdout("")
         .stderr(&in_use)
         .run();
-    assert_eq!(tool_log(&root), Vec::<String>::new(), "the question is not answered yet");
+    assert_eq!(
+        tool_log(&root),
+        Vec::<String>::new(),
+        "the question is not answered yet"
+    );
 
     first.stdin.take().unwrap().write_all(b"y\n").unwrap();
     let out = crate::common::blocking(move || first.wait_with_output().unwrap());
@@ -69,7 +73,10 @@ async fn a_journal_in_use_is_refused_by_a_second_orch_naming_the_holders_pid() {
     let after = std::fs::read_to_string(&journal).unwrap();
     assert!(after.starts_with(&written), "the refused `run` did not empty it");
     assert_eq!(after.matches(r#"{"kind":"run""#).count(), 1);
-    assert!(!after.contains(r#""by":"approve""#), "the refused `approve` wrote nothing");
+    assert!(
+        !after.contains(r#""by":"approve""#),
+        "the refused `approve` wrote nothing"
+    );
     // Free again: resumed, every call answered from the journal.
     let out = Test::new(root.path())
         .args(["resume", "j.jsonl", "--format", "json"])
