@@ -117,8 +117,13 @@ pub fn build(
         recording,
         replay: cassette,
         cached,
-        max_result: super::run::result_budget(config),
+        max_result: result_budget(config),
     })
+}
+
+/// `maxToolResultBytes`: where a tool's result is cut before the model sees it.
+pub(super) fn result_budget(config: &Config) -> usize {
+    usize::try_from(config.settings.defaults.max_tool_result_bytes).unwrap_or(usize::MAX)
 }
 
 /// A key that a provider in use needs but cannot find stops the run before any call.

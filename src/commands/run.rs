@@ -69,7 +69,7 @@ pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed
         seed: args.replies.seed,
         tools: built
             .tool_host(servers.as_ref())
-            .map(|host| journaled_tools(host, journal.as_ref(), result_budget(&config))),
+            .map(|host| journaled_tools(host, journal.as_ref(), super::providers::result_budget(&config))),
     })
     .with_approver(super::approvals::approver(
         mode,
@@ -135,11 +135,6 @@ fn journaled_tools(host: Arc<dyn ToolHost>, journal: Option<&super::journal::Ope
         Some(j) => Arc::new(JournalTools::new(host, &j.read, j.file.clone(), max)),
         None => host,
     }
-}
-
-/// `maxToolResultBytes`: where a tool's result is cut before the model sees it.
-pub(super) fn result_budget(config: &Config) -> usize {
-    usize::try_from(config.settings.defaults.max_tool_result_bytes).unwrap_or(usize::MAX)
 }
 
 /// The config, with `--max-calls`, `--concurrency` and `--deadline` over its limits.
