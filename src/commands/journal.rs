@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use clap::Parser;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::cli::{PlanArgs, ReplyArgs, RunArgs};
 use crate::exit::CommandError;
-use crate::plan::SpecialistMode;
 use crate::provider::{reopen_journal, Journal, JournalLine};
 use crate::sink::LineFile;
 
@@ -62,14 +62,10 @@ impl RunOptions {
     }
 
     /// The flags of the run that wrote these options, on the config at `root`, writing its
-    /// journal to `journal`; no output flag is set (the resume sets its own).
+    /// journal to `journal`; no output flag is set (the resume sets its own). Each option
+    /// is checked as the command line checks its flag, and refused in its words.
     pub fn into_args(self, request: String, root: PathBuf, journal: PathBuf) -> Result<RunArgs, String> {
-        let specialists = match self.specialists.as_str() {
-            "" => SpecialistMode::default(),
-            given => given
-                .parse()
-                .map_err(|_| format!("unknown `specialists` option `{given}`"))?,
-        };
+        let checked = self.checked()?;
         Ok(RunArgs {
             replies: ReplyArgs {
                 provider: self.provider,
@@ -85,25 +81,62 @@ impl RunOptions {
                 prompt: request,
                 config: Some(root),
                 departments: self.departments,
-                specialists,
+                specialists: checked.plan.specialists,
                 success_rates: self.success_rates,
             },
             format: None,
-            min_quality: self.min_quality,
-            max_calls: self.max_calls,
-            deadline: self.deadline,
-            concurrency: self.concurrency,
+            min_quality: checked.min_quality,
+            max_calls: checked.max_calls,
+            deadline: checked.deadline,
+            concurrency: checked.concurrency,
             events: None,
             approvals: None,
             journal: Some(journal),
             quiet: false,
         })
     }
+
+    /// The options the command line checks, given to its parser as `orch run` flags: the
+    /// flags they make, or the parser's words for the first it refuses.
+    fn checked(&self) -> Result<RunArgs, String> {
+        let mut line = vec!["orch".to_string(), "run".into(), "x".into()];
+        let mut flag = |name: &str, value: Option<String>| {
+            if let Some(value) = value {
+                line.push(format!("--{name}={value}"));
+            }
+        };
+        flag("specialists", Some(self.specialists.clone()).filter(|s| !s.is_empty()));
+        flag("min-quality", self.min_quality.map(|q| q.to_string()));
+        flag("max-calls", self.max_calls.map(|n| n.to_string()));
+        flag("deadline", self.deadline.map(|d| d.to_string()));
+        flag("concurrency", self.concurrency.map(|n| n.to_string()));
+        match crate::cli::Cli::try_parse_from(line) {
+            Ok(crate::cli::Cli {
+                command: crate::cli::Command::Run(args),
+                ..
+            }) => Ok(*args),
+            Ok(_) => unreachable!("`orch run` parses as run"),
+            Err(e) => Err(parser_words(&e)),
+        }
+    }
+}
+
+/// A parser's error in one line, as the command line shows it (without its help pointer).
+fn parser_words(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .collect();
+    parts.join("; ")
 }
 
 /// A digest of a config's files: the settings file, and every file directly in
-/// `departments/` and `agents/`, by name and content, in sorted order. A resume compares it
-/// to say the config changed (the calls that differ go live whatever it says).
+/// `departments/` and `agents/`, by name and content, in sorted order, then each agent's
+/// `outputSchema` as read (a schema in a file of its own, anywhere, counts). A resume
+/// compares it to say the config changed (the calls that differ go live whatever it says).
 pub fn config_digest(root: &Path) -> String {
     let mut files = vec![root.to_path_buf()];
     if root.is_dir() {
@@ -127,6 +160,17 @@ pub fn config_digest(root: &Path) -> String {
         hasher.update(std::fs::read(file).unwrap_or_default());
         hasher.update([0]);
     }
+    // A config that does not load has no schemas to add: the run refuses it anyway.
+    if let Ok((config, _)) = crate::config::load(root) {
+        for agent in &config.agents {
+            if let Some(schema) = &agent.output_schema {
+                hasher.update(format!("outputSchema of {}", agent.id).as_bytes());
+                hasher.update([0]);
+                hasher.update(schema.to_string().as_bytes());
+                hasher.update([0]);
+            }
+        }
+    }
     hasher.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -136,6 +180,8 @@ pub struct Opened {
     pub file: Arc<LineFile>,
     /// What it held when the run began.
     pub read: Journal,
+    /// The journal's lock, when this run took it (a resume took it before reading).
+    _held: Option<super::journal_lock::Held>,
 }
 
 /// Opens `--journal`: a new journal is created (emptied) and begins with its `run` line; a
@@ -147,8 +193,11 @@ pub fn open(args: &RunArgs, request: &str, resumed: Option<Journal>) -> Result<O
         return Ok(Some(Opened {
             file: Arc::new(file),
             read,
+            _held: None,
         }));
     }
+    // Taken before the file is emptied: a journal in use is left as it is.
+    let held = super::journal_lock::hold(path)?;
     let file = LineFile::create(path, "the journal").map_err(CommandError::usage)?;
     let root = absolute(&crate::config::locate_root(args.plan.config.as_deref()));
     let line = JournalLine::Run {
@@ -160,6 +209,7 @@ pub fn open(args: &RunArgs, request: &str, resumed: Option<Journal>) -> Result<O
     Ok(Some(Opened {
         file: Arc::new(file),
         read: Journal::default(),
+        _held: Some(held),
     }))
 }
 
@@ -230,5 +280,17 @@ mod tests {
         std::fs::write(root.join("agents/a.yaml"), "id: b\n").unwrap();
         assert_ne!(config_digest(root), before);
         assert_eq!(before.len(), 32);
+        // A schema in its own file, outside `agents/`, counts too.
+        std::fs::remove_file(root.join("agents/a.yaml")).unwrap();
+        std::fs::write(
+            root.join("orch.yaml"),
+            "departments: [{ id: d, keywords: [x], head: h }]\nagents: [{ id: h, role: head, department: d, outputSchema: schemas/h.json }]\n",
+        )
+        .unwrap();
+        std::fs::create_dir(root.join("schemas")).unwrap();
+        std::fs::write(root.join("schemas/h.json"), r#"{"type": "object"}"#).unwrap();
+        let with_schema = config_digest(root);
+        std::fs::write(root.join("schemas/h.json"), r#"{"type": "array"}"#).unwrap();
+        assert_ne!(config_digest(root), with_schema);
     }
 }

@@ -5,6 +5,7 @@ mod compare;
 mod explain;
 mod init;
 mod journal;
+mod journal_lock;
 mod mcp;
 mod mcp_served;
 mod pending;

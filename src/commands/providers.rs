@@ -26,6 +26,8 @@ pub struct Built {
     replay: Option<Tape>,
     /// The file of `--cache`, as read before the run.
     cached: Option<Tape>,
+    /// `maxToolResultBytes`: tool results are kept cut there, as the model sees them.
+    max_result: usize,
 }
 
 impl Built {
@@ -33,13 +35,14 @@ impl Built {
     /// started), else the started `servers`, recorded or read through as the providers are.
     pub fn tool_host(&self, servers: Option<&Arc<Servers>>) -> Option<Arc<dyn ToolHost>> {
         if let Some(tape) = &self.replay {
-            return Some(Arc::new(ToolReplayer::new(tape.clone())));
+            return Some(Arc::new(ToolReplayer::new(tape.clone(), self.max_result)));
         }
         let live = Arc::clone(servers?) as Arc<dyn ToolHost>;
         Some(crate::provider::tool_host(
             live,
             self.cached.as_ref(),
             self.recording.as_ref(),
+            self.max_result,
         ))
     }
 }
@@ -114,7 +117,13 @@ pub fn build(
         recording,
         replay: cassette,
         cached,
+        max_result: result_budget(config),
     })
+}
+
+/// `maxToolResultBytes`: where a tool's result is cut before the model sees it.
+pub(super) fn result_budget(config: &Config) -> usize {
+    usize::try_from(config.settings.defaults.max_tool_result_bytes).unwrap_or(usize::MAX)
 }
 
 /// A key that a provider in use needs but cannot find stops the run before any call.

@@ -29,6 +29,8 @@ fn read(path: &std::path::Path) -> Result<Journal, CommandError> {
 /// Runs the journal's request again with its options: every finished call answered from the
 /// journal, its decisions applied, the rest live, appended to the same file.
 pub fn resume(args: ResumeArgs) -> Result<Exit> {
+    // Held until the run ends: a second resume of this journal would run its calls twice.
+    let _held = super::journal_lock::hold(&args.file)?;
     let journal = read(&args.file)?;
     let Some(JournalLine::Run {
         request,
@@ -49,9 +51,11 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
     }
     let options: RunOptions =
         serde_json::from_value(options).map_err(|e| bad(&format!("options cannot be read ({e})")))?;
+    // Checked as the command line checks them: a hand-edited line is refused in its words.
+    let request = super::checked_prompt(request).map_err(|e| bad(&format!("request: {}", e.message)))?;
     let mut run = options
         .into_args(request.clone(), root, args.file.clone())
-        .map_err(|e| bad(&e))?;
+        .map_err(|e| bad(&format!("options: {e}")))?;
     run.format = args.format;
     run.quiet = args.quiet;
     let mode = approvals::mode(args.approvals, false, true)?;
@@ -61,6 +65,8 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
 /// Appends decisions for the pending items named (every pending item with `--all`), one
 /// line each, and prints what was decided; with neither, lists the pending items.
 pub fn approve(args: ApproveArgs) -> Result<Exit> {
+    // A decision is for a paused run: one still running refuses it (exit 2).
+    let _held = super::journal_lock::hold(&args.file)?;
     let journal = read(&args.file)?;
     if args.ids.is_empty() && !args.all {
         return super::pending::list(&args, &journal);

@@ -69,7 +69,7 @@ pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed
         seed: args.replies.seed,
         tools: built
             .tool_host(servers.as_ref())
-            .map(|host| journaled_tools(host, journal.as_ref())),
+            .map(|host| journaled_tools(host, journal.as_ref(), super::providers::result_budget(&config))),
     })
     .with_approver(super::approvals::approver(
         mode,
@@ -129,10 +129,10 @@ fn journaled(providers: Providers, config: &Config, journal: &super::journal::Op
     })
 }
 
-/// The tool host of a run, journaled when it has a journal.
-fn journaled_tools(host: Arc<dyn ToolHost>, journal: Option<&super::journal::Opened>) -> Arc<dyn ToolHost> {
+/// The tool host of a run, journaled when it has a journal (results kept cut at `max`).
+fn journaled_tools(host: Arc<dyn ToolHost>, journal: Option<&super::journal::Opened>, max: usize) -> Arc<dyn ToolHost> {
     match journal {
-        Some(j) => Arc::new(JournalTools::new(host, &j.read, j.file.clone())),
+        Some(j) => Arc::new(JournalTools::new(host, &j.read, j.file.clone(), max)),
         None => host,
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::cassette::request_hash;
+use super::cassette::keyed;
 use super::llm_line::Entry;
 use super::tape::Tape;
 use super::{BoxFuture, CompletionRequest, Outcome, Provider};
@@ -29,12 +29,14 @@ impl Cache {
 impl Provider for Cache {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let hash = request_hash(self.kind, req);
-            let hit = {
-                let tape = self.tape.llm();
-                tape.get(&hash)
+            let (hash, hit) = {
+                let mut tape = self.tape.llm();
+                let hash = keyed(&mut tape, self.kind, req);
+                let hit = tape
+                    .get(&hash)
                     .and_then(|entries| entries.iter().find(|e| e.text.is_some()))
-                    .cloned()
+                    .cloned();
+                (hash, hit)
             };
             if let Some(entry) = hit {
                 return entry.answer();

@@ -1,6 +1,6 @@
 //! Record and replay (`--record FILE`, `--replay FILE`): every exchange as a JSON line keyed
-//! by a hash of (provider kind, model, messages, temperature, and the tools and turns of a
-//! tool-using agent), with the agent id beside it. A cassette holds replies, never a key:
+//! by a hash of (the agent, provider kind, model, messages, temperature, and the tools and
+//! turns of a tool-using agent), with the agent id beside it. A cassette holds replies, never a key:
 //! requests are stored only as their hash. The file also holds tool lines ([`super::tape`]).
 
 use std::sync::Arc;
@@ -33,9 +33,24 @@ fn not_recorded(tape: &Queues<Entry>, req: &CompletionRequest, hash: String) -> 
 }
 
 /// The cassette key of a request: SHA-256 over the provider kind, model, messages and
-/// temperature, as 32 hex digits. The cap and schema, and the offered tools and the turns
-/// of a tool loop, join the key only when present, so older cassettes still replay.
+/// temperature and who asks (`{"agent": ID}`), as 32 hex digits. The cap and schema, and
+/// the offered tools and the turns of a tool loop, join the key only when present. Two
+/// agents sending the same request are two keys, so their replies never swap on replay;
+/// a variant (SPEC §22) will join the asker's object only when there is one.
 pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
+    let mut key = key_parts(kind, req);
+    key.insert(0, serde_json::json!({"agent": req.agent_id}));
+    digest(key)
+}
+
+/// The key of `req` in cassettes recorded before the agent joined it: the same parts,
+/// without the asker. Their lines keep answering (see [`keyed`]).
+fn legacy_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
+    digest(key_parts(kind, req))
+}
+
+/// Every part of a request's key but who asks.
+fn key_parts(kind: ProviderKind, req: &CompletionRequest) -> Vec<serde_json::Value> {
     let mut key = vec![
         serde_json::json!(kind),
         serde_json::json!(req.model),
@@ -55,9 +70,38 @@ pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
         key.push(serde_json::json!(req.tools));
         key.push(serde_json::json!(req.turns));
     }
+    key
+}
+
+/// 32 hex digits of SHA-256 over a key's JSON.
+fn digest(key: Vec<serde_json::Value>) -> String {
     let key = serde_json::Value::Array(key);
     let digest = Sha256::digest(key.to_string().as_bytes());
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The key of `req` in `tape`, after moving under it the lines an older cassette keyed
+/// without the agent ([`legacy_hash`]) that `req`'s agent recorded, in their order: an old
+/// cassette, cache or journal still answers, each agent with its own replies.
+pub(super) fn keyed(tape: &mut Queues<Entry>, kind: ProviderKind, req: &CompletionRequest) -> String {
+    let hash = request_hash(kind, req);
+    if tape.contains_key(&hash) {
+        return hash;
+    }
+    let legacy = legacy_hash(kind, req);
+    if let Some(queue) = tape.get_mut(&legacy) {
+        let (mine, others) = std::mem::take(queue)
+            .into_iter()
+            .partition::<std::collections::VecDeque<Entry>, _>(|e| e.agent_id == req.agent_id);
+        *queue = others;
+        if queue.is_empty() {
+            tape.remove(&legacy);
+        }
+        if !mine.is_empty() {
+            tape.insert(hash.clone(), mine);
+        }
+    }
+    hash
 }
 
 /// Wraps a provider and appends every exchange to a cassette file.
@@ -104,8 +148,8 @@ impl Replayer {
 impl Provider for Replayer {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let hash = request_hash(self.kind, req);
             let mut map = self.entries.llm();
+            let hash = keyed(&mut map, self.kind, req);
             let entry = map.get_mut(&hash).and_then(replay_next);
             match entry {
                 Some(entry) => entry.outcome(),
@@ -133,11 +177,12 @@ mod tests {
 
     #[test]
     fn an_old_cassette_line_still_replays() {
-        // The hash of a request without tools is what it was before tools existed.
+        // The old key of a request without tools is what it was before tools existed.
         assert_eq!(
-            request_hash(ProviderKind::OpenAi, &old_request()),
+            legacy_hash(ProviderKind::OpenAi, &old_request()),
             "2fc4e22af61e93781caf452901b051c0"
         );
+        assert_ne!(request_hash(ProviderKind::OpenAi, &old_request()), OLD_LINE[9..41]);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.jsonl");
         std::fs::write(&path, format!("{OLD_LINE}\n")).unwrap();
@@ -156,6 +201,28 @@ mod tests {
     }
 
     #[test]
+    fn an_old_line_answers_only_the_agent_that_recorded_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.jsonl");
+        let b_line = OLD_LINE
+            .replace(r#""agentId":"a""#, r#""agentId":"b""#)
+            .replace("A red cape.", "B");
+        std::fs::write(&path, format!("{b_line}\n{OLD_LINE}\n")).unwrap();
+        let replayer = Replayer::new(ProviderKind::OpenAi, load_cassette(&path).unwrap());
+        let text = |agent: &str| {
+            let mut req = old_request();
+            req.agent_id = agent.into();
+            futures::executor::block_on(replayer.complete(&req))
+                .result
+                .map(|c| c.text)
+        };
+        assert_eq!(text("a").unwrap(), "A red cape.", "not b's line, though it comes first");
+        assert_eq!(text("a").unwrap(), "A red cape.", "the last one answers again");
+        assert_eq!(text("b").unwrap(), "B");
+        assert!(text("c").is_err(), "no agent answers for another");
+    }
+
+    #[test]
     fn offered_tools_and_turns_change_the_key() {
         let plain = old_request();
         let mut offered = old_request();
@@ -164,11 +231,13 @@ mod tests {
         answered.turns = two_calls();
         let mut turns_only = old_request();
         turns_only.turns = two_calls();
-        let hashes: std::collections::BTreeSet<String> = [&plain, &offered, &answered, &turns_only]
+        let mut by_another = old_request();
+        by_another.agent_id = "b".into();
+        let hashes: std::collections::BTreeSet<String> = [&plain, &offered, &answered, &turns_only, &by_another]
             .iter()
             .map(|r| request_hash(ProviderKind::OpenAi, r))
             .collect();
-        assert_eq!(hashes.len(), 4, "{hashes:?}");
+        assert_eq!(hashes.len(), 5, "{hashes:?}");
         let mut reordered = answered.clone();
         if let Some(crate::provider::Turn::Asked { calls, .. }) = reordered.turns.first_mut() {
             calls[1].arguments = serde_json::from_str(r#"{"query": "cave", "limit": 2}"#).unwrap();

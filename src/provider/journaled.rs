@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 
-use super::cassette::request_hash;
+use super::cassette::keyed;
 use super::journal::{Journal, JournalLine};
 use super::llm_line::Entry;
 use super::tape::Tape;
@@ -43,13 +43,14 @@ impl JournalProvider {
 impl Provider for JournalProvider {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> super::BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let hash = request_hash(self.kind, req);
-            let answered = {
+            let (hash, answered) = {
                 let mut tape = self.tape.llm();
-                tape.get_mut(&hash).and_then(|queue| {
+                let hash = keyed(&mut tape, self.kind, req);
+                let answered = tape.get_mut(&hash).and_then(|queue| {
                     let at = queue.iter().position(|e| e.text.is_some())?;
                     queue.remove(at)
-                })
+                });
+                (hash, answered)
             };
             if let Some(entry) = answered {
                 return entry.answer();
@@ -72,18 +73,21 @@ pub struct JournalTools {
     finished: Mutex<HashMap<String, ToolEntry>>,
     in_doubt: HashSet<String>,
     out: Arc<LineFile>,
+    max: usize,
 }
 
 impl JournalTools {
     /// `inner` journaled to `out`, answering from `journal` (read before a resume). Each
-    /// server's tool list is written when the journal lacks it or holds another.
-    pub fn new(inner: Arc<dyn ToolHost>, journal: &Journal, out: Arc<LineFile>) -> Self {
+    /// server's tool list is written when the journal lacks it or holds another. Results
+    /// are journaled cut at `max` bytes (`maxToolResultBytes`), as the model sees them.
+    pub fn new(inner: Arc<dyn ToolHost>, journal: &Journal, out: Arc<LineFile>, max: usize) -> Self {
         write_lists(inner.as_ref(), &out, &mut journal.tape.lists());
         JournalTools {
             inner,
             finished: Mutex::new(journal.finished.clone()),
             in_doubt: journal.in_doubt.clone(),
             out,
+            max,
         }
     }
 }
@@ -105,13 +109,13 @@ impl ToolHost for JournalTools {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&request.id);
             if let Some(entry) = done {
-                return entry.answer();
+                return entry.answer(self.max);
             }
             self.out.line(&JournalLine::ToolStart { id: request.id.clone() }.text());
             let result = self.inner.call(request).await;
             // A call `--replay` lacks never ran: it fails the attempt and is not a result.
             if !matches!(result, Err(ToolError::NotRecorded { .. })) {
-                let mut entry = ToolEntry::of(request, &result);
+                let mut entry = ToolEntry::of(request, &result, self.max);
                 entry.id = Some(request.id.clone());
                 self.out.line(&entry.line());
             }
@@ -185,7 +189,7 @@ mod tests {
         let out = || Arc::new(LineFile::append(&path, "the journal").unwrap());
         let first = Arc::new(Counting::default());
         let p = JournalProvider::new(first.clone(), ProviderKind::OpenAi, Tape::default(), out());
-        let tools = JournalTools::new(first.clone(), &Journal::default(), out());
+        let tools = JournalTools::new(first.clone(), &Journal::default(), out(), 1024);
         let ask = request("a", "Design a costume");
         assert_eq!(block_on(p.complete(&ask)).result.unwrap().text, "reply 1");
         assert_eq!(block_on(p.complete(&ask)).result.unwrap().text, "reply 2");
@@ -196,7 +200,7 @@ mod tests {
         let journal = load_journal(&path).unwrap();
         let again = Arc::new(Counting::default());
         let p = JournalProvider::new(again.clone(), ProviderKind::OpenAi, journal.tape.clone(), out());
-        let tools = JournalTools::new(again.clone(), &journal, out());
+        let tools = JournalTools::new(again.clone(), &journal, out(), 1024);
         let replies: Vec<String> = (0..3)
             .map(|_| block_on(p.complete(&ask)).result.unwrap().text)
             .collect();

@@ -21,10 +21,16 @@ use crate::tools::{ToolError, ToolHost, ToolInfo, ToolRequest};
 /// The tool host of a run whose servers are `live`: as it is, or writing to the run's
 /// cassette `out` (`--record`), or reading `cached` through (`--cache`, `out` its file).
 /// The host of `--replay` is [`ToolReplayer::new`] over the loaded cassette instead.
-pub fn tool_host(live: Arc<dyn ToolHost>, cached: Option<&Tape>, out: Option<&Arc<LineFile>>) -> Arc<dyn ToolHost> {
+/// Results are kept cut at `max` bytes (`maxToolResultBytes`), as the model sees them.
+pub fn tool_host(
+    live: Arc<dyn ToolHost>,
+    cached: Option<&Tape>,
+    out: Option<&Arc<LineFile>>,
+    max: usize,
+) -> Arc<dyn ToolHost> {
     match (out, cached) {
-        (Some(out), Some(tape)) => Arc::new(ToolCache::new(live, tape.clone(), out.clone())),
-        (Some(out), None) => Arc::new(ToolRecorder::new(live, out.clone())),
+        (Some(out), Some(tape)) => Arc::new(ToolCache::new(live, tape.clone(), out.clone(), max)),
+        (Some(out), None) => Arc::new(ToolRecorder::new(live, out.clone(), max)),
         (None, _) => live,
     }
 }
@@ -46,13 +52,15 @@ pub(super) fn write_lists(host: &dyn ToolHost, out: &LineFile, written: &mut BTr
 pub struct ToolRecorder {
     inner: Arc<dyn ToolHost>,
     out: Arc<LineFile>,
+    max: usize,
 }
 
 impl ToolRecorder {
-    /// Records `inner`'s tool lists now, and its calls as they run, into the cassette `out`.
-    pub fn new(inner: Arc<dyn ToolHost>, out: Arc<LineFile>) -> Self {
+    /// Records `inner`'s tool lists now, and its calls as they run (cut at `max` bytes),
+    /// into the cassette `out`.
+    pub fn new(inner: Arc<dyn ToolHost>, out: Arc<LineFile>, max: usize) -> Self {
         write_lists(inner.as_ref(), &out, &mut BTreeMap::new());
-        ToolRecorder { inner, out }
+        ToolRecorder { inner, out, max }
     }
 }
 
@@ -68,7 +76,7 @@ impl ToolHost for ToolRecorder {
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             let result = self.inner.call(request).await;
-            self.out.line(&ToolEntry::of(request, &result).line());
+            self.out.line(&ToolEntry::of(request, &result, self.max).line());
             result
         })
     }
@@ -79,12 +87,14 @@ impl ToolHost for ToolRecorder {
 /// further one (as LLM exchanges replay); a call never recorded is [`ToolError::NotRecorded`].
 pub struct ToolReplayer {
     tape: Tape,
+    max: usize,
 }
 
 impl ToolReplayer {
-    /// Replays the tool lines of `tape` (from `load_cassette`).
-    pub fn new(tape: Tape) -> Self {
-        ToolReplayer { tape }
+    /// Replays the tool lines of `tape` (from `load_cassette`) to a run cutting results at
+    /// `max` bytes.
+    pub fn new(tape: Tape, max: usize) -> Self {
+        ToolReplayer { tape, max }
     }
 }
 
@@ -101,7 +111,7 @@ impl ToolHost for ToolReplayer {
         let mut calls = self.tape.tool_calls();
         let entry = calls.get_mut(&tool_hash(request)).and_then(replay_next);
         let answer = match entry {
-            Some(entry) => entry.answer(),
+            Some(entry) => entry.answer(self.max),
             None => Err(ToolError::NotRecorded {
                 agent: request.agent_id.clone(),
                 server: request.server.clone(),
@@ -121,13 +131,15 @@ pub struct ToolCache {
     inner: Arc<dyn ToolHost>,
     tape: Tape,
     out: Arc<LineFile>,
+    max: usize,
 }
 
 impl ToolCache {
-    /// A cache of `inner`'s results over `tape` (from `load_cache`), appending to `out`.
-    pub fn new(inner: Arc<dyn ToolHost>, tape: Tape, out: Arc<LineFile>) -> Self {
+    /// A cache of `inner`'s results (cut at `max` bytes) over `tape` (from `load_cache`),
+    /// appending to `out`.
+    pub fn new(inner: Arc<dyn ToolHost>, tape: Tape, out: Arc<LineFile>, max: usize) -> Self {
         write_lists(inner.as_ref(), &out, &mut tape.lists());
-        ToolCache { inner, tape, out }
+        ToolCache { inner, tape, out, max }
     }
 }
 
@@ -148,14 +160,14 @@ impl ToolHost for ToolCache {
                 calls
                     .get(&hash)
                     .and_then(|q| q.iter().find(|e| e.ok))
-                    .map(|e| e.result.clone())
+                    .map(|e| e.answer(self.max))
             };
-            if let Some(text) = hit {
-                return Ok(text);
+            if let Some(answer) = hit {
+                return answer;
             }
             let result = self.inner.call(request).await;
             if result.is_ok() {
-                let entry = ToolEntry::of(request, &result);
+                let entry = ToolEntry::of(request, &result, self.max);
                 self.out.line(&entry.line());
                 self.tape.tool_calls().entry(hash).or_default().push_back(entry);
             }
@@ -231,7 +243,7 @@ mod tests {
     fn a_recording_replays_with_no_server() {
         let (_dir, path) = cassette();
         let out = Arc::new(LineFile::create(&path, "the cassette").unwrap());
-        let recorder = ToolRecorder::new(Arc::new(Fake::default()), out);
+        let recorder = ToolRecorder::new(Arc::new(Fake::default()), out, 1024);
         let recorded = [
             block_on(recorder.call(&ask("read_file", "a.md"))),
             block_on(recorder.call(&ask("slow", "b.md"))),
@@ -242,7 +254,7 @@ mod tests {
         assert_eq!(kinds, ["tools", "tool", "tool", "tool"]);
         assert_eq!(lines(&path)[0]["tools"][0]["name"], "read_file");
 
-        let replayer = ToolReplayer::new(load_cassette(&path).unwrap());
+        let replayer = ToolReplayer::new(load_cassette(&path).unwrap(), 1024);
         assert_eq!(replayer.servers(), ["files"]);
         assert_eq!(replayer.tools("files"), Fake::default().tools("files"));
         assert_eq!(replayer.tools("mail"), None);
@@ -272,7 +284,7 @@ mod tests {
         let (_dir, path) = cassette();
         let live = Arc::new(Fake::default());
         let open = || Arc::new(LineFile::append(&path, "the cache").unwrap());
-        let first = ToolCache::new(live.clone(), load_cache(&path).unwrap(), open());
+        let first = ToolCache::new(live.clone(), load_cache(&path).unwrap(), open(), 1024);
         assert_eq!(
             block_on(first.call(&ask("read_file", "a.md"))),
             Ok("read \"a.md\" (call 1)".into())
@@ -291,14 +303,14 @@ mod tests {
         );
 
         // A second run reads the file: a hit, and no second `tools` line for the same list.
-        let second = ToolCache::new(live.clone(), load_cache(&path).unwrap(), open());
+        let second = ToolCache::new(live.clone(), load_cache(&path).unwrap(), open(), 1024);
         assert_eq!(
             block_on(second.call(&ask("read_file", "a.md"))),
             Ok("read \"a.md\" (call 1)".into())
         );
         assert_eq!(live.calls.load(Ordering::SeqCst), 3);
         // Nor for a host made again over the first tape, which kept the list it wrote.
-        ToolCache::new(live.clone(), first.tape.clone(), open());
+        ToolCache::new(live.clone(), first.tape.clone(), open(), 1024);
         let kinds: Vec<_> = lines(&path).iter().map(|l| l["kind"].clone()).collect();
         assert_eq!(kinds, ["tools", "tool"]);
         assert_eq!(second.servers(), ["files"]);
@@ -308,12 +320,12 @@ mod tests {
     fn the_host_of_a_run_follows_its_flags() {
         let (_dir, path) = cassette();
         let live: Arc<dyn ToolHost> = Arc::new(Fake::default());
-        assert!(Arc::ptr_eq(&tool_host(live.clone(), None, None), &live));
+        assert!(Arc::ptr_eq(&tool_host(live.clone(), None, None, 1024), &live));
         let out = Arc::new(LineFile::create(&path, "the cassette").unwrap());
-        let recording = tool_host(live.clone(), None, Some(&out));
+        let recording = tool_host(live.clone(), None, Some(&out), 1024);
         block_on(recording.call(&ask("slow", "a.md"))).unwrap_err();
         assert_eq!(lines(&path).len(), 2, "recorded: the list and the failed call");
-        let caching = tool_host(live, Some(&Tape::default()), Some(&out));
+        let caching = tool_host(live, Some(&Tape::default()), Some(&out), 1024);
         block_on(caching.call(&ask("slow", "a.md"))).unwrap_err();
         assert_eq!(
             lines(&path).len(),

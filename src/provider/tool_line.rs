@@ -1,6 +1,8 @@
 //! A cassette's tool lines (SPEC §15 "Cassettes"): a server's tool list, and one tool call
 //! that ran, keyed by a hash of who called what with which arguments.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -32,14 +34,26 @@ pub struct ToolEntry {
     pub tool: String,
     /// The arguments (keys sorted, as every `Value` orch writes).
     pub arguments: serde_json::Value,
-    /// The full text of the result before any cut (the cut is made again on replay, so a
-    /// changed `maxToolResultBytes` replays right); for a failed call, the error's text.
+    /// The text the model saw: the result, or for a failed call the error's text, cut at
+    /// `maxToolResultBytes` (a journal or cassette grows by what the model read, not by
+    /// what a server sent). Lines written before the cut was kept hold the whole text.
     pub result: String,
     /// Whether the call succeeded.
     pub ok: bool,
     /// Why it failed, tagged (`{"kind": "timedOut", "seconds": 30}`); `null` when it did not.
     #[serde(default)]
     pub error: Option<ToolError>,
+    /// Bytes cut from the middle of the whole text (`[… N bytes cut …]` in `result`); absent
+    /// when nothing was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut: usize,
+    /// The whole text's length in bytes, when it was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_bytes: Option<usize>,
+    /// The SHA-256 of the whole text (64 hex digits), when it was cut: what the server
+    /// sent can be told apart without keeping it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_sha256: Option<String>,
     /// The call's step id, in a journal (SPEC §16): it answers that step of a resumed run,
     /// and closes the `tool_start` of the same id. Absent from cassettes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,33 +79,54 @@ pub fn tool_hash(request: &ToolRequest) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 impl ToolEntry {
-    /// The line of a call that ran: `request` and what it gave.
-    pub fn of(request: &ToolRequest, result: &Result<String, ToolError>) -> ToolEntry {
-        let (text, error) = match result {
-            Ok(text) => (text.clone(), None),
-            Err(e) => (e.to_string(), Some(e.clone())),
+    /// The line of a call that ran: `request` and what it gave, its text cut at `max`
+    /// bytes as the model sees it.
+    pub fn of(request: &ToolRequest, result: &Result<String, ToolError>, max: usize) -> ToolEntry {
+        let whole = match result {
+            Ok(text) => Cow::Borrowed(text.as_str()),
+            Err(e) => Cow::Owned(e.to_string()),
         };
+        let (shown, cut) = crate::text::cut_middle(&whole, max);
+        let error = result.as_ref().err().map(|e| with_text(e, |_| shown.clone()));
         ToolEntry {
             hash: tool_hash(request),
             agent_id: request.agent_id.clone(),
             server: request.server.clone(),
             tool: request.tool.clone(),
             arguments: request.arguments.clone(),
-            result: text,
             ok: result.is_ok(),
-            error,
+            error: if cut > 0 { error } else { result.as_ref().err().cloned() },
+            cut,
+            whole_bytes: (cut > 0).then_some(whole.len()),
+            whole_sha256: (cut > 0).then(|| {
+                Sha256::digest(whole.as_bytes())
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect()
+            }),
+            result: shown,
             id: None,
         }
     }
 
-    /// What the call gave, again. A failed line with no `error` fails with its `result` text.
-    pub fn answer(&self) -> Result<String, ToolError> {
+    /// What the call gave, again, for a run that cuts at `max` bytes: a text it cuts to
+    /// the text the model saw (see [`crate::text::stand_in`]; the text as kept when the
+    /// budget changed). A failed line with no `error` fails with its `result` text.
+    pub fn answer(&self, max: usize) -> Result<String, ToolError> {
+        let again = |text: &str| match self.cut {
+            0 => text.to_string(),
+            cut => crate::text::stand_in(text, cut, max).unwrap_or_else(|| text.to_string()),
+        };
         match (&self.error, self.ok) {
-            (_, true) => Ok(self.result.clone()),
-            (Some(e), false) => Err(e.clone()),
+            (_, true) => Ok(again(&self.result)),
+            (Some(e), false) => Err(with_text(e, again)),
             (None, false) => Err(ToolError::Failed {
-                message: self.result.clone(),
+                message: again(&self.result),
             }),
         }
     }
@@ -99,6 +134,16 @@ impl ToolEntry {
     /// This entry as its cassette line.
     pub fn line(&self) -> String {
         serde_json::to_string(&ToolLine::Tool(self.clone())).expect("a tool entry serializes")
+    }
+}
+
+/// `error` with its free text (an `isError` result's, a failure's message) made by `text`;
+/// the other errors' words are orch's own, short, and kept.
+fn with_text(error: &ToolError, text: impl Fn(&str) -> String) -> ToolError {
+    match error {
+        ToolError::IsError { text: t } => ToolError::IsError { text: text(t) },
+        ToolError::Failed { message } => ToolError::Failed { message: text(message) },
+        other => other.clone(),
     }
 }
 
@@ -158,7 +203,7 @@ mod tests {
 
     #[test]
     fn lines_are_written_as_spec_says() {
-        let ok = ToolEntry::of(&request(json!({"path": "a.md"})), &Ok("first\nsecond".into()));
+        let ok = ToolEntry::of(&request(json!({"path": "a.md"})), &Ok("first\nsecond".into()), 256);
         assert_eq!(
             ok.line(),
             format!(
@@ -166,7 +211,7 @@ mod tests {
                 ok.hash
             )
         );
-        let failed = ToolEntry::of(&request(json!({})), &Err(ToolError::TimedOut { seconds: 30.0 }));
+        let failed = ToolEntry::of(&request(json!({})), &Err(ToolError::TimedOut { seconds: 30.0 }), 256);
         assert!(failed.line().ends_with(
             r#""result":"tool call timed out after 30 s","ok":false,"error":{"kind":"timedOut","seconds":30.0}}"#
         ));
@@ -182,6 +227,32 @@ mod tests {
     }
 
     #[test]
+    fn a_long_result_is_kept_as_the_model_saw_it_and_answers_alike() {
+        let whole = "0123456789".repeat(100);
+        let results = [Ok(whole.clone()), Err(ToolError::IsError { text: whole.clone() })];
+        for result in results {
+            let entry = ToolEntry::of(&request(json!({})), &result, 256);
+            let text = result.clone().unwrap_or_else(|e| e.to_string());
+            let (shown, cut) = crate::text::cut_middle(&text, 256);
+            assert_eq!((&entry.result, entry.cut, entry.whole_bytes), (&shown, cut, Some(1000)));
+            let sha: String = Sha256::digest(whole.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(entry.whole_sha256.as_deref(), Some(sha.as_str()));
+            let line = entry.line();
+            assert!(line.len() < 1000, "{line}");
+            let ToolLine::Tool(read) = serde_json::from_str(&line).unwrap() else {
+                panic!("a tool line")
+            };
+            let again = read.answer(256).unwrap_or_else(|e| e.to_string());
+            assert_eq!(crate::text::cut_middle(&again, 256), (shown.clone(), cut));
+            // Another budget: the text as kept.
+            assert_eq!(read.answer(512).unwrap_or_else(|e| e.to_string()), shown);
+        }
+    }
+
+    #[test]
     fn a_line_answers_what_the_call_gave() {
         let gave = [
             Ok("text".to_string()),
@@ -191,17 +262,17 @@ mod tests {
             Err(ToolError::Exited { server: "files".into() }),
         ];
         for result in gave {
-            let entry = ToolEntry::of(&request(json!({})), &result);
+            let entry = ToolEntry::of(&request(json!({})), &result, 256);
             let read: ToolLine = serde_json::from_str(&entry.line()).unwrap();
             assert_eq!(read, ToolLine::Tool(entry.clone()));
-            assert_eq!(entry.answer(), result);
+            assert_eq!(entry.answer(256), result);
         }
         let hand_written = r#"{"kind":"tool","hash":"h","agentId":"a","server":"s","tool":"t","arguments":{},"result":"it broke","ok":false}"#;
         let ToolLine::Tool(entry) = serde_json::from_str(hand_written).unwrap() else {
             panic!("a tool line")
         };
         assert_eq!(
-            entry.answer(),
+            entry.answer(256),
             Err(ToolError::Failed {
                 message: "it broke".into()
             })

@@ -9,13 +9,50 @@ pub fn cut_middle(text: &str, max: usize) -> (String, usize) {
     if text.len() <= max {
         return (text.to_string(), 0);
     }
-    let head_budget = max / 4 * 3 + max % 4 * 3 / 4;
-    let tail_budget = max - head_budget;
+    let (head_budget, tail_budget) = budgets(max);
     let head_end = floor_boundary(text, head_budget);
     let tail_start = ceil_boundary(text, text.len() - tail_budget).max(head_end);
     let cut = tail_start - head_end;
     let text = format!("{}\n[… {cut} bytes cut …]\n{}", &text[..head_end], &text[tail_start..]);
     (text, cut)
+}
+
+/// The budgets of the head and the tail of a cut to `max` bytes.
+fn budgets(max: usize) -> (usize, usize) {
+    let head = max / 4 * 3 + max % 4 * 3 / 4;
+    (head, max - head)
+}
+
+/// The largest text a stand-in is made for (256 MiB): a line claiming more cut is taken
+/// as it is.
+const MAX_STAND_IN: usize = 256 << 20;
+
+/// A text that [`cut_middle`] to `max` cuts to `shown` with `cut` bytes cut, when `shown` is
+/// such a cut (else `None`): its head and tail around `cut` bytes of filler, whose first and
+/// last characters are wide enough to move the cut's boundaries exactly where the whole's
+/// characters put them. What a journal or cassette keeps of a long result (the text the
+/// model saw) is thus given to the engine again as a result it cuts to the same text.
+pub fn stand_in(shown: &str, cut: usize, max: usize) -> Option<String> {
+    let (head_budget, tail_budget) = budgets(max);
+    let marker = format!("\n[… {cut} bytes cut …]\n");
+    let head_len = (head_budget.saturating_sub(3)..=head_budget)
+        .find(|&at| shown.is_char_boundary(at) && shown[at..].starts_with(&marker))?;
+    let tail = &shown[head_len + marker.len()..];
+    let (head_gap, tail_gap) = (head_budget - head_len, tail_budget.checked_sub(tail.len())?);
+    if tail_gap > 3 || cut == 0 || cut > MAX_STAND_IN {
+        return None;
+    }
+    let wide = |n: usize| ['a', 'é', '€', '𝄞'][n - 1];
+    let filler = if cut <= 4 && cut > head_gap && cut > tail_gap {
+        wide(cut).to_string()
+    } else {
+        let (first, last) = (head_gap + 1..=4)
+            .flat_map(|f| (tail_gap + 1..=4).map(move |l| (f, l)))
+            .find(|(f, l)| f + l <= cut)?;
+        format!("{}{}{}", wide(first), "a".repeat(cut - first - last), wide(last))
+    };
+    let whole = format!("{}{filler}{tail}", &shown[..head_len]);
+    (cut_middle(&whole, max) == (shown.to_string(), cut)).then_some(whole)
 }
 
 /// The largest character boundary of `text` at or before `at`.
@@ -75,6 +112,34 @@ mod tests {
         // Head 6 bytes: é€ (5), not splitting the next é; tail 3: €.
         assert_eq!(text, "é€\n[… 12 bytes cut …]\n€");
         assert_eq!(cut, mixed.len() - 5 - 3);
+    }
+
+    #[test]
+    fn a_stand_in_cuts_to_what_the_whole_cut_to() {
+        let texts = [
+            "line one\nline two ✓\nline three ✗\n".repeat(50),
+            "€".repeat(10),
+            "é€é€é€é€".to_string(),
+            "a𝄞b€c".repeat(7),
+            "𝄞".repeat(9),
+        ];
+        for text in &texts {
+            for max in 0..80 {
+                let (shown, cut) = cut_middle(text, max);
+                let again = stand_in(&shown, cut, max);
+                if cut == 0 {
+                    assert_eq!(again, None, "nothing was cut");
+                    continue;
+                }
+                let again = again.unwrap_or_else(|| panic!("{text:?} at {max}"));
+                assert_eq!(again.len(), text.len());
+                assert_eq!(cut_middle(&again, max), (shown.clone(), cut), "{text:?} at {max}");
+            }
+        }
+        // Another budget, or a text that is no cut, has none.
+        let (shown, cut) = cut_middle(&texts[0], 64);
+        assert_eq!(stand_in(&shown, cut, 128), None);
+        assert_eq!(stand_in("plain", 3, 4), None);
     }
 
     #[test]

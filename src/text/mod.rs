@@ -9,7 +9,7 @@ mod printable;
 mod score;
 mod words;
 
-pub use cut::cut_middle;
+pub use cut::{cut_middle, stand_in};
 pub use json::{first_json_value, json_excerpt};
 pub use markdown::{longest_backtick_run, markdown_code, Align, MarkdownTable};
 pub use markup::escape_markup;

@@ -3,6 +3,7 @@
 
 mod approvals;
 mod approve_list;
+mod cassette_agents;
 mod chains;
 mod common;
 mod compare;
@@ -19,6 +20,9 @@ mod hostile;
 mod hostile_p3;
 mod hostile_p3_mcp;
 mod hostile_p4;
+mod journal_checks;
+mod journal_cuts;
+mod journal_lock;
 mod layers;
 mod mcp;
 mod mcp_client;
