@@ -42,3 +42,40 @@ async fn the_heuristic_grader_penalises_a_reply_cut_at_the_length_limit() {
         "{cut_feedback}"
     );
 }
+
+#[test]
+fn a_provider_refused_on_loopback_fails_at_once_naming_itself_and_its_url() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for host in ["127.0.0.1", "localhost"] {
+        let root = Root::orch_yaml(format!(
+            "defaults: {{ provider: local }}\nproviders:\n  local: {{ kind: openai, baseUrl: \"http://{host}:{port}/v1\", apiKeyEnv: SIGNALS_KEY }}\n\
+             departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\n\
+             agents:\n  - {{ id: h, role: head, department: d, instructions: lead }}\n"
+        ));
+        let out = Test::new(root.path())
+            .args(["run", "--format", "json", "Aladdin"])
+            .env("SIGNALS_KEY", "sk-signals-secret-0123456789")
+            .status(1)
+            .run();
+        let report = json(&out);
+        let department = &report["departments"][0];
+        assert_eq!(
+            department["error"],
+            format!(
+                "HTTP error: connection refused by provider `local` at http://{host}:{port}/v1/chat/completions \
+                 (is its server running?)"
+            )
+        );
+        // The default `[http] maxRetries` (4) is not spent on it: one try per call, and the
+        // head's own retries (`maxRetries` 3 of the department) are one call each.
+        assert_eq!(report["usage"]["transportRetries"], 0, "{report:#}");
+        assert_eq!(report["usage"]["calls"], 4, "{report:#}");
+        assert_eq!(department["metadata"]["departmentRetries"], 3);
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!all.contains("sk-signals-secret"), "{all}");
+    }
+}
