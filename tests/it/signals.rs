@@ -79,3 +79,39 @@ fn a_provider_refused_on_loopback_fails_at_once_naming_itself_and_its_url() {
         assert!(!all.contains("sk-signals-secret"), "{all}");
     }
 }
+
+#[test]
+fn each_init_template_suggests_a_first_prompt_that_routes_and_runs() {
+    let mut prompts = Vec::new();
+    for template in ["studio", "assistant", "minimal"] {
+        let root = Root::empty();
+        let out = Test::new(root.path())
+            .args(["init", "team", "--template", template])
+            .status(0)
+            .run();
+        let printed = stdout(&out);
+        let next = printed.lines().nth(1).unwrap();
+        let prompt = next
+            .strip_prefix("next: orch validate team && orch run --config team ")
+            .unwrap_or_else(|| panic!("{template}: {next}"));
+        let prompt = prompt.strip_prefix('"').and_then(|p| p.strip_suffix('"')).unwrap();
+        Test::new(root.path()).args(["validate", "team"]).status(0).run();
+        let out = Test::new(root.path())
+            .args(["run", "--config", "team", "--format", "json", prompt])
+            .status(0)
+            .run();
+        let report = json(&out);
+        assert_eq!(report["status"], "success", "{template}");
+        // Routed by the template's own keywords, not caught by a fallback department.
+        assert_eq!(report["routing"]["fallback"], false, "{template}: {prompt}");
+        prompts.push((template, prompt.to_string()));
+    }
+    assert_eq!(
+        prompts,
+        [
+            ("studio", "Create character Aladdin".to_string()),
+            ("assistant", "Research our competitors in the note-taking market".to_string()),
+            ("minimal", "Create character Aladdin".to_string()),
+        ]
+    );
+}
