@@ -115,3 +115,46 @@ fn each_init_template_suggests_a_first_prompt_that_routes_and_runs() {
         ]
     );
 }
+
+#[test]
+fn a_mistyped_command_gets_the_closest_name() {
+    let root = Root::empty();
+    for (typed, meant) in [("comapre", "compare"), ("stat", "stats"), ("valdate", "validate")] {
+        Test::new(root.path())
+            .args([typed])
+            .status(2)
+            .stdout("")
+            .stderr(format!(
+                "error: unrecognized subcommand '{typed}' (did you mean `{meant}`?) (see --help)\n"
+            ))
+            .run();
+    }
+    Test::new(root.path())
+        .args(["xyzzy"])
+        .status(2)
+        .stderr("error: unrecognized subcommand 'xyzzy' (see --help)\n")
+        .run();
+}
+
+#[test]
+fn the_help_ends_with_examples_and_each_command_describes_itself() {
+    let root = Root::empty();
+    let help = stdout(&Test::new(root.path()).args(["--help"]).status(0).run());
+    let examples = help.split_once("\nExamples:\n").map(|(_, e)| e).unwrap_or_else(|| panic!("{help}"));
+    assert!(examples.starts_with("  orch init my-team "), "{examples}");
+    assert!(examples.contains("\n  orch compare base.jsonl candidate.jsonl "), "{examples}");
+    assert!(help.ends_with("Help on one command: orch help COMMAND (or orch COMMAND --help)\n"), "{help}");
+    // Each command's own help opens with the line `orch --help` lists it with.
+    let listed = help.split_once("Commands:\n").unwrap().1.split_once("\n\n").unwrap().0;
+    let mut checked = 0;
+    for line in listed.lines() {
+        let (name, about) = line.trim().split_once(' ').unwrap();
+        if name == "help" {
+            continue;
+        }
+        let own = stdout(&Test::new(root.path()).args([name, "--help"]).status(0).run());
+        assert_eq!(own.lines().next(), Some(about.trim()), "orch {name} --help");
+        checked += 1;
+    }
+    assert_eq!(checked, 14);
+}
