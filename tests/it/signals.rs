@@ -158,3 +158,40 @@ fn the_help_ends_with_examples_and_each_command_describes_itself() {
     }
     assert_eq!(checked, 14);
 }
+
+#[test]
+fn not_contains_fails_a_case_whose_output_holds_the_word_in_any_case() {
+    let root = Root::minimal();
+    root.write(
+        "suite.yaml",
+        "cases:\n  - id: no-aladdin\n    prompt: Create character Aladdin\n    expect: { notContains: [ALADDIN, zebra] }\n  - id: no-zebra\n    prompt: Create character Aladdin\n    expect: { notContains: [zebra], contains: [aladdin] }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["test", "suite.yaml", "--format", "json"])
+        .status(1)
+        .run();
+    let summary = json(&out);
+    assert_eq!((summary["passed"].as_u64(), summary["failed"].as_u64()), (Some(1), Some(1)));
+    let failures = |id: &str| {
+        summary["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .map(|c| c["failures"].clone())
+            .unwrap()
+    };
+    assert_eq!(failures("no-aladdin"), serde_json::json!(["notContains: `ALADDIN` is in the output"]));
+    assert_eq!(failures("no-zebra"), serde_json::json!([]));
+    // A value of the wrong type is refused where it is written, as `contains`'s is.
+    root.write(
+        "bad.yaml",
+        "cases:\n  - id: x\n    prompt: Create character Aladdin\n    expect: { notContains: zebra }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["validate", "--suite", "bad.yaml"])
+        .status(2)
+        .run();
+    assert!(stdout(&out).contains("bad.yaml:4:"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("notContains"), "{}", stdout(&out));
+}
