@@ -195,3 +195,22 @@ fn not_contains_fails_a_case_whose_output_holds_the_word_in_any_case() {
     assert!(stdout(&out).contains("bad.yaml:4:"), "{}", stdout(&out));
     assert!(stdout(&out).contains("notContains"), "{}", stdout(&out));
 }
+
+#[test]
+fn real_server_sh_refuses_an_orch_bin_that_is_not_a_program_before_downloading_anything() {
+    let root = Root::empty();
+    let cache = root.path().join("cache");
+    for bin in ["/nonexistent/orch", "not-on-path-orch", "."] {
+        let out = std::process::Command::new("bash")
+            .arg(crate::common::repo().join("scripts/real-server.sh"))
+            .current_dir(root.path())
+            .env("ORCH_BIN", bin)
+            .env("ORCH_LLAMA_DIR", &cache)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bin}");
+        assert!(stderr(&out).starts_with("error: ORCH_BIN="), "{}", stderr(&out));
+        assert!(stderr(&out).ends_with(" is not an executable file\n"), "{}", stderr(&out));
+    }
+    assert!(!cache.exists(), "nothing is downloaded or built");
+}
