@@ -124,10 +124,7 @@ pub fn init(args: InitArgs) -> Result<Exit> {
         plan.len()
     )?;
     let arg = shell_word(&shown);
-    writeln!(
-        out,
-        "next: orch validate {arg} && orch run --config {arg} \"{prompt}\""
-    )?;
+    writeln!(out, "next: orch validate {arg} && orch run --config {arg} \"{prompt}\"")?;
     Ok(Exit::Success)
 }
 

@@ -222,11 +222,18 @@ mod tests {
         assert_eq!(whole.relevance, cut.relevance);
         let w = Weights::default();
         assert_eq!(crate::text::round_to_2(whole.score(&w) - cut.score(&w)), 14.5);
-        assert!(cut.feedback.contains("Fix: it was cut off at the length limit."), "{}", cut.feedback);
+        assert!(
+            cut.feedback.contains("Fix: it was cut off at the length limit."),
+            "{}",
+            cut.feedback
+        );
         // Cut mid-sentence: one sign of an unfinished reply, not two.
         let full = good();
         let mid = &full[..full.len() - 40];
-        assert_eq!(grade(REQUEST, mid, true).consistency, grade(REQUEST, mid, false).consistency);
+        assert_eq!(
+            grade(REQUEST, mid, true).consistency,
+            grade(REQUEST, mid, false).consistency
+        );
     }
 
     #[test]

@@ -464,7 +464,12 @@ mod tests {
         ] {
             assert!(is_loopback(url), "{url}");
         }
-        for url in ["http://10.0.0.1:9", "https://api.openai.com/v1", "http://[::2]:1", "not a url"] {
+        for url in [
+            "http://10.0.0.1:9",
+            "https://api.openai.com/v1",
+            "http://[::2]:1",
+            "not a url",
+        ] {
             assert!(!is_loopback(url), "{url}");
         }
         assert_eq!(shown_url("http://me:pw@127.0.0.1:9/v1"), "http://me:***@127.0.0.1:9/v1");
