@@ -16,7 +16,7 @@ use crate::suite::Lines;
 
 /// The files to read, each once: a file named again (the same path, or another path to the
 /// same file) is skipped, with a warning that says so; standard input (`-`) is kept as named.
-pub fn distinct<'p, P: AsRef<Path>>(paths: &'p [P]) -> (Vec<&'p Path>, Vec<String>) {
+pub fn distinct<P: AsRef<Path>>(paths: &[P]) -> (Vec<&Path>, Vec<String>) {
     let mut seen: Vec<(std::path::PathBuf, &Path)> = Vec::new();
     let mut kept = Vec::new();
     let mut warnings = Vec::new();
