@@ -7,13 +7,24 @@
 #   scripts/real-server.sh ["prompt"]
 #
 # Environment: ORCH_LLAMA_DIR (default ~/.cache/orch-llama) holds the venv and the model;
-# ORCH_LLAMA_PORT (default 8088).
+# ORCH_LLAMA_PORT (default 8088); ORCH_BIN, a prebuilt orch binary to run (default: built
+# with `cargo run --release`), e.g. ORCH_BIN=~/.cargo/bin/orch after `cargo install --path .`.
 set -euo pipefail
 
 DIR=${ORCH_LLAMA_DIR:-$HOME/.cache/orch-llama}
 PORT=${ORCH_LLAMA_PORT:-8088}
 PROMPT=${1:-"Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops"}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${ORCH_BIN:-}
+case "$BIN" in
+  "" | /*) ;;
+  */*) BIN="$PWD/$BIN" ;;                        # relative to where the script was started
+  *) BIN=$(command -v "$BIN" || echo "$BIN") ;;  # a name on PATH
+esac
+if [ -n "$BIN" ] && { [ ! -f "$BIN" ] || [ ! -x "$BIN" ]; }; then
+  echo "error: ORCH_BIN=$BIN is not an executable file" >&2
+  exit 2
+fi
 
 mkdir -p "$DIR"
 if [ ! -x "$DIR/venv/bin/python" ]; then
@@ -64,7 +75,11 @@ masterAgent = "studio-master"
 TOML
 
 cd "$ROOT"
-cargo run --quiet --release -- run --config "$CONFIG" --format json "$PROMPT" >"$CONFIG/report.json" || true
+if [ -n "$BIN" ]; then
+  "$BIN" run --config "$CONFIG" --format json "$PROMPT" >"$CONFIG/report.json" || true
+else
+  cargo run --quiet --release -- run --config "$CONFIG" --format json "$PROMPT" >"$CONFIG/report.json" || true
+fi
 python3 - "$CONFIG/report.json" <<'PY'
 import json, sys, collections
 r = json.load(open(sys.argv[1]))

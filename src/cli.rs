@@ -10,11 +10,37 @@ use crate::plan::SpecialistMode;
 
 /// Run a request through a hierarchy of LLM agents declared in YAML/TOML.
 #[derive(Debug, Parser)]
-#[command(name = "orch", version, about, propagate_version = true)]
+#[command(name = "orch", version, about, propagate_version = true, after_help = EXAMPLES)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The end of `orch --help`: a first session, command by command.
+const EXAMPLES: &str = "\
+Examples:
+  orch init my-team                         Write a config that runs offline
+  orch validate my-team                     Check it: every problem at file:line:column
+  orch explain --config my-team \"Create character Aladdin\"
+                                            The plan, without calling any model
+  orch run --config my-team \"Create character Aladdin\"
+                                            Run it and print the answer
+  orch test suites/ci.yaml --results base.jsonl
+                                            Run a suite of cases (CI)
+  orch compare base.jsonl candidate.jsonl   Did the candidate get worse?
+
+Help on one command: orch help COMMAND (or orch COMMAND --help)";
+
+impl Cli {
+    /// ` (did you mean `compare`?)` for a mistyped command name, or nothing when no command
+    /// is close to `word`.
+    pub fn command_suggestion(word: &str) -> String {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let names: Vec<&str> = cli.get_subcommands().map(clap::Command::get_name).collect();
+        crate::config::suggestion(word, names)
+    }
 }
 
 /// The commands.

@@ -74,11 +74,20 @@ fn main() -> ExitCode {
 /// A usage error as the one `error:` line every error is (SPEC §5): clap's message, its
 /// possible values and tip on the same line, and where help is.
 fn usage_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     let text = e.render().to_string();
-    let parts: Vec<&str> = text
+    let mut parts: Vec<&str> = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
         .collect();
-    format!("{} (see --help)", orch::printable(&parts.join("; ")))
+    let mut message = String::new();
+    if let (ErrorKind::InvalidSubcommand, Some(ContextValue::String(word))) =
+        (e.kind(), e.get(ContextKind::InvalidSubcommand))
+    {
+        // clap's tip lists every name it finds similar, best last; orch names the closest.
+        parts.retain(|l| !l.starts_with("tip: some similar") && !l.starts_with("tip: a similar"));
+        message = Cli::command_suggestion(word);
+    }
+    format!("{}{message} (see --help)", orch::printable(&parts.join("; ")))
 }

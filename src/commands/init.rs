@@ -84,10 +84,11 @@ const SCHEMA_DIR: &str = ".schema";
 
 /// Writes the template into `args.dir`, after checking that no file it would write exists.
 pub fn init(args: InitArgs) -> Result<Exit> {
-    let files = match args.template {
-        Template::Studio => STUDIO,
-        Template::Assistant => ASSISTANT,
-        Template::Minimal => MINIMAL,
+    // Each template's first prompt is one its keywords route (no fallback department).
+    let (files, prompt) = match args.template {
+        Template::Studio => (STUDIO, "Create character Aladdin"),
+        Template::Assistant => (ASSISTANT, "Research our competitors in the note-taking market"),
+        Template::Minimal => (MINIMAL, "Create character Aladdin"),
     };
     let dir = &args.dir;
     refuse_a_config_in(dir)?;
@@ -123,10 +124,7 @@ pub fn init(args: InitArgs) -> Result<Exit> {
         plan.len()
     )?;
     let arg = shell_word(&shown);
-    writeln!(
-        out,
-        "next: orch validate {arg} && orch run --config {arg} \"Create character Aladdin\""
-    )?;
+    writeln!(out, "next: orch validate {arg} && orch run --config {arg} \"{prompt}\"")?;
     Ok(Exit::Success)
 }
 

@@ -12,7 +12,7 @@ use crate::config::SuccessRates;
 use crate::exit::{CommandError, Exit};
 use crate::read::{is_stdin, Entry};
 use crate::report::{render_tree, Style};
-use crate::stats::{read_all, stats_markdown, stats_tree, Tally};
+use crate::stats::{distinct, read_all, stats_markdown, stats_tree, Tally};
 use crate::suite::{files_apart, Named};
 
 /// Reads every file, prints the analytics, and writes the learned rates when asked.
@@ -36,12 +36,17 @@ pub fn stats(args: StatsArgs) -> Result<Exit> {
     if args.files.iter().filter(|f| is_stdin(f)).count() > 1 {
         return Err(CommandError::usage("standard input (`-`) can be read once: name it once").into());
     }
+    let (files, repeats) = distinct(&args.files);
+    for warning in repeats {
+        let _ = writeln!(std::io::stderr(), "{}", crate::text::printable(&warning));
+    }
     let mut tally = Tally::default();
-    read_all(&args.files, |value| tally.add(value)).map_err(CommandError::usage)?;
+    read_all(&files, |value| tally.add(value)).map_err(CommandError::usage)?;
     if let Some(out) = &args.success_rates {
         write_rates(out, &tally.success_rates())?;
     }
-    let stats = tally.finish();
+    let mut stats = tally.finish();
+    stats.files = files.len();
     let mut out = super::stdout();
     match resolve_format(args.format, StatsFormat::Tree, StatsFormat::Json) {
         StatsFormat::Json => super::write_json(&mut out, &stats)?,

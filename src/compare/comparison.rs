@@ -12,7 +12,7 @@ use super::fisher;
 use super::side::{CaseKey, CaseRuns, Side};
 use super::totals::Totals;
 use crate::suite::passes;
-use crate::text::{round2_opt, round_to, round_to_2};
+use crate::text::{round2_opt, round_share, round_to_2};
 
 /// How a case changed from base to candidate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::Display)]
@@ -232,7 +232,7 @@ fn departments(base: &Side, candidate: &Side) -> Vec<DepartmentDelta> {
 
 /// Every specialist of either side, with its first-attempt pass rate on each.
 fn agents(base: &Side, candidate: &Side) -> Vec<AgentDelta> {
-    let round4 = |v: f64| round_to(v, 4);
+    let round4 = round_share;
     let ids: BTreeSet<&String> = base.agents.keys().chain(candidate.agents.keys()).collect();
     ids.into_iter()
         .map(|id| {

@@ -4,6 +4,8 @@
 
 use serde::Deserialize;
 
+use crate::text::{check_cost, check_quality, first_accepted};
+
 /// A report as `orch compare` reads it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -65,35 +67,16 @@ impl Digest {
     /// or beyond any budget), so a crafted line is refused where it is, never summed into
     /// nonsense.
     pub fn check(&self) -> Result<(), String> {
-        let score = |what: &str, v: f64| match (0.0..=100.0).contains(&v) {
-            true => Ok(()),
-            false => Err(format!("{what} is {}; a quality is between 0 and 100", number(v))),
-        };
-        score("overallQuality", self.overall_quality)?;
+        check_quality("overallQuality", self.overall_quality)?;
         for d in &self.departments {
-            score(
+            check_quality(
                 &format!("the qualityScore of department `{}`", d.department_id),
                 d.quality_score,
             )?;
         }
-        match (0.0..=MAX_COST_USD).contains(&self.usage.cost_usd) {
-            true => Ok(()),
-            false => Err(format!(
-                "costUsd is {}; a run's cost is between 0 and {}",
-                number(self.usage.cost_usd),
-                number(MAX_COST_USD)
-            )),
-        }
+        check_cost("costUsd", self.usage.cost_usd)
     }
 }
-
-/// A number as JSON writes it (`1e300`, not 301 digits).
-fn number(v: f64) -> String {
-    serde_json::to_string(&v).unwrap_or_else(|_| v.to_string())
-}
-
-/// The most a run may cost: far beyond any budget, and summed in micro-USD it still fits.
-const MAX_COST_USD: f64 = 1e9;
 
 impl DepartmentDigest {
     /// Whether the department did any work (a skipped one has no quality to count).
@@ -103,8 +86,9 @@ impl DepartmentDigest {
 }
 
 impl SpecialistDigest {
-    /// Whether its first attempt was accepted; `None` when it made no attempt.
+    /// Whether its first attempt was accepted; `None` when it made no attempt (the rule
+    /// `orch stats` follows too: [`first_accepted`]).
     pub fn first_accepted(&self) -> Option<bool> {
-        self.attempts.first().map(|a| a.decision == "accept")
+        first_accepted(self.attempts.first().map(|a| a.decision.as_str()))
     }
 }

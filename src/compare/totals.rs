@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::side::Side;
 use super::wilson;
-use crate::text::{round2_opt, usd};
+use crate::text::{round2_opt, share, usd};
 
 /// One side's totals, as the JSON prints them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -19,7 +19,8 @@ pub struct Totals {
     pub runs: u64,
     /// Case runs whose expectations all held.
     pub passed_runs: u64,
-    /// `passedRuns / runs`.
+    /// `passedRuns / runs`, 4 decimals (as every share `orch stats` prints).
+    #[serde(serialize_with = "share")]
     pub pass_rate: f64,
     /// The 95% Wilson interval of that rate, `[low, high]`.
     pub pass_rate_interval: [f64; 2],

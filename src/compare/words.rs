@@ -3,7 +3,7 @@
 
 use super::comparison::{CaseChange, Change, Comparison, Verdict};
 use super::totals::Totals;
-use crate::text::{fmt_score, fmt_usd, round_to_2};
+use crate::text::{fmt_score, fmt_usd, round_to_2, NO_VALUE};
 
 /// A p-value: 3 decimals, or 2 significant digits below 0.001 (`1.1e-5`).
 pub fn p_value(p: f64) -> String {
@@ -41,12 +41,12 @@ pub fn points(delta: f64) -> String {
 
 /// A score or a dash when unknown.
 pub fn score_or_dash(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), fmt_score)
+    v.map_or_else(|| NO_VALUE.to_string(), fmt_score)
 }
 
 /// A side of a case: `2 of 3`, or a dash when the case is not on that side.
 pub fn runs(v: Option<Verdict>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| format!("{} of {}", v.passed_runs, v.runs))
+    v.map_or_else(|| NO_VALUE.to_string(), |v| format!("{} of {}", v.passed_runs, v.runs))
 }
 
 /// The cases people are shown, in the order they are shown: regressed, improved, added,

@@ -210,11 +210,13 @@ impl Engine {
     /// Grades an output: heuristically, or by the judge (falling back to the heuristic,
     /// and saying so, when the judge's reply cannot be read or its call fails). A judge's
     /// call the run cut (budget, deadline) is no grade at all: the error, never a fallback.
+    /// `truncated`: the provider cut the reply at its length limit (the heuristic penalises it).
     async fn grade(
         &self,
         request: &str,
         agent: &Agent,
         output: &str,
+        truncated: bool,
         usage: &mut Usage,
     ) -> Result<(Grade, &'static str), CallError> {
         let judge_agent = match self.config.settings.grading.method {
@@ -228,7 +230,7 @@ impl Engine {
                 .and_then(|j| self.config.agent(j)),
         };
         let Some(judge_agent) = judge_agent else {
-            return Ok((heuristic_grade(request, output), "heuristic"));
+            return Ok((heuristic_grade(request, output, truncated), "heuristic"));
         };
         let prompt = judge_prompt(request, &agent.name, &agent.specialization, output);
         // The grade is asked for through structured output (`grading.structured`), and read
@@ -250,7 +252,7 @@ impl Engine {
             Err(e) if e.is_cut() => return Err(e),
             Err(e) => format!("the judge's call failed ({e}); graded by the heuristic grader."),
         };
-        let mut grade = heuristic_grade(request, output);
+        let mut grade = heuristic_grade(request, output, truncated);
         grade.feedback = format!("{} {}", crate::text::capitalize(&why), grade.feedback)
             .trim()
             .to_string();

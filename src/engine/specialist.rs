@@ -292,7 +292,10 @@ async fn graded(
     let truncated = completion.truncated();
     let grading_started_at = engine.elapsed_ms();
     let text = completion.text;
-    let (grade, grader) = match engine.grade(task.request, agent, &text, &mut state.usage).await {
+    let (grade, grader) = match engine
+        .grade(task.request, agent, &text, truncated, &mut state.usage)
+        .await
+    {
         Ok(graded) => graded,
         Err(e) => {
             let why = e.to_string();

@@ -7,18 +7,21 @@
 //!   fraction of 60); *structure* counts headings, list items and paragraphs (a wall of text
 //!   scores 0.3, three or more structural lines score 1); *completeness* is 1 when the text
 //!   ends a sentence (`.`, `!`, `?`, a closing bracket, quote or code fence), 0.3 when it
-//!   stops mid-sentence (truncated); *variety* is the share of distinct words (repetition
-//!   scores low).
+//!   stops mid-sentence or the provider cut it at the length limit (finish reason `length`,
+//!   Anthropic's `max_tokens`), wherever its last word falls; *variety* is the share of
+//!   distinct words (repetition scores low).
 //! - **relevance** = the share of the request's content words (three letters or more, not
 //!   stop words) that the output mentions, matched on their first five letters so `steal`
 //!   finds `stealing`; 0 for empty output, 1 when the request has no content word.
 //! - **consistency** starts at 1 and loses 0.25 for each sign of an unreliable answer:
 //!   placeholders (`TODO`, `lorem ipsum`, `[insert`), a refusal (`as an AI`, `I cannot`),
-//!   repeated lines, unbalanced code fences or brackets, an unfinished last sentence;
-//!   empty output scores 0.
+//!   repeated lines, unbalanced code fences or brackets, an unfinished last sentence (or a
+//!   reply cut at the length limit: one sign, not two); empty output scores 0.
 //!
 //! So on-topic, structured, complete answers score high, and empty, off-topic or truncated
-//! ones score low.
+//! ones score low. A reply cut at the length limit that happens to end a sentence loses
+//! 0.7 × 0.25 = 0.175 of quality and 0.25 of consistency: 14.5 points with the default
+//! weights (0.4, 0.3, 0.3).
 
 use std::collections::HashSet;
 
@@ -46,8 +49,9 @@ fn stem(w: &str) -> String {
     w.chars().take(5).collect()
 }
 
-/// Grades `output` as an answer to `request`.
-pub fn grade(request: &str, output: &str) -> Grade {
+/// Grades `output` as an answer to `request`; `truncated` when the provider cut the reply
+/// at its length limit (it then counts as unfinished, see the module's doc).
+pub fn grade(request: &str, output: &str, truncated: bool) -> Grade {
     let text = output.trim();
     if text.is_empty() {
         return Grade::new(0.0, 0.0, 0.0, "The output is empty.");
@@ -78,7 +82,7 @@ pub fn grade(request: &str, output: &str) -> Grade {
     let paragraphs = text.split("\n\n").filter(|p| !p.trim().is_empty()).count();
     let structure = (0.3 + 0.7 * ((structural + paragraphs.saturating_sub(1)) as f64 / 3.0)).min(1.0);
     let last = text.chars().last().unwrap_or(' ');
-    let complete = matches!(last, '.' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '`' | '*' | '|');
+    let complete = !truncated && matches!(last, '.' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '`' | '*' | '|');
     let completeness = if complete { 1.0 } else { 0.3 };
     let distinct: HashSet<&String> = words.iter().collect();
     let variety = if n == 0.0 {
@@ -121,7 +125,9 @@ pub fn grade(request: &str, output: &str) -> Grade {
     if !balanced {
         problems.push("its brackets or code fences are unbalanced");
     }
-    if !complete {
+    if truncated {
+        problems.push("it was cut off at the length limit");
+    } else if !complete {
         problems.push("it stops mid-sentence");
     }
     let consistency = (1.0 - 0.25 * problems.len() as f64).max(0.0);
@@ -156,7 +162,7 @@ mod tests {
     const REQUEST: &str = "Design Aladdin's costume for the rooftop escape";
 
     fn score(output: &str) -> f64 {
-        grade(REQUEST, output).score(&Weights::default())
+        grade(REQUEST, output, false).score(&Weights::default())
     }
 
     fn good() -> String {
@@ -204,11 +210,34 @@ mod tests {
         let full = good();
         let cut = &full[..full.len() - 40];
         assert!(score(cut) < score(&full) - 10.0);
-        assert!(grade(REQUEST, cut).feedback.contains("stops mid-sentence"));
+        assert!(grade(REQUEST, cut, false).feedback.contains("stops mid-sentence"));
+    }
+
+    #[test]
+    fn a_reply_cut_at_the_length_limit_loses_its_completeness_even_ending_a_sentence() {
+        let whole = grade(REQUEST, &good(), false);
+        let cut = grade(REQUEST, &good(), true);
+        assert!((whole.quality - cut.quality - 0.175).abs() < 1e-9, "{whole:?} {cut:?}");
+        assert_eq!((whole.consistency, cut.consistency), (1.0, 0.75));
+        assert_eq!(whole.relevance, cut.relevance);
+        let w = Weights::default();
+        assert_eq!(crate::text::round_to_2(whole.score(&w) - cut.score(&w)), 14.5);
+        assert!(
+            cut.feedback.contains("Fix: it was cut off at the length limit."),
+            "{}",
+            cut.feedback
+        );
+        // Cut mid-sentence: one sign of an unfinished reply, not two.
+        let full = good();
+        let mid = &full[..full.len() - 40];
+        assert_eq!(
+            grade(REQUEST, mid, true).consistency,
+            grade(REQUEST, mid, false).consistency
+        );
     }
 
     #[test]
     fn deterministic() {
-        assert_eq!(grade(REQUEST, &good()), grade(REQUEST, &good()));
+        assert_eq!(grade(REQUEST, &good(), false), grade(REQUEST, &good(), false));
     }
 }

@@ -31,7 +31,7 @@ impl Anthropic {
                 header: "x-api-key",
                 prefix: "",
             },
-            http,
+            http: http.named(&settings.name),
         }
     }
 }

@@ -5,6 +5,10 @@
 //! The agent's `executionSettings.timeout` is the deadline of the whole call, transport
 //! retries included: a server that hangs makes the call fail at the deadline, not after
 //! `(1 + maxRetries)` timeouts.
+//!
+//! A connection refused on loopback (`localhost`, `127.0.0.0/8`, `::1`) is not retried:
+//! nothing listens on that port of this machine, and waiting will not start the server. The
+//! error names the provider and its URL (a password in it shown as `***`).
 
 use crate::text::redact;
 use std::sync::Mutex;
@@ -24,6 +28,8 @@ pub struct HttpClient {
     settings: HttpSettings,
     /// Earliest start of the next request, when `requestsPerMinute` > 0.
     next_slot: Option<(Duration, Mutex<Instant>)>,
+    /// The provider's name, for errors ("" until [`HttpClient::named`]).
+    provider: String,
 }
 
 /// How a provider sends its API key.
@@ -76,7 +82,14 @@ impl HttpClient {
             client,
             settings,
             next_slot,
+            provider: String::new(),
         })
+    }
+
+    /// The client of the provider called `name` (its errors name it).
+    pub fn named(mut self, name: &str) -> Self {
+        self.provider = name.to_string();
+        self
     }
 
     /// Posts a provider request with its key (read now, from the environment) in the
@@ -129,6 +142,11 @@ impl HttpClient {
                 );
             }
             let result = self.try_once(post, left, secrets).await;
+            if matches!(&result, Err(ProviderError::Http { message }) if message.starts_with(REFUSED))
+                && is_loopback(&post.url)
+            {
+                return (result, retries);
+            }
             let retry_after = match &result {
                 Ok(_) => return (result, retries),
                 Err(ProviderError::Status { code, retry_after, .. }) if RETRYABLE.contains(code) => *retry_after,
@@ -164,10 +182,12 @@ impl HttpClient {
         for (name, value) in &post.headers {
             req = req.header(*name, value);
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| transport_error(e, post.timeout, secrets))?;
+        let resp = req.send().await.map_err(|e| {
+            if is_refused(&e) {
+                return self.refused(&post.url, secrets);
+            }
+            transport_error(e, post.timeout, secrets)
+        })?;
         let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
         if (300..400).contains(&status) {
@@ -229,6 +249,22 @@ impl HttpClient {
         Ok(body)
     }
 
+    /// A refused connection: which provider, at which URL.
+    fn refused(&self, url: &str, secrets: &[String]) -> ProviderError {
+        let who = if self.provider.is_empty() {
+            String::new()
+        } else {
+            format!(" by provider `{}`", self.provider)
+        };
+        ProviderError::Http {
+            message: redact(
+                &format!("{REFUSED}{who} at {} (is its server running?)", shown_url(url)),
+                secrets,
+            )
+            .into_owned(),
+        }
+    }
+
     /// The wait before retry number `retry` + 1: the server's word (capped), else
     /// full jitter over `min(cap, base · 2^retry)`.
     fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
@@ -276,6 +312,48 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+/// How the message of a refused connection starts.
+const REFUSED: &str = "connection refused";
+
+/// Whether the connection was refused (nothing listens on the port), per the innermost
+/// I/O error.
+fn is_refused(e: &reqwest::Error) -> bool {
+    let mut cause: Option<&dyn std::error::Error> = Some(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// Whether `url`'s host is this machine: `localhost` (and `*.localhost`), `127.0.0.0/8`, `::1`.
+fn is_loopback(url: &str) -> bool {
+    match url::Url::parse(url).ok().as_ref().and_then(url::Url::host) {
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// A URL as shown in an error: a password in it as `***`.
+fn shown_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
 }
 
 fn transport_error(e: reqwest::Error, timeout: Duration, secrets: &[String]) -> ProviderError {
@@ -345,6 +423,30 @@ mod tests {
             redact("bad key sk-abc123 here", &["sk-abc123".into()]),
             "bad key [REDACTED] here"
         );
+    }
+
+    #[test]
+    fn loopback_hosts_and_shown_urls() {
+        for url in [
+            "http://localhost:1/v1",
+            "http://LOCALHOST.:1",
+            "http://api.localhost/x",
+            "http://127.0.0.1:9",
+            "http://127.1.2.3",
+            "http://[::1]:8080/v1",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "http://10.0.0.1:9",
+            "https://api.openai.com/v1",
+            "http://[::2]:1",
+            "not a url",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
+        assert_eq!(shown_url("http://me:pw@127.0.0.1:9/v1"), "http://me:***@127.0.0.1:9/v1");
+        assert_eq!(shown_url("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1");
     }
 
     #[test]

@@ -29,7 +29,7 @@ impl OpenAi {
                 header: "authorization",
                 prefix: "Bearer ",
             },
-            http,
+            http: http.named(&settings.name),
             structured: settings.structured_output,
             token_field: settings.token_field,
         }

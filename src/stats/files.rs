@@ -14,6 +14,37 @@ use std::rc::Rc;
 use super::input::{Doc, Kind};
 use crate::suite::Lines;
 
+/// The files to read, each once: a file named again (the same path, or another path to the
+/// same file) is skipped, with a warning that says so; standard input (`-`) is kept as named.
+pub fn distinct<P: AsRef<Path>>(paths: &[P]) -> (Vec<&Path>, Vec<String>) {
+    let mut seen: Vec<(std::path::PathBuf, &Path)> = Vec::new();
+    let mut kept = Vec::new();
+    let mut warnings = Vec::new();
+    for path in paths.iter().map(AsRef::as_ref) {
+        let same = std::fs::canonicalize(path)
+            .ok()
+            .filter(|_| !crate::read::is_stdin(path));
+        match same.as_ref().and_then(|s| seen.iter().find(|(p, _)| p == s)) {
+            Some((_, first)) => {
+                let (shown, first) = (crate::read::display(path), crate::read::display(first));
+                let what = if shown == first {
+                    "named more than once".to_string()
+                } else {
+                    format!("{first} again")
+                };
+                warnings.push(format!(
+                    "warning: {shown} is {what}: its runs are counted once (the repeat was skipped)"
+                ));
+            }
+            None => {
+                seen.extend(same.map(|s| (s, path)));
+                kept.push(path);
+            }
+        }
+    }
+    (kept, warnings)
+}
+
 /// Reads every file in order, handing each value to `each`; the first malformed value stops
 /// the reading with a message that says where it is (`file:line:column`).
 pub fn read_all(paths: &[impl AsRef<Path>], mut each: impl FnMut(Kind)) -> Result<(), String> {

@@ -8,6 +8,8 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use crate::text::{check_cost, check_quality};
+
 /// A JSON value of an input file: a results line (it has `caseId`; its run is `report`) or
 /// a run report (it has `status`). One type for both, so a file is read in one pass.
 #[derive(Debug, Deserialize)]
@@ -20,6 +22,9 @@ pub struct Doc {
     report: Option<Box<Doc>>,
     /// Present in run reports.
     pub status: Option<RunStatus>,
+    /// The run's quality (checked, not counted).
+    #[serde(default)]
+    overall_quality: f64,
     /// Null when the master failed before routing finished.
     pub routing: Option<Routing>,
     /// Every selected department.
@@ -42,17 +47,40 @@ pub enum Kind {
 }
 
 impl Doc {
-    /// A run, a results line without a run, or why the value is neither.
-    pub fn kind(self) -> Result<Kind, &'static str> {
-        match (self.case_id.is_some(), self.report) {
-            (true, Some(report)) if report.status.is_some() => Ok(Kind::Run(report)),
-            (true, Some(_)) => Err("the results line's report has no `status`"),
-            (true, None) => Ok(Kind::Unreported),
-            (false, _) if self.status.is_some() => Ok(Kind::Run(Box::new(Doc { report: None, ..self }))),
+    /// A run, a results line without a run, or why the value is neither (or why its numbers
+    /// cannot be a run's: the rules `orch compare` refuses a line by, in `crate::text`).
+    pub fn kind(self) -> Result<Kind, String> {
+        let run = match (self.case_id.is_some(), self.report) {
+            (true, Some(report)) if report.status.is_some() => report,
+            (true, Some(_)) => return Err("the results line's report has no `status`".into()),
+            (true, None) => return Ok(Kind::Unreported),
+            (false, _) if self.status.is_some() => Box::new(Doc { report: None, ..self }),
             (false, _) => {
-                Err("neither a results line (`orch test --results`) nor a run report (`orch run --format json`)")
+                return Err(
+                    "neither a results line (`orch test --results`) nor a run report (`orch run --format json`)".into(),
+                )
+            }
+        };
+        run.check()?;
+        Ok(Kind::Run(run))
+    }
+
+    /// Why its numbers cannot be a run's: a quality outside 0..=100, a cost that is negative
+    /// or beyond any budget.
+    fn check(&self) -> Result<(), String> {
+        check_quality("overallQuality", self.overall_quality)?;
+        check_cost("costUsd", self.usage.cost_usd)?;
+        for d in &self.departments {
+            let id = &d.department_id;
+            check_quality(&format!("the qualityScore of department `{id}`"), d.quality_score)?;
+            check_cost(&format!("the costUsd of department `{id}`"), d.usage.cost_usd)?;
+            for sp in &d.specialist_results {
+                let agent = &sp.agent_id;
+                check_quality(&format!("the qualityScore of specialist `{agent}`"), sp.quality_score)?;
+                check_cost(&format!("the costUsd of specialist `{agent}`"), sp.usage.cost_usd)?;
             }
         }
+        Ok(())
     }
 }
 

@@ -10,6 +10,9 @@ use crate::text::{count, fmt_usd, markdown_code as cell, Align, MarkdownTable};
 pub fn stats_markdown(stats: &Stats) -> String {
     let r = &stats.routing;
     let mut out = format!("## orch stats: {} runs\n\n", stats.runs);
+    if stats.files > 1 {
+        out.push_str(&format!("{}.\n\n", super::tree::together(stats.files)));
+    }
     if stats.unreported > 0 {
         out.push_str(&format!(
             "{} without a report (the case run could not be made).\n\n",

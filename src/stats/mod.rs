@@ -5,8 +5,8 @@
 //! Streamed: files are read a value at a time into a [`Tally`] of counts per department,
 //! agent, primary, method, level and provider; memory follows the config, not the runs.
 //! Latency percentiles come from a bounded histogram (exact below 1,024 ms, see
-//! `latency.rs`). A file given twice counts twice: telling repeats apart would need a key
-//! per run in memory.
+//! `latency.rs`). A file named twice is read once (with a warning); the same runs in two
+//! different files count twice: telling repeats apart would need a key per run in memory.
 
 mod files;
 mod input;
@@ -16,7 +16,7 @@ mod summary;
 mod tally;
 mod tree;
 
-pub use files::read_all;
+pub use files::{distinct, read_all};
 pub use markdown::stats_markdown;
 pub use tally::Tally;
 pub use tree::stats_tree;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
-use crate::text::{round2_opt, round_to, round_to_2};
+use crate::text::{round2_opt, round_to, round_to_2, NO_VALUE};
 
 /// The analytics of every run read.
 #[derive(Clone, Debug, Serialize)]
@@ -39,6 +39,9 @@ pub struct Stats {
     pub transport_retries: u64,
     /// Circuits opened, by provider (SPEC §11).
     pub circuits_opened: BTreeMap<String, u64>,
+    /// The distinct files read (the tree and Markdown say their runs are counted together).
+    #[serde(skip)]
+    pub files: usize,
 }
 
 /// Routing over every run.
@@ -92,7 +95,8 @@ pub struct AgentStats {
     pub runs: u64,
     /// Quality attempts over every run.
     pub attempts: u64,
-    /// Share of runs whose first attempt reached the threshold.
+    /// Share of runs whose first attempt reached the threshold, over the runs with an attempt
+    /// (a result cut before its first attempt has none to judge).
     #[serde(serialize_with = "rate")]
     pub first_attempt_pass_rate: Option<f64>,
     /// Share of runs whose final result passed review (approved or revision-needed).
@@ -116,7 +120,7 @@ pub struct AgentStats {
 }
 
 fn rate<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    v.map(|v| round_to(v, 4)).serialize(s)
+    crate::text::share_opt(v, s)
 }
 
 /// The status counts in the order runs end well to badly.
@@ -159,19 +163,19 @@ pub fn in_order<'a>(first: &'a [&'a str], m: &'a BTreeMap<String, u64>) -> impl 
     known.chain(rest)
 }
 
-/// A rate as people read it: `62.5%`; `–` over nothing.
+/// A rate as people read it: `62.5%`; [`NO_VALUE`] over nothing.
 pub fn percent(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{:.1}%", round_to(v * 100.0, 1)))
+    v.map_or(NO_VALUE.into(), |v| format!("{:.1}%", round_to(v * 100.0, 1)))
 }
 
-/// A mean to 2 decimals: `7.00`; `–` over nothing.
+/// A mean to 2 decimals: `7.00`; [`NO_VALUE`] over nothing.
 pub fn two(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{:.2}", round_to_2(v)))
+    v.map_or(NO_VALUE.into(), |v| format!("{:.2}", round_to_2(v)))
 }
 
-/// A latency: `120 ms`; `–` when none was recorded.
+/// A latency: `120 ms`; [`NO_VALUE`] when none was recorded.
 pub fn millis(v: Option<u64>) -> String {
-    v.map_or("–".into(), |v| format!("{v} ms"))
+    v.map_or(NO_VALUE.into(), |v| format!("{v} ms"))
 }
 
 /// `name n` pairs joined by ` · `, or `none`.

@@ -8,7 +8,7 @@ use super::input::{Department, DepartmentStatus, Doc, Kind, RunStatus, Specialis
 use super::latency::Latencies;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
-use crate::text::{Mean, UsdSum};
+use crate::text::{first_accepted, Mean, UsdSum};
 
 /// Everything counted so far.
 #[derive(Debug, Default)]
@@ -47,6 +47,8 @@ struct AgentTally {
     department: String,
     results: u64,
     attempts: u64,
+    /// Results with a first attempt (one cut before any has none to judge).
+    first_attempts: u64,
     first_passes: u64,
     passes: u64,
     retries: u64,
@@ -120,7 +122,11 @@ impl Tally {
         }
         t.results += 1;
         t.attempts += s.attempts.len() as u64;
-        t.first_passes += u64::from(s.attempts.first().is_some_and(|a| a.decision == "accept"));
+        // The rule `orch compare` follows: a result with no attempt is in neither count.
+        if let Some(accepted) = first_accepted(s.attempts.first().map(|a| a.decision.as_str())) {
+            t.first_attempts += 1;
+            t.first_passes += u64::from(accepted);
+        }
         t.passes += u64::from(s.passed());
         t.retries += s.attempts.len().saturating_sub(1) as u64;
         t.score.add(s.quality_score);
@@ -177,6 +183,7 @@ impl Tally {
             partial_synthesis_failures: self.partial_synthesis,
             transport_retries: self.transport_retries,
             circuits_opened: self.circuits.clone(),
+            files: 0,
         }
     }
 }
@@ -188,7 +195,7 @@ impl AgentTally {
             department: self.department.clone(),
             runs: self.results,
             attempts: self.attempts,
-            first_attempt_pass_rate: ratio(self.first_passes, self.results),
+            first_attempt_pass_rate: ratio(self.first_passes, self.first_attempts),
             pass_rate: ratio(self.passes, self.results),
             mean_retries: mean(self.retries as f64, self.results),
             mean_score: self.score.value(),

@@ -17,6 +17,9 @@ pub fn stats_tree(stats: &Stats, style: Style) -> Node {
     }
     let r = &stats.routing;
     let mut root = Node::leaf(title);
+    if stats.files > 1 {
+        root.push(Node::leaf(style.dim(&together(stats.files))));
+    }
     root.push(Node::leaf(format!(
         "status: {}",
         counts(in_order(&STATUSES, &stats.by_status))
@@ -50,6 +53,14 @@ pub fn stats_tree(stats: &Stats, style: Style) -> Node {
         printable(&counts(stats.circuits_opened.iter().map(|(k, v)| (k.as_str(), *v))))
     )));
     root
+}
+
+/// The note of several files: their runs are counted as one set.
+pub(super) fn together(files: usize) -> String {
+    format!(
+        "note: the runs of the {files} files are counted together, not per file \
+         (`orch compare BASE CANDIDATE` compares two results files case by case)"
+    )
 }
 
 /// A department's line, its specialists under it.

@@ -7,7 +7,7 @@ use super::file::{Expect, Status};
 use crate::report::{DepartmentStatus, Report, RunStatus};
 use crate::text::fmt_score;
 
-/// The text `contains` and `matches` search: every department output (strings as they are,
+/// The text `contains`, `notContains` and `matches` search: every department output (strings as they are,
 /// JSON serialized) and the summary, joined by newlines (SPEC §10).
 fn output_text(report: &Report) -> String {
     let text = |v: &Value| match v {
@@ -105,6 +105,11 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
     for word in &expect.contains {
         if !lower.contains(&word.to_lowercase()) {
             out.push(format!("contains: `{word}` is not in the output"));
+        }
+    }
+    for word in &expect.not_contains {
+        if lower.contains(&word.to_lowercase()) {
+            out.push(format!("notContains: `{word}` is in the output"));
         }
     }
     for re in &expect.matches {

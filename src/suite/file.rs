@@ -84,6 +84,8 @@ section! {
         max_tool_calls "maxToolCalls": u64, Rule::count(0, i64::MAX);
         /// Each appears in the output (case-insensitive).
         contains "contains": Vec<String>, Rule::Strings;
+        /// None of these appears in the output (case-insensitive, as `contains` matches).
+        not_contains "notContains": Vec<String>, Rule::Strings;
         /// Each regex matches the output (case-sensitive unless it says `(?i)`).
         matches "matches": Vec<At<String>>, Rule::Strings;
     }
@@ -174,6 +176,8 @@ pub struct Expect {
     pub tools: ToolExpect,
     /// Substrings of the output, any case.
     pub contains: Vec<String>,
+    /// Substrings the output must not hold, any case.
+    pub not_contains: Vec<String>,
     /// Regexes over the output.
     pub matches: Vec<Regex>,
 }
@@ -378,6 +382,7 @@ fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
             max_calls: e.max_tool_calls,
         },
         contains: e.contains.unwrap_or_default(),
+        not_contains: e.not_contains.unwrap_or_default(),
         matches,
     }
 }

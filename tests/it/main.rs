@@ -41,6 +41,7 @@ mod router;
 mod run;
 mod schemas;
 mod secrets;
+mod signals;
 mod stats;
 mod stats_input;
 mod structured;

@@ -240,6 +240,7 @@ fn the_tree_and_the_markdown() {
         .status(0)
         .stdout(
             "stats of 5 runs (1 results line without a report: the case run could not be made)
+├── note: the runs of the 2 files are counted together, not per file (`orch compare BASE CANDIDATE` compares two results files case by case)
 ├── status: success 3 · partial 1 · failed 1
 ├── routing
 │   ├── primary: story 4
@@ -247,7 +248,7 @@ fn the_tree_and_the_markdown() {
 │   └── fallback department: 20.0% · router errors: 20.0%
 ├── complexity: simple 1 · moderate 2 · complex 1
 ├── departments
-│   ├── music 1 run, 0.0% success, mean quality –, 0.00 calls a run, $0.00
+│   ├── music 1 run, 0.0% success, mean quality -, 0.00 calls a run, $0.00
 │   └── story 4 runs, 75.0% success, mean quality 82.50, 5.50 calls a run, $0.0085
 │       ├── v 1 run, 2 attempts, first attempt 0.0%, pass 0.0%, 1.00 retries a run, score 30.00, p50 5 ms, p95 7 ms, 0 tool calls, $0.0005
 │       └── w 4 runs, 10 attempts, first attempt 25.0%, pass 75.0%, 1.50 retries a run, score 66.25, p50 500 ms, p95 1000 ms, 2 tool calls, $0.0040
@@ -262,6 +263,8 @@ fn the_tree_and_the_markdown() {
     assert_eq!(
         stdout(&out),
         "## orch stats: 5 runs
+
+note: the runs of the 2 files are counted together, not per file (`orch compare BASE CANDIDATE` compares two results files case by case).
 
 1 results line without a report (the case run could not be made).
 
@@ -280,7 +283,7 @@ fn the_tree_and_the_markdown() {
 
 | department | runs | success | mean quality | calls a run | cost |
 | --- | ---: | ---: | ---: | ---: | ---: |
-| ` music ` | 1 | 0.0% | – | 0.00 | $0.00 |
+| ` music ` | 1 | 0.0% | - | 0.00 | $0.00 |
 | ` story ` | 4 | 75.0% | 82.50 | 5.50 | $0.0085 |
 
 | agent | department | runs | attempts | first attempt | pass | retries a run | score | p50 | p95 | tool calls | cost |

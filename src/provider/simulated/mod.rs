@@ -326,7 +326,7 @@ fn judge_reply(prompt: &str) -> String {
         .split_once("Output:\n")
         .map(|(_, rest)| rest.split("\n\nReply with one JSON object").next().unwrap_or(rest))
         .unwrap_or("");
-    let g = heuristic_grade(request, output);
+    let g = heuristic_grade(request, output, false);
     serde_json::json!({
         "quality": (g.quality * 100.0).round() / 100.0,
         "relevance": (g.relevance * 100.0).round() / 100.0,
@@ -381,8 +381,8 @@ mod tests {
         let second = sim.reply(&request(&agent, &retry_prompt));
         let w = Weights::default();
         let (s1, s2) = (
-            heuristic_grade(ask, &first).score(&w),
-            heuristic_grade(ask, &second).score(&w),
+            heuristic_grade(ask, &first, false).score(&w),
+            heuristic_grade(ask, &second, false).score(&w),
         );
         assert!(s1 < 60.0 && s2 > 75.0, "{s1} -> {s2}\n{second}");
         assert!(second.contains("Quality score 40 below threshold 65"));

@@ -1,0 +1,86 @@
+//! The rules `orch stats` and `orch compare` share when they read runs back from files
+//! (results lines, saved reports), so the two never disagree on the same runs: which numbers
+//! a report may hold, how a share is rounded, how a missing value is shown, and whether a
+//! specialist's first attempt passed.
+
+use serde::{Serialize, Serializer};
+
+use super::round_to;
+
+/// What a table or tree shows where there is no value (a rate over nothing, a side a case
+/// is not on).
+pub const NO_VALUE: &str = "-";
+
+/// The most a run may cost: far beyond any budget, and summed in micro-USD it still fits.
+pub const MAX_COST_USD: f64 = 1e9;
+
+/// A share (a rate in [0, 1]) as JSON holds it: 4 decimals.
+pub fn round_share(v: f64) -> f64 {
+    round_to(v, 4)
+}
+
+/// Serializes a share rounded to 4 decimals.
+pub fn share<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round_share(*v))
+}
+
+/// Serializes an optional share rounded to 4 decimals (null over nothing).
+pub fn share_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    v.map(round_share).serialize(s)
+}
+
+/// Why `v` cannot be a quality (`what` names where it was read), if it cannot: a quality
+/// is between 0 and 100.
+pub fn check_quality(what: &str, v: f64) -> Result<(), String> {
+    if (0.0..=100.0).contains(&v) {
+        return Ok(());
+    }
+    Err(format!("{what} is {}; a quality is between 0 and 100", json_number(v)))
+}
+
+/// Why `v` cannot be a cost (`what` names where it was read), if it cannot: a cost is
+/// between 0 and [`MAX_COST_USD`].
+pub fn check_cost(what: &str, v: f64) -> Result<(), String> {
+    if (0.0..=MAX_COST_USD).contains(&v) {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} is {}; a run's cost is between 0 and {}",
+        json_number(v),
+        json_number(MAX_COST_USD)
+    ))
+}
+
+/// Whether a specialist's first attempt was accepted, from that attempt's `decision`;
+/// `None` when it made no attempt (cut before its first call): such a result counts in
+/// neither the hits nor the total of a first-attempt pass rate.
+pub fn first_accepted(first_decision: Option<&str>) -> Option<bool> {
+    first_decision.map(|d| d == "accept")
+}
+
+/// A number as JSON writes it (`1e300`, not 301 digits).
+fn json_number(v: f64) -> String {
+    serde_json::to_string(&v).unwrap_or_else(|_| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_rules() {
+        assert_eq!(round_share(2.0 / 3.0), 0.6667);
+        assert!(check_quality("q", 100.0).is_ok());
+        assert_eq!(
+            check_quality("q", 200.0).unwrap_err(),
+            "q is 200.0; a quality is between 0 and 100"
+        );
+        assert_eq!(
+            check_cost("costUsd", -1.0).unwrap_err(),
+            "costUsd is -1.0; a run's cost is between 0 and 1000000000.0"
+        );
+        assert_eq!(first_accepted(None), None);
+        assert_eq!(first_accepted(Some("revise")), Some(false));
+        assert_eq!(first_accepted(Some("accept")), Some(true));
+    }
+}
