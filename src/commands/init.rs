@@ -41,38 +41,38 @@ const STUDIO: &[(&str, &str)] = &[
 ];
 
 const ASSISTANT: &[(&str, &str)] = &[
-    ("orch.toml", include_str!("../../examples/assistant/orch.toml")),
+    ("orch.toml", include_str!("templates/assistant/orch.toml")),
     (
         "departments/marketing.toml",
-        include_str!("../../examples/assistant/departments/marketing.toml"),
+        include_str!("templates/assistant/departments/marketing.toml"),
     ),
     (
         "departments/research.toml",
-        include_str!("../../examples/assistant/departments/research.toml"),
+        include_str!("templates/assistant/departments/research.toml"),
     ),
     (
         "departments/utility.toml",
-        include_str!("../../examples/assistant/departments/utility.toml"),
+        include_str!("templates/assistant/departments/utility.toml"),
     ),
     (
         "agents/classifier.toml",
-        include_str!("../../examples/assistant/agents/classifier.toml"),
+        include_str!("templates/assistant/agents/classifier.toml"),
     ),
     (
         "agents/marketing.toml",
-        include_str!("../../examples/assistant/agents/marketing.toml"),
+        include_str!("templates/assistant/agents/marketing.toml"),
     ),
     (
         "agents/research.toml",
-        include_str!("../../examples/assistant/agents/research.toml"),
+        include_str!("templates/assistant/agents/research.toml"),
     ),
     (
         "agents/utility.toml",
-        include_str!("../../examples/assistant/agents/utility.toml"),
+        include_str!("templates/assistant/agents/utility.toml"),
     ),
     (
         "suites/assistant.toml",
-        include_str!("../../examples/assistant/suites/assistant.toml"),
+        include_str!("templates/assistant/suites/assistant.toml"),
     ),
 ];
 

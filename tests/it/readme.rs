@@ -106,7 +106,6 @@ fn copy_example(from: &Path, to: &Path) {
 }
 
 #[test]
-#[ignore = "issue 32: `orch approve FILE` without ids must list, not decide (helper approvals); remove once merged"]
 fn the_approvals_walkthrough_runs_as_written_on_the_research_example() {
     let server = repo().join("node_modules/.bin/mcp-server-filesystem");
     if !server.exists() {
