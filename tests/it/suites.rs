@@ -33,6 +33,8 @@ fn the_shipped_suites_pass() {
     );
     let assistant = in_repo()
         .args(["test", "examples/assistant/suites/assistant.toml", "--format", "json"])
+        // Its workers' tools answer from the cassette: no MCP server, no npm.
+        .args(["--replay", "examples/assistant/suites/assistant.cassette.jsonl"])
         .status(0)
         .run();
     assert_eq!(json(&assistant)["passed"], 4);

@@ -1,0 +1,140 @@
+//! The shipped example `examples/assistant/` (issue 32): a personal assistant whose
+//! orchestrator owns no tools while its workers read the user's documents through the
+//! official filesystem MCP server. Its suite replays from the committed cassette offline
+//! (no server, no npm: not even a PATH); where `npm ci` has installed the server, a live
+//! recording matches the committed one.
+
+use serde_json::json;
+
+use crate::common::{json, repo, stdout, Test};
+
+const SUITE: &str = "examples/assistant/suites/assistant.toml";
+const CASSETTE: &str = "examples/assistant/suites/assistant.cassette.jsonl";
+
+/// The suite's summary: every case passes.
+fn all_passed() -> serde_json::Value {
+    let case =
+        |id: &str| json!({"suite": "assistant", "id": id, "passed": true, "runs": 1, "passedRuns": 1, "failures": []});
+    json!({
+        "passed": 4, "failed": 0, "errors": 0, "skipped": 0,
+        "cases": [case("research-competitors"), case("launch-post-after-research"),
+                  case("calendar-goes-to-utility"), case("fallback-for-anything-else")],
+        "notRun": []
+    })
+}
+
+#[test]
+fn its_suite_replays_offline_from_the_committed_cassette() {
+    let out = Test::new(&repo())
+        .args(["test", SUITE, "--format", "json", "--replay", CASSETTE])
+        .env("PATH", "/nonexistent")
+        .status(0)
+        .stderr("")
+        .run();
+    assert_eq!(json(&out), all_passed());
+}
+
+#[test]
+fn the_workers_own_the_tools_and_the_orchestrator_none() {
+    let plan = json(
+        &Test::new(&repo())
+            .args([
+                "explain",
+                "--config",
+                "examples/assistant",
+                "--format",
+                "json",
+                "--specialists",
+                "always",
+            ])
+            .args(["Research the market, then write a launch blog post"])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(plan["routing"]["router"]["agentId"], "classifier");
+    let research = crate::common::department(&plan, "research");
+    assert_eq!(research["headTools"], json!([]), "a manager delegates: {research}");
+    for s in research["specialists"].as_array().unwrap() {
+        assert_eq!(s["tools"][0]["server"], "documents", "{s}");
+    }
+    assert_eq!(plan["mcpServers"][0]["name"], "documents");
+}
+
+#[test]
+fn a_replayed_calendar_request_reads_the_calendar_folder() {
+    let report = json(
+        &Test::new(&repo())
+            .args([
+                "run",
+                "--config",
+                "examples/assistant",
+                "--format",
+                "json",
+                "--replay",
+                CASSETTE,
+            ])
+            .args(["What's on my calendar today?"])
+            .env("PATH", "/nonexistent")
+            .status(0)
+            .run(),
+    );
+    let utility = crate::common::department(&report, "utility");
+    let call = &utility["toolCalls"][0];
+    assert_eq!(
+        (&call["server"], &call["tool"], &call["arguments"], &call["ok"]),
+        (
+            &json!("documents"),
+            &json!("list_directory"),
+            &json!({"path": "calendar"}),
+            &json!(true)
+        )
+    );
+    assert!(
+        utility["output"].as_str().unwrap().contains("[FILE] today.md"),
+        "{utility}"
+    );
+}
+
+#[test]
+fn the_committed_cassette_holds_no_path_of_the_machine_that_recorded_it() {
+    let text = std::fs::read_to_string(repo().join(CASSETTE)).unwrap();
+    let here = repo().to_str().unwrap().to_string();
+    for path in [
+        here.as_str(),
+        "/home/",
+        "/tmp/",
+        "/Users/",
+        "/root/",
+        "/work/",
+        "C:\\\\",
+    ] {
+        assert!(!text.contains(path), "the cassette holds `{path}`");
+    }
+    assert!(text.contains(r#""kind":"tools","server":"documents""#));
+}
+
+#[test]
+fn recording_it_live_again_gives_the_committed_cassette() {
+    let bin = repo().join("node_modules/.bin/mcp-server-filesystem");
+    if !bin.exists() {
+        eprintln!("skipped: {} is missing (run `npm ci` at the repo root)", bin.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("assistant.cassette.jsonl");
+    let out = Test::new(&repo())
+        .args(["test", SUITE, "--format", "json", "--record", fresh.to_str().unwrap()])
+        .status(0)
+        .run();
+    assert_eq!(json(&out), all_passed(), "{}", stdout(&out));
+    let sorted = |text: String| {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(
+        sorted(std::fs::read_to_string(&fresh).unwrap()),
+        sorted(std::fs::read_to_string(repo().join(CASSETTE)).unwrap()),
+        "the documents or the team changed: re-record (examples/assistant/suites/assistant.toml says how)"
+    );
+}
