@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::common::{json, repo, stdout, Test};
+use crate::common::{example, json, repo, Test};
 
 const SUITE: &str = "examples/research/suites/research.yaml";
 const CASSETTE: &str = "examples/research/suites/research.cassette.jsonl";
@@ -114,45 +114,10 @@ fn a_replayed_run_shows_what_the_specialists_read() {
 
 #[test]
 fn the_committed_cassette_holds_no_path_of_the_machine_that_recorded_it() {
-    let text = std::fs::read_to_string(repo().join(CASSETTE)).unwrap();
-    let here = repo().to_str().unwrap().to_string();
-    for path in [
-        here.as_str(),
-        "/home/",
-        "/tmp/",
-        "/Users/",
-        "/root/",
-        "/work/",
-        "C:\\\\",
-    ] {
-        assert!(!text.contains(path), "the cassette holds `{path}`");
-    }
-    assert!(text.contains(r#""kind":"tools","server":"files""#));
+    example::assert_cassette_is_portable(CASSETTE, "files");
 }
 
 #[test]
 fn recording_it_live_again_gives_the_committed_cassette() {
-    let bin = repo().join("node_modules/.bin/mcp-server-filesystem");
-    if !bin.exists() {
-        eprintln!("skipped: {} is missing (run `npm ci` at the repo root)", bin.display());
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let fresh = dir.path().join("research.cassette.jsonl");
-    let out = Test::new(&repo())
-        .args(["test", SUITE, "--format", "json", "--record", fresh.to_str().unwrap()])
-        .status(0)
-        .run();
-    assert_eq!(json(&out), all_passed(), "{}", stdout(&out));
-    // Cases and tool calls run concurrently, so lines come in any order: compare them sorted.
-    let sorted = |text: String| {
-        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-        lines.sort();
-        lines
-    };
-    assert_eq!(
-        sorted(std::fs::read_to_string(&fresh).unwrap()),
-        sorted(std::fs::read_to_string(repo().join(CASSETTE)).unwrap()),
-        "the notes or the team changed: re-record (examples/research/suites/research.yaml says how)"
-    );
+    example::assert_recording_matches(SUITE, CASSETTE, all_passed());
 }

@@ -155,7 +155,6 @@ fn the_approvals_walkthrough_runs_as_written_on_the_research_example() {
 }
 
 #[test]
-#[ignore = "a full build of orch and its dependencies: minutes on 2 cores (`cargo test -- --ignored readme`)"]
 fn the_install_line_installs_a_working_orch() {
     let [line] = block("install").try_into().expect("one command");
     assert!(line.starts_with("cargo install "), "{line}");

@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests: a temp config root and the real binary.
 #![allow(dead_code)]
 
+pub mod example;
 pub mod mcp_client;
 pub mod mock;
 pub mod turns;
