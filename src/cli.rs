@@ -20,14 +20,14 @@ pub struct Cli {
 /// The end of `orch --help`: a first session, command by command.
 const EXAMPLES: &str = "\
 Examples:
-  orch init my-team                         Write a config that runs offline
+  orch init my-team --template assistant    Write a config that runs offline
   orch validate my-team                     Check it: every problem at file:line:column
-  orch explain --config my-team \"Create character Aladdin\"
+  orch explain --config my-team \"Research our competitors in the note-taking market\"
                                             The plan, without calling any model
-  orch run --config my-team \"Create character Aladdin\"
+  orch run --config my-team \"Research our competitors in the note-taking market\"
                                             Run it and print the answer
-  orch test suites/ci.yaml --results base.jsonl
-                                            Run a suite of cases (CI)
+  orch test my-team/suites/assistant.toml --results base.jsonl
+                                            Run its suite of cases (CI)
   orch compare base.jsonl candidate.jsonl   Did the candidate get worse?
 
 Help on one command: orch help COMMAND (or orch COMMAND --help)";

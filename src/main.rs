@@ -89,5 +89,13 @@ fn usage_error(e: &clap::Error) -> String {
         parts.retain(|l| !l.starts_with("tip: some similar") && !l.starts_with("tip: a similar"));
         message = Cli::command_suggestion(word);
     }
-    format!("{}{message} (see --help)", orch::printable(&parts.join("; ")))
+    // A line ending in `:` introduces the next (clap's list of missing arguments).
+    let joined = parts.iter().fold(String::new(), |mut all, part| {
+        if !all.is_empty() {
+            all.push_str(if all.ends_with(':') { " " } else { "; " });
+        }
+        all.push_str(part);
+        all
+    });
+    format!("{}{message} (see --help)", orch::printable(&joined))
 }

@@ -98,9 +98,12 @@ fn results_page(path: &Path, format: Option<ReportFormat>) -> Result<Option<Stri
             }
             if let Some(f) = format.filter(|f| *f != ReportFormat::Json) {
                 let f = format!("{f:?}").to_lowercase();
+                let what = match value.as_ref().ok().and_then(|v| v.get("caseId")) {
+                    Some(_) => "is a results file",
+                    None => "is not a run report",
+                };
                 return Err(CommandError::usage(format!(
-                    "{shown} is a results file: `--format {}` needs a run report (`orch run --format json`)",
-                    f
+                    "{shown} {what}: `--format {f}` needs a run report (`orch run --format json`)"
                 )));
             }
         }
@@ -122,6 +125,11 @@ fn results_page(path: &Path, format: Option<ReportFormat>) -> Result<Option<Stri
             out.write_all(&bytes).map_err(|e| CommandError::failed(e.to_string()))?;
         }
         page.add(&value);
+    }
+    if first {
+        return Err(CommandError::usage(format!(
+            "{shown} is empty: neither a run report (`orch run --format json`) nor a results file (`orch test --results`)"
+        )));
     }
     out.flush().map_err(|e| CommandError::failed(e.to_string()))?;
     Ok(Some(page.finish()))

@@ -340,13 +340,9 @@ pub(super) fn print_report(report: &Report, format: RunFormat) -> Result<()> {
         RunFormat::Markdown => out.write_all(crate::pictures::markdown_run(report).as_bytes())?,
         RunFormat::Text => {
             if let Some(answer) = crate::report::answer(report) {
-                // For pipes, as written; on a terminal, its control characters escaped.
-                let shown = if terminal {
-                    crate::text::printable_text(&answer)
-                } else {
-                    answer.as_str().into()
-                };
-                out.write_all(shown.as_bytes())?;
+                // Newlines and tabs as written; every other control character escaped, on a
+                // pipe too: a file of the answer is shown on a terminal later.
+                out.write_all(crate::text::printable_text(&answer).as_bytes())?;
             }
         }
     }

@@ -14,16 +14,34 @@ use std::rc::Rc;
 use super::input::{Doc, Kind};
 use crate::suite::Lines;
 
+/// What makes two paths one file: its device and inode on unix (hard links included), its
+/// canonical path elsewhere.
+#[cfg(unix)]
+type FileId = (u64, u64);
+#[cfg(not(unix))]
+type FileId = std::path::PathBuf;
+
+/// The identity of the file at `path`, when it can be read.
+fn file_id(path: &Path) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::canonicalize(path).ok()
+    }
+}
+
 /// The files to read, each once: a file named again (the same path, or another path to the
-/// same file) is skipped, with a warning that says so; standard input (`-`) is kept as named.
+/// same file, a link or a hard link) is skipped, with a warning that says so; standard input (`-`) is kept as named.
 pub fn distinct<P: AsRef<Path>>(paths: &[P]) -> (Vec<&Path>, Vec<String>) {
-    let mut seen: Vec<(std::path::PathBuf, &Path)> = Vec::new();
+    let mut seen: Vec<(FileId, &Path)> = Vec::new();
     let mut kept = Vec::new();
     let mut warnings = Vec::new();
     for path in paths.iter().map(AsRef::as_ref) {
-        let same = std::fs::canonicalize(path)
-            .ok()
-            .filter(|_| !crate::read::is_stdin(path));
+        let same = file_id(path).filter(|_| !crate::read::is_stdin(path));
         match same.as_ref().and_then(|s| seen.iter().find(|(p, _)| p == s)) {
             Some((_, first)) => {
                 let (shown, first) = (crate::read::display(path), crate::read::display(first));

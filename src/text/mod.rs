@@ -85,9 +85,10 @@ pub fn url_shown(endpoint: &str) -> String {
             let _ = url.set_username("***");
             url.to_string()
         }
-        Ok(_) => endpoint.to_string(),
+        // `user:pw@host` parses with `user` as its scheme and no host: cut it as a non-URL.
+        Ok(url) if url.has_host() => endpoint.to_string(),
         // Not a URL: cut any `…@` before the host, whatever it holds.
-        Err(_) => match endpoint.rsplit_once('@') {
+        _ => match endpoint.rsplit_once('@') {
             Some((_, host)) => format!("***@{host}"),
             None => endpoint.to_string(),
         },
