@@ -13,25 +13,20 @@ const CASSETTE: &str = "examples/assistant/suites/assistant.cassette.jsonl";
 
 /// The suite's summary: every case passes.
 fn all_passed() -> serde_json::Value {
-    let case =
-        |id: &str| json!({"suite": "assistant", "id": id, "passed": true, "runs": 1, "passedRuns": 1, "failures": []});
-    json!({
-        "passed": 4, "failed": 0, "errors": 0, "skipped": 0,
-        "cases": [case("research-competitors"), case("launch-post-after-research"),
-                  case("calendar-goes-to-utility"), case("fallback-for-anything-else")],
-        "notRun": []
-    })
+    example::all_passed(
+        "assistant",
+        &[
+            "research-competitors",
+            "launch-post-after-research",
+            "calendar-goes-to-utility",
+            "fallback-for-anything-else",
+        ],
+    )
 }
 
 #[test]
 fn its_suite_replays_offline_from_the_committed_cassette() {
-    let out = Test::new(&repo())
-        .args(["test", SUITE, "--format", "json", "--replay", CASSETTE])
-        .env("PATH", "/nonexistent")
-        .status(0)
-        .stderr("")
-        .run();
-    assert_eq!(json(&out), all_passed());
+    example::assert_replays_offline(SUITE, CASSETTE, all_passed());
 }
 
 #[test]

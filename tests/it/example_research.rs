@@ -28,25 +28,15 @@ fn the_research_example_validates_clean() {
 
 /// The suite's summary: every case passes.
 fn all_passed() -> serde_json::Value {
-    let case =
-        |id: &str| json!({"suite": "research", "id": id, "passed": true, "runs": 1, "passedRuns": 1, "failures": []});
-    json!({
-        "passed": 3, "failed": 0, "errors": 0, "skipped": 0,
-        "cases": [case("lighthouse-brief"), case("harbour-survey"), case("short-answer-reads-nothing")],
-        "notRun": []
-    })
+    example::all_passed(
+        "research",
+        &["lighthouse-brief", "harbour-survey", "short-answer-reads-nothing"],
+    )
 }
 
 #[test]
 fn its_suite_replays_offline_from_the_committed_cassette() {
-    // No PATH: `npx` could not even be found, so nothing was started.
-    let out = Test::new(&repo())
-        .args(["test", SUITE, "--format", "json", "--replay", CASSETTE])
-        .env("PATH", "/nonexistent")
-        .status(0)
-        .stderr("")
-        .run();
-    assert_eq!(json(&out), all_passed());
+    example::assert_replays_offline(SUITE, CASSETTE, all_passed());
 }
 
 #[test]
