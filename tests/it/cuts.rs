@@ -295,7 +295,16 @@ fn tool_calls_the_deadline_cuts_are_recorded_as_cut() {
     let calls: Vec<(String, Value)> = tool_calls(&r)
         .into_iter()
         .map(|(who, c)| {
-            let fields = ["server", "tool", "arguments", "ok", "result", "error", "cut", "approval"];
+            let fields = [
+                "server",
+                "tool",
+                "arguments",
+                "ok",
+                "result",
+                "error",
+                "cut",
+                "approval",
+            ];
             let kept = fields.iter().map(|f| (f.to_string(), c[*f].clone())).collect();
             assert!(c["finishedAt"].as_u64().unwrap() >= 800, "cut at the deadline: {c}");
             (who, Value::Object(kept))
