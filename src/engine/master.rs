@@ -284,8 +284,8 @@ async fn aggregate(
     };
     let (summary, summary_cut) = summary.settle(&mut issues, &mut stop);
     if stop.is_some() {
-        // Departments cut short report no usage, but their calls were sent (and may be
-        // billed): the run counts every call the budget let through.
+        // Departments dropped at the stop (Ctrl-C) report no usage, but their calls were
+        // sent (and may be billed): the run counts every call the budget let through.
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());
