@@ -249,7 +249,12 @@ impl Team {
     fn load_suite(&self, path: PathBuf) -> Result<Loaded, Answer> {
         crate::suite::load(std::slice::from_ref(&path), Some(&self.root), None).map_err(|refused| {
             let lines = refused.problems.iter().map(ToString::to_string);
-            Answer::error(lines.chain([refused.message.to_string()]).collect::<Vec<_>>().join("\n"))
+            Answer::error(
+                lines
+                    .chain([refused.message.to_string()])
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
         })
     }
 }

@@ -230,7 +230,9 @@ mod tests {
             err.starts_with("r.json:2:29: not a success-rates file (`orch stats --success-rates`): invalid type: string \"high\", expected f64"),
             "{err}"
         );
-        let err = SuccessRates::parse("{\"runs\": 3, \"agents\": {}}", "r.json").unwrap_err().to_string();
+        let err = SuccessRates::parse("{\"runs\": 3, \"agents\": {}}", "r.json")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field `runs`"), "{err}");
         assert_eq!(
             SuccessRates::parse("{\"agents\": {\"a\": {\"successRate\": 1.5, \"runs\": 2}}}", "r.json")

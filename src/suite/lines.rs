@@ -293,6 +293,9 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(lines(b"a\n\xff\n", 16).unwrap_err().to_string(), "r.jsonl:2: not UTF-8 text");
+        assert_eq!(
+            lines(b"a\n\xff\n", 16).unwrap_err().to_string(),
+            "r.jsonl:2: not UTF-8 text"
+        );
     }
 }

@@ -24,7 +24,11 @@ pub struct BadFilter {
 /// The last line of the regex crate's message (the one that says what is wrong).
 fn why(e: &regex::Error) -> String {
     let text = e.to_string();
-    text.lines().last().unwrap_or("").trim_start_matches("error: ").to_string()
+    text.lines()
+        .last()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string()
 }
 
 /// `--filter`: a regex over case ids, or why the pattern is refused.

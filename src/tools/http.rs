@@ -98,7 +98,9 @@ mod tests {
         let h = headers(&[("Authorization".into(), "DOCS_TOKEN".into())], env).unwrap();
         assert_eq!(h[&HeaderName::from_static("authorization")], "Bearer sk-1");
         assert_eq!(
-            headers(&[("X-Team".into(), "UNSET".into())], env).unwrap_err().to_string(),
+            headers(&[("X-Team".into(), "UNSET".into())], env)
+                .unwrap_err()
+                .to_string(),
             "environment variable `UNSET` (header `X-Team`) is not set"
         );
         let bad = headers(&[("X-Key".into(), "BAD".into())], env).unwrap_err().to_string();

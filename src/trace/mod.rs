@@ -325,7 +325,9 @@ mod tests {
             Ok(Protocol::HttpBinary)
         ));
         assert_eq!(
-            protocol(&with(&[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")])).err().map(|e| e.to_string()),
+            protocol(&with(&[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")]))
+                .err()
+                .map(|e| e.to_string()),
             Some("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL `grpc` is not supported (http/protobuf or http/json)".into())
         );
     }
