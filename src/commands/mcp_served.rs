@@ -249,7 +249,12 @@ impl Team {
     fn load_suite(&self, path: PathBuf) -> Result<Loaded, Answer> {
         crate::suite::load(std::slice::from_ref(&path), Some(&self.root), None).map_err(|refused| {
             let lines = refused.problems.iter().map(ToString::to_string);
-            Answer::error(lines.chain([refused.message]).collect::<Vec<_>>().join("\n"))
+            Answer::error(
+                lines
+                    .chain([refused.message.to_string()])
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
         })
     }
 }
@@ -266,12 +271,12 @@ fn summarized(records: &[crate::suite::Record], skipped: usize) -> Answer {
 
 /// The plans of a suite's chosen cases, checked as `orch test` checks them before any call:
 /// an unknown department, an agent with tools or a missing key refuses the whole suite.
-fn checked_plans(loaded: &Loaded, cases: &[(usize, &Case)]) -> Result<Vec<Result<Plan, String>>, Answer> {
+fn checked_plans(loaded: &Loaded, cases: &[(usize, &Case)]) -> Result<Vec<crate::suite::CasePlan>, Answer> {
     let config_of = |i: usize| &loaded.configs[&loaded.roots[i]];
-    let plans: Vec<Result<Plan, String>> = (cases.iter())
+    let plans: Vec<crate::suite::CasePlan> = (cases.iter())
         .map(|(i, case)| crate::suite::plan_of(config_of(*i), case))
         .collect::<Result<_, _>>()
-        .map_err(Answer::error)?;
+        .map_err(|e| Answer::error(e.to_string()))?;
     for ((i, _), plan) in cases.iter().zip(&plans) {
         let Ok(plan) = plan else { continue };
         providers::check_keys(config_of(*i), plan, &ReplyArgs::default()).map_err(message)?;

@@ -69,7 +69,7 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
     }
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
     let chosen = suite::select(&loaded.suites, args.shard, filter.as_ref());
-    let plans: Vec<Result<Plan, String>> = (chosen.cases.iter())
+    let plans: Vec<suite::CasePlan> = (chosen.cases.iter())
         .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
         .collect::<Result<_, _>>()
         .map_err(CommandError::usage)?;
@@ -156,7 +156,7 @@ fn run_suites(args: &TestArgs) -> Result<Ended> {
 pub(super) async fn start_servers<F: std::future::Future<Output = Exit>>(
     loaded: &Loaded,
     cases: &[(usize, &suite::Case)],
-    plans: &[Result<Plan, String>],
+    plans: &[suite::CasePlan],
     replies: &crate::cli::ReplyArgs,
     mut interrupted: std::pin::Pin<&mut F>,
 ) -> Result<HashMap<PathBuf, Arc<Servers>>, CommandError> {

@@ -233,7 +233,7 @@ pub fn reopen_journal(path: &Path, journal: &Journal) -> Result<LineFile, String
         let mut file = std::fs::OpenOptions::new().append(true).open(path).map_err(fail)?;
         file.write_all(b"\n").map_err(fail)?;
     }
-    LineFile::append(path, "the journal")
+    LineFile::append(path, "the journal").map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub use results::{
     append_after, parse as parse_results_line, passes, read as read_results, resume, summarize, Record, Resumed,
     Summary,
 };
-pub use runner::{gate, plan_of, CaseEngine, CaseRun, Runner};
+pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
 pub use selection::{filter as case_filter, select, Runs};
 pub use shard::Shard;
 pub use target::targets;

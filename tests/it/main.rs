@@ -11,6 +11,7 @@ mod compare_files;
 mod cuts;
 mod denials;
 mod edges;
+mod error_words;
 mod example_assistant;
 mod example_research;
 mod explain;
