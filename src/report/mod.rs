@@ -8,6 +8,7 @@ mod run;
 mod run_tree;
 mod tool_call;
 mod tree;
+mod view;
 
 pub use answer::{answer, department_quality};
 #[cfg(test)]
@@ -24,3 +25,6 @@ pub use run_tree::run_tree;
 pub use run_tree::write_run_tree;
 pub use tool_call::{Approval, Refusal, ToolCall};
 pub use tree::{render as render_tree, Node, Style};
+pub use view::{
+    Saved, SavedAttempt, SavedDepartment, SavedMetadata, SavedRouting, SavedSpecialist, SavedToolCall,
+};
