@@ -6,7 +6,6 @@
 //! comparison renders as a tree, Markdown and one HTML page; JSON is serde of it.
 
 mod comparison;
-mod digest;
 mod fisher;
 mod html;
 mod markdown;

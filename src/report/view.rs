@@ -115,18 +115,13 @@ pub struct SavedDepartment<O = IgnoredAny> {
     /// The head's own tool calls.
     pub tool_calls: Vec<SavedToolCall>,
     /// Times, complexity, dependencies.
-    pub metadata: Option<SavedMetadata>,
+    pub metadata: SavedMetadata,
 }
 
 impl<O> SavedDepartment<O> {
     /// Whether it succeeded.
     pub fn succeeded(&self) -> bool {
         self.status == Some(DepartmentStatus::Success)
-    }
-
-    /// Its metadata, or the defaults of a report without.
-    pub fn metadata(&self) -> SavedMetadata {
-        self.metadata.clone().unwrap_or_default()
     }
 }
 
@@ -323,7 +318,7 @@ mod tests {
         // Every list the view reads was read (the check above would pass on empty lists).
         let d = &view.departments[0];
         assert_eq!(d.specialist_results[0].attempts[0].tool_calls.len(), 1);
-        assert_eq!((d.tool_calls.len(), d.metadata().dependencies_received.len()), (1, 1));
+        assert_eq!((d.tool_calls.len(), d.metadata.dependencies_received.len()), (1, 1));
         assert_eq!(view.routing.map(|r| r.stages), Some(vec![vec!["d".to_string()]]));
     }
 
@@ -331,7 +326,7 @@ mod tests {
     fn a_report_of_an_older_orch_reads_with_defaults() {
         let view: Saved = serde_json::from_str(r#"{"runId": "r", "departments": [{"departmentId": "d"}]}"#).unwrap();
         assert_eq!((view.status, view.departments[0].status), (None, None));
-        assert_eq!(view.departments[0].metadata().started_at, 0);
+        assert_eq!(view.departments[0].metadata.started_at, 0);
         let typed = serde_json::from_str::<Saved>(r#"{"usage": {"calls": "three"}}"#).unwrap_err();
         assert_eq!(typed.to_string(), "invalid type: string \"three\", expected u64 at line 1 column 27");
     }
