@@ -3,7 +3,7 @@
 //! shown in code spans, in tables of the one Markdown table writer, so nothing in them
 //! renders or splits a row.
 
-use super::summary::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
+use crate::stats::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
 use crate::text::{count, fmt_usd, markdown_code as cell, Align, MarkdownTable};
 
 /// The whole page.
@@ -11,7 +11,7 @@ pub fn stats_markdown(stats: &Stats) -> String {
     let r = &stats.routing;
     let mut out = format!("## orch stats: {} runs\n\n", stats.runs);
     if stats.files > 1 {
-        out.push_str(&format!("{}.\n\n", super::tree::together(stats.files)));
+        out.push_str(&format!("{}.\n\n", super::stats_tree::together(stats.files)));
     }
     if stats.unreported > 0 {
         out.push_str(&format!(
