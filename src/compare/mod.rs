@@ -3,7 +3,7 @@
 //! compared case by case: each side's verdict by §10's pass rate, the change, and Fisher's
 //! exact test over the run counts; the totals of each side with the Wilson interval of its
 //! pass rate; per department its quality and per agent its first-attempt pass rate. JSON is
-//! serde of the comparison; its tree, Markdown and page are drawn in `crate::render`.
+//! serde of the comparison; its tree, Markdown and page are drawn in `src/render/`.
 
 mod comparison;
 mod fisher;

@@ -1,5 +1,5 @@
 //! The run report (its type, serialized as JSON, and the one lenient view it is read back
-//! through), its answer, and events. Its tree, Markdown and pages are drawn in `crate::render`.
+//! through), its answer, and events. Its tree, Markdown and pages are drawn in `src/render/`.
 
 mod answer;
 mod events;
