@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::cli::{ReportArgs, ReportFormat, RunFormat};
 use crate::exit::{CommandError, Exit};
-use crate::render::{html_report_page, ResultsPage};
 use crate::read::{read_bounded, Unread};
+use crate::render::{html_report_page, ResultsPage};
 use crate::report::{Report, Saved};
 use crate::suite::Lines;
 

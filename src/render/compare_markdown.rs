@@ -9,7 +9,9 @@
 
 use std::fmt::Write;
 
-use super::compare_words::{counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows};
+use super::compare_words::{
+    counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows,
+};
 use crate::compare::{Change, Comparison, Totals};
 use crate::text::{markdown_code as cell, Align, MarkdownTable};
 

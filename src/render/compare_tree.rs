@@ -2,7 +2,9 @@
 //! with its candidate's failed expectations), the two sides' totals, departments and agents
 //! side by side, and the counts.
 
-use super::compare_words::{self as words, counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases};
+use super::compare_words::{
+    self as words, counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases,
+};
 use super::tree::Style;
 use crate::compare::{CaseChange, Change, Comparison, Totals};
 use crate::text::{printable, printable_lines};

@@ -141,7 +141,12 @@ fn dag(report: &Saved<Value>) -> String {
     let statuses: std::collections::HashMap<&str, String> = report
         .departments
         .iter()
-        .map(|d| (d.department_id.as_str(), d.status.map_or("skipped".into(), |s| s.to_string())))
+        .map(|d| {
+            (
+                d.department_id.as_str(),
+                d.status.map_or("skipped".into(), |s| s.to_string()),
+            )
+        })
         .rev()
         .collect();
     let status_of = |id: &str| statuses.get(id).map_or("skipped", String::as_str);

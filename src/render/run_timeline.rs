@@ -53,9 +53,7 @@ pub fn timeline(report: &Saved<Value>) -> String {
         rows.extend(department_rows(d));
     }
     let ends = rows.iter().flat_map(|r| r.bars.iter().map(|b| b.end));
-    let end_of_run = ends
-        .clone()
-        .fold(report.metadata.total_execution_time as f64, f64::max);
+    let end_of_run = ends.clone().fold(report.metadata.total_execution_time as f64, f64::max);
     // The master's summary comes after every department: the rest of the run is its.
     let last = ends.fold(0.0, f64::max);
     if !report.summary.is_null() && end_of_run > last {

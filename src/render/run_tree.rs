@@ -7,11 +7,11 @@
 //! pass, so a reply holding one of them must be escaped here, where it is still told apart.
 
 use super::tree::{render, Node, Style};
+use crate::grade::ReviewStatus;
 use crate::report::{
     answer, department_quality, output_text, Approval, Attempt, DepartmentResult, DepartmentStatus, GateItem, Report,
     RunStatus, SpecialistResult, ToolCall,
 };
-use crate::grade::ReviewStatus;
 use crate::text::{count, excerpt, fmt_score, printable, printable_text};
 
 /// Writes the tree of a run report, then its answer in full (SPEC §27), after a blank line.

@@ -22,7 +22,11 @@ use super::tool_call::Approval;
 /// either kind is read in one pass.
 #[derive(Debug, Default, Deserialize)]
 #[cfg_attr(test, derive(serde::Serialize))]
-#[serde(rename_all = "camelCase", default, bound(deserialize = "O: Deserialize<'de> + Default"))]
+#[serde(
+    rename_all = "camelCase",
+    default,
+    bound(deserialize = "O: Deserialize<'de> + Default")
+)]
 pub struct Saved<O = IgnoredAny> {
     /// The run's id.
     pub run_id: String,
@@ -92,7 +96,11 @@ impl Default for SavedRouting {
 /// One department's result.
 #[derive(Debug, Default, Deserialize)]
 #[cfg_attr(test, derive(serde::Serialize))]
-#[serde(rename_all = "camelCase", default, bound(deserialize = "O: Deserialize<'de> + Default"))]
+#[serde(
+    rename_all = "camelCase",
+    default,
+    bound(deserialize = "O: Deserialize<'de> + Default")
+)]
 pub struct SavedDepartment<O = IgnoredAny> {
     /// The department.
     pub department_id: String,
@@ -287,7 +295,15 @@ mod tests {
     }
 
     /// The keys of a results line around a report, which a report itself has not.
-    const LINE_KEYS: [&str; 7] = ["caseId", "suite", "repeat", "passed", "failures", "durationMs", "report"];
+    const LINE_KEYS: [&str; 7] = [
+        "caseId",
+        "suite",
+        "repeat",
+        "passed",
+        "failures",
+        "durationMs",
+        "report",
+    ];
 
     /// Whether every key of `view` (the view written back) is in `written` with the same
     /// value, at any depth; `path` says where it is not.
@@ -328,6 +344,9 @@ mod tests {
         assert_eq!((view.status, view.departments[0].status), (None, None));
         assert_eq!(view.departments[0].metadata.started_at, 0);
         let typed = serde_json::from_str::<Saved>(r#"{"usage": {"calls": "three"}}"#).unwrap_err();
-        assert_eq!(typed.to_string(), "invalid type: string \"three\", expected u64 at line 1 column 27");
+        assert_eq!(
+            typed.to_string(),
+            "invalid type: string \"three\", expected u64 at line 1 column 27"
+        );
     }
 }

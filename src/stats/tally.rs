@@ -5,10 +5,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::input::Kind;
-use crate::report::{RunStatus, Saved, SavedDepartment, SavedSpecialist};
 use super::latency::Latencies;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
+use crate::report::{RunStatus, Saved, SavedDepartment, SavedSpecialist};
 use crate::text::{Mean, UsdSum};
 
 /// Everything counted so far.
@@ -81,10 +81,7 @@ impl Tally {
             self.router_errors += u64::from(r.router_error.is_some());
         }
         // One level a run: the request's, which every department of the run shares.
-        let level = run
-            .departments
-            .iter()
-            .find_map(|d| d.metadata.complexity.clone());
+        let level = run.departments.iter().find_map(|d| d.metadata.complexity.clone());
         if let Some(level) = level {
             *self.complexity.entry(level).or_default() += 1;
         }
