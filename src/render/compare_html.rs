@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::compare_words::{
     counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows,
 };
-use super::page::page as html_page;
+use super::report_html::page as html_page;
 use crate::compare::{CaseChange, Change, Comparison, Totals};
 use crate::text::escape_markup as escape;
 

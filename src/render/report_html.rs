@@ -1,16 +1,26 @@
 //! `orch report FILE --html OUT`: one self-contained page (inline CSS and SVG, no script,
-//! no network) from a saved report, and each run's section of a suite's results page. It
-//! reads the report's lenient view ([`Saved`]), so a report saved by an older orch still
-//! renders. Every text is escaped, and the markup is well-formed XML, so tests parse it back.
+//! no network) from a saved report or a suite's results file; its frame is every page's
+//! (`orch compare --html` too). It reads the report's lenient view ([`Saved`]), so a report
+//! saved by an older orch still renders. Every text is escaped, and the markup is well-formed XML, so tests parse it back.
 
 use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::page::page;
 use super::run_timeline::timeline;
 use crate::report::{DepartmentStatus, Saved, SavedDepartment};
 use crate::text::escape_markup as escape;
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}table{border-collapse:collapse;margin:8px 0}\
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}\
+.success,.pass{color:#1d6b1d}.partial{color:#9a6700}.failed,.fail{color:#a31515}.skipped{color:#777}\
+pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border:1px solid #e4e4e4;max-height:360px;overflow:auto}\
+svg text{font:11px system-ui,sans-serif}.num{text-align:right}\
+.key{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px;border:1px solid #999}\
+.key.head{background:#c9d7ef}.key.accept{background:#5cb85c}.key.revise{background:#e0b040}\
+.key.discard{background:#d9534f}.key.failure{background:#fff;border:2px dashed #a31515}.key.judge{background:#8e6bbf}\
+.paused,.pending{color:#9a6700}.key.pending{background:#fff;border:2px dotted #9a6700}";
 
 /// A status as shown: a paused department or pending item with ⏸, never as a failure.
 fn shown_status(status: &str) -> String {
@@ -18,6 +28,15 @@ fn shown_status(status: &str) -> String {
         "paused" | "pending" => format!("⏸ {status}"),
         other => other.to_string(),
     }
+}
+
+/// A whole self-contained page around `body` (markup the caller escaped): orch's style,
+/// no script, nothing fetched.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title)
+    )
 }
 
 /// A department's status as the report writes it ("" when it has none).
@@ -42,7 +61,7 @@ pub fn report_page(report: &Saved<Value>) -> String {
 
 /// A run: headline, DAG, timeline, scores against thresholds, outputs (`full`), or just
 /// the headline and the departments (a suite's many runs).
-pub(super) fn report_body(report: &Saved<Value>, full: bool) -> String {
+fn report_body(report: &Saved<Value>, full: bool) -> String {
     let status = report.status.map_or("unknown".to_string(), |s| s.to_string());
     let status = status.as_str();
     let usage = &report.usage;
@@ -233,4 +252,56 @@ fn scores(report: &Saved<Value>) -> String {
     }
     out.push_str("</table>\n");
     out
+}
+
+/// The page of a suite's results, built a line at a time (a results file of any length is
+/// never held whole): a table of case runs linking to each run's summary.
+#[derive(Default)]
+pub struct ResultsPage {
+    runs: usize,
+    passed: usize,
+    rows: String,
+    sections: String,
+}
+
+impl ResultsPage {
+    /// Adds the case run of one results line.
+    pub fn add(&mut self, l: &Saved<Value>) {
+        let i = self.runs;
+        self.runs += 1;
+        let ok = l.passed;
+        self.passed += usize::from(ok);
+        let case = l.case_id.as_deref().unwrap_or_default();
+        let _ = writeln!(
+            self.rows,
+            "<tr><td class=\"{}\">{}</td><td>{}</td><td><a href=\"#run-{i}\">{}</a></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+            if ok { "pass" } else { "fail" },
+            if ok { "✓" } else { "✗" },
+            escape(&l.suite),
+            escape(case),
+            l.repeat,
+            escape(&l.failures.join("; ")),
+            l.duration_ms
+        );
+        let _ = writeln!(
+            self.sections,
+            "<section id=\"run-{i}\"><h2>{} / {} · run {}</h2>",
+            escape(&l.suite),
+            escape(case),
+            l.repeat
+        );
+        if let Some(report) = &l.report {
+            self.sections.push_str(&report_body(report, false));
+        }
+        self.sections.push_str("</section>\n");
+    }
+
+    /// The whole page.
+    pub fn finish(self) -> String {
+        let body = format!(
+            "<h1>orch test: {} of {} case runs passed</h1>\n<table><tr><th></th><th>suite</th><th>case</th><th>run</th><th>failed expectations</th><th>ms</th></tr>\n{}</table>\n{}",
+            self.passed, self.runs, self.rows, self.sections
+        );
+        page("orch test results", &body)
+    }
 }
