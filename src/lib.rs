@@ -21,7 +21,7 @@
 //! 9. `compare`: two results files compared case by case (Fisher's exact test, Wilson
 //!    intervals)
 //! 10. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
-//!    suites, comparisons and stats
+//!     suites, comparisons and stats
 //! 11. `commands`: the glue for the binary
 //!
 //! Each module is a facade: its files are private, and what other layers use is re-exported
