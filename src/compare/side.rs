@@ -1,8 +1,8 @@
 //! One side of a comparison, read from a results file a line at a time (SPEC §17): per case
 //! its runs, passed runs and failed expectations; per side the tallies of its totals; per
 //! department and agent their tallies. A line's report is read through the report's one
-//! view ([`Saved`], its outputs skipped) and dropped, so memory follows the number of cases and runs (a few bytes a run), never the
-//! size of the reports.
+//! view ([`Saved`], its outputs skipped) and dropped, so memory follows the number of cases
+//! and runs (a few bytes a run), never the size of the reports.
 //!
 //! Sums are kept in integers (quality in hundredths, cost in micro-USD: the precision the
 //! reports are written with), so shards concatenated in any order add up to the same bits.
@@ -11,7 +11,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use crate::report::{DepartmentStatus, Saved};
+use crate::report::{DepartmentStatus, Saved, SavedDepartment};
 use crate::suite::{parse_results_line, Lines, Record};
 use crate::text::{check_cost, check_quality, Mean, UsdSum};
 
@@ -129,7 +129,7 @@ impl Side {
         self.cost.add(report.usage.cost_usd);
         self.calls = self.calls.saturating_add(report.usage.calls);
         // A skipped department did no work: it has no quality to count.
-        let ran = |d: &&crate::report::SavedDepartment| d.status != Some(DepartmentStatus::Skipped);
+        let ran = |d: &&SavedDepartment| d.status != Some(DepartmentStatus::Skipped);
         for department in report.departments.iter().filter(ran) {
             self.departments
                 .entry(department.department_id.clone())

@@ -1,7 +1,10 @@
-//! The report read back (SPEC §6): one lenient `Deserialize` view of what [`Report`] writes,
-//! for every reader of saved runs ([`Saved`] and the types it holds) (`orch stats`, `orch compare`, the pages of `orch report`,
-//! and `orch tune`), never string keys, so a renamed field fails a build or a test (see
-//! `every_key_the_view_reads_is_one_the_report_writes` below) instead of emptying a page.
+//! The report read back (SPEC §6): one lenient `Deserialize` view of what [`Report`] writes
+//! ([`Saved`] and the types it holds), for every reader of saved runs (`orch stats`, `orch
+//! compare`, the pages of `orch report`, and `orch tune`). Never string keys: a field renamed
+//! in the report fails the build of a reader or the test below
+//! (`every_key_the_view_reads_is_one_the_report_writes`), never empties a page.
+//!
+//! A field a reader needs is added here once, with its default; every reader then has it.
 //!
 //! Lenient: a missing field takes its default (reports grow, and one saved by an older orch
 //! still reads); unknown fields are ignored. Typed: a field that is there with the wrong type
