@@ -14,14 +14,15 @@
 //! 3. `grade`, `prompts`: scores and the words orch sends
 //! 4. `tools`: MCP servers started and spoken to, and the trait tool calls go through
 //! 5. `provider`: the trait and its implementations, over one HTTP layer; cassettes
-//! 6. `report`: the report type, its renderers, events
+//! 6. `report`: the report type, the one lenient view it is read back through, events
 //! 7. `engine`, `suite`: the run, async; suites of cases run through it
-//! 8. `cli`, `pictures`, `serve`, `stats`: the flags; Mermaid, Markdown and HTML pictures of
-//!    plans and runs; the MCP server of `orch mcp` (its tools, over stdio and HTTP);
-//!    analytics over many runs' reports and the success rates they teach
+//! 8. `cli`, `serve`, `stats`: the flags; the MCP server of `orch mcp` (its tools, over stdio
+//!    and HTTP); analytics over many runs' reports and the success rates they teach
 //! 9. `compare`: two results files compared case by case (Fisher's exact test, Wilson
-//!    intervals), and the comparison's tree, Markdown and page
-//! 10. `commands`: the glue for the binary
+//!    intervals)
+//! 10. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
+//!     suites, comparisons and stats
+//! 11. `commands`: the glue for the binary
 //!
 //! Each module is a facade: its files are private, and what other layers use is re-exported
 //! from its root.
@@ -36,11 +37,11 @@ mod config;
 mod engine;
 mod exit;
 mod grade;
-mod pictures;
 mod plan;
 mod prompts;
 mod provider;
 mod read;
+mod render;
 mod report;
 mod serve;
 mod sink;

@@ -13,7 +13,8 @@ use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::{CommandError, Exit};
 use crate::grade::Schemas;
 use crate::plan::{self, Plan, RouterStep, RoutingError};
-use crate::report::{plan_tree, render_tree, Observers, Style};
+use crate::render::{plan_tree, render_tree, Style};
+use crate::report::Observers;
 
 /// The router's answer (`--route`: its one call), as `run` would get it.
 fn routed(config: Config, prompt: &str, keyword_plan: &Plan) -> Result<RouterStep> {
@@ -85,7 +86,7 @@ fn print(plan: &Plan, args: &ExplainArgs) -> Result<()> {
             let style = Style::detect(std::io::stdout().is_terminal());
             render_tree(&plan_tree(plan, style), &mut out)?;
         }
-        ExplainFormat::Mermaid => out.write_all(crate::pictures::mermaid_plan(plan).as_bytes())?,
+        ExplainFormat::Mermaid => out.write_all(crate::render::mermaid_plan(plan).as_bytes())?,
     }
     out.flush()?;
     Ok(())

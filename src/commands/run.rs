@@ -15,7 +15,8 @@ use crate::engine::{self, Engine, EngineParts};
 use crate::exit::{CommandError, Exit, Hint};
 use crate::grade::Schemas;
 use crate::provider::{Journal, JournalProvider, JournalTools, Providers};
-use crate::report::{write_run_tree, DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus, Style};
+use crate::render::{write_run_tree, Style};
+use crate::report::{DepartmentStatus, EventLog, Observer, Observers, Report, RunStatus};
 use crate::sink::LineFile;
 use crate::tools::ToolHost;
 
@@ -337,7 +338,7 @@ pub(super) fn print_report(report: &Report, format: RunFormat) -> Result<()> {
             super::write_json(&mut out, report)?;
         }
         RunFormat::Tree => write_run_tree(report, Style::detect(terminal), &mut out)?,
-        RunFormat::Markdown => out.write_all(crate::pictures::markdown_run(report).as_bytes())?,
+        RunFormat::Markdown => out.write_all(crate::render::markdown_run(report).as_bytes())?,
         RunFormat::Text => {
             if let Some(answer) = crate::report::answer(report) {
                 // Newlines and tabs as written; every other control character escaped, on a

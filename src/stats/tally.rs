@@ -4,11 +4,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::input::{Department, DepartmentStatus, Doc, Kind, RunStatus, Specialist};
+use super::input::Kind;
 use super::latency::Latencies;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
-use crate::text::{first_accepted, Mean, UsdSum};
+use crate::report::{RunStatus, Saved, SavedDepartment, SavedSpecialist};
+use crate::text::{Mean, UsdSum};
 
 /// Everything counted so far.
 #[derive(Debug, Default)]
@@ -67,10 +68,10 @@ impl Tally {
         }
     }
 
-    fn run(&mut self, run: &Doc) {
+    fn run(&mut self, run: &Saved) {
         self.runs += 1;
-        let status = run.status.unwrap_or(RunStatus::Failed).name();
-        *self.by_status.entry(status.to_string()).or_default() += 1;
+        let status = run.status.unwrap_or(RunStatus::Failed).to_string();
+        *self.by_status.entry(status).or_default() += 1;
         if let Some(r) = &run.routing {
             if !r.primary.is_empty() {
                 *self.primary.entry(r.primary.clone()).or_default() += 1;
@@ -80,10 +81,7 @@ impl Tally {
             self.router_errors += u64::from(r.router_error.is_some());
         }
         // One level a run: the request's, which every department of the run shares.
-        let level = run
-            .departments
-            .iter()
-            .find_map(|d| d.metadata.as_ref()?.complexity.clone());
+        let level = run.departments.iter().find_map(|d| d.metadata.complexity.clone());
         if let Some(level) = level {
             *self.complexity.entry(level).or_default() += 1;
         }
@@ -99,10 +97,10 @@ impl Tally {
     /// Counts a department of a run. The counts a file states (calls, retries, tool calls)
     /// saturate: a crafted number never overflows. Scores and costs are summed in integers,
     /// so the same runs read in any order give the same bits.
-    fn department(&mut self, d: &Department) {
+    fn department(&mut self, d: &SavedDepartment) {
         let t = self.departments.entry(d.department_id.clone()).or_default();
         t.runs += 1;
-        if d.status == DepartmentStatus::Success {
+        if d.succeeded() {
             t.successes += 1;
             t.quality.add(d.quality_score);
         }
@@ -115,7 +113,7 @@ impl Tally {
         }
     }
 
-    fn specialist(&mut self, department: &str, s: &Specialist) {
+    fn specialist(&mut self, department: &str, s: &SavedSpecialist) {
         let t = self.agents.entry(s.agent_id.clone()).or_default();
         if t.department.is_empty() {
             t.department = department.to_string();
@@ -123,7 +121,7 @@ impl Tally {
         t.results += 1;
         t.attempts += s.attempts.len() as u64;
         // The rule `orch compare` follows: a result with no attempt is in neither count.
-        if let Some(accepted) = first_accepted(s.attempts.first().map(|a| a.decision.as_str())) {
+        if let Some(accepted) = s.first_accepted() {
             t.first_attempts += 1;
             t.first_passes += u64::from(accepted);
         }

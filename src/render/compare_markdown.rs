@@ -9,9 +9,10 @@
 
 use std::fmt::Write;
 
-use super::comparison::{Change, Comparison};
-use super::totals::Totals;
-use super::words::{counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows};
+use super::compare_words::{
+    counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows,
+};
+use crate::compare::{Change, Comparison, Totals};
 use crate::text::{markdown_code as cell, Align, MarkdownTable};
 
 /// The most cases listed in the table of changed cases.

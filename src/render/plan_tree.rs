@@ -37,7 +37,29 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
     if let Some(line) = router_line(plan) {
         root.push(Node::leaf(style.yellow(&line)));
     }
+    root.push(relevance(plan, style));
+    for ignored in &r.ignored_dependencies {
+        root.push(Node::leaf(style.yellow(&format!(
+            "ignored: {} depends on {}: {}",
+            printable(&ignored.department),
+            printable(&ignored.depends_on),
+            printable(&ignored.reason)
+        ))));
+    }
+    root.children.extend(stages(plan, style));
+    if let Some(servers) = servers(plan, style) {
+        root.push(servers);
+    }
+    root.push(calls_line(plan, style));
+    if let Some(hint) = &plan.hint {
+        root.push(Node::leaf(style.yellow(&format!("hint: {hint}"))));
+    }
+    root
+}
 
+/// Every department's relevance, a bar each, the selected ones bold.
+fn relevance(plan: &Plan, style: Style) -> Node {
+    let r = &plan.routing;
     let width = r
         .scores
         .iter()
@@ -59,17 +81,13 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
             Node::leaf(if selected { style.bold(&line) } else { style.dim(&line) })
         })
         .collect();
-    root.push(Node::new("relevance", scores));
-    for ignored in &r.ignored_dependencies {
-        root.push(Node::leaf(style.yellow(&format!(
-            "ignored: {} depends on {}: {}",
-            printable(&ignored.department),
-            printable(&ignored.depends_on),
-            printable(&ignored.reason)
-        ))));
-    }
+    Node::new("relevance", scores)
+}
 
-    for (i, stage) in r.stages.iter().enumerate() {
+/// A node per stage of the DAG, its departments under it.
+fn stages(plan: &Plan, style: Style) -> Vec<Node> {
+    let mut nodes = Vec::new();
+    for (i, stage) in plan.routing.stages.iter().enumerate() {
         let depts = plan
             .departments
             .iter()
@@ -81,7 +99,7 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         } else {
             "each starts when its dependencies finish".to_string()
         };
-        root.push(Node::new(
+        nodes.push(Node::new(
             format!(
                 "{} {}",
                 style.bold(&format!("stage {}", i + 1)),
@@ -90,26 +108,24 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
             depts,
         ));
     }
-    if let Some(servers) = servers(plan, style) {
-        root.push(servers);
-    }
+    nodes
+}
+
+/// The plan's bounds: calls from fewest to most, the most it may cost, the budget.
+fn calls_line(plan: &Plan, style: Style) -> Node {
     let summary = if plan.summary {
         ", with the master's summary"
     } else {
         ""
     };
-    root.push(Node::leaf(format!(
+    Node::leaf(format!(
         "{} {}..{} LLM calls{summary}{} {}",
         style.bold("calls:"),
         plan.min_calls,
         plan.max_calls,
         at_most(plan.max_cost_usd),
         style.dim(&format!("(budget {})", plan.call_budget))
-    )));
-    if let Some(hint) = &plan.hint {
-        root.push(Node::leaf(style.yellow(&format!("hint: {hint}"))));
-    }
-    root
+    ))
 }
 
 /// What the router did for this plan, when the config routes by a model: not asked (a run

@@ -1,8 +1,7 @@
 //! How the renderers (tree, Markdown, page) write a comparison's numbers and order its
 //! cases, so the three say the same thing the same way.
 
-use super::comparison::{CaseChange, Change, Comparison, Verdict};
-use super::totals::Totals;
+use crate::compare::{CaseChange, Change, Comparison, Totals, Verdict};
 use crate::text::{fmt_score, fmt_usd, round_to_2, NO_VALUE};
 
 /// A p-value: 3 decimals, or 2 significant digits below 0.001 (`1.1e-5`).

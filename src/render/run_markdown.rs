@@ -1,10 +1,10 @@
-//! Markdown summaries (`--format markdown` on `run` and `test`) for `$GITHUB_STEP_SUMMARY`:
-//! the headline numbers, a table, and the Mermaid picture. Text orch did not write (requests,
-//! outputs, errors, ids, expectation failures) is shown in code spans, where nothing renders
-//! as HTML, a link or an image; in table cells its `|` is escaped and newlines become spaces.
+//! The Markdown summary of a run (`--format markdown` on `run` and `report`) for
+//! `$GITHUB_STEP_SUMMARY`: the headline numbers, a table, and the Mermaid picture. Text orch
+//! did not write (requests, outputs, errors, ids) is shown in code spans, where nothing
+//! renders as HTML, a link or an image; in table cells its `|` is escaped and newlines
+//! become spaces.
 
 use crate::report::{answer, Approval, DepartmentStatus, Report, ToolCall};
-use crate::suite::Summary;
 use crate::text::{excerpt, fmt_score, fmt_usd, longest_backtick_run, markdown_code as code, Align, MarkdownTable};
 
 /// A run: status, quality, calls and cost, a table of departments, the tool calls, the
@@ -161,42 +161,6 @@ fn tool_calls(rows: &[ToolRow]) -> String {
         ]);
     }
     format!("\n{}", table.finish())
-}
-
-/// A suite: passed and failed cases, and a table of cases with their failed expectations.
-pub fn suite(summary: &Summary) -> String {
-    let mut out = format!(
-        "## orch test: {} passed, {} failed{}{}{}\n\n",
-        summary.passed,
-        summary.failed,
-        if summary.errors > 0 {
-            format!(", {} errors", summary.errors)
-        } else {
-            String::new()
-        },
-        if summary.skipped > 0 {
-            format!(", {} skipped", summary.skipped)
-        } else {
-            String::new()
-        },
-        summary.not_run_note()
-    );
-    let mut table = MarkdownTable::new(&[
-        ("", Align::Left),
-        ("case", Align::Left),
-        ("runs", Align::Right),
-        ("failed expectations", Align::Left),
-    ]);
-    for c in &summary.cases {
-        table.row([
-            if c.passed { "✓" } else { "✗" }.to_string(),
-            code(&format!("{}/{}", c.suite, c.id)),
-            format!("{}/{}", c.passed_runs, c.runs),
-            code(&c.failures.join("; ")),
-        ]);
-    }
-    out.push_str(&table.finish());
-    out
 }
 
 #[cfg(test)]

@@ -5,9 +5,8 @@
 
 use std::fmt::Write;
 
+use crate::suite::Summary;
 use crate::text::escape_markup as escape;
-
-use super::results::Summary;
 
 /// The JUnit document of a summary.
 pub fn render(summary: &Summary) -> String {

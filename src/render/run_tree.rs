@@ -6,11 +6,12 @@
 //! [`printable`] before orch adds its colours: the renderer lets orch's own colour sequences
 //! pass, so a reply holding one of them must be escaped here, where it is still told apart.
 
-use super::answer::{answer, department_quality};
-use super::run::{output_text, Attempt, DepartmentResult, DepartmentStatus, Report, RunStatus, SpecialistResult};
-use super::tool_call::{Approval, ToolCall};
 use super::tree::{render, Node, Style};
 use crate::grade::ReviewStatus;
+use crate::report::{
+    answer, department_quality, output_text, Approval, Attempt, DepartmentResult, DepartmentStatus, GateItem, Report,
+    RunStatus, SpecialistResult, ToolCall,
+};
 use crate::text::{count, excerpt, fmt_score, printable, printable_text};
 
 /// Writes the tree of a run report, then its answer in full (SPEC §27), after a blank line.
@@ -130,7 +131,7 @@ fn headline(report: &Report, style: Style) -> String {
 }
 
 /// One item waiting for a decision: its id (what `orch approve` takes) and what it is.
-fn pending_line(p: &super::gate::GateItem, style: Style) -> String {
+fn pending_line(p: &GateItem, style: Style) -> String {
     let what = match (&p.server, &p.tool) {
         (Some(server), Some(tool)) => format!(
             "{} calls {server}.{tool} {}",

@@ -1,8 +1,8 @@
 //! The summary of `orch test` for people: one line per case, its failures under it, then
 //! the counts.
 
-use super::results::Summary;
-use crate::report::Style;
+use super::tree::Style;
+use crate::suite::Summary;
 use crate::text::{printable, printable_lines};
 
 /// The summary as lines for a terminal (no trailing newline).

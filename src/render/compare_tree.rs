@@ -2,10 +2,11 @@
 //! with its candidate's failed expectations), the two sides' totals, departments and agents
 //! side by side, and the counts.
 
-use super::comparison::{CaseChange, Change, Comparison};
-use super::totals::Totals;
-use super::words::{self, counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases};
-use crate::report::Style;
+use super::compare_words::{
+    self as words, counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases,
+};
+use super::tree::Style;
+use crate::compare::{CaseChange, Change, Comparison, Totals};
 use crate::text::{printable, printable_lines};
 
 /// The comparison as lines for a terminal (no trailing newline).

@@ -1,13 +1,14 @@
 //! `orch report FILE --html OUT`: one self-contained page (inline CSS and SVG, no script,
-//! no network) from a saved report or a suite's results file. It reads JSON, not orch's
-//! types, so a report saved by an older orch still renders. Every text is escaped, and the
-//! markup is well-formed XML, so tests parse it back.
+//! no network) from a saved report or a suite's results file; its frame is every page's
+//! (`orch compare --html` too). It reads the report's lenient view ([`Saved`]), so a report
+//! saved by an older orch still renders. Every text is escaped, and the markup is well-formed XML, so tests parse it back.
 
 use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::timeline::{attempt_pending, timeline};
+use super::run_timeline::timeline;
+use crate::report::{DepartmentStatus, Saved, SavedDepartment};
 use crate::text::escape_markup as escape;
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
@@ -38,10 +39,12 @@ pub fn page(title: &str, body: &str) -> String {
     )
 }
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
+/// A department's status as the report writes it ("" when it has none).
+fn status_word(d: &SavedDepartment<Value>) -> String {
+    d.status.as_ref().map(DepartmentStatus::to_string).unwrap_or_default()
 }
 
+/// An output as text: a string as it is, JSON pretty, none as nothing.
 fn text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -51,34 +54,36 @@ fn text(v: &Value) -> String {
 }
 
 /// The page of one run report.
-pub fn report_page(report: &Value) -> String {
-    let title = format!("orch run {}", report["runId"].as_str().unwrap_or(""));
+pub fn report_page(report: &Saved<Value>) -> String {
+    let title = format!("orch run {}", report.run_id);
     page(&title, &report_body(report, true))
 }
 
 /// A run: headline, DAG, timeline, scores against thresholds, outputs (`full`), or just
 /// the headline and the departments (a suite's many runs).
-fn report_body(report: &Value, full: bool) -> String {
-    let status = report["status"].as_str().unwrap_or("unknown");
-    let usage = &report["usage"];
+fn report_body(report: &Saved<Value>, full: bool) -> String {
+    let status = report.status.map_or("unknown".to_string(), |s| s.to_string());
+    let status = status.as_str();
+    let usage = &report.usage;
     let mut out = String::new();
     let _ = writeln!(
         out,
         "<h1>orch run <span class=\"{}\">{}</span> · quality {}</h1>\n<p>Request: {}</p>\n<p>{} calls{} · {} tokens · ${:.6} · {:.1} s{}</p>",
         escape(status),
         escape(status),
-        num(&report["overallQuality"]),
-        escape(&text(&report["request"])),
-        num(&usage["calls"]),
-        match num(&usage["toolCalls"]) {
-            0.0 => String::new(),
+        report.overall_quality,
+        escape(&report.request),
+        usage.calls,
+        match usage.tool_calls {
+            0 => String::new(),
             n => format!(" · {n} tool calls"),
         },
-        num(&usage["promptTokens"]) + num(&usage["completionTokens"]),
-        num(&usage["costUsd"]),
-        num(&report["metadata"]["totalExecutionTime"]) / 1000.0,
-        report["error"]
-            .as_str()
+        usage.prompt_tokens as f64 + usage.completion_tokens as f64,
+        usage.cost_usd,
+        report.metadata.total_execution_time as f64 / 1000.0,
+        report
+            .error
+            .as_deref()
             .map_or(String::new(), |e| format!(" · error: {}", escape(e)))
     );
     out.push_str(&departments_table(report));
@@ -90,45 +95,47 @@ fn report_body(report: &Value, full: bool) -> String {
         out.push_str("<h2>Scores against thresholds</h2>\n");
         out.push_str(&scores(report));
         out.push_str("<h2>Outputs</h2>\n");
-        for d in report["departments"].as_array().into_iter().flatten() {
+        for d in &report.departments {
             let _ = writeln!(
                 out,
                 "<details><summary>{}</summary><pre>{}</pre></details>",
-                escape(d["departmentId"].as_str().unwrap_or("")),
-                escape(&text(&d["output"]))
+                escape(&d.department_id),
+                escape(&text(&d.output))
             );
         }
-        if !report["summary"].is_null() {
+        if !report.summary.is_null() {
             let _ = writeln!(
                 out,
                 "<details><summary>summary</summary><pre>{}</pre></details>",
-                escape(&text(&report["summary"]))
+                escape(&text(&report.summary))
             );
         }
     }
     out
 }
 
-fn departments_table(report: &Value) -> String {
+/// A row per department: its status, quality, specialists, calls and error.
+fn departments_table(report: &Saved<Value>) -> String {
     let mut out = String::from(
         "<table><tr><th>department</th><th>status</th><th>quality</th><th>specialists</th><th>calls</th><th>note</th></tr>\n",
     );
-    for d in report["departments"].as_array().into_iter().flatten() {
-        let status = d["status"].as_str().unwrap_or("");
+    for d in &report.departments {
+        let status = status_word(d);
+        let status = status.as_str();
         let quality = match status {
             "paused" => "⏸".to_string(),
-            _ => num(&d["qualityScore"]).to_string(),
+            _ => d.quality_score.to_string(),
         };
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            escape(d["departmentId"].as_str().unwrap_or("")),
+            escape(&d.department_id),
             escape(status),
             escape(&shown_status(status)),
             quality,
-            d["specialistResults"].as_array().map_or(0, Vec::len),
-            num(&d["usage"]["calls"]),
-            escape(d["error"].as_str().unwrap_or(""))
+            d.specialist_results.len(),
+            d.usage.calls,
+            escape(d.error.as_deref().unwrap_or(""))
         );
     }
     out.push_str("</table>\n");
@@ -137,19 +144,8 @@ fn departments_table(report: &Value) -> String {
 
 /// The DAG: a column per stage, a box per department (coloured by status), an arrow per
 /// dependency output handed over.
-fn dag(report: &Value) -> String {
-    let stages: Vec<Vec<String>> = report["routing"]["stages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| {
-            s.as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
-        .collect();
+fn dag(report: &Saved<Value>) -> String {
+    let stages: &[Vec<String>] = report.routing.as_ref().map_or(&[], |r| &r.stages);
     let (w, h, gap_x, gap_y) = (170.0, 44.0, 70.0, 16.0);
     let rows = stages.iter().map(Vec::len).max().unwrap_or(0) as f64;
     let width = stages.len() as f64 * (w + gap_x) + 10.0;
@@ -161,14 +157,18 @@ fn dag(report: &Value) -> String {
     );
     // Looked up once per box: a map, not a search of every department (40,000 departments
     // would cost 1.6 billion comparisons).
-    let statuses: std::collections::HashMap<&str, &str> = report["departments"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|d| Some((d["departmentId"].as_str()?, d["status"].as_str().unwrap_or("skipped"))))
+    let statuses: std::collections::HashMap<&str, String> = report
+        .departments
+        .iter()
+        .map(|d| {
+            (
+                d.department_id.as_str(),
+                d.status.map_or("skipped".into(), |s| s.to_string()),
+            )
+        })
         .rev()
         .collect();
-    let status_of = |id: &str| statuses.get(id).copied().unwrap_or("skipped");
+    let status_of = |id: &str| statuses.get(id).map_or("skipped", String::as_str);
     for (i, stage) in stages.iter().enumerate() {
         for (j, id) in stage.iter().enumerate() {
             let (x, y) = (5.0 + i as f64 * (w + gap_x), 5.0 + j as f64 * (h + gap_y));
@@ -191,15 +191,11 @@ fn dag(report: &Value) -> String {
             );
         }
     }
-    for d in report["departments"].as_array().into_iter().flatten() {
-        let to = d["departmentId"].as_str().unwrap_or("");
-        let froms: Vec<&Value> = d["metadata"]["dependenciesReceived"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .collect();
+    for d in &report.departments {
+        let to = d.department_id.as_str();
+        let froms = &d.metadata.dependencies_received;
         for (k, from) in froms.iter().enumerate() {
-            if let (Some(&(x1, y1)), Some(&(x2, y2))) = (at.get(from.as_str().unwrap_or("")), at.get(to)) {
+            if let (Some(&(x1, y1)), Some(&(x2, y2))) = (at.get(from.as_str()), at.get(to)) {
                 // Arrows into one box end at spread points of its side, never on one another.
                 let end_y = y2 + h * (k as f64 + 1.0) / (froms.len() as f64 + 1.0);
                 let _ = writeln!(
@@ -215,42 +211,39 @@ fn dag(report: &Value) -> String {
     svg
 }
 
-fn scores(report: &Value) -> String {
-    let any = report["departments"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|d| d["specialistResults"].as_array().is_some_and(|s| !s.is_empty()));
+/// A row per specialist: its threshold, each attempt's score, its final score and review.
+fn scores(report: &Saved<Value>) -> String {
+    let any = report.departments.iter().any(|d| !d.specialist_results.is_empty());
     if !any {
         return "<p>No specialist worked on this run: every head answered directly.</p>\n".into();
     }
     let mut out = String::from(
         "<table><tr><th>specialist</th><th>threshold</th><th>attempts</th><th>final</th><th>review</th></tr>\n",
     );
-    for d in report["departments"].as_array().into_iter().flatten() {
-        for sp in d["specialistResults"].as_array().into_iter().flatten() {
-            let attempts: Vec<&Value> = sp["attempts"].as_array().into_iter().flatten().collect();
-            let waits = attempts.last().is_some_and(|a| attempt_pending(a));
+    for d in &report.departments {
+        for sp in &d.specialist_results {
+            let waits = sp.attempts.last().is_some_and(|a| a.pending());
             let review = match waits {
                 true => "⏸ pending",
-                false => sp["reviewStatus"].as_str().unwrap_or(""),
+                false => sp.review_status.as_str(),
             };
             let final_score = match waits {
                 true => "⏸".to_string(),
-                false => num(&sp["qualityScore"]).to_string(),
+                false => sp.quality_score.to_string(),
             };
-            let attempts: Vec<String> = attempts
+            let attempts: Vec<String> = sp
+                .attempts
                 .iter()
-                .map(|a| match attempt_pending(a) {
+                .map(|a| match a.pending() {
                     true => "⏸".to_string(),
-                    false => num(&a["score"]).to_string(),
+                    false => a.score.to_string(),
                 })
                 .collect();
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                escape(sp["agentId"].as_str().unwrap_or("")),
-                num(&sp["threshold"]),
+                escape(&sp.agent_id),
+                sp.threshold,
                 escape(&attempts.join(" → ")),
                 final_score,
                 escape(review)
@@ -273,32 +266,32 @@ pub struct ResultsPage {
 
 impl ResultsPage {
     /// Adds the case run of one results line.
-    pub fn add(&mut self, l: &Value) {
+    pub fn add(&mut self, l: &Saved<Value>) {
         let i = self.runs;
         self.runs += 1;
-        let ok = l["passed"] == true;
+        let ok = l.passed;
         self.passed += usize::from(ok);
-        let failures: Vec<String> = l["failures"].as_array().into_iter().flatten().map(text).collect();
+        let case = l.case_id.as_deref().unwrap_or_default();
         let _ = writeln!(
             self.rows,
             "<tr><td class=\"{}\">{}</td><td>{}</td><td><a href=\"#run-{i}\">{}</a></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
             if ok { "pass" } else { "fail" },
             if ok { "✓" } else { "✗" },
-            escape(&text(&l["suite"])),
-            escape(&text(&l["caseId"])),
-            num(&l["repeat"]),
-            escape(&failures.join("; ")),
-            num(&l["durationMs"])
+            escape(&l.suite),
+            escape(case),
+            l.repeat,
+            escape(&l.failures.join("; ")),
+            l.duration_ms
         );
         let _ = writeln!(
             self.sections,
             "<section id=\"run-{i}\"><h2>{} / {} · run {}</h2>",
-            escape(&text(&l["suite"])),
-            escape(&text(&l["caseId"])),
-            num(&l["repeat"])
+            escape(&l.suite),
+            escape(case),
+            l.repeat
         );
-        if l["report"].is_object() {
-            self.sections.push_str(&report_body(&l["report"], false));
+        if let Some(report) = &l.report {
+            self.sections.push_str(&report_body(report, false));
         }
         self.sections.push_str("</section>\n");
     }

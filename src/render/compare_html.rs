@@ -4,10 +4,11 @@
 
 use std::fmt::Write;
 
-use super::comparison::{CaseChange, Change, Comparison};
-use super::totals::Totals;
-use super::words::{counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows};
-use crate::pictures::html_page;
+use super::compare_words::{
+    counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows,
+};
+use super::report_html::page as html_page;
+use crate::compare::{CaseChange, Change, Comparison, Totals};
 use crate::text::escape_markup as escape;
 
 /// The page of a comparison.

@@ -1,9 +1,9 @@
 //! The tree `orch stats` prints on a terminal: totals first, then each department with its
 //! specialists under it.
 
-use super::summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
-use super::summary::{LEVELS, METHODS, STATUSES};
-use crate::report::{Node, Style};
+use super::tree::{Node, Style};
+use crate::stats::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
+use crate::stats::{LEVELS, METHODS, STATUSES};
 use crate::text::{count, fmt_usd, printable};
 
 /// Builds the tree of the analytics.

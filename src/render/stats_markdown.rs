@@ -3,15 +3,14 @@
 //! shown in code spans, in tables of the one Markdown table writer, so nothing in them
 //! renders or splits a row.
 
-use super::summary::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
+use crate::stats::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
 use crate::text::{count, fmt_usd, markdown_code as cell, Align, MarkdownTable};
 
 /// The whole page.
 pub fn stats_markdown(stats: &Stats) -> String {
-    let r = &stats.routing;
     let mut out = format!("## orch stats: {} runs\n\n", stats.runs);
     if stats.files > 1 {
-        out.push_str(&format!("{}.\n\n", super::tree::together(stats.files)));
+        out.push_str(&format!("{}.\n\n", super::stats_tree::together(stats.files)));
     }
     if stats.unreported > 0 {
         out.push_str(&format!(
@@ -19,6 +18,17 @@ pub fn stats_markdown(stats: &Stats) -> String {
             count(stats.unreported, "results line")
         ));
     }
+    out.push_str(&totals(stats));
+    out.push('\n');
+    out.push_str(&departments(stats));
+    out.push('\n');
+    out.push_str(&agents(stats));
+    out
+}
+
+/// The totals: statuses, routing, complexity, fallbacks, retries and circuits, a row each.
+fn totals(stats: &Stats) -> String {
+    let r = &stats.routing;
     let primary: Vec<String> = r.primary.iter().map(|(k, v)| format!("{} {v}", cell(k))).collect();
     let mut routing = MarkdownTable::new(&[("", Align::Left), ("", Align::Left)]);
     let rows = [
@@ -49,8 +59,11 @@ pub fn stats_markdown(stats: &Stats) -> String {
     for (name, value) in rows {
         routing.row([name.to_string(), value]);
     }
-    out.push_str(&routing.finish());
-    out.push('\n');
+    routing.finish()
+}
+
+/// A row per department.
+fn departments(stats: &Stats) -> String {
     let mut departments = MarkdownTable::new(&[
         ("department", Align::Left),
         ("runs", Align::Right),
@@ -69,7 +82,11 @@ pub fn stats_markdown(stats: &Stats) -> String {
             fmt_usd(d.cost_usd),
         ]);
     }
-    out.push_str(&departments.finish());
+    departments.finish()
+}
+
+/// A row per specialist.
+fn agents(stats: &Stats) -> String {
     let mut agents = MarkdownTable::new(&[
         ("agent", Align::Left),
         ("department", Align::Left),
@@ -100,7 +117,5 @@ pub fn stats_markdown(stats: &Stats) -> String {
             fmt_usd(a.cost_usd),
         ]);
     }
-    out.push('\n');
-    out.push_str(&agents.finish());
-    out
+    agents.finish()
 }

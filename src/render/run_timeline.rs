@@ -1,12 +1,13 @@
 //! The timeline of `orch report --html`: a row per head (its department, start to end) and
 //! per specialist (each attempt's call, coloured by its decision, failures marked, the
 //! judge's grading beside it), on one time axis; each tool call is a mark of its own on the
-//! row of the agent that made it (SPEC §15). Reads the report's JSON, like the page.
+//! row of the agent that made it (SPEC §15). Reads the report's lenient view, like the page.
 
 use std::fmt::Write;
 
 use serde_json::Value;
 
+use crate::report::{Approval, Saved, SavedAttempt, SavedDepartment, SavedToolCall};
 use crate::text::escape_markup as escape;
 
 /// Width of the timeline's time axis, in SVG units.
@@ -45,30 +46,17 @@ struct Row {
     marks: Vec<Mark>,
 }
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
-/// Whether an attempt (its JSON) stopped at a tool call waiting for a decision.
-pub(super) fn attempt_pending(attempt: &Value) -> bool {
-    attempt["toolCalls"]
-        .as_array()
-        .is_some_and(|calls| calls.iter().any(|c| c["approval"] == "pending"))
-}
-
 /// The timeline's SVG and its legend.
-pub fn timeline(report: &Value) -> String {
+pub fn timeline(report: &Saved<Value>) -> String {
     let mut rows = Vec::new();
-    for d in report["departments"].as_array().into_iter().flatten() {
+    for d in &report.departments {
         rows.extend(department_rows(d));
     }
     let ends = rows.iter().flat_map(|r| r.bars.iter().map(|b| b.end));
-    let end_of_run = ends
-        .clone()
-        .fold(num(&report["metadata"]["totalExecutionTime"]), f64::max);
+    let end_of_run = ends.clone().fold(report.metadata.total_execution_time as f64, f64::max);
     // The master's summary comes after every department: the rest of the run is its.
     let last = ends.fold(0.0, f64::max);
-    if !report["summary"].is_null() && end_of_run > last {
+    if !report.summary.is_null() && end_of_run > last {
         rows.push(Row {
             name: "master: summary".into(),
             bars: vec![Bar {
@@ -85,29 +73,30 @@ pub fn timeline(report: &Value) -> String {
 
 /// A department's rows: its head's (the department, and the head's own tool calls), then
 /// one per specialist.
-fn department_rows(d: &Value) -> Vec<Row> {
-    let id = d["departmentId"].as_str().unwrap_or("");
-    let m = &d["metadata"];
-    let (s, e) = (num(&m["startedAt"]), num(&m["finishedAt"]));
+fn department_rows(d: &SavedDepartment<Value>) -> Vec<Row> {
+    let id = d.department_id.as_str();
+    let m = &d.metadata;
+    let (s, e) = (m.started_at as f64, m.finished_at as f64);
+    let status = d.status.map(|s| s.to_string()).unwrap_or_default();
     let mut rows = vec![Row {
         name: format!("{id}: head"),
         bars: vec![Bar {
             start: s,
             end: e,
             class: "head",
-            title: format!("{id} {} ({s}–{e} ms)", d["status"].as_str().unwrap_or("")),
+            title: format!("{id} {status} ({s}–{e} ms)"),
         }],
-        marks: tool_marks(&d["toolCalls"]),
+        marks: tool_marks(&d.tool_calls),
     }];
-    for sp in d["specialistResults"].as_array().into_iter().flatten() {
+    for sp in &d.specialist_results {
         let mut row = Row {
-            name: format!("{id}: {}", sp["agentId"].as_str().unwrap_or("")),
+            name: format!("{id}: {}", sp.agent_id),
             bars: Vec::new(),
             marks: Vec::new(),
         };
-        for a in sp["attempts"].as_array().into_iter().flatten() {
+        for a in &sp.attempts {
             row.bars.extend(attempt_bars(a));
-            row.marks.extend(tool_marks(&a["toolCalls"]));
+            row.marks.extend(tool_marks(&a.tool_calls));
         }
         rows.push(row);
     }
@@ -115,16 +104,16 @@ fn department_rows(d: &Value) -> Vec<Row> {
 }
 
 /// An attempt's call, coloured by its decision (a failure dashed), and the judge's grading.
-fn attempt_bars(a: &Value) -> Vec<Bar> {
-    let (s, e) = (num(&a["startedAt"]), num(&a["finishedAt"]));
-    let graded = a["gradingStartedAt"].as_f64();
-    let pending = attempt_pending(a);
-    let class = match a["decision"].as_str() {
+fn attempt_bars(a: &SavedAttempt) -> Vec<Bar> {
+    let (s, e) = (a.started_at as f64, a.finished_at as f64);
+    let graded = a.grading_started_at.map(|g| g as f64);
+    let pending = a.pending();
+    let class = match a.decision.as_str() {
         // Waiting for a decision is neither a failure nor a grade.
         _ if pending => "pending",
-        _ if !a["error"].is_null() => "failure",
-        Some("accept") => "accept",
-        Some("revise") => "revise",
+        _ if a.error.is_some() => "failure",
+        "accept" => "accept",
+        "revise" => "revise",
         _ => "discard",
     };
     let mut bars = vec![Bar {
@@ -132,12 +121,12 @@ fn attempt_bars(a: &Value) -> Vec<Bar> {
         end: graded.unwrap_or(e),
         class,
         title: match pending {
-            true => format!("attempt {} · ⏸ pending: waiting for approval", num(&a["attempt"])),
+            true => format!("attempt {} · ⏸ pending: waiting for approval", a.attempt),
             false => format!(
                 "attempt {} · score {} · {}",
-                num(&a["attempt"]),
-                num(&a["score"]),
-                a["error"].as_str().unwrap_or(a["decision"].as_str().unwrap_or(""))
+                a.attempt,
+                a.score,
+                a.error.as_deref().unwrap_or(&a.decision)
             ),
         },
     }];
@@ -146,35 +135,35 @@ fn attempt_bars(a: &Value) -> Vec<Bar> {
             start: g,
             end: e,
             class: "judge",
-            title: format!("judge grading attempt {}", num(&a["attempt"])),
+            title: format!("judge grading attempt {}", a.attempt),
         });
     }
     bars
 }
 
 /// A mark per tool call of `calls` (a report without tool calls has none).
-fn tool_marks(calls: &Value) -> Vec<Mark> {
-    let mark = |c: &Value| {
-        let tool = c["tool"].as_str().unwrap_or("");
-        let name = c["server"].as_str().map_or(tool.to_string(), |s| format!("{s}.{tool}"));
-        let pending = c["approval"] == "pending";
-        let class = match (pending, c["ok"] == true) {
+fn tool_marks(calls: &[SavedToolCall]) -> Vec<Mark> {
+    let mark = |c: &SavedToolCall| {
+        let tool = c.tool.as_str();
+        let name = c.server.as_deref().map_or(tool.to_string(), |s| format!("{s}.{tool}"));
+        let pending = c.approval == Some(Approval::Pending);
+        let class = match (pending, c.ok) {
             (true, _) => "pending",
             (false, true) => "ok",
             (false, false) => "error",
         };
         let how = match pending {
             true => "⏸ pending".to_string(),
-            false => c["error"].as_str().map_or("ok".to_string(), |e| format!("error: {e}")),
+            false => c.error.as_deref().map_or("ok".to_string(), |e| format!("error: {e}")),
         };
         Mark {
-            start: num(&c["startedAt"]),
-            end: num(&c["finishedAt"]),
+            start: c.started_at as f64,
+            end: c.finished_at as f64,
             class,
-            title: format!("tool {name} · {how} · {} ms", num(&c["latencyMs"])),
+            title: format!("tool {name} · {how} · {} ms", c.latency_ms),
         }
     };
-    calls.as_array().into_iter().flatten().map(mark).collect()
+    calls.iter().map(mark).collect()
 }
 
 /// The rows on one axis from 0 to `end_of_run`, the axis's ticks, and the legend.
@@ -304,6 +293,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The report's JSON read as the page reads it.
+    fn view(report: &Value) -> Saved<Value> {
+        serde_json::from_value(report.clone()).unwrap()
+    }
+
     fn report(tool_calls: Value) -> Value {
         json!({
             "metadata": {"totalExecutionTime": 400},
@@ -328,7 +322,7 @@ mod tests {
             {"server": "files", "tool": "read_file", "ok": true, "error": null, "latencyMs": 100, "startedAt": 100, "finishedAt": 200},
             {"server": null, "tool": "rm <x>", "ok": false, "error": "unknown tool: rm <x>", "latencyMs": 0, "startedAt": 100, "finishedAt": 100}
         ]);
-        let svg = timeline(&report(calls));
+        let svg = timeline(&view(&report(calls)));
         let marks: Vec<&str> = svg.lines().filter(|l| l.starts_with("<rect class=\"tool ")).collect();
         // 760 units for 400 ms: 1.9 a millisecond, after a 120-unit label column.
         assert_eq!(
@@ -373,12 +367,13 @@ mod tests {
         let mut r = report(json!([]));
         r["metadata"]["totalExecutionTime"] = json!(27_028);
         r["departments"][0]["metadata"]["finishedAt"] = json!(27_028);
+        let r = view(&r);
         insta::assert_snapshot!(timeline(&r));
     }
 
     #[test]
     fn the_axis_of_a_timeline() {
-        let svg = timeline(&report(json!([])));
+        let svg = timeline(&view(&report(json!([]))));
         let labels: Vec<&str> = svg
             .lines()
             .filter(|l| l.starts_with("<line "))
@@ -392,10 +387,10 @@ mod tests {
     fn a_run_without_tool_calls_draws_as_before() {
         let mut r = report(json!([]));
         r["departments"][0]["toolCalls"] = json!([]);
-        let svg = timeline(&r);
+        let svg = timeline(&view(&r));
         assert!(!svg.contains("class=\"tool") && !svg.contains(TOOL_STYLE) && !svg.contains("tool call"));
         // An older report has no `toolCalls` at all.
         r["departments"][0].as_object_mut().unwrap().remove("toolCalls");
-        assert_eq!(timeline(&r), svg);
+        assert_eq!(timeline(&view(&r)), svg);
     }
 }
