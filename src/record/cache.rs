@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::cassette::keyed;
 use super::llm_line::Entry;
 use super::tape::Tape;
-use super::{BoxFuture, CompletionRequest, Outcome, Provider};
+use crate::provider::{BoxFuture, CompletionRequest, Outcome, Provider};
 use crate::config::ProviderKind;
 use crate::sink::LineFile;
 

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::tape::Tape;
 use super::tool_line::ToolEntry;
+use crate::report::Approval;
 use crate::read::{read_bounded_shared, Unread};
 use crate::sink::LineFile;
 
@@ -59,24 +60,13 @@ impl JournalLine {
     }
 }
 
-/// Approved or denied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Decided {
-    /// Yes: the step is taken.
-    Approved,
-    /// No: the model gets `denied by a person: REASON`, or the department fails.
-    Denied,
-}
-
 /// A decision as the journal keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// The item's id.
     pub id: String,
     /// Yes or no.
-    pub decision: Decided,
+    pub decision: Approval,
     /// Why it was denied (null when approved without one).
     #[serde(default)]
     pub reason: Option<String>,
@@ -142,6 +132,9 @@ impl Journal {
                         if !self.finished.contains_key(&id) {
                             self.in_doubt.insert(id);
                         }
+                    }
+                    JournalLine::Approval(d) if d.decision == Approval::Pending => {
+                        return Err("unknown variant `pending`, expected `approved` or `denied`".into());
                     }
                     JournalLine::Approval(d) => {
                         self.decisions.insert(d.id.clone(), d);
@@ -280,7 +273,7 @@ mod tests {
         assert_eq!(j.finished.keys().collect::<Vec<_>>(), ["tool-a"]);
         assert_eq!(j.in_doubt, HashSet::from(["tool-b".to_string()]));
         assert_eq!(j.pending.len(), 3, "an item pending twice is listed once");
-        assert_eq!(j.decisions["dept-1"].decision, Decided::Denied);
+        assert_eq!(j.decisions["dept-1"].decision, Approval::Denied);
         let undecided: Vec<&str> = j.undecided().iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(undecided, ["tool-b", "tool-c"], "by department, then id");
         assert_eq!(j.cut_line, None);

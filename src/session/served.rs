@@ -13,11 +13,11 @@ use futures::FutureExt;
 use tokio::sync::Semaphore;
 
 use super::setup::{self, CaseEngines};
-use super::{checked_prompt, make_plan, providers, run};
+use super::{checked_prompt, exit_for, make_plan, plan_options, providers, why_not_success, SessionError};
 use crate::cli::{Approvals, PlanArgs, ReplyArgs};
-use crate::config::{self, Config};
+use crate::config::{self, Config, Diagnostic};
 use crate::engine::{self, Engine, EngineParts};
-use crate::exit::{CommandError, Exit};
+use crate::exit::Exit;
 use crate::grade::Schemas;
 use crate::plan::Plan;
 use crate::provider::Providers;
@@ -35,7 +35,12 @@ pub struct Team {
     /// the protocol's) and never defers (no journal to resume from).
     approvals: Approvals,
     pool: Arc<Mutex<Option<Pool>>>,
+    /// What `validate` answers with: the diagnostics as `orch validate --format json` prints them.
+    validation: Validation,
 }
+
+/// The JSON of `orch validate --format json` for a config's diagnostics.
+pub type Validation = fn(&[Diagnostic]) -> serde_json::Value;
 
 /// Providers and the gate on calls in flight, built for one shape of the config.
 #[derive(Clone)]
@@ -47,25 +52,27 @@ struct Pool {
 }
 
 impl Team {
-    /// The team at `root`, deciding approvals by `approvals`.
-    pub fn new(root: PathBuf, approvals: Approvals) -> Self {
+    /// The team at `root`, deciding approvals by `approvals`, its `validate` answered with
+    /// `validation`.
+    pub fn new(root: PathBuf, approvals: Approvals, validation: Validation) -> Self {
         Team {
             root,
             approvals,
             pool: Arc::new(Mutex::new(None)),
+            validation,
         }
     }
 
     /// The config as it is now.
-    fn config(&self) -> Result<Config, CommandError> {
-        let (mut config, _warnings) = config::load(&self.root).map_err(|e| CommandError::usage(e.to_string()))?;
+    fn config(&self) -> Result<Config, SessionError> {
+        let (mut config, _warnings) = config::load(&self.root).map_err(|e| SessionError::refused(e.to_string()))?;
         // The config's `routing.successRates`, as `orch run` applies it.
-        config::learn_success_rates(&mut config, None).map_err(CommandError::usage)?;
+        config::learn_success_rates(&mut config, None).map_err(|e| SessionError::refused(e.to_string()))?;
         Ok(config)
     }
 
     /// The shared pool for `config`, built again only when its shape changed.
-    fn pool(&self, config: &Config) -> Result<Pool, CommandError> {
+    fn pool(&self, config: &Config) -> Result<Pool, SessionError> {
         let settings = &config.settings;
         let shape = format!(
             "{:?} {:?} {}",
@@ -76,7 +83,7 @@ impl Team {
             return Ok(p.clone());
         }
         // Keys are checked per call, against the plan that call runs.
-        let providers = providers::build(config, &[], &ReplyArgs::default(), None)?.providers;
+        let (providers, _) = providers::build(config, &[], &ReplyArgs::default(), None)?;
         let gate = Arc::new(Semaphore::new((settings.limits.max_concurrency as usize).max(1)));
         let built = Pool { shape, providers, gate };
         *pool = Some(built.clone());
@@ -91,12 +98,7 @@ impl Team {
         let plan = match make_plan(&config, &prompt, &args) {
             Ok(plan) => plan,
             // As `orch run` prints it: the master's failed report, then the reason.
-            Err(e) if e.exit == Exit::Failed => {
-                return Err(Answer::failed_with(
-                    &Report::master_failed(&prompt, &e.message),
-                    e.message,
-                ))
-            }
+            Err(SessionError::Failed(why)) => return Err(Answer::failed_with(&Report::master_failed(&prompt, &why), why)),
             Err(e) => return Err(message(e)),
         };
         let pool = self.pool(&config).map_err(message)?;
@@ -115,7 +117,7 @@ impl Team {
             Ok((call, Ok(prepared))) => (call, prepared),
             Ok((_, Err(answer))) | Err(answer) => return answer,
         };
-        let options = super::plan_options(&config, &plan_args(&call));
+        let options = plan_options(&config, &plan_args(&call));
         // The run's own servers: started before its first call, stopped at its end.
         let agents = setup::tool_agents(&config, &[&plan]);
         // A cancel (or the server stopping) while they start gives the start up too.
@@ -141,15 +143,15 @@ impl Team {
         setup::stop_tools(servers.as_deref()).await;
         // The observer goes with the engine: the progress notifications end here.
         drop(engine);
-        let exit = run::exit_for(&report, None);
-        match run::why_not_success(&report, exit, None) {
+        let exit = exit_for(&report, None);
+        match why_not_success(&report, exit, None) {
             None => Answer::json(&report),
             Some(why) => Answer::failed_with(&report, why),
         }
     }
 
     /// `orch explain --format json`.
-    fn explain_call(&self, prompt: String) -> Result<Plan, CommandError> {
+    fn explain_call(&self, prompt: String) -> Result<Plan, SessionError> {
         let prompt = checked_prompt(prompt)?;
         let config = self.config()?;
         let call = RunCall {
@@ -166,7 +168,7 @@ impl Team {
         if let Some(missing) = diagnostics.iter().find(|d| d.is_missing_config()) {
             return Answer::error(missing.message.clone());
         }
-        let report = super::validate::json_report(&diagnostics);
+        let report = (self.validation)(&diagnostics);
         let errors = diagnostics.iter().filter(|d| d.is_error()).count();
         match errors {
             0 => Answer::json(&report),
@@ -197,7 +199,7 @@ impl Team {
         let targets = crate::suite::targets(&loaded, &chosen.cases, &plans, |config, _| {
             let built = self.pool(config)?;
             pool = Some(built.clone());
-            Ok::<Providers, CommandError>(built.providers)
+            Ok::<Providers, SessionError>(built.providers)
         });
         let (targets, Some(pool)) = (match targets {
             Ok(targets) => (targets, pool),
@@ -216,7 +218,7 @@ impl Team {
         // The suite's servers: started once before its first call, stopped at its end.
         let never = std::pin::pin!(std::future::pending::<Exit>());
         let servers =
-            match super::test::start_servers(&loaded, &chosen.cases, &plans, &ReplyArgs::default(), never).await {
+            match super::suite::start_servers(&loaded, &chosen.cases, &plans, &ReplyArgs::default(), never).await {
                 Ok(servers) => servers,
                 Err(e) => return message(e),
             };
@@ -291,8 +293,8 @@ fn plan_args(call: &RunCall) -> PlanArgs {
 }
 
 /// A refusal's answer: its `error:` line.
-fn message(e: CommandError) -> Answer {
-    Answer::error(e.message)
+fn message(e: SessionError) -> Answer {
+    Answer::error(e.to_string())
 }
 
 impl Served for Team {

@@ -18,6 +18,41 @@ use super::tool_line::{tool_hash, ToolEntry, ToolList};
 use crate::sink::LineFile;
 use crate::tools::{ToolError, ToolHost, ToolInfo, ToolRequest};
 
+/// A tool host around another, the one forwarding helper of this room: what it lists is its
+/// inner host's (servers and tools pass through); only its calls, and what it knows of
+/// calls in doubt, are its own.
+pub(super) trait Around: Send + Sync {
+    /// The host it wraps.
+    fn inner(&self) -> &dyn ToolHost;
+
+    /// Runs one call, through the inner host or not.
+    fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>>;
+
+    /// See [`ToolHost::in_doubt`].
+    fn doubts(&self, id: &str) -> bool {
+        let _ = id;
+        false
+    }
+}
+
+impl<T: Around> ToolHost for T {
+    fn servers(&self) -> Vec<String> {
+        self.inner().servers()
+    }
+
+    fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
+        self.inner().tools(server)
+    }
+
+    fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
+        self.answer(request)
+    }
+
+    fn in_doubt(&self, id: &str) -> bool {
+        self.doubts(id)
+    }
+}
+
 /// The tool host of a run whose servers are `live`: as it is, or writing to the run's
 /// cassette `out` (`--record`), or reading `cached` through (`--cache`, `out` its file).
 /// The host of `--replay` is [`ToolReplayer::new`] over the loaded cassette instead.
@@ -64,16 +99,12 @@ impl ToolRecorder {
     }
 }
 
-impl ToolHost for ToolRecorder {
-    fn servers(&self) -> Vec<String> {
-        self.inner.servers()
+impl Around for ToolRecorder {
+    fn inner(&self) -> &dyn ToolHost {
+        self.inner.as_ref()
     }
 
-    fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
-        self.inner.tools(server)
-    }
-
-    fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
+    fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             let result = self.inner.call(request).await;
             self.out.line(&ToolEntry::of(request, &result, self.max).line());
@@ -143,16 +174,12 @@ impl ToolCache {
     }
 }
 
-impl ToolHost for ToolCache {
-    fn servers(&self) -> Vec<String> {
-        self.inner.servers()
+impl Around for ToolCache {
+    fn inner(&self) -> &dyn ToolHost {
+        self.inner.as_ref()
     }
 
-    fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
-        self.inner.tools(server)
-    }
-
-    fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
+    fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             let hash = tool_hash(request);
             let hit = {
@@ -184,7 +211,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::provider::{load_cache, load_cassette};
+    use crate::record::{load_cache, load_cassette};
 
     /// One server, `files`: `read_file` answers `read PATH`, `slow` times out; counts calls.
     #[derive(Default)]
