@@ -1,6 +1,7 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
 mod compare;
+mod completions;
 mod explain;
 mod init;
 mod mcp;
@@ -22,7 +23,8 @@ use crate::session::{check_size, checked_prompt, SessionError, MAX_PROMPT_BYTES}
 
 pub use compare::compare;
 pub use explain::explain;
-pub use init::{completions, init};
+pub use completions::completions;
+pub use init::init;
 pub use mcp::mcp;
 pub use report::report;
 pub use resume::{approve, resume};

@@ -85,7 +85,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         shard: args.shard,
         finished: &|record| bar.finished(record),
     };
-    let (mut records, interrupted) = runtime.block_on(async {
+    let (records, interrupted) = runtime.block_on(async {
         let ran = runner.run(&jobs, signalled).await;
         // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
         setup::stop_each(&servers).await;
@@ -95,25 +95,35 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     // A schema check the deadline abandoned may still be running: it is not waited for.
     runtime.shutdown_background();
     setup::export_traces(exporter);
+    let files = [out_file.as_ref(), recording.as_deref()];
+    let unwritten = files.into_iter().flatten().filter_map(LineFile::error).map(String::from);
+    let summary = summary(args, records, interrupted.is_some(), &chosen.cases, chosen.skipped, loaded)?;
+    Ok(Ended {
+        summary,
+        interrupted,
+        unwritten: unwritten.collect(),
+    })
+}
+
+/// The summary of a suite's runs: every run of the results file when resuming, else
+/// `records`, in suite order; an `interrupted` one names the cases not run.
+fn summary(
+    args: &TestArgs,
+    mut records: Vec<suite::Record>,
+    interrupted: bool,
+    cases: &[(usize, &suite::Case)],
+    skipped: usize,
+    loaded: &Loaded,
+) -> Result<Summary, SessionError> {
     if let Some(path) = &args.resume {
         records = suite::resume(path).map_err(|e| SessionError::refused(e.to_string()))?.records;
     }
     suite::in_suite_order(&mut records, &loaded.suites);
-    let files = [out_file.as_ref(), recording.as_deref()];
-    let mut summary = suite::summarize(&records, args.pass_rate, chosen.skipped);
-    if interrupted.is_some() {
-        summary.not_run = not_run(&summary, &chosen.cases, &loaded.suites);
+    let mut summary = suite::summarize(&records, args.pass_rate, skipped);
+    if interrupted {
+        summary.not_run = not_run(&summary, cases, &loaded.suites);
     }
-    Ok(Ended {
-        summary,
-        interrupted,
-        unwritten: files
-            .into_iter()
-            .flatten()
-            .filter_map(LineFile::error)
-            .map(String::from)
-            .collect(),
-    })
+    Ok(summary)
 }
 
 /// Starts the MCP servers of each config that the chosen cases' plans use, once for the
