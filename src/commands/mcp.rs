@@ -34,7 +34,10 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
         Some(address) => Some(bind(address)?),
         None => None,
     };
-    let validation = |d: &[config::Diagnostic]| serde_json::to_value(super::validate::json_report(d)).unwrap_or_default();
+    let validation = |d: &[config::Diagnostic], why: Option<String>| match why {
+        None => serve::Answer::json(&super::validate::json_report(d)),
+        Some(why) => serve::Answer::failed_with(&super::validate::json_report(d), why),
+    };
     let served: Arc<dyn Served> = Arc::new(Team::new(root.clone(), args.approvals, validation));
     let runtime = session::runtime().map_err(CommandError::from)?;
     let served_until_stopped = runtime.block_on(async {

@@ -39,8 +39,9 @@ pub struct Team {
     validation: Validation,
 }
 
-/// The JSON of `orch validate --format json` for a config's diagnostics.
-pub type Validation = fn(&[Diagnostic]) -> serde_json::Value;
+/// The answer of `validate`: a config's diagnostics as `orch validate --format json` prints
+/// them, an error result with the words given when the config is not valid.
+pub type Validation = fn(&[Diagnostic], Option<String>) -> Answer;
 
 /// Providers and the gate on calls in flight, built for one shape of the config.
 #[derive(Clone)]
@@ -168,16 +169,13 @@ impl Team {
         if let Some(missing) = diagnostics.iter().find(|d| d.is_missing_config()) {
             return Answer::error(missing.message.clone());
         }
-        let report = (self.validation)(&diagnostics);
         let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-        match errors {
-            0 => Answer::json(&report),
-            _ => {
-                let counts = [(errors, "error"), (diagnostics.len() - errors, "warning")];
-                let [e, w] = counts.map(|(n, what)| crate::text::count(n, what));
-                Answer::failed_with(&report, format!("the config is not valid: {e}, {w}"))
-            }
-        }
+        let why = (errors > 0).then(|| {
+            let counts = [(errors, "error"), (diagnostics.len() - errors, "warning")];
+            let [e, w] = counts.map(|(n, what)| crate::text::count(n, what));
+            format!("the config is not valid: {e}, {w}")
+        });
+        (self.validation)(&diagnostics, why)
     }
 }
 
