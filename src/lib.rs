@@ -24,10 +24,10 @@
 //!    plans and runs; the MCP server of `orch mcp` (its tools, over stdio and HTTP);
 //!    analytics over many runs' reports and the success rates they teach
 //! 10. `session`: a config, its plan(s) and the run options made into a ready run (providers,
-//!    tool servers, approver, budget, observers, journal), the engine built and run, and
-//!    everything stopped at its end; `orch mcp`'s served team
+//!     tool servers, approver, budget, observers, journal), the engine built and run, and
+//!     everything stopped at its end; `orch mcp`'s served team
 //! 11. `compare`: two results files compared case by case (Fisher's exact test, Wilson
-//!    intervals), and the comparison's tree, Markdown and page
+//!     intervals), and the comparison's tree, Markdown and page
 //! 12. `commands`: the glue for the binary: parse, call one function, print, exit
 //!
 //! Each module is a facade: its files are private, and what other layers use is re-exported

@@ -22,8 +22,8 @@ use crate::exit::CommandError;
 use crate::session::{check_size, checked_prompt, SessionError, MAX_PROMPT_BYTES};
 
 pub use compare::compare;
-pub use explain::explain;
 pub use completions::completions;
+pub use explain::explain;
 pub use init::init;
 pub use mcp::mcp;
 pub use report::report;

@@ -100,7 +100,11 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     let file = reopen_journal(&args.file, &journal).map_err(CommandError::usage)?;
-    let decision = if args.deny { Approval::Denied } else { Approval::Approved };
+    let decision = if args.deny {
+        Approval::Denied
+    } else {
+        Approval::Approved
+    };
     let reason = match (&args.reason, args.deny) {
         (Some(r), _) => Some(r.clone()),
         (None, true) => Some(NO_REASON.to_string()),

@@ -17,7 +17,12 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     suite::files_apart(&named_files(&args)).map_err(CommandError::usage)?;
     // Checked first: a JUnit file that cannot be written stops the suite before it runs; what
     // it holds is replaced only at the end (a refused suite leaves it as it was).
-    let junit = args.junit.as_deref().map(open_junit).transpose().map_err(CommandError::from)?;
+    let junit = args
+        .junit
+        .as_deref()
+        .map(open_junit)
+        .transpose()
+        .map_err(CommandError::from)?;
     if !args.merge.is_empty() {
         let mut records = suite::read_results(&args.merge).map_err(CommandError::usage)?;
         suite::order_by_name(&mut records);

@@ -102,7 +102,6 @@ fn denied_line(id: &str, denial: &Denial, by: DecidedBy) -> JournalLine {
     line
 }
 
-
 /// A decision of `orch approve` on item `id`, as its journal line.
 pub fn approve_line(id: &str, decision: Approval, reason: Option<String>) -> JournalLine {
     JournalLine::Approval(Decision {

@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use super::tape::Tape;
 use super::tool_line::ToolEntry;
-use crate::report::Approval;
 use crate::read::{read_bounded_shared, Unread};
+use crate::report::Approval;
 use crate::sink::LineFile;
 
 /// A journal line that is not a cassette's.

@@ -19,8 +19,8 @@ use super::llm_line::Entry;
 use super::tape::Tape;
 use super::tool_hosts::{write_lists, Around};
 use super::tool_line::ToolEntry;
-use crate::provider::{CompletionRequest, Outcome, Provider};
 use crate::config::ProviderKind;
+use crate::provider::{CompletionRequest, Outcome, Provider};
 use crate::sink::LineFile;
 use crate::tools::{ToolError, ToolHost, ToolRequest};
 

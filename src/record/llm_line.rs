@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::provider::{AskedCall, Completion, CompletionRequest, Outcome, ProviderError};
 use crate::config::ProviderKind;
+use crate::provider::{AskedCall, Completion, CompletionRequest, Outcome, ProviderError};
 use crate::sink::LineFile;
 
 /// One recorded exchange.

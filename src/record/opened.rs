@@ -66,7 +66,13 @@ pub struct Opened {
 
 /// Opens `--journal`: a new journal is created (emptied) and begins with its `run` line; a
 /// resumed one (`read`) is appended to.
-pub fn open(path: &Path, request: &str, root: &Path, options: Value, resumed: Option<Journal>) -> Result<Opened, RecordError> {
+pub fn open(
+    path: &Path,
+    request: &str,
+    root: &Path,
+    options: Value,
+    resumed: Option<Journal>,
+) -> Result<Opened, RecordError> {
     if let Some(read) = resumed {
         let file = reopen_journal(path, &read).map_err(RecordError::File)?;
         return Ok(Opened {

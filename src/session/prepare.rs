@@ -41,7 +41,8 @@ pub fn check_size(len: usize) -> Result<(), SessionError> {
 pub fn load_config(args: &PlanArgs) -> Result<Config, SessionError> {
     let root = locate_root(args.config.as_deref());
     let (mut config, _warnings) = config::load(&root).map_err(|e| SessionError::refused(e.to_string()))?;
-    config::learn_success_rates(&mut config, args.success_rates.as_deref()).map_err(|e| SessionError::refused(e.to_string()))?;
+    config::learn_success_rates(&mut config, args.success_rates.as_deref())
+        .map_err(|e| SessionError::refused(e.to_string()))?;
     Ok(config)
 }
 
@@ -68,4 +69,3 @@ pub fn routing_error(e: RoutingError) -> SessionError {
         RoutingError::UnknownDepartment { .. } => SessionError::refused(e.to_string()),
     }
 }
-

@@ -48,7 +48,12 @@ impl Tapes {
 
     /// Every provider the run may use: real ones over HTTP (or the cassette of `--replay` in
     /// their place), wrapped in the tape and `journal`.
-    pub fn providers(&self, config: &Config, args: &ReplyArgs, journal: Option<&Opened>) -> Result<Providers, SessionError> {
+    pub fn providers(
+        &self,
+        config: &Config,
+        args: &ReplyArgs,
+        journal: Option<&Opened>,
+    ) -> Result<Providers, SessionError> {
         let stack = self.stack(journal);
         let mut by_name: HashMap<String, Arc<dyn Provider>> = HashMap::new();
         for (name, settings) in &config.settings.providers {

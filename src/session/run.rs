@@ -160,7 +160,9 @@ fn settings_files(root: &std::path::Path) -> Vec<PathBuf> {
 fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<(Observers, Option<Arc<LineFile>>), SessionError> {
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let events = match &args.events {
-        Some(path) => Some(Arc::new(LineFile::create(path, "events").map_err(SessionError::refused)?)),
+        Some(path) => Some(Arc::new(
+            LineFile::create(path, "events").map_err(SessionError::refused)?,
+        )),
         None => None,
     };
     if let Some(out) = &events {

@@ -99,7 +99,9 @@ impl Team {
         let plan = match make_plan(&config, &prompt, &args) {
             Ok(plan) => plan,
             // As `orch run` prints it: the master's failed report, then the reason.
-            Err(SessionError::Failed(why)) => return Err(Answer::failed_with(&Report::master_failed(&prompt, &why), why)),
+            Err(SessionError::Failed(why)) => {
+                return Err(Answer::failed_with(&Report::master_failed(&prompt, &why), why))
+            }
             Err(e) => return Err(message(e)),
         };
         let pool = self.pool(&config).map_err(message)?;

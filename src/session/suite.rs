@@ -96,8 +96,19 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     runtime.shutdown_background();
     setup::export_traces(exporter);
     let files = [out_file.as_ref(), recording.as_deref()];
-    let unwritten = files.into_iter().flatten().filter_map(LineFile::error).map(String::from);
-    let summary = summary(args, records, interrupted.is_some(), &chosen.cases, chosen.skipped, loaded)?;
+    let unwritten = files
+        .into_iter()
+        .flatten()
+        .filter_map(LineFile::error)
+        .map(String::from);
+    let summary = summary(
+        args,
+        records,
+        interrupted.is_some(),
+        &chosen.cases,
+        chosen.skipped,
+        loaded,
+    )?;
     Ok(Ended {
         summary,
         interrupted,
@@ -116,7 +127,9 @@ fn summary(
     loaded: &Loaded,
 ) -> Result<Summary, SessionError> {
     if let Some(path) = &args.resume {
-        records = suite::resume(path).map_err(|e| SessionError::refused(e.to_string()))?.records;
+        records = suite::resume(path)
+            .map_err(|e| SessionError::refused(e.to_string()))?
+            .records;
     }
     suite::in_suite_order(&mut records, &loaded.suites);
     let mut summary = suite::summarize(&records, args.pass_rate, skipped);

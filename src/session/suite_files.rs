@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::cli::TestArgs;
 use super::SessionError;
+use crate::cli::TestArgs;
 use crate::sink::LineFile;
 use crate::suite::{self, Named, Pending, Resumed};
 
