@@ -96,3 +96,93 @@ impl Stack<'_> {
             .fold(base, |inner, layer| wrap(layer, inner))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures::executor::block_on;
+    use serde_json::json;
+
+    use super::*;
+    use crate::provider::{request, BoxFuture, Completion, CompletionRequest, Outcome};
+    use crate::record::{load_cache, open_journal};
+
+    /// Answers every call with its count.
+    #[derive(Default)]
+    struct Counting(AtomicUsize);
+
+    impl Provider for Counting {
+        fn complete<'a>(&'a self, _: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
+            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+            Box::pin(std::future::ready(Outcome::once(Ok(Completion {
+                text: format!("reply {n}"),
+                ..Completion::default()
+            }))))
+        }
+    }
+
+    fn lines(path: &std::path::Path) -> usize {
+        std::fs::read_to_string(path).unwrap().lines().count()
+    }
+
+    #[test]
+    fn the_journal_wraps_the_cache_which_wraps_the_live_provider() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, journal) = (dir.path().join("cache.jsonl"), dir.path().join("run.journal"));
+        let tape = load_cache(&cache).unwrap();
+        let out = Arc::new(LineFile::append(&cache, "the cache").unwrap());
+        let opened = open_journal(&journal, "r", dir.path(), json!({}), None).unwrap();
+        let stack = Stack {
+            replay: None,
+            cached: Some(&tape),
+            out: Some(&out),
+            journal: Some(&opened),
+            max_result: 1024,
+        };
+        let live = Arc::new(Counting::default());
+        let inner = live.clone();
+        let provider = stack
+            .provider(ProviderKind::OpenAi, || Ok::<_, ()>(inner as Arc<dyn Provider>))
+            .unwrap();
+        let ask = request("a", "Design a costume");
+        assert_eq!(block_on(provider.complete(&ask)).result.unwrap().text, "reply 1");
+        let again = block_on(provider.complete(&ask));
+        assert!(again.cached, "the cache, inside the journal, answered the second call");
+        assert_eq!(again.result.unwrap().text, "reply 1");
+        assert_eq!(live.0.load(Ordering::SeqCst), 1);
+        assert_eq!(lines(&cache), 1, "the cache keeps the one live reply");
+        assert_eq!(
+            lines(&journal),
+            3,
+            "the journal, outermost, keeps its run line and both answers"
+        );
+    }
+
+    #[test]
+    fn under_replay_the_cassette_stands_in_for_the_live_provider_and_nothing_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("out.jsonl");
+        let replay = Tape::default();
+        let out = Arc::new(LineFile::create(&record, "the cassette").unwrap());
+        let stack = Stack {
+            replay: Some(&replay),
+            cached: None,
+            out: Some(&out),
+            journal: None,
+            max_result: 1024,
+        };
+        let provider = stack
+            .provider(ProviderKind::OpenAi, || -> Result<Arc<dyn Provider>, ()> {
+                panic!("no live provider is made under --replay")
+            })
+            .unwrap();
+        let outcome = block_on(provider.complete(&request("a", "Design a costume")));
+        assert!(outcome.result.is_err(), "the empty cassette holds no reply");
+        assert_eq!(lines(&record), 0, "the tape layer is skipped under --replay");
+        assert!(
+            stack.tools(None).is_some(),
+            "the cassette answers tool calls with no server"
+        );
+    }
+}
