@@ -13,11 +13,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 
+use super::around::Around;
 use super::cassette::keyed;
 use super::journal::{Journal, JournalLine};
 use super::llm_line::Entry;
 use super::tape::Tape;
-use super::tool_hosts::{write_lists, Around};
+use super::tool_hosts::write_lists;
 use super::tool_line::ToolEntry;
 use crate::config::ProviderKind;
 use crate::provider::{CompletionRequest, Outcome, Provider};

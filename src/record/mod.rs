@@ -6,9 +6,11 @@
 //! ([`Stack`]).
 
 mod approver;
+mod around;
 mod cache;
 mod cassette;
 mod journal;
+mod journal_read;
 mod journaled;
 mod llm_line;
 mod lock;
@@ -19,9 +21,10 @@ mod tool_hosts;
 mod tool_line;
 
 pub use approver::{approve_line, NO_REASON};
-pub use journal::{load_journal, reopen_journal, Journal, JournalLine};
+pub use journal::{Journal, JournalLine};
+pub use journal_read::load_journal;
 pub use lock::hold;
-pub use opened::{config_digest, open as open_journal, Opened};
+pub use opened::{config_digest, open as open_journal, reopen_journal, Opened};
 pub use stack::Stack;
 pub use tape::{load as load_cassette, load_cache, Tape};
 

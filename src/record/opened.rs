@@ -2,13 +2,14 @@
 //! the config root with a digest of its files, and every option that shapes the run), or
 //! the journal a resume read, appended to.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::journal::{reopen_journal, Journal, JournalLine};
+use super::journal::{Journal, JournalLine};
 use super::lock::{hold, Held};
 use super::RecordError;
 use crate::sink::LineFile;
@@ -95,6 +96,20 @@ pub fn open(
         read: Journal::default(),
         _held: Some(held),
     })
+}
+
+/// Opens a journal read by [`load_journal`] to append to it: a last line cut short is cut
+/// off first, and a last line without its newline gets one, so the next line stands alone.
+pub fn reopen_journal(path: &Path, journal: &Journal) -> Result<LineFile, String> {
+    let fail = |e: std::io::Error| format!("cannot write the journal to {}: {e}", path.display());
+    if journal.cut_line.is_some() {
+        let file = std::fs::OpenOptions::new().write(true).open(path).map_err(fail)?;
+        file.set_len(journal.kept).map_err(fail)?;
+    } else if !journal.ends_whole {
+        let mut file = std::fs::OpenOptions::new().append(true).open(path).map_err(fail)?;
+        file.write_all(b"\n").map_err(fail)?;
+    }
+    LineFile::append(path, "the journal")
 }
 
 #[cfg(test)]

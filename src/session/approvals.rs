@@ -2,42 +2,17 @@
 //! the decisions of a journal when the run has one (`record` writes them down).
 
 use std::collections::HashSet;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::SessionError;
 use crate::cli::ApprovalMode;
 use crate::engine::{Approver, Flag, Verdict};
 use crate::record::{Opened, NO_REASON};
 use crate::report::{DecidedBy, Denial, GateItem, GateKind};
 use crate::text::{printable, printable_lines};
-
-/// `--approvals` as given, else `prompt` when standard input is a terminal and not the
-/// prompt's source, else `deny` (CI never waits for a person, nor lets a gated step
-/// through by accident). `defer` needs a journal to resume from; `prompt` cannot read its
-/// answers from a standard input that holds the request (`-`).
-pub fn mode(flag: Option<ApprovalMode>, prompt_on_stdin: bool, journal: bool) -> Result<ApprovalMode, SessionError> {
-    let terminal = std::io::stdin().is_terminal() && !prompt_on_stdin;
-    let mode = flag.unwrap_or(if terminal {
-        ApprovalMode::Prompt
-    } else {
-        ApprovalMode::Deny
-    });
-    if mode == ApprovalMode::Defer && !journal {
-        return Err(SessionError::refused(
-            "--approvals defer needs --journal FILE: a paused run is resumed from its journal",
-        ));
-    }
-    if mode == ApprovalMode::Prompt && prompt_on_stdin {
-        return Err(SessionError::refused(
-            "--approvals prompt reads its answers from standard input, which holds the request (`-`): give the request as an argument",
-        ));
-    }
-    Ok(mode)
-}
 
 /// The approver of a run in `mode`, behind the journal's decisions when there is a journal.
 pub fn approver(mode: ApprovalMode, journal: Option<&Opened>) -> Arc<dyn Approver> {

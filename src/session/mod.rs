@@ -14,14 +14,17 @@ mod providers;
 mod route;
 mod run;
 mod served;
+mod served_run;
+mod served_suite;
 mod setup;
 mod suite;
 mod suite_files;
 
-pub use approvals::mode as approval_mode;
 pub use options::RunOptions;
 pub use outcome::{exit_for, waiting, why_not_success};
-pub use prepare::{check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES};
+pub use prepare::{
+    approval_mode, check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES,
+};
 pub use route::route;
 pub use run::run;
 pub use served::Team;

@@ -1,7 +1,9 @@
 //! What every command does before a session: the request checked, the config loaded (with
 //! learned success rates), and the request planned, routing failures given their exit codes.
 
-use crate::cli::PlanArgs;
+use std::io::IsTerminal;
+
+use crate::cli::{ApprovalMode, PlanArgs};
 use crate::config::{self, locate_root, Config};
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 
@@ -68,4 +70,32 @@ pub fn routing_error(e: RoutingError) -> SessionError {
         RoutingError::NoMatch => SessionError::failed(e.to_string()),
         RoutingError::UnknownDepartment { .. } => SessionError::refused(e.to_string()),
     }
+}
+
+/// `--approvals` as given, else `prompt` when standard input is a terminal and not the
+/// prompt's source, else `deny` (CI never waits for a person, nor lets a gated step
+/// through by accident). `defer` needs a journal to resume from; `prompt` cannot read its
+/// answers from a standard input that holds the request (`-`).
+pub fn approval_mode(
+    flag: Option<ApprovalMode>,
+    prompt_on_stdin: bool,
+    journal: bool,
+) -> Result<ApprovalMode, SessionError> {
+    let terminal = std::io::stdin().is_terminal() && !prompt_on_stdin;
+    let mode = flag.unwrap_or(if terminal {
+        ApprovalMode::Prompt
+    } else {
+        ApprovalMode::Deny
+    });
+    if mode == ApprovalMode::Defer && !journal {
+        return Err(SessionError::refused(
+            "--approvals defer needs --journal FILE: a paused run is resumed from its journal",
+        ));
+    }
+    if mode == ApprovalMode::Prompt && prompt_on_stdin {
+        return Err(SessionError::refused(
+            "--approvals prompt reads its answers from standard input, which holds the request (`-`): give the request as an argument",
+        ));
+    }
+    Ok(mode)
 }

@@ -9,31 +9,24 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
-use futures::FutureExt;
 use tokio::sync::Semaphore;
 
-use super::setup::{self, CaseEngines};
-use super::{checked_prompt, exit_for, make_plan, plan_options, providers, why_not_success, SessionError};
+use super::{checked_prompt, make_plan, providers, SessionError};
 use crate::cli::{Approvals, PlanArgs, ReplyArgs};
 use crate::config::{self, Config, Diagnostic};
-use crate::engine::{self, Engine, EngineParts};
-use crate::exit::Exit;
-use crate::grade::Schemas;
 use crate::plan::Plan;
 use crate::provider::Providers;
-use crate::report::{Observer, Report};
+use crate::report::Observer;
 use crate::serve::{Answer, RunCall, Served};
-use crate::suite::{Case, Loaded};
-use crate::tools::ToolHost;
 
 /// The team of one config root, served.
 #[derive(Clone)]
 pub struct Team {
-    root: PathBuf,
+    pub(super) root: PathBuf,
     /// `--approvals`: how steps that need a person's approval are decided in served runs
     /// and suites (SPEC §16, §19): by the flag alone; a served run never prompts (stdin is
     /// the protocol's) and never defers (no journal to resume from).
-    approvals: Approvals,
+    pub(super) approvals: Approvals,
     pool: Arc<Mutex<Option<Pool>>>,
     /// What `validate` answers with: the diagnostics as `orch validate --format json` prints them.
     validation: Validation,
@@ -45,11 +38,11 @@ pub type Validation = fn(&[Diagnostic], Option<String>) -> Answer;
 
 /// Providers and the gate on calls in flight, built for one shape of the config.
 #[derive(Clone)]
-struct Pool {
+pub(super) struct Pool {
     /// The settings it was built from (`Debug` of ordered maps: equal text, equal settings).
     shape: String,
-    providers: Providers,
-    gate: Arc<Semaphore>,
+    pub(super) providers: Providers,
+    pub(super) gate: Arc<Semaphore>,
 }
 
 impl Team {
@@ -65,7 +58,7 @@ impl Team {
     }
 
     /// The config as it is now.
-    fn config(&self) -> Result<Config, SessionError> {
+    pub(super) fn config(&self) -> Result<Config, SessionError> {
         let (mut config, _warnings) = config::load(&self.root).map_err(|e| SessionError::refused(e.to_string()))?;
         // The config's `routing.successRates`, as `orch run` applies it.
         config::learn_success_rates(&mut config, None).map_err(|e| SessionError::refused(e.to_string()))?;
@@ -73,7 +66,7 @@ impl Team {
     }
 
     /// The shared pool for `config`, built again only when its shape changed.
-    fn pool(&self, config: &Config) -> Result<Pool, SessionError> {
+    pub(super) fn pool(&self, config: &Config) -> Result<Pool, SessionError> {
         let settings = &config.settings;
         let shape = format!(
             "{:?} {:?} {}",
@@ -89,68 +82,6 @@ impl Team {
         let built = Pool { shape, providers, gate };
         *pool = Some(built.clone());
         Ok(built)
-    }
-
-    /// Everything a served run needs before its first call, or the answer that refuses it.
-    fn prepare(&self, call: &RunCall) -> Result<(Config, Plan, Pool), Answer> {
-        let prompt = checked_prompt(call.prompt.clone()).map_err(message)?;
-        let config = self.config().map_err(message)?;
-        let args = plan_args(call);
-        let plan = match make_plan(&config, &prompt, &args) {
-            Ok(plan) => plan,
-            // As `orch run` prints it: the master's failed report, then the reason.
-            Err(SessionError::Failed(why)) => {
-                return Err(Answer::failed_with(&Report::master_failed(&prompt, &why), why))
-            }
-            Err(e) => return Err(message(e)),
-        };
-        let pool = self.pool(&config).map_err(message)?;
-        providers::check_keys(&config, &plan, &ReplyArgs::default()).map_err(message)?;
-        Ok((config, plan, pool))
-    }
-
-    /// One served run, start to report.
-    async fn run_call(&self, call: RunCall, observer: Box<dyn Observer>, stop: BoxFuture<'static, ()>) -> Answer {
-        let team = self.clone();
-        let prepared = off_runtime(move || {
-            let prepared = team.prepare(&call);
-            (call, prepared)
-        });
-        let (call, (config, plan, pool)) = match prepared.await {
-            Ok((call, Ok(prepared))) => (call, prepared),
-            Ok((_, Err(answer))) | Err(answer) => return answer,
-        };
-        let options = plan_options(&config, &plan_args(&call));
-        // The run's own servers: started before its first call, stopped at its end.
-        let agents = setup::tool_agents(&config, &[&plan]);
-        // A cancel (or the server stopping) while they start gives the start up too.
-        let stop = stop.shared();
-        let stopped = std::pin::pin!(stop.clone().map(|()| Exit::Interrupted));
-        let servers = match setup::start_tools(&config, &agents, &ReplyArgs::default(), stopped).await {
-            Ok(servers) => servers,
-            Err(e) => return message(e),
-        };
-        let config = Arc::new(config);
-        let engine = Engine::new(EngineParts {
-            run_id: crate::text::new_id("run"),
-            config: config.clone(),
-            schemas: Arc::new(Schemas::of(&config)),
-            providers: pool.providers,
-            budget: setup::budget(&config).with_gate(pool.gate),
-            observer,
-            seed: 0,
-            tools: servers.clone().map(|s| s as Arc<dyn ToolHost>),
-        })
-        .with_approver(Arc::new(setup::flag(self.approvals)));
-        let report = engine::run_request(&engine, &call.prompt, options, stop).await;
-        setup::stop_tools(servers.as_deref()).await;
-        // The observer goes with the engine: the progress notifications end here.
-        drop(engine);
-        let exit = exit_for(&report, None);
-        match why_not_success(&report, exit, None) {
-            None => Answer::json(&report),
-            Some(why) => Answer::failed_with(&report, why),
-        }
     }
 
     /// `orch explain --format json`.
@@ -181,108 +112,8 @@ impl Team {
     }
 }
 
-impl Team {
-    /// `orch test --config ROOT SUITE --format json`: the suite's cases on the served config
-    /// (the served root wins over the suite's own `config`, as `--config` does), `--jobs 4`,
-    /// through the shared pool and gate. A failing case makes it an error result.
-    async fn suite(&self, path: PathBuf, stop: BoxFuture<'static, ()>) -> Answer {
-        let loaded = match self.load_suite(path) {
-            Ok(loaded) => loaded,
-            Err(answer) => return answer,
-        };
-        let chosen = crate::suite::select(&loaded.suites, None, None);
-        let plans = match checked_plans(&loaded, &chosen.cases) {
-            Ok(plans) => plans,
-            Err(answer) => return answer,
-        };
-        let mut pool = None;
-        let targets = crate::suite::targets(&loaded, &chosen.cases, &plans, |config, _| {
-            let built = self.pool(config)?;
-            pool = Some(built.clone());
-            Ok::<Providers, SessionError>(built.providers)
-        });
-        let (targets, Some(pool)) = (match targets {
-            Ok(targets) => (targets, pool),
-            Err(e) => return message(e),
-        }) else {
-            return Answer::error("the suite names no config");
-        };
-        let runs = crate::suite::Runs {
-            suites: &loaded.suites,
-            plans: &plans,
-            targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
-            repeat: None,
-            done: &[],
-        };
-        let jobs = chosen.jobs(&runs);
-        // The suite's servers: started once before its first call, stopped at its end.
-        let never = std::pin::pin!(std::future::pending::<Exit>());
-        let servers =
-            match super::suite::start_servers(&loaded, &chosen.cases, &plans, &ReplyArgs::default(), never).await {
-                Ok(servers) => servers,
-                Err(e) => return message(e),
-            };
-        let tools = (servers.iter())
-            .map(|(root, s)| (root.clone(), Arc::clone(s) as Arc<dyn ToolHost>))
-            .collect();
-        let runner = crate::suite::Runner {
-            engine: &CaseEngines {
-                seed: 0,
-                tools,
-                approvals: self.approvals,
-            },
-            jobs: 4,
-            gate: pool.gate,
-            results: None,
-            shard: None,
-            finished: &|_| {},
-        };
-        let (mut records, interrupted) = runner.run(&jobs, stop).await;
-        setup::stop_each(&servers).await;
-        if interrupted.is_some() {
-            return Answer::error("interrupted: the client cancelled the call");
-        }
-        crate::suite::in_suite_order(&mut records, &loaded.suites);
-        summarized(&records, chosen.skipped)
-    }
-
-    /// The suite at `path` under the config root, or its problems (each at
-    /// file:line:column, then the refusal) as the tool's error.
-    fn load_suite(&self, path: PathBuf) -> Result<Loaded, Answer> {
-        crate::suite::load(std::slice::from_ref(&path), Some(&self.root), None).map_err(|refused| {
-            let lines = refused.problems.iter().map(ToString::to_string);
-            Answer::error(lines.chain([refused.message]).collect::<Vec<_>>().join("\n"))
-        })
-    }
-}
-
-/// The summary of a suite's records (`skipped` cases not chosen): the tool's result, an
-/// error result when a case failed.
-fn summarized(records: &[crate::suite::Record], skipped: usize) -> Answer {
-    let summary = crate::suite::summarize(records, 1.0, skipped);
-    match summary.failed + summary.errors {
-        0 => Answer::json(&summary),
-        failed => Answer::failed_with(&summary, format!("{failed} of {} cases failed", summary.cases.len())),
-    }
-}
-
-/// The plans of a suite's chosen cases, checked as `orch test` checks them before any call:
-/// an unknown department, an agent with tools or a missing key refuses the whole suite.
-fn checked_plans(loaded: &Loaded, cases: &[(usize, &Case)]) -> Result<Vec<Result<Plan, String>>, Answer> {
-    let config_of = |i: usize| &loaded.configs[&loaded.roots[i]];
-    let plans: Vec<Result<Plan, String>> = (cases.iter())
-        .map(|(i, case)| crate::suite::plan_of(config_of(*i), case))
-        .collect::<Result<_, _>>()
-        .map_err(Answer::error)?;
-    for ((i, _), plan) in cases.iter().zip(&plans) {
-        let Ok(plan) = plan else { continue };
-        providers::check_keys(config_of(*i), plan, &ReplyArgs::default()).map_err(message)?;
-    }
-    Ok(plans)
-}
-
 /// `orch run`'s planning flags for a call.
-fn plan_args(call: &RunCall) -> PlanArgs {
+pub(super) fn plan_args(call: &RunCall) -> PlanArgs {
     PlanArgs {
         prompt: call.prompt.clone(),
         config: None,
@@ -293,7 +124,7 @@ fn plan_args(call: &RunCall) -> PlanArgs {
 }
 
 /// A refusal's answer: its `error:` line.
-fn message(e: SessionError) -> Answer {
+pub(super) fn message(e: SessionError) -> Answer {
     Answer::error(e.to_string())
 }
 
@@ -338,7 +169,7 @@ impl Served for Team {
 
 /// `work` on a blocking thread of its own, off the runtime's workers: loading a config reads
 /// its files, and a suite's runner is single-task. A panic in it is the call's error result.
-async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Answer> {
+pub(super) async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Answer> {
     let done = tokio::task::spawn_blocking(work).await;
     done.map_err(|e| Answer::error(format!("the call failed: {e}")))
 }
