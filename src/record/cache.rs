@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::cassette::keyed;
 use super::llm_line::Entry;
 use super::tape::Tape;
-use super::{BoxFuture, CompletionRequest, Outcome, Provider};
 use crate::config::ProviderKind;
+use crate::provider::{BoxFuture, CompletionRequest, Outcome, Provider};
 use crate::sink::LineFile;
 
 /// Wraps a provider: answers from `tape` when it can, else asks `inner` and appends to `out`.

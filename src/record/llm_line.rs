@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{AskedCall, Completion, CompletionRequest, Outcome, ProviderError};
 use crate::config::ProviderKind;
+use crate::provider::{AskedCall, Completion, CompletionRequest, Outcome, ProviderError};
 use crate::sink::LineFile;
 
 /// One recorded exchange.
@@ -150,7 +150,7 @@ pub fn short_hash(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::fixtures::request;
+    use crate::provider::request;
 
     #[test]
     fn an_entry_keeps_the_calls_a_reply_asked_for() {

@@ -28,6 +28,36 @@ impl Progress {
         }
     }
 
+    /// A department's bar, from its start.
+    fn start(&self, department: &str, specialists: usize) {
+        let bar = self.multi.add(ProgressBar::new_spinner());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {prefix:.bold} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(printable(department).into_owned());
+        bar.set_message(if specialists == 0 {
+            "head answering".to_string()
+        } else {
+            format!("{specialists} specialists")
+        });
+        bar.enable_steady_tick(Duration::from_millis(100));
+        if let Ok(mut bars) = self.bars.lock() {
+            bars.insert(department.to_string(), bar);
+        }
+    }
+
+    /// Leaves nothing behind at the run's end: the report follows on stdout.
+    fn clear(&self) {
+        if let Ok(mut bars) = self.bars.lock() {
+            for (_, bar) in bars.drain() {
+                bar.finish_and_clear();
+            }
+        }
+        let _ = self.multi.clear();
+        self.multi.set_draw_target(ProgressDrawTarget::hidden());
+    }
+
     fn with_bar(&self, department: &str, f: impl FnOnce(&ProgressBar)) {
         if let Ok(bars) = self.bars.lock() {
             if let Some(bar) = bars.get(department) {
@@ -69,23 +99,7 @@ impl Observer for Progress {
             Event::DepartmentStart {
                 department,
                 specialists,
-            } => {
-                let bar = self.multi.add(ProgressBar::new_spinner());
-                bar.set_style(
-                    ProgressStyle::with_template("{spinner} {prefix:.bold} {wide_msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                );
-                bar.set_prefix(printable(department).into_owned());
-                bar.set_message(if *specialists == 0 {
-                    "head answering".to_string()
-                } else {
-                    format!("{specialists} specialists")
-                });
-                bar.enable_steady_tick(Duration::from_millis(100));
-                if let Ok(mut bars) = self.bars.lock() {
-                    bars.insert(department.clone(), bar);
-                }
-            }
+            } => self.start(department, *specialists),
             Event::DelegationStart {
                 department,
                 agent_id,
@@ -128,16 +142,7 @@ impl Observer for Progress {
             } => self.with_bar(department, |b| {
                 b.finish_with_message(format!("{status} · quality {}", crate::text::fmt_score(*quality_score)))
             }),
-            Event::RunComplete { .. } => {
-                // Leave nothing behind: the report follows on stdout.
-                if let Ok(mut bars) = self.bars.lock() {
-                    for (_, bar) in bars.drain() {
-                        bar.finish_and_clear();
-                    }
-                }
-                let _ = self.multi.clear();
-                self.multi.set_draw_target(ProgressDrawTarget::hidden());
-            }
+            Event::RunComplete { .. } => self.clear(),
             Event::Routing { .. } => {}
         }
     }

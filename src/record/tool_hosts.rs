@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use super::around::Around;
 use super::tape::{replay_next, Tape};
 use super::tool_line::{tool_hash, ToolEntry, ToolList};
 use crate::sink::LineFile;
@@ -64,16 +65,12 @@ impl ToolRecorder {
     }
 }
 
-impl ToolHost for ToolRecorder {
-    fn servers(&self) -> Vec<String> {
-        self.inner.servers()
+impl Around for ToolRecorder {
+    fn inner(&self) -> &dyn ToolHost {
+        self.inner.as_ref()
     }
 
-    fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
-        self.inner.tools(server)
-    }
-
-    fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
+    fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             let result = self.inner.call(request).await;
             self.out.line(&ToolEntry::of(request, &result, self.max).line());
@@ -143,16 +140,12 @@ impl ToolCache {
     }
 }
 
-impl ToolHost for ToolCache {
-    fn servers(&self) -> Vec<String> {
-        self.inner.servers()
+impl Around for ToolCache {
+    fn inner(&self) -> &dyn ToolHost {
+        self.inner.as_ref()
     }
 
-    fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
-        self.inner.tools(server)
-    }
-
-    fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
+    fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             let hash = tool_hash(request);
             let hit = {
@@ -184,7 +177,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::provider::{load_cache, load_cassette};
+    use crate::record::{load_cache, load_cassette};
 
     /// One server, `files`: `read_file` answers `read PATH`, `slow` times out; counts calls.
     #[derive(Default)]

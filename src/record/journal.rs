@@ -14,16 +14,13 @@
 //! being written: a last line cut short is ignored, and cut off before anything is appended.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::tape::Tape;
 use super::tool_line::ToolEntry;
-use crate::read::{read_bounded_shared, Unread};
-use crate::sink::LineFile;
+use crate::report::Approval;
 
 /// A journal line that is not a cassette's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,24 +56,13 @@ impl JournalLine {
     }
 }
 
-/// Approved or denied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Decided {
-    /// Yes: the step is taken.
-    Approved,
-    /// No: the model gets `denied by a person: REASON`, or the department fails.
-    Denied,
-}
-
 /// A decision as the journal keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// The item's id.
     pub id: String,
     /// Yes or no.
-    pub decision: Decided,
+    pub decision: Approval,
     /// Why it was denied (null when approved without one).
     #[serde(default)]
     pub reason: Option<String>,
@@ -106,9 +92,9 @@ pub struct Journal {
     /// The line number of a last line cut short (ignored), if there was one.
     pub cut_line: Option<usize>,
     /// Bytes up to the end of the last whole line.
-    kept: u64,
+    pub(super) kept: u64,
     /// Whether the file ends with a newline (or is empty).
-    ends_whole: bool,
+    pub(super) ends_whole: bool,
 }
 
 impl Journal {
@@ -125,7 +111,7 @@ impl Journal {
     }
 
     /// Files one line; `Err` when it is not a journal or cassette line.
-    fn take(&mut self, line: &str) -> Result<(), String> {
+    pub(super) fn take(&mut self, line: &str) -> Result<(), String> {
         #[derive(Deserialize)]
         struct Kind {
             #[serde(default)]
@@ -142,6 +128,9 @@ impl Journal {
                         if !self.finished.contains_key(&id) {
                             self.in_doubt.insert(id);
                         }
+                    }
+                    JournalLine::Approval(d) if d.decision == Approval::Pending => {
+                        return Err("unknown variant `pending`, expected `approved` or `denied`".into());
                     }
                     JournalLine::Approval(d) => {
                         self.decisions.insert(d.id.clone(), d);
@@ -168,77 +157,10 @@ impl Journal {
     }
 }
 
-/// The largest journal read (256 MiB), as for cassettes.
-const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Reads a journal. A line that is not a journal line is an error at its line number,
-/// except the last one when the file does not end there: a line cut short by a killed run,
-/// ignored (`cut_line` says which).
-pub fn load_journal(path: &Path) -> Result<Journal, String> {
-    let shown = path.display();
-    let bytes = read_bounded_shared(path, MAX_JOURNAL_BYTES).map_err(|e| match e {
-        Unread::NotFile(_) => format!("journal {shown} is not a regular file"),
-        Unread::TooLarge(_) => format!("journal {shown} is larger than {} MiB", MAX_JOURNAL_BYTES >> 20),
-        Unread::Missing => format!("cannot read journal {shown}: no such file or directory"),
-        Unread::Io(e) => format!("cannot read journal {shown}: {e}"),
-    })?;
-    let text = journal_text(bytes).ok_or_else(|| format!("journal {shown} is not UTF-8 text"))?;
-    let mut journal = Journal {
-        ends_whole: text.is_empty() || text.ends_with('\n'),
-        kept: text.len() as u64,
-        ..Journal::default()
-    };
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        if let Err(e) = journal.take(line.trim_end_matches(['\n', '\r'])) {
-            if i + 1 == lines.len() && !line.ends_with('\n') {
-                journal.cut_line = Some(i + 1);
-                journal.kept -= line.len() as u64;
-                journal.ends_whole = true;
-                break;
-            }
-            return Err(format!("{shown}:{}: not a journal line: {e}", i + 1));
-        }
-    }
-    if journal.run.is_none() {
-        return Err(format!(
-            "{shown} is not a journal: it has no `run` line (write one with `orch run --journal {shown} …`)"
-        ));
-    }
-    Ok(journal)
-}
-
-/// A journal's bytes as text. A last line without its newline may have been cut inside a
-/// character by a kill: its bytes are read lossily (it is then no JSON, and ignored as cut
-/// short), while a bad byte in a whole line makes the file no journal (`None`).
-fn journal_text(bytes: Vec<u8>) -> Option<String> {
-    let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1);
-    let (lines, last) = bytes.split_at(whole);
-    let mut text = std::str::from_utf8(lines).ok()?.to_string();
-    text.push_str(&String::from_utf8_lossy(last));
-    Some(text)
-}
-
-/// Opens a journal read by [`load_journal`] to append to it: a last line cut short is cut
-/// off first, and a last line without its newline gets one, so the next line stands alone.
-pub fn reopen_journal(path: &Path, journal: &Journal) -> Result<LineFile, String> {
-    let fail = |e: std::io::Error| format!("cannot write the journal to {}: {e}", path.display());
-    if journal.cut_line.is_some() {
-        let file = std::fs::OpenOptions::new().write(true).open(path).map_err(fail)?;
-        file.set_len(journal.kept).map_err(fail)?;
-    } else if !journal.ends_whole {
-        let mut file = std::fs::OpenOptions::new().append(true).open(path).map_err(fail)?;
-        file.write_all(b"\n").map_err(fail)?;
-    }
-    LineFile::append(path, "the journal").map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{load_journal, reopen_journal};
 
     const RUN: &str = r#"{"kind":"run","request":"Aladdin","config":{"root":"/c","digest":"d"},"options":{}}"#;
     const LLM: &str = r#"{"hash":"h1","agentId":"a","provider":"simulated","model":"","text":"x","error":null,"promptTokens":1,"completionTokens":1,"transportRetries":0}"#;
@@ -280,7 +202,7 @@ mod tests {
         assert_eq!(j.finished.keys().collect::<Vec<_>>(), ["tool-a"]);
         assert_eq!(j.in_doubt, HashSet::from(["tool-b".to_string()]));
         assert_eq!(j.pending.len(), 3, "an item pending twice is listed once");
-        assert_eq!(j.decisions["dept-1"].decision, Decided::Denied);
+        assert_eq!(j.decisions["dept-1"].decision, Approval::Denied);
         let undecided: Vec<&str> = j.undecided().iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(undecided, ["tool-b", "tool-c"], "by department, then id");
         assert_eq!(j.cut_line, None);

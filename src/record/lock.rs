@@ -11,7 +11,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use crate::exit::CommandError;
+use super::RecordError;
 use crate::text::printable;
 
 /// The lock of one journal, held until dropped.
@@ -38,9 +38,12 @@ fn lock_path(journal: &Path) -> PathBuf {
 }
 
 /// Takes the lock of `journal`, or says who holds it (exit 2).
-pub fn hold(journal: &Path) -> Result<Held, CommandError> {
+pub fn hold(journal: &Path) -> Result<Held, RecordError> {
     let path = lock_path(journal);
-    let fail = |e: std::io::Error| CommandError::usage(format!("cannot lock the journal with {}: {e}", shown(&path)));
+    let fail = |e: std::io::Error| RecordError::Lock {
+        path: shown(&path),
+        source: e,
+    };
     loop {
         let mut file = OpenOptions::new()
             .read(true)
@@ -62,10 +65,10 @@ pub fn hold(journal: &Path) -> Result<Held, CommandError> {
             Ok(()) => continue,
             Err(TryLockError::WouldBlock) => {
                 let pid = holder(&mut file).map_or("unknown".to_string(), |p| p.to_string());
-                return Err(CommandError::usage(format!(
-                    "journal {} is in use by another orch (pid {pid})",
-                    shown(journal)
-                )));
+                return Err(RecordError::InUse {
+                    journal: shown(journal),
+                    pid,
+                });
             }
             // A file system without locks: the journal is used as it is.
             Err(TryLockError::Error(_)) => return Ok(Held { file: None }),
@@ -111,14 +114,14 @@ mod tests {
         );
         let refused = hold(&journal).unwrap_err();
         assert_eq!(
-            refused.message,
+            refused.to_string(),
             format!(
                 "journal {} is in use by another orch (pid {})",
                 journal.display(),
                 std::process::id()
             )
         );
-        assert_eq!(refused.exit, crate::exit::Exit::Usage);
+        assert!(matches!(refused, RecordError::InUse { .. }), "a usage error (exit 2)");
         drop(held);
         assert!(!lock.exists(), "the lock file goes with its holder");
         drop(hold(&journal).unwrap());

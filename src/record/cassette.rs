@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 
 use super::llm_line::Entry;
 use super::tape::{replay_next, Queues, Tape};
-use super::{BoxFuture, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::ProviderKind;
+use crate::provider::{BoxFuture, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::sink::LineFile;
 
 /// Why a tape has no reply for `req`: the error naming the agent and the hash, and what
@@ -162,8 +162,9 @@ impl Provider for Replayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::fixtures::{request, tools, two_calls};
-    use crate::provider::{load_cassette, Completion};
+    use crate::provider::Completion;
+    use crate::provider::{request, tools, two_calls};
+    use crate::record::load_cassette;
 
     /// The request every old cassette line below answers.
     fn old_request() -> CompletionRequest {

@@ -5,30 +5,30 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::SessionError;
 use crate::cli::TestArgs;
-use crate::exit::CommandError;
 use crate::sink::LineFile;
 use crate::suite::{self, Named, Pending, Resumed};
 
 /// `--resume`'s file (appended after its last whole line) or `--results`'s, if given.
-pub fn results_file(args: &TestArgs, resumed: &Resumed) -> Result<Option<LineFile>, CommandError> {
+pub fn results_file(args: &TestArgs, resumed: &Resumed) -> Result<Option<LineFile>, SessionError> {
     let file = match (&args.resume, &args.results) {
         (Some(path), _) => suite::append_after(path, resumed.torn),
         (None, Some(path)) => LineFile::append(path, "results"),
         (None, None) => return Ok(None),
     };
-    file.map(Some).map_err(CommandError::usage)
+    file.map(Some).map_err(|e| SessionError::refused(e.to_string()))
 }
 
 /// `--junit`, checked writable before anything runs.
-pub fn open_junit(path: &Path) -> Result<Pending, CommandError> {
-    Pending::open(path).map_err(|e| CommandError::usage(format!("cannot write JUnit to {}: {e}", path.display())))
+pub fn open_junit(path: &Path) -> Result<Pending, SessionError> {
+    Pending::open(path).map_err(|e| SessionError::refused(format!("cannot write JUnit to {}: {e}", path.display())))
 }
 
 /// What the `--resume` file holds; a last line cut short (a run killed mid-line) is a
 /// warning, and its case run runs again.
-pub fn resumed(path: &Path) -> Result<Resumed, CommandError> {
-    let resumed = suite::resume(path).map_err(CommandError::usage)?;
+pub fn resumed(path: &Path) -> Result<Resumed, SessionError> {
+    let resumed = suite::resume(path).map_err(|e| SessionError::refused(e.to_string()))?;
     if let Some(at) = resumed.torn {
         let _ = writeln!(
             std::io::stderr(),

@@ -1,8 +1,8 @@
-//! Who decides a run's gated steps (SPEC §16): the flag, a person at the terminal, and the
-//! decisions of a journal, which come first and are written down as they are made.
+//! Who decides a run's gated steps (SPEC §16): the flag, or a person at the terminal; behind
+//! the decisions of a journal when the run has one (`record` writes them down).
 
 use std::collections::HashSet;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
@@ -10,38 +10,12 @@ use serde_json::Value;
 
 use crate::cli::ApprovalMode;
 use crate::engine::{Approver, Flag, Verdict};
-use crate::exit::CommandError;
-use crate::provider::{Decided, Decision, JournalLine};
+use crate::record::{Opened, NO_REASON};
 use crate::report::{DecidedBy, Denial, GateItem, GateKind};
-use crate::sink::LineFile;
 use crate::text::{printable, printable_lines};
 
-/// `--approvals` as given, else `prompt` when standard input is a terminal and not the
-/// prompt's source, else `deny` (CI never waits for a person, nor lets a gated step
-/// through by accident). `defer` needs a journal to resume from; `prompt` cannot read its
-/// answers from a standard input that holds the request (`-`).
-pub fn mode(flag: Option<ApprovalMode>, prompt_on_stdin: bool, journal: bool) -> Result<ApprovalMode, CommandError> {
-    let terminal = std::io::stdin().is_terminal() && !prompt_on_stdin;
-    let mode = flag.unwrap_or(if terminal {
-        ApprovalMode::Prompt
-    } else {
-        ApprovalMode::Deny
-    });
-    if mode == ApprovalMode::Defer && !journal {
-        return Err(CommandError::usage(
-            "--approvals defer needs --journal FILE: a paused run is resumed from its journal",
-        ));
-    }
-    if mode == ApprovalMode::Prompt && prompt_on_stdin {
-        return Err(CommandError::usage(
-            "--approvals prompt reads its answers from standard input, which holds the request (`-`): give the request as an argument",
-        ));
-    }
-    Ok(mode)
-}
-
 /// The approver of a run in `mode`, behind the journal's decisions when there is a journal.
-pub fn approver(mode: ApprovalMode, journal: Option<(Arc<LineFile>, &crate::provider::Journal)>) -> Arc<dyn Approver> {
+pub fn approver(mode: ApprovalMode, journal: Option<&Opened>) -> Arc<dyn Approver> {
     let inner: Arc<dyn Approver> = match mode {
         ApprovalMode::Prompt => Arc::new(Prompter::default()),
         ApprovalMode::Allow => Arc::new(Flag::Allow),
@@ -49,94 +23,14 @@ pub fn approver(mode: ApprovalMode, journal: Option<(Arc<LineFile>, &crate::prov
         ApprovalMode::Defer => Arc::new(Flag::Defer),
     };
     match journal {
-        Some((out, read)) => Arc::new(Journaled {
-            inner,
-            decided: read.decisions.values().cloned().collect(),
-            pending: Mutex::new(read.pending.iter().map(|(id, _)| id.clone()).collect()),
-            out,
-        }),
+        Some(journal) => journal.approver(inner),
         None => inner,
     }
 }
 
-/// Decisions the journal holds answer first (`by: journal`); any other item goes to
-/// `inner`, and its decision, or its being left pending, is appended to the journal.
-struct Journaled {
-    inner: Arc<dyn Approver>,
-    decided: Vec<Decision>,
-    /// Items already written as pending (each is written once).
-    pending: Mutex<HashSet<String>>,
-    out: Arc<LineFile>,
-}
-
-impl Approver for Journaled {
-    fn decide<'a>(&'a self, item: &'a GateItem) -> BoxFuture<'a, Verdict> {
-        Box::pin(async move {
-            // The last decision of an id wins, as when the journal was read.
-            if let Some(d) = self.decided.iter().rev().find(|d| d.id == item.id) {
-                return match d.decision {
-                    Decided::Approved => Verdict::Approved(DecidedBy::Journal),
-                    Decided::Denied => {
-                        let reason = d.reason.clone().unwrap_or_else(|| NO_REASON.to_string());
-                        Verdict::Denied {
-                            // A journal from before `policy` was written: the flag's no is a policy's.
-                            denial: match d.policy || d.by == "flag" {
-                                true => Denial::by_policy(reason),
-                                false => Denial::by_person(reason),
-                            },
-                            by: DecidedBy::Journal,
-                        }
-                    }
-                };
-            }
-            let verdict = self.inner.decide(item).await;
-            let line = match &verdict {
-                Verdict::Pending(_) => {
-                    let fresh = self
-                        .pending
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(item.id.clone());
-                    let item = serde_json::to_value(item).unwrap_or(Value::Null);
-                    fresh.then_some(JournalLine::Pending { item })
-                }
-                Verdict::Approved(by) => Some(decision_line(&item.id, Decided::Approved, None, *by)),
-                Verdict::Denied { denial, by } => Some(denied_line(&item.id, denial, *by)),
-            };
-            if let Some(line) = line {
-                self.out.line(&line.text());
-            }
-            verdict
-        })
-    }
-}
-
-/// A decision's journal line.
-fn decision_line(id: &str, decision: Decided, reason: Option<&str>, by: DecidedBy) -> JournalLine {
-    JournalLine::Approval(Decision {
-        id: id.to_string(),
-        decision,
-        reason: reason.map(str::to_string),
-        by: by.to_string(),
-        policy: false,
-    })
-}
-
-/// A denial's journal line: a policy's is written so, and read back so by a resume.
-fn denied_line(id: &str, denial: &Denial, by: DecidedBy) -> JournalLine {
-    let mut line = decision_line(id, Decided::Denied, Some(&denial.reason), by);
-    if let JournalLine::Approval(decision) = &mut line {
-        decision.policy = denial.by_policy;
-    }
-    line
-}
-
 /// The reason of a prompt's denial when standard input closed before any answer (a
 /// policy's no: nobody answered).
-pub const NO_ANSWER: &str = "no answer (standard input closed)";
-
-/// The reason of a bare `n` (and of a denial written without one).
-pub const NO_REASON: &str = "no reason given";
+const NO_ANSWER: &str = "no answer (standard input closed)";
 
 /// Asks on the terminal: the question on stderr, the answer a line of standard input. One
 /// item at a time (the others wait their turn; the rest of the run goes on); `a` approves

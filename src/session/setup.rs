@@ -1,4 +1,4 @@
-//! What `orch run` and `orch test` set up alike around the engine: the `--provider` flag
+//! What every session sets up alike around the engine: the `--provider` flag
 //! checked, the trace exporter, the async runtime, the signal handlers, a run's budget from
 //! the config's limits, and the engine of each case run of a suite.
 
@@ -7,28 +7,29 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
 use futures::future::LocalBoxFuture;
 
 use crate::cli::ReplyArgs;
 use crate::config::{Agent, Config};
 use crate::engine::{self, Budget, Engine, EngineParts};
-use crate::exit::{CommandError, Exit};
+use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::report::{Observers, Report};
 use crate::suite::{CaseEngine, CaseRun};
 use crate::tools::{Servers, ToolHost};
 use crate::trace::Exporter;
 
+use super::SessionError;
+
 /// Refuses `--provider NAME` when the config knows no such provider (with a suggestion).
-pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), CommandError> {
+pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), SessionError> {
     let Some(p) = &replies.provider else { return Ok(()) };
     if config.settings.providers.contains_key(p) {
         return Ok(());
     }
     let known = config.settings.providers.keys().map(String::as_str);
     let hint = crate::config::suggestion(p, known);
-    Err(CommandError::usage(format!("unknown provider `{p}`{hint}")))
+    Err(SessionError::refused(format!("unknown provider `{p}`{hint}")))
 }
 
 /// The agents of the `plans` whose tools a run may call ([`crate::plan::tool_agents`], the
@@ -50,7 +51,7 @@ pub async fn start_tools<F>(
     agents: &[&Agent],
     replies: &ReplyArgs,
     interrupted: std::pin::Pin<&mut F>,
-) -> Result<Option<Arc<Servers>>, CommandError>
+) -> Result<Option<Arc<Servers>>, SessionError>
 where
     F: std::future::Future<Output = Exit>,
 {
@@ -60,9 +61,9 @@ where
     tokio::select! {
         started = Servers::start(config, agents) => match started {
             Ok(servers) => Ok(Some(Arc::new(servers))),
-            Err(e) => Err(CommandError::usage(e.to_string())),
+            Err(e) => Err(SessionError::refused(e.to_string())),
         },
-        exit = interrupted => Err(CommandError {
+        exit = interrupted => Err(SessionError::Stopped {
             exit,
             message: "interrupted while starting mcp servers".into(),
         }),
@@ -83,8 +84,8 @@ pub async fn stop_each(servers: &HashMap<PathBuf, Arc<Servers>>) {
 
 /// The exporter of `--otlp`, if asked for. Started before the runtime: it runs on a thread
 /// of its own.
-pub fn exporter(replies: &ReplyArgs) -> Result<Option<Exporter>, CommandError> {
-    Exporter::start(replies.otlp.as_deref(), replies.otlp_content).map_err(CommandError::usage)
+pub fn exporter(replies: &ReplyArgs) -> Result<Option<Exporter>, SessionError> {
+    Exporter::start(replies.otlp.as_deref(), replies.otlp_content).map_err(|e| SessionError::refused(e.to_string()))
 }
 
 /// Flushes exported traces; a failure is one `warning:` line on stderr (even with
@@ -96,11 +97,11 @@ pub fn export_traces(exporter: Option<Exporter>) {
 }
 
 /// The multi-threaded runtime runs are made on.
-pub fn runtime() -> Result<tokio::runtime::Runtime> {
+pub fn runtime() -> Result<tokio::runtime::Runtime, SessionError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("cannot start the async runtime")
+        .map_err(SessionError::Runtime)
 }
 
 /// The budget of one run: the config's `limits` (calls, tokens, calls in flight, cost).

@@ -13,16 +13,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 
+use super::around::Around;
 use super::cassette::keyed;
 use super::journal::{Journal, JournalLine};
 use super::llm_line::Entry;
 use super::tape::Tape;
 use super::tool_hosts::write_lists;
 use super::tool_line::ToolEntry;
-use super::{CompletionRequest, Outcome, Provider};
 use crate::config::ProviderKind;
+use crate::provider::{CompletionRequest, Outcome, Provider};
 use crate::sink::LineFile;
-use crate::tools::{ToolError, ToolHost, ToolInfo, ToolRequest};
+use crate::tools::{ToolError, ToolHost, ToolRequest};
 
 /// Wraps a provider: answers from the journal's good replies, else asks `inner` and appends.
 pub struct JournalProvider {
@@ -41,7 +42,7 @@ impl JournalProvider {
 }
 
 impl Provider for JournalProvider {
-    fn complete<'a>(&'a self, req: &'a CompletionRequest) -> super::BoxFuture<'a, Outcome> {
+    fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let (hash, answered) = {
                 let mut tape = self.tape.llm();
@@ -61,7 +62,7 @@ impl Provider for JournalProvider {
         })
     }
 
-    fn pace(&self, deadline: tokio::time::Instant) -> super::BoxFuture<'_, bool> {
+    fn pace(&self, deadline: tokio::time::Instant) -> BoxFuture<'_, bool> {
         self.inner.pace(deadline)
     }
 }
@@ -92,16 +93,12 @@ impl JournalTools {
     }
 }
 
-impl ToolHost for JournalTools {
-    fn servers(&self) -> Vec<String> {
-        self.inner.servers()
+impl Around for JournalTools {
+    fn inner(&self) -> &dyn ToolHost {
+        self.inner.as_ref()
     }
 
-    fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
-        self.inner.tools(server)
-    }
-
-    fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
+    fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             let done = self
                 .finished
@@ -123,7 +120,7 @@ impl ToolHost for JournalTools {
         })
     }
 
-    fn in_doubt(&self, id: &str) -> bool {
+    fn doubts(&self, id: &str) -> bool {
         self.in_doubt.contains(id)
     }
 }
@@ -136,15 +133,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::provider::fixtures::request;
-    use crate::provider::{load_journal, Completion};
+    use crate::provider::request;
+    use crate::provider::Completion;
+    use crate::record::load_journal;
+    use crate::tools::ToolInfo;
 
     /// Answers every call with its count; one server `s` with one tool.
     #[derive(Default)]
     struct Counting(AtomicUsize);
 
     impl Provider for Counting {
-        fn complete<'a>(&'a self, _: &'a CompletionRequest) -> super::super::BoxFuture<'a, Outcome> {
+        fn complete<'a>(&'a self, _: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
             let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
             Box::pin(std::future::ready(Outcome::once(Ok(Completion {
                 text: format!("reply {n}"),
