@@ -15,6 +15,7 @@ mod example_assistant;
 mod example_research;
 mod explain;
 mod explain_honest;
+mod function_length;
 mod fuzz;
 mod gated;
 mod honest;
