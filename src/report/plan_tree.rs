@@ -13,54 +13,12 @@ use crate::text::{count, excerpt, printable};
 
 /// Builds the explain tree of a plan.
 pub fn plan_tree(plan: &Plan, style: Style) -> Node {
-    let r = &plan.routing;
-    let mode = r.execution_mode.to_string();
-    let chosen = if r.primary.is_empty() {
-        "no department matched".to_string()
-    } else {
-        format!(
-            "{mode} · primary {}{}",
-            style.bold(&printable(&r.primary)),
-            if r.supporting.is_empty() {
-                String::new()
-            } else {
-                format!(" · supporting {}", printable(&r.supporting.join(", ")))
-            }
-        )
-    };
-    let mut root = Node::leaf(format!(
-        "{} {}\n{} {chosen}",
-        style.bold("plan for"),
-        style.cyan(&format!("\"{}\"", printable(&excerpt(&plan.request, 72)))),
-        style.dim("routing:"),
-    ));
+    let mut root = Node::leaf(heading(plan, style));
     if let Some(line) = router_line(plan) {
         root.push(Node::leaf(style.yellow(&line)));
     }
-
-    let width = r
-        .scores
-        .iter()
-        .map(|s| printable(&s.department).len())
-        .max()
-        .unwrap_or(0);
-    let scores = r
-        .scores
-        .iter()
-        .map(|s| {
-            let selected = r.selected().any(|d| d == &s.department);
-            let name = format!("{:width$}", printable(&s.department));
-            let reason = if s.reason == "fallback" {
-                "fallback: no department matched the request".into()
-            } else {
-                printable(&s.reason)
-            };
-            let line = format!("{} {} {:.2}  {}", name, bar(s.relevance), s.relevance, reason);
-            Node::leaf(if selected { style.bold(&line) } else { style.dim(&line) })
-        })
-        .collect();
-    root.push(Node::new("relevance", scores));
-    for ignored in &r.ignored_dependencies {
+    root.push(relevance(plan, style));
+    for ignored in &plan.routing.ignored_dependencies {
         root.push(Node::leaf(style.yellow(&format!(
             "ignored: {} depends on {}: {}",
             printable(&ignored.department),
@@ -68,27 +26,8 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
             printable(&ignored.reason)
         ))));
     }
-
-    for (i, stage) in r.stages.iter().enumerate() {
-        let depts = plan
-            .departments
-            .iter()
-            .filter(|d| stage.contains(&d.department_id))
-            .map(|d| department(d, plan, style))
-            .collect();
-        let after = if i == 0 {
-            "starts at once".to_string()
-        } else {
-            "each starts when its dependencies finish".to_string()
-        };
-        root.push(Node::new(
-            format!(
-                "{} {}",
-                style.bold(&format!("stage {}", i + 1)),
-                style.dim(&format!("({after})"))
-            ),
-            depts,
-        ));
+    for (i, stage) in plan.routing.stages.iter().enumerate() {
+        root.push(stage_node(plan, i, stage, style));
     }
     if let Some(servers) = servers(plan, style) {
         root.push(servers);
@@ -110,6 +49,81 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         root.push(Node::leaf(style.yellow(&format!("hint: {hint}"))));
     }
     root
+}
+
+/// The tree's first line: the request, then what routing chose.
+fn heading(plan: &Plan, style: Style) -> String {
+    let r = &plan.routing;
+    let mode = r.execution_mode.to_string();
+    let chosen = if r.primary.is_empty() {
+        "no department matched".to_string()
+    } else {
+        format!(
+            "{mode} · primary {}{}",
+            style.bold(&printable(&r.primary)),
+            if r.supporting.is_empty() {
+                String::new()
+            } else {
+                format!(" · supporting {}", printable(&r.supporting.join(", ")))
+            }
+        )
+    };
+    format!(
+        "{} {}\n{} {chosen}",
+        style.bold("plan for"),
+        style.cyan(&format!("\"{}\"", printable(&excerpt(&plan.request, 72)))),
+        style.dim("routing:"),
+    )
+}
+
+/// Every department's relevance, a bar and why, the selected ones in bold.
+fn relevance(plan: &Plan, style: Style) -> Node {
+    let r = &plan.routing;
+    let width = r
+        .scores
+        .iter()
+        .map(|s| printable(&s.department).len())
+        .max()
+        .unwrap_or(0);
+    let scores = r
+        .scores
+        .iter()
+        .map(|s| {
+            let selected = r.selected().any(|d| d == &s.department);
+            let name = format!("{:width$}", printable(&s.department));
+            let reason = if s.reason == "fallback" {
+                "fallback: no department matched the request".into()
+            } else {
+                printable(&s.reason)
+            };
+            let line = format!("{} {} {:.2}  {}", name, bar(s.relevance), s.relevance, reason);
+            Node::leaf(if selected { style.bold(&line) } else { style.dim(&line) })
+        })
+        .collect();
+    Node::new("relevance", scores)
+}
+
+/// Stage `i` (0-based) of the plan, holding the departments `stage` names.
+fn stage_node(plan: &Plan, i: usize, stage: &[String], style: Style) -> Node {
+    let depts = plan
+        .departments
+        .iter()
+        .filter(|d| stage.contains(&d.department_id))
+        .map(|d| department(d, plan, style))
+        .collect();
+    let after = if i == 0 {
+        "starts at once".to_string()
+    } else {
+        "each starts when its dependencies finish".to_string()
+    };
+    Node::new(
+        format!(
+            "{} {}",
+            style.bold(&format!("stage {}", i + 1)),
+            style.dim(&format!("({after})"))
+        ),
+        depts,
+    )
 }
 
 /// What the router did for this plan, when the config routes by a model: not asked (a run

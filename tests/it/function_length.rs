@@ -26,7 +26,9 @@ fn code_only(text: &str) -> String {
         let end = if rest.starts_with(&['/', '/']) {
             rest.iter().position(|&c| c == '\n').map_or(chars.len(), |n| i + n)
         } else if rest.starts_with(&['/', '*']) {
-            (i + 2..chars.len() - 1).find(|&k| chars[k] == '*' && chars[k + 1] == '/').map_or(chars.len(), |k| k + 2)
+            (i + 2..chars.len() - 1)
+                .find(|&k| chars[k] == '*' && chars[k + 1] == '/')
+                .map_or(chars.len(), |k| k + 2)
         } else if let Some(end) = raw_string_end(rest) {
             i + end
         } else if rest[0] == '"' {
@@ -36,7 +38,9 @@ fn code_only(text: &str) -> String {
             }
             k + 1
         } else if rest[0] == '\'' && (rest.get(2) == Some(&'\'') || rest.get(1) == Some(&'\\')) {
-            let k = (i + 2..chars.len()).find(|&k| chars[k] == '\'').unwrap_or(chars.len() - 1);
+            let k = (i + 2..chars.len())
+                .find(|&k| chars[k] == '\'')
+                .unwrap_or(chars.len() - 1);
             k + 1
         } else {
             out.push(rest[0]);
@@ -62,7 +66,9 @@ fn raw_string_end(rest: &[char]) -> Option<usize> {
         return None;
     }
     let close: Vec<char> = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
-    (open + 1..rest.len()).find(|&k| rest[k..].starts_with(&close)).map(|k| k + close.len())
+    (open + 1..rest.len())
+        .find(|&k| rest[k..].starts_with(&close))
+        .map(|k| k + close.len())
 }
 
 /// The name of the function a line declares, if it declares one (`pub(crate) async fn x(`).
@@ -73,7 +79,11 @@ fn declared(line: &str) -> Option<String> {
     let before_ok = words[..at]
         .iter()
         .all(|w| modifiers.contains(w) || w.starts_with("pub(") || w.starts_with('"'));
-    let name: String = words.get(at + 1)?.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    let name: String = words
+        .get(at + 1)?
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
     (before_ok && !name.is_empty()).then_some(name)
 }
 
@@ -222,5 +232,9 @@ fn no_function_of_src_is_longer_than_80_lines() {
             long.push(format!("{rel}:{} `{}`: {} lines", f.line, f.name, f.lines));
         }
     }
-    assert!(long.is_empty(), "functions over {MAX_LINES} lines (split them into named steps):\n{}", long.join("\n"));
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_LINES} lines (split them into named steps):\n{}",
+        long.join("\n")
+    );
 }
