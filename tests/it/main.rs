@@ -38,6 +38,7 @@ mod output;
 mod pictures;
 mod providers;
 mod readme;
+mod renderings;
 mod replay;
 mod resume;
 mod router;

@@ -60,7 +60,7 @@ fn w_usage(tools: Option<u64>) -> Value {
 /// `r.jsonl`: two results lines and one without a report; `saved.json`: three pretty run
 /// reports one after another (the last one's master failed). Specialist `w` makes ten
 /// attempts of 100..1000 ms over four runs; `v` two of 5 and 7 ms.
-fn inputs() -> Root {
+pub(crate) fn inputs() -> Root {
     let root = Root::empty();
     let r1 = report(
         "success",
