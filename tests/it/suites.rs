@@ -1,6 +1,6 @@
 //! `orch test` end to end (SPEC §10): the shipped suites pass, shards split a suite with no
 //! coordinator, results resume and merge, JUnit parses back, repeats meet a pass rate, and
-//! a broken suite stops before anything runs.
+//! a broken suite stops before anything runs; `notContains` ignores case.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use serde_json::Value;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use crate::common::mock::chat_reply;
-use crate::common::{json, repo, stderr, Root, Test};
+use crate::common::{json, repo, stderr, stdout, Root, Test};
 
 const STUDIO: &str = "tests/suites/studio.yaml";
 /// Calls one case of one department makes with `specialists: never`: the head's answer.
@@ -774,4 +774,47 @@ fn merge_refuses_one_case_run_in_two_files() {
             ))
             .run();
     }
+}
+
+#[test]
+fn not_contains_fails_a_case_whose_output_holds_the_word_in_any_case() {
+    let root = Root::minimal();
+    root.write(
+        "suite.yaml",
+        "cases:\n  - id: no-aladdin\n    prompt: Create character Aladdin\n    expect: { notContains: [ALADDIN, zebra] }\n  - id: no-zebra\n    prompt: Create character Aladdin\n    expect: { notContains: [zebra], contains: [aladdin] }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["test", "suite.yaml", "--format", "json"])
+        .status(1)
+        .run();
+    let summary = json(&out);
+    assert_eq!(
+        (summary["passed"].as_u64(), summary["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let failures = |id: &str| {
+        summary["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .map(|c| c["failures"].clone())
+            .unwrap()
+    };
+    assert_eq!(
+        failures("no-aladdin"),
+        serde_json::json!(["notContains: `ALADDIN` is in the output"])
+    );
+    assert_eq!(failures("no-zebra"), serde_json::json!([]));
+    // A value of the wrong type is refused where it is written, as `contains`'s is.
+    root.write(
+        "bad.yaml",
+        "cases:\n  - id: x\n    prompt: Create character Aladdin\n    expect: { notContains: zebra }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["validate", "--suite", "bad.yaml"])
+        .status(2)
+        .run();
+    assert!(stdout(&out).contains("bad.yaml:4:"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("notContains"), "{}", stdout(&out));
 }
