@@ -183,6 +183,7 @@ async fn a_denied_department_fails_its_dependents_are_skipped_and_a_denied_tool_
         ))
         .run();
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["resume", "j.jsonl", "--format", "json", "--approvals", "allow"])
         .status(4)
         .run();
@@ -311,6 +312,7 @@ async fn a_suite_denies_gated_steps_unless_told_to_allow_them() {
     );
     let run = |flag: &[&str], status: i32| {
         let out = Test::new(root.path())
+            .any_stderr()
             .args(["test", "s.yaml", "--format", "json"])
             .args(flag)
             .status(status)

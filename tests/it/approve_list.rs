@@ -55,6 +55,7 @@ async fn deny_or_reason_without_ids_or_all_is_a_usage_error() {
             .run();
     }
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["approve", "j.jsonl", "--all", "tool-00000000"])
         .status(2)
         .stdout("")
@@ -104,6 +105,7 @@ async fn all_decides_every_pending_item_and_then_nothing_is_listed() {
         .stderr("warning: nothing is pending in j.jsonl\n")
         .run();
     Test::new(root.path())
+        .any_stderr()
         .args(["approve", "j.jsonl", "--format", "json"])
         .status(0)
         .stdout("[]\n")
@@ -135,6 +137,7 @@ async fn a_reason_is_refused_without_deny_rather_than_dropped() {
     paused(&root);
     let before = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["approve", "j.jsonl", "--reason", "looks fine"])
         .status(2)
         .stdout("")

@@ -98,6 +98,7 @@ async fn a_server_s_colour_codes_in_an_error_reach_the_tree_as_text() {
     let server = every_call_answers(400, "\x1b[32mfine\x1b[0m").await;
     let root = one_department(&server.uri(), &[], "");
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "tree", "Aladdin"])
         .status(1)
         .run();

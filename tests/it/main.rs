@@ -3,6 +3,7 @@
 
 mod approvals;
 mod approve_list;
+mod builder;
 mod cassette_agents;
 mod chains;
 mod common;

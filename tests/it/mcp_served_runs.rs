@@ -207,6 +207,7 @@ fn a_refused_suite_says_each_problem_on_a_line_of_its_own() {
         "cases:\n  - { id: a, prompt: x, expect: { primary: nowhere } }\n  - { id: a, prompt: y }\n",
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["test", "suite.yaml", "--format", "json"])
         .status(2)
         .run();

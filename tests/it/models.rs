@@ -207,7 +207,12 @@ async fn the_cost_cap_stops_new_calls() {
     );
     let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
     root.write("orch.yaml", yaml.replace("passingThreshold: 0", "passingThreshold: 80"));
-    let out = Test::new(root.path()).args(RUN_ALWAYS).args(["Aladdin"]).run();
+    let out = Test::new(root.path())
+        .any_status()
+        .any_stderr()
+        .args(RUN_ALWAYS)
+        .args(["Aladdin"])
+        .run();
     let r = json(&out);
     // Attempt 1 and its judge spend $0.00005, the cap: no third call is made.
     assert_eq!(r["usage"]["calls"], 2, "{r}");
@@ -306,6 +311,7 @@ async fn failed_calls_never_enter_the_cache() {
     let root = priced(&server.uri(), "");
     let cache = root.path().join("cache.jsonl");
     Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "--cache", cache.to_str().unwrap(), "Aladdin"])
         .status(1)
         .run();
@@ -323,6 +329,7 @@ fn a_replay_miss_says_what_differs_from_the_nearest_entry() {
         .run();
     root.write("orch.yaml", "defaults: { temperature: 0.2 }\n");
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "--replay", tape, "Aladdin character"])
         .status(1)
         .run();

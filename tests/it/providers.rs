@@ -19,7 +19,12 @@ const KEY_ENV: &str = "ORCH_TEST_API_KEY";
 
 /// Runs the binary with the fake key in its environment.
 fn orch(cwd: &std::path::Path, args: &[&str]) -> Output {
-    Test::new(cwd).args(args).env(KEY_ENV, KEY).run()
+    Test::new(cwd)
+        .any_status()
+        .any_stderr()
+        .args(args)
+        .env(KEY_ENV, KEY)
+        .run()
 }
 
 /// A mock server that answers every POST with `answer`.
@@ -402,6 +407,7 @@ fn a_provider_refused_on_loopback_fails_at_once_naming_itself_and_its_url() {
              agents:\n  - {{ id: h, role: head, department: d, instructions: lead }}\n"
         ));
         let out = Test::new(root.path())
+            .any_stderr()
             .args(["run", "--format", "json", "Aladdin"])
             .env("SIGNALS_KEY", "sk-signals-secret-0123456789")
             .status(1)

@@ -55,6 +55,7 @@ fn compare_and_stats_read_standard_input_as_dash() {
     let root = two_sides();
     let base = result_line("a", 1, true);
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["compare", "-", "candidate.jsonl", "--format", "json"])
         .stdin(base.clone())
         .status(1)
@@ -111,6 +112,7 @@ fn compare_and_stats_read_a_pipe_as_a_shell_hands_it() {
     };
     let writer = feed(result_line("a", 1, true));
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["compare", "base.fifo", "candidate.jsonl", "--format", "json"])
         .status(1)
         .run();
@@ -322,9 +324,15 @@ fn stats_refuses_the_numbers_compare_refuses_with_the_same_words() {
         ),
     ] {
         root.write(name, &line);
-        let stats = Test::new(root.path()).args(["stats", name]).status(2).stdout("").run();
+        let stats = Test::new(root.path())
+            .any_stderr()
+            .args(["stats", name])
+            .status(2)
+            .stdout("")
+            .run();
         assert_eq!(stderr(&stats), format!("error: {name}:1: {why}\n"));
         let compare = Test::new(root.path())
+            .any_stderr()
             .args(["compare", name, name])
             .status(2)
             .stdout("")

@@ -360,6 +360,7 @@ fn malformed_input_is_located_and_nothing_is_written() {
     root.write("cut.json", &saved[..saved.len() / 2]);
     let cut_lines = saved[..saved.len() / 2].lines().count();
     let error = Test::new(root.path())
+        .any_stderr()
         .args(["stats", "cut.json"])
         .status(2)
         .stdout("")
@@ -434,6 +435,7 @@ fn a_hard_link_given_twice_to_stats_counts_once() {
     root.write("r.json", &report.stdout);
     std::fs::hard_link(root.path().join("r.json"), root.path().join("hard.json")).unwrap();
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["stats", "r.json", "hard.json", "--format", "json"])
         .status(0)
         .run();
@@ -457,6 +459,7 @@ fn a_file_named_twice_to_stats_counts_once_with_a_warning() {
         .run();
     assert_eq!(json_of(&out)["runs"], 2);
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["stats", "r.jsonl", "r.jsonl", "--format", "tree"])
         .status(0)
         .run();

@@ -229,6 +229,7 @@ async fn repeats_pass_by_their_rate_and_junit_escapes_everything() {
 
     let junit = root.path().join("j.xml");
     let out = Test::new(root.path())
+        .any_stderr()
         .args([
             "test",
             "lamp.yaml",
@@ -508,11 +509,13 @@ fn a_refused_command_leaves_every_file_as_it_was() {
     root.write("ok.yaml", "cases:\n  - id: a\n    prompt: Aladdin character\n");
     let previous = root.write("j.xml", "<testsuites/>\n");
     Test::new(root.path())
+        .any_stderr()
         .args(["test", "broken.yaml", "--junit", "j.xml"])
         .status(2)
         .run();
     assert_eq!(std::fs::read_to_string(&previous).unwrap(), "<testsuites/>\n");
     Test::new(root.path())
+        .any_stderr()
         .args(["test", "broken.yaml", "--junit", "new.xml"])
         .status(2)
         .run();
@@ -713,6 +716,7 @@ fn merge_refuses_flags_it_would_ignore() {
         &["--provider", "simulated"],
     ] {
         let out = Test::new(root.path())
+            .any_stderr()
             .args(["test", "--merge", "r.jsonl"])
             .args(flag)
             .status(2)
@@ -760,6 +764,7 @@ fn merge_refuses_one_case_run_in_two_files() {
         .status(0)
         .run();
     Test::new(root.path())
+        .any_stderr()
         .args(["test", "b/smoke.yaml", "--results", "r2.jsonl", "--format", "json"])
         .status(1)
         .run();
@@ -784,6 +789,7 @@ fn not_contains_fails_a_case_whose_output_holds_the_word_in_any_case() {
         "cases:\n  - id: no-aladdin\n    prompt: Create character Aladdin\n    expect: { notContains: [ALADDIN, zebra] }\n  - id: no-zebra\n    prompt: Create character Aladdin\n    expect: { notContains: [zebra], contains: [aladdin] }\n",
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["test", "suite.yaml", "--format", "json"])
         .status(1)
         .run();

@@ -344,7 +344,11 @@ fn a_terminal_gets_source_lines_and_carets_a_pipe_keeps_one_line() {
 fn init_that_cannot_make_a_directory_writes_nothing() {
     let root = Root::empty();
     root.write("team/agents", "a file where a directory belongs\n");
-    let out = Test::new(root.path()).args(["init", "team"]).status(2).run();
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["init", "team"])
+        .status(2)
+        .run();
     assert!(
         crate::common::stderr(&out).contains("(nothing was written)"),
         "{}",
