@@ -146,13 +146,12 @@ fn root_is_file(root: &Path, shown: &str, diags: &mut Vec<Diagnostic>) -> Option
     Some(false)
 }
 
+/// The definition folders of a config directory that are there, each with its kind of file.
+type Folders = Vec<(&'static str, FileKind)>;
+
 /// A config directory's settings file (`orch.toml`, else `orch.yaml`) and definition
 /// folders; `None` (and why, in `diags`) when it has none of them.
-fn layout(
-    root: &Path,
-    shown: &str,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<(Option<PathBuf>, Vec<(&'static str, FileKind)>)> {
+fn layout(root: &Path, shown: &str, diags: &mut Vec<Diagnostic>) -> Option<(Option<PathBuf>, Folders)> {
     let toml = root.join("orch.toml");
     let yaml = root.join("orch.yaml");
     let found = (usable(&toml, false, diags), usable(&yaml, false, diags));
@@ -187,7 +186,7 @@ fn layout(
 }
 
 /// Reads a config directory's settings file and the files of its definition folders.
-fn read_layout(root: &Path, settings: Option<PathBuf>, dirs: Vec<(&str, FileKind)>, loaded: &mut Loaded) {
+fn read_layout(root: &Path, settings: Option<PathBuf>, dirs: Folders, loaded: &mut Loaded) {
     if let Some(path) = settings {
         loaded.settings_file = display(&path);
         let shown = loaded.settings_file.clone();
