@@ -93,36 +93,67 @@ fn read_schemas(loaded: &mut Loaded) {
 fn read_files(root: &Path) -> Loaded {
     let mut loaded = Loaded::default();
     let shown = display(root);
-    let meta = match std::fs::metadata(root) {
-        Ok(m) => m,
-        Err(e) => {
-            loaded.diagnostics.push(whole_file(
-                &shown,
-                "no-root",
-                format!("cannot read config {shown}: {}", io_reason(&e)),
-            ));
-            return loaded;
-        }
+    let Some(is_file) = root_is_file(root, &shown, &mut loaded.diagnostics) else {
+        return loaded;
     };
-    if meta.is_file() {
+    if is_file {
         loaded.settings_file = shown.clone();
         read_file(root, &shown, FileKind::Settings, &mut loaded);
         return loaded;
     }
-    if !meta.is_dir() {
+    let Some((settings, dirs)) = layout(root, &shown, &mut loaded.diagnostics) else {
+        return loaded;
+    };
+    read_layout(root, settings, dirs, &mut loaded);
+    if loaded.wire.departments.is_empty() && !loaded.diagnostics.iter().any(Diagnostic::is_error) {
         loaded.diagnostics.push(whole_file(
-            &shown,
+            &loaded.settings_file.clone(),
+            "no-departments",
+            "the config defines no department (add departments/*.yaml or a `departments` list)",
+        ));
+    }
+    loaded
+}
+
+/// Whether the config root is a single file (else a directory); `None` (and why, in
+/// `diags`) when it is neither.
+fn root_is_file(root: &Path, shown: &str, diags: &mut Vec<Diagnostic>) -> Option<bool> {
+    let meta = match std::fs::metadata(root) {
+        Ok(m) => m,
+        Err(e) => {
+            diags.push(whole_file(
+                shown,
+                "no-root",
+                format!("cannot read config {shown}: {}", io_reason(&e)),
+            ));
+            return None;
+        }
+    };
+    if meta.is_file() {
+        return Some(true);
+    }
+    if !meta.is_dir() {
+        diags.push(whole_file(
+            shown,
             "no-root",
             format!(
                 "config {shown} is {}, not a file or a directory",
                 Entry::of(root).describe()
             ),
         ));
-        return loaded;
+        return None;
     }
+    Some(false)
+}
+
+/// The definition folders of a config directory that are there, each with its kind of file.
+type Folders = Vec<(&'static str, FileKind)>;
+
+/// A config directory's settings file (`orch.toml`, else `orch.yaml`) and definition
+/// folders; `None` (and why, in `diags`) when it has none of them.
+fn layout(root: &Path, shown: &str, diags: &mut Vec<Diagnostic>) -> Option<(Option<PathBuf>, Folders)> {
     let toml = root.join("orch.toml");
     let yaml = root.join("orch.yaml");
-    let diags = &mut loaded.diagnostics;
     let found = (usable(&toml, false, diags), usable(&yaml, false, diags));
     let dirs: Vec<(&str, FileKind)> = [("departments", FileKind::Departments), ("agents", FileKind::Agents)]
         .into_iter()
@@ -130,7 +161,7 @@ fn read_files(root: &Path) -> Loaded {
         .collect();
     let settings = match found {
         (true, true) => {
-            loaded.diagnostics.push(whole_file(
+            diags.push(whole_file(
                 &display(&yaml),
                 "config-conflict",
                 format!("both {} and {} exist; keep one", display(&toml), display(&yaml)),
@@ -142,20 +173,24 @@ fn read_files(root: &Path) -> Loaded {
         (false, false) => None,
     };
     if settings.is_none() && dirs.is_empty() {
-        if loaded.diagnostics.iter().any(Diagnostic::is_error) {
-            return loaded;
+        if !diags.iter().any(Diagnostic::is_error) {
+            diags.push(whole_file(
+                shown,
+                "no-config",
+                format!("no orch config found in {shown} (expected orch.toml, orch.yaml, departments/ or agents/)"),
+            ));
         }
-        loaded.diagnostics.push(whole_file(
-            &shown,
-            "no-config",
-            format!("no orch config found in {shown} (expected orch.toml, orch.yaml, departments/ or agents/)"),
-        ));
-        return loaded;
+        return None;
     }
+    Some((settings, dirs))
+}
+
+/// Reads a config directory's settings file and the files of its definition folders.
+fn read_layout(root: &Path, settings: Option<PathBuf>, dirs: Folders, loaded: &mut Loaded) {
     if let Some(path) = settings {
         loaded.settings_file = display(&path);
         let shown = loaded.settings_file.clone();
-        read_file(&path, &shown, FileKind::Settings, &mut loaded);
+        read_file(&path, &shown, FileKind::Settings, loaded);
     } else {
         loaded.settings_file = display(&root.join("orch.toml"));
     }
@@ -171,14 +206,6 @@ fn read_files(root: &Path) -> Loaded {
             }
         }
     }
-    if loaded.wire.departments.is_empty() && !loaded.diagnostics.iter().any(Diagnostic::is_error) {
-        loaded.diagnostics.push(whole_file(
-            &loaded.settings_file.clone(),
-            "no-departments",
-            "the config defines no department (add departments/*.yaml or a `departments` list)",
-        ));
-    }
-    loaded
 }
 
 /// Whether `path` is there as the kind wanted (a directory, else a regular file); anything

@@ -25,7 +25,7 @@ pub use decode::{Decoder, FromNode, Resolve};
 pub use definitions::{AgentKeys, Coordination, DepartmentKeys};
 pub use diagnostic::{suggestion, Diagnostic, Severity};
 pub use load::{locate_root, parse_document};
-pub use model::{Agent, Config, Department, ProviderSettings};
+pub use model::{Agent, AgentKey, Config, Department, ProviderSettings};
 pub use node::{At, Node, Pos};
 pub use output_schema::compile as compile_output_schema;
 pub use rates::{learn_success_rates, LearnedRate, RatesError, SuccessRates};

@@ -29,6 +29,19 @@ pub struct Config {
     index: Index,
 }
 
+/// An agent of a config, found once when a plan is made (see [`Config::agent_key`]), so the
+/// run that follows the plan looks it up with [`Config::agent_at`], which cannot miss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentKey(usize);
+
+#[cfg(test)]
+impl AgentKey {
+    /// The key of the `n`th agent, for tests that build plan parts by hand.
+    pub(crate) fn nth(n: usize) -> Self {
+        AgentKey(n)
+    }
+}
+
 /// Positions by id, built once by [`Config::resolve`].
 #[derive(Clone, Debug, Default)]
 struct Index {
@@ -196,6 +209,18 @@ impl Config {
         self.index.agents.get(id).map(|&i| &self.agents[i])
     }
 
+    /// The key of the agent with this id: the one look-up that can miss, made where a plan
+    /// is made; [`Config::agent_at`] of the key cannot.
+    pub fn agent_key(&self, id: &str) -> Option<AgentKey> {
+        self.index.agents.get(id).copied().map(AgentKey)
+    }
+
+    /// The agent a key of this config names (a key comes only from this config's
+    /// [`Config::agent_key`] or [`Config::keyed_specialists`], and agents are never removed).
+    pub fn agent_at(&self, key: AgentKey) -> &Agent {
+        &self.agents[key.0]
+    }
+
     /// The MCP server called `name`.
     pub fn mcp_server(&self, name: &str) -> Option<&McpServer> {
         self.settings.mcp_servers.get(name)
@@ -213,10 +238,10 @@ impl Config {
         }
     }
 
-    /// The active specialists of a department, in file order.
-    pub fn active_specialists<'a>(&'a self, department: &'a str) -> impl Iterator<Item = &'a Agent> {
+    /// The active specialists of a department, in file order, each with its key.
+    pub fn keyed_specialists<'a>(&'a self, department: &'a str) -> impl Iterator<Item = (AgentKey, &'a Agent)> {
         let at: &[usize] = self.index.specialists.get(department).map_or(&[], Vec::as_slice);
-        at.iter().map(|&i| &self.agents[i])
+        at.iter().map(|&i| (AgentKey(i), &self.agents[i]))
     }
 
     /// The providers an agent calls, in fallback order: `override_provider` (`--provider`

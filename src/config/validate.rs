@@ -9,7 +9,7 @@ use super::diagnostic::{suggestion, Diagnostic};
 use super::model::BUILTIN_PROVIDERS;
 use super::node::At;
 use super::node::Pos;
-use super::sections::ProviderEntry;
+use super::sections::{GradingWire, ProviderEntry, SettingsWire};
 use super::spec::variable_unset;
 use super::types::{GradingMethod, ProviderKind, Role, RoutingMethod};
 use super::wire::WireConfig;
@@ -107,114 +107,138 @@ impl Checker<'_> {
 
     /// Departments: heads, dependencies, reachability.
     fn departments(&mut self) {
-        for d in &self.wire.departments {
-            match &d.head {
-                None => self.out.push(Diagnostic::error(
-                    &d.file,
-                    d.id.pos,
-                    "head",
-                    format!("department `{}` has no `head` (name the agent that leads it)", d.id.value),
-                )),
-                Some(h) => match self.agents.get(h.value.as_str()) {
-                    None => self.out.push(Diagnostic::error(&d.file, h.pos, "missing-reference", unknown("agent", &h.value, self.agents.keys()))),
-                    Some(a) if a.role.value != Role::Head || a.department.as_ref().map(|x| x.value.as_str()) != Some(d.id.value.as_str()) => {
-                        self.out.push(Diagnostic::error(
-                            &d.file,
-                            h.pos,
-                            "head",
-                            format!(
-                                "head `{}` of department `{}` is not its own: the agent must have `role: head` and `department: {}` (it has role {} and department {})",
-                                h.value,
-                                d.id.value,
-                                d.id.value,
-                                a.role.value,
-                                a.department.as_ref().map(|x| format!("`{}`", x.value)).unwrap_or_else(|| "none".into())
-                            ),
-                        ))
-                    }
-                    Some(a) if a.is_active == Some(false) => self.out.push(Diagnostic::warning(
-                        &d.file,
-                        h.pos,
-                        "inactive-head",
-                        format!("head `{}` of department `{}` is inactive (`isActive: false`); it will still lead the department", h.value, d.id.value),
-                    )),
-                    Some(_) => {}
-                },
-            }
-            let members: &[&AgentWire] = self.members.get(d.id.value.as_str()).map_or(&[], Vec::as_slice);
-            // A second head in the same department: only beside a `head` that is its own, else
-            // the one mistake (a missing or misspelt `head`) is said once, above.
-            let own_head = d
-                .head
-                .as_ref()
-                .and_then(|h| self.agents.get(h.value.as_str()))
-                .is_some_and(|a| {
-                    a.role.value == Role::Head
-                        && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
-                });
-            for a in members.iter().filter(|_| own_head).filter(|a| {
-                a.role.value == Role::Head && d.head.as_ref().map(|h| h.value.as_str()) != Some(a.id.value.as_str())
-            }) {
+        let wire = self.wire;
+        let members_of = std::mem::take(&mut self.members);
+        for d in &wire.departments {
+            self.department_head(d);
+            let members: &[&AgentWire] = members_of.get(d.id.value.as_str()).map_or(&[], Vec::as_slice);
+            self.second_heads(d, members);
+            self.department_dependencies(d);
+            self.department_reach(d, members);
+        }
+        self.members = members_of;
+    }
+
+    /// A department's `head`: set, an agent, its own head, active.
+    fn department_head(&mut self, d: &DepartmentWire) {
+        match &d.head {
+        None => self.out.push(Diagnostic::error(
+            &d.file,
+            d.id.pos,
+            "head",
+            format!("department `{}` has no `head` (name the agent that leads it)", d.id.value),
+        )),
+        Some(h) => match self.agents.get(h.value.as_str()) {
+            None => self.out.push(Diagnostic::error(&d.file, h.pos, "missing-reference", unknown("agent", &h.value, self.agents.keys()))),
+            Some(a) if a.role.value != Role::Head || a.department.as_ref().map(|x| x.value.as_str()) != Some(d.id.value.as_str()) => {
                 self.out.push(Diagnostic::error(
-                    &a.file,
-                    a.role.pos,
+                    &d.file,
+                    h.pos,
                     "head",
                     format!(
-                        "department `{}` must have exactly one head: `{}` has role head but the department's head is {}",
+                        "head `{}` of department `{}` is not its own: the agent must have `role: head` and `department: {}` (it has role {} and department {})",
+                        h.value,
                         d.id.value,
-                        a.id.value,
-                        d.head
-                            .as_ref()
-                            .map(|h| format!("`{}`", h.value))
-                            .unwrap_or_else(|| "not set".into())
+                        d.id.value,
+                        a.role.value,
+                        a.department.as_ref().map(|x| format!("`{}`", x.value)).unwrap_or_else(|| "none".into())
                     ),
-                ));
+                ))
             }
-            for dep in d.dependencies() {
-                if dep.value == d.id.value {
-                    self.out.push(Diagnostic::error(
-                        &d.file,
-                        dep.pos,
-                        "cycle",
-                        format!("department `{}` depends on itself", d.id.value),
-                    ));
-                } else if !self.depts.contains_key(dep.value.as_str()) {
-                    self.out.push(Diagnostic::error(
-                        &d.file,
-                        dep.pos,
-                        "missing-reference",
-                        unknown("department", &dep.value, self.depts.keys()),
-                    ));
-                }
-            }
-            let active = members
-                .iter()
-                .any(|a| a.role.value == Role::Specialist && a.is_active != Some(false));
-            if !active {
-                self.out.push(Diagnostic::warning(
+            Some(a) if a.is_active == Some(false) => self.out.push(Diagnostic::warning(
+                &d.file,
+                h.pos,
+                "inactive-head",
+                format!("head `{}` of department `{}` is inactive (`isActive: false`); it will still lead the department", h.value, d.id.value),
+            )),
+            Some(_) => {}
+        },
+    }
+    }
+
+    /// A second head in department `d` (of agents `members`).
+    fn second_heads(&mut self, d: &DepartmentWire, members: &[&AgentWire]) {
+        // A second head in the same department: only beside a `head` that is its own, else
+        // the one mistake (a missing or misspelt `head`) is said once, above.
+        let own_head = d
+            .head
+            .as_ref()
+            .and_then(|h| self.agents.get(h.value.as_str()))
+            .is_some_and(|a| {
+                a.role.value == Role::Head
+                    && a.department.as_ref().map(|x| x.value.as_str()) == Some(d.id.value.as_str())
+            });
+        for a in members.iter().filter(|_| own_head).filter(|a| {
+            a.role.value == Role::Head && d.head.as_ref().map(|h| h.value.as_str()) != Some(a.id.value.as_str())
+        }) {
+            self.out.push(Diagnostic::error(
+                &a.file,
+                a.role.pos,
+                "head",
+                format!(
+                    "department `{}` must have exactly one head: `{}` has role head but the department's head is {}",
+                    d.id.value,
+                    a.id.value,
+                    d.head
+                        .as_ref()
+                        .map(|h| format!("`{}`", h.value))
+                        .unwrap_or_else(|| "not set".into())
+                ),
+            ));
+        }
+    }
+
+    /// A department's `dependsOn`: departments, not itself.
+    fn department_dependencies(&mut self, d: &DepartmentWire) {
+        for dep in d.dependencies() {
+            if dep.value == d.id.value {
+                self.out.push(Diagnostic::error(
                     &d.file,
-                    d.id.pos,
-                    "no-specialist",
-                    format!(
-                        "department `{}` has no active specialist; its head will answer every request directly",
-                        d.id.value
-                    ),
+                    dep.pos,
+                    "cycle",
+                    format!("department `{}` depends on itself", d.id.value),
                 ));
-            }
-            let is_fallback = self
-                .wire
-                .settings
-                .as_ref()
-                .and_then(|s| s.routing.as_ref()?.fallback_department.as_ref())
-                .is_some_and(|f| f.value == d.id.value);
-            if d.keywords.as_ref().is_none_or(Vec::is_empty) && !is_fallback {
-                self.out.push(Diagnostic::warning(
+            } else if !self.depts.contains_key(dep.value.as_str()) {
+                self.out.push(Diagnostic::error(
                     &d.file,
-                    d.id.pos,
-                    "unreachable",
-                    format!("department `{}` has no keywords and is not the fallback department: no request can reach it except `--department {}`", d.id.value, d.id.value),
+                    dep.pos,
+                    "missing-reference",
+                    unknown("department", &dep.value, self.depts.keys()),
                 ));
             }
+        }
+    }
+
+    /// Whether department `d` (of agents `members`) has an active specialist, and whether a
+    /// request can reach it.
+    fn department_reach(&mut self, d: &DepartmentWire, members: &[&AgentWire]) {
+        let active = members
+            .iter()
+            .any(|a| a.role.value == Role::Specialist && a.is_active != Some(false));
+        if !active {
+            self.out.push(Diagnostic::warning(
+                &d.file,
+                d.id.pos,
+                "no-specialist",
+                format!(
+                    "department `{}` has no active specialist; its head will answer every request directly",
+                    d.id.value
+                ),
+            ));
+        }
+        let is_fallback = self
+            .wire
+            .settings
+            .as_ref()
+            .and_then(|s| s.routing.as_ref()?.fallback_department.as_ref())
+            .is_some_and(|f| f.value == d.id.value);
+        if d.keywords.as_ref().is_none_or(Vec::is_empty) && !is_fallback {
+            self.out.push(Diagnostic::warning(
+            &d.file,
+            d.id.pos,
+            "unreachable",
+            format!("department `{}` has no keywords and is not the fallback department: no request can reach it except `--department {}`", d.id.value, d.id.value),
+        ));
         }
     }
 
@@ -223,6 +247,16 @@ impl Checker<'_> {
         let Some(s) = &self.wire.settings else {
             return;
         };
+        self.provider_settings(s);
+        self.routing_settings(s);
+        self.router(s);
+        let grading = s.grading.clone().unwrap_or_default();
+        self.agent_references(s, &grading);
+        self.weights(&grading);
+    }
+
+    /// Providers' `tokenField`, and the providers of `defaults.provider`.
+    fn provider_settings(&mut self, s: &SettingsWire) {
         let file = self.settings_file;
         for p in s.providers.iter().flatten() {
             if let Some(field) = p.keys.token_field.as_ref().filter(|_| p.kind != ProviderKind::OpenAi) {
@@ -247,6 +281,11 @@ impl Checker<'_> {
                 ));
             }
         }
+    }
+
+    /// `routing.fallbackDepartment` and `routing.successRates`.
+    fn routing_settings(&mut self, s: &SettingsWire) {
+        let file = self.settings_file;
         if let Some(f) = s.routing.as_ref().and_then(|r| r.fallback_department.as_ref()) {
             if !self.depts.contains_key(f.value.as_str()) {
                 self.out.push(Diagnostic::error(
@@ -260,6 +299,11 @@ impl Checker<'_> {
         if let Some(rates) = s.routing.as_ref().and_then(|r| r.success_rates.as_ref()) {
             self.out.extend(super::rates::check(file, rates));
         }
+    }
+
+    /// `routing.router`, which a method other than keywords needs.
+    fn router(&mut self, s: &SettingsWire) {
+        let file = self.settings_file;
         let routing = s.routing.clone().unwrap_or_default();
         if let Some(method) = routing.method.as_ref().filter(|m| m.value != RoutingMethod::Keywords) {
             match &routing.router {
@@ -292,6 +336,11 @@ impl Checker<'_> {
                 },
             }
         }
+    }
+
+    /// The agents of `grading.judge` and `aggregation.masterAgent`, when they are needed or set.
+    fn agent_references(&mut self, s: &SettingsWire, grading: &GradingWire) {
+        let file = self.settings_file;
         let mut agent_ref = |what: &str, r: Option<&At<String>>, missing_pos: Option<Pos>| match (r, missing_pos) {
             (Some(r), _) if !self.agents.contains_key(r.value.as_str()) => self.out.push(Diagnostic::error(
                 file,
@@ -304,7 +353,6 @@ impl Checker<'_> {
                 .push(Diagnostic::error(file, pos, "missing-reference", what.to_string())),
             _ => {}
         };
-        let grading = s.grading.clone().unwrap_or_default();
         let llm = grading.method.as_ref().map(|m| m.value) == Some(GradingMethod::Llm);
         agent_ref(
             "`grading.method = \"llm\"` needs `grading.judge`, the id of the agent that grades",
@@ -318,6 +366,11 @@ impl Checker<'_> {
             aggregation.master_agent.as_ref(),
             synthesize.filter(|s| s.value).map(|s| s.pos),
         );
+    }
+
+    /// `grading.weights`, which sum to 1.
+    fn weights(&mut self, grading: &GradingWire) {
+        let file = self.settings_file;
         if let Some(w) = &grading.weights {
             let v = w.value.clone().resolve();
             let sum = v.quality + v.relevance + v.consistency;

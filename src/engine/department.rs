@@ -40,7 +40,7 @@ pub async fn run_department(
     deps: &[Finished],
 ) -> DepartmentResult {
     let mut work = Work::start(engine);
-    let head = engine.config.agent(&plan.head).expect("planned heads exist");
+    let head = engine.config.agent_at(plan.head_agent);
     engine.emit(Event::DepartmentStart {
         department: plan.department_id.clone(),
         specialists: plan.specialists.len(),

@@ -182,7 +182,7 @@ fn cut_short(mut result: DepartmentResult, stop: Stop) -> DepartmentResult {
 /// children); yields `i` with the result.
 async fn department(engine: &Engine, plan: &Plan, i: usize, finished: Vec<Finished>) -> (usize, DepartmentResult) {
     let dp = &plan.departments[i];
-    let head = engine.config.agent(&dp.head).expect("planned heads exist");
+    let head = engine.config.agent_at(dp.head_agent);
     let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
     let result = run_department(engine, &plan.request, dp, &finished)
         .with_context(cx.clone())

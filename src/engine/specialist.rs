@@ -32,10 +32,7 @@ pub struct Task<'a> {
 /// Runs one specialist inside its `invoke_agent` span (SPEC §12): its calls, and the judge's
 /// calls that grade them, are children of it.
 pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult {
-    let agent = engine
-        .config
-        .agent(&task.specialist.agent_id)
-        .expect("planned agents exist");
+    let agent = engine.config.agent_at(task.specialist.agent);
     let cx = agent_span(
         &agent.id,
         &agent.name,
@@ -59,7 +56,7 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
 /// ends it, and the specialist fails with that reason.
 async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
     let spec = task.specialist;
-    let agent = engine.config.agent(&spec.agent_id).expect("planned agents exist");
+    let agent = engine.config.agent_at(spec.agent);
     let started = Instant::now();
     let mut state = Loop::default();
     for n in 1..=spec.max_attempts {

@@ -58,8 +58,36 @@ pub fn grade(request: &str, output: &str, truncated: bool) -> Grade {
     }
     let words = crate::text::words(text);
     let n = words.len() as f64;
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let structure = structure(text, &lines);
+    let complete = !truncated && ends_a_sentence(text);
+    let completeness = if complete { 1.0 } else { 0.3 };
+    let quality = 0.35 * length(n) + 0.25 * structure + 0.25 * completeness + 0.15 * variety(&words);
 
-    let length = if n >= 60.0 {
+    let wanted = content_words(request);
+    let have: HashSet<String> = words.iter().map(|w| stem(w)).collect();
+    let found = wanted.iter().filter(|w| have.contains(&stem(w))).count();
+    let relevance = if wanted.is_empty() {
+        1.0
+    } else {
+        found as f64 / wanted.len() as f64
+    };
+
+    let problems = problems(text, &lines, truncated, complete);
+    let consistency = (1.0 - 0.25 * problems.len() as f64).max(0.0);
+    let missing: Vec<&str> = wanted
+        .iter()
+        .filter(|w| !have.contains(&stem(w)))
+        .map(String::as_str)
+        .take(5)
+        .collect();
+    let feedback = feedback(words.len(), structure, &missing, &problems);
+    Grade::new(quality, relevance, consistency, &feedback)
+}
+
+/// The length part of `n` words: 1 between 60 and 900, a short answer its fraction of 60.
+fn length(n: f64) -> f64 {
+    if n >= 60.0 {
         if n <= 900.0 {
             1.0
         } else {
@@ -67,8 +95,11 @@ pub fn grade(request: &str, output: &str, truncated: bool) -> Grade {
         }
     } else {
         n / 60.0
-    };
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    }
+}
+
+/// The structure part: headings, list items and paragraphs of `text` (its non-empty `lines`).
+fn structure(text: &str, lines: &[&str]) -> f64 {
     let structural = lines
         .iter()
         .filter(|l| {
@@ -80,27 +111,28 @@ pub fn grade(request: &str, output: &str, truncated: bool) -> Grade {
         })
         .count();
     let paragraphs = text.split("\n\n").filter(|p| !p.trim().is_empty()).count();
-    let structure = (0.3 + 0.7 * ((structural + paragraphs.saturating_sub(1)) as f64 / 3.0)).min(1.0);
+    (0.3 + 0.7 * ((structural + paragraphs.saturating_sub(1)) as f64 / 3.0)).min(1.0)
+}
+
+/// Whether `text` ends a sentence (or a bracket, quote, code fence or table).
+fn ends_a_sentence(text: &str) -> bool {
     let last = text.chars().last().unwrap_or(' ');
-    let complete = !truncated && matches!(last, '.' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '`' | '*' | '|');
-    let completeness = if complete { 1.0 } else { 0.3 };
+    matches!(last, '.' | '!' | '?' | ')' | ']' | '}' | '"' | '\'' | '`' | '*' | '|')
+}
+
+/// The variety part: the share of distinct `words`.
+fn variety(words: &[String]) -> f64 {
+    let n = words.len() as f64;
     let distinct: HashSet<&String> = words.iter().collect();
-    let variety = if n == 0.0 {
+    if n == 0.0 {
         0.0
     } else {
         (distinct.len() as f64 / n * 1.6).min(1.0)
-    };
-    let quality = 0.35 * length + 0.25 * structure + 0.25 * completeness + 0.15 * variety;
+    }
+}
 
-    let wanted = content_words(request);
-    let have: HashSet<String> = words.iter().map(|w| stem(w)).collect();
-    let found = wanted.iter().filter(|w| have.contains(&stem(w))).count();
-    let relevance = if wanted.is_empty() {
-        1.0
-    } else {
-        found as f64 / wanted.len() as f64
-    };
-
+/// The signs of an unreliable answer in `text` (its non-empty `lines`), each in words.
+fn problems(text: &str, lines: &[&str], truncated: bool, complete: bool) -> Vec<&'static str> {
     let lower = text.to_lowercase();
     let mut problems: Vec<&str> = Vec::new();
     if ["todo", "lorem ipsum", "[insert", "tbd"]
@@ -130,28 +162,26 @@ pub fn grade(request: &str, output: &str, truncated: bool) -> Grade {
     } else if !complete {
         problems.push("it stops mid-sentence");
     }
-    let consistency = (1.0 - 0.25 * problems.len() as f64).max(0.0);
+    problems
+}
 
+/// What to change: for an answer of `words` words with this `structure`, the request's
+/// `missing` words and its `problems`.
+fn feedback(words: usize, structure: f64, missing: &[&str], problems: &[&str]) -> String {
     let mut feedback = Vec::new();
-    if n < 60.0 {
-        feedback.push(format!("It is short ({} words); cover the request fully.", words.len()));
+    if words < 60 {
+        feedback.push(format!("It is short ({words} words); cover the request fully."));
     }
     if structure < 0.7 {
         feedback.push("Give it structure: headings or a numbered list.".to_string());
     }
-    let missing: Vec<&str> = wanted
-        .iter()
-        .filter(|w| !have.contains(&stem(w)))
-        .map(String::as_str)
-        .take(5)
-        .collect();
     if !missing.is_empty() {
         feedback.push(format!("Address: {}.", missing.join(", ")));
     }
     if !problems.is_empty() {
         feedback.push(format!("Fix: {}.", problems.join("; ")));
     }
-    Grade::new(quality, relevance, consistency, &feedback.join(" "))
+    feedback.join(" ")
 }
 
 #[cfg(test)]

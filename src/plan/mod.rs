@@ -11,11 +11,12 @@ mod tools;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, GradingMethod, ToolUse};
+use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
 pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
+use routing::Routable;
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 pub use tools::{tool_agents, PlannedServer};
@@ -91,6 +92,9 @@ pub struct DepartmentPlan {
     pub depends_on: Vec<String>,
     /// Its head agent.
     pub head: String,
+    /// The head, as the run looks it up ([`Config::agent_at`]).
+    #[serde(skip)]
+    pub head_agent: AgentKey,
     /// Whether its output waits for a person's yes before anyone uses it (SPEC §16).
     pub require_approval: bool,
     /// The MCP servers whose tools the head may use.
@@ -168,7 +172,7 @@ pub fn unmatched(config: &Config, request: &str, options: &PlanOptions) -> Resul
 /// [`RoutingError::NoMatch`].
 fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatched: bool) -> Result<Plan, RoutingError> {
     let index = WordIndex::new(request);
-    let routing = routing::route(config, &index, &options.departments, &options.router, keep_unmatched)?;
+    let (routing, stages) = routing::route(config, &index, &options.departments, &options.router, keep_unmatched)?;
     let mut complexity = complexity::analyze(request, &index, &config.settings.routing.complex_terms);
     if let (RouterStep::Answered(answer), true) = (&options.router, options.departments.is_empty()) {
         if let Some(level) = answer.complexity {
@@ -177,61 +181,24 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         }
     }
     let llm_grading = config.settings.grading.method == GradingMethod::Llm;
-    let selected: std::collections::HashSet<&str> = routing.selected().map(String::as_str).collect();
-    let relevance_of: std::collections::HashMap<&str, f64> = routing
-        .scores
-        .iter()
-        .map(|s| (s.department.as_str(), s.relevance))
-        .collect();
+    let planning = Planning {
+        config,
+        request,
+        options,
+        index: &index,
+        routing: &routing,
+        complexity: &complexity,
+        llm_grading,
+        selected: routing.selected().map(String::as_str).collect(),
+        relevance_of: routing
+            .scores
+            .iter()
+            .map(|s| (s.department.as_str(), s.relevance))
+            .collect(),
+    };
     let mut departments = Vec::new();
-    for (stage, ids) in routing.stages.iter().enumerate() {
-        for id in ids {
-            let dept = config.department(id).expect("routing selects existing departments");
-            let estimate = match options.specialists {
-                SpecialistMode::Auto => complexity.level.estimated_specialists(),
-                SpecialistMode::Always => complexity.level.estimated_specialists().max(2),
-                SpecialistMode::Never => 0,
-            };
-            let specialists = selection::select(config, dept, &index, estimate);
-            let handling = if specialists.is_empty() {
-                Handling::Direct
-            } else {
-                Handling::Specialists
-            };
-            let role = role_of(id, &routing, options);
-            let relevance = relevance_of.get(id.as_str()).copied().unwrap_or(0.0);
-            let head = config.agent(&dept.head);
-            let head_max_tool_calls = head.and_then(|h| tools::max_tool_calls(config, h));
-            let head_requests = tools::requests_per_attempt(head_max_tool_calls);
-            let retries = dept.coordination.max_retries;
-            let (min_calls, max_calls) = department_calls(&specialists, retries, llm_grading, head_requests);
-            let max_cost_usd = cost::department_cost(config, &dept.head, &specialists, retries, request);
-            departments.push(DepartmentPlan {
-                department_id: id.clone(),
-                department_name: dept.name.clone(),
-                stage,
-                relevance,
-                role,
-                depends_on: dept
-                    .depends_on
-                    .iter()
-                    .filter(|d| selected.contains(d.as_str()))
-                    .cloned()
-                    .collect(),
-                head: dept.head.clone(),
-                require_approval: dept.require_approval,
-                head_tools: head.map(|h| h.tools.clone()).unwrap_or_default(),
-                head_max_tool_calls,
-                complexity: complexity.clone(),
-                handling,
-                specialists,
-                parallel: dept.coordination.allow_parallel_execution,
-                department_retries: dept.coordination.max_retries,
-                min_calls,
-                max_calls,
-                max_cost_usd,
-            });
-        }
+    for (stage, routables) in stages.iter().enumerate() {
+        departments.extend(routables.iter().map(|r| planning.department(stage, r)));
     }
     let summary = config.settings.aggregation.synthesize;
     let call_budget = u64::from(config.settings.limits.max_calls);
@@ -258,6 +225,73 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         max_cost_usd,
         hint: None,
     })
+}
+
+/// What every department's plan is made from.
+struct Planning<'a> {
+    config: &'a Config,
+    request: &'a str,
+    options: &'a PlanOptions,
+    index: &'a WordIndex,
+    routing: &'a Routing,
+    complexity: &'a Complexity,
+    llm_grading: bool,
+    /// The selected departments' ids.
+    selected: std::collections::HashSet<&'a str>,
+    /// Every department's relevance, by id.
+    relevance_of: std::collections::HashMap<&'a str, f64>,
+}
+
+impl Planning<'_> {
+    /// The plan of one routed department, in stage `stage`.
+    fn department(&self, stage: usize, routed: &Routable) -> DepartmentPlan {
+        let (config, dept) = (self.config, routed.department);
+        let id = &dept.id;
+        let estimate = match self.options.specialists {
+            SpecialistMode::Auto => self.complexity.level.estimated_specialists(),
+            SpecialistMode::Always => self.complexity.level.estimated_specialists().max(2),
+            SpecialistMode::Never => 0,
+        };
+        let specialists = selection::select(config, dept, self.index, estimate);
+        let handling = if specialists.is_empty() {
+            Handling::Direct
+        } else {
+            Handling::Specialists
+        };
+        let relevance = self.relevance_of.get(id.as_str()).copied().unwrap_or(0.0);
+        let head = config.agent_at(routed.head);
+        let head_max_tool_calls = tools::max_tool_calls(config, head);
+        let head_requests = tools::requests_per_attempt(head_max_tool_calls);
+        let retries = dept.coordination.max_retries;
+        let (min_calls, max_calls) = department_calls(&specialists, retries, self.llm_grading, head_requests);
+        let max_cost_usd = cost::department_cost(config, &dept.head, &specialists, retries, self.request);
+        DepartmentPlan {
+            department_id: id.clone(),
+            department_name: dept.name.clone(),
+            stage,
+            relevance,
+            role: role_of(id, self.routing, self.options),
+            depends_on: dept
+                .depends_on
+                .iter()
+                .filter(|d| self.selected.contains(d.as_str()))
+                .cloned()
+                .collect(),
+            head: dept.head.clone(),
+            head_agent: routed.head,
+            require_approval: dept.require_approval,
+            head_tools: head.tools.clone(),
+            head_max_tool_calls,
+            complexity: self.complexity.clone(),
+            handling,
+            specialists,
+            parallel: dept.coordination.allow_parallel_execution,
+            department_retries: dept.coordination.max_retries,
+            min_calls,
+            max_calls,
+            max_cost_usd,
+        }
+    }
 }
 
 /// Why department `id` is in the plan.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dag::Dag;
 use super::router::{RouterAnswer, RouterInfo, RouterStep};
-use crate::config::{Config, Department, RoutingMethod};
+use crate::config::{AgentKey, Config, Department, RoutingMethod};
 use crate::text::WordIndex;
 
 /// How the selected departments run.
@@ -105,6 +105,29 @@ pub enum RoutingError {
     },
 }
 
+/// A department routing can select: one whose head is an agent of the config (every
+/// department of a valid config), found once here so nothing after routing looks it up.
+#[derive(Clone, Copy, Debug)]
+pub struct Routable<'c> {
+    /// The department.
+    pub department: &'c Department,
+    /// Its head.
+    pub head: AgentKey,
+}
+
+impl<'c> Routable<'c> {
+    /// `department`, when its head is an agent of `config`.
+    fn of(config: &Config, department: &'c Department) -> Option<Self> {
+        let head = config.agent_key(&department.head)?;
+        Some(Routable { department, head })
+    }
+
+    /// The department's id.
+    fn id(&self) -> &'c str {
+        &self.department.id
+    }
+}
+
 /// Relevance of one department: 1 − ∏(1 − wₖ) over its distinct matched keywords.
 fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
     let mut matched: Vec<String> = Vec::new();
@@ -167,44 +190,38 @@ fn merge(s: &mut DepartmentScore, answer: &RouterAnswer, method: RoutingMethod) 
     }
 }
 
+/// A department's score beside the department.
+type Scored<'c> = (DepartmentScore, Routable<'c>);
+
 /// Routes a request: by relevance (keywords, merged with the router's answer when there
-/// is one), or exactly the `forced` departments when given.
-pub fn route(
-    config: &Config,
+/// is one), or exactly the `forced` departments when given. Beside the routing, the
+/// selected departments stage by stage, as in `routing.stages`.
+pub fn route<'c>(
+    config: &'c Config,
     index: &WordIndex,
     forced: &[String],
     router: &RouterStep,
     keep_unmatched: bool,
-) -> Result<Routing, RoutingError> {
+) -> Result<(Routing, Vec<Vec<Routable<'c>>>), RoutingError> {
     let method = config.settings.routing.method;
     let answer = match router {
         RouterStep::Answered(a) if forced.is_empty() => Some(a),
         _ => None,
     };
-    let mut scores: Vec<DepartmentScore> = config
-        .departments
-        .iter()
-        .map(|d| {
-            let mut s = score(d, index);
-            if let Some(a) = answer {
-                merge(&mut s, a, method);
-            }
-            s
-        })
-        .collect();
-    scores.sort_by(rank);
-    let (selected, fallback) = match select(config, forced, &mut scores, router) {
+    let mut scored = scored(config, index, answer);
+    let (selected, fallback) = match select(config, forced, &mut scored, router) {
         Err(RoutingError::NoMatch) if keep_unmatched => (Vec::new(), false),
         chosen => chosen?,
     };
-    let (stages, ignored, mode) = schedule(config, &selected);
+    let (stages, ignored, mode) = schedule(&selected);
     let asked = forced.is_empty() && method != RoutingMethod::Keywords;
-    Ok(Routing {
-        primary: selected.first().cloned().unwrap_or_default(),
-        supporting: selected.iter().skip(1).cloned().collect(),
+    let ids = |rs: &[Routable]| -> Vec<String> { rs.iter().map(|r| r.id().to_string()).collect() };
+    let routing = Routing {
+        primary: selected.first().map(|r| r.id().to_string()).unwrap_or_default(),
+        supporting: ids(selected.get(1..).unwrap_or_default()),
         execution_mode: mode,
-        scores,
-        stages,
+        scores: scored.into_iter().map(|(s, _)| s).collect(),
+        stages: stages.iter().map(|stage| ids(stage)).collect(),
         ignored_dependencies: ignored,
         fallback,
         method: if answer.is_some() {
@@ -228,35 +245,56 @@ pub fn route(
                     run_may_differ: !consulted,
                 }
             }),
-    })
+    };
+    Ok((routing, stages))
+}
+
+/// Every routable department scored (merged with the router's `answer`, when there is
+/// one), best first.
+fn scored<'c>(config: &'c Config, index: &WordIndex, answer: Option<&RouterAnswer>) -> Vec<Scored<'c>> {
+    let method = config.settings.routing.method;
+    let mut scored: Vec<Scored<'c>> = config
+        .departments
+        .iter()
+        .filter_map(|d| Routable::of(config, d))
+        .map(|r| {
+            let mut s = score(r.department, index);
+            if let Some(a) = answer {
+                merge(&mut s, a, method);
+            }
+            (s, r)
+        })
+        .collect();
+    scored.sort_by(|a, b| rank(&a.0, &b.0));
+    scored
 }
 
 /// The selected departments, and whether the fallback was used: the `forced` ones, or the
 /// best by relevance with those above the supporting threshold, or the fallback. Marks
 /// the reason of the chosen departments' scores.
-fn select(
+fn select<'c>(
     config: &Config,
     forced: &[String],
-    scores: &mut [DepartmentScore],
+    scored: &mut [Scored<'c>],
     router: &RouterStep,
-) -> Result<(Vec<String>, bool), RoutingError> {
+) -> Result<(Vec<Routable<'c>>, bool), RoutingError> {
     if !forced.is_empty() {
-        return Ok((chosen(config, forced, scores)?, false));
+        return Ok((chosen(config, forced, scored)?, false));
     }
-    if scores.first().is_some_and(|s| s.relevance > 0.0) {
+    if scored.first().is_some_and(|(s, _)| s.relevance > 0.0) {
         let threshold = config.settings.routing.supporting_threshold;
-        let primary = scores[0].department.clone();
-        let supporting = scores[1..]
+        let primary = scored[0].1;
+        let supporting = scored[1..]
             .iter()
-            .filter(|s| s.relevance > threshold)
-            .map(|s| s.department.clone());
+            .filter(|(s, _)| s.relevance > threshold)
+            .map(|&(_, r)| r);
         return Ok((std::iter::once(primary).chain(supporting).collect(), false));
     }
-    if let Some(f) = &config.settings.routing.fallback_department {
-        if let Some(s) = scores.iter_mut().find(|s| &s.department == f) {
-            s.reason = "fallback".into();
-        }
-        return Ok((vec![f.clone()], true));
+    let fallback = config.settings.routing.fallback_department.as_ref();
+    // A valid config's fallback is one of its departments (`orch validate` says so).
+    if let Some((s, r)) = fallback.and_then(|f| scored.iter_mut().find(|(s, _)| &s.department == f)) {
+        s.reason = "fallback".into();
+        return Ok((vec![*r], true));
     }
     if *router == RouterStep::NotConsulted {
         // `explain` of a router config: the keyword plan, even when it holds nothing.
@@ -266,48 +304,53 @@ fn select(
 }
 
 /// The departments named with `--department`, each once, in the order given.
-fn chosen(config: &Config, forced: &[String], scores: &mut [DepartmentScore]) -> Result<Vec<String>, RoutingError> {
-    let mut chosen: Vec<String> = Vec::new();
+fn chosen<'c>(
+    config: &Config,
+    forced: &[String],
+    scored: &mut [Scored<'c>],
+) -> Result<Vec<Routable<'c>>, RoutingError> {
+    let at: std::collections::HashMap<&str, usize> = scored
+        .iter()
+        .enumerate()
+        .map(|(i, (s, _))| (s.department.as_str(), i))
+        .collect();
+    let mut chosen: Vec<usize> = Vec::new();
     for id in forced {
-        if config.department(id).is_none() {
+        let Some(&i) = at.get(id.as_str()) else {
             return Err(RoutingError::UnknownDepartment {
                 id: id.clone(),
                 suggestion: crate::config::suggestion(id, config.departments.iter().map(|d| d.id.as_str())),
             });
-        }
-        if !chosen.contains(id) {
-            chosen.push(id.clone());
-        }
-    }
-    for s in scores.iter_mut() {
-        if chosen.contains(&s.department) {
-            s.reason = format!("chosen with --department ({})", s.reason);
+        };
+        if !chosen.contains(&i) {
+            chosen.push(i);
         }
     }
-    Ok(chosen)
+    for &i in &chosen {
+        let s = &mut scored[i].0;
+        s.reason = format!("chosen with --department ({})", s.reason);
+    }
+    Ok(chosen.into_iter().map(|i| scored[i].1).collect())
 }
 
 /// Stages of the DAG among the selected departments (stage = 1 + deepest selected dependency).
-fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<IgnoredDependency>, ExecutionMode) {
-    let ignored = ignored_dependencies(config, selected);
+fn schedule<'c>(selected: &[Routable<'c>]) -> (Vec<Vec<Routable<'c>>>, Vec<IgnoredDependency>, ExecutionMode) {
+    let ignored = ignored_dependencies(selected);
     if selected.is_empty() {
         return (Vec::new(), ignored, ExecutionMode::Single);
     }
     let nodes: Vec<(&str, &[String])> = selected
         .iter()
-        .map(|id| {
-            let dept = config.department(id).expect("selected departments exist");
-            (id.as_str(), dept.depends_on.as_slice())
-        })
+        .map(|r| (r.id(), r.department.depends_on.as_slice()))
         .collect();
     let stage = Dag::new(&nodes).stages();
     let depth = stage.iter().copied().max().unwrap_or(0);
-    let mut stages: Vec<Vec<String>> = vec![Vec::new(); depth + 1];
-    for (i, id) in selected.iter().enumerate() {
-        stages[stage[i]].push(id.clone());
+    let mut stages: Vec<Vec<Routable>> = vec![Vec::new(); depth + 1];
+    for (i, r) in selected.iter().enumerate() {
+        stages[stage[i]].push(*r);
     }
     for s in &mut stages {
-        s.sort();
+        s.sort_by_key(|r| r.id());
     }
     let mode = match (selected.len(), depth) {
         (1, _) => ExecutionMode::Single,
@@ -318,15 +361,14 @@ fn schedule(config: &Config, selected: &[String]) -> (Vec<Vec<String>>, Vec<Igno
 }
 
 /// The selected departments' dependencies on departments that were not selected.
-fn ignored_dependencies(config: &Config, selected: &[String]) -> Vec<IgnoredDependency> {
-    let chosen: HashSet<&str> = selected.iter().map(String::as_str).collect();
+fn ignored_dependencies(selected: &[Routable]) -> Vec<IgnoredDependency> {
+    let chosen: HashSet<&str> = selected.iter().map(Routable::id).collect();
     let mut ignored = Vec::new();
-    for id in selected {
-        let dept = config.department(id).expect("selected departments exist");
-        for dep in &dept.depends_on {
+    for r in selected {
+        for dep in &r.department.depends_on {
             if !chosen.contains(dep.as_str()) {
                 ignored.push(IgnoredDependency {
-                    department: id.clone(),
+                    department: r.id().to_string(),
                     depends_on: dep.clone(),
                     reason: format!("`{dep}` was not selected for this request"),
                 });

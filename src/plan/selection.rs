@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Agent, Config, Department, SuccessRateSource, ToolUse};
+use crate::config::{Agent, AgentKey, Config, Department, SuccessRateSource, ToolUse};
 use crate::text::WordIndex;
 
 /// Where an agent's passing threshold came from.
@@ -36,6 +36,9 @@ pub fn threshold(agent: &Agent, dept: Option<&Department>, default: u32) -> (u32
 pub struct SelectedSpecialist {
     /// Agent id.
     pub agent_id: String,
+    /// The agent, as the run looks it up ([`Config::agent_at`]).
+    #[serde(skip)]
+    pub agent: AgentKey,
     /// Passing threshold, 0..=100 (0 = auto-approve).
     pub threshold: u32,
     /// Where the threshold came from.
@@ -66,12 +69,13 @@ impl SelectedSpecialist {
 /// then id) and takes the first `count`.
 pub fn select(config: &Config, dept: &Department, index: &WordIndex, count: usize) -> Vec<SelectedSpecialist> {
     let mut ranked: Vec<SelectedSpecialist> = config
-        .active_specialists(&dept.id)
-        .map(|agent| {
+        .keyed_specialists(&dept.id)
+        .map(|(key, agent)| {
             let (threshold, threshold_source) =
                 threshold(agent, Some(dept), config.settings.defaults.passing_threshold);
             SelectedSpecialist {
                 agent_id: agent.id.clone(),
+                agent: key,
                 threshold,
                 threshold_source,
                 max_attempts: 1 + agent

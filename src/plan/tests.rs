@@ -243,6 +243,7 @@ fn specialists_mode_always_and_never() {
 fn call_bounds() {
     let spec = |attempts| SelectedSpecialist {
         agent_id: "s".into(),
+        agent: crate::config::AgentKey::nth(0),
         threshold: 60,
         threshold_source: ThresholdSource::Default,
         max_attempts: attempts,
@@ -289,6 +290,7 @@ fn max_calls_never_above_the_budget() {
 fn a_tool_loop_counts_every_request() {
     let spec = |attempts, max_tool_calls| SelectedSpecialist {
         agent_id: "s".into(),
+        agent: crate::config::AgentKey::nth(0),
         threshold: 60,
         threshold_source: ThresholdSource::Default,
         max_attempts: attempts,
@@ -346,4 +348,28 @@ fn a_plan_lists_tools_and_the_servers_its_agents_use() {
             {"name": "files", "command": "npx", "args": ["-y", "fs"]}
         ])
     );
+}
+
+#[test]
+fn the_plan_names_its_agents_by_keys_the_run_cannot_miss() {
+    let c = studio();
+    let options = PlanOptions {
+        specialists: SpecialistMode::Always,
+        ..PlanOptions::default()
+    };
+    let p = build(&c, "Create a detailed character Aladdin with a story scene", &options).unwrap();
+    assert!(p.departments.len() > 1 && p.departments.iter().all(|d| !d.specialists.is_empty()));
+    for d in &p.departments {
+        assert_eq!(c.agent_at(d.head_agent).id, d.head);
+        for s in &d.specialists {
+            assert_eq!(c.agent_at(s.agent).id, s.agent_id);
+        }
+    }
+    let forced = PlanOptions {
+        departments: vec!["story".into(), "character".into(), "story".into()],
+        ..PlanOptions::default()
+    };
+    let p = build(&c, "anything", &forced).unwrap();
+    assert_eq!(p.routing.selected().collect::<Vec<_>>(), ["story", "character"]);
+    assert!(p.departments.iter().all(|d| c.agent_at(d.head_agent).id == d.head));
 }

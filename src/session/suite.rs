@@ -36,10 +36,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     }
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
     let chosen = suite::select(&loaded.suites, args.shard, filter);
-    let plans: Vec<crate::suite::CasePlan> = (chosen.cases.iter())
-        .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
-        .collect::<Result<_, _>>()
-        .map_err(|e| SessionError::refused(e.to_string()))?;
+    let plans = case_plans(loaded, &chosen.cases)?;
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
     let mut built_for = HashMap::new();
@@ -114,6 +111,14 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         interrupted,
         unwritten: unwritten.collect(),
     })
+}
+
+/// The plan of each chosen case (a case that cannot be planned refuses the suites).
+fn case_plans(loaded: &Loaded, cases: &[(usize, &suite::Case)]) -> Result<Vec<suite::CasePlan>, SessionError> {
+    (cases.iter())
+        .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
+        .collect::<Result<_, _>>()
+        .map_err(SessionError::refused)
 }
 
 /// The summary of a suite's runs: every run of the results file when resuming, else

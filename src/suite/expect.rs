@@ -47,6 +47,15 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
             out.push(format!("status: expected {want}, got {got}"));
         }
     }
+    routing_failures(expect, report, &mut out);
+    usage_failures(expect, report, &mut out);
+    out.extend(super::tool_expect::failures(&expect.tools, report));
+    output_failures(expect, report, &mut out);
+    out
+}
+
+/// What `report` ran against `primary`, `departments`, `include` and `exclude`.
+fn routing_failures(expect: &Expect, report: &Report, out: &mut Vec<String>) {
     let primary = report.routing.as_ref().map(|r| r.primary.as_str());
     if let Some(want) = &expect.primary {
         if primary != Some(want.as_str()) {
@@ -77,6 +86,10 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
             out.push(format!("exclude: `{d}` ran"));
         }
     }
+}
+
+/// What `report` scored and spent against `minQuality`, `maxCalls` and `maxCostUsd`.
+fn usage_failures(expect: &Expect, report: &Report, out: &mut Vec<String>) {
     if let Some(min) = expect.min_quality {
         if report.overall_quality < min {
             out.push(format!(
@@ -99,7 +112,10 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
             ));
         }
     }
-    out.extend(super::tool_expect::failures(&expect.tools, report));
+}
+
+/// What `report` answered against `contains`, `notContains` and `matches`.
+fn output_failures(expect: &Expect, report: &Report, out: &mut Vec<String>) {
     let text = output_text(report);
     let lower = text.to_lowercase();
     for word in &expect.contains {
@@ -117,5 +133,4 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
             out.push(format!("matches: `{}` does not match the output", re.as_str()));
         }
     }
-    out
 }

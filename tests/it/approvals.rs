@@ -1,6 +1,7 @@
 //! Approvals (SPEC §16) through the binary: a deferred run, `orch approve` and `orch resume`
 //! sending each call once; `--approvals` in each mode (the prompt under a pseudo-terminal);
-//! denials reaching the model and failing departments; served runs and suites.
+//! denials reaching the model and failing departments; served runs and suites; `approve`
+//! lists (`*` inside a list, a name the server does not list); the prompt's Ctrl-C.
 
 use serde_json::{json, Value};
 
@@ -182,6 +183,7 @@ async fn a_denied_department_fails_its_dependents_are_skipped_and_a_denied_tool_
         ))
         .run();
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["resume", "j.jsonl", "--format", "json", "--approvals", "allow"])
         .status(4)
         .run();
@@ -310,6 +312,7 @@ async fn a_suite_denies_gated_steps_unless_told_to_allow_them() {
     );
     let run = |flag: &[&str], status: i32| {
         let out = Test::new(root.path())
+            .any_stderr()
             .args(["test", "s.yaml", "--format", "json"])
             .args(flag)
             .status(status)
@@ -321,4 +324,89 @@ async fn a_suite_denies_gated_steps_unless_told_to_allow_them() {
     assert!(tool_log(&root).is_empty());
     assert_eq!(run(&["--approvals", "allow"], 0), 0);
     assert_eq!(tool_log(&root), ["echo one"]);
+}
+
+/// The team of `gated.rs` with `approve: [echo]` of agent `h` written `approve`.
+fn team_approving(uri: &str, approve: &str) -> Root {
+    let root = team(uri, false);
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    assert!(yaml.contains("approve: [echo]"));
+    root.write(
+        "orch.yaml",
+        yaml.replace("approve: [echo]", &format!("approve: {approve}")),
+    );
+    root
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_star_inside_a_list_gates_every_tool_of_the_server() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team_approving(&server.uri(), r#"["*"]"#);
+    let out = Test::new(root.path()).args(RUN).status(0).stderr("").run();
+    let report = stdout_json(&out);
+    let call = &department(&report, "d")["toolCalls"][0];
+    assert_eq!(
+        (&call["approval"], &call["error"]),
+        (
+            &json!("denied"),
+            &json!("denied by policy: not approved (--approvals deny)")
+        )
+    );
+    assert!(tool_log(&root).is_empty(), "a gated tool never runs unapproved");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approve_name_the_server_does_not_list_stops_the_run_before_any_call() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team_approving(&server.uri(), "[ech0]");
+    Test::new(root.path())
+        .args(RUN)
+        .status(2)
+        .stdout("")
+        .stderr("error: mcp server files: no tool `ech0` (to approve for agent `h`); it lists echo, slow\n")
+        .run();
+    assert!(heads.agents().is_empty(), "no LLM call");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_pending_item_waits_in_the_singular() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), false);
+    let out = Test::new(root.path())
+        .args(RUN)
+        .args(["--approvals", "defer", "--journal", "j.jsonl"])
+        .status(5)
+        .stderr(
+            "error: paused: 1 item waits for a decision; list them with `orch approve j.jsonl`, decide with `orch approve j.jsonl ID…|--all [--deny]`, then `orch resume j.jsonl`\n",
+        )
+        .run();
+    let pending: Vec<Value> = stdout_json(&out)["pending"].as_array().unwrap().clone();
+    assert_eq!(pending.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_while_the_prompt_waits_ends_its_line_before_the_error() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), false);
+    let script = crate::common::repo().join("tests/fixtures/approve_pty.py");
+    let out = crate::common::blocking(|| {
+        std::process::Command::new("python3")
+            .arg(script)
+            .args([env!("CARGO_BIN_EXE_orch"), root.path().to_str().unwrap(), "^C"])
+            .output()
+            .unwrap()
+    });
+    let transcript = crate::common::stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{transcript}");
+    assert!(
+        transcript.ends_with(
+            "approve? [y]es, [n]o [REASON], [a]lways this tool: \r\nerror: interrupted; the report holds what finished\r\n"
+        ),
+        "{transcript:?}"
+    );
+    assert!(tool_log(&root).is_empty());
 }

@@ -1,5 +1,6 @@
 //! `orch approve FILE` through the binary (SPEC §16, §27): without ids or `--all` it lists
-//! what is pending and decides nothing; `--all` decides every pending item.
+//! what is pending and decides nothing; `--all` decides every pending item; an id named
+//! twice is decided once; a reason without `--deny` is refused.
 
 use serde_json::{json, Value};
 
@@ -54,6 +55,7 @@ async fn deny_or_reason_without_ids_or_all_is_a_usage_error() {
             .run();
     }
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["approve", "j.jsonl", "--all", "tool-00000000"])
         .status(2)
         .stdout("")
@@ -103,8 +105,45 @@ async fn all_decides_every_pending_item_and_then_nothing_is_listed() {
         .stderr("warning: nothing is pending in j.jsonl\n")
         .run();
     Test::new(root.path())
+        .any_stderr()
         .args(["approve", "j.jsonl", "--format", "json"])
         .status(0)
         .stdout("[]\n")
         .run();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_id_named_twice_is_decided_once() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    let id = paused(&root)["pending"][0]["id"].as_str().unwrap().to_string();
+    let before = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl", &id, &id])
+        .status(0)
+        .stderr("")
+        .stdout(format!("approved {id}: h calls files.echo with {{\"text\":\"one\"}}\n"))
+        .run();
+    let after = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    assert_eq!(after.lines().count(), before.lines().count() + 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reason_is_refused_without_deny_rather_than_dropped() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    paused(&root);
+    let before = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["approve", "j.jsonl", "--reason", "looks fine"])
+        .status(2)
+        .stdout("")
+        .run();
+    let err = crate::common::stderr(&out);
+    assert!(err.starts_with("error:") && err.contains("--deny"), "{err}");
+    let after = std::fs::read_to_string(root.path().join("j.jsonl")).unwrap();
+    assert_eq!(after, before, "nothing decided");
 }

@@ -82,6 +82,7 @@ async fn two_runs() -> (Root, wiremock::MockServer) {
     );
     for (side, status) in [("base", 1), ("candidate", 1)] {
         Test::new(&root.path().join(side))
+            .any_stderr()
             .args([
                 "test",
                 "smoke.yaml",
@@ -100,6 +101,7 @@ async fn two_runs() -> (Root, wiremock::MockServer) {
 
 fn compare(root: &Root, args: &[&str]) -> Test {
     Test::new(root.path())
+        .any_stderr()
         .args(["compare", "base/r.jsonl", "candidate/r.jsonl"])
         .args(args)
 }
@@ -269,6 +271,8 @@ async fn shards_concatenated_in_any_order_compare_alike() {
     let dir = root.path().join("candidate");
     for k in 1..=3 {
         Test::new(&dir)
+            .any_status()
+            .any_stderr()
             .args(["test", "smoke.yaml", "--repeat", REPEAT, "--shard", &format!("{k}/3")])
             .args(["--results", &format!("s{k}.jsonl"), "--format", "json"])
             .run();
@@ -285,6 +289,7 @@ async fn shards_concatenated_in_any_order_compare_alike() {
     root.write("reversed.jsonl", lines.join("\n") + "\n");
     let run = |candidate: &str, format: &str| {
         let out = Test::new(root.path())
+            .any_stderr()
             .args(["compare", "base/r.jsonl", candidate, "--format", format])
             .status(1)
             .run();

@@ -45,7 +45,7 @@ fn runs_of(id: &str, runs: u32, passed: u32, start: u64) -> String {
 /// Base: `steady` 8 of 10, `flaky` 0 of 1, `gone` 1 of 1. Candidate: `steady` 1 of 6,
 /// `flaky` 1 of 1, `fresh` 1 of 1. Table [[8, 2], [1, 5]]: p = 5/143 (exact hypergeometric
 /// sum, Python's `fractions`).
-fn hand_written() -> Root {
+pub(crate) fn hand_written() -> Root {
     let root = Root::empty();
     root.write(
         "base.jsonl",

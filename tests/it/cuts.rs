@@ -37,6 +37,7 @@ fn a_call_budget_that_cuts_the_summary_is_a_partial_run() {
     assert!(full["summary"].is_string(), "{}", full["summary"]);
 
     let out = Test::new(&repo())
+        .any_stderr()
         .args(["run", "--format", "json", "--max-calls", "15", QUICK_START])
         .status(4)
         .run();
@@ -72,6 +73,7 @@ async fn a_cost_cap_reached_mid_department_fails_the_department_not_a_fallback()
         "pricing:\n  gpt-4o-mini: { input: 1.0, output: 2.0 }\nlimits: { maxCostUsd: 0.00007, maxConcurrency: 1 }\n",
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(RUN_ALWAYS)
         .args(["Aladdin"])
         .status(1)
@@ -115,6 +117,7 @@ async fn a_deadline_that_cuts_the_summary_is_a_partial_run() {
     let server = script.serve().await;
     let root = summarized(&server.uri(), "");
     let out = Test::new(root.path())
+        .any_stderr()
         .args([
             "run",
             "--format",
@@ -145,6 +148,7 @@ async fn a_token_budget_that_cuts_the_summary_is_a_partial_run() {
     let server = script.serve().await;
     let root = summarized(&server.uri(), "limits: { maxTokens: 10 }\n");
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "--specialists", "never", "Aladdin"])
         .status(4)
         .run();
@@ -179,6 +183,7 @@ async fn the_deadline_bounds_the_routers_call() {
         server.uri()
     ));
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "--deadline", "1", "Write the opening scene"])
         .status(1)
         .run();

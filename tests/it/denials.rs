@@ -15,6 +15,7 @@ async fn a_prompt_whose_standard_input_is_closed_denies_by_policy() {
     let server = heads.serve().await;
     let root = team(&server.uri(), true);
     let out = Test::new(root.path())
+        .any_stderr()
         .args(RUN)
         .args(["--approvals", "prompt", "--events", "ev.jsonl"])
         .stdin("")
@@ -44,6 +45,7 @@ async fn a_flags_denial_kept_in_a_journal_is_still_a_policys_on_resume() {
     let server = heads.serve().await;
     let root = team(&server.uri(), true);
     Test::new(root.path())
+        .any_stderr()
         .args(RUN)
         .args(["--approvals", "deny", "--journal", "j.jsonl"])
         .status(4)
@@ -60,6 +62,7 @@ async fn a_flags_denial_kept_in_a_journal_is_still_a_policys_on_resume() {
         "{decisions:?}"
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["resume", "j.jsonl", "--format", "json", "--approvals", "allow"])
         .status(4)
         .run();

@@ -197,7 +197,7 @@ mod bad_input {
 
     #[test]
     fn nothing_matched_and_no_fallback() {
-        // The plan (no department, a hint) on stdout, then the error (explain_honest.rs).
+        // The plan (no department, a hint) on stdout, then the error (explain_unknowns.rs).
         let out = Test::new(&repo())
             .args(["explain", "--format", "json", "hello there"])
             .status(1)

@@ -33,6 +33,7 @@ fn a_changed_output_schema_file_warns_on_resume() {
         r#"{"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}}"#,
     );
     let changed = Test::new(root.path())
+        .any_stderr()
         .args(["resume", "j.jsonl", "--format", "json"])
         .run();
     assert!(stderr(&changed).contains(CHANGED), "{}", stderr(&changed));
@@ -94,6 +95,7 @@ fn run_options_a_command_line_would_refuse_are_refused_in_its_words() {
     }
     // The command line's own words, for the same value.
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "A character", "--min-quality", "200"])
         .status(2)
         .run();
@@ -103,6 +105,7 @@ fn run_options_a_command_line_would_refuse_are_refused_in_its_words() {
     );
     edited(&root, &whole, "specialists", json!("sometimes"));
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["resume", "j.jsonl"])
         .status(2)
         .stdout("")

@@ -1,12 +1,13 @@
 //! A journal keeps what the model saw of a tool's result (cut at `maxToolResultBytes`, with
 //! the whole's length and digest), not what the server sent: a run of many huge results
-//! writes a small journal, and its resume reads it back and gives the same report.
+//! writes a small journal, and its resume reads it back and gives the same report. A
+//! journal whose last line is cut inside a character is read with a warning.
 
 use serde_json::{json, Value};
 
 use crate::common::mock::config_yaml;
 use crate::common::{department, json as stdout_json, Root, Test};
-use crate::gated::{call, tool_log, Heads};
+use crate::gated::{call, echo_once, paused, team, tool_log, Heads};
 use crate::mcp::fixture;
 
 /// What of a report a resume must give again: each department's output and tool calls
@@ -79,4 +80,34 @@ async fn huge_results_are_journaled_as_the_model_saw_them_and_resume_alike() {
     );
     assert_eq!(seen(&again), seen(&first));
     assert_eq!(huge_calls(&root), 8, "no tool ran again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_journal_whose_last_line_is_cut_inside_a_character_is_read_with_a_warning() {
+    let heads = echo_once();
+    let server = heads.serve().await;
+    let root = team(&server.uri(), true);
+    paused(&root);
+    let journal = root.path().join("j.jsonl");
+    let whole = std::fs::read(&journal).unwrap();
+    let lines = whole.iter().filter(|b| **b == b'\n').count();
+    let cut = "{\"kind\":\"approval\",\"id\":\"x\",\"decision\":\"denied\",\"reason\":\"caf\u{e9} \u{2026}";
+    let mut text = whole.clone();
+    text.extend_from_slice(&cut.as_bytes()[..cut.len() - 2]);
+    std::fs::write(&journal, text).unwrap();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl", "--all"])
+        .status(0)
+        .stderr(format!(
+            "warning: j.jsonl:{}: the last line is cut short (the run was stopped while writing it); it is ignored\n",
+            lines + 1
+        ))
+        .run();
+    let after = std::fs::read(&journal).unwrap();
+    assert!(after.starts_with(&whole) && after.ends_with(b"\n"));
+    assert_eq!(
+        after.iter().filter(|b| **b == b'\n').count(),
+        lines + 2,
+        "the cut line gone, two decisions in"
+    );
 }

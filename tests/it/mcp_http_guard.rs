@@ -172,6 +172,7 @@ fn beyond_loopback_a_token_is_required_before_binding() {
     let taken = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
     let addr = format!("0.0.0.0:{}", taken.local_addr().unwrap().port());
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["mcp", "--http", &addr])
         .stdout("")
         .status(2)
@@ -181,7 +182,10 @@ fn beyond_loopback_a_token_is_required_before_binding() {
         format!("error: --http {addr} serves beyond loopback: give --token-env NAME, the name of a variable holding the bearer token clients must send\n")
     );
     for value in [None, Some("")] {
-        let mut test = Test::new(root.path()).args(["mcp", "--http", &addr, "--token-env", "ORCH_TEST_MCP_TOKEN"]);
+        let mut test =
+            Test::new(root.path())
+                .any_stderr()
+                .args(["mcp", "--http", &addr, "--token-env", "ORCH_TEST_MCP_TOKEN"]);
         if let Some(value) = value {
             test = test.env("ORCH_TEST_MCP_TOKEN", value);
         }
@@ -193,6 +197,7 @@ fn beyond_loopback_a_token_is_required_before_binding() {
     }
     // On loopback too, a token named must be there.
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["mcp", "--http", ":0", "--token-env", "ORCH_TEST_MCP_TOKEN"])
         .stdout("")
         .status(2)
@@ -203,6 +208,7 @@ fn beyond_loopback_a_token_is_required_before_binding() {
     );
     // Over stdio there is nobody to check a token for.
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["mcp", "--token-env", "X"])
         .stdout("")
         .status(2)

@@ -143,6 +143,7 @@ fn what_a_command_exits_non_zero_on_is_an_error_result_with_its_message() {
         assert_eq!(results[i]["isError"], true, "{:#}", results[i]);
     }
     let unknown = Test::new(&repo())
+        .any_stderr()
         .args(["run", "--department", "nope", "Aladdin"])
         .status(2)
         .run();
@@ -190,6 +191,7 @@ fn an_invalid_config_is_an_error_result_carrying_the_diagnostics() {
     assert_eq!(texts(&result)[1], expected);
     let explained = call(&python, root.path(), "explain", json!({"prompt": "a scene"}));
     let refused = Test::new(root.path())
+        .any_stderr()
         .args(["explain", "--config", dir, "a scene"])
         .status(2)
         .run();
@@ -364,11 +366,17 @@ fn bad_flags_and_configs_stop_it_before_it_serves() {
         .status(2)
         .run();
     Test::new(root.path())
+        .any_stderr()
         .args(["mcp", "--approvals", "prompt"])
         .status(2)
         .run();
     let empty = Root::empty();
-    let out = Test::new(empty.path()).args(["mcp"]).stdout("").status(2).run();
+    let out = Test::new(empty.path())
+        .any_stderr()
+        .args(["mcp"])
+        .stdout("")
+        .status(2)
+        .run();
     assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 1);
 }

@@ -1,5 +1,6 @@
 //! Real models (SPEC §8, issue #8), through the binary against a mock server: output caps
-//! sent as `max_tokens`, why each reply ended, and the retry feedback of a cut reply.
+//! sent as `max_tokens`, why each reply ended, the retry feedback of a cut reply, and the
+//! heuristic grade of a cut reply.
 
 use crate::common::mock::{one_department, one_department_yaml, Script};
 use crate::common::{json, refused, Root, Test, RUN_ALWAYS};
@@ -206,7 +207,12 @@ async fn the_cost_cap_stops_new_calls() {
     );
     let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
     root.write("orch.yaml", yaml.replace("passingThreshold: 0", "passingThreshold: 80"));
-    let out = Test::new(root.path()).args(RUN_ALWAYS).args(["Aladdin"]).run();
+    let out = Test::new(root.path())
+        .any_status()
+        .any_stderr()
+        .args(RUN_ALWAYS)
+        .args(["Aladdin"])
+        .run();
     let r = json(&out);
     // Attempt 1 and its judge spend $0.00005, the cap: no third call is made.
     assert_eq!(r["usage"]["calls"], 2, "{r}");
@@ -305,6 +311,7 @@ async fn failed_calls_never_enter_the_cache() {
     let root = priced(&server.uri(), "");
     let cache = root.path().join("cache.jsonl");
     Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "--cache", cache.to_str().unwrap(), "Aladdin"])
         .status(1)
         .run();
@@ -322,6 +329,7 @@ fn a_replay_miss_says_what_differs_from_the_nearest_entry() {
         .run();
     root.write("orch.yaml", "defaults: { temperature: 0.2 }\n");
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "--replay", tape, "Aladdin character"])
         .status(1)
         .run();
@@ -331,5 +339,46 @@ fn a_replay_miss_says_what_differs_from_the_nearest_entry() {
         error.starts_with("no recorded reply for agent `character-head` (request hash ")
             && error.ends_with("in the cassette; its nearest entry for this agent differs in: temperature"),
         "{error}"
+    );
+}
+
+/// The score of the one specialist's first attempt when the mock ends its reply with `finish`,
+/// graded by the heuristic grader.
+async fn heuristic_score(finish: &'static str) -> (f64, String) {
+    let script = Script::new(&[]).with_finish_reasons("s", &[finish]);
+    let server = script.serve().await;
+    let yaml = one_department_yaml(
+        &server.uri(),
+        &[("s", "role: specialist, department: d, passingThreshold: 0")],
+        "",
+    )
+    .replace("  method: llm\n  judge: judge\n", "  method: heuristic\n");
+    let root = Root::orch_yaml(yaml);
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args(["Aladdin"])
+        .status(0)
+        .run();
+    let report = json(&out);
+    let attempt = &report["departments"][0]["specialistResults"][0]["attempts"][0];
+    assert_eq!(attempt["grader"], "heuristic", "{attempt}");
+    assert_eq!(attempt["truncated"], finish == "length", "{attempt}");
+    (
+        attempt["score"].as_f64().unwrap(),
+        attempt["feedback"].as_str().unwrap().to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_heuristic_grader_penalises_a_reply_cut_at_the_length_limit() {
+    // The mock's reply ends a sentence either way ("… a complete answer."): only the finish
+    // reason tells the grader it was cut.
+    let (whole, whole_feedback) = heuristic_score("stop").await;
+    let (cut, cut_feedback) = heuristic_score("length").await;
+    assert_eq!((whole, cut), (50.87, 36.37));
+    assert!(!whole_feedback.contains("cut off"), "{whole_feedback}");
+    assert!(
+        cut_feedback.contains("Fix: it was cut off at the length limit."),
+        "{cut_feedback}"
     );
 }

@@ -75,7 +75,11 @@ fn absurd_durations_in_a_config_are_refused_where_they_are_written() {
         let first = stdout(&out).lines().next().unwrap_or_default().to_string();
         assert_eq!(first, format!("{position}: error: {message}"), "{yaml}");
         // run refuses it the same way: one error line, exit 2, never a panic.
-        let out = Test::new(root.path()).args(["run", "Aladdin"]).status(2).run();
+        let out = Test::new(root.path())
+            .any_stderr()
+            .args(["run", "Aladdin"])
+            .status(2)
+            .run();
         assert!(stderr(&out).starts_with("error: invalid config: "), "{}", stderr(&out));
         assert!(!stderr(&out).contains("panicked"));
     }
@@ -104,6 +108,8 @@ async fn token_counts_from_a_server_saturate_and_the_token_cap_holds() {
             ),
     );
     let out = Test::new(root.path())
+        .any_status()
+        .any_stderr()
         .args(["run", "--format", "json", "--specialists", "never", "Aladdin"])
         .run();
     let r = json(&out);

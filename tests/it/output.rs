@@ -78,6 +78,7 @@ async fn a_run_with_no_answer_prints_nothing_in_text() {
     let server = refusing(400, "bad request").await;
     let root = one_department(&server.uri(), &[], "");
     Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "text", "Aladdin"])
         .status(1)
         .stdout("")
@@ -87,6 +88,7 @@ async fn a_run_with_no_answer_prints_nothing_in_text() {
     let server = heads.serve().await;
     let root = team(&server.uri(), true);
     Test::new(root.path())
+        .any_stderr()
         .args([
             "run",
             "Aladdin",
@@ -226,6 +228,7 @@ async fn resume_prints_the_answer_in_text() {
 /// the ids of what waits.
 fn paused_once(root: &Root) -> Vec<String> {
     let out = Test::new(root.path())
+        .any_stderr()
         .args(RUN)
         .args(["--approvals", "defer", "--journal", "j.jsonl"])
         .status(5)
@@ -328,6 +331,7 @@ fn specialist_team(uri: &str) -> Root {
 async fn a_specialist_waiting_for_a_decision_is_pending_not_rejected() {
     let (root, _server) = specialist_paused(specialist_team).await;
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "Aladdin", "--format", "json", "--specialists", "always"])
         .args(["--approvals", "defer", "--journal", "j.jsonl"])
         .status(5)
@@ -433,6 +437,7 @@ async fn a_backslash_before_a_pipe_cannot_end_a_markdown_cell() {
     let root = one_department(&server.uri(), &[], "");
     let md = stdout(
         &Test::new(root.path())
+            .any_stderr()
             .args(["run", "--format", "markdown", "Aladdin"])
             .status(1)
             .run(),
@@ -452,6 +457,7 @@ async fn a_backslash_before_a_pipe_cannot_end_a_markdown_cell() {
     );
     let md = stdout(
         &Test::new(root.path())
+            .any_stderr()
             .args(["test", "s.yaml", "--format", "markdown"])
             .status(1)
             .run(),

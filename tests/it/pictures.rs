@@ -69,6 +69,7 @@ fn markdown_cells_escape_pipes_and_newlines() {
         "cases:\n  - id: pipes\n    prompt: Aladdin character\n    expect: { contains: [\"a|b\\nc\"] }\n",
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["test", "s.yaml", "--format", "markdown"])
         .status(1)
         .run();
@@ -89,6 +90,7 @@ fn a_suite_s_markup_in_a_markdown_summary_stays_text() {
         "cases:\n  - id: markup\n    prompt: Aladdin character\n    expect: { contains: [\"<img src=x onerror=alert(1)>\", \"![x](https://e.example/x.png)\"] }\n",
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["test", "s.yaml", "--format", "markdown"])
         .status(1)
         .run();
@@ -129,6 +131,7 @@ async fn the_html_report_is_one_escaped_page_with_a_timeline_in_time_order() {
     let saved = root.write("report.json", &report.stdout);
     let page_path = root.path().join("report.html");
     Test::new(root.path())
+        .any_stderr()
         .args(["report", saved.to_str().unwrap(), "--html", page_path.to_str().unwrap()])
         .status(0)
         .run();
@@ -244,6 +247,7 @@ async fn a_server_s_markup_in_a_markdown_summary_stays_text() {
         .await;
     let root = one_department(&server.uri(), &[], "");
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "markdown", "Aladdin <b>bold</b>"])
         .status(1)
         .run();

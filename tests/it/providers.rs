@@ -1,6 +1,6 @@
 //! Real providers over real HTTP against an in-process mock server (one per test):
 //! OpenAI and Anthropic wire formats, transport retries, Retry-After, timeouts, broken
-//! replies, secrets, and record/replay.
+//! replies, secrets, record/replay, and a provider refused on loopback failing at once.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -19,7 +19,12 @@ const KEY_ENV: &str = "ORCH_TEST_API_KEY";
 
 /// Runs the binary with the fake key in its environment.
 fn orch(cwd: &std::path::Path, args: &[&str]) -> Output {
-    Test::new(cwd).args(args).env(KEY_ENV, KEY).run()
+    Test::new(cwd)
+        .any_status()
+        .any_stderr()
+        .args(args)
+        .env(KEY_ENV, KEY)
+        .run()
 }
 
 /// A mock server that answers every POST with `answer`.
@@ -385,5 +390,43 @@ async fn requests_per_minute_spaces_calls_and_model_can_be_overridden() {
         let body: Value = serde_json::from_slice(&q.body).unwrap();
         assert_eq!(body["model"], "my-local-model");
         assert!(q.headers.get("authorization").is_none(), "no key configured, none sent");
+    }
+}
+
+#[test]
+fn a_provider_refused_on_loopback_fails_at_once_naming_itself_and_its_url() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for host in ["127.0.0.1", "localhost"] {
+        let root = Root::orch_yaml(format!(
+            "defaults: {{ provider: local }}\nproviders:\n  local: {{ kind: openai, baseUrl: \"http://{host}:{port}/v1\", apiKeyEnv: SIGNALS_KEY }}\n\
+             departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\n\
+             agents:\n  - {{ id: h, role: head, department: d, instructions: lead }}\n"
+        ));
+        let out = Test::new(root.path())
+            .any_stderr()
+            .args(["run", "--format", "json", "Aladdin"])
+            .env("SIGNALS_KEY", "sk-signals-secret-0123456789")
+            .status(1)
+            .run();
+        let report = json(&out);
+        let department = &report["departments"][0];
+        assert_eq!(
+            department["error"],
+            format!(
+                "HTTP error: connection refused by provider `local` at http://{host}:{port}/v1/chat/completions \
+                 (is its server running?)"
+            )
+        );
+        // The default `[http] maxRetries` (4) is not spent on it: one try per call, and the
+        // head's own retries (`maxRetries` 3 of the department) are one call each.
+        assert_eq!(report["usage"]["transportRetries"], 0, "{report:#}");
+        assert_eq!(report["usage"]["calls"], 4, "{report:#}");
+        assert_eq!(department["metadata"]["departmentRetries"], 3);
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!all.contains("sk-signals-secret"), "{all}");
     }
 }

@@ -196,6 +196,8 @@ async fn explain_asks_the_router_only_with_route() {
 async fn a_budget_of_one_call_is_spent_on_the_router() {
     let (_server, root) = studio("llm", answer(json!({"departments": [{"id": "story", "relevance": 1}]}))).await;
     let out = Test::new(root.path())
+        .any_status()
+        .any_stderr()
         .args(["run", "--format", "json", "--max-calls", "1", "Write the opening scene"])
         .run();
     let report = json(&out);

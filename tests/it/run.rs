@@ -11,6 +11,8 @@ use serde_json::Value;
 /// `orch run` on `root`'s `orch.yaml` with a JSON report, then `args`.
 fn json_run(root: &Root, args: &[&str]) -> Test {
     Test::new(root.path())
+        .any_status()
+        .any_stderr()
         .args(["run", "--config", "orch.yaml", "--format", "json"])
         .args(args)
 }

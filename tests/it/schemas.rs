@@ -54,6 +54,7 @@ fn a_ref_chain_of_80000_is_refused_by_validate_not_a_crash_in_run() {
                 its `$ref` chain is longer than 64 references";
     assert_eq!(refused(root.path()), format!("{says}\n1 error, 0 warnings\n"));
     let out = Test::new(root.path())
+        .any_stderr()
         .args(RUN_ALWAYS)
         .args(["Aladdin"])
         .status(2)

@@ -1,5 +1,6 @@
 //! The key never leaves its header: not through a server that quotes it back, a redirect,
-//! a key pasted where a variable name belongs, or an error message (issue #16, secrets).
+//! a key pasted where a variable name belongs, or an error message (issue #16, secrets);
+//! nor a URL's password (one without a scheme included).
 
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -31,7 +32,12 @@ fn run_and_collect(root: &Root, extra: &[&str]) -> (serde_json::Value, String) {
     ];
     args.extend_from_slice(extra);
     args.push("Aladdin");
-    let out = Test::new(root.path()).args(args).env(KEY_ENV, KEY).run();
+    let out = Test::new(root.path())
+        .any_status()
+        .any_stderr()
+        .args(args)
+        .env(KEY_ENV, KEY)
+        .run();
     let all = format!(
         "{}{}{}{}",
         stdout(&out),
@@ -136,7 +142,11 @@ fn a_key_pasted_as_api_key_env_is_refused_and_never_echoed() {
         stdout(&out).lines().next().unwrap(),
         "orch.yaml:2:64: error: `apiKeyEnv` must be the NAME of an environment variable (letters, digits and `_`, like OPENAI_API_KEY), not the key itself; the value is not shown"
     );
-    let run = Test::new(root.path()).args(["run", "Aladdin"]).status(2).run();
+    let run = Test::new(root.path())
+        .any_stderr()
+        .args(["run", "Aladdin"])
+        .status(2)
+        .run();
     for text in [stdout(&out), stderr(&out), stdout(&run), stderr(&run)] {
         assert!(!text.contains("LEAKCHECK"), "{text}");
     }
@@ -177,4 +187,22 @@ fn an_agent_on_a_built_in_provider_warns_even_without_a_settings_file() {
         "{}",
         stdout(&out)
     );
+}
+
+#[test]
+fn a_password_in_a_url_without_a_scheme_is_never_shown() {
+    let root = Root::orch_yaml(
+        "mcpServers:\n  s: { url: \"alice:Pa55w0rdXYZ@127.0.0.1:1/mcp\" }\ndepartments:\n  - { id: d, keywords: [aladdin], head: h }\nagents:\n  - { id: h, role: head, department: d }\n",
+    );
+    let out = Test::new(root.path()).args(["validate"]).status(2).run();
+    let shown = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!shown.contains("Pa55w0rdXYZ") && !shown.contains("alice"), "{shown}");
+    assert!(shown.contains("`***@127.0.0.1:1/mcp`"), "{shown}");
+    let out = Test::new(root.path())
+        .any_status()
+        .any_stderr()
+        .args(["run", "Aladdin"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "bob:Secret99@127.0.0.1:1")
+        .run();
+    assert!(!stderr(&out).contains("Secret99"), "{}", stderr(&out));
 }

@@ -1,10 +1,12 @@
 //! `orch stats` on hand-written input: known latencies (nearest-rank percentiles), every
 //! counter of SPEC §18 with exact figures in the three formats, both kinds of input (results
-//! lines and saved reports, pretty and concatenated), and malformed input located.
+//! lines and saved reports, pretty and concatenated), malformed input located, and a file
+//! given twice (a hard link) counted once.
 
 use serde_json::{json, Value};
 
-use crate::common::{json as json_of, stdout, Root, Test};
+use crate::common::{json as json_of, stderr, stdout, Root, Test};
+use crate::results_inputs::results_line;
 
 /// An attempt: its decision and latency.
 fn attempt(decision: &str, latency_ms: u64) -> Value {
@@ -60,7 +62,7 @@ fn w_usage(tools: Option<u64>) -> Value {
 /// `r.jsonl`: two results lines and one without a report; `saved.json`: three pretty run
 /// reports one after another (the last one's master failed). Specialist `w` makes ten
 /// attempts of 100..1000 ms over four runs; `v` two of 5 and 7 ms.
-fn inputs() -> Root {
+pub(crate) fn inputs() -> Root {
     let root = Root::empty();
     let r1 = report(
         "success",
@@ -358,6 +360,7 @@ fn malformed_input_is_located_and_nothing_is_written() {
     root.write("cut.json", &saved[..saved.len() / 2]);
     let cut_lines = saved[..saved.len() / 2].lines().count();
     let error = Test::new(root.path())
+        .any_stderr()
         .args(["stats", "cut.json"])
         .status(2)
         .stdout("")
@@ -420,4 +423,74 @@ fn figures_do_not_depend_on_the_order_of_the_runs() {
     };
     assert_eq!(figures("a.json"), (json!(38.6), json!(38.6)));
     assert_eq!(figures("b.json"), figures("a.json"));
+}
+
+#[test]
+fn a_hard_link_given_twice_to_stats_counts_once() {
+    let root = Root::minimal();
+    let report = Test::new(root.path())
+        .args(["run", "--format", "json", "Create character Aladdin"])
+        .status(0)
+        .run();
+    root.write("r.json", &report.stdout);
+    std::fs::hard_link(root.path().join("r.json"), root.path().join("hard.json")).unwrap();
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["stats", "r.json", "hard.json", "--format", "json"])
+        .status(0)
+        .run();
+    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["runs"], 1, "{stats}");
+    assert_eq!(
+        stderr(&out),
+        "warning: hard.json is r.json again: its runs are counted once (the repeat was skipped)\n"
+    );
+}
+
+#[test]
+fn a_file_named_twice_to_stats_counts_once_with_a_warning() {
+    let root = Root::empty();
+    root.write("r.jsonl", results_line("one", true, 90.0, 0.0, &[]));
+    root.write("q.jsonl", results_line("two", true, 80.0, 0.0, &[]));
+    let out = Test::new(root.path())
+        .args(["stats", "r.jsonl", "q.jsonl", "./r.jsonl", "--format", "json"])
+        .status(0)
+        .stderr("warning: r.jsonl is named more than once: its runs are counted once (the repeat was skipped)\n")
+        .run();
+    assert_eq!(json_of(&out)["runs"], 2);
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["stats", "r.jsonl", "r.jsonl", "--format", "tree"])
+        .status(0)
+        .run();
+    let tree = stdout(&out);
+    assert!(tree.starts_with("stats of 1 run\n"), "{tree}");
+    // One file read: no note about files counted together.
+    assert!(!tree.contains("note: "), "{tree}");
+}
+
+#[test]
+fn stats_over_several_files_says_it_does_not_split_them() {
+    let root = Root::empty();
+    root.write("a.jsonl", results_line("one", true, 90.0, 0.0, &[]));
+    root.write("b.jsonl", results_line("two", true, 80.0, 0.0, &[]));
+    let note = "note: the runs of the 2 files are counted together, not per file \
+                (`orch compare BASE CANDIDATE` compares two results files case by case)";
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["stats", "a.jsonl", "b.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(tree.lines().nth(1), Some(format!("├── {note}").as_str()), "{tree}");
+    let markdown = stdout(
+        &Test::new(root.path())
+            .args(["stats", "a.jsonl", "b.jsonl", "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
+    assert!(
+        markdown.starts_with(&format!("## orch stats: 2 runs\n\n{note}.\n\n")),
+        "{markdown}"
+    );
 }

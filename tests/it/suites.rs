@@ -1,6 +1,6 @@
 //! `orch test` end to end (SPEC §10): the shipped suites pass, shards split a suite with no
 //! coordinator, results resume and merge, JUnit parses back, repeats meet a pass rate, and
-//! a broken suite stops before anything runs.
+//! a broken suite stops before anything runs; `notContains` ignores case.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use serde_json::Value;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use crate::common::mock::chat_reply;
-use crate::common::{json, repo, stderr, Root, Test};
+use crate::common::{json, repo, stderr, stdout, Root, Test};
 
 const STUDIO: &str = "tests/suites/studio.yaml";
 /// Calls one case of one department makes with `specialists: never`: the head's answer.
@@ -229,6 +229,7 @@ async fn repeats_pass_by_their_rate_and_junit_escapes_everything() {
 
     let junit = root.path().join("j.xml");
     let out = Test::new(root.path())
+        .any_stderr()
         .args([
             "test",
             "lamp.yaml",
@@ -508,11 +509,13 @@ fn a_refused_command_leaves_every_file_as_it_was() {
     root.write("ok.yaml", "cases:\n  - id: a\n    prompt: Aladdin character\n");
     let previous = root.write("j.xml", "<testsuites/>\n");
     Test::new(root.path())
+        .any_stderr()
         .args(["test", "broken.yaml", "--junit", "j.xml"])
         .status(2)
         .run();
     assert_eq!(std::fs::read_to_string(&previous).unwrap(), "<testsuites/>\n");
     Test::new(root.path())
+        .any_stderr()
         .args(["test", "broken.yaml", "--junit", "new.xml"])
         .status(2)
         .run();
@@ -713,6 +716,7 @@ fn merge_refuses_flags_it_would_ignore() {
         &["--provider", "simulated"],
     ] {
         let out = Test::new(root.path())
+            .any_stderr()
             .args(["test", "--merge", "r.jsonl"])
             .args(flag)
             .status(2)
@@ -760,6 +764,7 @@ fn merge_refuses_one_case_run_in_two_files() {
         .status(0)
         .run();
     Test::new(root.path())
+        .any_stderr()
         .args(["test", "b/smoke.yaml", "--results", "r2.jsonl", "--format", "json"])
         .status(1)
         .run();
@@ -774,4 +779,48 @@ fn merge_refuses_one_case_run_in_two_files() {
             ))
             .run();
     }
+}
+
+#[test]
+fn not_contains_fails_a_case_whose_output_holds_the_word_in_any_case() {
+    let root = Root::minimal();
+    root.write(
+        "suite.yaml",
+        "cases:\n  - id: no-aladdin\n    prompt: Create character Aladdin\n    expect: { notContains: [ALADDIN, zebra] }\n  - id: no-zebra\n    prompt: Create character Aladdin\n    expect: { notContains: [zebra], contains: [aladdin] }\n",
+    );
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["test", "suite.yaml", "--format", "json"])
+        .status(1)
+        .run();
+    let summary = json(&out);
+    assert_eq!(
+        (summary["passed"].as_u64(), summary["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let failures = |id: &str| {
+        summary["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .map(|c| c["failures"].clone())
+            .unwrap()
+    };
+    assert_eq!(
+        failures("no-aladdin"),
+        serde_json::json!(["notContains: `ALADDIN` is in the output"])
+    );
+    assert_eq!(failures("no-zebra"), serde_json::json!([]));
+    // A value of the wrong type is refused where it is written, as `contains`'s is.
+    root.write(
+        "bad.yaml",
+        "cases:\n  - id: x\n    prompt: Create character Aladdin\n    expect: { notContains: zebra }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["validate", "--suite", "bad.yaml"])
+        .status(2)
+        .run();
+    assert!(stdout(&out).contains("bad.yaml:4:"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("notContains"), "{}", stdout(&out));
 }

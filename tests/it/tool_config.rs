@@ -36,7 +36,11 @@ fn a_password_in_a_server_url_is_shown_as_stars() {
         "{}",
         stdout(&tree)
     );
-    let run = Test::new(root.path()).args(["run", "Aladdin"]).status(2).run();
+    let run = Test::new(root.path())
+        .any_stderr()
+        .args(["run", "Aladdin"])
+        .status(2)
+        .run();
     assert!(stderr(&run).starts_with("error: mcp server docs: "), "{}", stderr(&run));
     let bad = with_docs("{ url: \"ftp://ops:hunter2pw@files.example/mcp\" }");
     let validate = Test::new(bad.path()).args(["validate"]).status(2).run();

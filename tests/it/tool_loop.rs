@@ -256,6 +256,8 @@ async fn max_calls_stops_a_looping_agent() {
     let tools = "[{ server: fx, allow: [echo] }], executionSettings: { maxToolCalls: 20, maxRetries: 0 }";
     let root = team(Wire::OpenAi, &server.uri(), tools, "", "");
     let out = Test::new(root.path())
+        .any_status()
+        .any_stderr()
         .args(RUN_ALWAYS)
         .args(["--max-calls", "3", "Aladdin loops"])
         .run();

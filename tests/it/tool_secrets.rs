@@ -72,6 +72,7 @@ async fn a_key_a_failing_server_prints_at_start_is_redacted_from_the_error() {
     );
     std::fs::write(path, yaml).unwrap();
     let out = Test::new(root.path())
+        .any_stderr()
         .args(RUN_ALWAYS)
         .args(["Aladdin"])
         .env(KEY_ENV, KEY)

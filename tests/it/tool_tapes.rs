@@ -137,6 +137,7 @@ async fn a_call_missing_from_the_cassette_names_the_agent_and_the_tool() {
     std::fs::write(&path, kept.concat()).unwrap();
     break_the_server(&root);
     let out = Test::new(root.path())
+        .any_stderr()
         .args(RUN_ALWAYS)
         .args(["--replay", "run.jsonl", REQUEST])
         .status(1)

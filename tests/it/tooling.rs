@@ -1,13 +1,14 @@
 //! Config tooling (SPEC §13) end to end: the shipped schemas equal `orch schema`, every
 //! shipped file names its schema and validates against it, `orch init` writes configs that
 //! validate clean and run and never overwrites, completions name every subcommand, and a
-//! terminal gets rustc-style diagnostics while a pipe keeps the one-line form.
+//! terminal gets rustc-style diagnostics while a pipe keeps the one-line form; every init
+//! template suggests a prompt that runs; `scripts/real-server.sh` checks its `ORCH_BIN`.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{json, refused, repo, stdout, Root, Test};
+use crate::common::{json, refused, repo, stderr, stdout, Root, Test};
 
 const KINDS: [&str; 4] = ["settings", "department", "agent", "suite"];
 
@@ -343,7 +344,11 @@ fn a_terminal_gets_source_lines_and_carets_a_pipe_keeps_one_line() {
 fn init_that_cannot_make_a_directory_writes_nothing() {
     let root = Root::empty();
     root.write("team/agents", "a file where a directory belongs\n");
-    let out = Test::new(root.path()).args(["init", "team"]).status(2).run();
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["init", "team"])
+        .status(2)
+        .run();
     assert!(
         crate::common::stderr(&out).contains("(nothing was written)"),
         "{}",
@@ -371,4 +376,66 @@ fn init_s_next_line_is_safe_to_paste() {
         stdout(&out).lines().nth(1),
         Some("next: orch validate plain-team && orch run --config plain-team \"Create character Aladdin\"")
     );
+}
+
+#[test]
+fn each_init_template_suggests_a_first_prompt_that_routes_and_runs() {
+    let mut prompts = Vec::new();
+    for template in ["studio", "assistant", "minimal"] {
+        let root = Root::empty();
+        let out = Test::new(root.path())
+            .args(["init", "team", "--template", template])
+            .status(0)
+            .run();
+        let printed = stdout(&out);
+        let next = printed.lines().nth(1).unwrap();
+        let prompt = next
+            .strip_prefix("next: orch validate team && orch run --config team ")
+            .unwrap_or_else(|| panic!("{template}: {next}"));
+        let prompt = prompt.strip_prefix('"').and_then(|p| p.strip_suffix('"')).unwrap();
+        Test::new(root.path()).args(["validate", "team"]).status(0).run();
+        let out = Test::new(root.path())
+            .args(["run", "--config", "team", "--format", "json", prompt])
+            .status(0)
+            .run();
+        let report = json(&out);
+        assert_eq!(report["status"], "success", "{template}");
+        // Routed by the template's own keywords, not caught by a fallback department.
+        assert_eq!(report["routing"]["fallback"], false, "{template}: {prompt}");
+        prompts.push((template, prompt.to_string()));
+    }
+    assert_eq!(
+        prompts,
+        [
+            ("studio", "Create character Aladdin".to_string()),
+            (
+                "assistant",
+                "Research our competitors in the note-taking market".to_string()
+            ),
+            ("minimal", "Create character Aladdin".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn real_server_sh_refuses_an_orch_bin_that_is_not_a_program_before_downloading_anything() {
+    let root = Root::empty();
+    let cache = root.path().join("cache");
+    for bin in ["/nonexistent/orch", "not-on-path-orch", "."] {
+        let out = std::process::Command::new("bash")
+            .arg(crate::common::repo().join("scripts/real-server.sh"))
+            .current_dir(root.path())
+            .env("ORCH_BIN", bin)
+            .env("ORCH_LLAMA_DIR", &cache)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bin}");
+        assert!(stderr(&out).starts_with("error: ORCH_BIN="), "{}", stderr(&out));
+        assert!(
+            stderr(&out).ends_with(" is not an executable file\n"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(!cache.exists(), "nothing is downloaded or built");
 }

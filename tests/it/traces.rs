@@ -209,6 +209,7 @@ fn without_a_collector_the_report_has_no_trace_and_a_dead_one_is_a_warning() {
     );
     assert_eq!(plain["traceId"], Value::Null);
     let out = Test::new(root.path())
+        .any_stderr()
         .args([
             "run",
             "--format",
@@ -433,6 +434,7 @@ fn credentials_in_an_endpoint_never_reach_the_terminal() {
         "departments:\n  - { id: d, keywords: [aladdin], head: h }\nagents:\n  - { id: h, role: head, department: d }\n",
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "Aladdin"])
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://user:hunter2@127.0.0.1:1")
         .status(0)

@@ -5,10 +5,9 @@
 use serde_json::{json, Map, Value};
 
 use super::Simulated;
+use crate::provider::example::{walk, Fill};
 use crate::provider::{estimate_tokens, AskedCall, Completion, CompletionRequest, OfferedTool, Turn};
 
-/// How deep [`arguments`] descends into nested objects and arrays before it stops.
-const MAX_DEPTH: usize = 8;
 /// The longest quoted first line of a result, in characters.
 const QUOTE_CHARS: usize = 120;
 
@@ -31,56 +30,45 @@ pub fn first_call(req: &CompletionRequest, word: &str) -> Option<AskedCall> {
 /// each by its type — a string is `word`, a number or an integer 1, a boolean true, an
 /// array one such item, an object its own required properties. An `enum` or `const` gives
 /// its (first) value, since `word` would not be one; a type list takes its first non-null
-/// type, and a property with no type is a string. Past [`MAX_DEPTH`] a value is `null`.
+/// type, and a property with no type is a string. Past a fixed depth a value is `null`.
 pub fn arguments(schema: &Value, word: &str) -> Value {
-    value(schema, word, 0)
+    walk(schema, &Arguments { word })
 }
 
-fn value(schema: &Value, word: &str, depth: usize) -> Value {
-    let Value::Object(s) = schema else {
-        return json!(word);
-    };
-    if depth > MAX_DEPTH {
-        return Value::Null;
-    }
-    if let Some(c) = s.get("const") {
-        return c.clone();
-    }
-    if let Some(first) = s.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
-        return first.clone();
-    }
-    let kind = match s.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(types)) => types
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ if s.contains_key("properties") => "object",
-        _ if s.contains_key("items") => "array",
-        _ => "string",
-    };
-    match kind {
-        "object" => Value::Object(required(s, word, depth)),
-        "array" => json!([value(s.get("items").unwrap_or(&Value::Null), word, depth + 1)]),
-        "number" | "integer" => json!(1),
-        "boolean" => json!(true),
-        "null" => Value::Null,
-        _ => json!(word),
-    }
+/// The filling of a tool's arguments: `$ref`s and unions are not followed (tool schemas
+/// seldom have them), every text is `word`.
+struct Arguments<'a> {
+    word: &'a str,
 }
 
-/// The object's required properties, each made from its schema (a required property the
-/// schema does not describe is a string).
-fn required(s: &Map<String, Value>, word: &str, depth: usize) -> Map<String, Value> {
-    let names = s.get("required").and_then(Value::as_array).into_iter().flatten();
-    names
-        .filter_map(Value::as_str)
-        .map(|name| {
-            let schema = s.get("properties").and_then(|p| p.get(name)).unwrap_or(&Value::Null);
-            (name.to_string(), value(schema, word, depth + 1))
-        })
-        .collect()
+impl Fill for Arguments<'_> {
+    fn follows_references(&self) -> bool {
+        false
+    }
+
+    fn bare(&self, _: &str) -> Value {
+        json!(self.word)
+    }
+
+    fn text(&self, _: &str) -> String {
+        self.word.to_string()
+    }
+
+    fn string(&self, _: &Map<String, Value>, _: &str) -> Value {
+        json!(self.word)
+    }
+
+    fn number(&self, _: &Map<String, Value>, _: bool) -> Value {
+        json!(1)
+    }
+
+    fn optional_depth(&self) -> usize {
+        0
+    }
+
+    fn items(&self, _: usize, _: usize, _: usize) -> usize {
+        1
+    }
 }
 
 /// The longest word of `request` (the first of equals), lower-cased; `request` when it has none.

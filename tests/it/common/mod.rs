@@ -70,6 +70,10 @@ impl Root {
 
 /// One run of the binary, built step by step (just's `Test`):
 /// `Test::new(dir).args(["validate"]).stdout("…").stderr("").status(2).run()`.
+///
+/// Unless told otherwise, a run must exit 0 and print nothing on standard error (as just's
+/// `Test` expects): [`Test::status`] and [`Test::stderr`] say what else to expect, and
+/// [`Test::any_status`] and [`Test::any_stderr`] say that the test reads them itself.
 pub struct Test {
     cwd: PathBuf,
     args: Vec<String>,
@@ -78,19 +82,24 @@ pub struct Test {
     status: Option<i32>,
     stdout: Option<String>,
     stderr: Option<String>,
+    /// Where the test built this run, named when it fails.
+    at: &'static std::panic::Location<'static>,
 }
 
 impl Test {
-    /// The binary run in `cwd`, with orch's own variables cleared and colour off.
+    /// The binary run in `cwd`, with orch's own variables cleared and colour off; it must
+    /// exit 0 with nothing on standard error unless told otherwise.
+    #[track_caller]
     pub fn new(cwd: &Path) -> Self {
         Test {
             cwd: cwd.to_path_buf(),
             args: Vec::new(),
             stdin: None,
             env: Vec::new(),
-            status: None,
+            status: Some(0),
             stdout: None,
-            stderr: None,
+            stderr: Some(String::new()),
+            at: std::panic::Location::caller(),
         }
     }
 
@@ -120,9 +129,15 @@ impl Test {
         self
     }
 
-    /// The exit code the run must end with (checked by [`Test::run`]).
+    /// The exit code the run must end with (checked by [`Test::run`]; 0 unless told).
     pub fn status(mut self, code: i32) -> Self {
         self.status = Some(code);
+        self
+    }
+
+    /// Any exit code will do: the test reads the status itself.
+    pub fn any_status(mut self) -> Self {
+        self.status = None;
         self
     }
 
@@ -132,9 +147,17 @@ impl Test {
         self
     }
 
-    /// The exact standard error the run must print (checked by [`Test::run`]).
+    /// The exact standard error the run must print (checked by [`Test::run`]; nothing
+    /// unless told).
     pub fn stderr(mut self, expected: impl Into<String>) -> Self {
         self.stderr = Some(expected.into());
+        self
+    }
+
+    /// Any standard error will do: the test reads it itself (or it varies, as a warning
+    /// that depends on the machine).
+    pub fn any_stderr(mut self) -> Self {
+        self.stderr = None;
         self
     }
 
@@ -183,8 +206,9 @@ impl Test {
             assert_eq!(
                 out.status.code(),
                 Some(code),
-                "orch {:?}\nstdout:\n{}\nstderr:\n{}",
+                "orch {:?} (built at {}): status\nstdout:\n{}\nstderr:\n{}",
                 self.args,
+                self.at,
                 stdout(out),
                 stderr(out)
             );
@@ -198,8 +222,9 @@ impl Test {
         let Some(expected) = expected else { return };
         if expected != actual {
             panic!(
-                "orch {:?}: {name} differs (- expected, + actual):\n{}\nexpected {name}:\n{expected:?}\nactual {name}:\n{actual:?}",
+                "orch {:?} (built at {}): {name} differs (- expected, + actual):\n{}\nexpected {name}:\n{expected:?}\nactual {name}:\n{actual:?}",
                 self.args,
+                self.at,
                 line_diff(expected, actual)
             );
         }
@@ -237,14 +262,20 @@ fn line_diff(expected: &str, actual: &str) -> String {
     diff
 }
 
-/// The orch binary, run in `cwd` with a clean environment for orch's own variables.
+/// The orch binary, run in `cwd` with a clean environment for orch's own variables, with
+/// any status and standard error: the caller reads them.
 pub fn orch(cwd: &Path, args: &[&str]) -> Output {
-    Test::new(cwd).args(args).run()
+    Test::new(cwd).args(args).any_status().any_stderr().run()
 }
 
 /// Like [`orch`], feeding `stdin`.
 pub fn orch_with_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    Test::new(cwd).args(args).stdin_if(stdin).run()
+    Test::new(cwd)
+        .args(args)
+        .stdin_if(stdin)
+        .any_status()
+        .any_stderr()
+        .run()
 }
 
 /// Runs a blocking wait; inside a (multi-thread) tokio test it tells the runtime, so the

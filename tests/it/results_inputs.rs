@@ -1,10 +1,11 @@
-//! A hostile review of `orch compare` (SPEC §17), `orch stats` (§18) and `orch mcp` (§19):
-//! what a user does that their own tests did not: an output named as an input, input on a
-//! pipe, reports of paused runs, and the results files read back exactly.
+//! The inputs of `orch compare` (SPEC §17) and `orch stats` (§18) as users hand them: an
+//! output named as an input, input on a pipe or standard input, a directory, reports of
+//! paused runs, crafted numbers refused or saturated; and the two agree (the same
+//! figures, the same mark for no value, the same words for refused numbers).
 
 use serde_json::{json, Value};
 
-use crate::common::{json, stderr, Root, Test};
+use crate::common::{json, stderr, stdout, Root, Test};
 
 /// A results line of case `id` (suite `s`), run `repeat`, with a one-department report.
 fn result_line(id: &str, repeat: u32, passed: bool) -> String {
@@ -54,6 +55,7 @@ fn compare_and_stats_read_standard_input_as_dash() {
     let root = two_sides();
     let base = result_line("a", 1, true);
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["compare", "-", "candidate.jsonl", "--format", "json"])
         .stdin(base.clone())
         .status(1)
@@ -110,6 +112,7 @@ fn compare_and_stats_read_a_pipe_as_a_shell_hands_it() {
     };
     let writer = feed(result_line("a", 1, true));
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["compare", "base.fifo", "candidate.jsonl", "--format", "json"])
         .status(1)
         .run();
@@ -219,4 +222,134 @@ fn crafted_numbers_are_refused_or_saturate_never_overflow() {
     let stats = json(&out);
     assert_eq!(stats["transportRetries"], u64::MAX);
     assert_eq!(stats["departments"][0]["runs"], 4);
+}
+
+/// A results line both `orch stats` and `orch compare` read: case `id`, one department `d`
+/// of quality `quality` costing `cost`, whose specialists' first decisions are `firsts`
+/// (`None`: a result with no attempt).
+pub(crate) fn results_line(id: &str, passed: bool, quality: f64, cost: f64, firsts: &[(&str, Option<&str>)]) -> String {
+    let specialists: Vec<serde_json::Value> = firsts
+        .iter()
+        .map(|(agent, first)| {
+            let attempts: Vec<serde_json::Value> = first
+                .iter()
+                .map(|d| serde_json::json!({"attempt": 1, "decision": d, "latencyMs": 5}))
+                .collect();
+            serde_json::json!({"agentId": agent, "qualityScore": quality, "reviewStatus": "approved",
+                               "attempts": attempts, "usage": {"calls": 1, "costUsd": 0.0}})
+        })
+        .collect();
+    serde_json::json!({
+        "suite": "s", "caseId": id, "repeat": 1, "shard": null, "passed": passed,
+        "failures": [], "durationMs": 10,
+        "report": {
+            "version": 1, "status": "success", "overallQuality": quality,
+            "usage": {"calls": 2, "costUsd": cost},
+            "departments": [{"departmentId": "d", "status": "success", "qualityScore": quality,
+                "usage": {"calls": 2, "costUsd": cost}, "specialistResults": specialists}]
+        }
+    })
+    .to_string()
+        + "\n"
+}
+
+#[test]
+fn stats_and_compare_agree_on_a_specialist_with_no_attempt_and_on_rounding() {
+    let root = Root::empty();
+    // `a` accepted at its first attempt once, and once was cut before any attempt.
+    let lines = [
+        results_line("one", true, 90.0, 0.001, &[("a", Some("accept"))]),
+        results_line("two", true, 90.0, 0.001, &[("a", None)]),
+        results_line("three", false, 90.0, 0.001, &[("a", Some("accept"))]),
+    ]
+    .concat();
+    root.write("r.jsonl", &lines);
+    let stats = json(
+        &Test::new(root.path())
+            .args(["stats", "r.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
+    let compare = json(
+        &Test::new(root.path())
+            .args(["compare", "r.jsonl", "r.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
+    // A result with no attempt has no first attempt to judge: 2 of 2, not 2 of 3, on both.
+    assert_eq!(stats["agents"][0]["firstAttemptPassRate"], 1.0, "{stats:#}");
+    assert_eq!(compare["agents"][0]["base"], 1.0, "{compare:#}");
+    // Shares are rounded to 4 decimals on both: 2 of 3 runs passed.
+    assert_eq!(compare["base"]["passRate"], 0.6667, "{compare:#}");
+}
+
+#[test]
+fn stats_and_compare_show_no_value_with_the_same_mark() {
+    let root = Root::empty();
+    // Department `d` fails in every run: no mean quality.
+    let line = results_line("one", true, 90.0, 0.0, &[])
+        .replace("\"status\":\"success\",\"usage\"", "\"status\":\"failed\",\"usage\"");
+    assert!(line.contains("\"status\":\"failed\""), "{line}");
+    root.write("r.jsonl", &line);
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["stats", "r.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
+    assert!(tree.contains("mean quality -, "), "{tree}");
+    let markdown = stdout(
+        &Test::new(root.path())
+            .args(["stats", "r.jsonl", "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
+    assert!(markdown.contains("| ` d ` | 1 | 0.0% | - |"), "{markdown}");
+    assert!(!format!("{tree}{markdown}").contains('–'), "{tree}{markdown}");
+}
+
+#[test]
+fn stats_refuses_the_numbers_compare_refuses_with_the_same_words() {
+    let root = Root::empty();
+    for (name, line, why) in [
+        (
+            "quality.jsonl",
+            results_line("one", true, 200.0, 0.0, &[]),
+            "overallQuality is 200.0; a quality is between 0 and 100",
+        ),
+        (
+            "cost.jsonl",
+            results_line("one", true, 90.0, -1.0, &[]),
+            "costUsd is -1.0; a run's cost is between 0 and 1000000000.0",
+        ),
+    ] {
+        root.write(name, &line);
+        let stats = Test::new(root.path())
+            .any_stderr()
+            .args(["stats", name])
+            .status(2)
+            .stdout("")
+            .run();
+        assert_eq!(stderr(&stats), format!("error: {name}:1: {why}\n"));
+        let compare = Test::new(root.path())
+            .any_stderr()
+            .args(["compare", name, name])
+            .status(2)
+            .stdout("")
+            .run();
+        assert!(stderr(&compare).contains(why), "{}", stderr(&compare));
+    }
+    // A department's or a specialist's number is checked as well, and said whose.
+    let line = results_line("one", true, 90.0, 0.0, &[("a", Some("accept"))]).replace(
+        "\"usage\":{\"calls\":1,\"costUsd\":0.0}",
+        "\"usage\":{\"calls\":1,\"costUsd\":-0.5}",
+    );
+    root.write("agent.jsonl", &line);
+    Test::new(root.path())
+        .args(["stats", "agent.jsonl"])
+        .status(2)
+        .stderr(
+            "error: agent.jsonl:1: the costUsd of specialist `a` is -0.5; a run's cost is between 0 and 1000000000.0\n",
+        )
+        .run();
 }

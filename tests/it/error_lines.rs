@@ -1,10 +1,11 @@
-//! Honest errors (issue #16): every non-zero exit says why in one `error:` line, output
-//! files are touched only by runs that start, flags refuse nonsense, SIGTERM is Ctrl-C.
+//! Errors say why (issue #16): every non-zero exit says why in one `error:` line (a usage
+//! error, a missing argument, an empty report file included), output files are touched only
+//! by runs that start, flags refuse nonsense, SIGTERM is Ctrl-C.
 
 use std::time::Duration;
 
 use crate::common::mock::{one_department, Script};
-use crate::common::{json, refused, stderr, stdout, Root, Test};
+use crate::common::{json, stderr, Root, Test};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_where_every_department_fails_says_so_on_stderr() {
@@ -96,52 +97,6 @@ async fn sigterm_prints_the_partial_report_and_exits_143() {
 }
 
 #[test]
-fn control_characters_in_a_config_cannot_forge_a_diagnostic() {
-    let root = Root::minimal();
-    root.write(
-        "agents/evil.yaml",
-        "id: \"zz\\nagents/forged.yaml:1:1: error: FORGED\"\nrole: \"\\e[2Jboss\"\n",
-    );
-    // The newline and the escape stay visible as `\n` and `\u{1b}`: no forged line, no escape.
-    assert_eq!(
-        refused(root.path()),
-        "agents/evil.yaml:1:5: error: id `zz\\nagents/forged.yaml:1:1: error: FORGED` must be lower-case letters, digits, `-` and `_`, starting with a letter or digit\n\
-         agents/evil.yaml:2:7: error: `role` must be one of head, specialist, judge, master, router, found `\\u{1b}[2Jboss`\n\
-         2 errors, 0 warnings\n"
-    );
-    Test::new(root.path())
-        .args(["run", "Aladdin"])
-        .status(2)
-        .stdout("")
-        .stderr("error: invalid config: agents/evil.yaml:1:5: error: id `zz\\nagents/forged.yaml:1:1: error: FORGED` must be lower-case letters, digits, `-` and `_`, starting with a letter or digit (and 1 more; run `orch validate`)\n")
-        .run();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn escape_sequences_from_a_model_reach_the_tree_as_text() {
-    let server = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(
-            wiremock::ResponseTemplate::new(200).set_body_json(crate::common::mock::chat_reply(
-                "\x1b]0;pwned\x07\x1b[2J Aladdin escapes",
-            )),
-        )
-        .mount(&server)
-        .await;
-    let root = one_department(&server.uri(), &[], "");
-    let out = Test::new(root.path())
-        .args(["run", "--format", "tree", "Aladdin"])
-        .status(0)
-        .run();
-    let tree = stdout(&out);
-    assert!(!tree.contains('\x1b') && !tree.contains('\x07'), "{tree:?}");
-    assert!(
-        tree.contains("\\u{1b}]0;pwned\\u{7}\\u{1b}[2J Aladdin escapes"),
-        "{tree}"
-    );
-}
-
-#[test]
 fn an_events_or_cassette_file_that_cannot_be_written_is_an_error_after_the_report() {
     let root = Root::minimal();
     for (flag, says) in [
@@ -161,89 +116,6 @@ fn an_events_or_cassette_file_that_cannot_be_written_is_an_error_after_the_repor
             .run();
         assert_eq!(json(&out)["status"], "success");
     }
-}
-
-/// A mock that answers every call with `status` and `body` (a chat reply when 200).
-async fn every_call_answers(status: u16, body: &str) -> wiremock::MockServer {
-    let server = wiremock::MockServer::start().await;
-    let reply = match status {
-        200 => wiremock::ResponseTemplate::new(200).set_body_json(crate::common::mock::chat_reply(body)),
-        _ => wiremock::ResponseTemplate::new(status).set_body_string(body),
-    };
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(reply)
-        .mount(&server)
-        .await;
-    server
-}
-
-/// The lines of `text` that hold `needle`.
-fn lines_with<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
-    text.lines().filter(|l| l.contains(needle)).collect()
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_head_s_own_colour_codes_and_title_reach_the_tree_as_text() {
-    // `ESC[31m` and `ESC[0m` are sequences orch writes itself: the renderer cannot tell a
-    // model's from orch's, so the model's must be escaped before orch adds its colours.
-    let server = every_call_answers(200, "\x1b[31mred\x1b[0m \x1b]0;title\x07 Aladdin").await;
-    let root = one_department(&server.uri(), &[], "");
-    let out = Test::new(root.path())
-        .args(["run", "--format", "tree", "Aladdin \x1b[31mnow"])
-        .status(0)
-        .run();
-    let tree = stdout(&out);
-    assert!(!tree.contains('\x1b') && !tree.contains('\x07'), "{tree:?}");
-    assert_eq!(
-        lines_with(&tree, "output:"),
-        ["│   └── output: \\u{1b}[31mred\\u{1b}[0m \\u{1b}]0;title\\u{7} Aladdin"],
-        "{tree}"
-    );
-    assert_eq!(
-        lines_with(&tree, "request:"),
-        ["request: \"Aladdin \\u{1b}[31mnow\""],
-        "{tree}"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_server_s_colour_codes_in_an_error_reach_the_tree_as_text() {
-    let server = every_call_answers(400, "\x1b[32mfine\x1b[0m").await;
-    let root = one_department(&server.uri(), &[], "");
-    let out = Test::new(root.path())
-        .args(["run", "--format", "tree", "Aladdin"])
-        .status(1)
-        .run();
-    let tree = stdout(&out);
-    assert!(!tree.contains('\x1b'), "{tree:?}");
-    let errors = lines_with(&tree, "error:");
-    assert!(!errors.is_empty(), "{tree}");
-    assert!(errors.iter().any(|l| l.contains("\\u{1b}[32mfine\\u{1b}[0m")), "{tree}");
-}
-
-#[test]
-fn the_request_s_colour_codes_reach_the_explain_tree_as_text() {
-    let root = Root::minimal();
-    let out = Test::new(root.path())
-        .args(["explain", "--format", "tree", "\x1b[31mAladdin\x1b[0m character"])
-        .status(0)
-        .run();
-    let tree = stdout(&out);
-    assert!(!tree.contains('\x1b'), "{tree:?}");
-    assert_eq!(
-        tree.lines().next(),
-        Some("plan for \"\\u{1b}[31mAladdin\\u{1b}[0m character\""),
-        "{tree}"
-    );
-    // A right-to-left override is shown, not obeyed.
-    let out = Test::new(root.path())
-        .args(["explain", "--format", "tree", "Aladdin character \u{202e}cba"])
-        .status(0)
-        .run();
-    assert_eq!(
-        stdout(&out).lines().next(),
-        Some("plan for \"Aladdin character \\u{202e}cba\"")
-    );
 }
 
 #[test]
@@ -286,4 +158,37 @@ fn run_never_writes_one_file_it_names_twice() {
         settings
     );
     assert!(!root.path().join("e.jsonl").exists());
+}
+
+#[test]
+fn report_of_an_empty_file_is_an_error_in_every_format() {
+    let root = Root::empty();
+    root.write("e.json", "");
+    root.write("o.json", "{}\n");
+    for format in [None, Some("tree"), Some("text"), Some("json")] {
+        let mut test = Test::new(root.path()).args(["report", "e.json"]);
+        if let Some(f) = format {
+            test = test.args(["--format", f]);
+        }
+        test.status(2)
+            .stdout("")
+            .stderr("error: e.json is empty: neither a run report (`orch run --format json`) nor a results file (`orch test --results`)\n")
+            .run();
+    }
+    Test::new(root.path())
+        .args(["report", "o.json", "--format", "tree"])
+        .status(2)
+        .stdout("")
+        .stderr("error: o.json is not a run report: `--format tree` needs a run report (`orch run --format json`)\n")
+        .run();
+}
+
+#[test]
+fn a_missing_argument_reads_as_one_sentence() {
+    let root = Root::empty();
+    Test::new(root.path())
+        .args(["mcp", "--token-env", "X"])
+        .status(2)
+        .stderr("error: the following required arguments were not provided: --http <ADDR> (see --help)\n")
+        .run();
 }

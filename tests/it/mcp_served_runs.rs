@@ -1,7 +1,8 @@
-//! A hostile review of `orch mcp` (SPEC §19) and the MCP servers its runs start (§15): a
-//! server stopped mid-run, a client that hangs up mid-run, a tool server that prints its
-//! token as it dies, a suite with several problems. Driven by hand over stdio (JSON-RPC
-//! lines), since the SDK's client cannot stop a server mid-call.
+//! Runs served by `orch mcp` (SPEC §19) and the MCP servers they start (§15), stopped and
+//! abandoned: a server stopped mid-run, a client that hangs up mid-run, a tool server that
+//! prints its token as it dies, a suite with several problems, more clients than file
+//! descriptors. Driven by hand over stdio (JSON-RPC lines), since the SDK's client cannot
+//! stop a server mid-call.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -206,6 +207,7 @@ fn a_refused_suite_says_each_problem_on_a_line_of_its_own() {
         "cases:\n  - { id: a, prompt: x, expect: { primary: nowhere } }\n  - { id: a, prompt: y }\n",
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["test", "suite.yaml", "--format", "json"])
         .status(2)
         .run();

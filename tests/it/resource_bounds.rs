@@ -40,6 +40,7 @@ async fn a_reply_beyond_max_reply_bytes_fails_the_call() {
         config.replace("http:\n", "http:\n  maxReplyBytes: 10000\n"),
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "Aladdin"])
         .status(1)
         .run();
@@ -89,6 +90,7 @@ async fn an_endless_reply_is_read_no_further_than_the_cap() {
         config.replace("http:\n", "http:\n  maxReplyBytes: 1048576\n"),
     );
     let out = Test::new(root.path())
+        .any_stderr()
         .args(["run", "--format", "json", "Aladdin"])
         .status(1)
         .run();
@@ -123,6 +125,7 @@ fn a_cassette_must_be_a_regular_nonempty_file() {
         ("/dev/urandom", "is not a regular file"),
     ] {
         let out = Test::new(root.path())
+            .any_stderr()
             .args(["run", "--replay", path, "Aladdin character"])
             .status(2)
             .run();
