@@ -61,6 +61,9 @@ impl Observer for Progress {
                     printable(provider)
                 ));
             }
+            Event::Economy { reason, .. } => {
+                let _ = self.multi.println(printable(reason).into_owned());
+            }
             Event::CircuitClosed { provider } => {
                 let _ = self
                     .multi

@@ -3,6 +3,7 @@
 mod decode;
 mod definitions;
 mod diagnostic;
+mod ladder;
 mod load;
 mod mcp;
 mod model;

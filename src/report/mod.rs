@@ -16,7 +16,7 @@ pub use events::{Event, EventLog, Observer, Observers};
 pub use gate::{DecidedBy, Denial, GateItem, GateKind};
 pub use plan_tree::plan_tree;
 pub use run::{
-    output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report,
+    output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy, Report,
     RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
 #[cfg(test)]
