@@ -25,6 +25,7 @@ mod hostile_p4;
 mod journal_checks;
 mod journal_cuts;
 mod journal_lock;
+mod ladders;
 mod layers;
 mod mcp;
 mod mcp_client;
