@@ -100,6 +100,7 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
         }
     }
     out.extend(super::tool_expect::failures(&expect.tools, report));
+    out.extend(ladder_failures(expect, report));
     let text = output_text(report);
     let lower = text.to_lowercase();
     for word in &expect.contains {
@@ -115,6 +116,24 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
     for re in &expect.matches {
         if !re.is_match(&text) {
             out.push(format!("matches: `{}` does not match the output", re.as_str()));
+        }
+    }
+    out
+}
+
+/// `maxEscalations` and `economy` (SPEC §20), each failure starting with its key.
+fn ladder_failures(expect: &Expect, report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(max) = expect.max_escalations {
+        let got = report.usage.escalations;
+        if got > max {
+            out.push(format!("maxEscalations: expected ≤ {max}, got {got}"));
+        }
+    }
+    if let Some(want) = expect.economy {
+        let got = report.economy.is_some();
+        if got != want {
+            out.push(format!("economy: expected {want}, got {got}"));
         }
     }
     out

@@ -10,6 +10,7 @@ mod compare;
 mod compare_files;
 mod cuts;
 mod denials;
+mod economy;
 mod edges;
 mod example_assistant;
 mod example_research;
