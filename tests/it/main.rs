@@ -16,6 +16,7 @@ mod example_assistant;
 mod example_research;
 mod explain;
 mod explain_honest;
+mod explain_ladder;
 mod fuzz;
 mod gated;
 mod honest;
