@@ -365,6 +365,7 @@ fn chat_span(link: &Link, request: &CompletionRequest) -> opentelemetry::Context
         max_tokens: request.max_output_tokens,
         base_url: &link.base_url,
         messages: (&request.system, &request.prompt),
+        rung: request.rung,
     })
 }
 

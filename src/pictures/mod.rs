@@ -3,6 +3,7 @@
 //! included).
 
 mod html;
+mod ladder;
 mod markdown;
 mod mermaid;
 mod timeline;

@@ -3,6 +3,7 @@
 mod answer;
 mod events;
 mod gate;
+mod ladder_lines;
 mod plan_tree;
 mod run;
 mod run_tree;

@@ -89,6 +89,24 @@ async fn economy_after_the_first_call(limits: &str, reason: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_tree_and_markdown_say_when_economy_started() {
+    let server = serve(&[]).await;
+    let root = studio(&server.uri(), "{ maxCalls: 20, economyAt: 0.05 }");
+    let shown = |format: &str| {
+        let mut args = RUN_ALWAYS.to_vec();
+        args[2] = format;
+        args.push("Create Aladdin");
+        String::from_utf8(Test::new(root.path()).args(args).status(0).run().stdout).unwrap()
+    };
+    let tree = shown("tree");
+    let line = tree.lines().find(|l| l.contains("economy: 5% of maxCalls spent at ")).unwrap_or_else(|| panic!("{tree}"));
+    assert!(line.ends_with(" s · skipped music · lightened plot"), "{line}");
+    let markdown = shown("markdown");
+    assert!(markdown.contains("**Economy:** ` economy: 5% of maxCalls spent ` at "), "{markdown}");
+    assert!(markdown.contains(" s; skipped ` music `; lightened ` plot `.\n"), "{markdown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn spent_calls_start_economy() {
     economy_after_the_first_call(
         "{ maxCalls: 20, economyAt: 0.05 }",

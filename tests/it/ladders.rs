@@ -289,3 +289,64 @@ fn economy_at_is_a_share_below_1() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_chat_span_says_the_model_asked_and_its_rung() {
+    use crate::traces::{collector, received, spans};
+    let otlp = collector().await;
+    let server = serve(&["large"]).await;
+    let root = laddered("openai", &server.uri(), "[{model: large}]", 2, "");
+    let uri = otlp.uri();
+    let mut args = RUN_ALWAYS.to_vec();
+    args.extend(["--otlp", uri.as_str(), "Create Aladdin"]);
+    Test::new(root.path())
+        .args(args)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .status(0)
+        .run();
+    let (bodies, _) = received(&otlp).await;
+    let chats: Vec<(String, Value, Value)> = spans(&bodies)
+        .into_iter()
+        .filter(|s| s.name.starts_with("chat ") && s.name != "chat headmodel")
+        .map(|s| {
+            (
+                s.name.clone(),
+                s.attributes["gen_ai.request.model"].clone(),
+                s.attributes["orch.rung"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        chats,
+        [
+            ("chat small".to_string(), json!("small"), json!(0)),
+            ("chat large".to_string(), json!("large"), json!(1)),
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tree_and_markdown_show_each_rung_and_why() {
+    let server = serve(&["large"]).await;
+    let root = laddered("openai", &server.uri(), "[{model: large}]", 2, "");
+    let shown = |format: &str| {
+        let mut args = RUN_ALWAYS.to_vec();
+        args[2] = format;
+        args.push("Create Aladdin");
+        String::from_utf8(Test::new(root.path()).args(args).status(0).run().stdout).unwrap()
+    };
+    let report = run(&root, &[]);
+    let poor = report["departments"][0]["specialistResults"][0]["attempts"][0]["score"].to_string();
+    let tree = shown("tree");
+    assert!(
+        tree.contains(&format!("attempt 2 · rung 1 large ↑ score {poor} < 60: passed")),
+        "{tree}"
+    );
+    let markdown = shown("markdown");
+    assert!(
+        markdown.contains(&format!(
+            "| department | agent | attempt | rung | model | escalated |\n| --- | --- | ---: | ---: | --- | --- |\n| ` d ` | ` s ` | 2 | 1 | ` large ` | ` score {poor} < 60 ` |\n"
+        )),
+        "{markdown}"
+    );
+}
