@@ -350,3 +350,51 @@ async fn the_tree_and_markdown_show_each_rung_and_why() {
         "{markdown}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_run_escalates_as_the_original() {
+    let server = serve(&["large"]).await;
+    let root = laddered("openai", &server.uri(), "[{model: mid}, {model: large}]", 3, "");
+    let text = std::fs::read_to_string(root.path().join("orch.yaml"))
+        .unwrap()
+        .replace("head: h }", "head: h, requireApproval: true }");
+    root.write("orch.yaml", text);
+    let mut args = RUN_ALWAYS.to_vec();
+    args.extend(["--approvals", "defer", "--journal", "j.jsonl", "Create Aladdin"]);
+    let paused = json(&Test::new(root.path()).args(args).status(5).run());
+    let asked = server.received_requests().await.unwrap().len();
+    Test::new(root.path()).args(["approve", "j.jsonl", "--all"]).status(0).run();
+    let resumed = json(
+        &Test::new(root.path())
+            .args(["resume", "j.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(climbs(&resumed), climbs(&paused));
+    assert_eq!(climbs(&resumed).len(), 3);
+    assert_eq!(resumed["usage"]["escalations"], 2);
+    // Every call was answered from the journal: none was sent again.
+    assert_eq!(server.received_requests().await.unwrap().len(), asked);
+}
+
+#[test]
+fn the_simulated_provider_shows_an_escalation_offline() {
+    let root = Root::orch_yaml(
+        "departments:\n  - { id: character, keywords: [character], head: head }\n\
+         agents:\n  - { id: head, role: head, department: character }\n\
+         \x20 - { id: looks, role: specialist, department: character, passingThreshold: 70, model: small, escalate: [{ model: large }] }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--seed", "1", "Create a detailed character Aladdin"])
+        .status(0)
+        .run();
+    let report = json(&out);
+    let attempts = &report["departments"][0]["specialistResults"][0]["attempts"];
+    let first = attempts[0]["score"].as_f64().unwrap();
+    assert!(first < 70.0, "{report:#}");
+    assert_eq!(attempts[1]["rung"], 1);
+    assert_eq!(attempts[1]["model"], "large");
+    assert_eq!(attempts[1]["escalated"], json!(format!("score {first} < 70")));
+    // The stronger model's draft passes.
+    assert!(attempts[1]["score"].as_f64().unwrap() > 90.0);
+}

@@ -397,6 +397,22 @@ mod tests {
     }
 
     #[test]
+    fn a_higher_rung_never_rushes_and_covers_more() {
+        let ask = "Design Aladdin's costume for the rooftop escape";
+        let sim = Simulated::new(0);
+        let w = Weights::default();
+        for i in 0..30 {
+            let mut req = request(&format!("agent-{i}"), ask);
+            let low = heuristic_grade(ask, &sim.reply(&req), false).score(&w);
+            req.rung = 1;
+            let high = sim.reply(&req);
+            assert!(high.ends_with('.'), "rung 1 rushed: {high}");
+            let high = heuristic_grade(ask, &high, false).score(&w);
+            assert!(high > 90.0 && high >= low - 5.0, "{low} -> {high}");
+        }
+    }
+
+    #[test]
     fn judge_prompts_get_json() {
         let p = crate::grade::judge_prompt("Design a costume", "x", "appearance", "A costume design.");
         let g = crate::grade::parse_judgement(&Simulated::new(0).reply(&request("judge", &p))).unwrap();
