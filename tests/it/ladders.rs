@@ -398,3 +398,31 @@ fn the_simulated_provider_shows_an_escalation_offline() {
     // The stronger model's draft passes.
     assert!(attempts[1]["score"].as_f64().unwrap() > 90.0);
 }
+
+#[test]
+fn the_ladder_example_climbs_and_economizes_offline() {
+    let out = Test::new(&crate::common::repo())
+        .args([
+            "run",
+            "--config",
+            "examples/ladder",
+            "--format",
+            "json",
+            "--seed",
+            "5",
+            "--max-calls",
+            "6",
+            "Create a detailed character Aladdin and his theme song",
+        ])
+        .status(0)
+        .run();
+    let report = json(&out);
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["usage"]["escalations"], 2);
+    assert_eq!(report["economy"]["reason"], "economy: 80% of maxCalls spent");
+    assert_eq!(report["economy"]["lightened"], json!(["music"]));
+    let character = crate::common::department(&report, "character");
+    for s in character["specialistResults"].as_array().unwrap() {
+        assert_eq!(s["attempts"][1]["model"], "gpt-4o", "{s:#}");
+    }
+}
