@@ -36,6 +36,9 @@ pub struct Doc {
     /// Circuits opened.
     #[serde(default)]
     pub metadata: RunMetadata,
+    /// Present (not null) when the run went into economy (SPEC §20).
+    #[serde(default)]
+    pub economy: Option<IgnoredAny>,
 }
 
 /// What one JSON value of an input is.
@@ -161,6 +164,9 @@ pub struct Usage {
     /// Tool calls made.
     #[serde(default)]
     pub tool_calls: u64,
+    /// Attempts that climbed a rung of a model ladder (SPEC §20).
+    #[serde(default)]
+    pub escalations: u64,
 }
 
 /// The run's metadata.
@@ -240,4 +246,13 @@ pub struct Attempt {
     /// Milliseconds of the call and its grading.
     #[serde(default)]
     pub latency_ms: u64,
+    /// The rung of its model ladder (SPEC §20; 0 in reports without one).
+    #[serde(default)]
+    pub rung: usize,
+    /// The model sent ("" in reports without one).
+    #[serde(default)]
+    pub model: String,
+    /// Its own calls and cost.
+    #[serde(default)]
+    pub usage: Usage,
 }

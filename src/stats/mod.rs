@@ -12,6 +12,7 @@ mod files;
 mod input;
 mod latency;
 mod markdown;
+mod rungs;
 mod summary;
 mod tally;
 mod tree;

@@ -168,3 +168,36 @@ async fn suites_expect_escalations_and_economy() {
     );
     assert_eq!(results["cases"][1]["failures"], serde_json::json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stats_count_escalations_rungs_and_economy_runs() {
+    let server = serve(&["large"]).await;
+    let root = studio(&server.uri(), "{ maxCalls: 200 }");
+    let (climbed, _) = run(&root, &[]);
+    root.write("climbed.json", climbed.to_string());
+    let economical = studio(&server.uri(), "{ maxCalls: 20, economyAt: 0.05 }");
+    let (saved, _) = run(&economical, &[]);
+    root.write("economical.json", saved.to_string());
+    let out = Test::new(root.path())
+        .args(["stats", "climbed.json", "economical.json", "--format", "json"])
+        .status(0)
+        .run();
+    let stats = json(&out);
+    assert_eq!(stats["economyRuns"], 1);
+    let cast = stats["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agentId"] == "cast-s")
+        .unwrap();
+    // Climbed: small (failed), then large (passed); in economy: small twice, both failed.
+    assert_eq!(cast["escalations"], 1);
+    // Each attempt's own call: (11 × 0.15 + 7 × 0.60) / 1e6 on small, (11 × 2.5 + 7 × 10) / 1e6 on large.
+    assert_eq!(
+        cast["byRung"],
+        serde_json::json!([
+            {"rung": 0, "model": "small", "attempts": 3, "passRate": 0.0, "costUsd": 0.000018},
+            {"rung": 1, "model": "large", "attempts": 1, "passRate": 1.0, "costUsd": 0.000098}
+        ])
+    );
+}
