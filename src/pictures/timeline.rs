@@ -134,8 +134,9 @@ fn attempt_bars(a: &Value) -> Vec<Bar> {
         title: match pending {
             true => format!("attempt {} · ⏸ pending: waiting for approval", num(&a["attempt"])),
             false => format!(
-                "attempt {} · score {} · {}",
+                "attempt {}{} · score {} · {}",
                 num(&a["attempt"]),
+                rung_of(a),
                 num(&a["score"]),
                 a["error"].as_str().unwrap_or(a["decision"].as_str().unwrap_or(""))
             ),
@@ -150,6 +151,17 @@ fn attempt_bars(a: &Value) -> Vec<Bar> {
         });
     }
     bars
+}
+
+/// ` · rung 1 gpt-4o ↑ score 54.2 < 65`: where an attempt above rung 0 of its model ladder
+/// ran, and why it climbed (SPEC §20); nothing on rung 0.
+fn rung_of(a: &Value) -> String {
+    let rung = a["rung"].as_u64().unwrap_or(0);
+    let why = a["escalated"].as_str().map_or(String::new(), |e| format!(" ↑ {e}"));
+    match rung {
+        0 if why.is_empty() => String::new(),
+        _ => format!(" · rung {rung} {}{why}", a["model"].as_str().unwrap_or("")),
+    }
 }
 
 /// A mark per tool call of `calls` (a report without tool calls has none).

@@ -426,3 +426,22 @@ fn the_ladder_example_climbs_and_economizes_offline() {
         assert_eq!(s["attempts"][1]["model"], "gpt-4o", "{s:#}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_html_timeline_gives_an_attempt_its_rung() {
+    let server = serve(&["large"]).await;
+    let root = laddered("openai", &server.uri(), "[{model: large}]", 2, "");
+    let report = run(&root, &[]);
+    let poor = report["departments"][0]["specialistResults"][0]["attempts"][0]["score"].to_string();
+    root.write("saved.json", report.to_string());
+    Test::new(root.path())
+        .args(["report", "saved.json", "--html", "page.html"])
+        .status(0)
+        .run();
+    let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
+    assert!(
+        page.contains(&format!("<title>attempt 2 · rung 1 large ↑ score {poor} &lt; 60 · score ")),
+        "{page}"
+    );
+    assert!(page.contains("<title>attempt 1 · score "), "{page}");
+}
