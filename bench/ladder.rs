@@ -76,7 +76,17 @@ fn config(dir: &Path, uri: &str, model: &str, escalate: &str, retries: u32) {
 /// USD, and the escalations.
 fn measure(dir: &Path) -> (f64, f64, u64) {
     let status = Command::new(bin())
-        .args(["test", "suite.yaml", "--quiet", "--format", "json", "--jobs", "16", "--results", "r.jsonl"])
+        .args([
+            "test",
+            "suite.yaml",
+            "--quiet",
+            "--format",
+            "json",
+            "--jobs",
+            "16",
+            "--results",
+            "r.jsonl",
+        ])
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
         .status()
@@ -111,7 +121,13 @@ pub fn table(rt: &tokio::runtime::Runtime, dir: &Path) -> Value {
     for retries in [1, 3] {
         let ladder = dir.join(format!("ladder-{retries}"));
         let large = dir.join(format!("large-{retries}"));
-        config(&ladder, &server.uri(), "small", ", escalate: [{ model: large }]", retries);
+        config(
+            &ladder,
+            &server.uri(),
+            "small",
+            ", escalate: [{ model: large }]",
+            retries,
+        );
         config(&large, &server.uri(), "large", "", retries);
         let (l_pass, l_cost, l_esc) = measure(&ladder);
         let (b_pass, b_cost, _) = measure(&large);

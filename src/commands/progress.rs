@@ -62,7 +62,7 @@ impl Observer for Progress {
                 ));
             }
             Event::Economy { reason, .. } => {
-                let _ = self.multi.println(printable(reason).into_owned());
+                let _ = self.multi.println(printable(reason));
             }
             Event::CircuitClosed { provider } => {
                 let _ = self

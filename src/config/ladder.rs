@@ -61,12 +61,7 @@ impl Resolve for RungWire {
 
 /// Checks every `escalate`: only specialists escalate, and each rung's providers exist.
 /// `providers` are the names a config may use; `unknown` words a missing one.
-pub fn check(
-    wire: &WireConfig,
-    providers: &[&str],
-    unknown: impl Fn(&str) -> String,
-    out: &mut Vec<Diagnostic>,
-) {
+pub fn check(wire: &WireConfig, providers: &[&str], unknown: impl Fn(&str) -> String, out: &mut Vec<Diagnostic>) {
     for a in &wire.agents {
         let Some(ladder) = &a.escalate else {
             continue;
@@ -84,7 +79,12 @@ pub fn check(
         }
         for p in ladder.value.iter().flat_map(|r| r.provider.iter()).flat_map(|c| &c.0) {
             if !providers.contains(&p.value.as_str()) {
-                out.push(Diagnostic::error(&a.file, p.pos, "missing-reference", unknown(&p.value)));
+                out.push(Diagnostic::error(
+                    &a.file,
+                    p.pos,
+                    "missing-reference",
+                    unknown(&p.value),
+                ));
             }
         }
     }

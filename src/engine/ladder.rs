@@ -29,9 +29,8 @@ impl Climb {
         };
         Climb {
             rung,
-            escalated: (rung > self.rung).then(|| {
-                format!("score {} < {threshold}", crate::text::fmt_score(attempt.score))
-            }),
+            escalated: (rung > self.rung)
+                .then(|| format!("score {} < {threshold}", crate::text::fmt_score(attempt.score))),
         }
     }
 }

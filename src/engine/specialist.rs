@@ -4,8 +4,8 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
-use super::gate::Place;
 use super::call::Ask;
+use super::gate::Place;
 use super::ladder::Climb;
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
@@ -85,7 +85,12 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
             passed: end == End::Passed,
             error: attempt.error.clone(),
         });
-        let next = state.climb.after(&attempt, spec.threshold, engine.config.top_rung(agent), engine.in_economy());
+        let next = state.climb.after(
+            &attempt,
+            spec.threshold,
+            engine.config.top_rung(agent),
+            engine.in_economy(),
+        );
         state.attempts.push(attempt);
         if end != End::Failed {
             break;

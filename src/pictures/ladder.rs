@@ -9,7 +9,11 @@ pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
     if let Some(e) = &report.economy {
         let ids = |ids: &[String]| ids.iter().map(|i| code(i)).collect::<Vec<_>>().join(", ");
-        out.push_str(&format!("\n**Economy:** {} at {:.1} s", code(&e.reason), e.at as f64 / 1000.0));
+        out.push_str(&format!(
+            "\n**Economy:** {} at {:.1} s",
+            code(&e.reason),
+            e.at as f64 / 1000.0
+        ));
         if !e.skipped.is_empty() {
             out.push_str(&format!("; skipped {}", ids(&e.skipped)));
         }

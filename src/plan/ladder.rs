@@ -63,7 +63,10 @@ mod tests {
             })
             .unwrap()
         };
-        assert_eq!(rung(&["openai"]), serde_json::json!({"provider": "openai", "model": "m"}));
+        assert_eq!(
+            rung(&["openai"]),
+            serde_json::json!({"provider": "openai", "model": "m"})
+        );
         assert_eq!(
             rung(&["local", "openai"]),
             serde_json::json!({"provider": ["local", "openai"], "model": "m"})

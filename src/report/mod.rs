@@ -17,8 +17,8 @@ pub use events::{Event, EventLog, Observer, Observers};
 pub use gate::{DecidedBy, Denial, GateItem, GateKind};
 pub use plan_tree::plan_tree;
 pub use run::{
-    output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy, Report,
-    RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
+    output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy,
+    Report, RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
 #[cfg(test)]
 pub use run_tree::run_tree;

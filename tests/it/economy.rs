@@ -99,20 +99,25 @@ async fn the_tree_and_markdown_say_when_economy_started() {
         String::from_utf8(Test::new(root.path()).args(args).status(0).run().stdout).unwrap()
     };
     let tree = shown("tree");
-    let line = tree.lines().find(|l| l.contains("economy: 5% of maxCalls spent at ")).unwrap_or_else(|| panic!("{tree}"));
+    let line = tree
+        .lines()
+        .find(|l| l.contains("economy: 5% of maxCalls spent at "))
+        .unwrap_or_else(|| panic!("{tree}"));
     assert!(line.ends_with(" s · skipped music · lightened plot"), "{line}");
     let markdown = shown("markdown");
-    assert!(markdown.contains("**Economy:** ` economy: 5% of maxCalls spent ` at "), "{markdown}");
-    assert!(markdown.contains(" s; skipped ` music `; lightened ` plot `.\n"), "{markdown}");
+    assert!(
+        markdown.contains("**Economy:** ` economy: 5% of maxCalls spent ` at "),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(" s; skipped ` music `; lightened ` plot `.\n"),
+        "{markdown}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn spent_calls_start_economy() {
-    economy_after_the_first_call(
-        "{ maxCalls: 20, economyAt: 0.05 }",
-        "economy: 5% of maxCalls spent",
-    )
-    .await;
+    economy_after_the_first_call("{ maxCalls: 20, economyAt: 0.05 }", "economy: 5% of maxCalls spent").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -163,7 +168,10 @@ async fn suites_expect_escalations_and_economy() {
     let results = json(&out);
     assert_eq!(
         results["cases"][0]["failures"],
-        serde_json::json!(["maxEscalations: expected ≤ 1, got 3", "economy: expected true, got false"]),
+        serde_json::json!([
+            "maxEscalations: expected ≤ 1, got 3",
+            "economy: expected true, got false"
+        ]),
         "{results:#}"
     );
     assert_eq!(results["cases"][1]["failures"], serde_json::json!([]));

@@ -20,7 +20,14 @@ fn config(escalate: &str, model: &str) -> Root {
 
 fn explain(root: &Root, format: &str) -> std::process::Output {
     Test::new(root.path())
-        .args(["explain", "--specialists", "always", "--format", format, "Create Aladdin"])
+        .args([
+            "explain",
+            "--specialists",
+            "always",
+            "--format",
+            format,
+            "Create Aladdin",
+        ])
         .status(0)
         .run()
 }
@@ -54,10 +61,16 @@ fn the_worst_case_prices_every_retry_on_its_rung() {
     let large = usd(&config("[]", "large"));
     // Attempt 1 on small, retries 1 and 2 on large (the top keeps the rest).
     let ladder = usd(&config("[{model: large}]", "small"));
-    assert!((ladder - (small / 3.0 + 2.0 * large / 3.0)).abs() < 2e-6, "{small} {large} {ladder}");
+    assert!(
+        (ladder - (small / 3.0 + 2.0 * large / 3.0)).abs() < 2e-6,
+        "{small} {large} {ladder}"
+    );
     // Two rungs: retry 1 on mid (priced as small here), retry 2 on large.
     let two = usd(&config("[{model: small}, {model: large}]", "small"));
-    assert!((two - (2.0 * small / 3.0 + large / 3.0)).abs() < 2e-6, "{small} {large} {two}");
+    assert!(
+        (two - (2.0 * small / 3.0 + large / 3.0)).abs() < 2e-6,
+        "{small} {large} {two}"
+    );
     // A rung without a price: the worst case is unknown.
     assert_eq!(cost(&config("[{model: unpriced}]", "small")), Value::Null);
 }

@@ -93,7 +93,13 @@ pub fn climbs(report: &Value) -> Vec<(u64, String, Value)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| (a["rung"].as_u64().unwrap(), a["model"].as_str().unwrap().to_string(), a["escalated"].clone()))
+        .map(|a| {
+            (
+                a["rung"].as_u64().unwrap(),
+                a["model"].as_str().unwrap().to_string(),
+                a["escalated"].clone(),
+            )
+        })
         .collect()
 }
 
@@ -140,7 +146,11 @@ async fn climbs_each_rung_and_the_top_keeps_the_rest(kind: &str) {
         .map(|a| a["usage"]["costUsd"].as_f64().unwrap())
         .collect();
     assert_eq!(costs, [0.000006, 0.000039, 0.000098, 0.000098]);
-    assert!(s["attempts"].as_array().unwrap().iter().all(|a| a["usage"]["calls"] == 1));
+    assert!(s["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["usage"]["calls"] == 1));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -159,7 +169,14 @@ async fn a_rung_of_another_provider_is_asked_on_its_wire() {
     let local = serve(&[]).await;
     let hosted = serve(&["large"]).await;
     let hosted_entry = format!("  hosted: {{ kind: anthropic, baseUrl: \"{}\" }}\n", hosted.uri());
-    let root = laddered_with("openai", &local.uri(), &hosted_entry, "[{provider: hosted, model: large}]", 2, "");
+    let root = laddered_with(
+        "openai",
+        &local.uri(),
+        &hosted_entry,
+        "[{provider: hosted, model: large}]",
+        2,
+        "",
+    );
     let report = run(&root, &[]);
     assert_eq!(report["status"], "success", "{report:#}");
     let c = climbs(&report);
@@ -171,7 +188,10 @@ async fn a_rung_of_another_provider_is_asked_on_its_wire() {
     let asked = hosted.received_requests().await.unwrap();
     assert_eq!(asked.len(), 1);
     assert!(asked[0].url.path().ends_with("/messages"));
-    assert_eq!(serde_json::from_slice::<Value>(&asked[0].body).unwrap()["model"], "large");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&asked[0].body).unwrap()["model"],
+        "large"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -249,9 +269,17 @@ async fn a_replayed_run_escalates_as_the_original() {
     let models: Vec<String> = std::fs::read_to_string(&tape)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["model"].as_str().unwrap_or("").to_string())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["model"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
         .collect();
-    assert!(["small", "mid", "large"].iter().all(|m| models.iter().any(|x| x == m)), "{models:?}");
+    assert!(
+        ["small", "mid", "large"].iter().all(|m| models.iter().any(|x| x == m)),
+        "{models:?}"
+    );
     drop(server);
     let replayed = run(&root, &["--replay", tape.to_str().unwrap()]);
     assert_eq!(climbs(&replayed), climbs(&recorded));
@@ -274,7 +302,13 @@ fn escalate_is_for_specialists_only() {
 
 #[test]
 fn economy_at_is_a_share_below_1() {
-    for (value, ok) in [("0", true), ("0.8", true), ("1", false), ("1.5", false), ("-0.1", false)] {
+    for (value, ok) in [
+        ("0", true),
+        ("0.8", true),
+        ("1", false),
+        ("1.5", false),
+        ("-0.1", false),
+    ] {
         let root = Root::orch_yaml(format!(
             "limits: {{ economyAt: {value} }}\ndepartments:\n  - {{ id: d, keywords: [x], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n  - {{ id: s, role: specialist, department: d }}\n"
         ));
@@ -363,7 +397,10 @@ async fn a_resumed_run_escalates_as_the_original() {
     args.extend(["--approvals", "defer", "--journal", "j.jsonl", "Create Aladdin"]);
     let paused = json(&Test::new(root.path()).args(args).status(5).run());
     let asked = server.received_requests().await.unwrap().len();
-    Test::new(root.path()).args(["approve", "j.jsonl", "--all"]).status(0).run();
+    Test::new(root.path())
+        .args(["approve", "j.jsonl", "--all"])
+        .status(0)
+        .run();
     let resumed = json(
         &Test::new(root.path())
             .args(["resume", "j.jsonl", "--format", "json"])
@@ -385,7 +422,14 @@ fn the_simulated_provider_shows_an_escalation_offline() {
          \x20 - { id: looks, role: specialist, department: character, passingThreshold: 70, model: small, escalate: [{ model: large }] }\n",
     );
     let out = Test::new(root.path())
-        .args(["run", "--format", "json", "--seed", "1", "Create a detailed character Aladdin"])
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--seed",
+            "1",
+            "Create a detailed character Aladdin",
+        ])
         .status(0)
         .run();
     let report = json(&out);
@@ -440,7 +484,9 @@ async fn the_html_timeline_gives_an_attempt_its_rung() {
         .run();
     let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
     assert!(
-        page.contains(&format!("<title>attempt 2 · rung 1 large ↑ score {poor} &lt; 60 · score ")),
+        page.contains(&format!(
+            "<title>attempt 2 · rung 1 large ↑ score {poor} &lt; 60 · score "
+        )),
         "{page}"
     );
     assert!(page.contains("<title>attempt 1 · score "), "{page}");
