@@ -10,6 +10,7 @@ mod model;
 mod node;
 mod output_schema;
 mod rates;
+mod rungs;
 mod schema;
 mod sections;
 mod spec;
