@@ -491,3 +491,20 @@ async fn the_html_timeline_gives_an_attempt_its_rung() {
     );
     assert!(page.contains("<title>attempt 1 · score "), "{page}");
 }
+
+#[test]
+fn a_rung_s_provider_without_its_key_stops_the_run_before_any_call() {
+    let root = Root::orch_yaml(
+        "providers:\n  hosted: { kind: openai, apiKeyEnv: ORCH_TEST_LADDER_KEY_UNSET }\n\
+         departments:\n  - { id: d, keywords: [aladdin], head: h }\n\
+         agents:\n  - { id: h, role: head, department: d }\n\
+         \x20 - { id: s, role: specialist, department: d, escalate: [{ provider: hosted, model: gpt-4o }] }\n",
+    );
+    let mut args = RUN_ALWAYS.to_vec();
+    args.push("Create Aladdin");
+    Test::new(root.path())
+        .args(args)
+        .status(2)
+        .stderr("error: provider `hosted` cannot be used: environment variable `ORCH_TEST_LADDER_KEY_UNSET` is not set (it holds the API key)\n")
+        .run();
+}
