@@ -56,19 +56,19 @@ pub struct CommandError {
 }
 
 impl CommandError {
-    /// A usage or config error (exit 2).
-    pub fn usage(message: impl Into<String>) -> Self {
+    /// A usage or config error (exit 2): its text (a message, or a lower layer's error).
+    pub fn usage(message: impl std::fmt::Display) -> Self {
         CommandError {
             exit: Exit::Usage,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 
-    /// A failed generation (exit 1).
-    pub fn failed(message: impl Into<String>) -> Self {
+    /// A failed generation (exit 1): its text (a message, or a lower layer's error).
+    pub fn failed(message: impl std::fmt::Display) -> Self {
         CommandError {
             exit: Exit::Failed,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 }

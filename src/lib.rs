@@ -13,15 +13,24 @@
 //! 2. `plan`: routing, complexity, specialists, call bounds, the DAG; pure
 //! 3. `grade`, `prompts`: scores and the words orch sends
 //! 4. `tools`: MCP servers started and spoken to, and the trait tool calls go through
-//! 5. `provider`: the trait and its implementations, over one HTTP layer; cassettes
-//! 6. `report`: the report type, its renderers, events
+//! 5. `provider`: the trait and its implementations (OpenAI, Anthropic, simulated), over one
+//!    HTTP layer, with circuit breakers and fallback chains
+//! 6. `report`: the report type, the one lenient view it is read back through, events, the
+//!    approval vocabulary
 //! 7. `engine`, `suite`: the run, async; suites of cases run through it
-//! 8. `cli`, `pictures`, `serve`, `stats`: the flags; Mermaid, Markdown and HTML pictures of
-//!    plans and runs; the MCP server of `orch mcp` (its tools, over stdio and HTTP);
-//!    analytics over many runs' reports and the success rates they teach
-//! 9. `compare`: two results files compared case by case (Fisher's exact test, Wilson
-//!    intervals), and the comparison's tree, Markdown and page
-//! 10. `commands`: the glue for the binary
+//! 8. `record`: what a run writes down and answers from again: cassettes and the cache (the
+//!    tape), the journal and the approver that writes to it, and the one order their
+//!    wrappers stack in around the providers and the tool host
+//! 9. `cli`, `serve`, `stats`: the flags; the MCP server of `orch mcp` (its tools, over stdio
+//!    and HTTP); analytics over many runs' reports and the success rates they teach
+//! 10. `compare`: two results files compared case by case (Fisher's exact test, Wilson
+//!     intervals)
+//! 11. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
+//!     suites, comparisons and stats
+//! 12. `session`: a config, its plan(s) and the run options made into a ready run (providers,
+//!     tool servers, approver, budget, observers, journal), the engine built and run, and
+//!     everything stopped at its end; `orch mcp`'s served team
+//! 13. `commands`: the glue for the binary: parse, call one function, print, exit
 //!
 //! Each module is a facade: its files are private, and what other layers use is re-exported
 //! from its root.
@@ -36,13 +45,15 @@ mod config;
 mod engine;
 mod exit;
 mod grade;
-mod pictures;
 mod plan;
 mod prompts;
 mod provider;
 mod read;
+mod record;
+mod render;
 mod report;
 mod serve;
+mod session;
 mod sink;
 mod stats;
 mod suite;

@@ -23,6 +23,31 @@ enum Out {
     Plain(Box<dyn Write + Send>),
 }
 
+/// Why a file could not be opened to write lines to: `cannot write events to out.jsonl: …`.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {label}: {io}")]
+pub struct Unwritable {
+    /// What the file is and where ("events to out.jsonl").
+    pub label: String,
+    /// Why the file system refused.
+    pub io: std::io::Error,
+}
+
+impl Unwritable {
+    /// `what` (`results`, `the journal`) at `path` could not be written.
+    pub fn new(what: &str, path: &Path, io: std::io::Error) -> Self {
+        Unwritable {
+            label: label(what, path),
+            io,
+        }
+    }
+}
+
+/// What a file is and where, as messages name it ("events to out.jsonl").
+fn label(what: &str, path: &Path) -> String {
+    format!("{what} to {}", path.display())
+}
+
 /// An append-only file of lines that remembers its first write error.
 pub struct LineFile {
     /// What the file is, for the error ("events to out.jsonl").
@@ -33,24 +58,24 @@ pub struct LineFile {
 
 impl LineFile {
     /// Creates (empties) the file at `path`; `what` names it in errors ("events", "the cassette").
-    pub fn create(path: &Path, what: &str) -> Result<Self, String> {
+    pub fn create(path: &Path, what: &str) -> Result<Self, Unwritable> {
         Self::open(path, what, true)
     }
 
     /// Opens the file at `path` to append to it (created when missing).
-    pub fn append(path: &Path, what: &str) -> Result<Self, String> {
+    pub fn append(path: &Path, what: &str) -> Result<Self, Unwritable> {
         Self::open(path, what, false)
     }
 
     /// Opens `path` in append mode (every write lands at the end, whoever else writes),
     /// emptied first when `empty`.
-    fn open(path: &Path, what: &str, empty: bool) -> Result<Self, String> {
-        let label = format!("{what} to {}", path.display());
+    fn open(path: &Path, what: &str, empty: bool) -> Result<Self, Unwritable> {
+        let label = label(what, path);
         let opened = std::fs::OpenOptions::new().create(true).append(true).open(path);
-        let file = opened.map_err(|e| format!("cannot write {label}: {e}"))?;
+        let file = opened.map_err(|io| Unwritable::new(what, path, io))?;
         let regular = file.metadata().is_ok_and(|m| m.is_file());
         if empty && regular {
-            file.set_len(0).map_err(|e| format!("cannot write {label}: {e}"))?;
+            file.set_len(0).map_err(|io| Unwritable::new(what, path, io))?;
         }
         let out = if regular {
             Out::Locked(file)

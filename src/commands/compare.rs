@@ -17,7 +17,7 @@ use crate::cli::{CompareArgs, FailOn, TestFormat};
 use crate::compare::{self, Comparison, Judging, Side};
 use crate::exit::{CommandError, Exit};
 use crate::read::is_stdin;
-use crate::report::Style;
+use crate::render::{compare_html, compare_markdown, compare_tree, Style};
 use crate::suite::{files_apart, Named};
 
 /// Compares `args.base` with `args.candidate`.
@@ -42,7 +42,7 @@ pub fn compare(args: CompareArgs) -> Result<Exit> {
     };
     let comparison = compare::compare(base, candidate, judging);
     if let Some(out) = &args.html {
-        std::fs::write(out, compare::html_page(&comparison))
+        std::fs::write(out, compare_html(&comparison))
             .map_err(|e| CommandError::usage(format!("cannot write {}: {e}", out.display())))?;
         // Say where the page went: the format asked is what stdout holds.
         eprintln!("wrote {}", out.display());
@@ -50,10 +50,10 @@ pub fn compare(args: CompareArgs) -> Result<Exit> {
     let mut out = super::stdout();
     match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
         TestFormat::Json => super::write_json(&mut out, &comparison)?,
-        TestFormat::Markdown => out.write_all(compare::markdown(&comparison).as_bytes())?,
+        TestFormat::Markdown => out.write_all(compare_markdown(&comparison).as_bytes())?,
         TestFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());
-            writeln!(out, "{}", compare::tree(&comparison, style))?;
+            writeln!(out, "{}", compare_tree(&comparison, style))?;
         }
     }
     out.flush()?;

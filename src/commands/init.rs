@@ -1,13 +1,11 @@
-//! `orch init` (a config that validates clean and runs offline, never over a file) and
-//! `orch completions` (static scripts from `clap_complete`).
+//! `orch init`: a config that validates clean and runs offline, never over a file.
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use clap::CommandFactory;
 
-use crate::cli::{Cli, CompletionsArgs, InitArgs, SchemaKind, Template};
+use crate::cli::{InitArgs, SchemaKind, Template};
 use crate::exit::{CommandError, Exit};
 use crate::text::printable;
 
@@ -194,15 +192,4 @@ fn with_local_modeline(rel: &str, text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
-}
-
-/// Prints the completion script of `args.shell`.
-pub fn completions(args: CompletionsArgs) -> Result<Exit> {
-    // Generated whole first: `clap_complete` panics on a write error, `super::stdout` says it.
-    let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "orch", &mut script);
-    let mut out = super::stdout();
-    out.write_all(&script)?;
-    out.flush()?;
-    Ok(Exit::Success)
 }

@@ -9,12 +9,11 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::mcp_served::Team;
-use super::setup;
 use crate::cli::{Approvals, McpArgs};
 use crate::config::{self, locate_root};
 use crate::exit::{CommandError, Exit};
 use crate::serve::{self, HttpOptions, Served, SessionLimits, Token};
+use crate::session::{self, Team};
 
 /// Runs `orch mcp`.
 pub fn mcp(args: McpArgs) -> Result<Exit> {
@@ -35,10 +34,14 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
         Some(address) => Some(bind(address)?),
         None => None,
     };
-    let served: Arc<dyn Served> = Arc::new(Team::new(root.clone(), args.approvals));
-    let runtime = setup::runtime()?;
+    let validation = |d: &[config::Diagnostic], why: Option<String>| match why {
+        None => serve::Answer::json(&super::validate::json_report(d)),
+        Some(why) => serve::Answer::failed_with(&super::validate::json_report(d), why),
+    };
+    let served: Arc<dyn Served> = Arc::new(Team::new(root.clone(), args.approvals, validation));
+    let runtime = session::runtime().map_err(CommandError::from)?;
     let served_until_stopped = runtime.block_on(async {
-        let signalled = setup::interruption();
+        let signalled = session::interruption();
         let stop = async {
             signalled.await;
         };

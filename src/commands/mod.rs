@@ -1,38 +1,30 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
-mod approvals;
 mod compare;
+mod completions;
 mod explain;
 mod init;
-mod journal;
-mod journal_lock;
 mod mcp;
-mod mcp_served;
 mod pending;
-mod progress;
-mod providers;
 mod report;
 mod resume;
 mod run;
 mod schema;
-mod setup;
 mod stats;
 mod test;
-mod test_files;
 mod test_summary;
 mod tools;
 mod validate;
 
 use std::io::{IsTerminal, Read, Write};
 
-use crate::cli::PlanArgs;
-use crate::config::{self, locate_root, Config};
 use crate::exit::CommandError;
-use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
+use crate::session::{check_size, checked_prompt, SessionError, MAX_PROMPT_BYTES};
 
 pub use compare::compare;
+pub use completions::completions;
 pub use explain::explain;
-pub use init::{completions, init};
+pub use init::init;
 pub use mcp::mcp;
 pub use report::report;
 pub use resume::{approve, resume};
@@ -42,9 +34,6 @@ pub use stats::stats;
 pub use test::test;
 pub use tools::tools;
 pub use validate::validate;
-
-/// Prompts above this size are refused (explain stays fast up to it; no model takes more).
-const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The request: the argument, or standard input for `-`; refused when empty, wordless or huge.
 fn read_prompt(arg: &str) -> Result<String, CommandError> {
@@ -64,64 +53,15 @@ fn read_prompt(arg: &str) -> Result<String, CommandError> {
     } else {
         arg.to_string()
     };
-    checked_prompt(prompt)
+    checked_prompt(prompt).map_err(CommandError::from)
 }
 
-/// A request as any command takes it: refused when huge, empty or wordless.
-fn checked_prompt(prompt: String) -> Result<String, CommandError> {
-    check_size(prompt.len())?;
-    if prompt.trim().is_empty() {
-        return Err(CommandError::usage("the prompt is empty"));
-    }
-    if !prompt.chars().any(char::is_alphanumeric) {
-        return Err(CommandError::usage(
-            "the prompt has no words (only punctuation or symbols)",
-        ));
-    }
-    Ok(prompt)
-}
-
-fn check_size(len: usize) -> Result<(), CommandError> {
-    if len > MAX_PROMPT_BYTES {
-        return Err(CommandError::usage(format!(
-            "the prompt is larger than {} MB",
-            MAX_PROMPT_BYTES / (1024 * 1024)
-        )));
-    }
-    Ok(())
-}
-
-/// The config of `--config` / `ORCH_CONFIG` / the current directory, its specialists ranked
-/// by learned rates when `--success-rates` or `routing.successRates` names a file; or a
-/// usage error.
-fn load_config(args: &PlanArgs) -> Result<Config, CommandError> {
-    let root = locate_root(args.config.as_deref());
-    let (mut config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
-    config::learn_success_rates(&mut config, args.success_rates.as_deref()).map_err(CommandError::usage)?;
-    Ok(config)
-}
-
-/// How the flags plan a request; a router, if the config has one, is not asked yet.
-fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
-    PlanOptions {
-        departments: args.departments.clone(),
-        specialists: args.specialists,
-        router: RouterStep::wanted(config, &args.departments),
-    }
-}
-
-/// The plan of the request, with routing failures mapped to their exit codes.
-fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, CommandError> {
-    let options = plan_options(config, args);
-    plan::build(config, prompt, &options).map_err(routing_error)
-}
-
-/// A routing failure with its exit code: nothing matched is a failed run (1), an unknown
-/// `--department` a usage error (2).
-fn routing_error(e: RoutingError) -> CommandError {
-    match e {
-        RoutingError::NoMatch => CommandError::failed(e.to_string()),
-        RoutingError::UnknownDepartment { .. } => CommandError::usage(e.to_string()),
+impl From<SessionError> for CommandError {
+    fn from(e: SessionError) -> Self {
+        CommandError {
+            exit: e.exit(),
+            message: e.to_string(),
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::cli::{ApproveArgs, ApproveFormat};
 use crate::exit::{CommandError, Exit};
-use crate::provider::Journal;
+use crate::record::Journal;
 use crate::text::{excerpt, printable};
 
 /// How much of a tool call's arguments or a department's output a line shows.

@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use crate::cli::{ReportArgs, ReportFormat, RunFormat};
 use crate::exit::{CommandError, Exit};
-use crate::pictures::{html_report_page, ResultsPage};
 use crate::read::{read_bounded, Unread};
-use crate::report::Report;
+use crate::render::{html_report_page, ResultsPage};
+use crate::report::{Report, Saved};
 use crate::suite::Lines;
 
 /// The largest run report read (one document; results files are read by lines instead).
@@ -33,7 +33,10 @@ pub fn report(args: ReportArgs) -> Result<Exit> {
             if args.format.is_some() && args.html.is_none() {
                 return Ok(Exit::Success);
             }
-            html_report_page(&report)
+            let view = Saved::<Value>::deserialize(&report).map_err(|e| {
+                CommandError::usage(format!("{}: not a run report orch can read: {e}", args.file.display()))
+            })?;
+            html_report_page(&view)
         }
     };
     match &args.html {
@@ -124,7 +127,10 @@ fn results_page(path: &Path, format: Option<ReportFormat>) -> Result<Option<Stri
             bytes.push(b'\n');
             out.write_all(&bytes).map_err(|e| CommandError::failed(e.to_string()))?;
         }
-        page.add(&value);
+        let view = Saved::<Value>::deserialize(&value).map_err(|e| {
+            CommandError::usage(format!("{shown}:{}: not a results line orch can read: {e}", at.number))
+        })?;
+        page.add(&view);
     }
     if first {
         return Err(CommandError::usage(format!(

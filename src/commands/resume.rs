@@ -5,12 +5,12 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::approvals::{self, NO_REASON};
-use super::journal::{config_digest, RunOptions};
 use super::pending;
 use crate::cli::{ApproveArgs, ApproveFormat, ResumeArgs};
 use crate::exit::{CommandError, Exit};
-use crate::provider::{load_journal, reopen_journal, Decided, Decision, Journal, JournalLine};
+use crate::record::{self, approve_line, config_digest, load_journal, reopen_journal, Journal, JournalLine, NO_REASON};
+use crate::report::Approval;
+use crate::session::{self, RunOptions};
 use crate::text::printable;
 
 /// Reads the journal at `path`, warning (on stderr) about a last line cut short.
@@ -30,7 +30,7 @@ fn read(path: &std::path::Path) -> Result<Journal, CommandError> {
 /// journal, its decisions applied, the rest live, appended to the same file.
 pub fn resume(args: ResumeArgs) -> Result<Exit> {
     // Held until the run ends: a second resume of this journal would run its calls twice.
-    let _held = super::journal_lock::hold(&args.file)?;
+    let _held = record::hold(&args.file).map_err(|e| CommandError::usage(e.to_string()))?;
     let journal = read(&args.file)?;
     let Some(JournalLine::Run {
         request,
@@ -52,13 +52,13 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
     let options: RunOptions =
         serde_json::from_value(options).map_err(|e| bad(&format!("options cannot be read ({e})")))?;
     // Checked as the command line checks them: a hand-edited line is refused in its words.
-    let request = super::checked_prompt(request).map_err(|e| bad(&format!("request: {}", e.message)))?;
+    let request = session::checked_prompt(request).map_err(|e| bad(&format!("request: {e}")))?;
     let mut run = options
         .into_args(request.clone(), root, args.file.clone())
         .map_err(|e| bad(&format!("options: {e}")))?;
     run.format = args.format;
     run.quiet = args.quiet;
-    let mode = approvals::mode(args.approvals, false, true)?;
+    let mode = session::approval_mode(args.approvals, false, true).map_err(CommandError::from)?;
     super::run::execute(run, request, mode, Some(journal))
 }
 
@@ -66,7 +66,7 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
 /// line each, and prints what was decided; with neither, lists the pending items.
 pub fn approve(args: ApproveArgs) -> Result<Exit> {
     // A decision is for a paused run: one still running refuses it (exit 2).
-    let _held = super::journal_lock::hold(&args.file)?;
+    let _held = record::hold(&args.file).map_err(|e| CommandError::usage(e.to_string()))?;
     let journal = read(&args.file)?;
     if args.ids.is_empty() && !args.all {
         return super::pending::list(&args, &journal);
@@ -100,7 +100,11 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     let file = reopen_journal(&args.file, &journal).map_err(CommandError::usage)?;
-    let decision = if args.deny { Decided::Denied } else { Decided::Approved };
+    let decision = if args.deny {
+        Approval::Denied
+    } else {
+        Approval::Approved
+    };
     let reason = match (&args.reason, args.deny) {
         (Some(r), _) => Some(r.clone()),
         (None, true) => Some(NO_REASON.to_string()),
@@ -109,13 +113,7 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
     let mut out = super::stdout();
     let mut shown = Vec::new();
     for (id, item) in chosen {
-        let line = JournalLine::Approval(Decision {
-            id: id.clone(),
-            decision,
-            reason: reason.clone(),
-            by: "approve".into(),
-            policy: false,
-        });
+        let line = approve_line(id, decision, reason.clone());
         file.line(&line.text());
         match args.format {
             ApproveFormat::Text => writeln!(out, "{decision} {id}: {}", printable(&described(item)))?,

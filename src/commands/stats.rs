@@ -11,8 +11,8 @@ use crate::cli::{StatsArgs, StatsFormat};
 use crate::config::SuccessRates;
 use crate::exit::{CommandError, Exit};
 use crate::read::{is_stdin, Entry};
-use crate::report::{render_tree, Style};
-use crate::stats::{distinct, read_all, stats_markdown, stats_tree, Tally};
+use crate::render::{render_tree, stats_markdown, stats_tree, Style};
+use crate::stats::{distinct, read_all, Tally};
 use crate::suite::{files_apart, Named};
 
 /// Reads every file, prints the analytics, and writes the learned rates when asked.

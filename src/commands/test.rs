@@ -2,37 +2,35 @@
 //! selected and planned, providers built per config; `suite`'s runner makes the runs through
 //! the same engine as `orch run`; then the summary, JUnit and the exit code.
 
-use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::progress::CaseRuns;
-use super::providers;
-use super::setup::{self, CaseEngines};
-use super::test_files::{named_files, open_junit, results_file, resumed};
 use super::test_summary::finish;
 use crate::cli::TestArgs;
 use crate::exit::{CommandError, Exit};
-use crate::plan::Plan;
-use crate::sink::LineFile;
-use crate::suite::{self, Loaded, Runner, Runs, Summary};
-use crate::tools::Servers;
+use crate::session::{self, named_files, open_junit};
+use crate::suite::{self, Loaded};
 
 /// Runs `orch test`.
 pub fn test(args: TestArgs) -> Result<Exit> {
     suite::files_apart(&named_files(&args)).map_err(CommandError::usage)?;
     // Checked first: a JUnit file that cannot be written stops the suite before it runs; what
     // it holds is replaced only at the end (a refused suite leaves it as it was).
-    let junit = args.junit.as_deref().map(open_junit).transpose()?;
+    let junit = args
+        .junit
+        .as_deref()
+        .map(open_junit)
+        .transpose()
+        .map_err(CommandError::from)?;
     if !args.merge.is_empty() {
         let mut records = suite::read_results(&args.merge).map_err(CommandError::usage)?;
         suite::order_by_name(&mut records);
         return finish(&suite::summarize(&records, args.pass_rate, 0), &args, junit);
     }
-    let ended = run_suites(&args)?;
+    let filter = (args.filter.as_deref().map(suite::case_filter).transpose()).map_err(CommandError::usage)?;
+    let loaded = load_suites(&args)?;
+    let ended = session::run_suites(&args, filter.as_ref(), &loaded).map_err(CommandError::from)?;
     if let Some(exit) = ended.interrupted {
         // The summary of what finished, then the signal's exit code (130 or 143).
         let _ = finish(&ended.summary, &args, junit);
@@ -48,155 +46,6 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         }
         .into()),
     }
-}
-
-/// How the runs of the suites ended.
-struct Ended {
-    /// In suite order: every run of the results file when resuming, else this process's.
-    summary: Summary,
-    /// The signal's exit code, if one stopped the runs.
-    interrupted: Option<Exit>,
-    /// Why an output file (`--results`, `--record`) could not be written.
-    unwritten: Vec<String>,
-}
-
-/// Loads, selects, plans and runs the suites' cases.
-fn run_suites(args: &TestArgs) -> Result<Ended> {
-    let filter = (args.filter.as_deref().map(suite::case_filter).transpose()).map_err(CommandError::usage)?;
-    let loaded = load_suites(args)?;
-    for config in loaded.configs.values() {
-        setup::known_provider(config, &args.replies)?;
-    }
-    let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
-    let chosen = suite::select(&loaded.suites, args.shard, filter.as_ref());
-    let plans: Vec<Result<Plan, String>> = (chosen.cases.iter())
-        .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
-        .collect::<Result<_, _>>()
-        .map_err(CommandError::usage)?;
-    let exporter = setup::exporter(&args.replies)?;
-    let mut recording = None;
-    let mut built_for = HashMap::new();
-    let targets = suite::targets(&loaded, &chosen.cases, &plans, |config, plans| {
-        let built = providers::build(config, plans, &args.replies, recording.clone())?;
-        recording = recording.take().or(built.recording.clone());
-        let providers = built.providers.clone();
-        built_for.insert(config.root.clone(), built);
-        Ok::<_, CommandError>(providers)
-    })?;
-    let out_file = results_file(args, &resumed)?;
-    let runs = Runs {
-        suites: &loaded.suites,
-        plans: &plans,
-        targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
-        repeat: args.repeat,
-        done: &resumed.records,
-    };
-    let jobs = chosen.jobs(&runs);
-    let runtime = setup::runtime()?;
-    let mut signalled = {
-        let _entered = runtime.enter();
-        Box::pin(setup::interruption())
-    };
-    let servers = runtime.block_on(start_servers(
-        &loaded,
-        &chosen.cases,
-        &plans,
-        &args.replies,
-        signalled.as_mut(),
-    ))?;
-    let bar = CaseRuns::new(jobs.len(), args.quiet);
-    let runner = Runner {
-        engine: &CaseEngines {
-            seed: args.replies.seed,
-            tools: (built_for.iter())
-                .filter_map(|(root, built)| Some((root.clone(), built.tool_host(servers.get(root))?)))
-                .collect(),
-            approvals: args.approvals,
-        },
-        jobs: args.jobs as usize,
-        gate: suite::gate(targets.values()),
-        results: out_file.as_ref(),
-        shard: args.shard,
-        finished: &|record| bar.finished(record),
-    };
-    let (mut records, interrupted) = runtime.block_on(async {
-        let ran = runner.run(&jobs, signalled).await;
-        // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
-        setup::stop_each(&servers).await;
-        ran
-    });
-    bar.clear();
-    // A schema check the deadline abandoned may still be running: it is not waited for.
-    runtime.shutdown_background();
-    setup::export_traces(exporter);
-    if let Some(path) = &args.resume {
-        records = suite::resume(path).map_err(CommandError::usage)?.records;
-    }
-    suite::in_suite_order(&mut records, &loaded.suites);
-    let files = [out_file.as_ref(), recording.as_deref()];
-    let mut summary = suite::summarize(&records, args.pass_rate, chosen.skipped);
-    if interrupted.is_some() {
-        summary.not_run = not_run(&summary, &chosen.cases, &loaded.suites);
-    }
-    Ok(Ended {
-        summary,
-        interrupted,
-        unwritten: files
-            .into_iter()
-            .flatten()
-            .filter_map(LineFile::error)
-            .map(String::from)
-            .collect(),
-    })
-}
-
-/// Starts the MCP servers of each config that the chosen cases' plans use, once for the
-/// whole suite (a config's servers concurrently, one config after another). On a failure,
-/// those of the configs before are stopped.
-pub(super) async fn start_servers<F: std::future::Future<Output = Exit>>(
-    loaded: &Loaded,
-    cases: &[(usize, &suite::Case)],
-    plans: &[Result<Plan, String>],
-    replies: &crate::cli::ReplyArgs,
-    mut interrupted: std::pin::Pin<&mut F>,
-) -> Result<HashMap<PathBuf, Arc<Servers>>, CommandError> {
-    let mut by_root: BTreeMap<&PathBuf, Vec<&Plan>> = BTreeMap::new();
-    for ((i, _), plan) in cases.iter().zip(plans) {
-        if let Ok(plan) = plan {
-            by_root.entry(&loaded.roots[*i]).or_default().push(plan);
-        }
-    }
-    let mut started = HashMap::new();
-    for (root, plans) in by_root {
-        let config = &loaded.configs[root];
-        let agents = setup::tool_agents(config, &plans);
-        match setup::start_tools(config, &agents, replies, interrupted.as_mut()).await {
-            Ok(Some(servers)) => {
-                started.insert(root.clone(), servers);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                setup::stop_each(&started).await;
-                return Err(e);
-            }
-        }
-    }
-    Ok(started)
-}
-
-/// The chosen cases an interrupted run has no result for, as `suite/id`.
-fn not_run(summary: &suite::Summary, chosen: &[(usize, &suite::Case)], suites: &[suite::Suite]) -> Vec<String> {
-    let ran: std::collections::HashSet<(&str, &str)> = summary
-        .cases
-        .iter()
-        .map(|c| (c.suite.as_str(), c.id.as_str()))
-        .collect();
-    chosen
-        .iter()
-        .map(|(i, case)| (suites[*i].name.as_str(), case.id.as_str()))
-        .filter(|key| !ran.contains(key))
-        .map(|(s, id)| format!("{s}/{id}"))
-        .collect()
 }
 
 /// The suites and their configs; every problem of every suite is printed before the one

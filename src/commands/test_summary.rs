@@ -8,8 +8,8 @@ use anyhow::Result;
 use super::resolve_format;
 use crate::cli::{TestArgs, TestFormat};
 use crate::exit::{CommandError, Exit};
-use crate::report::Style;
-use crate::suite::{render_junit, summary_tree, Pending, Summary};
+use crate::render::{render_junit, summary_tree, Style};
+use crate::suite::{Pending, Summary};
 
 /// Prints the summary, writes `--junit`, and says how it went. A JUnit file that fails to
 /// take its text is an error after the summary (exit 1).
@@ -25,7 +25,7 @@ pub fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Res
     let mut out = super::stdout();
     match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
         TestFormat::Json => super::write_json(&mut out, summary)?,
-        TestFormat::Markdown => out.write_all(crate::pictures::markdown_suite(summary).as_bytes())?,
+        TestFormat::Markdown => out.write_all(crate::render::markdown_suite(summary).as_bytes())?,
         TestFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());
             writeln!(out, "{}", summary_tree(summary, style))?;

@@ -44,7 +44,7 @@ struct ListedTool {
 pub fn tools(args: ToolsArgs) -> Result<Exit> {
     let root = locate_root(args.config.as_deref());
     let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
-    let runtime = super::setup::runtime()?;
+    let runtime = crate::session::runtime().map_err(CommandError::from)?;
     let listed = runtime.block_on(async {
         let servers = Servers::start_every(&config)
             .await

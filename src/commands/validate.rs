@@ -131,7 +131,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
     let terminal = std::io::stdout().is_terminal();
     match args.format {
         None if terminal => {
-            let style = crate::report::Style::detect(true);
+            let style = crate::render::Style::detect(true);
             for d in &diags {
                 writeln!(out, "{}", snippet(d, style.color))?;
             }

@@ -2,22 +2,15 @@
 //! `orch test --results` (shards concatenated, in any order) are read a line at a time and
 //! compared case by case: each side's verdict by §10's pass rate, the change, and Fisher's
 //! exact test over the run counts; the totals of each side with the Wilson interval of its
-//! pass rate; per department its quality and per agent its first-attempt pass rate. The
-//! comparison renders as a tree, Markdown and one HTML page; JSON is serde of it.
+//! pass rate; per department its quality and per agent its first-attempt pass rate. JSON is
+//! serde of the comparison; its tree, Markdown and page are drawn in `src/render/`.
 
 mod comparison;
-mod digest;
 mod fisher;
-mod html;
-mod markdown;
 mod side;
 mod totals;
-mod tree;
 mod wilson;
-mod words;
 
-pub use comparison::{compare, Comparison, Judging};
-pub use html::render as html_page;
-pub use markdown::render as markdown;
+pub use comparison::{compare, CaseChange, Change, Comparison, Judging, Verdict};
 pub use side::Side;
-pub use tree::render as tree;
+pub use totals::Totals;

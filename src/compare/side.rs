@@ -1,8 +1,8 @@
 //! One side of a comparison, read from a results file a line at a time (SPEC §17): per case
 //! its runs, passed runs and failed expectations; per side the tallies of its totals; per
-//! department and agent their tallies. A line's report is parsed into a [`Digest`] and
-//! dropped, so memory follows the number of cases and runs (a few bytes a run), never the
-//! size of the reports.
+//! department and agent their tallies. A line's report is read through the report's one
+//! view ([`Saved`], its outputs skipped) and dropped, so memory follows the number of cases
+//! and runs (a few bytes a run), never the size of the reports.
 //!
 //! Sums are kept in integers (quality in hundredths, cost in micro-USD: the precision the
 //! reports are written with), so shards concatenated in any order add up to the same bits.
@@ -11,9 +11,9 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use super::digest::Digest;
+use crate::report::{DepartmentStatus, Saved, SavedDepartment};
 use crate::suite::{parse_results_line, Lines, Record};
-use crate::text::{Mean, UsdSum};
+use crate::text::{check_cost, check_quality, Mean, UsdSum};
 
 /// A case: `(suite, caseId)`.
 pub type CaseKey = (String, String);
@@ -79,7 +79,7 @@ impl Side {
         };
         let mut side = Side::default();
         while let Some((at, line)) = lines.next_line()? {
-            let record: Record<Digest> = parse_results_line(path, at, line)?;
+            let record: Record<Saved> = parse_results_line(path, at, line)?;
             side.add(record, at.number)
                 .map_err(|e| format!("{shown}:{}: {e}", at.number))?;
         }
@@ -92,8 +92,8 @@ impl Side {
     }
 
     /// Counts one case run read from line `number`.
-    fn add(&mut self, record: Record<Digest>, number: usize) -> Result<(), String> {
-        record.report.as_ref().map_or(Ok(()), Digest::check)?;
+    fn add(&mut self, record: Record<Saved>, number: usize) -> Result<(), String> {
+        record.report.as_ref().map_or(Ok(()), check)?;
         let entry = self.cases.entry((record.suite, record.case_id));
         if let Entry::Occupied(seen) = &entry {
             if let Some(first) = seen.get().lines.get(&record.repeat) {
@@ -123,12 +123,14 @@ impl Side {
     }
 
     /// Counts what a run's report says.
-    fn add_report(&mut self, report: Digest) {
+    fn add_report(&mut self, report: Saved) {
         self.quality.add(report.overall_quality);
         // Saturating: no count of calls or dollars a file may hold overflows.
         self.cost.add(report.usage.cost_usd);
         self.calls = self.calls.saturating_add(report.usage.calls);
-        for department in report.departments.iter().filter(|d| d.ran()) {
+        // A skipped department did no work: it has no quality to count.
+        let ran = |d: &&SavedDepartment| d.status != Some(DepartmentStatus::Skipped);
+        for department in report.departments.iter().filter(ran) {
             self.departments
                 .entry(department.department_id.clone())
                 .or_default()
@@ -142,4 +144,18 @@ impl Side {
             }
         }
     }
+}
+
+/// Why a report's numbers cannot be a run's (a quality outside 0..=100, a cost that is
+/// negative or beyond any budget), so a crafted line is refused where it is, never summed
+/// into nonsense.
+fn check(report: &Saved) -> Result<(), String> {
+    check_quality("overallQuality", report.overall_quality)?;
+    for d in &report.departments {
+        check_quality(
+            &format!("the qualityScore of department `{}`", d.department_id),
+            d.quality_score,
+        )?;
+    }
+    check_cost("costUsd", report.usage.cost_usd)
 }

@@ -30,7 +30,7 @@ pub use load::{locate_root, parse_document};
 pub use model::{Agent, Config, Department, ProviderSettings};
 pub use node::{At, Node, Pos};
 pub use output_schema::compile as compile_output_schema;
-pub use rates::{learn_success_rates, LearnedRate, SuccessRates};
+pub use rates::{learn_success_rates, LearnedRate, RatesError, SuccessRates};
 pub use schema::{definition_file as definition_file_schema, object as object_schema};
 #[cfg(test)]
 pub use sections::DEFAULT_COMPLEX_TERMS;

@@ -15,16 +15,41 @@ pub const MAX_REF_EXPANSION: usize = 10_000;
 /// The most characters of a schema's problem quoted in a diagnostic.
 const MAX_PROBLEM_CHARS: usize = 200;
 
+/// Why an `outputSchema` cannot be used (said after "is not a valid JSON Schema: ").
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaProblem {
+    /// A chain of `$ref`s over [`MAX_REF_CHAIN`].
+    #[error("its `$ref` chain is longer than {} references", MAX_REF_CHAIN)]
+    RefChainTooLong,
+    /// `$ref`s that expand to over [`MAX_REF_EXPANSION`] subschemas.
+    #[error(
+        "its `$ref`s expand to more than {} subschemas (each use of a reference counts)",
+        MAX_REF_EXPANSION
+    )]
+    RefsExpandTooFar,
+    /// The draft 2020-12 meta-schema refuses it: where and why, as an excerpt.
+    #[error("{why}")]
+    NotDraft2020 {
+        /// At most [`MAX_PROBLEM_CHARS`] characters.
+        why: String,
+    },
+    /// The validator cannot be built from it (a `pattern` that does not compile): why, as
+    /// an excerpt.
+    #[error("{why}")]
+    Uncompilable {
+        /// At most [`MAX_PROBLEM_CHARS`] characters.
+        why: String,
+    },
+}
+
 /// Compiles `schema` as replies are checked against it, or says why it cannot be used.
-pub fn compile(schema: &Value) -> Result<Validator, String> {
+pub fn compile(schema: &Value) -> Result<Validator, SchemaProblem> {
     let reach = reach(schema);
     if reach.chain > MAX_REF_CHAIN {
-        return Err(format!("its `$ref` chain is longer than {MAX_REF_CHAIN} references"));
+        return Err(SchemaProblem::RefChainTooLong);
     }
     if reach.expansion > MAX_REF_EXPANSION {
-        return Err(format!(
-            "its `$ref`s expand to more than {MAX_REF_EXPANSION} subschemas (each use of a reference counts)"
-        ));
+        return Err(SchemaProblem::RefsExpandTooFar);
     }
     if let Some(e) = meta().iter_errors(schema).next() {
         let at = e.instance_path().to_string();
@@ -33,7 +58,9 @@ pub fn compile(schema: &Value) -> Result<Validator, String> {
         } else {
             format!("at `{}`: ", crate::text::excerpt(&at, 60))
         };
-        return Err(crate::text::excerpt(&format!("{at}{}", quoted(&e)), MAX_PROBLEM_CHARS));
+        return Err(SchemaProblem::NotDraft2020 {
+            why: crate::text::excerpt(&format!("{at}{}", quoted(&e)), MAX_PROBLEM_CHARS),
+        });
     }
     jsonschema::draft202012::options()
         .with_pattern_options(
@@ -42,7 +69,9 @@ pub fn compile(schema: &Value) -> Result<Validator, String> {
                 .size_limit(10 << 20),
         )
         .build(schema)
-        .map_err(|e| crate::text::excerpt(&quoted(&e), MAX_PROBLEM_CHARS))
+        .map_err(|e| SchemaProblem::Uncompilable {
+            why: crate::text::excerpt(&quoted(&e), MAX_PROBLEM_CHARS),
+        })
 }
 
 /// An error's message with the value it is about quoted as an excerpt, never whole.
@@ -179,7 +208,7 @@ mod tests {
         assert_eq!(ref_chain(&tree), 1);
         assert!(compile(&tree).is_ok());
         assert_eq!(
-            compile(&chain(80_000)).err().unwrap(),
+            compile(&chain(80_000)).err().unwrap().to_string(),
             "its `$ref` chain is longer than 64 references"
         );
         assert!(compile(&chain(60)).is_ok());
@@ -207,7 +236,7 @@ mod tests {
         );
         assert!(compile(&fan(10)).is_ok());
         assert_eq!(
-            compile(&fan(20)).err().unwrap(),
+            compile(&fan(20)).err().unwrap().to_string(),
             "its `$ref`s expand to more than 10000 subschemas (each use of a reference counts)"
         );
     }
@@ -216,7 +245,7 @@ mod tests {
     fn patterns_are_ecma_262_regexes_checked_here() {
         let schema = json!({"properties": {"x": {"type": "string", "pattern": "a{1000}{1000}"}}});
         assert_eq!(
-            compile(&schema).err().unwrap(),
+            compile(&schema).err().unwrap().to_string(),
             "at `/properties/x/pattern`: \"a{1000}{1000}\" is not a \"regex\""
         );
         for pattern in ["(unclosed", "a**"] {
@@ -234,7 +263,7 @@ mod tests {
     #[test]
     fn problems_quote_excerpts_not_whole_values() {
         let huge = json!({"type": "x".repeat(100_000)});
-        let problem = compile(&huge).unwrap_err();
+        let problem = compile(&huge).err().unwrap().to_string();
         assert!(problem.chars().count() <= MAX_PROBLEM_CHARS, "{problem}");
         assert!(problem.contains("\"xxxx"), "{problem}");
     }

@@ -20,6 +20,74 @@ use crate::read::{io_reason, read_bounded, Unread};
 /// The largest success-rates file read (a line per agent: millions of agents fit).
 const MAX_RATES_BYTES: u64 = 256 << 20;
 
+/// Why a success-rates file cannot be used (`--success-rates`, `routing.successRates`).
+#[derive(Debug, thiserror::Error)]
+pub enum RatesError {
+    /// Nothing at the path.
+    #[error("cannot read success rates {shown}: no such file or directory")]
+    Missing {
+        /// The path as messages name it.
+        shown: String,
+    },
+    /// Something other than a regular file at the path.
+    #[error("success rates {shown} is {what}, not a file")]
+    NotFile {
+        /// The path as messages name it.
+        shown: String,
+        /// What is there instead.
+        what: &'static str,
+    },
+    /// A file over the cap.
+    #[error("success rates {shown} is larger than {} MiB", MAX_RATES_BYTES >> 20)]
+    TooLarge {
+        /// The path as messages name it.
+        shown: String,
+    },
+    /// The file could not be read.
+    #[error("cannot read success rates {shown}: {}", io_reason(.io))]
+    Unreadable {
+        /// The path as messages name it.
+        shown: String,
+        /// Why.
+        io: std::io::Error,
+    },
+    /// The file is not UTF-8.
+    #[error("success rates {shown} is not UTF-8 text")]
+    NotUtf8 {
+        /// The path as messages name it.
+        shown: String,
+    },
+    /// The text is not a success-rates file: where, and why.
+    #[error(
+        "{shown}:{}:{}: not a success-rates file (`orch stats --success-rates`): {}",
+        .json.line(),
+        .json.column().max(1),
+        without_place(.json)
+    )]
+    Malformed {
+        /// The file as messages name it.
+        shown: String,
+        /// Why it does not decode.
+        json: serde_json::Error,
+    },
+    /// A rate outside 0..1.
+    #[error("{shown}: the successRate of `{id}` is {rate}; a rate is between 0 and 1")]
+    OutOfRange {
+        /// The file as messages name it.
+        shown: String,
+        /// The agent.
+        id: String,
+        /// Its rate.
+        rate: f64,
+    },
+}
+
+/// A JSON error's words without serde's ` at line L column C` (the message says where first).
+fn without_place(e: &serde_json::Error) -> String {
+    let what = e.to_string();
+    what.split(" at line ").next().unwrap_or_default().to_string()
+}
+
 /// A success-rates file: `{"agents": {ID: {"successRate", "runs"}}}`, ids in sorted order.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,37 +118,36 @@ impl LearnedRate {
 
 impl SuccessRates {
     /// Parses a success-rates file's text; `shown` names it in errors, which say where.
-    pub fn parse(text: &str, shown: &str) -> Result<Self, String> {
-        let rates: SuccessRates = serde_json::from_str(text).map_err(|e| {
-            let what = e.to_string();
-            let what = what.split(" at line ").next().unwrap_or_default().to_string();
-            format!(
-                "{shown}:{}:{}: not a success-rates file (`orch stats --success-rates`): {what}",
-                e.line(),
-                e.column().max(1)
-            )
+    pub fn parse(text: &str, shown: &str) -> Result<Self, RatesError> {
+        let rates: SuccessRates = serde_json::from_str(text).map_err(|json| RatesError::Malformed {
+            shown: shown.to_string(),
+            json,
         })?;
         for (id, rate) in &rates.agents {
             if !(0.0..=1.0).contains(&rate.success_rate) {
-                return Err(format!(
-                    "{shown}: the successRate of `{id}` is {}; a rate is between 0 and 1",
-                    rate.success_rate
-                ));
+                return Err(RatesError::OutOfRange {
+                    shown: shown.to_string(),
+                    id: id.clone(),
+                    rate: rate.success_rate,
+                });
             }
         }
         Ok(rates)
     }
 
     /// Reads and parses the file at `path`.
-    pub fn read(path: &Path) -> Result<Self, String> {
+    pub fn read(path: &Path) -> Result<Self, RatesError> {
         let shown = crate::read::display(path);
-        let bytes = read_bounded(path, MAX_RATES_BYTES).map_err(|e| match e {
-            Unread::Missing => format!("cannot read success rates {shown}: no such file or directory"),
-            Unread::NotFile(what) => format!("success rates {shown} is {what}, not a file"),
-            Unread::TooLarge(_) => format!("success rates {shown} is larger than {} MiB", MAX_RATES_BYTES >> 20),
-            Unread::Io(e) => format!("cannot read success rates {shown}: {}", io_reason(&e)),
+        let bytes = read_bounded(path, MAX_RATES_BYTES).map_err(|e| {
+            let shown = shown.clone();
+            match e {
+                Unread::Missing => RatesError::Missing { shown },
+                Unread::NotFile(what) => RatesError::NotFile { shown, what },
+                Unread::TooLarge(_) => RatesError::TooLarge { shown },
+                Unread::Io(io) => RatesError::Unreadable { shown, io },
+            }
         })?;
-        let text = String::from_utf8(bytes).map_err(|_| format!("success rates {shown} is not UTF-8 text"))?;
+        let text = String::from_utf8(bytes).map_err(|_| RatesError::NotUtf8 { shown: shown.clone() })?;
         SuccessRates::parse(&text, &shown)
     }
 }
@@ -105,7 +172,7 @@ pub fn success_rates_file(config: &Config, flag: Option<&Path>) -> Option<PathBu
 /// Reads the success-rates file of [`success_rates_file`], when there is one, and ranks each
 /// specialist it names by its learned rate. A missing or malformed file is an error (the
 /// command then exits 2, nothing called).
-pub fn learn_success_rates(config: &mut Config, flag: Option<&Path>) -> Result<(), String> {
+pub fn learn_success_rates(config: &mut Config, flag: Option<&Path>) -> Result<(), RatesError> {
     let Some(path) = success_rates_file(config, flag) else {
         return Ok(());
     };
@@ -156,15 +223,21 @@ mod tests {
 
     #[test]
     fn a_malformed_file_says_where() {
-        let err = SuccessRates::parse("{\"agents\": {\n  \"a\": {\"successRate\": \"high\"}}}", "r.json").unwrap_err();
+        let err = SuccessRates::parse("{\"agents\": {\n  \"a\": {\"successRate\": \"high\"}}}", "r.json")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("r.json:2:29: not a success-rates file (`orch stats --success-rates`): invalid type: string \"high\", expected f64"),
             "{err}"
         );
-        let err = SuccessRates::parse("{\"runs\": 3, \"agents\": {}}", "r.json").unwrap_err();
+        let err = SuccessRates::parse("{\"runs\": 3, \"agents\": {}}", "r.json")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field `runs`"), "{err}");
         assert_eq!(
-            SuccessRates::parse("{\"agents\": {\"a\": {\"successRate\": 1.5, \"runs\": 2}}}", "r.json").unwrap_err(),
+            SuccessRates::parse("{\"agents\": {\"a\": {\"successRate\": 1.5, \"runs\": 2}}}", "r.json")
+                .unwrap_err()
+                .to_string(),
             "r.json: the successRate of `a` is 1.5; a rate is between 0 and 1"
         );
     }

@@ -9,7 +9,7 @@ use opentelemetry::trace::FutureExt;
 use super::gate::Place;
 use super::gate::{department_item, Verdict};
 use super::specialist::{run_specialist, Task};
-use super::{scoring, CallError, Engine};
+use super::{far_future, scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::plan::{DepartmentPlan, Handling, SYNTHESIS_ATTEMPTS};
 use crate::prompts;
@@ -73,7 +73,7 @@ pub async fn run_department(
 
 /// The output of a department with `requireApproval`, once decided (SPEC §16): as it is
 /// when approved; the department's failure (`denied: REASON`, never retried) when denied;
-/// the department's pause when left pending.
+/// the department's pause when left pending; the deadline's failure when it passes first.
 async fn approved_output(
     engine: &Engine,
     plan: &DepartmentPlan,
@@ -82,7 +82,12 @@ async fn approved_output(
     work: &mut Work,
 ) -> Result<(String, f64), CallError> {
     let item = department_item(&plan.department_id, &plan.head, &output_value(&text));
-    match engine.gate(item).await {
+    // A person's answer is waited for inside the run's deadline, as a tool call's is.
+    let deadline = engine.deadline().unwrap_or_else(far_future);
+    let verdict = tokio::time::timeout_at(deadline, engine.gate(item))
+        .await
+        .map_err(|_| CallError::Deadline)?;
+    match verdict {
         Verdict::Approved(_) => {
             work.approval = Some(Approval::Approved);
             Ok((text, quality))

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
-use futures::stream::{FuturesUnordered, StreamExt};
+use futures::stream::{FuturesUnordered, Stream, StreamExt};
 use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
@@ -99,7 +100,8 @@ fn blocked(finished: &[Finished]) -> Option<(DepartmentStatus, String)> {
 
 /// Runs the departments as the plan's DAG releases them: each starts the moment its
 /// dependencies finish, in plan order among those ready at once; one whose dependency did
-/// not succeed is skipped. Ends when all have ended or the run must stop.
+/// not succeed is skipped. Ends when all have ended or the run must stop (at the deadline,
+/// once those running have ended with their cut work).
 async fn run_departments<F: Future<Output = Stop>>(
     engine: &Engine,
     plan: &Plan,
@@ -140,9 +142,49 @@ async fn run_departments<F: Future<Output = Stop>>(
             }
         }
     };
+    if stop == Some(Stop::Deadline) {
+        // The deadline ended every call they were making: they end now with their cut
+        // work (attempts, tool calls, usage), and start no dependent.
+        for result in ended_by_the_deadline(&mut running).await {
+            ended.push(cut_short(result, Stop::Deadline));
+        }
+    }
     // Calls in flight are abandoned here: dropping their futures drops their requests.
     drop(running);
     (ended, stop)
+}
+
+/// How long past the deadline the departments then running may take to end. Every call,
+/// tool call and approval they wait on ends at the deadline, so they end at once; one still
+/// busy past this (checking a huge reply) is dropped, so the report comes within SPEC
+/// §8.4's second.
+const DEADLINE_GRACE: Duration = Duration::from_millis(500);
+
+/// The departments running when the deadline passed, as each ended (within
+/// [`DEADLINE_GRACE`]).
+async fn ended_by_the_deadline<S>(running: &mut S) -> Vec<DepartmentResult>
+where
+    S: Stream<Item = (usize, DepartmentResult)> + Unpin,
+{
+    let mut cut = Vec::new();
+    let drain = async {
+        while let Some((_, result)) = running.next().await {
+            cut.push(result);
+        }
+    };
+    let _ = tokio::time::timeout(DEADLINE_GRACE, drain).await;
+    cut
+}
+
+/// A department the stop cut while it ran: `failed` with the stop's words whatever it got
+/// to (a department ending at the very instant of the deadline included, as the stop wins
+/// over it), its work as far as it went kept.
+fn cut_short(mut result: DepartmentResult, stop: Stop) -> DepartmentResult {
+    result.status = DepartmentStatus::Failed;
+    result.output = serde_json::Value::Null;
+    result.quality_score = 0.0;
+    result.error = Some(stop.reason().to_string());
+    result
 }
 
 /// Department `i` of the plan, run inside its head's span (its specialists are the span's
@@ -258,8 +300,8 @@ async fn aggregate(
     };
     let (summary, summary_cut) = summary.settle(&mut issues, &mut stop);
     if stop.is_some() {
-        // Departments cut short report no usage, but their calls were sent (and may be
-        // billed): the run counts every call the budget let through.
+        // Departments dropped at the stop (Ctrl-C) report no usage, but their calls were
+        // sent (and may be billed): the run counts every call the budget let through.
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());

@@ -44,7 +44,9 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
         .await;
     end_span(&cx, Vec::new());
     let step = match reply.result {
-        Ok(c) => parse_router_reply(config, &c.text).map_or_else(RouterStep::Failed, RouterStep::Answered),
+        Ok(c) => {
+            parse_router_reply(config, &c.text).map_or_else(|e| RouterStep::Failed(e.to_string()), RouterStep::Answered)
+        }
         Err(e) => RouterStep::Failed(format!("the router's call failed: {e}")),
     };
     engine

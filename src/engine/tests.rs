@@ -136,12 +136,18 @@ async fn run_with(
     interrupt: impl std::future::Future<Output = ()>,
 ) -> Report {
     let plan = plan::build(&config, REQUEST, &PlanOptions::default()).unwrap();
+    let engine = engine(config, provider, budget);
+    run(&engine, &plan, interrupt).await
+}
+
+/// An engine for `config` with `provider` answering every agent.
+fn engine(config: Config, provider: Arc<Scripted>, budget: Budget) -> Engine {
     let providers = Providers::new(
         HashMap::from([("simulated".to_string(), provider as Arc<dyn Provider>)]),
         None,
         None,
     );
-    let engine = Engine::new(EngineParts {
+    Engine::new(EngineParts {
         run_id: "run-test".into(),
         config: Arc::new(config),
         schemas: Arc::default(),
@@ -150,8 +156,7 @@ async fn run_with(
         observer: Box::new(NoObserver),
         seed: 0,
         tools: None,
-    });
-    run(&engine, &plan, interrupt).await
+    })
 }
 
 async fn run_chain(provider: Arc<Scripted>, concurrency: usize) -> Report {
@@ -354,6 +359,95 @@ async fn the_deadline_abandons_the_calls_in_flight_and_reports_the_rest() {
     assert_eq!(status("character"), ("failed".into(), Some("deadline exceeded".into())));
     assert_eq!(report.status.to_string(), "partial");
     assert_eq!(report.usage.calls, 5);
+    // Audio, cut while it ran, keeps its work: each specialist's call, cut at the deadline.
+    let audio = department(&report, "audio");
+    assert_eq!(audio.usage.calls, 2);
+    assert_eq!(cut_attempts(audio), [("audio-a", 1500), ("audio-b", 1500)]);
+    // Character never started: nothing to keep.
+    assert!(department(&report, "character").specialist_results.is_empty());
+}
+
+/// Department `id` of `report`.
+fn department<'r>(report: &'r Report, id: &str) -> &'r crate::report::DepartmentResult {
+    report.departments.iter().find(|d| d.department_id == id).unwrap()
+}
+
+/// A department's attempts the deadline cut: the specialist and when the attempt ended.
+fn cut_attempts(d: &crate::report::DepartmentResult) -> Vec<(&str, u64)> {
+    d.specialist_results
+        .iter()
+        .flat_map(|s| s.attempts.iter().map(move |a| (s, a)))
+        .filter(|(_, a)| a.error.as_deref() == Some("deadline exceeded"))
+        .map(|(s, a)| (s.agent_id.as_str(), a.finished_at))
+        .collect()
+}
+
+/// Story and audio end at the very instant of the deadline: the stop wins over both every
+/// time, and what they did is kept alike, whichever woke first.
+#[tokio::test(start_paused = true)]
+async fn departments_that_end_at_the_deadline_are_cut_every_time_alike() {
+    let mut reports = Vec::new();
+    for _ in 0..16 {
+        // Specialists answer at 100 ms, the synthesis at 200 ms: the deadline.
+        let report = run_with(
+            config("limits: { deadline: 0.2 }\n"),
+            Scripted::with_delays(&[]),
+            Budget::new(200, 0, 8),
+            std::future::pending(),
+        )
+        .await;
+        for id in ["story", "audio", "character"] {
+            let d = department(&report, id);
+            assert_eq!(
+                (d.status.to_string(), d.error.as_deref()),
+                ("failed".into(), Some("deadline exceeded"))
+            );
+            assert_eq!(d.output, serde_json::Value::Null);
+        }
+        assert_eq!(department(&report, "story").specialist_results.len(), 2);
+        assert_eq!(department(&report, "story").usage.calls, 3);
+        assert_eq!(report.status.to_string(), "failed");
+        reports.push(timeless(&report));
+    }
+    assert!(reports.iter().all(|r| *r == reports[0]));
+}
+
+/// A person who never answers.
+struct Silent;
+
+impl super::Approver for Silent {
+    fn decide<'a>(&'a self, _: &'a crate::report::GateItem) -> futures::future::BoxFuture<'a, super::Verdict> {
+        Box::pin(std::future::pending())
+    }
+}
+
+/// A department whose output waits for a person's yes at the deadline is cut there, with
+/// its work, like one whose calls the deadline ended.
+#[tokio::test(start_paused = true)]
+async fn the_deadline_ends_the_wait_for_a_departments_approval() {
+    let config = load_str(
+        &format!(
+            "limits: {{ deadline: 1.5 }}\n{}",
+            CHAIN.replace("priority: 1 }", "priority: 1, requireApproval: true }")
+        ),
+        false,
+    )
+    .unwrap();
+    let plan = plan::build(&config, REQUEST, &PlanOptions::default()).unwrap();
+    let engine = engine(config, Scripted::with_delays(&[]), Budget::new(200, 0, 8)).with_approver(Arc::new(Silent));
+    let started = Instant::now();
+    let report = run(&engine, &plan, std::future::pending()).await;
+    assert_eq!(started.elapsed(), Duration::from_millis(1500));
+    let story = department(&report, "story");
+    assert_eq!(
+        (story.status.to_string(), story.error.as_deref()),
+        ("failed".into(), Some("deadline exceeded"))
+    );
+    // Its specialists and synthesis were done before it waited.
+    assert_eq!(story.specialist_results.len(), 2);
+    assert_eq!(story.usage.calls, 3);
+    assert_eq!(story.approval, None);
+    assert_eq!(department(&report, "audio").status.to_string(), "success");
 }
 
 #[tokio::test(start_paused = true)]

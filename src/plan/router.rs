@@ -22,6 +22,23 @@ pub struct RouterAnswer {
     pub complexity: Option<Level>,
 }
 
+/// Why a router's reply cannot be used (routing then falls back to keywords).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnusableReply {
+    /// No JSON value in the reply: its start.
+    #[error("the router's reply is not JSON: {excerpt}")]
+    NotJson {
+        /// The reply's first 80 characters.
+        excerpt: String,
+    },
+    /// A JSON value without a `departments` list.
+    #[error("the router's reply has no `departments` list")]
+    NoDepartments,
+    /// Every department it named is one the config lacks.
+    #[error("router selected no known department")]
+    NoKnownDepartment,
+}
+
 /// The router, in a plan.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum RouterStep {
@@ -90,12 +107,11 @@ pub fn reply_schema() -> Value {
 /// Reads a router's reply: the first JSON value, its `departments` (ids the config lacks
 /// set aside, relevances clamped to 0..1) and `complexity`. Unusable when it is not JSON,
 /// has no `departments` list, or names no known department.
-pub fn parse_reply(config: &Config, reply: &str) -> Result<RouterAnswer, String> {
-    let value = crate::text::first_json_value(reply)
-        .ok_or_else(|| format!("the router's reply is not JSON: {}", crate::text::excerpt(reply, 80)))?;
-    let listed = value["departments"]
-        .as_array()
-        .ok_or("the router's reply has no `departments` list")?;
+pub fn parse_reply(config: &Config, reply: &str) -> Result<RouterAnswer, UnusableReply> {
+    let value = crate::text::first_json_value(reply).ok_or_else(|| UnusableReply::NotJson {
+        excerpt: crate::text::excerpt(reply, 80),
+    })?;
+    let listed = value["departments"].as_array().ok_or(UnusableReply::NoDepartments)?;
     let mut answer = RouterAnswer {
         relevance: BTreeMap::new(),
         reasons: BTreeMap::new(),
@@ -125,7 +141,7 @@ pub fn parse_reply(config: &Config, reply: &str) -> Result<RouterAnswer, String>
         answer.reasons.insert(id.to_string(), crate::text::excerpt(reason, 160));
     }
     if answer.relevance.is_empty() {
-        return Err("router selected no known department".into());
+        return Err(UnusableReply::NoKnownDepartment);
     }
     Ok(answer)
 }
@@ -160,15 +176,16 @@ mod tests {
     fn unusable_replies_say_why() {
         let c = studio();
         assert_eq!(
-            parse_reply(&c, r#"{"departments": [{"id": "wardrobe", "relevance": 1}]}"#),
+            parse_reply(&c, r#"{"departments": [{"id": "wardrobe", "relevance": 1}]}"#).map_err(|e| e.to_string()),
             Err("router selected no known department".into())
         );
         assert_eq!(
-            parse_reply(&c, r#"{"teams": []}"#),
+            parse_reply(&c, r#"{"teams": []}"#).map_err(|e| e.to_string()),
             Err("the router's reply has no `departments` list".into())
         );
         assert!(parse_reply(&c, "I think character.")
             .unwrap_err()
+            .to_string()
             .starts_with("the router's reply is not JSON"));
     }
 }

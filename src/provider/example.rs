@@ -59,90 +59,101 @@ fn value(schema: &Value, root: &Value, topic: &str, name: &str, (depth, hops): (
         _ if s.contains_key("items") || s.contains_key("prefixItems") => "array",
         _ => "string",
     };
-    let number = |s: &Map<String, Value>, whole: bool| {
-        let min = s
-            .get("minimum")
-            .and_then(Value::as_f64)
-            .or_else(|| s.get("exclusiveMinimum").and_then(Value::as_f64).map(|m| m + 1.0));
-        let max = s
-            .get("maximum")
-            .and_then(Value::as_f64)
-            .or_else(|| s.get("exclusiveMaximum").and_then(Value::as_f64).map(|m| m - 1.0));
-        let mut x = min.unwrap_or(3.0);
-        if let Some(max) = max {
-            x = x.min(max);
-        }
-        if whole {
-            json!(x.ceil() as i64)
-        } else {
-            json!(x)
-        }
-    };
     match kind {
-        "object" => {
-            let mut out = Map::new();
-            let properties = s.get("properties").and_then(Value::as_object);
-            let required: Vec<&str> = s
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            for (key, sub) in properties.into_iter().flatten() {
-                // Optional properties only near the top: a recursive schema ends.
-                if depth < OPTIONAL_DEPTH || required.contains(&key.as_str()) {
-                    out.insert(key.clone(), value(sub, root, topic, key, (depth + 1, hops)));
-                }
-            }
-            for key in s.get("required").and_then(Value::as_array).into_iter().flatten() {
-                if let Some(key) = key.as_str() {
-                    out.entry(key.to_string())
-                        .or_insert_with(|| json!(format!("{key}: {topic}")));
-                }
-            }
-            Value::Object(out)
-        }
-        "array" => {
-            let count = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n as usize);
-            let min = count("minItems").unwrap_or(0);
-            let max = count("maxItems").unwrap_or(usize::MAX).max(min);
-            // Two items near the top, the fewest allowed deeper (a recursive schema ends);
-            // never more than 64, whatever `minItems` asks.
-            let wanted = if depth < OPTIONAL_DEPTH { 2 } else { 0 };
-            let n = min.max(wanted).min(max).min(64);
-            let prefix = s.get("prefixItems").and_then(Value::as_array);
-            let items = s.get("items");
-            let singular = name.strip_suffix('s').unwrap_or(name);
-            (0..n)
-                .map(|i| {
-                    let sub = prefix.and_then(|p| p.get(i)).or(items).unwrap_or(&Value::Null);
-                    let label = format!("{singular} {}", i + 1);
-                    match sub {
-                        Value::Object(_) => value(sub, root, topic, &label, (depth + 1, hops)),
-                        _ => json!(format!("{label}: {topic}")),
-                    }
-                })
-                .collect()
-        }
+        "object" => object(s, root, topic, (depth, hops)),
+        "array" => array(s, root, topic, name, (depth, hops)),
         "integer" => number(s, true),
         "number" => number(s, false),
         "boolean" => Value::Bool(true),
         "null" => Value::Null,
-        _ => {
-            let mut text = format!("{name}: {topic}");
-            let len = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n as usize);
-            if let Some(min) = len("minLength") {
-                while text.chars().count() < min {
-                    text.push_str(" …");
-                }
-            }
-            if let Some(max) = len("maxLength") {
-                text = text.chars().take(max).collect();
-            }
-            Value::String(text)
+        _ => text(s, name, topic),
+    }
+}
+
+/// A number within the schema's bounds (3 when they allow it); whole for `integer`.
+fn number(s: &Map<String, Value>, whole: bool) -> Value {
+    let min = s
+        .get("minimum")
+        .and_then(Value::as_f64)
+        .or_else(|| s.get("exclusiveMinimum").and_then(Value::as_f64).map(|m| m + 1.0));
+    let max = s
+        .get("maximum")
+        .and_then(Value::as_f64)
+        .or_else(|| s.get("exclusiveMaximum").and_then(Value::as_f64).map(|m| m - 1.0));
+    let mut x = min.unwrap_or(3.0);
+    if let Some(max) = max {
+        x = x.min(max);
+    }
+    if whole {
+        json!(x.ceil() as i64)
+    } else {
+        json!(x)
+    }
+}
+
+/// An object: its required properties, and near the top its optional ones too.
+fn object(s: &Map<String, Value>, root: &Value, topic: &str, (depth, hops): (usize, usize)) -> Value {
+    let mut out = Map::new();
+    let properties = s.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = s
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for (key, sub) in properties.into_iter().flatten() {
+        // Optional properties only near the top: a recursive schema ends.
+        if depth < OPTIONAL_DEPTH || required.contains(&key.as_str()) {
+            out.insert(key.clone(), value(sub, root, topic, key, (depth + 1, hops)));
         }
     }
+    for key in s.get("required").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(key) = key.as_str() {
+            out.entry(key.to_string())
+                .or_insert_with(|| json!(format!("{key}: {topic}")));
+        }
+    }
+    Value::Object(out)
+}
+
+/// An array: two items near the top, the fewest allowed deeper.
+fn array(s: &Map<String, Value>, root: &Value, topic: &str, name: &str, (depth, hops): (usize, usize)) -> Value {
+    let count = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n as usize);
+    let min = count("minItems").unwrap_or(0);
+    let max = count("maxItems").unwrap_or(usize::MAX).max(min);
+    // Two items near the top, the fewest allowed deeper (a recursive schema ends);
+    // never more than 64, whatever `minItems` asks.
+    let wanted = if depth < OPTIONAL_DEPTH { 2 } else { 0 };
+    let n = min.max(wanted).min(max).min(64);
+    let prefix = s.get("prefixItems").and_then(Value::as_array);
+    let items = s.get("items");
+    let singular = name.strip_suffix('s').unwrap_or(name);
+    (0..n)
+        .map(|i| {
+            let sub = prefix.and_then(|p| p.get(i)).or(items).unwrap_or(&Value::Null);
+            let label = format!("{singular} {}", i + 1);
+            match sub {
+                Value::Object(_) => value(sub, root, topic, &label, (depth + 1, hops)),
+                _ => json!(format!("{label}: {topic}")),
+            }
+        })
+        .collect()
+}
+
+/// A string that speaks of `topic`, within the schema's length bounds.
+fn text(s: &Map<String, Value>, name: &str, topic: &str) -> Value {
+    let mut text = format!("{name}: {topic}");
+    let len = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n as usize);
+    if let Some(min) = len("minLength") {
+        while text.chars().count() < min {
+            text.push_str(" …");
+        }
+    }
+    if let Some(max) = len("maxLength") {
+        text = text.chars().take(max).collect();
+    }
+    Value::String(text)
 }
 
 #[cfg(test)]

@@ -1,21 +1,14 @@
-//! Providers: the object-safe [`Provider`] trait and its implementations, one per file.
+//! Providers: the object-safe [`Provider`] trait and its implementations, one per file; what
+//! records and replays them is `record`'s.
 
 mod anthropic;
-mod cache;
-mod cassette;
 mod circuit;
 mod example;
 #[cfg(test)]
 mod fixtures;
 mod http;
-mod journal;
-mod journaled;
-mod llm_line;
 mod openai;
 mod simulated;
-mod tape;
-mod tool_hosts;
-mod tool_line;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,17 +17,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use anthropic::Anthropic;
-pub use cache::Cache;
-pub use cassette::{Recorder, Replayer};
 pub use circuit::{Breakers, Change};
+#[cfg(test)]
+pub(crate) use fixtures::{request, tools, two_calls};
 pub use http::HttpClient;
-pub use journal::{load_journal, reopen_journal, Decided, Decision, Journal, JournalLine};
-pub use journaled::{JournalProvider, JournalTools};
 pub use openai::OpenAi;
 pub use simulated::Simulated;
-pub use tape::Tape;
-pub use tape::{load as load_cassette, load_cache};
-pub use tool_hosts::{tool_host, ToolReplayer};
 
 /// A boxed future, so the trait stays object-safe (`Arc<dyn Provider>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -305,22 +293,6 @@ impl Providers {
             override_model,
             breakers: std::sync::Arc::new(circuit::Breakers::disabled()),
         }
-    }
-
-    /// The same providers, each wrapped by `wrap` (given its name): a journal around them.
-    pub fn wrapped(
-        mut self,
-        wrap: impl Fn(&str, std::sync::Arc<dyn Provider>) -> std::sync::Arc<dyn Provider>,
-    ) -> Self {
-        self.by_name = self
-            .by_name
-            .into_iter()
-            .map(|(name, p)| {
-                let wrapped = wrap(&name, p);
-                (name, wrapped)
-            })
-            .collect();
-        self
     }
 
     /// The same providers behind these circuit breakers.

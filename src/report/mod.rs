@@ -1,27 +1,21 @@
-//! What orch prints: the run report (JSON and tree), the explain tree, and events.
+//! The run report (its type, serialized as JSON, and the one lenient view it is read back
+//! through), its answer, and events. Its tree, Markdown and pages are drawn in `src/render/`.
 
 mod answer;
 mod events;
 mod gate;
-mod ladder_lines;
-mod plan_tree;
 mod run;
-mod run_tree;
 mod tool_call;
-mod tree;
+mod view;
 
 pub use answer::{answer, department_quality};
 #[cfg(test)]
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
 pub use gate::{DecidedBy, Denial, GateItem, GateKind};
-pub use plan_tree::plan_tree;
 pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy,
     Report, RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
-#[cfg(test)]
-pub use run_tree::run_tree;
-pub use run_tree::write_run_tree;
 pub use tool_call::{Approval, Refusal, ToolCall};
-pub use tree::{render as render_tree, Node, Style};
+pub use view::{Saved, SavedAttempt, SavedDepartment, SavedSpecialist, SavedToolCall};

@@ -11,7 +11,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::rc::Rc;
 
-use super::input::{Doc, Kind};
+use super::input::{kind, Kind};
+use crate::report::Saved;
 use crate::suite::Lines;
 
 /// What makes two paths one file: its device and inode on unix (hard links included), its
@@ -80,7 +81,7 @@ fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), String> {
     };
     let mut first = true;
     while let Some((at, line)) = lines.next_line()? {
-        let doc = match serde_json::from_str::<Doc>(line) {
+        let doc = match serde_json::from_str::<Saved>(line) {
             Ok(doc) => doc,
             // A first line that opens a value it does not close: a pretty document, read on
             // from that line (the input may be a pipe: it is read once, never opened again).
@@ -92,7 +93,7 @@ fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), String> {
             Err(e) => return Err(located(&shown, at.number, &e)),
         };
         first = false;
-        each(doc.kind().map_err(|why| format!("{shown}:{}: {why}", at.number))?);
+        each(kind(doc).map_err(|why| format!("{shown}:{}: {why}", at.number))?);
     }
     Ok(())
 }
@@ -105,11 +106,11 @@ fn read_document(reader: impl Read, skipped: usize, shown: &str, each: &mut impl
         inner: BufReader::new(reader),
         newlines: newlines.clone(),
     };
-    for doc in serde_json::Deserializer::from_reader(counted).into_iter::<Doc>() {
+    for doc in serde_json::Deserializer::from_reader(counted).into_iter::<Saved>() {
         let doc = doc.map_err(|e| located(shown, skipped + e.line(), &e))?;
         // The parser reads a byte at a time and stops at the value's end: its last line.
         let line = newlines.get() + 1;
-        each(doc.kind().map_err(|why| format!("{shown}:{line}: {why}"))?);
+        each(kind(doc).map_err(|why| format!("{shown}:{line}: {why}"))?);
     }
     Ok(())
 }

@@ -11,13 +11,11 @@
 mod files;
 mod input;
 mod latency;
-mod markdown;
 mod rungs;
 mod summary;
 mod tally;
-mod tree;
 
 pub use files::{distinct, read_all};
-pub use markdown::stats_markdown;
+pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
+pub use summary::{LEVELS, METHODS, STATUSES};
 pub use tally::Tally;
-pub use tree::stats_tree;

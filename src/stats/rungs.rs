@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::input::Attempt;
+use crate::report::SavedAttempt as Attempt;
 use crate::text::UsdSum;
 
 /// One rung's counts of a specialist, keyed by (rung, model).

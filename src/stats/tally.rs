@@ -4,12 +4,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::input::{Department, DepartmentStatus, Doc, Kind, RunStatus, Specialist};
+use super::input::Kind;
 use super::latency::Latencies;
 use super::rungs::RungTally;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
-use crate::text::{first_accepted, Mean, UsdSum};
+use crate::report::{RunStatus, Saved, SavedDepartment, SavedSpecialist};
+use crate::text::{Mean, UsdSum};
 
 /// Everything counted so far.
 #[derive(Debug, Default)]
@@ -29,7 +30,7 @@ pub struct Tally {
     partial_synthesis: u64,
     transport_retries: u64,
     circuits: BTreeMap<String, u64>,
-    /// Runs that went into economy (SPEC §20).
+    /// Runs that went into economy.
     economy_runs: u64,
 }
 
@@ -59,7 +60,7 @@ struct AgentTally {
     latencies: Latencies,
     tool_calls: u64,
     cost: UsdSum,
-    /// Attempts that climbed a rung (SPEC §20).
+    /// Attempts that climbed a rung.
     escalations: u64,
     /// Its attempts by rung and model.
     rungs: RungTally,
@@ -74,11 +75,11 @@ impl Tally {
         }
     }
 
-    fn run(&mut self, run: &Doc) {
+    fn run(&mut self, run: &Saved) {
         self.runs += 1;
         self.economy_runs += u64::from(run.economy.is_some());
-        let status = run.status.unwrap_or(RunStatus::Failed).name();
-        *self.by_status.entry(status.to_string()).or_default() += 1;
+        let status = run.status.unwrap_or(RunStatus::Failed).to_string();
+        *self.by_status.entry(status).or_default() += 1;
         if let Some(r) = &run.routing {
             if !r.primary.is_empty() {
                 *self.primary.entry(r.primary.clone()).or_default() += 1;
@@ -88,10 +89,7 @@ impl Tally {
             self.router_errors += u64::from(r.router_error.is_some());
         }
         // One level a run: the request's, which every department of the run shares.
-        let level = run
-            .departments
-            .iter()
-            .find_map(|d| d.metadata.as_ref()?.complexity.clone());
+        let level = run.departments.iter().find_map(|d| d.metadata.complexity.clone());
         if let Some(level) = level {
             *self.complexity.entry(level).or_default() += 1;
         }
@@ -107,10 +105,10 @@ impl Tally {
     /// Counts a department of a run. The counts a file states (calls, retries, tool calls)
     /// saturate: a crafted number never overflows. Scores and costs are summed in integers,
     /// so the same runs read in any order give the same bits.
-    fn department(&mut self, d: &Department) {
+    fn department(&mut self, d: &SavedDepartment) {
         let t = self.departments.entry(d.department_id.clone()).or_default();
         t.runs += 1;
-        if d.status == DepartmentStatus::Success {
+        if d.succeeded() {
             t.successes += 1;
             t.quality.add(d.quality_score);
         }
@@ -123,7 +121,7 @@ impl Tally {
         }
     }
 
-    fn specialist(&mut self, department: &str, s: &Specialist) {
+    fn specialist(&mut self, department: &str, s: &SavedSpecialist) {
         let t = self.agents.entry(s.agent_id.clone()).or_default();
         if t.department.is_empty() {
             t.department = department.to_string();
@@ -131,7 +129,7 @@ impl Tally {
         t.results += 1;
         t.attempts += s.attempts.len() as u64;
         // The rule `orch compare` follows: a result with no attempt is in neither count.
-        if let Some(accepted) = first_accepted(s.attempts.first().map(|a| a.decision.as_str())) {
+        if let Some(accepted) = s.first_accepted() {
             t.first_attempts += 1;
             t.first_passes += u64::from(accepted);
         }

@@ -11,6 +11,64 @@ use crate::read::{io_reason, Entry};
 /// limit (1,000 repeats of 300 cases write gigabytes): they are read a line at a time.
 pub(super) const MAX_LINE_BYTES: usize = 64 << 20;
 
+/// Why a file of lines cannot be read, or which line is not one (`file:line: …`).
+#[derive(Debug, thiserror::Error)]
+pub enum LinesError {
+    /// The file could not be opened or read: the system's words.
+    #[error("cannot read {shown}: {io}")]
+    Unreadable {
+        /// The file as messages name it.
+        shown: String,
+        /// Why.
+        io: std::io::Error,
+    },
+    /// A pipe or a device could not be opened: the common reasons in plain words.
+    #[error("cannot read {shown}: {}", io_reason(.io))]
+    UnreadableStream {
+        /// The input as messages name it.
+        shown: String,
+        /// Why.
+        io: std::io::Error,
+    },
+    /// Something other than a regular file is at the path.
+    #[error("{shown} is not a regular file")]
+    NotRegular {
+        /// The path as messages name it.
+        shown: String,
+    },
+    /// A directory is at the path.
+    #[error("{shown} is a directory, not a file")]
+    Directory {
+        /// The path as messages name it.
+        shown: String,
+    },
+    /// A line over the cap.
+    #[error("{shown}:{line}: the line is longer than {cap}")]
+    TooLong {
+        /// The file as messages name it.
+        shown: String,
+        /// Its number, from 1.
+        line: usize,
+        /// The cap in words (`64 MiB`).
+        cap: String,
+    },
+    /// A line that is not UTF-8.
+    #[error("{shown}:{line}: not UTF-8 text")]
+    NotUtf8 {
+        /// The file as messages name it.
+        shown: String,
+        /// Its number, from 1.
+        line: usize,
+    },
+}
+
+/// For the layers whose errors are still words (`stats`, `compare`): the message.
+impl From<LinesError> for String {
+    fn from(e: LinesError) -> String {
+        e.to_string()
+    }
+}
+
 /// Where a line of a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct At {
@@ -35,15 +93,15 @@ pub struct Lines<R> {
 impl Lines<std::io::BufReader<std::fs::File>> {
     /// The lines of the regular file at `path` (`None` when there is none), read under the
     /// file's shared lock: lines other processes append are never seen half written.
-    pub fn open(path: &Path) -> Result<Option<Self>, String> {
+    pub fn open(path: &Path) -> Result<Option<Self>, LinesError> {
         let shown = path.display().to_string();
         let file = match std::fs::File::open(path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {shown}: {e}")),
+            Err(io) => return Err(LinesError::Unreadable { shown, io }),
         };
         if !file.metadata().is_ok_and(|m| m.is_file()) {
-            return Err(format!("{shown} is not a regular file"));
+            return Err(LinesError::NotRegular { shown });
         }
         // No locks on this file system: read as it is.
         let _ = file.lock_shared();
@@ -57,7 +115,7 @@ impl Lines<Box<dyn BufRead>> {
     /// standard input for `-`, or a pipe or FIFO (`orch compare <(cat shard-*.jsonl) c.jsonl`,
     /// as ripgrep and cargo read them); `None` when nothing is at the path. A directory or a
     /// socket is refused by name.
-    pub fn input(path: &Path) -> Result<Option<Self>, String> {
+    pub fn input(path: &Path) -> Result<Option<Self>, LinesError> {
         let shown = crate::read::display(path);
         if crate::read::is_stdin(path) {
             let reader: Box<dyn BufRead> = Box::new(std::io::stdin().lock());
@@ -66,11 +124,14 @@ impl Lines<Box<dyn BufRead>> {
         match Entry::of(path) {
             Entry::Missing => return Ok(None),
             Entry::File => return Ok(Lines::open(path)?.map(Lines::boxed)),
-            Entry::Dir => return Err(format!("{shown} is a directory, not a file")),
+            Entry::Dir => return Err(LinesError::Directory { shown }),
             Entry::Other(_) => {}
         }
         // A pipe or a device: read as it comes (no lock, no size).
-        let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {}", io_reason(&e)))?;
+        let file = match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(io) => return Err(LinesError::UnreadableStream { shown, io }),
+        };
         let reader: Box<dyn BufRead> = Box::new(std::io::BufReader::new(file));
         Ok(Some(Lines::new(reader, shown, MAX_LINE_BYTES)))
     }
@@ -112,14 +173,17 @@ impl<R: BufRead> Lines<R> {
 
     /// The next line that is not blank, and where it is; a line over the cap or not UTF-8 is
     /// an error naming it.
-    pub fn next_line(&mut self) -> Result<Option<(At, &str)>, String> {
+    pub fn next_line(&mut self) -> Result<Option<(At, &str)>, LinesError> {
         loop {
             self.buf.clear();
             let cap = self.max as u64 + 2; // the line, `\r` and `\n`
             let read = (&mut self.reader)
                 .take(cap)
                 .read_until(b'\n', &mut self.buf)
-                .map_err(|e| format!("cannot read {}: {e}", self.shown))?;
+                .map_err(|io| LinesError::Unreadable {
+                    shown: self.shown.clone(),
+                    io,
+                })?;
             if read == 0 {
                 return Ok(None);
             }
@@ -139,7 +203,11 @@ impl<R: BufRead> Lines<R> {
                     m if m >= 1 << 20 => format!("{} MiB", m >> 20),
                     m => format!("{m} bytes"),
                 };
-                return Err(format!("{}:{}: the line is longer than {cap}", self.shown, at.number));
+                return Err(LinesError::TooLong {
+                    shown: self.shown.clone(),
+                    line: at.number,
+                    cap,
+                });
             }
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -147,8 +215,10 @@ impl<R: BufRead> Lines<R> {
             // Sliced again from the buffer: a borrow returned from a loop must not be the one
             // the next turn clears (the borrow checker's "problem case 3").
             let end = text.len();
-            let text = std::str::from_utf8(&self.buf[..end])
-                .map_err(|_| format!("{}:{}: not UTF-8 text", self.shown, at.number))?;
+            let text = std::str::from_utf8(&self.buf[..end]).map_err(|_| LinesError::NotUtf8 {
+                shown: self.shown.clone(),
+                line: at.number,
+            })?;
             return Ok(Some((at, text)));
         }
     }
@@ -158,7 +228,7 @@ impl<R: BufRead> Lines<R> {
 mod tests {
     use super::*;
 
-    fn lines(text: &[u8], max: usize) -> Result<Vec<(At, String)>, String> {
+    fn lines(text: &[u8], max: usize) -> Result<Vec<(At, String)>, LinesError> {
         let mut lines = Lines::new(std::io::Cursor::new(text.to_vec()), "r.jsonl".into(), max);
         let mut out = Vec::new();
         while let Some((at, line)) = lines.next_line()? {
@@ -185,7 +255,7 @@ mod tests {
         let exact = lines(b"0123456789abcdef\r\n", 16).unwrap();
         assert_eq!(exact[0].1, "0123456789abcdef");
         assert_eq!(
-            lines(b"{}\n\n0123456789abcdefg\n{}\n", 16).unwrap_err(),
+            lines(b"{}\n\n0123456789abcdefg\n{}\n", 16).unwrap_err().to_string(),
             "r.jsonl:3: the line is longer than 16 bytes"
         );
     }
@@ -223,6 +293,9 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(lines(b"a\n\xff\n", 16).unwrap_err(), "r.jsonl:2: not UTF-8 text");
+        assert_eq!(
+            lines(b"a\n\xff\n", 16).unwrap_err().to_string(),
+            "r.jsonl:2: not UTF-8 text"
+        );
     }
 }

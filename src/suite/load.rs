@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::file::Unchecked;
-use super::outputs;
+use super::outputs::{self, FileClash};
 use super::Suite;
-use crate::config::{self, locate_root, Config, Diagnostic};
+use crate::config::{self, locate_root, Config, ConfigError, Diagnostic, RatesError};
 
 /// The suites, the config root of each, and each root's config, loaded once.
 pub struct Loaded {
@@ -25,7 +25,27 @@ pub struct Refused {
     /// Every error of every suite read before the refusal.
     pub problems: Vec<Diagnostic>,
     /// The `error:` line.
-    pub message: String,
+    pub message: LoadError,
+}
+
+/// Why suites cannot be loaded: the `error:` line after their problems.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Two suite files of one name.
+    #[error(transparent)]
+    Clash(#[from] FileClash),
+    /// A config a suite runs on does not load.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Its success-rates file cannot be used.
+    #[error(transparent)]
+    Rates(#[from] RatesError),
+    /// The suites have errors (printed before).
+    #[error("the suite has {} (nothing ran)", crate::text::count(*.errors, "error"))]
+    Problems {
+        /// How many.
+        errors: usize,
+    },
 }
 
 /// Reads every suite and the config each runs on (`config`: the `--config` flag;
@@ -33,7 +53,7 @@ pub struct Refused {
 /// config that does not load stops at once; a suite's own errors are gathered and refuse them all.
 pub fn load(paths: &[PathBuf], config: Option<&Path>, success_rates: Option<&Path>) -> Result<Loaded, Refused> {
     let refuse = |problems, message| Refused { problems, message };
-    let names = outputs::distinct_names(paths).map_err(|m| refuse(Vec::new(), m))?;
+    let names = outputs::distinct_names(paths).map_err(|m| refuse(Vec::new(), m.into()))?;
     let mut loaded = Loaded {
         suites: Vec::new(),
         roots: Vec::new(),
@@ -63,10 +83,7 @@ pub fn load(paths: &[PathBuf], config: Option<&Path>, success_rates: Option<&Pat
         }
     }
     if !problems.is_empty() {
-        let message = format!(
-            "the suite has {} (nothing ran)",
-            crate::text::count(problems.len(), "error")
-        );
+        let message = LoadError::Problems { errors: problems.len() };
         return Err(refuse(problems, message));
     }
     Ok(loaded)
@@ -78,11 +95,11 @@ fn config_of(
     configs: &mut HashMap<PathBuf, Arc<Config>>,
     root: &Path,
     success_rates: Option<&Path>,
-) -> Result<Arc<Config>, String> {
+) -> Result<Arc<Config>, LoadError> {
     if let Some(config) = configs.get(root) {
         return Ok(config.clone());
     }
-    let (mut config, _) = config::load(root).map_err(|e| e.to_string())?;
+    let (mut config, _) = config::load(root)?;
     config::learn_success_rates(&mut config, success_rates)?;
     Ok(configs.entry(root.to_path_buf()).or_insert(Arc::new(config)).clone())
 }

@@ -6,7 +6,6 @@
 
 mod expect;
 mod file;
-mod junit;
 mod lines;
 mod load;
 mod order;
@@ -17,10 +16,8 @@ mod selection;
 mod shard;
 mod target;
 mod tool_expect;
-mod tree;
 
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
-pub use junit::render as render_junit;
 pub use lines::Lines;
 pub use load::{load, root_of as config_root, Loaded};
 pub use order::{by_name as order_by_name, in_suite_order};
@@ -29,8 +26,7 @@ pub use results::{
     append_after, parse as parse_results_line, passes, read as read_results, resume, summarize, Record, Resumed,
     Summary,
 };
-pub use runner::{gate, plan_of, CaseEngine, CaseRun, Runner};
+pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
 pub use selection::{filter as case_filter, select, Runs};
 pub use shard::Shard;
 pub use target::targets;
-pub use tree::summary_tree;

@@ -8,20 +8,55 @@ use std::path::{Path, PathBuf};
 
 use super::file::name_of;
 
+/// Files an `orch` command names that clash: two suites of one name, or an output that is
+/// also an input.
+#[derive(Debug, thiserror::Error)]
+pub enum FileClash {
+    /// Two suite files of one name.
+    #[error(
+        "suites {} and {} have one name `{name}` (results and JUnit know a case by its suite's file name and its id); rename one",
+        .first.display(),
+        .second.display()
+    )]
+    SameName {
+        /// The first file of that name.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+        /// The name.
+        name: String,
+    },
+    /// A file written that is also another file named.
+    #[error(
+        "{written_flag} {} and {other_flag} {} are the same file (orch would write over what it reads)",
+        .written.display(),
+        .other.display()
+    )]
+    SameFile {
+        /// The flag of the file written.
+        written_flag: &'static str,
+        /// Its path.
+        written: PathBuf,
+        /// The flag of the other.
+        other_flag: &'static str,
+        /// Its path.
+        other: PathBuf,
+    },
+}
+
 /// The suites to read, each file once; two files of one name are an error naming both.
-pub fn distinct_names(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub fn distinct_names(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileClash> {
     let mut by_name: HashMap<String, &PathBuf> = HashMap::new();
     let mut kept = Vec::new();
     for path in paths {
         match by_name.get(&name_of(path)) {
             Some(first) if same_file(first, path) => {}
             Some(first) => {
-                return Err(format!(
-                    "suites {} and {} have one name `{}` (results and JUnit know a case by its suite's file name and its id); rename one",
-                    first.display(),
-                    path.display(),
-                    name_of(path)
-                ))
+                return Err(FileClash::SameName {
+                    first: first.to_path_buf(),
+                    second: path.clone(),
+                    name: name_of(path),
+                })
             }
             None => {
                 by_name.insert(name_of(path), path);
@@ -44,17 +79,16 @@ pub struct Named<'a> {
 }
 
 /// Every file written is none of the other files named: an error names both flags.
-pub fn apart(files: &[Named]) -> Result<(), String> {
+pub fn apart(files: &[Named]) -> Result<(), FileClash> {
     for (i, out) in files.iter().enumerate().filter(|(_, f)| f.writes) {
         for (j, other) in files.iter().enumerate() {
             if i != j && other.flag != out.flag && same_file(out.path, other.path) {
-                return Err(format!(
-                    "{} {} and {} {} are the same file (orch would write over what it reads)",
-                    out.flag,
-                    out.path.display(),
-                    other.flag,
-                    other.path.display()
-                ));
+                return Err(FileClash::SameFile {
+                    written_flag: out.flag,
+                    written: out.path.to_path_buf(),
+                    other_flag: other.flag,
+                    other: other.path.to_path_buf(),
+                });
             }
         }
     }
@@ -171,7 +205,7 @@ mod tests {
             distinct_names(&[a.clone(), a.clone()]).unwrap(),
             std::slice::from_ref(&a)
         );
-        let err = distinct_names(&[a.clone(), b.clone()]).unwrap_err();
+        let err = distinct_names(&[a.clone(), b.clone()]).unwrap_err().to_string();
         assert!(err.starts_with(&format!(
             "suites {} and {} have one name `smoke`",
             a.display(),

@@ -9,9 +9,62 @@ use std::path::Path;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 
-use super::lines::{At, Lines, MAX_LINE_BYTES};
+use super::lines::{At, Lines, LinesError, MAX_LINE_BYTES};
 use crate::report::Report;
-use crate::sink::LineFile;
+use crate::sink::{LineFile, Unwritable};
+
+/// Why results files cannot be read (`--merge`, `--resume`).
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// A file that cannot be read, or a line that is not text.
+    #[error(transparent)]
+    Lines(#[from] LinesError),
+    /// A line that is not a results line.
+    #[error(transparent)]
+    NotAResult(#[from] NotAResultsLine),
+    /// A file `--merge` names that is not there.
+    #[error("cannot read results {shown}: no such file or directory")]
+    Missing {
+        /// The path as given.
+        shown: String,
+    },
+    /// One case run in two files.
+    #[error(
+        "{here}: run {repeat} of `{suite}/{case}` is also at {there}; each case run may be merged once \
+         (two suites of one name, or one results file given twice?)"
+    )]
+    MergedTwice {
+        /// Where it is met again (`file:line`).
+        here: String,
+        /// Which run of the case.
+        repeat: u32,
+        /// Its suite.
+        suite: String,
+        /// Its case.
+        case: String,
+        /// Where it was met first (`file:line`).
+        there: String,
+    },
+}
+
+/// A line of a results file that is not a results line: `file:line: not a results line: …`.
+#[derive(Debug, thiserror::Error)]
+#[error("{shown}:{line}: not a results line: {json}")]
+pub struct NotAResultsLine {
+    /// The file as messages name it.
+    pub shown: String,
+    /// The line's number, from 1.
+    pub line: usize,
+    /// Why it does not decode.
+    pub json: serde_json::Error,
+}
+
+/// For the layers whose errors are still words (`compare`): the message.
+impl From<NotAResultsLine> for String {
+    fn from(e: NotAResultsLine) -> String {
+        e.to_string()
+    }
+}
 
 /// One case run as written to a results file (the report is written, never read back).
 #[derive(Serialize)]
@@ -78,7 +131,7 @@ pub fn line_text(mut line: Line) -> Option<String> {
 
 /// Reads results files; a line that is not a result is an error naming its place. A missing
 /// file is an error (`--merge`).
-pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, String> {
+pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, ResultsError> {
     let mut out = Vec::new();
     // Where each case run was first seen: one run in two files is two suites of one name
     // (or one shard merged twice), which no order may silently resolve.
@@ -86,10 +139,9 @@ pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, String> {
     for (file, path) in paths.iter().enumerate() {
         let path = path.as_ref();
         let Some(mut lines) = Lines::open(path)? else {
-            return Err(format!(
-                "cannot read results {}: no such file or directory",
-                path.display()
-            ));
+            return Err(ResultsError::Missing {
+                shown: path.display().to_string(),
+            });
         };
         while let Some((at, line)) = lines.next_line()? {
             let record: Record = parse(path, at, line)?;
@@ -97,11 +149,13 @@ pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, String> {
             let key = (record.suite.clone(), record.case_id.clone(), record.repeat);
             match first.get(&key) {
                 Some((seen_in, there)) if *seen_in != file => {
-                    return Err(format!(
-                        "{here}: run {} of `{}/{}` is also at {there}; each case run may be merged once \
-                         (two suites of one name, or one results file given twice?)",
-                        record.repeat, record.suite, record.case_id
-                    ))
+                    return Err(ResultsError::MergedTwice {
+                        here,
+                        repeat: record.repeat,
+                        suite: record.suite,
+                        case: record.case_id,
+                        there: there.clone(),
+                    })
                 }
                 Some(_) => {}
                 None => {
@@ -126,7 +180,7 @@ pub struct Resumed {
 
 /// Reads the results file `--resume` appends to (missing: empty). Its last line may be torn
 /// (no newline, not a result); a line in the middle that is not a result is an error.
-pub fn resume(path: &Path) -> Result<Resumed, String> {
+pub fn resume(path: &Path) -> Result<Resumed, ResultsError> {
     let mut resumed = Resumed::default();
     let Some(mut lines) = Lines::open(path)? else {
         return Ok(resumed);
@@ -135,7 +189,7 @@ pub fn resume(path: &Path) -> Result<Resumed, String> {
         match parse::<Record>(path, at, line) {
             Ok(record) => resumed.records.push(record),
             Err(_) if !at.ended => resumed.torn = Some(at),
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(resumed)
@@ -143,8 +197,8 @@ pub fn resume(path: &Path) -> Result<Resumed, String> {
 
 /// Opens the results file `--resume` appends to: a torn last line is cut off first, and a
 /// last line without its newline gets one, so the next line starts a line of its own.
-pub fn append_after(path: &Path, torn: Option<At>) -> Result<LineFile, String> {
-    let cannot = |e: std::io::Error| format!("cannot write results to {}: {e}", path.display());
+pub fn append_after(path: &Path, torn: Option<At>) -> Result<LineFile, Unwritable> {
+    let cannot = |io: std::io::Error| Unwritable::new("results", path, io);
     if let Some(at) = torn {
         let file = std::fs::OpenOptions::new().write(true).open(path).map_err(cannot)?;
         file.set_len(at.start).map_err(cannot)?;
@@ -175,9 +229,12 @@ fn ends_a_line(path: &Path) -> std::io::Result<bool> {
 }
 
 /// One results line, or an error naming its place.
-pub fn parse<T: DeserializeOwned>(path: &Path, at: At, line: &str) -> Result<T, String> {
-    serde_json::from_str(line)
-        .map_err(|e| format!("{}:{}: not a results line: {e}", crate::read::display(path), at.number))
+pub fn parse<T: DeserializeOwned>(path: &Path, at: At, line: &str) -> Result<T, NotAResultsLine> {
+    serde_json::from_str(line).map_err(|json| NotAResultsLine {
+        shown: crate::read::display(path),
+        line: at.number,
+        json,
+    })
 }
 
 /// One case after its repeats.

@@ -20,6 +20,20 @@ use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 use crate::report::Report;
 use crate::sink::LineFile;
 
+/// A case's plan, or why routing found none ([`RoutingError::NoMatch`]: the run is then
+/// `failed`, never orch).
+pub type CasePlan = Result<Plan, RoutingError>;
+
+/// A case that cannot be planned at all (an unknown department): it refuses the suite.
+#[derive(Debug, thiserror::Error)]
+#[error("case `{case}`: {routing}")]
+pub struct Unplannable {
+    /// The case's id.
+    pub case: String,
+    /// Why it has no plan.
+    pub routing: RoutingError,
+}
+
 /// One run to make: a case of a suite, and which of its repeats.
 pub struct Job<'a> {
     /// The suite of the case.
@@ -29,7 +43,7 @@ pub struct Job<'a> {
     /// What it runs on.
     pub target: &'a Target,
     /// Its plan, or why routing found none (the run is then `failed`).
-    pub plan: &'a Result<Plan, String>,
+    pub plan: &'a CasePlan,
     /// Which run of the case, from 1.
     pub repeat: u32,
 }
@@ -127,7 +141,7 @@ impl Runner<'_> {
                 };
                 self.engine.run(run).await
             }
-            Err(why) => Report::master_failed(&job.case.prompt, why),
+            Err(why) => Report::master_failed(&job.case.prompt, &why.to_string()),
         };
         let failures = expect::failures(&job.case.expect, &report);
         let record = Record {
@@ -174,10 +188,13 @@ fn options_of(config: &Config, case: &Case) -> PlanOptions {
 
 /// The plan of a case; a routing failure is the run's (reported as `failed`), never orch's.
 /// An unknown department is orch's: the message refuses the suite.
-pub fn plan_of(config: &Config, case: &Case) -> Result<Result<Plan, String>, String> {
+pub fn plan_of(config: &Config, case: &Case) -> Result<CasePlan, Unplannable> {
     match plan::build(config, &case.prompt, &options_of(config, case)) {
         Ok(plan) => Ok(Ok(plan)),
-        Err(e @ RoutingError::NoMatch) => Ok(Err(e.to_string())),
-        Err(e) => Err(format!("case `{}`: {e}", case.id)),
+        Err(e @ RoutingError::NoMatch) => Ok(Err(e)),
+        Err(routing) => Err(Unplannable {
+            case: case.id.clone(),
+            routing,
+        }),
     }
 }

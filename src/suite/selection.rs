@@ -6,19 +6,36 @@ use std::collections::HashSet;
 use regex::Regex;
 
 use super::results::Record;
-use super::runner::Job;
+use super::runner::{CasePlan, Job};
 use super::shard::Shard;
 use super::target::Target;
 use super::{Case, Suite};
-use crate::plan::Plan;
+
+/// A `--filter` that is not a regular expression.
+#[derive(Debug, thiserror::Error)]
+#[error("--filter `{pattern}` is not a regular expression: {}", why(.regex))]
+pub struct BadFilter {
+    /// The pattern given.
+    pub pattern: String,
+    /// Why the regex crate refused it.
+    pub regex: regex::Error,
+}
+
+/// The last line of the regex crate's message (the one that says what is wrong).
+fn why(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .last()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string()
+}
 
 /// `--filter`: a regex over case ids, or why the pattern is refused.
-pub fn filter(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| {
-        format!(
-            "--filter `{pattern}` is not a regular expression: {}",
-            e.to_string().lines().last().unwrap_or("").trim_start_matches("error: ")
-        )
+pub fn filter(pattern: &str) -> Result<Regex, BadFilter> {
+    Regex::new(pattern).map_err(|regex| BadFilter {
+        pattern: pattern.to_string(),
+        regex,
     })
 }
 
@@ -55,7 +72,7 @@ pub struct Runs<'a> {
     /// The suites the selection indexes.
     pub suites: &'a [Suite],
     /// The plan of each chosen case (same order as its cases).
-    pub plans: &'a [Result<Plan, String>],
+    pub plans: &'a [CasePlan],
     /// The target of each suite (by suite index).
     pub targets: Vec<&'a Target>,
     /// `--repeat`, over each case's own.
@@ -108,7 +125,7 @@ mod tests {
             .collect();
         assert_eq!(halves.iter().sum::<usize>(), 3);
         assert_eq!(
-            filter("(").err().as_deref(),
+            filter("(").err().map(|e| e.to_string()).as_deref(),
             Some("--filter `(` is not a regular expression: unclosed group")
         );
     }

@@ -13,6 +13,14 @@ pub struct Shard {
     pub count: u64,
 }
 
+/// A `--shard` that is not K/N with 1 ≤ K ≤ N.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{given}` is not a shard K/N with 1 ≤ K ≤ N (like 2/4)")]
+pub struct BadShard {
+    /// What was given.
+    pub given: String,
+}
+
 /// FNV-1a, 64 bits, over the bytes of `text`.
 fn fnv1a64(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -33,10 +41,10 @@ impl Shard {
 }
 
 impl FromStr for Shard {
-    type Err = String;
+    type Err = BadShard;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a shard K/N with 1 ≤ K ≤ N (like 2/4)");
+    fn from_str(s: &str) -> Result<Self, BadShard> {
+        let bad = || BadShard { given: s.to_string() };
         let (k, n) = s.split_once('/').ok_or_else(bad)?;
         let (index, count) = (
             k.trim().parse::<u64>().map_err(|_| bad())?,

@@ -27,7 +27,7 @@ pub struct Target {
 pub fn targets<E>(
     loaded: &Loaded,
     cases: &[(usize, &Case)],
-    plans: &[Result<Plan, String>],
+    plans: &[super::CasePlan],
     mut providers: impl FnMut(&Config, &[&Plan]) -> Result<Providers, E>,
 ) -> Result<HashMap<PathBuf, Target>, E> {
     let mut targets = HashMap::new();

@@ -7,16 +7,54 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
 
+/// Why the HTTP client of remote MCP servers could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Its TLS could not be set up.
+    #[error("cannot set up TLS: {0}")]
+    NoTls(rustls::Error),
+    /// reqwest refused to build it.
+    #[error("cannot build the HTTP client: {0}")]
+    NotBuilt(reqwest::Error),
+}
+
+/// A `headersEnv` header that cannot be sent (its value is never shown).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderProblem {
+    /// The header's name is not one.
+    #[error("`{header}` is not an HTTP header name")]
+    NotAName {
+        /// The header.
+        header: String,
+    },
+    /// Its variable is unset or empty.
+    #[error("environment variable `{variable}` (header `{header}`) is not set")]
+    Unset {
+        /// The variable.
+        variable: String,
+        /// The header.
+        header: String,
+    },
+    /// Its variable's value cannot be a header value.
+    #[error("environment variable `{variable}` (header `{header}`) is not a valid header value")]
+    NotAValue {
+        /// The variable.
+        variable: String,
+        /// The header.
+        header: String,
+    },
+}
+
 /// The client every remote MCP server is spoken to with. A redirect is not followed: it
 /// would carry the `headersEnv` headers (a token) to another address; the start fails instead.
-pub fn client() -> Result<reqwest::Client, String> {
-    let tls = crate::tls::client_config().map_err(|e| format!("cannot set up TLS: {e}"))?;
+pub fn client() -> Result<reqwest::Client, ClientError> {
+    let tls = crate::tls::client_config().map_err(ClientError::NoTls)?;
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(10))
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        .map_err(ClientError::NotBuilt)
 }
 
 /// The headers of `headersEnv` (header name to the NAME of a variable), each variable read
@@ -25,18 +63,21 @@ pub fn client() -> Result<reqwest::Client, String> {
 pub fn headers(
     headers_env: &[(String, String)],
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+) -> Result<HashMap<HeaderName, HeaderValue>, HeaderProblem> {
     let mut headers = HashMap::new();
     for (header, variable) in headers_env {
-        let name =
-            HeaderName::try_from(header.as_str()).map_err(|_| format!("`{header}` is not an HTTP header name"))?;
+        let (variable, header) = (variable.clone(), header.clone());
+        let name = match HeaderName::try_from(header.as_str()) {
+            Ok(name) => name,
+            Err(_) => return Err(HeaderProblem::NotAName { header }),
+        };
         // An empty value is no credential: said as unset, never sent as an empty header.
-        let value = lookup(variable)
-            .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| format!("environment variable `{variable}` (header `{header}`) is not set"))?;
-        let mut value = HeaderValue::try_from(value).map_err(|_| {
-            format!("environment variable `{variable}` (header `{header}`) is not a valid header value")
-        })?;
+        let Some(value) = lookup(&variable).filter(|v| !v.trim().is_empty()) else {
+            return Err(HeaderProblem::Unset { variable, header });
+        };
+        let Ok(mut value) = HeaderValue::try_from(value) else {
+            return Err(HeaderProblem::NotAValue { variable, header });
+        };
         value.set_sensitive(true);
         headers.insert(name, value);
     }
@@ -57,10 +98,12 @@ mod tests {
         let h = headers(&[("Authorization".into(), "DOCS_TOKEN".into())], env).unwrap();
         assert_eq!(h[&HeaderName::from_static("authorization")], "Bearer sk-1");
         assert_eq!(
-            headers(&[("X-Team".into(), "UNSET".into())], env).unwrap_err(),
+            headers(&[("X-Team".into(), "UNSET".into())], env)
+                .unwrap_err()
+                .to_string(),
             "environment variable `UNSET` (header `X-Team`) is not set"
         );
-        let bad = headers(&[("X-Key".into(), "BAD".into())], env).unwrap_err();
+        let bad = headers(&[("X-Key".into(), "BAD".into())], env).unwrap_err().to_string();
         assert_eq!(
             bad,
             "environment variable `BAD` (header `X-Key`) is not a valid header value"

@@ -74,10 +74,34 @@ pub struct Process {
     stopped: AtomicBool,
 }
 
+/// Why a stdio server's process could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// Its `cwd` is not a directory.
+    #[error("its `cwd` {} is not a directory", .cwd.display())]
+    NoDirectory {
+        /// The `cwd`.
+        cwd: std::path::PathBuf,
+    },
+    /// The program could not be started.
+    #[error("cannot start `{command}`: {io}")]
+    CannotStart {
+        /// The `command`.
+        command: String,
+        /// Why.
+        io: std::io::Error,
+    },
+    /// Its standard streams could not be piped.
+    #[error("its standard streams could not be piped")]
+    NotPiped,
+}
+
 /// Starts the program with its stdin and stdout piped for MCP, in a process group of its own.
-pub fn spawn(launch: Launch) -> Result<(Process, ChildStdout, ChildStdin), String> {
+pub fn spawn(launch: Launch) -> Result<(Process, ChildStdout, ChildStdin), SpawnError> {
     if !launch.cwd.is_dir() {
-        return Err(format!("its `cwd` {} is not a directory", launch.cwd.display()));
+        return Err(SpawnError::NoDirectory {
+            cwd: launch.cwd.to_path_buf(),
+        });
     }
     let mut cmd = tokio::process::Command::new(launch.command);
     cmd.args(launch.args)
@@ -90,13 +114,14 @@ pub fn spawn(launch: Launch) -> Result<(Process, ChildStdout, ChildStdin), Strin
         .kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", launch.command))?;
+    let mut child = cmd.spawn().map_err(|io| SpawnError::CannotStart {
+        command: launch.command.to_string(),
+        io,
+    })?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
-        return Err("its standard streams could not be piped".into());
+        return Err(SpawnError::NotPiped);
     };
     let (exit_tx, exit) = watch::channel(None);
     tokio::spawn(async move {

@@ -65,8 +65,9 @@ impl Servers {
         agents: &[&Agent],
         secrets: Vec<String>,
     ) -> Result<Servers, (StartError, Vec<String>)> {
-        let client = super::http::client().map_err(|why| {
+        let client = super::http::client().map_err(|e| {
             let server = names.iter().next().copied().unwrap_or_default().to_string();
+            let why = e.to_string();
             (StartError { server, why }, secrets.clone())
         })?;
         let starts = names.iter().filter_map(|n| config.mcp_server(n)).map(|server| {
@@ -79,7 +80,8 @@ impl Servers {
                 Ok(server) => {
                     servers.insert(name, server);
                 }
-                Err(why) => {
+                Err(e) => {
+                    let why = e.to_string();
                     failure = failure.or(Some(StartError { server: name, why }));
                 }
             }

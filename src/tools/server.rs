@@ -55,6 +55,26 @@ fn client_info() -> ClientConfig {
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
+/// Why a server could not be started (said after `mcp server NAME: `).
+#[derive(Debug, thiserror::Error)]
+pub enum StartFailure {
+    /// A `headersEnv` header that cannot be sent.
+    #[error(transparent)]
+    Header(#[from] http::HeaderProblem),
+    /// Its process could not be started.
+    #[error(transparent)]
+    Spawn(#[from] process::SpawnError),
+    /// It did not answer initialize and `tools/list` as MCP asks: why, and the tail of a
+    /// stdio server's stderr (cleared of secrets) when it wrote any.
+    #[error("{why}{}", quoted(.stderr))]
+    Unanswered {
+        /// What went wrong.
+        why: String,
+        /// The last lines of its stderr, or nothing.
+        stderr: String,
+    },
+}
+
 /// Why a start failed, and whether the connection closed under orch (then the exit status of
 /// a stdio server that died says more than the transport's words).
 struct Failure {
@@ -78,7 +98,11 @@ impl Server {
     /// Starts `config`'s server: initialize and `tools/list` (every page) within its
     /// `timeout`. The error says why, with the tail of a stdio server's stderr; a server
     /// that failed is stopped. Its tool list and the stderr it quotes are cleared of `secrets`.
-    pub async fn start(config: &McpServer, client: &reqwest::Client, secrets: &[String]) -> Result<Server, String> {
+    pub async fn start(
+        config: &McpServer,
+        client: &reqwest::Client,
+        secrets: &[String],
+    ) -> Result<Server, StartFailure> {
         match &config.transport {
             McpTransport::Stdio {
                 command,
@@ -112,7 +136,10 @@ impl Server {
                     Ok(server(config, service, tools, None, secrets))
                 })
                 .await
-                .map_err(|failure| failure.why)
+                .map_err(|failure| StartFailure::Unanswered {
+                    why: failure.why,
+                    stderr: String::new(),
+                })
             }
         }
     }
@@ -220,7 +247,7 @@ async fn shut(cancel: impl std::future::Future<Output = ()>, process: Option<&Pr
 /// `tools/list` page within the one start-up `timeout`. A process that exits during start-up
 /// is said so, with its status; a timeout, a protocol error or a bound passed keeps its own
 /// words (closing the pipes ends most servers with status 0, which says nothing).
-async fn start_stdio(config: &McpServer, launch: Launch<'_>, secrets: &[String]) -> Result<Server, String> {
+async fn start_stdio(config: &McpServer, launch: Launch<'_>, secrets: &[String]) -> Result<Server, StartFailure> {
     let (process, stdout, stdin) = process::spawn(launch)?;
     let listed = within(config.timeout, async {
         let service = client_info().serve((stdout, stdin)).await.map_err(|e| {
@@ -250,7 +277,10 @@ async fn start_stdio(config: &McpServer, launch: Launch<'_>, secrets: &[String])
         false => failure.why,
     };
     process.kill();
-    Err(format!("{why}{}", quoted(&process.stderr_tail().await)))
+    Err(StartFailure::Unanswered {
+        why,
+        stderr: process.stderr_tail().await,
+    })
 }
 
 /// Every tool the server lists, page by page, within [`MAX_TOOLS`] and [`MAX_PAGES`]; a

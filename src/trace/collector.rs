@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 
+use super::TraceError;
+
 /// The most of a collector's reply that is read.
 const MAX_REPLY_BYTES: u64 = 64 * 1024;
 
@@ -67,11 +69,10 @@ impl LastFailure {
 impl Collector {
     /// A client whose every export ends within about `timeout`; it notes each failure in
     /// `last_failure`.
-    pub fn new(timeout: Duration, last_failure: LastFailure) -> Result<Self, String> {
+    pub fn new(timeout: Duration, last_failure: LastFailure) -> Result<Self, TraceError> {
         // A blocking client may be neither built nor dropped inside an async runtime: it
         // is built on a thread of its own (the OTLP crate builds its own client so too).
-        let tls =
-            crate::tls::client_config().map_err(|e| format!("cannot build the trace exporter's HTTP client: {e}"))?;
+        let tls = crate::tls::client_config().map_err(|tls| TraceError::NoTls { tls })?;
         let built = std::thread::spawn(move || {
             reqwest::blocking::Client::builder()
                 .user_agent(concat!("orch/", env!("CARGO_PKG_VERSION")))
@@ -81,8 +82,8 @@ impl Collector {
                 .build()
         })
         .join()
-        .map_err(|_| "cannot build the trace exporter's HTTP client".to_string())?;
-        let client = built.map_err(|e| format!("cannot build the trace exporter's HTTP client: {e}"))?;
+        .map_err(|_| TraceError::HttpClientPanicked)?;
+        let client = built.map_err(|http| TraceError::NoHttpClient { http })?;
         Ok(Collector {
             client,
             timeout,

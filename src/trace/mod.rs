@@ -38,6 +38,50 @@ fn content() -> bool {
     CONTENT.get().copied().unwrap_or(false)
 }
 
+/// Why traces cannot be exported as asked (`--otlp`, the `OTEL_…` variables).
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The endpoint is not an http:// or https:// URL with a host.
+    #[error("the OTLP endpoint `{endpoint}` is not an http:// or https:// URL ({from})")]
+    BadEndpoint {
+        /// The endpoint as shown (credentials `***`).
+        endpoint: String,
+        /// Where it came from: `--otlp` or the variable.
+        from: &'static str,
+    },
+    /// A protocol orch does not speak (gRPC).
+    #[error("{variable} `{value}` is not supported (http/protobuf or http/json)")]
+    UnsupportedProtocol {
+        /// The variable that names it.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The TLS of the exporter's HTTP client could not be set up.
+    #[error("cannot build the trace exporter's HTTP client: {tls}")]
+    NoTls {
+        /// Why.
+        tls: rustls::Error,
+    },
+    /// The exporter's HTTP client could not be built.
+    #[error("cannot build the trace exporter's HTTP client: {http}")]
+    NoHttpClient {
+        /// Why.
+        http: reqwest::Error,
+    },
+    /// The thread building the HTTP client panicked.
+    #[error("cannot build the trace exporter's HTTP client")]
+    HttpClientPanicked,
+    /// The OTLP exporter could not be built.
+    #[error("cannot export traces to {endpoint}: {why}")]
+    NoExporter {
+        /// The endpoint as shown (credentials `***`).
+        endpoint: String,
+        /// The exporter's words.
+        why: opentelemetry_otlp::ExporterBuildError,
+    },
+}
+
 /// An exporter that is running: flushed and shut down by [`Exporter::finish`].
 pub struct Exporter {
     provider: SdkTracerProvider,
@@ -75,21 +119,21 @@ fn shown(endpoint: &str) -> String {
 }
 
 /// An http:// or https:// URL with a host, that the HTTP layer takes as a request's URI.
-fn check_endpoint(endpoint: &str, source: &str) -> Result<(), String> {
+fn check_endpoint(endpoint: &str, source: &'static str) -> Result<(), TraceError> {
     let url_ok = url::Url::parse(endpoint).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
     let uri_ok = opentelemetry_http::Request::builder().uri(endpoint).body(()).is_ok();
     if url_ok && uri_ok {
         return Ok(());
     }
-    Err(format!(
-        "the OTLP endpoint `{}` is not an http:// or https:// URL ({source})",
-        shown(endpoint)
-    ))
+    Err(TraceError::BadEndpoint {
+        endpoint: shown(endpoint),
+        from: source,
+    })
 }
 
 /// `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`: protobuf
 /// (the default) or JSON over HTTP; gRPC is not spoken.
-fn protocol(env: &dyn Fn(&str) -> Option<String>) -> Result<Protocol, String> {
+fn protocol(env: &dyn Fn(&str) -> Option<String>) -> Result<Protocol, TraceError> {
     let (name, value) = ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]
         .into_iter()
         .find_map(|name| Some((name, env(name)?)))
@@ -97,9 +141,10 @@ fn protocol(env: &dyn Fn(&str) -> Option<String>) -> Result<Protocol, String> {
     match value.as_str() {
         "http/json" => Ok(Protocol::HttpJson),
         "http/protobuf" | "" => Ok(Protocol::HttpBinary),
-        other => Err(format!(
-            "{name} `{other}` is not supported (http/protobuf or http/json)"
-        )),
+        other => Err(TraceError::UnsupportedProtocol {
+            variable: name,
+            value: other.to_string(),
+        }),
     }
 }
 
@@ -121,7 +166,7 @@ impl Exporter {
     /// What cannot be honoured is refused when `--otlp` asked (the user's word) and is one
     /// `warning:` line, the run going on untraced, when only the environment did (it may
     /// be a CI machine's, set for other tools).
-    pub fn start(flag: Option<&str>, content: bool) -> Result<Option<Exporter>, String> {
+    pub fn start(flag: Option<&str>, content: bool) -> Result<Option<Exporter>, TraceError> {
         let env = |k: &str| std::env::var(k).ok();
         let Some(endpoint) = endpoint(flag, &env) else {
             return Ok(None);
@@ -136,7 +181,7 @@ impl Exporter {
                 let _ = writeln!(
                     std::io::stderr(),
                     "warning: {}; no traces are exported",
-                    crate::text::printable(&why)
+                    crate::text::printable(&why.to_string())
                 );
                 Ok(None)
             }
@@ -144,7 +189,11 @@ impl Exporter {
     }
 
     /// The exporter for `endpoint` (named by `source` in messages), set as the global tracer.
-    fn build(endpoint: String, source: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Exporter, String> {
+    fn build(
+        endpoint: String,
+        source: &'static str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Exporter, TraceError> {
         check_endpoint(&endpoint, source)?;
         let protocol = protocol(env)?;
         let last_failure = collector::LastFailure::default();
@@ -157,7 +206,10 @@ impl Exporter {
             .with_timeout(EXPORT_TIMEOUT)
             .with_headers(headers(env("OTEL_EXPORTER_OTLP_HEADERS")))
             .build()
-            .map_err(|e| format!("cannot export traces to {}: {e}", shown(&endpoint)))?;
+            .map_err(|why| TraceError::NoExporter {
+                endpoint: shown(&endpoint),
+                why,
+            })?;
         let service = env("OTEL_SERVICE_NAME")
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "orch".into());
@@ -250,7 +302,7 @@ mod tests {
             "http://a b/v1/traces",
         ] {
             assert_eq!(
-                check_endpoint(bad, "OTEL_EXPORTER_OTLP_ENDPOINT"),
+                check_endpoint(bad, "OTEL_EXPORTER_OTLP_ENDPOINT").map_err(|e| e.to_string()),
                 Err(format!(
                     "the OTLP endpoint `{bad}` is not an http:// or https:// URL (OTEL_EXPORTER_OTLP_ENDPOINT)"
                 ))
@@ -273,7 +325,9 @@ mod tests {
             Ok(Protocol::HttpBinary)
         ));
         assert_eq!(
-            protocol(&with(&[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")])).err(),
+            protocol(&with(&[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")]))
+                .err()
+                .map(|e| e.to_string()),
             Some("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL `grpc` is not supported (http/protobuf or http/json)".into())
         );
     }

@@ -240,3 +240,86 @@ async fn hanging_router() -> (Script, MockServer, Root) {
     ));
     (script, server, root)
 }
+
+/// The records of every tool call in `report`, the departments' (their heads') and their
+/// specialists' attempts', each with who made it: `DEPARTMENT` or `DEPARTMENT/SPECIALIST`.
+fn tool_calls(report: &Value) -> Vec<(String, Value)> {
+    let mut calls = Vec::new();
+    for d in report["departments"].as_array().unwrap() {
+        let id = d["departmentId"].as_str().unwrap();
+        for c in d["toolCalls"].as_array().unwrap() {
+            calls.push((id.to_string(), c.clone()));
+        }
+        for s in d["specialistResults"].as_array().unwrap() {
+            for a in s["attempts"].as_array().unwrap() {
+                for c in a["toolCalls"].as_array().unwrap() {
+                    calls.push((format!("{id}/{}", s["agentId"].as_str().unwrap()), c.clone()));
+                }
+            }
+        }
+    }
+    calls
+}
+
+#[test]
+fn tool_calls_the_deadline_cuts_are_recorded_as_cut() {
+    // Head `h` (department d) and specialist `s` (department e) each call the fixture's
+    // `slow` (1 s) on their first request: the deadline (0.8 s) cuts both calls.
+    let root = Root::orch_yaml(format!(
+        "mcpServers:\n  fx: {{ command: {:?}, args: [--only, slow, --calls, calls.txt] }}\n\
+         departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\n  - {{ id: e, keywords: [genie], head: g }}\n\
+         agents:\n  - {{ id: h, role: head, department: d, tools: [{{ server: fx }}] }}\n\
+         \x20 - {{ id: g, role: head, department: e }}\n\
+         \x20 - {{ id: s, role: specialist, department: e, tools: [{{ server: fx }}] }}\n",
+        crate::mcp::fixture()
+    ));
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args(["--deadline", "0.8", "Aladdin and the genie"])
+        .status(1)
+        .stderr("error: deadline exceeded\n")
+        .run();
+    let r = json(&out);
+    assert_eq!(r["status"], "failed");
+    // Both calls reached the server.
+    let arrived = std::fs::read_to_string(root.path().join("calls.txt")).unwrap();
+    assert_eq!(arrived, "slow 1\nslow 1\n");
+    let cut = |who: &str| {
+        (
+            who.to_string(),
+            json!({"server": "fx", "tool": "slow", "arguments": {"seconds": 1}, "ok": false,
+                   "result": "deadline exceeded", "error": "deadline exceeded", "cut": false,
+                   "approval": null}),
+        )
+    };
+    let calls: Vec<(String, Value)> = tool_calls(&r)
+        .into_iter()
+        .map(|(who, c)| {
+            let fields = [
+                "server",
+                "tool",
+                "arguments",
+                "ok",
+                "result",
+                "error",
+                "cut",
+                "approval",
+            ];
+            let kept = fields.iter().map(|f| (f.to_string(), c[*f].clone())).collect();
+            assert!(c["finishedAt"].as_u64().unwrap() >= 800, "cut at the deadline: {c}");
+            (who, Value::Object(kept))
+        })
+        .collect();
+    assert_eq!(calls, [cut("d"), cut("e/s")]);
+    // Every call counted has its record; the departments keep what their work spent.
+    assert_eq!(r["usage"]["toolCalls"], 2);
+    for d in r["departments"].as_array().unwrap() {
+        assert_eq!(d["status"], "failed");
+        assert_eq!(d["error"], "deadline exceeded");
+        assert_eq!(d["usage"]["toolCalls"], 1, "{d}");
+        assert_eq!(d["usage"]["calls"], 1, "{d}");
+    }
+    let s = &r["departments"][1]["specialistResults"][0];
+    assert_eq!(s["error"], "deadline exceeded");
+    assert_eq!(s["attempts"][0]["error"], "deadline exceeded");
+}

@@ -12,6 +12,7 @@ mod cuts;
 mod denials;
 mod economy;
 mod edges;
+mod error_words;
 mod example_assistant;
 mod example_research;
 mod explain;

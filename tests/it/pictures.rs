@@ -304,3 +304,40 @@ fn a_report_of_forty_thousand_departments_renders_in_linear_time() {
     assert_eq!(status(&boxes[39_998]), "success");
     assert_eq!(status(&boxes[39_999]), "failed");
 }
+
+#[test]
+fn a_page_reads_the_report_through_its_typed_view() {
+    // A field of the wrong type is said, never drawn as 0 (the page reads the report's one
+    // lenient view: a missing field defaults, a mistyped one is an error).
+    let root = Root::empty();
+    root.write(
+        "r.json",
+        r#"{"runId": "run-1", "status": "success", "usage": {"calls": "three"}}"#,
+    );
+    Test::new(root.path())
+        .args(["report", "r.json"])
+        .status(2)
+        .stdout("")
+        .stderr("error: r.json: not a run report orch can read: invalid type: string \"three\", expected u64\n")
+        .run();
+    root.write(
+        "r.jsonl",
+        "{\"suite\": \"s\", \"caseId\": \"a\", \"repeat\": 1, \"passed\": true, \"report\": {\"departments\": 3}}\n",
+    );
+    Test::new(root.path())
+        .args(["report", "r.jsonl"])
+        .status(2)
+        .stdout("")
+        .stderr("error: r.jsonl:1: not a results line orch can read: invalid type: integer `3`, expected a sequence\n")
+        .run();
+    // A report of an older orch, without most fields, still renders.
+    root.write(
+        "old.json",
+        r#"{"runId": "run-0", "departments": [{"departmentId": "d"}]}"#,
+    );
+    let page = stdout(&Test::new(root.path()).args(["report", "old.json"]).status(0).run());
+    assert!(
+        page.contains("<h1>orch run <span class=\"unknown\">unknown</span> · quality 0</h1>"),
+        "{page}"
+    );
+}

@@ -304,8 +304,8 @@ async fn a_heads_own_calls_are_the_departments_and_each_is_an_event() {
     );
     assert_eq!((d.usage.calls, d.usage.tool_calls), (2, 1));
     let mut tree = Vec::new();
-    let style = crate::report::Style { color: false };
-    crate::report::render_tree(&crate::report::run_tree(&report, style), &mut tree).unwrap();
+    let style = crate::render::Style { color: false };
+    crate::render::render_tree(&crate::render::run_tree(&report, style), &mut tree).unwrap();
     let tree = String::from_utf8(tree).unwrap();
     assert!(
         tree.contains("│   ├── head: 1 tool call\n│   │   └── files.read_file ok 100 ms\n"),
@@ -372,8 +372,8 @@ async fn the_tree_shows_a_line_per_tool_call_under_its_attempt() {
     ];
     let (report, ..) = run_reader(config("", ""), host, budget(), once(calls)).await;
     let mut out = Vec::new();
-    crate::report::render_tree(
-        &crate::report::run_tree(&report, crate::report::Style { color: false }),
+    crate::render::render_tree(
+        &crate::render::run_tree(&report, crate::render::Style { color: false }),
         &mut out,
     )
     .unwrap();

@@ -1,0 +1,121 @@
+//! `orch stats --format markdown`: the analytics as tables for a pull request or
+//! `$GITHUB_STEP_SUMMARY`. Ids come from files orch did not necessarily write: they are
+//! shown in code spans, in tables of the one Markdown table writer, so nothing in them
+//! renders or splits a row.
+
+use crate::stats::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
+use crate::text::{count, fmt_usd, markdown_code as cell, Align, MarkdownTable};
+
+/// The whole page.
+pub fn stats_markdown(stats: &Stats) -> String {
+    let mut out = format!("## orch stats: {} runs\n\n", stats.runs);
+    if stats.files > 1 {
+        out.push_str(&format!("{}.\n\n", super::stats_tree::together(stats.files)));
+    }
+    if stats.unreported > 0 {
+        out.push_str(&format!(
+            "{} without a report (the case run could not be made).\n\n",
+            count(stats.unreported, "results line")
+        ));
+    }
+    out.push_str(&totals(stats));
+    out.push('\n');
+    out.push_str(&departments(stats));
+    out.push('\n');
+    out.push_str(&agents(stats));
+    out
+}
+
+/// The totals: statuses, routing, complexity, fallbacks, retries and circuits, a row each.
+fn totals(stats: &Stats) -> String {
+    let r = &stats.routing;
+    let primary: Vec<String> = r.primary.iter().map(|(k, v)| format!("{} {v}", cell(k))).collect();
+    let mut routing = MarkdownTable::new(&[("", Align::Left), ("", Align::Left)]);
+    let rows = [
+        ("status", counts(in_order(&STATUSES, &stats.by_status))),
+        (
+            "primary",
+            if primary.is_empty() {
+                "none".into()
+            } else {
+                primary.join(" · ")
+            },
+        ),
+        ("methods", cell(&counts(in_order(&METHODS, &r.methods)))),
+        ("fallback department", percent(r.fallback_rate)),
+        ("router errors", percent(r.router_error_rate)),
+        ("complexity", cell(&counts(in_order(&LEVELS, &stats.complexity)))),
+        ("head-direct fallbacks", stats.head_direct_fallbacks.to_string()),
+        (
+            "partial synthesis failures",
+            stats.partial_synthesis_failures.to_string(),
+        ),
+        ("transport retries", stats.transport_retries.to_string()),
+        (
+            "circuits opened",
+            cell(&counts(stats.circuits_opened.iter().map(|(k, v)| (k.as_str(), *v)))),
+        ),
+    ];
+    for (name, value) in rows {
+        routing.row([name.to_string(), value]);
+    }
+    routing.finish()
+}
+
+/// A row per department.
+fn departments(stats: &Stats) -> String {
+    let mut departments = MarkdownTable::new(&[
+        ("department", Align::Left),
+        ("runs", Align::Right),
+        ("success", Align::Right),
+        ("mean quality", Align::Right),
+        ("calls a run", Align::Right),
+        ("cost", Align::Right),
+    ]);
+    for d in &stats.departments {
+        departments.row([
+            cell(&d.department),
+            d.runs.to_string(),
+            percent(d.success_rate),
+            two(d.mean_quality),
+            two(d.mean_calls),
+            fmt_usd(d.cost_usd),
+        ]);
+    }
+    departments.finish()
+}
+
+/// A row per specialist.
+fn agents(stats: &Stats) -> String {
+    let mut agents = MarkdownTable::new(&[
+        ("agent", Align::Left),
+        ("department", Align::Left),
+        ("runs", Align::Right),
+        ("attempts", Align::Right),
+        ("first attempt", Align::Right),
+        ("pass", Align::Right),
+        ("retries a run", Align::Right),
+        ("score", Align::Right),
+        ("p50", Align::Right),
+        ("p95", Align::Right),
+        ("tool calls", Align::Right),
+        ("cost", Align::Right),
+    ]);
+    for a in &stats.agents {
+        agents.row([
+            cell(&a.agent_id),
+            cell(&a.department),
+            a.runs.to_string(),
+            a.attempts.to_string(),
+            percent(a.first_attempt_pass_rate),
+            percent(a.pass_rate),
+            two(a.mean_retries),
+            two(a.mean_score),
+            millis(a.latency_ms_p50),
+            millis(a.latency_ms_p95),
+            a.tool_calls.to_string(),
+            fmt_usd(a.cost_usd),
+        ]);
+    }
+    agents.finish()
+}

@@ -1,0 +1,42 @@
+//! The Markdown summary of a suite (`orch test --format markdown`) for `$GITHUB_STEP_SUMMARY`:
+//! the counts and a table of cases. Cases' ids and failed expectations are shown in code
+//! spans, in a table of the one Markdown table writer.
+
+use crate::suite::Summary;
+use crate::text::{markdown_code as code, Align, MarkdownTable};
+
+/// A suite: passed and failed cases, and a table of cases with their failed expectations.
+pub fn suite(summary: &Summary) -> String {
+    let mut out = format!(
+        "## orch test: {} passed, {} failed{}{}{}\n\n",
+        summary.passed,
+        summary.failed,
+        if summary.errors > 0 {
+            format!(", {} errors", summary.errors)
+        } else {
+            String::new()
+        },
+        if summary.skipped > 0 {
+            format!(", {} skipped", summary.skipped)
+        } else {
+            String::new()
+        },
+        summary.not_run_note()
+    );
+    let mut table = MarkdownTable::new(&[
+        ("", Align::Left),
+        ("case", Align::Left),
+        ("runs", Align::Right),
+        ("failed expectations", Align::Left),
+    ]);
+    for c in &summary.cases {
+        table.row([
+            if c.passed { "✓" } else { "✗" }.to_string(),
+            code(&format!("{}/{}", c.suite, c.id)),
+            format!("{}/{}", c.passed_runs, c.runs),
+            code(&c.failures.join("; ")),
+        ]);
+    }
+    out.push_str(&table.finish());
+    out
+}

@@ -1,0 +1,82 @@
+//! The session: a loaded config, its plan(s) and the run options made into a ready run, and
+//! stopped at its end. Here, and only here, the providers are built and wrapped (in the
+//! order `record` fixes), the tool servers started and stopped, the approver, the budget,
+//! the observers and the journal chosen, an [`crate::engine::Engine`] built and run, traces
+//! flushed, and the files that could not be written reported. `run`, `resume`, `test`,
+//! `explain --route` and `orch mcp` (its served team) all start their runs here.
+
+mod approvals;
+mod options;
+mod outcome;
+mod prepare;
+mod progress;
+mod providers;
+mod route;
+mod run;
+mod served;
+mod served_run;
+mod served_suite;
+mod setup;
+mod suite;
+mod suite_files;
+
+pub use options::RunOptions;
+pub use outcome::{exit_for, waiting, why_not_success};
+pub use prepare::{
+    approval_mode, check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES,
+};
+pub use route::route;
+pub use run::run;
+pub use served::Team;
+pub use setup::{interruption, known_provider, runtime};
+pub use suite::run_suites;
+pub use suite_files::{named_files, open_junit};
+
+use crate::exit::Exit;
+use crate::record::RecordError;
+
+/// Why a session could not start, or was stopped before its run began.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Bad input, refused before any call (exit 2): the words say what.
+    #[error("{0}")]
+    Refused(String),
+    /// Nothing to run (exit 1): a request no department takes, a file that failed.
+    #[error("{0}")]
+    Failed(String),
+    /// A signal stopped it before its run began (130 or 143).
+    #[error("{message}")]
+    Stopped {
+        /// The signal's exit code.
+        exit: Exit,
+        /// What it stopped.
+        message: String,
+    },
+    /// The journal cannot be used (exit 2).
+    #[error(transparent)]
+    Journal(#[from] RecordError),
+    /// The async runtime cannot start (exit 1).
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+impl SessionError {
+    /// A refusal (exit 2).
+    pub fn refused(message: impl std::fmt::Display) -> Self {
+        SessionError::Refused(message.to_string())
+    }
+
+    /// A failure (exit 1).
+    pub fn failed(message: impl std::fmt::Display) -> Self {
+        SessionError::Failed(message.to_string())
+    }
+
+    /// The exit code it ends the command with.
+    pub fn exit(&self) -> Exit {
+        match self {
+            SessionError::Refused(_) | SessionError::Journal(_) => Exit::Usage,
+            SessionError::Failed(_) | SessionError::Runtime(_) => Exit::Failed,
+            SessionError::Stopped { exit, .. } => *exit,
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The providers a run (or a suite) calls: real ones over HTTP, wrapped to record, read a
+//! cache through, or replaced to replay; built once, shared by every case of a suite.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::cli::ReplyArgs;
+use crate::config::{Agent, Config, ProviderKind};
+use crate::plan::Plan;
+use crate::provider::{api_key, Anthropic, Breakers, HttpClient, OpenAi, Provider, Providers, Simulated};
+use crate::record::{load_cache, load_cassette, Opened, Stack, Tape};
+use crate::sink::LineFile;
+use crate::tools::{Servers, ToolHost};
+
+use super::SessionError;
+
+/// The tapes of a run: the cassette it replays, the cache it reads, and the file it records
+/// to (`--record`, `--cache`); what its providers and tool host are wrapped in.
+pub struct Tapes {
+    /// The cassette or cache file being written, if any.
+    pub recording: Option<Arc<LineFile>>,
+    /// The cassette of `--replay`.
+    replay: Option<Tape>,
+    /// The file of `--cache`, as read before the run.
+    cached: Option<Tape>,
+    /// `maxToolResultBytes`: tool results are kept cut there, as the model sees them.
+    max_result: usize,
+}
+
+impl Tapes {
+    /// The stack of the run's wrappers, `journal` outermost (see [`Stack`]).
+    fn stack<'a>(&'a self, journal: Option<&'a Opened>) -> Stack<'a> {
+        Stack {
+            replay: self.replay.as_ref(),
+            cached: self.cached.as_ref(),
+            out: self.recording.as_ref(),
+            journal,
+            max_result: self.max_result,
+        }
+    }
+
+    /// What answers the run's tool calls: the cassette under `--replay` (no server was
+    /// started), else the started `servers`, wrapped as the providers are.
+    pub fn tool_host(&self, servers: Option<&Arc<Servers>>, journal: Option<&Opened>) -> Option<Arc<dyn ToolHost>> {
+        let live = servers.map(|s| Arc::clone(s) as Arc<dyn ToolHost>);
+        self.stack(journal).tools(live)
+    }
+
+    /// Every provider the run may use: real ones over HTTP (or the cassette of `--replay` in
+    /// their place), wrapped in the tape and `journal`.
+    pub fn providers(
+        &self,
+        config: &Config,
+        args: &ReplyArgs,
+        journal: Option<&Opened>,
+    ) -> Result<Providers, SessionError> {
+        let stack = self.stack(journal);
+        let mut by_name: HashMap<String, Arc<dyn Provider>> = HashMap::new();
+        for (name, settings) in &config.settings.providers {
+            let live = || -> Result<Arc<dyn Provider>, SessionError> {
+                let http = || {
+                    HttpClient::new(config.settings.http, settings.requests_per_minute)
+                        .map_err(|e| SessionError::refused(e.to_string()))
+                };
+                Ok(match settings.kind {
+                    ProviderKind::Simulated => Arc::new(Simulated::new(args.seed)),
+                    ProviderKind::OpenAi => Arc::new(OpenAi::new(settings, http()?)),
+                    ProviderKind::Anthropic => Arc::new(Anthropic::new(settings, http()?)),
+                })
+            };
+            by_name.insert(name.clone(), stack.provider(settings.kind, live)?);
+        }
+        let breakers = Breakers::new(
+            config.settings.http.circuit_failures,
+            crate::config::seconds(config.settings.http.circuit_cooldown),
+        );
+        Ok(Providers::new(by_name, args.provider.clone(), args.model.clone()).with_breakers(breakers))
+    }
+}
+
+/// The tapes of a run, read and opened: the cassette of `--replay`, the cache, and the file
+/// recorded to. A key that a used provider needs but cannot find stops the run here,
+/// before any call (and before the recording is opened).
+///
+/// `opened` is a recording or cache file another config of the same suite run already
+/// opened (it is shared, never opened twice).
+pub fn tapes(
+    config: &Config,
+    plans: &[&Plan],
+    args: &ReplyArgs,
+    opened: Option<Arc<LineFile>>,
+) -> Result<Tapes, SessionError> {
+    let replay = args
+        .replay
+        .as_deref()
+        .map(load_cassette)
+        .transpose()
+        .map_err(SessionError::refused)?;
+    let cached = args
+        .cache
+        .as_deref()
+        .map(load_cache)
+        .transpose()
+        .map_err(SessionError::refused)?;
+    if replay.is_none() {
+        for plan in plans {
+            check_keys(config, plan, args)?;
+        }
+    }
+    // Opened only now, after every pre-flight check: a refused run leaves the file as it was.
+    let recording = match (&args.record, &args.cache) {
+        _ if opened.is_some() => opened,
+        (Some(path), _) => Some(Arc::new(
+            LineFile::create(path, "the cassette").map_err(SessionError::refused)?,
+        )),
+        (None, Some(path)) => Some(Arc::new(
+            LineFile::append(path, "the cache").map_err(SessionError::refused)?,
+        )),
+        (None, None) => None,
+    };
+    Ok(Tapes {
+        recording,
+        replay,
+        cached,
+        max_result: result_budget(config),
+    })
+}
+
+/// The providers of a run without a journal, and its tapes (see [`tapes`]).
+pub fn build(
+    config: &Config,
+    plans: &[&Plan],
+    args: &ReplyArgs,
+    opened: Option<Arc<LineFile>>,
+) -> Result<(Providers, Tapes), SessionError> {
+    let tapes = tapes(config, plans, args, opened)?;
+    Ok((tapes.providers(config, args, None)?, tapes))
+}
+
+/// `maxToolResultBytes`: where a tool's result is cut before the model sees it.
+fn result_budget(config: &Config) -> usize {
+    usize::try_from(config.settings.defaults.max_tool_result_bytes).unwrap_or(usize::MAX)
+}
+
+/// A key that a provider in use needs but cannot find stops the run before any call.
+pub(super) fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Result<(), SessionError> {
+    // Every provider of every chain: a missing key is not a failure that falls over.
+    for agent in agents_in_use(config, plan) {
+        for name in config.ladder_providers(agent, args.provider.as_deref()) {
+            if let Some(settings) = config.settings.providers.get(&name) {
+                if let Err(e) = api_key(settings.api_key_env.as_deref()) {
+                    return Err(SessionError::refused(format!("provider `{name}` cannot be used: {e}")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every agent the plan may call: heads, chosen specialists, the judge, the master.
+fn agents_in_use<'a>(config: &'a Config, plan: &'a Plan) -> Vec<&'a Agent> {
+    let mut ids: Vec<&str> = Vec::new();
+    for d in &plan.departments {
+        ids.push(&d.head);
+        ids.extend(d.specialists.iter().map(|s| s.agent_id.as_str()));
+    }
+    if plan.llm_grading {
+        ids.extend(config.settings.grading.judge.as_deref());
+    }
+    if plan.summary {
+        ids.extend(config.settings.aggregation.master_agent.as_deref());
+    }
+    if let Some(router) = &plan.routing.router {
+        ids.push(&router.agent_id);
+    }
+    ids.iter().filter_map(|id| config.agent(id)).collect()
+}

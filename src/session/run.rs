@@ -1,0 +1,175 @@
+//! One run, start to end: its files kept apart, the trace exporter, the tapes and the
+//! journal opened, the providers built and wrapped, the observers, the runtime and the
+//! signal handlers, the tool servers, the engine; then the servers stopped, the traces
+//! flushed and the files that could not be written named.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cli::{ApprovalMode, RunArgs};
+use crate::config::Config;
+use crate::engine::{self, Engine, EngineParts};
+use crate::exit::Exit;
+use crate::grade::Schemas;
+use crate::plan::Plan;
+use crate::record::{open_journal, Journal, Opened};
+use crate::report::{EventLog, Observer, Observers, Report};
+use crate::sink::LineFile;
+
+use super::progress::Progress;
+use super::{approvals, plan_options, providers, setup, RunOptions, SessionError};
+
+/// How a run ended: its report, the signal that stopped it, and why output files failed.
+pub struct Ran {
+    /// The report.
+    pub report: Report,
+    /// The signal that stopped it, if one did.
+    pub signal: Option<Exit>,
+    /// Why each output file that failed (events, cassette, journal) could not be written.
+    pub unwritten: Vec<String>,
+}
+
+/// Runs `prompt` on `config` along `plan`, as `args` say, its gated steps decided in
+/// `mode`; `resumed` is the journal a resume read (`args.journal` names its file), whose
+/// finished calls answer again.
+pub fn run(
+    config: Config,
+    plan: &Plan,
+    prompt: &str,
+    args: &RunArgs,
+    mode: ApprovalMode,
+    resumed: Option<Journal>,
+) -> Result<Ran, SessionError> {
+    let options = plan_options(&config, &args.plan);
+    let settings = settings_files(&config.root);
+    crate::suite::files_apart(&named_files(args, &settings)).map_err(|e| SessionError::refused(e.to_string()))?;
+    // Checked before any file is opened; started before the runtime (the exporter runs on
+    // a thread of its own).
+    let exporter = setup::exporter(&args.replies)?;
+    let tapes = providers::tapes(&config, &[plan], &args.replies, None)?;
+    // Opened after every check before a call: a refused run leaves no journal behind.
+    let journal = journal(args, prompt, resumed)?;
+    let providers = tapes.providers(&config, &args.replies, journal.as_ref())?;
+    let config = Arc::new(config);
+    let run_id = crate::text::new_id("run");
+    // The prompt owns the terminal: no progress bars drawn over its questions.
+    let quiet = args.quiet || mode == ApprovalMode::Prompt;
+    let (observers, events) = observers(args, &run_id, quiet)?;
+
+    let runtime = setup::runtime()?;
+    // The handlers are installed here, before the servers start and before the first call:
+    // a signal never meets the default.
+    let mut signalled = {
+        let _entered = runtime.enter();
+        Box::pin(setup::interruption())
+    };
+    let agents = setup::tool_agents(&config, &[plan]);
+    let servers = runtime.block_on(setup::start_tools(&config, &agents, &args.replies, signalled.as_mut()))?;
+    let engine = Engine::new(EngineParts {
+        run_id,
+        config: config.clone(),
+        schemas: Arc::new(Schemas::of(&config)),
+        providers,
+        budget: setup::budget(&config),
+        observer: Box::new(observers),
+        seed: args.replies.seed,
+        tools: tapes.tool_host(servers.as_ref(), journal.as_ref()),
+    })
+    .with_approver(approvals::approver(mode, journal.as_ref()));
+    let signal = std::sync::OnceLock::new();
+    let report = runtime.block_on(async {
+        let interrupt = async {
+            let _ = signal.set(signalled.await);
+        };
+        let report = engine::run_request(&engine, prompt, options, interrupt).await;
+        // Stopped at the end of the run, also when a signal ended it.
+        setup::stop_tools(servers.as_deref()).await;
+        report
+    });
+    // Stops the progress bars (and closes the events file) before the report is printed.
+    drop(engine);
+    // A schema check the deadline abandoned may still be running: it is not waited for.
+    runtime.shutdown_background();
+    setup::export_traces(exporter);
+
+    let written = journal.as_ref().map(|j| j.file.clone());
+    let unwritten = [&events, &tapes.recording, &written]
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.error().map(String::from));
+    Ok(Ran {
+        report,
+        signal: signal.get().copied(),
+        unwritten: unwritten.collect(),
+    })
+}
+
+/// Opens `--journal`, if given: a new one begins with the run's line (its request, config
+/// root and options); a resumed one is appended to.
+fn journal(args: &RunArgs, prompt: &str, resumed: Option<Journal>) -> Result<Option<Opened>, SessionError> {
+    let Some(path) = &args.journal else { return Ok(None) };
+    let root = crate::config::locate_root(args.plan.config.as_deref());
+    let root = std::path::absolute(&root).unwrap_or(root);
+    let options = serde_json::to_value(RunOptions::of(args)).unwrap_or_default();
+    Ok(Some(open_journal(path, prompt, &root, options, resumed)?))
+}
+
+/// The files `run` reads and writes: no file it writes may be another it names (events
+/// into the cassette, or over the settings file it just read).
+fn named_files<'a>(args: &'a RunArgs, settings: &'a [PathBuf]) -> Vec<crate::suite::Named<'a>> {
+    let replies = &args.replies;
+    let files = [
+        ("--replay", replies.replay.as_deref(), false),
+        ("--record", replies.record.as_deref(), true),
+        ("--cache", replies.cache.as_deref(), true),
+        ("--events", args.events.as_deref(), true),
+        ("--journal", args.journal.as_deref(), true),
+    ];
+    files
+        .into_iter()
+        .filter_map(|(flag, path, writes)| {
+            Some(crate::suite::Named {
+                flag,
+                path: path?,
+                writes,
+            })
+        })
+        .chain(settings.iter().map(|path| crate::suite::Named {
+            flag: "--config",
+            path,
+            writes: false,
+        }))
+        .collect()
+}
+
+/// The settings file of a config root: the root itself when it is a file, else its
+/// `orch.toml` / `orch.yaml`.
+fn settings_files(root: &std::path::Path) -> Vec<PathBuf> {
+    if root.is_file() {
+        return vec![root.to_path_buf()];
+    }
+    [root.join("orch.toml"), root.join("orch.yaml")]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// Who hears the run's events: `--events`' file (returned too, to check it was written) and
+/// the progress bars on a terminal unless `quiet`.
+fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<(Observers, Option<Arc<LineFile>>), SessionError> {
+    let mut observers: Vec<Box<dyn Observer>> = Vec::new();
+    let events = match &args.events {
+        Some(path) => Some(Arc::new(
+            LineFile::create(path, "events").map_err(SessionError::refused)?,
+        )),
+        None => None,
+    };
+    if let Some(out) = &events {
+        observers.push(Box::new(EventLog::new(run_id, out.clone())));
+    }
+    if std::io::stderr().is_terminal() && !quiet {
+        observers.push(Box::new(Progress::stderr()));
+    }
+    Ok((Observers(observers), events))
+}

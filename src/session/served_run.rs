@@ -1,0 +1,88 @@
+//! `orch mcp`'s `run` tool: one served run, start to report, on the config as it is now and
+//! the served team's shared pool.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use super::served::{message, off_runtime, plan_args, Pool, Team};
+use super::{checked_prompt, exit_for, make_plan, plan_options, providers, setup, why_not_success, SessionError};
+use crate::cli::ReplyArgs;
+use crate::config::Config;
+use crate::engine::{self, Engine, EngineParts};
+use crate::exit::Exit;
+use crate::grade::Schemas;
+use crate::plan::Plan;
+use crate::report::{Observer, Report};
+use crate::serve::{Answer, RunCall};
+use crate::tools::ToolHost;
+
+impl Team {
+    /// Everything a served run needs before its first call, or the answer that refuses it.
+    fn prepare(&self, call: &RunCall) -> Result<(Config, Plan, Pool), Answer> {
+        let prompt = checked_prompt(call.prompt.clone()).map_err(message)?;
+        let config = self.config().map_err(message)?;
+        let args = plan_args(call);
+        let plan = match make_plan(&config, &prompt, &args) {
+            Ok(plan) => plan,
+            // As `orch run` prints it: the master's failed report, then the reason.
+            Err(SessionError::Failed(why)) => {
+                return Err(Answer::failed_with(&Report::master_failed(&prompt, &why), why))
+            }
+            Err(e) => return Err(message(e)),
+        };
+        let pool = self.pool(&config).map_err(message)?;
+        providers::check_keys(&config, &plan, &ReplyArgs::default()).map_err(message)?;
+        Ok((config, plan, pool))
+    }
+
+    /// One served run, start to report.
+    pub(super) async fn run_call(
+        &self,
+        call: RunCall,
+        observer: Box<dyn Observer>,
+        stop: BoxFuture<'static, ()>,
+    ) -> Answer {
+        let team = self.clone();
+        let prepared = off_runtime(move || {
+            let prepared = team.prepare(&call);
+            (call, prepared)
+        });
+        let (call, (config, plan, pool)) = match prepared.await {
+            Ok((call, Ok(prepared))) => (call, prepared),
+            Ok((_, Err(answer))) | Err(answer) => return answer,
+        };
+        let options = plan_options(&config, &plan_args(&call));
+        // The run's own servers: started before its first call, stopped at its end.
+        let agents = setup::tool_agents(&config, &[&plan]);
+        // A cancel (or the server stopping) while they start gives the start up too.
+        let stop = stop.shared();
+        let stopped = std::pin::pin!(stop.clone().map(|()| Exit::Interrupted));
+        let servers = match setup::start_tools(&config, &agents, &ReplyArgs::default(), stopped).await {
+            Ok(servers) => servers,
+            Err(e) => return message(e),
+        };
+        let config = Arc::new(config);
+        let engine = Engine::new(EngineParts {
+            run_id: crate::text::new_id("run"),
+            config: config.clone(),
+            schemas: Arc::new(Schemas::of(&config)),
+            providers: pool.providers,
+            budget: setup::budget(&config).with_gate(pool.gate),
+            observer,
+            seed: 0,
+            tools: servers.clone().map(|s| s as Arc<dyn ToolHost>),
+        })
+        .with_approver(Arc::new(setup::flag(self.approvals)));
+        let report = engine::run_request(&engine, &call.prompt, options, stop).await;
+        setup::stop_tools(servers.as_deref()).await;
+        // The observer goes with the engine: the progress notifications end here.
+        drop(engine);
+        let exit = exit_for(&report, None);
+        match why_not_success(&report, exit, None) {
+            None => Answer::json(&report),
+            Some(why) => Answer::failed_with(&report, why),
+        }
+    }
+}

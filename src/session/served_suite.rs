@@ -1,0 +1,122 @@
+//! `orch mcp`'s `test` tool: a suite's cases on the served config, through the served
+//! team's shared pool and gate.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::served::{message, Team};
+use super::setup::{self, CaseEngines};
+use super::{providers, SessionError};
+use crate::cli::ReplyArgs;
+use crate::exit::Exit;
+use crate::provider::Providers;
+use crate::serve::Answer;
+use crate::suite::{Case, Loaded};
+use crate::tools::ToolHost;
+
+impl Team {
+    /// `orch test --config ROOT SUITE --format json`: the suite's cases on the served config
+    /// (the served root wins over the suite's own `config`, as `--config` does), `--jobs 4`,
+    /// through the shared pool and gate. A failing case makes it an error result.
+    pub(super) async fn suite(&self, path: PathBuf, stop: BoxFuture<'static, ()>) -> Answer {
+        let loaded = match self.load_suite(path) {
+            Ok(loaded) => loaded,
+            Err(answer) => return answer,
+        };
+        let chosen = crate::suite::select(&loaded.suites, None, None);
+        let plans = match checked_plans(&loaded, &chosen.cases) {
+            Ok(plans) => plans,
+            Err(answer) => return answer,
+        };
+        let mut pool = None;
+        let targets = crate::suite::targets(&loaded, &chosen.cases, &plans, |config, _| {
+            let built = self.pool(config)?;
+            pool = Some(built.clone());
+            Ok::<Providers, SessionError>(built.providers)
+        });
+        let (targets, Some(pool)) = (match targets {
+            Ok(targets) => (targets, pool),
+            Err(e) => return message(e),
+        }) else {
+            return Answer::error("the suite names no config");
+        };
+        let runs = crate::suite::Runs {
+            suites: &loaded.suites,
+            plans: &plans,
+            targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
+            repeat: None,
+            done: &[],
+        };
+        let jobs = chosen.jobs(&runs);
+        // The suite's servers: started once before its first call, stopped at its end.
+        let never = std::pin::pin!(std::future::pending::<Exit>());
+        let servers =
+            match super::suite::start_servers(&loaded, &chosen.cases, &plans, &ReplyArgs::default(), never).await {
+                Ok(servers) => servers,
+                Err(e) => return message(e),
+            };
+        let tools = (servers.iter())
+            .map(|(root, s)| (root.clone(), Arc::clone(s) as Arc<dyn ToolHost>))
+            .collect();
+        let runner = crate::suite::Runner {
+            engine: &CaseEngines {
+                seed: 0,
+                tools,
+                approvals: self.approvals,
+            },
+            jobs: 4,
+            gate: pool.gate,
+            results: None,
+            shard: None,
+            finished: &|_| {},
+        };
+        let (mut records, interrupted) = runner.run(&jobs, stop).await;
+        setup::stop_each(&servers).await;
+        if interrupted.is_some() {
+            return Answer::error("interrupted: the client cancelled the call");
+        }
+        crate::suite::in_suite_order(&mut records, &loaded.suites);
+        summarized(&records, chosen.skipped)
+    }
+
+    /// The suite at `path` under the config root, or its problems (each at
+    /// file:line:column, then the refusal) as the tool's error.
+    fn load_suite(&self, path: PathBuf) -> Result<Loaded, Answer> {
+        crate::suite::load(std::slice::from_ref(&path), Some(&self.root), None).map_err(|refused| {
+            let lines = refused.problems.iter().map(ToString::to_string);
+            Answer::error(
+                lines
+                    .chain([refused.message.to_string()])
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        })
+    }
+}
+
+/// The summary of a suite's records (`skipped` cases not chosen): the tool's result, an
+/// error result when a case failed.
+fn summarized(records: &[crate::suite::Record], skipped: usize) -> Answer {
+    let summary = crate::suite::summarize(records, 1.0, skipped);
+    match summary.failed + summary.errors {
+        0 => Answer::json(&summary),
+        failed => Answer::failed_with(&summary, format!("{failed} of {} cases failed", summary.cases.len())),
+    }
+}
+
+/// The plans of a suite's chosen cases, checked as `orch test` checks them before any call:
+/// an unknown department, an agent with tools or a missing key refuses the whole suite.
+fn checked_plans(loaded: &Loaded, cases: &[(usize, &Case)]) -> Result<Vec<crate::suite::CasePlan>, Answer> {
+    let config_of = |i: usize| &loaded.configs[&loaded.roots[i]];
+    let plans: Vec<crate::suite::CasePlan> = (cases.iter())
+        .map(|(i, case)| crate::suite::plan_of(config_of(*i), case))
+        .collect::<Result<_, _>>()
+        .map_err(|e| Answer::error(e.to_string()))?;
+    for ((i, _), plan) in cases.iter().zip(&plans) {
+        let Ok(plan) = plan else { continue };
+        providers::check_keys(config_of(*i), plan, &ReplyArgs::default()).map_err(message)?;
+    }
+    Ok(plans)
+}

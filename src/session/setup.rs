@@ -1,0 +1,189 @@
+//! What every session sets up alike around the engine: the `--provider` flag
+//! checked, the trace exporter, the async runtime, the signal handlers, a run's budget from
+//! the config's limits, and the engine of each case run of a suite.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::LocalBoxFuture;
+
+use crate::cli::ReplyArgs;
+use crate::config::{Agent, Config};
+use crate::engine::{self, Budget, Engine, EngineParts};
+use crate::exit::Exit;
+use crate::plan::Plan;
+use crate::report::{Observers, Report};
+use crate::suite::{CaseEngine, CaseRun};
+use crate::tools::{Servers, ToolHost};
+use crate::trace::Exporter;
+
+use super::SessionError;
+
+/// Refuses `--provider NAME` when the config knows no such provider (with a suggestion).
+pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), SessionError> {
+    let Some(p) = &replies.provider else { return Ok(()) };
+    if config.settings.providers.contains_key(p) {
+        return Ok(());
+    }
+    let known = config.settings.providers.keys().map(String::as_str);
+    let hint = crate::config::suggestion(p, known);
+    Err(SessionError::refused(format!("unknown provider `{p}`{hint}")))
+}
+
+/// The agents of the `plans` whose tools a run may call ([`crate::plan::tool_agents`], the
+/// rule `explain` lists servers by), in config order, each once.
+pub fn tool_agents<'c>(config: &'c Config, plans: &[&Plan]) -> Vec<&'c Agent> {
+    let ids: std::collections::BTreeSet<&str> = plans
+        .iter()
+        .flat_map(|p| crate::plan::tool_agents(config, &p.departments, &p.routing))
+        .map(|a| a.id.as_str())
+        .collect();
+    config.agents.iter().filter(|a| ids.contains(a.id.as_str())).collect()
+}
+
+/// Starts the MCP servers `agents` use, concurrently, before the first LLM call; none under
+/// `--replay` (its cassette answers) or when no agent has tools. A server that fails is the
+/// command's `error:` line (exit 2); a signal meanwhile stops what started and the command.
+pub async fn start_tools<F>(
+    config: &Config,
+    agents: &[&Agent],
+    replies: &ReplyArgs,
+    interrupted: std::pin::Pin<&mut F>,
+) -> Result<Option<Arc<Servers>>, SessionError>
+where
+    F: std::future::Future<Output = Exit>,
+{
+    if replies.replay.is_some() || agents.is_empty() {
+        return Ok(None);
+    }
+    tokio::select! {
+        started = Servers::start(config, agents) => match started {
+            Ok(servers) => Ok(Some(Arc::new(servers))),
+            Err(e) => Err(SessionError::refused(e.to_string())),
+        },
+        exit = interrupted => Err(SessionError::Stopped {
+            exit,
+            message: "interrupted while starting mcp servers".into(),
+        }),
+    }
+}
+
+/// Stops the servers (stdin closed, the group killed after 2 s), if any were started.
+pub async fn stop_tools(servers: Option<&Servers>) {
+    if let Some(servers) = servers {
+        servers.stop_all().await;
+    }
+}
+
+/// Stops the servers of every config of a suite (see [`stop_tools`]), concurrently.
+pub async fn stop_each(servers: &HashMap<PathBuf, Arc<Servers>>) {
+    futures::future::join_all(servers.values().map(|s| s.stop_all())).await;
+}
+
+/// The exporter of `--otlp`, if asked for. Started before the runtime: it runs on a thread
+/// of its own.
+pub fn exporter(replies: &ReplyArgs) -> Result<Option<Exporter>, SessionError> {
+    Exporter::start(replies.otlp.as_deref(), replies.otlp_content).map_err(|e| SessionError::refused(e.to_string()))
+}
+
+/// Flushes exported traces; a failure is one `warning:` line on stderr (even with
+/// `--quiet`), never the run's failure.
+pub fn export_traces(exporter: Option<Exporter>) {
+    if let Some(warning) = exporter.and_then(Exporter::finish) {
+        let _ = writeln!(std::io::stderr(), "warning: {}", crate::text::printable(&warning));
+    }
+}
+
+/// The multi-threaded runtime runs are made on.
+pub fn runtime() -> Result<tokio::runtime::Runtime, SessionError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(SessionError::Runtime)
+}
+
+/// The budget of one run: the config's `limits` (calls, tokens, calls in flight, cost).
+pub fn budget(config: &Config) -> Budget {
+    let limits = &config.settings.limits;
+    Budget::new(
+        u64::from(limits.max_calls),
+        limits.max_tokens,
+        limits.max_concurrency as usize,
+    )
+    .with_max_usd(limits.max_cost_usd)
+}
+
+/// The engine of each case run of `orch test`: the same engine as `orch run`, its own
+/// budget from the limits, every call through the runner's shared gate, and the MCP
+/// servers of its config (started once for the whole suite).
+pub struct CaseEngines {
+    /// Seed of the simulated provider.
+    pub seed: u64,
+    /// What answers the tool calls of each config's runs, by config root.
+    pub tools: HashMap<PathBuf, Arc<dyn ToolHost>>,
+    /// How gated steps are decided: a suite never asks nor waits (SPEC §16).
+    pub approvals: crate::cli::Approvals,
+}
+
+impl CaseEngine for CaseEngines {
+    fn run<'a>(&'a self, run: CaseRun<'a>) -> LocalBoxFuture<'a, Report> {
+        let config = &run.target.config;
+        let engine = Engine::new(EngineParts {
+            run_id: crate::text::new_id("run"),
+            config: config.clone(),
+            schemas: run.target.schemas.clone(),
+            providers: run.target.providers.clone(),
+            budget: budget(config).with_gate(run.gate),
+            observer: Box::new(Observers(Vec::new())),
+            seed: self.seed,
+            tools: self.tools.get(&config.root).cloned(),
+        })
+        .with_approver(Arc::new(flag(self.approvals)));
+        Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
+    }
+}
+
+/// The engine's flag for `--approvals allow|deny` of `orch test` and `orch mcp`.
+pub fn flag(approvals: crate::cli::Approvals) -> engine::Flag {
+    match approvals {
+        crate::cli::Approvals::Allow => engine::Flag::Allow,
+        crate::cli::Approvals::Deny => engine::Flag::Deny,
+    }
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM with the exit code each means. The handlers are
+/// installed when this is called (`ctrl_c()` alone would install one only when first
+/// polled), so call it on the runtime, before the first call.
+#[cfg(unix)]
+pub fn interruption() -> impl std::future::Future<Output = Exit> {
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    async fn received(signal: Option<Signal>) {
+        match signal {
+            Some(mut s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    let interrupt = signal(SignalKind::interrupt()).ok();
+    let terminate = signal(SignalKind::terminate()).ok();
+    async move {
+        tokio::select! {
+            _ = received(interrupt) => Exit::Interrupted,
+            _ = received(terminate) => Exit::Terminated,
+        }
+    }
+}
+
+/// Resolves on Ctrl-C.
+#[cfg(not(unix))]
+pub fn interruption() -> impl std::future::Future<Output = Exit> {
+    async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        Exit::Interrupted
+    }
+}

@@ -1,0 +1,189 @@
+//! The runs of `orch test`: the chosen cases planned, the providers built per config, the
+//! servers started once for the whole suite, the case runs made through `suite`'s runner on
+//! the same engine as `orch run`, and what ended them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cli::TestArgs;
+use crate::exit::Exit;
+use crate::plan::Plan;
+use crate::sink::LineFile;
+use crate::suite::{self, Loaded, Runner, Runs, Summary};
+use crate::tools::Servers;
+
+use super::progress::CaseRuns;
+use super::providers;
+use super::setup::{self, CaseEngines};
+use super::suite_files::{results_file, resumed};
+use super::SessionError;
+
+/// How the runs of the suites ended.
+pub struct Ended {
+    /// In suite order: every run of the results file when resuming, else this process's.
+    pub summary: Summary,
+    /// The signal's exit code, if one stopped the runs.
+    pub interrupted: Option<Exit>,
+    /// Why an output file (`--results`, `--record`) could not be written.
+    pub unwritten: Vec<String>,
+}
+
+/// Selects, plans and runs the cases of the `loaded` suites that `filter` keeps.
+pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Ended, SessionError> {
+    for config in loaded.configs.values() {
+        setup::known_provider(config, &args.replies)?;
+    }
+    let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
+    let chosen = suite::select(&loaded.suites, args.shard, filter);
+    let plans: Vec<crate::suite::CasePlan> = (chosen.cases.iter())
+        .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
+        .collect::<Result<_, _>>()
+        .map_err(|e| SessionError::refused(e.to_string()))?;
+    let exporter = setup::exporter(&args.replies)?;
+    let mut recording = None;
+    let mut built_for = HashMap::new();
+    let targets = suite::targets(loaded, &chosen.cases, &plans, |config, plans| {
+        let (providers, tapes) = providers::build(config, plans, &args.replies, recording.clone())?;
+        recording = recording.take().or(tapes.recording.clone());
+        built_for.insert(config.root.clone(), tapes);
+        Ok::<_, SessionError>(providers)
+    })?;
+    let out_file = results_file(args, &resumed)?;
+    let runs = Runs {
+        suites: &loaded.suites,
+        plans: &plans,
+        targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
+        repeat: args.repeat,
+        done: &resumed.records,
+    };
+    let jobs = chosen.jobs(&runs);
+    let runtime = setup::runtime()?;
+    let mut signalled = {
+        let _entered = runtime.enter();
+        Box::pin(setup::interruption())
+    };
+    let servers = runtime.block_on(start_servers(
+        loaded,
+        &chosen.cases,
+        &plans,
+        &args.replies,
+        signalled.as_mut(),
+    ))?;
+    let bar = CaseRuns::new(jobs.len(), args.quiet);
+    let runner = Runner {
+        engine: &CaseEngines {
+            seed: args.replies.seed,
+            tools: (built_for.iter())
+                .filter_map(|(root, tapes)| Some((root.clone(), tapes.tool_host(servers.get(root), None)?)))
+                .collect(),
+            approvals: args.approvals,
+        },
+        jobs: args.jobs as usize,
+        gate: suite::gate(targets.values()),
+        results: out_file.as_ref(),
+        shard: args.shard,
+        finished: &|record| bar.finished(record),
+    };
+    let (records, interrupted) = runtime.block_on(async {
+        let ran = runner.run(&jobs, signalled).await;
+        // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
+        setup::stop_each(&servers).await;
+        ran
+    });
+    bar.clear();
+    // A schema check the deadline abandoned may still be running: it is not waited for.
+    runtime.shutdown_background();
+    setup::export_traces(exporter);
+    let files = [out_file.as_ref(), recording.as_deref()];
+    let unwritten = files
+        .into_iter()
+        .flatten()
+        .filter_map(LineFile::error)
+        .map(String::from);
+    let summary = summary(
+        args,
+        records,
+        interrupted.is_some(),
+        &chosen.cases,
+        chosen.skipped,
+        loaded,
+    )?;
+    Ok(Ended {
+        summary,
+        interrupted,
+        unwritten: unwritten.collect(),
+    })
+}
+
+/// The summary of a suite's runs: every run of the results file when resuming, else
+/// `records`, in suite order; an `interrupted` one names the cases not run.
+fn summary(
+    args: &TestArgs,
+    mut records: Vec<suite::Record>,
+    interrupted: bool,
+    cases: &[(usize, &suite::Case)],
+    skipped: usize,
+    loaded: &Loaded,
+) -> Result<Summary, SessionError> {
+    if let Some(path) = &args.resume {
+        records = suite::resume(path)
+            .map_err(|e| SessionError::refused(e.to_string()))?
+            .records;
+    }
+    suite::in_suite_order(&mut records, &loaded.suites);
+    let mut summary = suite::summarize(&records, args.pass_rate, skipped);
+    if interrupted {
+        summary.not_run = not_run(&summary, cases, &loaded.suites);
+    }
+    Ok(summary)
+}
+
+/// Starts the MCP servers of each config that the chosen cases' plans use, once for the
+/// whole suite (a config's servers concurrently, one config after another). On a failure,
+/// those of the configs before are stopped.
+pub async fn start_servers<F: std::future::Future<Output = Exit>>(
+    loaded: &Loaded,
+    cases: &[(usize, &suite::Case)],
+    plans: &[crate::suite::CasePlan],
+    replies: &crate::cli::ReplyArgs,
+    mut interrupted: std::pin::Pin<&mut F>,
+) -> Result<HashMap<PathBuf, Arc<Servers>>, SessionError> {
+    let mut by_root: BTreeMap<&PathBuf, Vec<&Plan>> = BTreeMap::new();
+    for ((i, _), plan) in cases.iter().zip(plans) {
+        if let Ok(plan) = plan {
+            by_root.entry(&loaded.roots[*i]).or_default().push(plan);
+        }
+    }
+    let mut started = HashMap::new();
+    for (root, plans) in by_root {
+        let config = &loaded.configs[root];
+        let agents = setup::tool_agents(config, &plans);
+        match setup::start_tools(config, &agents, replies, interrupted.as_mut()).await {
+            Ok(Some(servers)) => {
+                started.insert(root.clone(), servers);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                setup::stop_each(&started).await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(started)
+}
+
+/// The chosen cases an interrupted run has no result for, as `suite/id`.
+fn not_run(summary: &suite::Summary, chosen: &[(usize, &suite::Case)], suites: &[suite::Suite]) -> Vec<String> {
+    let ran: std::collections::HashSet<(&str, &str)> = summary
+        .cases
+        .iter()
+        .map(|c| (c.suite.as_str(), c.id.as_str()))
+        .collect();
+    chosen
+        .iter()
+        .map(|(i, case)| (suites[*i].name.as_str(), case.id.as_str()))
+        .filter(|key| !ran.contains(key))
+        .map(|(s, id)| format!("{s}/{id}"))
+        .collect()
+}
