@@ -6,7 +6,8 @@
 //! 1. overhead against the floor: a bare client making the same calls, in the same
 //!    dependency pattern, on the same mock server (fixed latency per call);
 //! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites; 6. `orch compare`
-//!    of two results files of 10,000 case runs each; 7. `orch stats`.
+//!    of two results files of 10,000 case runs each; 7. `orch stats`; 8. tool calls over MCP;
+//! 9. a model ladder against the large model alone (pass rate and cost, not time).
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use futures::future::{join_all, FutureExt, Shared};
 use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+mod ladder;
 mod stats;
 mod tools;
 
@@ -435,6 +437,11 @@ fn main() {
     if wanted("8") {
         let dir = tmp.path().join("tools");
         results.insert("tools".into(), tools::table(&rt, &dir, repo));
+    }
+
+    if wanted("9") {
+        let dir = tmp.path().join("ladder");
+        results.insert("ladder".into(), ladder::table(&rt, &dir));
     }
 
     // The tables run replace theirs; the others keep their last figures.

@@ -6,6 +6,7 @@ use std::ops::Deref;
 use strum::VariantNames;
 
 use super::decode::{section, Chain, Decoder, FromNode};
+use super::ladder::RungWire;
 use super::mcp::{ToolKeys, ToolWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
@@ -90,6 +91,8 @@ section! {
         provider "provider": Chain, Rule::Chain;
         /// Overrides the provider's model.
         model "model": String, Rule::Text;
+        /// Rungs above its own provider and model, in order: a retry after a failed grade asks the next (specialists only).
+        escalate "escalate": At<Vec<RungWire>>, Rule::Definitions(RungWire::KEYS);
         /// Retries, timeout and temperature of this agent.
         execution "executionSettings": ExecutionWire, Rule::Section(ExecutionWire::KEYS);
         /// The system prompt.

@@ -3,12 +3,14 @@
 mod decode;
 mod definitions;
 mod diagnostic;
+mod ladder;
 mod load;
 mod mcp;
 mod model;
 mod node;
 mod output_schema;
 mod rates;
+mod rungs;
 mod schema;
 mod sections;
 mod spec;

@@ -188,6 +188,8 @@ pub struct Agent {
     pub provider: Option<Vec<String>>,
     /// Overrides the provider's model.
     pub model: Option<String>,
+    /// Rungs above its own provider and model (`escalate`, SPEC §20), in order.
+    pub escalate: Vec<super::ladder::Rung>,
     /// `executionSettings`.
     pub execution: Execution,
     /// The system prompt.
@@ -415,6 +417,10 @@ fn resolve_agent(a: &AgentWire) -> Agent {
         success_rate_source: SuccessRateSource::Config,
         provider: a.provider.clone().map(Resolve::resolve),
         model: a.model.clone(),
+        escalate: a
+            .escalate
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.value.iter().cloned().map(Resolve::resolve).collect()),
         execution: a.execution.clone().unwrap_or_default().resolve(),
         instructions: a.instructions.clone().unwrap_or_default(),
         output_schema: match &a.output_schema {

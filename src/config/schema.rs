@@ -32,6 +32,7 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
             let bound = if above_min { "exclusiveMinimum" } else { "minimum" };
             json!({"type": "number", bound: min, "maximum": max})
         }
+        Rule::Share => json!({"type": "number", "minimum": 0, "exclusiveMaximum": 1}),
         Rule::Bool => json!({"type": "boolean"}),
         Rule::Text | Rule::Reference => json!({"type": "string"}),
         Rule::EnvName => json!({"type": "string", "pattern": ENV_NAME}),

@@ -121,6 +121,8 @@ section! {
         max_concurrency "maxConcurrency": u32 => u32 = 8, Rule::count(1, 1024);
         /// Seconds the whole run may take; then the work not done fails `deadline exceeded` (0 = none).
         deadline "deadline": f64 => f64 = 0.0, Rule::between_noted(0.0, MAX_TIMEOUT_SECS, " (seconds, 0 = none)");
+        /// The share of a budget whose spending starts economy: no escalation, supporting departments skipped (0 = off).
+        economy_at "economyAt": f64 => f64 = 0.0, Rule::Share;
     }
 }
 

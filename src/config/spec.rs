@@ -85,6 +85,8 @@ pub enum Rule {
     HeaderVariables,
     /// `"*"` (every tool) or a list of tool names (`approve`).
     Approve,
+    /// A share of a budget: 0 (off), or a number above 0 and below 1 (`economyAt`).
+    Share,
     /// A map of MCP server names (`[a-zA-Z0-9_-]+`) to mappings with these keys, each with
     /// exactly one of `command` and `url`.
     Servers(&'static [KeySpec]),
@@ -136,6 +138,7 @@ impl Rule {
                 note,
             } if above_min => format!("greater than {min} and at most {max}{note}"),
             Rule::Number { min, max, note, .. } => format!("between {min} and {max}{note}"),
+            Rule::Share => "0 (off) or greater than 0 and below 1".into(),
             Rule::Count { min, max } if max == i64::MAX => format!("at least {min}"),
             Rule::Count { min, max } => format!("between {min} and {max}"),
             _ => String::new(),
@@ -148,6 +151,7 @@ impl Rule {
             Rule::Number {
                 min, max, above_min, ..
             } => x.is_finite() && (x > min || (!above_min && x == min)) && x <= max,
+            Rule::Share => (0.0..1.0).contains(&x),
             _ => x.is_finite(),
         }
     }
@@ -187,5 +191,8 @@ mod tests {
         assert!(Rule::between(0.0, 1.0).accepts(0.0));
         assert!(!Rule::between(0.0, 1.0).accepts(f64::NAN));
         assert!(!Rule::between(0.0, 1.0).accepts(1.5));
+        assert!(Rule::Share.accepts(0.0) && Rule::Share.accepts(0.8));
+        assert!(!Rule::Share.accepts(1.0) && !Rule::Share.accepts(-0.1));
+        assert_eq!(Rule::Share.expected(), "0 (off) or greater than 0 and below 1");
     }
 }

@@ -109,6 +109,16 @@ impl Budget {
     pub fn calls(&self) -> u64 {
         self.calls.load(Ordering::SeqCst)
     }
+
+    /// Tokens spent so far.
+    pub fn tokens(&self) -> u64 {
+        self.tokens.load(Ordering::SeqCst)
+    }
+
+    /// The caps: calls, tokens (0 = none) and USD (0 = none).
+    pub fn caps(&self) -> (u64, u64, f64) {
+        (self.max_calls, self.max_tokens, self.max_usd)
+    }
 }
 
 #[cfg(test)]

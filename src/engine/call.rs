@@ -60,6 +60,8 @@ pub struct Ask {
     pub tools: Arc<[OfferedTool]>,
     /// The turns after the user message.
     pub turns: Vec<Turn>,
+    /// The rung of the agent's ladder asked (SPEC §20; 0: its own provider and model).
+    pub rung: usize,
 }
 
 impl Ask {
@@ -84,10 +86,8 @@ impl Engine {
     /// One LLM call by `agent`: the whole completion (with why it ended). An agent with
     /// `outputSchema` is sent its schema, and a reply that does not match fails the call; a
     /// matching one is its JSON value.
-    pub(super) async fn call_full(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Called {
-        let called = self
-            .call_as(agent, &Ask::plain(prompt), usage, agent.output_schema.clone())
-            .await;
+    pub(super) async fn call_full(&self, agent: &Agent, ask: Ask, usage: &mut Usage) -> Called {
+        let called = self.call_as(agent, &ask, usage, agent.output_schema.clone()).await;
         self.checked(agent, called).await
     }
 
@@ -126,7 +126,7 @@ impl Engine {
         usage: &mut Usage,
         output_schema: Option<Arc<serde_json::Value>>,
     ) -> Called {
-        let chain = self.providers.chain_for(&self.config, agent);
+        let chain = self.providers.chain_on(&self.config, agent, ask.rung);
         let mut tried = None;
         let mut failure = CallError::Provider(ProviderError::Http {
             message: "no provider to call".into(),
@@ -180,7 +180,9 @@ impl Engine {
         // A call that failed once the run's deadline had passed was cut by it.
         let cut = outcome.result.is_err() && Instant::now() >= window.run_deadline;
         end_chat_span(&span, &outcome);
-        self.settle(link, &request.model, outcome, cut, usage)
+        let settled = self.settle(link, &request.model, outcome, cut, usage);
+        self.check_economy();
+        settled
     }
 
     /// Waits for a call's turn: its provider's pacing, then a slot among the calls in
@@ -226,6 +228,7 @@ impl Engine {
             output_schema,
             tools: Arc::clone(&ask.tools),
             turns: ask.turns.clone(),
+            rung: ask.rung,
             timeout,
             deadline,
         }
@@ -362,6 +365,7 @@ fn chat_span(link: &Link, request: &CompletionRequest) -> opentelemetry::Context
         max_tokens: request.max_output_tokens,
         base_url: &link.base_url,
         messages: (&request.system, &request.prompt),
+        rung: request.rung,
     })
 }
 

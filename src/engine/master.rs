@@ -11,6 +11,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::department::{run_department, Finished};
+use super::economy::skipped_by_economy;
 use super::stop::Stop;
 use super::summary::{summarize, Summary};
 use super::{scoring, Engine};
@@ -69,6 +70,8 @@ impl Ended {
         dp.depends_on
             .iter()
             .filter_map(|id| self.at.get(id).map(|&k| &self.results[k]))
+            // Economy's skips are handed nothing: their dependents run without them.
+            .filter(|r| !skipped_by_economy(r))
             .map(|r| Finished {
                 id: r.department_id.clone(),
                 status: r.status,
@@ -117,7 +120,13 @@ async fn run_departments<F: Future<Output = Stop>>(
                 release.finish(i);
                 continue;
             }
-            running.push(department(engine, plan, i, finished));
+            if let Some(why) = engine.economy_skip(dp) {
+                ended.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
+                release.finish(i);
+                continue;
+            }
+            let light = engine.economy_light(dp);
+            running.push(department(engine, plan, i, finished, light));
         }
         if running.is_empty() {
             break None;
@@ -180,8 +189,15 @@ fn cut_short(mut result: DepartmentResult, stop: Stop) -> DepartmentResult {
 
 /// Department `i` of the plan, run inside its head's span (its specialists are the span's
 /// children); yields `i` with the result.
-async fn department(engine: &Engine, plan: &Plan, i: usize, finished: Vec<Finished>) -> (usize, DepartmentResult) {
-    let dp = &plan.departments[i];
+/// `light` is its plan in economy, when economy lightens it.
+async fn department(
+    engine: &Engine,
+    plan: &Plan,
+    i: usize,
+    finished: Vec<Finished>,
+    light: Option<DepartmentPlan>,
+) -> (usize, DepartmentResult) {
+    let dp = light.as_ref().unwrap_or(&plan.departments[i]);
     let head = engine.config.agent_at(dp.head_agent);
     let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
     let result = run_department(engine, &plan.request, dp, &finished)
@@ -289,7 +305,9 @@ async fn aggregate(
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());
-    let status = match run_status(ok.len(), departments.len(), summary_cut) {
+    // Economy's skips are the trade the user asked for, not losses.
+    let counted = departments.iter().filter(|d| !skipped_by_economy(d)).count();
+    let status = match run_status(ok.len(), counted, summary_cut) {
         _ if paused && stop.is_none() => RunStatus::Paused,
         status => status,
     };
@@ -318,6 +336,7 @@ async fn aggregate(
         error: run_error(status, stop),
         pending: pending_in_plan_order(engine, plan),
         trace_id: None,
+        economy: engine.economy_report(plan),
     }
 }
 
@@ -401,7 +420,7 @@ fn metadata(engine: &Engine, plan: &Plan, stop: Option<Stop>) -> RunMetadata {
 fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
     let mut issues = Vec::new();
     for d in departments {
-        if d.status != DepartmentStatus::Success {
+        if d.status != DepartmentStatus::Success && !skipped_by_economy(d) {
             let state = match d.status {
                 DepartmentStatus::Skipped => "was skipped",
                 DepartmentStatus::Paused => "is paused",
@@ -426,7 +445,8 @@ fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
         };
         if d.status == DepartmentStatus::Success {
             for dep in &dp.depends_on {
-                if !d.metadata.dependencies_received.contains(dep) {
+                let economized = reported.get(dep.as_str()).is_some_and(|r| skipped_by_economy(r));
+                if !d.metadata.dependencies_received.contains(dep) && !economized {
                     issues.push(format!(
                         "department `{}` did not receive the output of `{dep}`",
                         dp.department_id

@@ -5,7 +5,9 @@ mod accounting;
 mod budget;
 mod call;
 mod department;
+mod economy;
 mod gate;
+mod ladder;
 mod ledger;
 mod master;
 mod offer;
@@ -65,6 +67,8 @@ pub struct Engine {
     approver: Arc<dyn Approver>,
     /// Items left waiting for a decision, in the order they were met.
     pending: Mutex<Vec<crate::report::GateItem>>,
+    /// Whether, since when and why the run is in economy (`limits.economyAt`, SPEC §20).
+    economy: economy::Watch,
 }
 
 /// Why a call produced nothing.
@@ -145,7 +149,9 @@ impl Engine {
             seed,
             tools,
         } = parts;
+        let economy = economy::Watch::new(config.settings.limits.economy_at);
         Engine {
+            economy,
             config,
             providers,
             budget,

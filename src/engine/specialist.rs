@@ -4,7 +4,9 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
+use super::call::Ask;
 use super::gate::Place;
+use super::ladder::Climb;
 use super::{scoring, CallError, Engine};
 use crate::config::Agent;
 use crate::grade::{review, schema_feedback, Decision, ReviewStatus};
@@ -80,10 +82,17 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
             passed: end == End::Passed,
             error: attempt.error.clone(),
         });
+        let next = state.climb.after(
+            &attempt,
+            spec.threshold,
+            engine.config.top_rung(agent),
+            engine.in_economy(),
+        );
         state.attempts.push(attempt);
         if end != End::Failed {
             break;
         }
+        state.climb = next;
     }
     state.result(engine, &task, agent, started)
 }
@@ -113,6 +122,8 @@ struct Loop {
     last_error: Option<String>,
     /// Why the run cut the loop short, if it did.
     cut: Option<String>,
+    /// The rung of the next attempt, and why it climbed (SPEC §20).
+    climb: Climb,
 }
 
 impl Loop {
@@ -200,6 +211,10 @@ impl Timing {
             provider,
             schema_errors: Vec::new(),
             tool_calls: Vec::new(),
+            rung: 0,
+            model: String::new(),
+            escalated: None,
+            usage: Usage::default(),
         }
     }
 }
@@ -220,10 +235,20 @@ async fn one_attempt(
         department: &task.department.department_id,
         attempt: n,
     };
+    let ask = Ask {
+        rung: state.climb.rung,
+        ..Ask::plain(prompt)
+    };
+    let mut own = Usage {
+        escalations: u64::from(state.climb.escalated.is_some()),
+        ..Usage::default()
+    };
     let called = engine
-        .converse(agent, prompt, &mut state.usage, place)
+        .converse_on(agent, ask, &mut own, place)
         .with_context(attempt_cx.clone())
         .await;
+    state.usage.add(&own);
+    let model = engine.model_asked(agent, state.climb.rung, called.provider.as_deref());
     let (mut attempt, end) = match called.result {
         Ok(completion) => {
             graded(engine, task, agent, completion, called.provider, timing, state)
@@ -233,6 +258,10 @@ async fn one_attempt(
         Err(e) => call_failed(engine, task, e, called.provider, &timing, state),
     };
     attempt.tool_calls = called.tool_calls;
+    attempt.rung = state.climb.rung;
+    attempt.model = model;
+    attempt.escalated = state.climb.escalated.clone();
+    attempt.usage = own;
     (attempt, end)
 }
 

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use super::{run, Budget, Engine, EngineParts};
 
+mod economy;
 mod tool_host;
 mod tool_loop;
 mod tool_spans;

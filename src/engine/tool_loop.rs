@@ -63,9 +63,14 @@ impl Engine {
     /// master's summary) goes through here: an agent with tools runs the tool loop
     /// (`tool_loop.rs`); any other makes one call.
     pub(super) async fn converse(&self, agent: &Agent, prompt: String, usage: &mut Usage, place: Place<'_>) -> Called {
+        self.converse_on(agent, Ask::plain(prompt), usage, place).await
+    }
+
+    /// [`Engine::converse`] with the request's rung of the agent's ladder (SPEC §20) in `ask`.
+    pub(super) async fn converse_on(&self, agent: &Agent, ask: Ask, usage: &mut Usage, place: Place<'_>) -> Called {
         match self.offer_for(agent) {
-            Some(toolbox) => self.tool_loop(agent, prompt, usage, place, toolbox).await,
-            None => self.call_full(agent, prompt, usage).await,
+            Some(toolbox) => self.tool_loop(agent, ask, usage, place, toolbox).await,
+            None => self.call_full(agent, ask, usage).await,
         }
     }
 
@@ -86,13 +91,12 @@ impl Engine {
     pub(super) async fn tool_loop(
         &self,
         agent: &Agent,
-        prompt: String,
+        mut ask: Ask,
         usage: &mut Usage,
         place: Place<'_>,
         toolbox: Toolbox<'_>,
     ) -> Called {
         let mut ledger = Ledger::new(self.config.max_tool_calls(agent));
-        let mut ask = Ask::plain(prompt);
         let mut records: Vec<ToolCall> = Vec::new();
         loop {
             ask.tools = match ledger.offer_next() {

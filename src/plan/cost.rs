@@ -10,12 +10,19 @@ use crate::config::Config;
 
 /// USD of `calls` calls by `agent_id` at the worst; `prompt_chars` is the request's length.
 fn agent_cost(config: &Config, agent_id: &str, calls: u64, prompt_chars: usize) -> Option<f64> {
+    agent_cost_on(config, agent_id, 0, calls, prompt_chars)
+}
+
+/// [`agent_cost`] on rung `rung` of the agent's ladder (SPEC §20): its first provider's
+/// price of its model.
+fn agent_cost_on(config: &Config, agent_id: &str, rung: usize, calls: u64, prompt_chars: usize) -> Option<f64> {
     if calls == 0 {
         return Some(0.0);
     }
     let agent = config.agent(agent_id)?;
-    let provider = config.provider_of(agent, None);
-    let price = config.price(provider, &config.model_of(agent, None, None))?;
+    let links = config.rung_links(agent, rung, None, None);
+    let (provider, model) = links.first()?;
+    let price = config.price(provider, model)?;
     if price.input == 0.0 && price.output == 0.0 {
         return Some(0.0);
     }
@@ -59,8 +66,12 @@ pub fn department_cost(
         total += agent_cost(config, judge, attempts, chars)?;
     }
     for s in specialists {
-        let calls = u64::from(s.max_attempts) * s.requests_per_attempt();
-        total += agent_cost(config, &s.agent_id, calls, chars)?;
+        // Each attempt at its rung's price, as if every retry escalated.
+        let top = config.agent(&s.agent_id).map_or(0, |a| config.top_rung(a));
+        for n in 1..=u64::from(s.max_attempts) {
+            let rung = super::ladder::worst_rung(n, top);
+            total += agent_cost_on(config, &s.agent_id, rung, s.requests_per_attempt(), chars)?;
+        }
     }
     Some(total)
 }

@@ -4,6 +4,7 @@
 mod complexity;
 mod cost;
 mod dag;
+mod ladder;
 mod router;
 mod routing;
 mod selection;
@@ -15,6 +16,7 @@ use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
+pub use ladder::PlannedRung;
 pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
 use routing::Routable;
 pub use routing::{ExecutionMode, Routing, RoutingError};

@@ -56,6 +56,10 @@ pub struct SelectedSpecialist {
     /// Tool calls one attempt may make (absent without tools).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tool_calls: Option<u32>,
+    /// The rungs a retry climbs after a grade below its threshold (`escalate`, SPEC §20);
+    /// absent without a ladder.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub escalate: Vec<super::PlannedRung>,
 }
 
 impl SelectedSpecialist {
@@ -87,6 +91,7 @@ pub fn select(config: &Config, dept: &Department, index: &WordIndex, count: usiz
                 success_rate_source: agent.success_rate_source,
                 tools: agent.tools.clone(),
                 max_tool_calls: super::tools::max_tool_calls(config, agent),
+                escalate: super::ladder::ladder(config, agent),
             }
         })
         .collect();

@@ -252,6 +252,7 @@ fn call_bounds() {
         success_rate_source: crate::config::SuccessRateSource::Config,
         tools: vec![],
         max_tool_calls: None,
+        escalate: vec![],
     };
     // Direct: one head call, retried with the department.
     assert_eq!(department_calls(&[], 3, false, 1), (1, 4));
@@ -299,6 +300,7 @@ fn a_tool_loop_counts_every_request() {
         success_rate_source: crate::config::SuccessRateSource::Config,
         tools: vec![],
         max_tool_calls,
+        escalate: vec![],
     };
     // A head with maxToolCalls 4 answering directly, R = 3: (1 + 3) calls of 5 requests.
     assert_eq!(department_calls(&[], 3, false, 5), (1, 20));

@@ -21,6 +21,7 @@ pub fn request(agent: &str, prompt: &str) -> CompletionRequest {
         output_schema: None,
         tools: Vec::new().into(),
         turns: Vec::new(),
+        rung: 0,
         timeout: std::time::Duration::from_secs(1),
         deadline: tokio::time::Instant::now(),
     }

@@ -53,6 +53,10 @@ pub struct CompletionRequest {
     /// The conversation after the user message: the model's tool calls and their results,
     /// in order (empty on an attempt's first request).
     pub turns: Vec<Turn>,
+    /// The rung of the agent's ladder asked (SPEC §20): the simulated provider writes better
+    /// drafts above rung 0. Not sent, not hashed: the model name says it on the wire.
+    #[serde(skip)]
+    pub rung: usize,
     /// The agent's `executionSettings.timeout`, for messages.
     #[serde(skip)]
     pub timeout: Duration,
@@ -297,31 +301,33 @@ impl Providers {
         self
     }
 
-    /// The providers an agent calls, in order, each with the model asked of it.
-    pub fn chain_for(&self, config: &crate::config::Config, agent: &crate::config::Agent) -> Vec<Link> {
+    /// The providers an agent calls on rung `rung` of its ladder (SPEC §20), in order, each
+    /// with the model asked of it: `--provider` and `--model` apply to rung 0 only.
+    pub fn chain_on(&self, config: &crate::config::Config, agent: &crate::config::Agent, rung: usize) -> Vec<Link> {
+        let (provider, model) = (self.override_provider.as_deref(), self.override_model.as_deref());
         config
-            .chain_of(agent, self.override_provider.as_deref())
+            .rung_links(agent, rung, provider, model)
             .into_iter()
-            .map(|name| Link {
-                name: name.to_string(),
+            .map(|(name, model)| Link {
                 provider: self
                     .by_name
-                    .get(name)
+                    .get(&name)
                     .or_else(|| self.by_name.get("simulated"))
                     .cloned()
                     .expect("every provider in use was built"),
-                model: config.model_on(agent, name, self.override_model.as_deref()),
+                model,
                 kind: config
                     .settings
                     .providers
-                    .get(name)
+                    .get(&name)
                     .map_or(crate::config::ProviderKind::Simulated, |p| p.kind),
                 base_url: config
                     .settings
                     .providers
-                    .get(name)
+                    .get(&name)
                     .map(|p| p.base_url.clone())
                     .unwrap_or_default(),
+                name,
             })
             .collect()
     }

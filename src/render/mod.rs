@@ -14,6 +14,8 @@ mod compare_html;
 mod compare_markdown;
 mod compare_tree;
 mod compare_words;
+mod ladder;
+mod ladder_lines;
 mod mermaid;
 mod plan_tree;
 mod report_html;

@@ -229,10 +229,26 @@ fn specialist(s: &SelectedSpecialist, style: Style) -> Node {
             s.success_rate
         ))
     );
-    match s.tools.is_empty() {
-        true => Node::leaf(label),
-        false => Node::new(label, vec![Node::leaf(tools_line(&s.tools, s.max_tool_calls))]),
+    let mut below = Vec::new();
+    if !s.tools.is_empty() {
+        below.push(Node::leaf(tools_line(&s.tools, s.max_tool_calls)));
     }
+    if !s.escalate.is_empty() {
+        below.push(Node::leaf(ladder_line(&s.escalate)));
+    }
+    match below.is_empty() {
+        true => Node::leaf(label),
+        false => Node::new(label, below),
+    }
+}
+
+/// `escalates to: gpt-4o (openai) → claude-sonnet-4-5 (anthropic)`: a specialist's ladder.
+fn ladder_line(rungs: &[crate::plan::PlannedRung]) -> String {
+    let rungs: Vec<String> = rungs
+        .iter()
+        .map(|r| format!("{} ({})", printable(&r.model), printable(&r.provider.join(", "))))
+        .collect();
+    format!("escalates to: {}", rungs.join(" → "))
 }
 
 fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {

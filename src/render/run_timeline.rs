@@ -123,8 +123,9 @@ fn attempt_bars(a: &SavedAttempt) -> Vec<Bar> {
         title: match pending {
             true => format!("attempt {} · ⏸ pending: waiting for approval", a.attempt),
             false => format!(
-                "attempt {} · score {} · {}",
+                "attempt {}{} · score {} · {}",
                 a.attempt,
+                rung_of(a),
                 a.score,
                 a.error.as_deref().unwrap_or(&a.decision)
             ),
@@ -139,6 +140,16 @@ fn attempt_bars(a: &SavedAttempt) -> Vec<Bar> {
         });
     }
     bars
+}
+
+/// ` · rung 1 gpt-4o ↑ score 54.2 < 65`: where an attempt above rung 0 of its model ladder
+/// ran, and why it climbed (SPEC §20); nothing on rung 0.
+fn rung_of(a: &SavedAttempt) -> String {
+    let why = a.escalated.as_deref().map_or(String::new(), |e| format!(" ↑ {e}"));
+    match a.rung {
+        0 if why.is_empty() => String::new(),
+        rung => format!(" · rung {rung} {}{why}", a.model),
+    }
 }
 
 /// A mark per tool call of `calls` (a report without tool calls has none).

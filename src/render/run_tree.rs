@@ -43,6 +43,9 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
         )
     };
     root.push(validation);
+    if let Some(economy) = super::ladder_lines::economy_node(report, style) {
+        root.push(economy);
+    }
     if !report.pending.is_empty() {
         let items = report
             .pending
@@ -246,11 +249,13 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
             _ if pending(a) => "⏸ pending: waiting for approval".to_string(),
             Some(e) => format!("call failed: {e}"),
             None if fell_short => a.feedback.clone(),
-            // A passing attempt is shown only for its tool calls.
+            // A passing attempt is shown only for its tool calls or its rung.
             None if !a.tool_calls.is_empty() => count(a.tool_calls.len(), "tool call"),
+            None if a.rung > 0 => "passed".to_string(),
             None => continue,
         };
-        let label = format!("attempt {}: {}", a.attempt, printable(&excerpt(&text, 110)));
+        let rung = super::ladder_lines::rung_note(a).map_or(String::new(), |r| format!(" · {}", style.dim(&r)));
+        let label = format!("attempt {}{rung}: {}", a.attempt, printable(&excerpt(&text, 110)));
         children.push(Node::new(label, tool_lines(&a.tool_calls, style)));
     }
     Node::new(label, children)

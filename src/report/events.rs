@@ -133,6 +133,13 @@ pub enum Event {
         /// `prompt`, `flag` or `journal`.
         by: super::gate::DecidedBy,
     },
+    /// The run went into economy (SPEC §20): sent once, when it starts.
+    Economy {
+        /// `economy: 80% of maxCostUsd spent`.
+        reason: String,
+        /// Milliseconds since the run began.
+        at: u64,
+    },
     /// A department finished.
     #[serde(rename_all = "camelCase")]
     DepartmentComplete {

@@ -14,8 +14,8 @@ pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
 pub use gate::{DecidedBy, Denial, GateItem, GateKind};
 pub use run::{
-    output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Report,
-    RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
+    output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy,
+    Report, RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
 pub use tool_call::{Approval, Refusal, ToolCall};
 pub use view::{Saved, SavedAttempt, SavedDepartment, SavedSpecialist, SavedToolCall};

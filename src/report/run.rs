@@ -62,6 +62,8 @@ pub struct Usage {
     pub fallbacks: u64,
     /// Tool calls the models asked for (SPEC §15), run or refused: what `maxToolCalls` counts.
     pub tool_calls: u64,
+    /// Attempts that ran one rung above their predecessor (SPEC §20).
+    pub escalations: u64,
 }
 
 impl Usage {
@@ -77,6 +79,7 @@ impl Usage {
         self.cached_calls = self.cached_calls.saturating_add(other.cached_calls);
         self.fallbacks = self.fallbacks.saturating_add(other.fallbacks);
         self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
+        self.escalations = self.escalations.saturating_add(other.escalations);
     }
 }
 
@@ -127,6 +130,18 @@ pub struct Attempt {
     /// The tool calls its model asked for, in the order asked (SPEC §15).
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    /// The rung of the agent's ladder it ran on (0: its own provider and model; SPEC §20).
+    #[serde(default)]
+    pub rung: usize,
+    /// The model name sent (the last provider's tried, when its chain failed over).
+    #[serde(default)]
+    pub model: String,
+    /// `score 54.2 < 65`: why it ran one rung above its predecessor; null when it did not.
+    #[serde(default)]
+    pub escalated: Option<String>,
+    /// Its own calls (the judge's not included), tokens and cost.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 /// A specialist's final result, reviewed by its head.
@@ -295,6 +310,23 @@ pub struct Report {
     pub pending: Vec<super::gate::GateItem>,
     /// The OpenTelemetry trace of the run (32 lowercase hex), when traces are exported.
     pub trace_id: Option<String>,
+    /// When and why the run went into economy (SPEC §20); null when it did not.
+    #[serde(default)]
+    pub economy: Option<Economy>,
+}
+
+/// A run's economy (`limits.economyAt`, SPEC §20): from when, why, and what it cost.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Economy {
+    /// `economy: 80% of maxCostUsd spent`: the share and the budget that started it.
+    pub reason: String,
+    /// When it started, in milliseconds from the run's start.
+    pub at: u64,
+    /// The supporting departments it skipped, in plan order.
+    pub skipped: Vec<String>,
+    /// The primary departments whose heads answered in one call instead of their specialists.
+    pub lightened: Vec<String>,
 }
 
 impl Report {
@@ -319,6 +351,7 @@ impl Report {
             error: Some(error.to_string()),
             pending: Vec::new(),
             trace_id: None,
+            economy: None,
         }
     }
 }
@@ -377,6 +410,7 @@ const CLOCK_AND_ID_FIELDS: &[&str] = &[
     "startedAt",
     "finishedAt",
     "gradingStartedAt",
+    "at",
 ];
 
 /// A report's JSON without [`CLOCK_AND_ID_FIELDS`], at any depth: two runs of the same

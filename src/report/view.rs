@@ -49,6 +49,8 @@ pub struct Saved<O = IgnoredAny> {
     pub usage: Usage,
     /// Times, steps, circuits opened.
     pub metadata: RunMetadata,
+    /// When and why the run went into economy (null when it did not).
+    pub economy: Option<serde_json::Value>,
     /// Why the run failed (in a results line: why the case run could not be made).
     pub error: Option<String>,
     /// A results line's case (absent in a report).
@@ -206,6 +208,14 @@ pub struct SavedAttempt {
     pub grading_started_at: Option<u64>,
     /// The tool calls its model asked for.
     pub tool_calls: Vec<SavedToolCall>,
+    /// The rung of its model ladder (0 in reports without one).
+    pub rung: usize,
+    /// The model sent ("" in reports without one).
+    pub model: String,
+    /// Why it ran one rung above its predecessor (null when it did not).
+    pub escalated: Option<String>,
+    /// Its own calls and cost (the judge's not included).
+    pub usage: Usage,
 }
 
 impl SavedAttempt {

@@ -91,6 +91,9 @@ impl Observer for Progress {
                     printable(provider)
                 ));
             }
+            Event::Economy { reason, .. } => {
+                let _ = self.multi.println(printable(reason));
+            }
             Event::CircuitClosed { provider } => {
                 let _ = self
                     .multi

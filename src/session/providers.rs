@@ -146,8 +146,8 @@ fn result_budget(config: &Config) -> usize {
 pub(super) fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Result<(), SessionError> {
     // Every provider of every chain: a missing key is not a failure that falls over.
     for agent in agents_in_use(config, plan) {
-        for name in config.chain_of(agent, args.provider.as_deref()) {
-            if let Some(settings) = config.settings.providers.get(name) {
+        for name in config.ladder_providers(agent, args.provider.as_deref()) {
+            if let Some(settings) = config.settings.providers.get(&name) {
                 if let Err(e) = api_key(settings.api_key_env.as_deref()) {
                     return Err(SessionError::refused(format!("provider `{name}` cannot be used: {e}")));
                 }

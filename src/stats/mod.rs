@@ -11,6 +11,7 @@
 mod files;
 mod input;
 mod latency;
+mod rungs;
 mod summary;
 mod tally;
 

@@ -39,6 +39,8 @@ pub struct Stats {
     pub transport_retries: u64,
     /// Circuits opened, by provider (SPEC §11).
     pub circuits_opened: BTreeMap<String, u64>,
+    /// Runs that went into economy (`limits.economyAt`, SPEC §20).
+    pub economy_runs: u64,
     /// The distinct files read (the tree and Markdown say their runs are counted together).
     #[serde(skip)]
     pub files: usize,
@@ -117,6 +119,10 @@ pub struct AgentStats {
     /// USD over every run (its judge calls included).
     #[serde(serialize_with = "crate::text::usd")]
     pub cost_usd: f64,
+    /// Attempts that climbed a rung of its model ladder, over every run (SPEC §20).
+    pub escalations: u64,
+    /// Its attempts by rung and model, lowest rung first.
+    pub by_rung: Vec<super::rungs::RungStats>,
 }
 
 fn rate<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::input::Kind;
 use super::latency::Latencies;
+use super::rungs::RungTally;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
 use crate::report::{RunStatus, Saved, SavedDepartment, SavedSpecialist};
@@ -29,6 +30,8 @@ pub struct Tally {
     partial_synthesis: u64,
     transport_retries: u64,
     circuits: BTreeMap<String, u64>,
+    /// Runs that went into economy.
+    economy_runs: u64,
 }
 
 /// One department's counts.
@@ -57,6 +60,10 @@ struct AgentTally {
     latencies: Latencies,
     tool_calls: u64,
     cost: UsdSum,
+    /// Attempts that climbed a rung.
+    escalations: u64,
+    /// Its attempts by rung and model.
+    rungs: RungTally,
 }
 
 impl Tally {
@@ -70,6 +77,7 @@ impl Tally {
 
     fn run(&mut self, run: &Saved) {
         self.runs += 1;
+        self.economy_runs += u64::from(run.economy.is_some());
         let status = run.status.unwrap_or(RunStatus::Failed).to_string();
         *self.by_status.entry(status).or_default() += 1;
         if let Some(r) = &run.routing {
@@ -130,7 +138,9 @@ impl Tally {
         t.score.add(s.quality_score);
         for a in &s.attempts {
             t.latencies.record(a.latency_ms);
+            t.rungs.add(a);
         }
+        t.escalations = t.escalations.saturating_add(s.usage.escalations);
         t.tool_calls = t.tool_calls.saturating_add(s.usage.tool_calls);
         t.cost.add(s.usage.cost_usd);
     }
@@ -181,6 +191,7 @@ impl Tally {
             partial_synthesis_failures: self.partial_synthesis,
             transport_retries: self.transport_retries,
             circuits_opened: self.circuits.clone(),
+            economy_runs: self.economy_runs,
             files: 0,
         }
     }
@@ -201,6 +212,8 @@ impl AgentTally {
             latency_ms_p95: self.latencies.percentile(95.0),
             tool_calls: self.tool_calls,
             cost_usd: self.cost.value(),
+            escalations: self.escalations,
+            by_rung: self.rungs.stats(),
         }
     }
 }

@@ -50,6 +50,7 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
     routing_failures(expect, report, &mut out);
     usage_failures(expect, report, &mut out);
     out.extend(super::tool_expect::failures(&expect.tools, report));
+    out.extend(ladder_failures(expect, report));
     output_failures(expect, report, &mut out);
     out
 }
@@ -133,4 +134,22 @@ fn output_failures(expect: &Expect, report: &Report, out: &mut Vec<String>) {
             out.push(format!("matches: `{}` does not match the output", re.as_str()));
         }
     }
+}
+
+/// `maxEscalations` and `economy` (SPEC §20), each failure starting with its key.
+fn ladder_failures(expect: &Expect, report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(max) = expect.max_escalations {
+        let got = report.usage.escalations;
+        if got > max {
+            out.push(format!("maxEscalations: expected ≤ {max}, got {got}"));
+        }
+    }
+    if let Some(want) = expect.economy {
+        let got = report.economy.is_some();
+        if got != want {
+            out.push(format!("economy: expected {want}, got {got}"));
+        }
+    }
+    out
 }

@@ -88,6 +88,10 @@ section! {
         not_contains "notContains": Vec<String>, Rule::Strings;
         /// Each regex matches the output (case-sensitive unless it says `(?i)`).
         matches "matches": Vec<At<String>>, Rule::Strings;
+        /// `usage.escalations` is at most this (attempts that climbed a rung of a model ladder).
+        max_escalations "maxEscalations": u64, Rule::count(0, i64::MAX);
+        /// Whether the run went into economy (`limits.economyAt`).
+        economy "economy": bool, Rule::Bool;
     }
 }
 
@@ -180,6 +184,10 @@ pub struct Expect {
     pub not_contains: Vec<String>,
     /// Regexes over the output.
     pub matches: Vec<Regex>,
+    /// `usage.escalations` at most.
+    pub max_escalations: Option<u64>,
+    /// Whether the run went into economy.
+    pub economy: Option<bool>,
 }
 
 /// A suite file decoded, not yet checked against the config it runs on.
@@ -384,6 +392,8 @@ fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
         contains: e.contains.unwrap_or_default(),
         not_contains: e.not_contains.unwrap_or_default(),
         matches,
+        max_escalations: e.max_escalations,
+        economy: e.economy,
     }
 }
 

@@ -68,6 +68,8 @@ pub struct ChatRequest<'a> {
     pub base_url: &'a str,
     /// The system and user messages (exported only with `--otlp-content`).
     pub messages: (&'a str, &'a str),
+    /// The rung of the agent's model ladder asked (SPEC §20; 0: its own provider and model).
+    pub rung: usize,
 }
 
 /// One LLM call's span: `chat {model}`, kind CLIENT.
@@ -92,6 +94,7 @@ pub fn chat(req: &ChatRequest) -> Context {
     if let Some(Attempt(n)) = Context::current().get::<Attempt>() {
         attributes.push(KeyValue::new("orch.attempt", i64::from(*n)));
     }
+    attributes.push(KeyValue::new("orch.rung", req.rung as i64));
     if super::content() {
         let (system, user) = req.messages;
         let messages = serde_json::json!([

@@ -52,8 +52,11 @@ impl Simulated {
         }
         let request = original_request(&req.prompt);
         let retry = req.prompt.contains(RETRY_MARKER);
-        let rushed =
-            req.role == Role::Specialist && !retry && self.hash(&[&req.agent_id, request]) % 100 < RUSHED_PERCENT;
+        // A higher rung of a ladder is a stronger model: it never rushes.
+        let rushed = req.role == Role::Specialist
+            && !retry
+            && req.rung == 0
+            && self.hash(&[&req.agent_id, request]) % 100 < RUSHED_PERCENT;
         if rushed {
             rushed_draft(req, request, &mut rng)
         } else {
@@ -232,10 +235,15 @@ const VERBS: &[&str] = &[
 ];
 
 fn full_draft(req: &CompletionRequest, request: &str, feedback: Option<String>, rng: &mut Rng) -> String {
-    // A draft covers part of the request (30-100% of its content words; 80-100% on a retry),
-    // so scores vary the way real drafts do.
+    // A draft covers part of the request (30-100% of its content words; 80-100% on a retry;
+    // 95-100% on a higher rung of a ladder, a stronger model), so scores vary the way real
+    // drafts do.
     let all = content_words(request);
-    let floor = if feedback.is_some() { 80 } else { 30 };
+    let floor = match (req.rung > 0, feedback.is_some()) {
+        (true, _) => 95,
+        (false, true) => 80,
+        (false, false) => 30,
+    };
     let share = (floor + rng.next() % (101 - floor)) as f64 / 100.0;
     let keep = ((all.len() as f64 * share).ceil() as usize).clamp(1.min(all.len()), all.len());
     let words: Vec<&str> = all.iter().take(keep).map(String::as_str).collect();
@@ -386,6 +394,22 @@ mod tests {
         );
         assert!(s1 < 60.0 && s2 > 75.0, "{s1} -> {s2}\n{second}");
         assert!(second.contains("Quality score 40 below threshold 65"));
+    }
+
+    #[test]
+    fn a_higher_rung_never_rushes_and_covers_more() {
+        let ask = "Design Aladdin's costume for the rooftop escape";
+        let sim = Simulated::new(0);
+        let w = Weights::default();
+        for i in 0..30 {
+            let mut req = request(&format!("agent-{i}"), ask);
+            let low = heuristic_grade(ask, &sim.reply(&req), false).score(&w);
+            req.rung = 1;
+            let high = sim.reply(&req);
+            assert!(high.ends_with('.'), "rung 1 rushed: {high}");
+            let high = heuristic_grade(ask, &high, false).score(&w);
+            assert!(high > 90.0 && high >= low - 5.0, "{low} -> {high}");
+        }
     }
 
     #[test]

@@ -1,0 +1,54 @@
+//! The Markdown of model ladders and economy (SPEC §20): the attempts that ran above rung 0,
+//! and the economy line.
+
+use crate::report::Report;
+use crate::text::{markdown_code as code, Align, MarkdownTable};
+
+/// `**Economy:** …` and a table of the attempts above rung 0; nothing when neither happened.
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::new();
+    if let Some(e) = &report.economy {
+        let ids = |ids: &[String]| ids.iter().map(|i| code(i)).collect::<Vec<_>>().join(", ");
+        out.push_str(&format!(
+            "\n**Economy:** {} at {:.1} s",
+            code(&e.reason),
+            e.at as f64 / 1000.0
+        ));
+        if !e.skipped.is_empty() {
+            out.push_str(&format!("; skipped {}", ids(&e.skipped)));
+        }
+        if !e.lightened.is_empty() {
+            out.push_str(&format!("; lightened {}", ids(&e.lightened)));
+        }
+        out.push_str(".\n");
+    }
+    let mut table = MarkdownTable::new(&[
+        ("department", Align::Left),
+        ("agent", Align::Left),
+        ("attempt", Align::Right),
+        ("rung", Align::Right),
+        ("model", Align::Left),
+        ("escalated", Align::Left),
+    ]);
+    let mut rows = 0;
+    for d in &report.departments {
+        for s in &d.specialist_results {
+            for a in s.attempts.iter().filter(|a| a.rung > 0 || a.escalated.is_some()) {
+                rows += 1;
+                table.row([
+                    code(&d.department_id),
+                    code(&s.agent_id),
+                    a.attempt.to_string(),
+                    a.rung.to_string(),
+                    code(&a.model),
+                    a.escalated.as_deref().map_or_else(|| "–".to_string(), code),
+                ]);
+            }
+        }
+    }
+    if rows > 0 {
+        out.push('\n');
+        out.push_str(&table.finish());
+    }
+    out
+}
