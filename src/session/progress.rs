@@ -69,36 +69,11 @@ impl Progress {
 
 impl Observer for Progress {
     fn event(&self, event: &Event) {
+        if let Some(line) = notice(event) {
+            let _ = self.multi.println(line);
+            return;
+        }
         match event {
-            Event::Router { error: Some(why), .. } => {
-                let _ = self
-                    .multi
-                    .println(format!("router failed, routing by keywords: {}", printable(why)));
-            }
-            Event::Router { error: None, .. } => {}
-            Event::Approval {
-                id, decision, reason, ..
-            } => {
-                let why = reason
-                    .as_deref()
-                    .map(|r| format!(": {}", printable(r)))
-                    .unwrap_or_default();
-                let _ = self.multi.println(format!("approval {id}: {decision}{why}"));
-            }
-            Event::CircuitOpen { provider } => {
-                let _ = self.multi.println(format!(
-                    "circuit open: {} is skipped until its cooldown passes",
-                    printable(provider)
-                ));
-            }
-            Event::Economy { reason, .. } => {
-                let _ = self.multi.println(printable(reason));
-            }
-            Event::CircuitClosed { provider } => {
-                let _ = self
-                    .multi
-                    .println(format!("circuit closed: {} answers again", printable(provider)));
-            }
             Event::DepartmentStart {
                 department,
                 specialists,
@@ -146,8 +121,33 @@ impl Observer for Progress {
                 b.finish_with_message(format!("{status} · quality {}", crate::text::fmt_score(*quality_score)))
             }),
             Event::RunComplete { .. } => self.clear(),
-            Event::Routing { .. } => {}
+            _ => {}
         }
+    }
+}
+
+/// The line an event prints above the bars (a router's failure, a decision, a circuit, economy).
+fn notice(event: &Event) -> Option<String> {
+    match event {
+        Event::Router { error: Some(why), .. } => {
+            Some(format!("router failed, routing by keywords: {}", printable(why)))
+        }
+        Event::Approval {
+            id, decision, reason, ..
+        } => {
+            let why = reason
+                .as_deref()
+                .map(|r| format!(": {}", printable(r)))
+                .unwrap_or_default();
+            Some(format!("approval {id}: {decision}{why}"))
+        }
+        Event::CircuitOpen { provider } => Some(format!(
+            "circuit open: {} is skipped until its cooldown passes",
+            printable(provider)
+        )),
+        Event::Economy { reason, .. } => Some(printable(reason).to_string()),
+        Event::CircuitClosed { provider } => Some(format!("circuit closed: {} answers again", printable(provider))),
+        _ => None,
     }
 }
 

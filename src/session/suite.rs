@@ -92,12 +92,6 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     // A schema check the deadline abandoned may still be running: it is not waited for.
     runtime.shutdown_background();
     setup::export_traces(exporter);
-    let files = [out_file.as_ref(), recording.as_deref()];
-    let unwritten = files
-        .into_iter()
-        .flatten()
-        .filter_map(LineFile::error)
-        .map(String::from);
     let summary = summary(
         args,
         records,
@@ -109,8 +103,18 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     Ok(Ended {
         summary,
         interrupted,
-        unwritten: unwritten.collect(),
+        unwritten: unwritten(&[out_file.as_ref(), recording.as_deref()]),
     })
+}
+
+/// Why each output file (`--results`, `--record`) could not be written.
+fn unwritten(files: &[Option<&LineFile>]) -> Vec<String> {
+    files
+        .iter()
+        .flatten()
+        .filter_map(|f| f.error())
+        .map(String::from)
+        .collect()
 }
 
 /// The plan of each chosen case (a case that cannot be planned refuses the suites).

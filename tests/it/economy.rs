@@ -164,6 +164,7 @@ async fn suites_expect_escalations_and_economy() {
     let out = Test::new(root.path())
         .args(["test", "s.yaml", "--format", "json"])
         .status(1)
+        .stderr("error: 1 of 2 cases failed\n")
         .run();
     let results = json(&out);
     assert_eq!(

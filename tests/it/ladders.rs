@@ -395,7 +395,7 @@ async fn a_resumed_run_escalates_as_the_original() {
     root.write("orch.yaml", text);
     let mut args = RUN_ALWAYS.to_vec();
     args.extend(["--approvals", "defer", "--journal", "j.jsonl", "Create Aladdin"]);
-    let paused = json(&Test::new(root.path()).args(args).status(5).run());
+    let paused = json(&Test::new(root.path()).args(args).status(5).any_stderr().run());
     let asked = server.received_requests().await.unwrap().len();
     Test::new(root.path())
         .args(["approve", "j.jsonl", "--all"])
@@ -481,6 +481,7 @@ async fn the_html_timeline_gives_an_attempt_its_rung() {
     Test::new(root.path())
         .args(["report", "saved.json", "--html", "page.html"])
         .status(0)
+        .stderr("wrote page.html\n")
         .run();
     let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
     assert!(
