@@ -127,43 +127,14 @@ impl Around for JournalTools {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use futures::executor::block_on;
     use serde_json::json;
 
     use super::*;
     use crate::provider::request;
-    use crate::provider::Completion;
+    use crate::record::counting::Counting;
     use crate::record::load_journal;
-    use crate::tools::ToolInfo;
-
-    /// Answers every call with its count; one server `s` with one tool.
-    #[derive(Default)]
-    struct Counting(AtomicUsize);
-
-    impl Provider for Counting {
-        fn complete<'a>(&'a self, _: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
-            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
-            Box::pin(std::future::ready(Outcome::once(Ok(Completion {
-                text: format!("reply {n}"),
-                ..Completion::default()
-            }))))
-        }
-    }
-
-    impl ToolHost for Counting {
-        fn servers(&self) -> Vec<String> {
-            vec!["s".into()]
-        }
-        fn tools(&self, _: &str) -> Option<Arc<[ToolInfo]>> {
-            Some(Vec::new().into())
-        }
-        fn call<'a>(&'a self, r: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
-            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
-            Box::pin(std::future::ready(Ok(format!("{} ran ({n})", r.id))))
-        }
-    }
 
     fn step(id: &str) -> ToolRequest {
         ToolRequest {
@@ -212,11 +183,7 @@ mod tests {
         assert_eq!(block_on(tools.call(&step("tool-1"))).unwrap(), "tool-1 ran (3)");
         assert!(tools.in_doubt("tool-2") && !tools.in_doubt("tool-1"));
         assert_eq!(block_on(tools.call(&step("tool-2"))).unwrap(), "tool-2 ran (3)");
-        assert_eq!(
-            again.0.load(Ordering::SeqCst),
-            3,
-            "two LLM calls and one tool call went live"
-        );
+        assert_eq!(again.calls(), 3, "two LLM calls and one tool call went live");
         let kinds: Vec<String> = std::fs::read_to_string(&path)
             .unwrap()
             .lines()

@@ -9,6 +9,8 @@ mod approver;
 mod around;
 mod cache;
 mod cassette;
+#[cfg(test)]
+mod counting;
 mod journal;
 mod journal_read;
 mod journaled;

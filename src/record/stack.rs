@@ -99,28 +99,14 @@ impl Stack<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use futures::executor::block_on;
     use serde_json::json;
 
     use super::*;
-    use crate::provider::{request, BoxFuture, Completion, CompletionRequest, Outcome};
+    use crate::provider::request;
+    use crate::record::counting::Counting;
     use crate::record::{load_cache, open_journal};
-
-    /// Answers every call with its count.
-    #[derive(Default)]
-    struct Counting(AtomicUsize);
-
-    impl Provider for Counting {
-        fn complete<'a>(&'a self, _: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
-            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
-            Box::pin(std::future::ready(Outcome::once(Ok(Completion {
-                text: format!("reply {n}"),
-                ..Completion::default()
-            }))))
-        }
-    }
 
     fn lines(path: &std::path::Path) -> usize {
         std::fs::read_to_string(path).unwrap().lines().count()
@@ -150,7 +136,7 @@ mod tests {
         let again = block_on(provider.complete(&ask));
         assert!(again.cached, "the cache, inside the journal, answered the second call");
         assert_eq!(again.result.unwrap().text, "reply 1");
-        assert_eq!(live.0.load(Ordering::SeqCst), 1);
+        assert_eq!(live.calls(), 1);
         assert_eq!(lines(&cache), 1, "the cache keeps the one live reply");
         assert_eq!(
             lines(&journal),
