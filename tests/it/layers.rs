@@ -242,3 +242,62 @@ fn the_scanner_sees_imports() {
     assert_eq!(first_segments(code, "crate"), ["config", "text"]);
     assert_eq!(first_segments(code, "super"), ["scoring", "Engine"]);
 }
+
+/// The rooms a run passes through, lowest first: config → plan → providers → the report
+/// type → engine → record (the tape and the journal) → the session that assembles them → the
+/// command.
+/// The pictures sit below the session (it prints progress), above what they draw.
+#[test]
+fn a_run_goes_config_plan_session_engine_report_down_the_layers() {
+    let layers = layers_of(&lib_rs());
+    let r = |m: &str| rank(&layers, m);
+    let path = [
+        "config", "plan", "provider", "report", "engine", "record", "session", "commands",
+    ];
+    for pair in path.windows(2) {
+        assert!(r(pair[0]) < r(pair[1]), "`{}` must sit below `{}`", pair[0], pair[1]);
+    }
+    for drawn in ["report", "compare", "stats", "suite", "plan"] {
+        assert!(r(drawn) < r("render"), "`render` draws `{drawn}`: it sits above it");
+    }
+    assert!(
+        r("render") < r("session"),
+        "the session prints progress: `render` sits below it"
+    );
+    assert!(
+        r("serve") < r("session"),
+        "the session serves `orch mcp`'s team: `serve` sits below it"
+    );
+}
+
+/// Only the session builds an engine: no command, server or suite assembles one itself.
+#[test]
+fn only_the_session_builds_an_engine() {
+    let builders: Vec<String> = sources()
+        .into_iter()
+        .filter(|(_, _, code)| code.contains("Engine::new("))
+        .map(|(module, file, _)| format!("{module}/{file}"))
+        .filter(|at| !at.starts_with("session/") && !at.starts_with("engine/"))
+        .collect();
+    assert!(
+        builders.is_empty(),
+        "an engine is built outside the session: {builders:?}"
+    );
+}
+
+/// A command is glue: parse, call one function, print, exit. No file of `src/commands/` is
+/// over 200 lines, and the folder stays under 2,000.
+#[test]
+fn commands_stay_glue() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let mut total = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+            assert!(lines <= 200, "{} has {lines} lines (at most 200)", path.display());
+            total += lines;
+        }
+    }
+    assert!(total < 2000, "src/commands/ has {total} lines (under 2,000)");
+}
