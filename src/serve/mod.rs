@@ -8,6 +8,7 @@ mod address;
 mod answer;
 mod arguments;
 mod calls;
+mod error;
 mod guard;
 mod progress;
 mod server;
@@ -16,6 +17,7 @@ mod transport;
 
 pub use address::listen_address;
 pub use answer::Answer;
+pub use error::ServeError;
 pub use arguments::RunCall;
 pub use guard::Token;
 pub use server::Served;
