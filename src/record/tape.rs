@@ -187,6 +187,10 @@ mod tests {
         let path = dir.path().join("none.jsonl");
         let cache = load_cache(&path).unwrap();
         assert!(cache.llm().is_empty() && cache.tool_calls().is_empty() && cache.lists().is_empty());
-        assert!(load(&path).err().unwrap().to_string().ends_with("no such file or directory"));
+        assert!(load(&path)
+            .err()
+            .unwrap()
+            .to_string()
+            .ends_with("no such file or directory"));
     }
 }

@@ -48,7 +48,10 @@ mod tests {
             "--http `70000`: a port is at most 65535"
         );
         for bad in ["", "example.com:80", "127.0.0.1", ":x"] {
-            assert!(listen_address(bad).unwrap_err().to_string().contains("is not a port"), "{bad}");
+            assert!(
+                listen_address(bad).unwrap_err().to_string().contains("is not a port"),
+                "{bad}"
+            );
         }
     }
 }

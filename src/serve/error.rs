@@ -18,7 +18,7 @@ pub enum ServeError {
     },
     /// The stdio session's handshake failed.
     #[error("the MCP session over stdio failed to start: {0}")]
-    StdioStart(#[source] rmcp::service::ServerInitializeError),
+    StdioStart(#[source] Box<rmcp::service::ServerInitializeError>),
     /// The listening socket failed (the system's words).
     #[error(transparent)]
     Socket(#[from] std::io::Error),

@@ -17,8 +17,8 @@ mod transport;
 
 pub use address::listen_address;
 pub use answer::Answer;
-pub use error::ServeError;
 pub use arguments::RunCall;
+pub use error::ServeError;
 pub use guard::Token;
 pub use server::Served;
 pub use sessions::SessionLimits;

@@ -28,7 +28,7 @@ pub async fn serve_stdio(served: Arc<dyn Served>, stop: impl Future<Output = ()>
     let running = Server::new(served, calls.clone())
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(ServeError::StdioStart)?;
+        .map_err(|e| ServeError::StdioStart(Box::new(e)))?;
     let cancel = running.cancellation_token();
     tokio::select! {
         _ = running.waiting() => {}

@@ -136,7 +136,12 @@ fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), StatsError>
 
 /// Reads pretty JSON values (one report, or several one after another) from `reader`, whose
 /// first byte is on line `skipped + 1` of the file.
-fn read_document(reader: impl Read, skipped: usize, shown: &str, each: &mut impl FnMut(Kind)) -> Result<(), StatsError> {
+fn read_document(
+    reader: impl Read,
+    skipped: usize,
+    shown: &str,
+    each: &mut impl FnMut(Kind),
+) -> Result<(), StatsError> {
     let newlines = Rc::new(Cell::new(skipped));
     let counted = LineCount {
         inner: BufReader::new(reader),

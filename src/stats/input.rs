@@ -38,9 +38,7 @@ pub fn kind(value: Saved) -> Result<Kind, NotARun> {
         (true, Some(_)) => return Err(NotARun::NoStatus),
         (true, None) => return Ok(Kind::Unreported),
         (false, _) if value.status.is_some() => Box::new(Saved { report: None, ..value }),
-        (false, _) => {
-            return Err(NotARun::Neither)
-        }
+        (false, _) => return Err(NotARun::Neither),
     };
     check(&run)?;
     Ok(Kind::Run(run))
