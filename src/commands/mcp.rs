@@ -51,8 +51,8 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
                 serve::serve_stdio(served, stop).await
             }
             Some(listener) => {
-                let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-                let bound = listener.local_addr().map_err(|e| e.to_string())?;
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                let bound = listener.local_addr()?;
                 started(&root, &format!("at http://{bound}/mcp"), args.approvals);
                 serve::serve_http(served, listener, options.unwrap_or_default(), stop).await
             }

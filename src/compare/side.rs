@@ -12,8 +12,64 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use crate::report::{DepartmentStatus, Saved, SavedDepartment};
-use crate::suite::{parse_results_line, Lines, Record};
-use crate::text::{check_cost, check_quality, Mean, UsdSum};
+use crate::suite::{parse_results_line, Lines, LinesError, NotAResultsLine, Record};
+use crate::text::{check_cost, check_quality, BadFigure, Mean, UsdSum};
+
+/// Why a results file cannot be one side of a comparison, and where.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A file that cannot be read, or a line that is not text.
+    #[error(transparent)]
+    Lines(#[from] LinesError),
+    /// A line that is not a results line.
+    #[error(transparent)]
+    NotAResult(#[from] NotAResultsLine),
+    /// A file that is not there.
+    #[error("cannot read results {shown}: no such file or directory")]
+    Missing {
+        /// The path as messages name it.
+        shown: String,
+    },
+    /// A results line that cannot be counted.
+    #[error("{shown}:{line}: {why}")]
+    Uncounted {
+        /// The file as messages name it.
+        shown: String,
+        /// The line, from 1.
+        line: usize,
+        /// Why.
+        why: Uncounted,
+    },
+    /// A file with no case run at all.
+    #[error("{shown} holds no case runs (did the suite run? `orch test --results` writes them)")]
+    NoRuns {
+        /// The path as messages name it.
+        shown: String,
+    },
+}
+
+/// Why a results line cannot be counted on its side.
+#[derive(Debug, thiserror::Error)]
+pub enum Uncounted {
+    /// Its report holds a number no run may hold.
+    #[error(transparent)]
+    Figure(#[from] BadFigure),
+    /// The same case run was counted already.
+    #[error(
+        "run {repeat} of `{suite}/{case}` is also at line {first}; each case run may be counted \
+         once (a shard concatenated twice, or two suites of one name?)"
+    )]
+    Twice {
+        /// Which run of the case.
+        repeat: u32,
+        /// Its suite.
+        suite: String,
+        /// Its case.
+        case: String,
+        /// The line it was counted at first.
+        first: usize,
+    },
+}
 
 /// A case: `(suite, caseId)`.
 pub type CaseKey = (String, String);
@@ -72,37 +128,39 @@ impl Side {
     /// Reads the results file at `path`; a line that is not a result, or a case run already
     /// counted, is an error naming its place; so is a file with no case run at all (a gate
     /// must not pass on a suite that never ran).
-    pub fn read(path: &Path) -> Result<Side, String> {
+    pub fn read(path: &Path) -> Result<Side, CompareError> {
         let shown = crate::read::display(path);
         let Some(mut lines) = Lines::input(path)? else {
-            return Err(format!("cannot read results {shown}: no such file or directory"));
+            return Err(CompareError::Missing { shown });
         };
         let mut side = Side::default();
         while let Some((at, line)) = lines.next_line()? {
             let record: Record<Saved> = parse_results_line(path, at, line)?;
-            side.add(record, at.number)
-                .map_err(|e| format!("{shown}:{}: {e}", at.number))?;
+            side.add(record, at.number).map_err(|why| CompareError::Uncounted {
+                shown: shown.clone(),
+                line: at.number,
+                why,
+            })?;
         }
         if side.runs.count == 0 {
-            return Err(format!(
-                "{shown} holds no case runs (did the suite run? `orch test --results` writes them)"
-            ));
+            return Err(CompareError::NoRuns { shown });
         }
         Ok(side)
     }
 
     /// Counts one case run read from line `number`.
-    fn add(&mut self, record: Record<Saved>, number: usize) -> Result<(), String> {
+    fn add(&mut self, record: Record<Saved>, number: usize) -> Result<(), Uncounted> {
         record.report.as_ref().map_or(Ok(()), check)?;
         let entry = self.cases.entry((record.suite, record.case_id));
         if let Entry::Occupied(seen) = &entry {
             if let Some(first) = seen.get().lines.get(&record.repeat) {
-                let (suite, id) = seen.key();
-                return Err(format!(
-                    "run {} of `{suite}/{id}` is also at line {first}; each case run may be counted \
-                     once (a shard concatenated twice, or two suites of one name?)",
-                    record.repeat
-                ));
+                let (suite, case) = seen.key();
+                return Err(Uncounted::Twice {
+                    repeat: record.repeat,
+                    suite: suite.clone(),
+                    case: case.clone(),
+                    first: *first,
+                });
             }
         }
         let case = entry.or_default();
@@ -149,7 +207,7 @@ impl Side {
 /// Why a report's numbers cannot be a run's (a quality outside 0..=100, a cost that is
 /// negative or beyond any budget), so a crafted line is refused where it is, never summed
 /// into nonsense.
-fn check(report: &Saved) -> Result<(), String> {
+fn check(report: &Saved) -> Result<(), BadFigure> {
     check_quality("overallQuality", report.overall_quality)?;
     for d in &report.departments {
         check_quality(

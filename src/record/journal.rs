@@ -222,7 +222,7 @@ mod tests {
         );
         // A bad line anywhere else is an error at its line.
         let (_dir, path) = file(&format!("{RUN}\nnot json\n{LLM}\n"));
-        let err = load_journal(&path).err().unwrap();
+        let err = load_journal(&path).err().unwrap().to_string();
         assert!(
             err.starts_with(&format!("{}:2: not a journal line:", path.display())),
             "{err}"
@@ -235,6 +235,7 @@ mod tests {
         assert!(load_journal(&path)
             .err()
             .unwrap()
+            .to_string()
             .contains("is not a journal: it has no `run` line"));
     }
 }

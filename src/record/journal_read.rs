@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::journal::Journal;
-use crate::read::{read_bounded_shared, Unread};
+use super::unreadable::{Recording, Unreadable};
+use crate::read::read_bounded_shared;
 
 /// The largest journal read (256 MiB), as for cassettes.
 const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
@@ -12,15 +13,14 @@ const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
 /// Reads a journal. A line that is not a journal line is an error at its line number,
 /// except the last one when the file does not end there: a line cut short by a killed run,
 /// ignored (`cut_line` says which).
-pub fn load_journal(path: &Path) -> Result<Journal, String> {
-    let shown = path.display();
-    let bytes = read_bounded_shared(path, MAX_JOURNAL_BYTES).map_err(|e| match e {
-        Unread::NotFile(_) => format!("journal {shown} is not a regular file"),
-        Unread::TooLarge(_) => format!("journal {shown} is larger than {} MiB", MAX_JOURNAL_BYTES >> 20),
-        Unread::Missing => format!("cannot read journal {shown}: no such file or directory"),
-        Unread::Io(e) => format!("cannot read journal {shown}: {e}"),
+pub fn load_journal(path: &Path) -> Result<Journal, Unreadable> {
+    let shown = || path.display().to_string();
+    let bytes = read_bounded_shared(path, MAX_JOURNAL_BYTES)
+        .map_err(|e| Unreadable::of(Recording::Journal, shown(), e, MAX_JOURNAL_BYTES))?;
+    let text = journal_text(bytes).ok_or_else(|| Unreadable::NotUtf8 {
+        what: Recording::Journal,
+        path: shown(),
     })?;
-    let text = journal_text(bytes).ok_or_else(|| format!("journal {shown} is not UTF-8 text"))?;
     let mut journal = Journal {
         ends_whole: text.is_empty() || text.ends_with('\n'),
         kept: text.len() as u64,
@@ -38,13 +38,16 @@ pub fn load_journal(path: &Path) -> Result<Journal, String> {
                 journal.ends_whole = true;
                 break;
             }
-            return Err(format!("{shown}:{}: not a journal line: {e}", i + 1));
+            return Err(Unreadable::BadLine {
+                what: Recording::Journal,
+                path: shown(),
+                line: i + 1,
+                why: e,
+            });
         }
     }
     if journal.run.is_none() {
-        return Err(format!(
-            "{shown} is not a journal: it has no `run` line (write one with `orch run --journal {shown} …`)"
-        ));
+        return Err(Unreadable::NoRunLine { path: shown() });
     }
     Ok(journal)
 }

@@ -21,6 +21,7 @@ mod stack;
 mod tape;
 mod tool_hosts;
 mod tool_line;
+mod unreadable;
 
 pub use approver::{approve_line, NO_REASON};
 pub use journal::{Journal, JournalLine};
@@ -49,7 +50,7 @@ pub enum RecordError {
         /// Why.
         source: std::io::Error,
     },
-    /// The journal cannot be read or written (the words of the file it names).
-    #[error("{0}")]
-    File(String),
+    /// The journal cannot be written.
+    #[error(transparent)]
+    Unwritable(#[from] crate::sink::Unwritable),
 }

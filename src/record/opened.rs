@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use super::journal::{Journal, JournalLine};
 use super::lock::{hold, Held};
 use super::RecordError;
-use crate::sink::LineFile;
+use crate::sink::{LineFile, Unwritable};
 
 /// A digest of a config's files: the settings file, and every file directly in
 /// `departments/` and `agents/`, by name and content, in sorted order, then each agent's
@@ -75,7 +75,7 @@ pub fn open(
     resumed: Option<Journal>,
 ) -> Result<Opened, RecordError> {
     if let Some(read) = resumed {
-        let file = reopen_journal(path, &read).map_err(|e| RecordError::File(e.to_string()))?;
+        let file = reopen_journal(path, &read)?;
         return Ok(Opened {
             file: Arc::new(file),
             read,
@@ -84,7 +84,7 @@ pub fn open(
     }
     // Taken before the file is emptied: a journal in use is left as it is.
     let held = hold(path)?;
-    let file = LineFile::create(path, "the journal").map_err(|e| RecordError::File(e.to_string()))?;
+    let file = LineFile::create(path, "the journal")?;
     let line = JournalLine::Run {
         request: request.to_string(),
         config: json!({"root": root, "digest": config_digest(root)}),
@@ -100,8 +100,8 @@ pub fn open(
 
 /// Opens a journal read by [`load_journal`] to append to it: a last line cut short is cut
 /// off first, and a last line without its newline gets one, so the next line stands alone.
-pub fn reopen_journal(path: &Path, journal: &Journal) -> Result<LineFile, String> {
-    let fail = |e: std::io::Error| format!("cannot write the journal to {}: {e}", path.display());
+pub fn reopen_journal(path: &Path, journal: &Journal) -> Result<LineFile, Unwritable> {
+    let fail = |e: std::io::Error| Unwritable::new("the journal", path, e);
     if journal.cut_line.is_some() {
         let file = std::fs::OpenOptions::new().write(true).open(path).map_err(fail)?;
         file.set_len(journal.kept).map_err(fail)?;
@@ -109,7 +109,7 @@ pub fn reopen_journal(path: &Path, journal: &Journal) -> Result<LineFile, String
         let mut file = std::fs::OpenOptions::new().append(true).open(path).map_err(fail)?;
         file.write_all(b"\n").map_err(fail)?;
     }
-    LineFile::append(path, "the journal").map_err(|e| e.to_string())
+    LineFile::append(path, "the journal")
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use serde::Deserialize;
 
 use super::llm_line::Entry;
 use super::tool_line::{ToolEntry, ToolLine};
-use crate::read::{read_bounded_shared, Unread};
+use super::unreadable::{Recording, Unreadable};
+use crate::read::read_bounded_shared;
 use crate::tools::ToolInfo;
 
 /// Queues of recorded things by hash, each in the order they happened.
@@ -99,37 +100,38 @@ const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
 /// Reads a cassette file (`--replay`): its LLM exchanges, tool calls and tool lists. It
 /// must be a regular file (not a FIFO, a device or a directory) of at most 256 MiB; a UTF-8
 /// BOM is skipped.
-pub fn load(path: &Path) -> Result<Tape, String> {
+pub fn load(path: &Path) -> Result<Tape, Unreadable> {
     read(path, false)
 }
 
 /// Reads the `--cache` file: like a cassette, but a missing or empty file is an empty cache.
-pub fn load_cache(path: &Path) -> Result<Tape, String> {
+pub fn load_cache(path: &Path) -> Result<Tape, Unreadable> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(Tape::default());
     }
     read(path, true)
 }
 
-fn read(path: &Path, empty_ok: bool) -> Result<Tape, String> {
-    let shown = path.display();
-    let bytes = read_bounded_shared(path, MAX_CASSETTE_BYTES).map_err(|e| match e {
-        Unread::NotFile(_) => format!("cassette {shown} is not a regular file"),
-        Unread::TooLarge(_) => format!("cassette {shown} is larger than {} MiB", MAX_CASSETTE_BYTES >> 20),
-        Unread::Missing => format!("cannot read cassette {shown}: no such file or directory"),
-        Unread::Io(e) => format!("cannot read cassette {shown}: {e}"),
+fn read(path: &Path, empty_ok: bool) -> Result<Tape, Unreadable> {
+    let shown = || path.display().to_string();
+    let bytes = read_bounded_shared(path, MAX_CASSETTE_BYTES)
+        .map_err(|e| Unreadable::of(Recording::Cassette, shown(), e, MAX_CASSETTE_BYTES))?;
+    let text = String::from_utf8(bytes).map_err(|_| Unreadable::NotUtf8 {
+        what: Recording::Cassette,
+        path: shown(),
     })?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("cassette {shown} is not UTF-8 text"))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     if text.trim().is_empty() && !empty_ok {
-        return Err(format!(
-            "cassette {shown} is empty: record one with `orch run --record {shown} …`"
-        ));
+        return Err(Unreadable::EmptyCassette { path: shown() });
     }
     let tape = Tape::default();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        tape.take(line)
-            .map_err(|e| format!("{shown}:{}: not a cassette entry: {e}", i + 1))?;
+        tape.take(line).map_err(|why| Unreadable::BadLine {
+            what: Recording::Cassette,
+            path: shown(),
+            line: i + 1,
+            why,
+        })?;
     }
     Ok(tape)
 }
@@ -165,14 +167,14 @@ mod tests {
     fn an_unknown_kind_is_refused_at_its_line() {
         let (_dir, path) = file(&format!("{LLM}\n\n{}\n", r#"{"kind":"video","hash":"h"}"#));
         assert_eq!(
-            load(&path).err().unwrap(),
+            load(&path).err().unwrap().to_string(),
             format!(
                 "{}:3: not a cassette entry: unknown kind `video` (expected `tool` or `tools`)",
                 path.display()
             )
         );
         let (_dir, path) = file(r#"{"kind":"tool","hash":"t"}"#);
-        let err = load(&path).err().unwrap();
+        let err = load(&path).err().unwrap().to_string();
         assert!(
             err.starts_with(&format!("{}:1: not a cassette entry: missing field", path.display())),
             "{err}"
@@ -185,6 +187,10 @@ mod tests {
         let path = dir.path().join("none.jsonl");
         let cache = load_cache(&path).unwrap();
         assert!(cache.llm().is_empty() && cache.tool_calls().is_empty() && cache.lists().is_empty());
-        assert!(load(&path).err().unwrap().ends_with("no such file or directory"));
+        assert!(load(&path)
+            .err()
+            .unwrap()
+            .to_string()
+            .ends_with("no such file or directory"));
     }
 }

@@ -2,24 +2,26 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
+use super::ServeError;
+
 /// The socket address of `--http ADDR`: a bare port (`8080`) or `:PORT` binds loopback
 /// (127.0.0.1), as a local tool should; any other interface only when named (`0.0.0.0:8080`,
 /// `[::1]:8080`; `localhost:PORT` is loopback). Port 0 asks the system for a free port (the
 /// start line on stderr says which).
-pub fn listen_address(addr: &str) -> Result<SocketAddr, String> {
+pub fn listen_address(addr: &str) -> Result<SocketAddr, ServeError> {
     let text = addr.trim();
     let port = text.strip_prefix(':').unwrap_or(text);
     if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
         return port
             .parse::<u16>()
             .map(|p| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), p))
-            .map_err(|_| format!("--http `{addr}`: a port is at most 65535"));
+            .map_err(|_| ServeError::PortTooLarge { addr: addr.to_string() });
     }
     if let Some(p) = text.strip_prefix("localhost:") {
         return listen_address(p);
     }
     text.parse::<SocketAddr>()
-        .map_err(|_| format!("--http `{addr}` is not a port, :PORT, or IP:PORT (e.g. 8080, :8080, 0.0.0.0:8080)"))
+        .map_err(|_| ServeError::NotAnAddress { addr: addr.to_string() })
 }
 
 #[cfg(test)]
@@ -42,11 +44,14 @@ mod tests {
     #[test]
     fn nonsense_is_refused() {
         assert_eq!(
-            listen_address("70000").unwrap_err(),
+            listen_address("70000").unwrap_err().to_string(),
             "--http `70000`: a port is at most 65535"
         );
         for bad in ["", "example.com:80", "127.0.0.1", ":x"] {
-            assert!(listen_address(bad).unwrap_err().contains("is not a port"), "{bad}");
+            assert!(
+                listen_address(bad).unwrap_err().to_string().contains("is not a port"),
+                "{bad}"
+            );
         }
     }
 }

@@ -15,6 +15,7 @@ use rmcp::ServiceExt;
 use tokio::net::TcpListener;
 
 use super::calls::Calls;
+use super::error::ServeError;
 use super::guard::{unauthorized, Token, LOOPBACK_ORIGINS};
 use super::server::{Served, Server};
 use super::sessions::{SessionLimits, Sessions};
@@ -22,12 +23,12 @@ use super::sessions::{SessionLimits, Sessions};
 /// Serves over stdin/stdout until the client closes stdin (its normal way to stop a
 /// server) or `stop` resolves; calls still running then are told to stop, and waited for
 /// while they stop their tool servers. `Err` says why the session could not start.
-pub async fn serve_stdio(served: Arc<dyn Served>, stop: impl Future<Output = ()>) -> Result<(), String> {
+pub async fn serve_stdio(served: Arc<dyn Served>, stop: impl Future<Output = ()>) -> Result<(), ServeError> {
     let calls = Calls::new();
     let running = Server::new(served, calls.clone())
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| format!("the MCP session over stdio failed to start: {e}"))?;
+        .map_err(|e| ServeError::StdioStart(Box::new(e)))?;
     let cancel = running.cancellation_token();
     tokio::select! {
         _ = running.waiting() => {}
@@ -60,8 +61,8 @@ pub async fn serve_http(
     listener: TcpListener,
     options: HttpOptions,
     stop: impl Future<Output = ()>,
-) -> Result<(), String> {
-    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+) -> Result<(), ServeError> {
+    let bound = listener.local_addr()?;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts(bound))
         .with_allowed_origins(LOOPBACK_ORIGINS);

@@ -29,6 +29,12 @@ pub struct RunOptions {
     concurrency: Option<u32>,
 }
 
+/// An option of a `run` line that the command line would refuse as a flag: the parser's
+/// words for it, in one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", parser_words(.0))]
+pub struct RefusedOption(clap::Error);
+
 /// A path made absolute against the current directory (as it is, when that fails).
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
@@ -57,7 +63,7 @@ impl RunOptions {
     /// The flags of the run that wrote these options, on the config at `root`, writing its
     /// journal to `journal`; no output flag is set (the resume sets its own). Each option
     /// is checked as the command line checks its flag, and refused in its words.
-    pub fn into_args(self, request: String, root: PathBuf, journal: PathBuf) -> Result<RunArgs, String> {
+    pub fn into_args(self, request: String, root: PathBuf, journal: PathBuf) -> Result<RunArgs, RefusedOption> {
         let checked = self.checked()?;
         Ok(RunArgs {
             replies: ReplyArgs {
@@ -91,7 +97,7 @@ impl RunOptions {
 
     /// The options the command line checks, given to its parser as `orch run` flags: the
     /// flags they make, or the parser's words for the first it refuses.
-    fn checked(&self) -> Result<RunArgs, String> {
+    fn checked(&self) -> Result<RunArgs, RefusedOption> {
         let mut line = vec!["orch".to_string(), "run".into(), "x".into()];
         let mut flag = |name: &str, value: Option<String>| {
             if let Some(value) = value {
@@ -109,7 +115,7 @@ impl RunOptions {
                 ..
             }) => Ok(*args),
             Ok(_) => unreachable!("`orch run` parses as run"),
-            Err(e) => Err(parser_words(&e)),
+            Err(e) => Err(RefusedOption(e)),
         }
     }
 }

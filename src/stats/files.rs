@@ -11,9 +11,45 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::rc::Rc;
 
-use super::input::{kind, Kind};
+use super::input::{kind, Kind, NotARun};
 use crate::report::Saved;
-use crate::suite::Lines;
+use crate::suite::{Lines, LinesError};
+
+/// Why the files `orch stats` is given cannot be read, and where (`file:line[:column]: …`).
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    /// A file that cannot be read, or a line that is not text.
+    #[error(transparent)]
+    Lines(#[from] LinesError),
+    /// A file that is not there.
+    #[error("cannot read {shown}: no such file or directory")]
+    Missing {
+        /// The path as messages name it.
+        shown: String,
+    },
+    /// A value that is not JSON, or not of a run's shape.
+    #[error("{shown}:{line}:{column}: not a results line or run report: {why}")]
+    Malformed {
+        /// The file as messages name it.
+        shown: String,
+        /// The line, from 1.
+        line: usize,
+        /// The column, from 1.
+        column: usize,
+        /// The parser's words, without their place.
+        why: String,
+    },
+    /// A value that is JSON but not a run to count.
+    #[error("{shown}:{line}: {why}")]
+    NotARun {
+        /// The file as messages name it.
+        shown: String,
+        /// The line the value ends on, from 1.
+        line: usize,
+        /// Why.
+        why: NotARun,
+    },
+}
 
 /// What makes two paths one file: its device and inode on unix (hard links included), its
 /// canonical path elsewhere.
@@ -66,7 +102,7 @@ pub fn distinct<P: AsRef<Path>>(paths: &[P]) -> (Vec<&Path>, Vec<String>) {
 
 /// Reads every file in order, handing each value to `each`; the first malformed value stops
 /// the reading with a message that says where it is (`file:line:column`).
-pub fn read_all(paths: &[impl AsRef<Path>], mut each: impl FnMut(Kind)) -> Result<(), String> {
+pub fn read_all(paths: &[impl AsRef<Path>], mut each: impl FnMut(Kind)) -> Result<(), StatsError> {
     for path in paths {
         read_file(path.as_ref(), &mut each)?;
     }
@@ -74,10 +110,10 @@ pub fn read_all(paths: &[impl AsRef<Path>], mut each: impl FnMut(Kind)) -> Resul
 }
 
 /// Reads one file: JSON lines, or a pretty document (see the module's doc).
-fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), String> {
+fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), StatsError> {
     let shown = crate::read::display(path);
     let Some(mut lines) = Lines::input(path)? else {
-        return Err(format!("cannot read {shown}: no such file or directory"));
+        return Err(StatsError::Missing { shown });
     };
     let mut first = true;
     while let Some((at, line)) = lines.next_line()? {
@@ -93,14 +129,19 @@ fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), String> {
             Err(e) => return Err(located(&shown, at.number, &e)),
         };
         first = false;
-        each(kind(doc).map_err(|why| format!("{shown}:{}: {why}", at.number))?);
+        each(kind(doc).map_err(|why| not_a_run(&shown, at.number, why))?);
     }
     Ok(())
 }
 
 /// Reads pretty JSON values (one report, or several one after another) from `reader`, whose
 /// first byte is on line `skipped + 1` of the file.
-fn read_document(reader: impl Read, skipped: usize, shown: &str, each: &mut impl FnMut(Kind)) -> Result<(), String> {
+fn read_document(
+    reader: impl Read,
+    skipped: usize,
+    shown: &str,
+    each: &mut impl FnMut(Kind),
+) -> Result<(), StatsError> {
     let newlines = Rc::new(Cell::new(skipped));
     let counted = LineCount {
         inner: BufReader::new(reader),
@@ -110,7 +151,7 @@ fn read_document(reader: impl Read, skipped: usize, shown: &str, each: &mut impl
         let doc = doc.map_err(|e| located(shown, skipped + e.line(), &e))?;
         // The parser reads a byte at a time and stops at the value's end: its last line.
         let line = newlines.get() + 1;
-        each(kind(doc).map_err(|why| format!("{shown}:{line}: {why}"))?);
+        each(kind(doc).map_err(|why| not_a_run(shown, line, why))?);
     }
     Ok(())
 }
@@ -132,11 +173,22 @@ impl<R: BufRead> Read for LineCount<R> {
 }
 
 /// A JSON syntax or type error at `line` (of the file), with its column.
-fn located(shown: &str, line: usize, e: &serde_json::Error) -> String {
+fn located(shown: &str, line: usize, e: &serde_json::Error) -> StatsError {
     let what = e.to_string();
     let what = what.split(" at line ").next().unwrap_or_default();
-    format!(
-        "{shown}:{line}:{}: not a results line or run report: {what}",
-        e.column().max(1)
-    )
+    StatsError::Malformed {
+        shown: shown.to_string(),
+        line,
+        column: e.column().max(1),
+        why: what.to_string(),
+    }
+}
+
+/// A value at `line` that is not a run to count.
+fn not_a_run(shown: &str, line: usize, why: NotARun) -> StatsError {
+    StatsError::NotARun {
+        shown: shown.to_string(),
+        line,
+        why,
+    }
 }

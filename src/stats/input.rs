@@ -6,7 +6,7 @@
 //! takes its default. A field that is there with the wrong type is malformed, and said where.
 
 use crate::report::Saved;
-use crate::text::{check_cost, check_quality};
+use crate::text::{check_cost, check_quality, BadFigure};
 
 /// What one JSON value of an input file is.
 pub enum Kind {
@@ -16,19 +16,29 @@ pub enum Kind {
     Unreported,
 }
 
+/// Why a JSON value of an input file is not a run `orch stats` can count.
+#[derive(Debug, thiserror::Error)]
+pub enum NotARun {
+    /// A results line whose report has no `status`.
+    #[error("the results line's report has no `status`")]
+    NoStatus,
+    /// Neither kind of value.
+    #[error("neither a results line (`orch test --results`) nor a run report (`orch run --format json`)")]
+    Neither,
+    /// A number no run may hold.
+    #[error(transparent)]
+    Figure(#[from] BadFigure),
+}
+
 /// A run, a results line without a run, or why the value is neither (or why its numbers
 /// cannot be a run's: the rules `orch compare` refuses a line by, in `crate::text`).
-pub fn kind(value: Saved) -> Result<Kind, String> {
+pub fn kind(value: Saved) -> Result<Kind, NotARun> {
     let run = match (value.case_id.is_some(), value.report) {
         (true, Some(report)) if report.status.is_some() => report,
-        (true, Some(_)) => return Err("the results line's report has no `status`".into()),
+        (true, Some(_)) => return Err(NotARun::NoStatus),
         (true, None) => return Ok(Kind::Unreported),
         (false, _) if value.status.is_some() => Box::new(Saved { report: None, ..value }),
-        (false, _) => {
-            return Err(
-                "neither a results line (`orch test --results`) nor a run report (`orch run --format json`)".into(),
-            )
-        }
+        (false, _) => return Err(NotARun::Neither),
     };
     check(&run)?;
     Ok(Kind::Run(run))
@@ -36,7 +46,7 @@ pub fn kind(value: Saved) -> Result<Kind, String> {
 
 /// Why its numbers cannot be a run's: a quality outside 0..=100, a cost that is negative or
 /// beyond any budget.
-fn check(run: &Saved) -> Result<(), String> {
+fn check(run: &Saved) -> Result<(), BadFigure> {
     check_quality("overallQuality", run.overall_quality)?;
     check_cost("costUsd", run.usage.cost_usd)?;
     for d in &run.departments {

@@ -62,13 +62,6 @@ pub enum LinesError {
     },
 }
 
-/// For the layers whose errors are still words (`stats`, `compare`): the message.
-impl From<LinesError> for String {
-    fn from(e: LinesError) -> String {
-        e.to_string()
-    }
-}
-
 /// Where a line of a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct At {

@@ -18,13 +18,13 @@ mod target;
 mod tool_expect;
 
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
-pub use lines::Lines;
+pub use lines::{Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
 pub use order::{by_name as order_by_name, in_suite_order};
 pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
-    append_after, parse as parse_results_line, passes, read as read_results, resume, summarize, Record, Resumed,
-    Summary,
+    append_after, parse as parse_results_line, passes, read as read_results, resume, summarize, NotAResultsLine,
+    Record, Resumed, Summary,
 };
 pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
 pub use selection::{filter as case_filter, select, Runs};

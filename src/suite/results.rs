@@ -59,13 +59,6 @@ pub struct NotAResultsLine {
     pub json: serde_json::Error,
 }
 
-/// For the layers whose errors are still words (`compare`): the message.
-impl From<NotAResultsLine> for String {
-    fn from(e: NotAResultsLine) -> String {
-        e.to_string()
-    }
-}
-
 /// One case run as written to a results file (the report is written, never read back).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

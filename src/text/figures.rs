@@ -29,26 +29,49 @@ pub fn share_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error
     v.map(round_share).serialize(s)
 }
 
+/// A number a report may not hold: where it was read, and its value as JSON writes it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BadFigure {
+    /// A quality outside 0..=100.
+    #[error("{what} is {value}; a quality is between 0 and 100")]
+    Quality {
+        /// Where it was read (`overallQuality`, `the qualityScore of department `d``).
+        what: String,
+        /// The value, as JSON writes it.
+        value: String,
+    },
+    /// A cost below 0 or beyond [`MAX_COST_USD`].
+    #[error("{what} is {value}; a run's cost is between 0 and {}", json_number(MAX_COST_USD))]
+    Cost {
+        /// Where it was read.
+        what: String,
+        /// The value, as JSON writes it.
+        value: String,
+    },
+}
+
 /// Why `v` cannot be a quality (`what` names where it was read), if it cannot: a quality
 /// is between 0 and 100.
-pub fn check_quality(what: &str, v: f64) -> Result<(), String> {
+pub fn check_quality(what: &str, v: f64) -> Result<(), BadFigure> {
     if (0.0..=100.0).contains(&v) {
         return Ok(());
     }
-    Err(format!("{what} is {}; a quality is between 0 and 100", json_number(v)))
+    Err(BadFigure::Quality {
+        what: what.to_string(),
+        value: json_number(v),
+    })
 }
 
 /// Why `v` cannot be a cost (`what` names where it was read), if it cannot: a cost is
 /// between 0 and [`MAX_COST_USD`].
-pub fn check_cost(what: &str, v: f64) -> Result<(), String> {
+pub fn check_cost(what: &str, v: f64) -> Result<(), BadFigure> {
     if (0.0..=MAX_COST_USD).contains(&v) {
         return Ok(());
     }
-    Err(format!(
-        "{what} is {}; a run's cost is between 0 and {}",
-        json_number(v),
-        json_number(MAX_COST_USD)
-    ))
+    Err(BadFigure::Cost {
+        what: what.to_string(),
+        value: json_number(v),
+    })
 }
 
 /// Whether a specialist's first attempt was accepted, from that attempt's `decision`;
@@ -72,11 +95,11 @@ mod tests {
         assert_eq!(round_share(2.0 / 3.0), 0.6667);
         assert!(check_quality("q", 100.0).is_ok());
         assert_eq!(
-            check_quality("q", 200.0).unwrap_err(),
+            check_quality("q", 200.0).unwrap_err().to_string(),
             "q is 200.0; a quality is between 0 and 100"
         );
         assert_eq!(
-            check_cost("costUsd", -1.0).unwrap_err(),
+            check_cost("costUsd", -1.0).unwrap_err().to_string(),
             "costUsd is -1.0; a run's cost is between 0 and 1000000000.0"
         );
         assert_eq!(first_accepted(None), None);
