@@ -275,3 +275,26 @@ fn the_html_report_says_when_economy_started() {
         "{page}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_run_s_span_says_why_it_went_into_economy() {
+    use crate::traces::{collector, received, spans};
+    let otlp = collector().await;
+    let server = serve(&[]).await;
+    let uri = otlp.uri();
+    let root = studio(&server.uri(), "{ maxCalls: 20, economyAt: 0.05 }");
+    let mut args = RUN_ALWAYS.to_vec();
+    args.extend(["--otlp", uri.as_str(), "Create Aladdin"]);
+    Test::new(root.path())
+        .args(args)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .status(0)
+        .run();
+    let (bodies, _) = received(&otlp).await;
+    let runs: Vec<_> = spans(&bodies)
+        .into_iter()
+        .filter(|s| s.name == "invoke_workflow orch")
+        .collect();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].attributes["orch.economy"], "economy: 5% of maxCalls spent");
+}
