@@ -91,13 +91,15 @@ pub async fn run_request(
     let mut report = routed_run(engine, request, options, interrupt)
         .with_context(cx.clone())
         .await;
-    end_span(
-        &cx,
-        vec![
-            KeyValue::new("orch.status", report.status.to_string()),
-            KeyValue::new("orch.overall_quality", report.overall_quality),
-        ],
-    );
+    let mut attributes = vec![
+        KeyValue::new("orch.status", report.status.to_string()),
+        KeyValue::new("orch.overall_quality", report.overall_quality),
+    ];
+    // Why the run went into economy (SPEC §20: every decision lands in the trace).
+    if let Some(economy) = &report.economy {
+        attributes.push(KeyValue::new("orch.economy", economy.reason.clone()));
+    }
+    end_span(&cx, attributes);
     report.trace_id = trace_id(&cx);
     report
 }

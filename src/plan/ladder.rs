@@ -43,6 +43,29 @@ pub fn worst_rung(n: u64, top: usize) -> usize {
     usize::try_from(n.saturating_sub(1)).unwrap_or(usize::MAX).min(top)
 }
 
+/// Whether economy is off (`economyAt` 0), for the plan's serialization.
+pub fn economy_off(share: &f64) -> bool {
+    *share <= 0.0
+}
+
+/// The budgets economy watches (SPEC §20): those `limits` sets, in the order `maxCalls`,
+/// `maxTokens`, `maxCostUsd`, `deadline`; none when economy is off.
+pub fn economy_budgets(config: &Config) -> Vec<&'static str> {
+    let l = &config.settings.limits;
+    if economy_off(&l.economy_at) {
+        return Vec::new();
+    }
+    [
+        ("maxCalls", l.max_calls > 0),
+        ("maxTokens", l.max_tokens > 0),
+        ("maxCostUsd", l.max_cost_usd > 0.0),
+        ("deadline", l.deadline > 0.0),
+    ]
+    .into_iter()
+    .filter_map(|(name, set)| set.then_some(name))
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -148,6 +148,14 @@ pub struct Plan {
     /// The most the run can cost in USD; null when a model has no price or no cap.
     #[serde(serialize_with = "crate::text::usd_opt")]
     pub max_cost_usd: Option<f64>,
+    /// `limits.economyAt` (SPEC §20): the share of a budget whose spending starts economy;
+    /// absent when 0 (off).
+    #[serde(skip_serializing_if = "ladder::economy_off")]
+    pub economy_at: f64,
+    /// The budgets economy watches, those the config sets, in the order of SPEC §20
+    /// (`maxCalls`, `maxTokens`, `maxCostUsd`, `deadline`); absent when economy is off.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub economy_budgets: Vec<&'static str>,
     /// What to change when nothing matched the request (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
@@ -225,6 +233,8 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         min_calls: min_calls.min(call_budget),
         max_calls: max_calls.min(call_budget),
         max_cost_usd,
+        economy_at: config.settings.limits.economy_at,
+        economy_budgets: ladder::economy_budgets(config),
         hint: None,
     })
 }

@@ -22,6 +22,7 @@ mod report_html;
 mod run_markdown;
 mod run_timeline;
 mod run_tree;
+mod stats_ladder;
 mod stats_markdown;
 mod stats_tree;
 mod suite_junit;

@@ -51,6 +51,9 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         root.push(servers);
     }
     root.push(calls_line(plan, style));
+    if let Some(line) = economy_line(plan) {
+        root.push(Node::leaf(style.dim(&line)));
+    }
     if let Some(hint) = &plan.hint {
         root.push(Node::leaf(style.yellow(&format!("hint: {hint}"))));
     }
@@ -125,6 +128,20 @@ fn calls_line(plan: &Plan, style: Style) -> Node {
         plan.max_calls,
         at_most(plan.max_cost_usd),
         style.dim(&format!("(budget {})", plan.call_budget))
+    ))
+}
+
+/// `economy: from 80% of maxCalls or maxCostUsd spent: …` (SPEC §20), when economy is on;
+/// the share as a percentage without trailing zeros, as a run's economy reason writes it.
+fn economy_line(plan: &Plan) -> Option<String> {
+    let (last, first) = plan.economy_budgets.split_last()?;
+    let percent = (plan.economy_at * 100.0 * 1e6).round() / 1e6;
+    let budgets = match first {
+        [] => last.to_string(),
+        _ => format!("{} or {last}", first.join(", ")),
+    };
+    Some(format!(
+        "economy: from {percent}% of {budgets} spent, nothing climbs, a supporting department not yet started is skipped and a primary one is answered by its head"
     ))
 }
 

@@ -86,6 +86,9 @@ fn report_body(report: &Saved<Value>, full: bool) -> String {
             .as_deref()
             .map_or(String::new(), |e| format!(" · error: {}", escape(e)))
     );
+    if let Some(line) = economy_line(report) {
+        let _ = writeln!(out, "<p>{}</p>", escape(&line));
+    }
     out.push_str(&departments_table(report));
     if full {
         out.push_str("<h2>Plan</h2>\n");
@@ -112,6 +115,29 @@ fn report_body(report: &Saved<Value>, full: bool) -> String {
         }
     }
     out
+}
+
+/// `economy: 80% of maxCalls spent at 0.4 s · skipped music · lightened plot`, when the run
+/// went into economy (SPEC §20), as the tree writes it; read leniently from a saved report.
+fn economy_line(report: &Saved<Value>) -> Option<String> {
+    let e = report.economy.as_ref().filter(|e| e.is_object())?;
+    let mut line = format!(
+        "{} at {:.1} s",
+        e["reason"].as_str().unwrap_or("economy"),
+        e["at"].as_u64().unwrap_or(0) as f64 / 1000.0
+    );
+    for key in ["skipped", "lightened"] {
+        let ids: Vec<&str> = e[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !ids.is_empty() {
+            line.push_str(&format!(" · {key} {}", ids.join(", ")));
+        }
+    }
+    Some(line)
 }
 
 /// A row per department: its status, quality, specialists, calls and error.

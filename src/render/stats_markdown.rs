@@ -23,6 +23,7 @@ pub fn stats_markdown(stats: &Stats) -> String {
     out.push_str(&departments(stats));
     out.push('\n');
     out.push_str(&agents(stats));
+    out.push_str(&super::stats_ladder::rungs_table(stats));
     out
 }
 
@@ -58,6 +59,9 @@ fn totals(stats: &Stats) -> String {
     ];
     for (name, value) in rows {
         routing.row([name.to_string(), value]);
+    }
+    if super::stats_ladder::shown(stats) {
+        routing.row(["economy runs".to_string(), stats.economy_runs.to_string()]);
     }
     routing.finish()
 }

@@ -43,6 +43,9 @@ pub fn stats_tree(stats: &Stats, style: Style) -> Node {
         "complexity: {}",
         printable(&counts(in_order(&LEVELS, &stats.complexity)))
     )));
+    if let Some(line) = super::stats_ladder::economy_line(stats) {
+        root.push(Node::leaf(line));
+    }
     let departments = stats.departments.iter().map(|d| department(d, stats, style)).collect();
     root.push(Node::new(style.bold("departments"), departments));
     root.push(Node::leaf(format!(
@@ -86,13 +89,13 @@ fn department(d: &DepartmentStats, stats: &Stats, style: Style) -> Node {
     Node::new(label, agents)
 }
 
-/// A specialist's line.
+/// A specialist's line, its rungs under it when it climbed.
 fn agent(a: &AgentStats, style: Style) -> Node {
-    Node::leaf(format!(
+    let label = format!(
         "{} {}",
         style.cyan(&printable(&a.agent_id)),
         style.dim(&format!(
-            "{}, {}, first attempt {}, pass {}, {} retries a run, score {}, p50 {}, p95 {}, {}, {}",
+            "{}, {}, first attempt {}, pass {}, {} retries a run, score {}, p50 {}, p95 {}, {}{}, {}",
             count(a.runs, "run"),
             count(a.attempts, "attempt"),
             percent(a.first_attempt_pass_rate),
@@ -102,7 +105,9 @@ fn agent(a: &AgentStats, style: Style) -> Node {
             millis(a.latency_ms_p50),
             millis(a.latency_ms_p95),
             count(a.tool_calls, "tool call"),
+            super::stats_ladder::escalations(a),
             fmt_usd(a.cost_usd)
         ))
-    ))
+    );
+    Node::new(label, super::stats_ladder::rung_nodes(a, style))
 }

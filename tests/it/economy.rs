@@ -210,3 +210,91 @@ async fn stats_count_escalations_rungs_and_economy_runs() {
         ])
     );
 }
+
+/// The ladder example's run that climbs twice and goes into economy, saved in a scratch
+/// directory as `saved.json`.
+fn saved_economy_run() -> Root {
+    let out = Test::new(&crate::common::repo())
+        .args([
+            "run",
+            "--config",
+            "examples/ladder",
+            "--format",
+            "json",
+            "--seed",
+            "5",
+            "--max-calls",
+            "6",
+            "Create a detailed character Aladdin and his theme song",
+        ])
+        .status(0)
+        .run();
+    let root = Root::empty();
+    root.write("saved.json", crate::common::stdout(&out));
+    root
+}
+
+#[test]
+fn stats_for_people_show_escalations_rungs_and_economy_runs() {
+    let root = saved_economy_run();
+    let tree = Test::new(root.path())
+        .args(["stats", "saved.json", "--format", "tree"])
+        .status(0)
+        .run();
+    let tree = crate::common::stdout(&tree);
+    assert!(tree.contains("economy runs: 1"), "{tree}");
+    assert!(tree.contains("1 escalation, $0.00"), "{tree}");
+    assert!(tree.contains("rung 1 gpt-4o: 1 attempt, pass 100.0%, $0.00"), "{tree}");
+    assert!(
+        tree.contains("rung 0 gpt-4o-mini: 1 attempt, pass 0.0%, $0.00"),
+        "{tree}"
+    );
+    let markdown = Test::new(root.path())
+        .args(["stats", "saved.json", "--format", "markdown"])
+        .status(0)
+        .run();
+    let markdown = crate::common::stdout(&markdown);
+    assert!(markdown.contains("| economy runs | 1 |"), "{markdown}");
+    assert!(
+        markdown.contains("| ` character-look ` | 1 | ` gpt-4o ` | 1 | 100.0% | $0.00 |"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn the_html_report_says_when_economy_started() {
+    let root = saved_economy_run();
+    Test::new(root.path())
+        .args(["report", "saved.json", "--html", "page.html"])
+        .status(0)
+        .stderr("wrote page.html\n")
+        .run();
+    let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
+    assert!(
+        page.contains("<p>economy: 80% of maxCalls spent at 0.0 s · lightened music</p>"),
+        "{page}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_run_s_span_says_why_it_went_into_economy() {
+    use crate::traces::{collector, received, spans};
+    let otlp = collector().await;
+    let server = serve(&[]).await;
+    let uri = otlp.uri();
+    let root = studio(&server.uri(), "{ maxCalls: 20, economyAt: 0.05 }");
+    let mut args = RUN_ALWAYS.to_vec();
+    args.extend(["--otlp", uri.as_str(), "Create Aladdin"]);
+    Test::new(root.path())
+        .args(args)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .status(0)
+        .run();
+    let (bodies, _) = received(&otlp).await;
+    let runs: Vec<_> = spans(&bodies)
+        .into_iter()
+        .filter(|s| s.name == "invoke_workflow orch")
+        .collect();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].attributes["orch.economy"], "economy: 5% of maxCalls spent");
+}

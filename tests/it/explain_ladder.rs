@@ -74,3 +74,24 @@ fn the_worst_case_prices_every_retry_on_its_rung() {
     // A rung without a price: the worst case is unknown.
     assert_eq!(cost(&config("[{model: unpriced}]", "small")), Value::Null);
 }
+
+#[test]
+fn explain_shows_economy_and_the_budgets_it_watches() {
+    let root = Root::orch_yaml(
+        "limits: { maxCalls: 40, maxCostUsd: 0.05, economyAt: 0.875 }\n\
+         departments:\n  - { id: d, keywords: [aladdin], head: h }\n\
+         agents:\n  - { id: h, role: head, department: d }\n",
+    );
+    let plan = json(&explain(&root, "json"));
+    assert_eq!(plan["economyAt"], 0.875, "{plan:#}");
+    assert_eq!(plan["economyBudgets"], json!(["maxCalls", "maxCostUsd"]));
+    let tree = String::from_utf8(explain(&root, "tree").stdout).unwrap();
+    assert!(
+        tree.contains("economy: from 87.5% of maxCalls or maxCostUsd spent"),
+        "{tree}"
+    );
+    // Off by default: neither key, no line.
+    let plain = json(&explain(&config("[]", "small"), "json"));
+    assert_eq!(plain.get("economyAt"), None);
+    assert_eq!(plain.get("economyBudgets"), None);
+}

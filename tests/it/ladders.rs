@@ -509,3 +509,65 @@ fn a_rung_s_provider_without_its_key_stops_the_run_before_any_call() {
         .stderr("error: provider `hosted` cannot be used: environment variable `ORCH_TEST_LADDER_KEY_UNSET` is not set (it holds the API key)\n")
         .run();
 }
+
+#[test]
+fn the_templates_show_a_ladder_and_economy_that_validate_once_uncommented() {
+    let root = Root::empty();
+    for (dir, template) in [("studio", "studio"), ("minimal", "minimal")] {
+        Test::new(root.path())
+            .args(["init", dir, "--template", template])
+            .status(0)
+            .any_stderr()
+            .run();
+    }
+    let uncomment = |rel: &str, lines: &[&str]| {
+        let path = root.path().join(rel);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        for line in lines {
+            let commented = format!("# {line}");
+            let at = text
+                .find(&commented)
+                .unwrap_or_else(|| panic!("{rel}: {commented}\n{text}"));
+            text.replace_range(at..at + commented.len(), line);
+        }
+        std::fs::write(path, text).unwrap();
+    };
+    let ladder = ["model: gpt-4o-mini", "escalate:", "  - model: gpt-4o"];
+    uncomment("studio/orch.toml", &["economyAt = 0.8"]);
+    uncomment("studio/agents/character.yaml", &ladder);
+    uncomment("minimal/orch.yaml", &ladder);
+    for dir in ["studio", "minimal"] {
+        Test::new(root.path())
+            .args(["validate", dir])
+            .status(0)
+            .stdout("0 errors, 0 warnings\n")
+            .run();
+        let plan = json(
+            &Test::new(root.path())
+                .args([
+                    "explain",
+                    "--config",
+                    dir,
+                    "--specialists",
+                    "always",
+                    "--format",
+                    "json",
+                    "Create character Aladdin costume",
+                ])
+                .status(0)
+                .run(),
+        );
+        let ladders: Vec<&Value> = plan["departments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|d| d["specialists"].as_array().unwrap())
+            .filter_map(|s| s.get("escalate"))
+            .collect();
+        assert_eq!(
+            ladders,
+            [&json!([{"provider": "simulated", "model": "gpt-4o"}])],
+            "{dir}: {plan:#}"
+        );
+    }
+}

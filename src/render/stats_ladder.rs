@@ -1,0 +1,82 @@
+//! What `orch stats` tells people of model ladders and economy (SPEC §20): the runs that went
+//! into economy, each specialist's escalations and its attempts by rung. Shown only when the
+//! runs have a ladder or an economy, so the stats of a team without them read as before.
+
+use super::tree::{Node, Style};
+use crate::stats::{percent, AgentStats, Stats};
+use crate::text::{count, fmt_usd, markdown_code as cell, printable, Align, MarkdownTable};
+
+/// Whether any run went into economy or any specialist has an attempt above rung 0.
+pub fn shown(stats: &Stats) -> bool {
+    stats.economy_runs > 0 || stats.agents.iter().any(climbed)
+}
+
+/// Whether a specialist has an attempt above rung 0 (or an escalation).
+fn climbed(a: &AgentStats) -> bool {
+    a.escalations > 0 || a.by_rung.iter().any(|r| r.rung > 0)
+}
+
+/// `economy runs: 1`, when [`shown`].
+pub fn economy_line(stats: &Stats) -> Option<String> {
+    shown(stats).then(|| format!("economy runs: {}", stats.economy_runs))
+}
+
+/// `, 1 escalation` for a specialist's line, when it climbed.
+pub fn escalations(a: &AgentStats) -> String {
+    if climbed(a) {
+        format!(", {}", count(a.escalations, "escalation"))
+    } else {
+        String::new()
+    }
+}
+
+/// `rung 1 gpt-4o: 3 attempts, pass 100.0%, $0.01`, a line per rung under a specialist that
+/// climbed; none otherwise.
+pub fn rung_nodes(a: &AgentStats, style: Style) -> Vec<Node> {
+    if !climbed(a) {
+        return Vec::new();
+    }
+    a.by_rung
+        .iter()
+        .map(|r| {
+            Node::leaf(style.dim(&format!(
+                "rung {} {}: {}, pass {}, {}",
+                r.rung,
+                printable(&r.model),
+                count(r.attempts, "attempt"),
+                percent(r.pass_rate),
+                fmt_usd(r.cost_usd)
+            )))
+        })
+        .collect()
+}
+
+/// A row per rung of each specialist that climbed; nothing when none did.
+pub fn rungs_table(stats: &Stats) -> String {
+    let mut table = MarkdownTable::new(&[
+        ("agent", Align::Left),
+        ("rung", Align::Right),
+        ("model", Align::Left),
+        ("attempts", Align::Right),
+        ("pass", Align::Right),
+        ("cost", Align::Right),
+    ]);
+    let mut rows = 0;
+    for a in stats.agents.iter().filter(|a| climbed(a)) {
+        for r in &a.by_rung {
+            rows += 1;
+            table.row([
+                cell(&a.agent_id),
+                r.rung.to_string(),
+                cell(&r.model),
+                r.attempts.to_string(),
+                percent(r.pass_rate),
+                fmt_usd(r.cost_usd),
+            ]);
+        }
+    }
+    if rows == 0 {
+        return String::new();
+    }
+    format!("\n{}", table.finish())
+}
