@@ -41,8 +41,8 @@ if [ -n "$BIN" ] && { [ ! -f "$BIN" ] || [ ! -x "$BIN" ]; }; then
 fi
 
 mkdir -p "$DIR"
-if [ ! -x "$DIR/venv/bin/python" ]; then
-  python3 -m venv "$DIR/venv"
+if ! "$DIR/venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
+  python3 -m venv "$DIR/venv"                    # also after an interrupted install
   CMAKE_BUILD_PARALLEL_LEVEL=2 "$DIR/venv/bin/pip" install --quiet 'llama-cpp-python[server]'
 fi
 MODEL=$(find "$DIR" -name 'SmolLM2-135M-Instruct*.gguf' | head -n 1)
