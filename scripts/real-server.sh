@@ -66,10 +66,12 @@ if $LADDER && [ ! -f "$DIR/$GEMMA" ]; then
 fi
 
 if $LADDER; then
+  # The Gemma GGUF has no chat template, and llama-cpp-python's "gemma" format drops the system
+  # message (the agent's instructions); the pretrained model knows no chat format anyway.
   cat >"$DIR/server.json" <<JSON
 {"host": "127.0.0.1", "port": $PORT, "models": [
   {"model": "$MODEL", "model_alias": "smollm2", "n_ctx": 4096},
-  {"model": "$DIR/$GEMMA", "model_alias": "gemma3-270m", "n_ctx": 4096}]}
+  {"model": "$DIR/$GEMMA", "model_alias": "gemma3-270m", "n_ctx": 4096, "chat_format": "chatml"}]}
 JSON
   "$DIR/venv/bin/python" -m llama_cpp.server --config_file "$DIR/server.json" \
     >"$DIR/server.log" 2>&1 &
