@@ -214,21 +214,7 @@ async fn stats_count_escalations_rungs_and_economy_runs() {
 /// The ladder example's run that climbs twice and goes into economy, saved in a scratch
 /// directory as `saved.json`.
 fn saved_economy_run() -> Root {
-    let out = Test::new(&crate::common::repo())
-        .args([
-            "run",
-            "--config",
-            "examples/ladder",
-            "--format",
-            "json",
-            "--seed",
-            "5",
-            "--max-calls",
-            "6",
-            "Create a detailed character Aladdin and his theme song",
-        ])
-        .status(0)
-        .run();
+    let out = crate::ladders::example_run();
     let root = Root::empty();
     root.write("saved.json", crate::common::stdout(&out));
     root

@@ -443,9 +443,9 @@ fn the_simulated_provider_shows_an_escalation_offline() {
     assert!(attempts[1]["score"].as_f64().unwrap() > 90.0);
 }
 
-#[test]
-fn the_ladder_example_climbs_and_economizes_offline() {
-    let out = Test::new(&crate::common::repo())
+/// The ladder example's run that climbs twice and goes into economy (the README's words).
+pub fn example_run() -> std::process::Output {
+    Test::new(&crate::common::repo())
         .args([
             "run",
             "--config",
@@ -459,7 +459,12 @@ fn the_ladder_example_climbs_and_economizes_offline() {
             "Create a detailed character Aladdin and his theme song",
         ])
         .status(0)
-        .run();
+        .run()
+}
+
+#[test]
+fn the_ladder_example_climbs_and_economizes_offline() {
+    let out = example_run();
     let report = json(&out);
     assert_eq!(report["status"], "success");
     assert_eq!(report["usage"]["escalations"], 2);
