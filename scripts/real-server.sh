@@ -81,6 +81,9 @@ else
 fi
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null' EXIT
+# A stop signal ends the script through its EXIT trap, so the server never outlives it.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 for _ in $(seq 1 60); do
   curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null && break
   sleep 1
