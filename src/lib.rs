@@ -6,9 +6,9 @@
 //! reads it (each rank's backticked names, before the colon) and fails on an upward or
 //! sideways import, and on a module missing from it.
 //!
-//! 0. `text`, `exit`, `sink`, `read`, `tls`: vocabulary every layer may use (words, scores,
-//!    ids; exit codes; files written line by line; files read whole, bounded; the TLS of
-//!    every HTTPS client)
+//! 0. `text`, `exit`, `sink`, `read`, `tls`, `statistics`: vocabulary every layer may use
+//!    (words, scores, ids; exit codes; files written line by line; files read whole, bounded;
+//!    the TLS of every HTTPS client; Fisher's test and Wilson's interval)
 //! 1. `config`, `trace`: files -> positioned nodes -> wire structs -> checked model; spans
 //! 2. `plan`: routing, complexity, specialists, call bounds, the DAG; pure
 //! 3. `grade`, `prompts`: scores and the words orch sends
@@ -23,8 +23,7 @@
 //!    wrappers stack in around the providers and the tool host
 //! 9. `cli`, `serve`, `stats`: the flags; the MCP server of `orch mcp` (its tools, over stdio
 //!    and HTTP); analytics over many runs' reports and the success rates they teach
-//! 10. `compare`: two results files compared case by case (Fisher's exact test, Wilson
-//!     intervals)
+//! 10. `compare`: two results files compared case by case
 //! 11. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
 //!     suites, comparisons and stats
 //! 12. `session`: a config, its plan(s) and the run options made into a ready run (providers,
@@ -55,6 +54,7 @@ mod report;
 mod serve;
 mod session;
 mod sink;
+mod statistics;
 mod stats;
 mod suite;
 mod text;

@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::fisher;
 use super::side::{CaseKey, CaseRuns, Side};
 use super::totals::Totals;
+use crate::statistics::fisher_two_sided;
 use crate::suite::passes;
 use crate::text::{round2_opt, round_share, round_to_2};
 
@@ -188,7 +188,7 @@ fn case_change(key: &CaseKey, base: Option<&CaseRuns>, candidate: Option<&CaseRu
     };
     let p_value = b.zip(c).map(|(b, c)| {
         let failed = |v: Verdict| u64::from(v.runs - v.passed_runs);
-        let p = fisher::two_sided(u64::from(b.passed_runs), failed(b), u64::from(c.passed_runs), failed(c));
+        let p = fisher_two_sided(u64::from(b.passed_runs), failed(b), u64::from(c.passed_runs), failed(c));
         significant_digits(p, 12)
     });
     let failures = match (candidate, c) {

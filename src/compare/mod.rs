@@ -6,10 +6,8 @@
 //! serde of the comparison; its tree, Markdown and page are drawn in `src/render/`.
 
 mod comparison;
-mod fisher;
 mod side;
 mod totals;
-mod wilson;
 
 pub use comparison::{compare, CaseChange, Change, Comparison, Judging, Verdict};
 pub use side::Side;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::side::Side;
-use super::wilson;
+use crate::statistics::wilson_interval;
 use crate::text::{round2_opt, share, usd};
 
 /// One side's totals, as the JSON prints them.
@@ -49,7 +49,7 @@ impl Totals {
             runs: runs.count,
             passed_runs: runs.hits,
             pass_rate: runs.value().unwrap_or(0.0),
-            pass_rate_interval: wilson::interval(runs.hits, runs.count).unwrap_or([0.0, 1.0]),
+            pass_rate_interval: wilson_interval(runs.hits, runs.count).unwrap_or([0.0, 1.0]),
             mean_quality: side.quality.value(),
             cost_usd: side.cost.value(),
             calls: side.calls,
