@@ -9,6 +9,7 @@ use tokio::sync::SemaphorePermit;
 use tokio::time::Instant;
 
 use super::accounting::{self, Spend};
+use super::causal::{self, Spent};
 use super::{far_future, CallError, Engine};
 use crate::config::{Agent, ProviderKind};
 use crate::provider::{Change, Completion, CompletionRequest, Link, OfferedTool, Outcome, ProviderError, Turn};
@@ -168,6 +169,10 @@ impl Engine {
             }));
         }
         self.budget.count_call()?;
+        causal::record(Spent {
+            calls: 1,
+            ..Spent::default()
+        });
         let request = self.request(agent, link, ask, output_schema, timeout, window.deadline_after(paced));
         let span = chat_span(link, &request);
         // The deadline holds whatever the provider does (the HTTP layer keeps it too).
@@ -275,6 +280,11 @@ impl Engine {
         if let Some(charge) = charge {
             self.budget.spend_tokens(charge.tokens);
             self.budget.spend_usd(charge.usd);
+            causal::record(Spent {
+                calls: 0,
+                tokens: charge.tokens,
+                usd: charge.usd,
+            });
         }
         // A reply that asks for tool calls may say nothing else.
         if completion.text.trim().is_empty() && completion.tool_calls.is_empty() {

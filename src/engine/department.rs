@@ -6,6 +6,7 @@ use tokio::time::Instant;
 use futures::future::join_all;
 use opentelemetry::trace::FutureExt;
 
+use super::causal;
 use super::gate::Place;
 use super::gate::{department_item, Verdict};
 use super::specialist::{run_specialist, Task};
@@ -201,11 +202,11 @@ async fn run_specialists(engine: &Engine, plan: &DepartmentPlan, request: &str, 
         total,
     };
     if plan.parallel {
-        return join_all((0..total).map(|i| run_specialist(engine, task(i)))).await;
+        return join_all((0..total).map(|i| causal::part(run_specialist(engine, task(i))))).await;
     }
     let mut done = Vec::new();
     for i in 0..total {
-        done.push(run_specialist(engine, task(i)).await);
+        done.push(causal::part(run_specialist(engine, task(i))).await);
     }
     done
 }

@@ -3,8 +3,10 @@
 //! and a primary one not yet started is answered by its head in one call. Nothing already
 //! running is cut.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use super::causal::{self, Spent};
 use super::Engine;
 use crate::plan::{DepartmentPlan, DepartmentRole, Handling, Plan};
 use crate::report::{DepartmentResult, DepartmentStatus, Economy, Event};
@@ -19,6 +21,8 @@ pub struct Watch {
     share: f64,
     /// Set once, when economy starts.
     state: Mutex<Option<Economy>>,
+    /// Whether the run's time started it (time is the run's, seen by every decision).
+    by_time: AtomicBool,
 }
 
 impl Watch {
@@ -27,6 +31,7 @@ impl Watch {
         Watch {
             share,
             state: Mutex::new(None),
+            by_time: AtomicBool::new(false),
         }
     }
 
@@ -59,23 +64,37 @@ impl Engine {
     /// Checks the budgets after a call finished: economy starts (once, with its event) when
     /// any is spent to the configured share.
     pub(super) fn check_economy(&self) {
-        let share = self.economy.share;
-        if share <= 0.0 || self.in_economy() {
+        if self.economy.share <= 0.0 || self.economy.state().is_some() {
             return;
+        }
+        let spent = self.spent();
+        let elapsed = self.started.elapsed().as_secs_f64();
+        if let Some(budget) = self.crossed_by(spent, elapsed) {
+            self.start_economy(budget);
+        }
+    }
+
+    /// The first budget `spent` and `elapsed` seconds cross economy's share of, if any.
+    fn crossed_by(&self, spent: Spent, elapsed: f64) -> Option<&'static str> {
+        let share = self.economy.share;
+        if share <= 0.0 {
+            return None;
         }
         let (max_calls, max_tokens, max_usd) = self.budget.caps();
         let deadline = self.config.settings.limits.deadline;
         let budgets = [
-            ("maxCalls", self.budget.calls() as f64, max_calls as f64),
-            ("maxTokens", self.budget.tokens() as f64, max_tokens as f64),
-            ("maxCostUsd", self.budget.usd_spent(), max_usd),
-            ("deadline", self.started.elapsed().as_secs_f64(), deadline),
+            ("maxCalls", spent.calls as f64, max_calls as f64),
+            ("maxTokens", spent.tokens as f64, max_tokens as f64),
+            ("maxCostUsd", spent.usd, max_usd),
+            ("deadline", elapsed, deadline),
         ];
-        let Some(budget) = crossed(share, budgets) else {
-            return;
-        };
+        crossed(share, budgets)
+    }
+
+    /// Economy starts (once, with its event) because of `budget`.
+    fn start_economy(&self, budget: &str) {
         let at = self.elapsed_ms();
-        let reason = reason(share, budget);
+        let reason = reason(self.economy.share, budget);
         {
             let mut state = self.economy.state();
             if state.is_some() {
@@ -86,30 +105,67 @@ impl Engine {
                 at,
                 ..Economy::default()
             });
+            self.economy.by_time.store(budget == "deadline", Ordering::SeqCst);
         }
         self.emit(Event::Economy { reason, at });
     }
 
-    /// Whether the run is in economy.
-    pub(super) fn in_economy(&self) -> bool {
-        self.economy.state().is_some()
+    /// What the run has spent so far.
+    pub(super) fn spent(&self) -> Spent {
+        Spent {
+            calls: self.budget.calls(),
+            tokens: self.budget.tokens(),
+            usd: self.budget.usd_spent(),
+        }
     }
 
-    /// Why a department about to start is skipped by economy (a supporting one), if it is.
-    pub(super) fn economy_skip(&self, dp: &DepartmentPlan) -> Option<String> {
+    /// Whether the work being run may no longer escalate: economy holds over what it has
+    /// seen (its own spend and what came before it by the plan, never a sibling's), so the
+    /// same replies escalate alike whatever finishes first.
+    pub(super) fn escalation_barred(&self) -> bool {
+        match causal::current() {
+            Some(work) => self.holds_over(work.seen()),
+            None => self.economy.state().is_some(),
+        }
+    }
+
+    /// Whether economy holds for a decision that has seen `spent`: it crosses the share of a
+    /// budget, or the run's time did when a call last finished (time is the run's, not a
+    /// department's). The run's own check has started economy by then: `spent` is part of
+    /// the run's, counted before that check.
+    fn holds_over(&self, spent: Spent) -> bool {
+        if self.economy.by_time.load(Ordering::SeqCst) {
+            return true;
+        }
+        let Some(budget) = self.crossed_by(spent, 0.0) else {
+            return false;
+        };
+        self.start_economy(budget);
+        true
+    }
+
+    /// Why a department about to start, having seen `before` (routing's spend and its
+    /// dependencies'), is skipped by economy (a supporting one), if it is.
+    pub(super) fn economy_skip(&self, dp: &DepartmentPlan, before: Spent) -> Option<String> {
+        if dp.role != DepartmentRole::Supporting || !self.holds_over(before) {
+            return None;
+        }
         let mut state = self.economy.state();
-        let economy = state.as_mut().filter(|_| dp.role == DepartmentRole::Supporting)?;
+        let economy = state.as_mut()?;
         economy.skipped.push(dp.department_id.clone());
         Some(economy.reason.clone())
     }
 
-    /// The plan a primary department about to start runs by in economy: its head answers
-    /// in one call, as with `--specialists never`; `None` when economy changes nothing.
-    pub(super) fn economy_light(&self, dp: &DepartmentPlan) -> Option<DepartmentPlan> {
+    /// The plan a primary department about to start, having seen `before`, runs by in
+    /// economy: its head answers in one call, as with `--specialists never`; `None` when
+    /// economy changes nothing.
+    pub(super) fn economy_light(&self, dp: &DepartmentPlan, before: Spent) -> Option<DepartmentPlan> {
+        let lightens = dp.role == DepartmentRole::Primary && dp.handling == Handling::Specialists;
+        if !lightens || !self.holds_over(before) {
+            return None;
+        }
         let mut state = self.economy.state();
-        let economy = state
-            .as_mut()
-            .filter(|_| dp.role == DepartmentRole::Primary && dp.handling == Handling::Specialists)?;
+        let economy = state.as_mut()?;
         economy.lightened.push(dp.department_id.clone());
         Some(DepartmentPlan {
             handling: Handling::Direct,

@@ -10,6 +10,7 @@ use futures::stream::{FuturesUnordered, Stream, StreamExt};
 use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
+use super::causal::{self, Causal, Spent};
 use super::department::{run_department, Finished};
 use super::economy::skipped_by_economy;
 use super::stop::Stop;
@@ -50,6 +51,8 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
 struct Ended {
     results: Vec<DepartmentResult>,
     at: HashMap<String, usize>,
+    /// What each department that ran spent itself (its dependents see it).
+    spent: HashMap<String, Spent>,
 }
 
 impl Ended {
@@ -111,6 +114,8 @@ async fn run_departments<F: Future<Output = Stop>>(
     let mut release = dag.release();
     let mut ended = Ended::default();
     let mut running = FuturesUnordered::new();
+    // Routing's spend: what every department has seen when it starts.
+    let routing = engine.spent();
     let stop = loop {
         while let Some(i) = release.ready() {
             let dp = &plan.departments[i];
@@ -120,13 +125,14 @@ async fn run_departments<F: Future<Output = Stop>>(
                 release.finish(i);
                 continue;
             }
-            if let Some(why) = engine.economy_skip(dp) {
+            let before = causal::before_department(plan, dp, routing, &ended.spent);
+            if let Some(why) = engine.economy_skip(dp, before) {
                 ended.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
                 release.finish(i);
                 continue;
             }
-            let light = engine.economy_light(dp);
-            running.push(department(engine, plan, i, finished, light));
+            let light = engine.economy_light(dp, before);
+            running.push(department(engine, plan, i, finished, light, before));
         }
         if running.is_empty() {
             break None;
@@ -136,7 +142,8 @@ async fn run_departments<F: Future<Output = Stop>>(
         tokio::select! {
             biased;
             why = &mut stopped => break Some(why),
-            Some((i, result)) = running.next() => {
+            Some((i, result, spent)) = running.next() => {
+                ended.spent.insert(result.department_id.clone(), spent);
                 ended.push(result);
                 release.finish(i);
             }
@@ -164,11 +171,11 @@ const DEADLINE_GRACE: Duration = Duration::from_millis(500);
 /// [`DEADLINE_GRACE`]).
 async fn ended_by_the_deadline<S>(running: &mut S) -> Vec<DepartmentResult>
 where
-    S: Stream<Item = (usize, DepartmentResult)> + Unpin,
+    S: Stream<Item = (usize, DepartmentResult, Spent)> + Unpin,
 {
     let mut cut = Vec::new();
     let drain = async {
-        while let Some((_, result)) = running.next().await {
+        while let Some((_, result, _)) = running.next().await {
             cut.push(result);
         }
     };
@@ -188,21 +195,22 @@ fn cut_short(mut result: DepartmentResult, stop: Stop) -> DepartmentResult {
 }
 
 /// Department `i` of the plan, run inside its head's span (its specialists are the span's
-/// children); yields `i` with the result.
-/// `light` is its plan in economy, when economy lightens it.
+/// children) and its spend, having seen `before`; yields `i` with the result and what it
+/// spent. `light` is its plan in economy, when economy lightens it.
 async fn department(
     engine: &Engine,
     plan: &Plan,
     i: usize,
     finished: Vec<Finished>,
     light: Option<DepartmentPlan>,
-) -> (usize, DepartmentResult) {
+    before: Spent,
+) -> (usize, DepartmentResult, Spent) {
     let dp = light.as_ref().unwrap_or(&plan.departments[i]);
     let head = engine.config.agent_at(dp.head_agent);
     let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
-    let result = run_department(engine, &plan.request, dp, &finished)
-        .with_context(cx.clone())
-        .await;
+    let spend = Causal::after(before);
+    let work = run_department(engine, &plan.request, dp, &finished).with_context(cx.clone());
+    let result = causal::within(spend.clone(), work).await;
     end_span(
         &cx,
         vec![
@@ -211,7 +219,7 @@ async fn department(
             KeyValue::new("orch.review_status", result.status.to_string()),
         ],
     );
-    (i, result)
+    (i, result, spend.own())
 }
 
 /// Resolves when the run must stop: Ctrl-C (`interrupt`) or the run's deadline.

@@ -4,6 +4,7 @@
 mod accounting;
 mod budget;
 mod call;
+mod causal;
 mod department;
 mod economy;
 mod gate;

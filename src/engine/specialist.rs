@@ -86,7 +86,7 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
             &attempt,
             spec.threshold,
             engine.config.top_rung(agent),
-            engine.in_economy(),
+            engine.escalation_barred(),
         );
         state.attempts.push(attempt);
         if end != End::Failed {

@@ -2,6 +2,7 @@
 
 use super::super::Budget;
 use super::{config, run_with, Scripted};
+use crate::report::Report;
 
 #[tokio::test(start_paused = true)]
 async fn the_deadline_s_time_starts_economy_and_spares_the_work_running() {
@@ -30,4 +31,85 @@ async fn the_deadline_s_time_starts_economy_and_spares_the_work_running() {
     // Story and audio were running: nothing of theirs was cut.
     assert_eq!(provider.of("audio").len(), 3);
     assert_eq!(report.status.to_string(), "success");
+}
+
+/// Story and audio start at once; character waits for story alone.
+const FORK: &str = r#"
+defaults: { passingThreshold: 0 }
+departments:
+  - { id: story, keywords: [scene], head: story-head, priority: 1 }
+  - { id: character, keywords: [aladdin], head: character-head, dependsOn: [story] }
+  - { id: audio, keywords: [music], head: audio-head }
+agents:
+  - { id: story-head, role: head, department: story }
+  - { id: story-a, role: specialist, department: story }
+  - { id: story-b, role: specialist, department: story }
+  - { id: character-head, role: head, department: character }
+  - { id: character-a, role: specialist, department: character }
+  - { id: character-b, role: specialist, department: character }
+  - { id: audio-head, role: head, department: audio }
+  - { id: audio-a, role: specialist, department: audio }
+  - { id: audio-b, role: specialist, department: audio }
+"#;
+
+/// The fork's report when audio's calls take `audio_ms` each (story's take 100 ms).
+async fn fork(limits: &str, audio_ms: u64) -> Report {
+    let delays = [("audio-head", audio_ms), ("audio-a", audio_ms), ("audio-b", audio_ms)];
+    let config = crate::config::load_str(&format!("{limits}{FORK}"), false).unwrap();
+    run_with(
+        config,
+        Scripted::with_delays(&delays),
+        Budget::new(20, 0, 8),
+        std::future::pending(),
+    )
+    .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn what_an_unrelated_department_spent_first_never_decides_a_department_s_economy() {
+    // Three calls a department; economy at 5 of 20 calls. Character has seen story's 3 when
+    // it starts, whether audio's 3 were spent before (audio fast) or not (audio slow).
+    let limits = "limits: { economyAt: 0.25 }\n";
+    let (fast, slow) = (fork(limits, 10).await, fork(limits, 1000).await);
+    for report in [&fast, &slow] {
+        let economy = report.economy.as_ref().expect("the run spent 9 calls: economy started");
+        assert_eq!(economy.reason, "economy: 25% of maxCalls spent");
+        assert!(
+            economy.skipped.is_empty() && economy.lightened.is_empty(),
+            "{economy:?}"
+        );
+        let character = report
+            .departments
+            .iter()
+            .find(|d| d.department_id == "character")
+            .unwrap();
+        assert_eq!(
+            (character.status.to_string(), character.usage.calls),
+            ("success".into(), 3)
+        );
+    }
+    let statuses = |r: &Report| {
+        r.departments
+            .iter()
+            .map(|d| (d.department_id.clone(), d.status))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(statuses(&fast), statuses(&slow));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_department_whose_dependencies_spent_the_share_is_skipped() {
+    // Economy at 3 of 20 calls: story's 3 are enough for character, audio or not.
+    let limits = "limits: { economyAt: 0.15 }\n";
+    for audio_ms in [10, 1000] {
+        let report = fork(limits, audio_ms).await;
+        let economy = report.economy.expect("economy started");
+        assert_eq!(economy.skipped, ["character"]);
+        let character = report
+            .departments
+            .iter()
+            .find(|d| d.department_id == "character")
+            .unwrap();
+        assert_eq!(character.error.as_deref(), Some("economy: 15% of maxCalls spent"));
+    }
 }
