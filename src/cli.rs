@@ -108,7 +108,7 @@ pub struct ApproveArgs {
     pub deny: bool,
     /// Why they are denied (the model of a denied tool call is told `denied by a person:
     /// REASON`). Only with `--deny`: an approval has no reason anyone would read.
-    #[arg(long, value_name = "TEXT", requires = "deny")]
+    #[arg(long, value_name = "TEXT", requires = "deny", value_parser = said)]
     pub reason: Option<String>,
     /// Output format: a line per item, or a JSON array of the items [default: text]
     #[arg(long, value_enum, default_value_t = ApproveFormat::Text)]
@@ -597,6 +597,14 @@ pub struct TestArgs {
 }
 
 /// A share: a number from 0 to 1.
+/// A reason that says something: an empty one would tell the model nothing.
+fn said(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("the reason is empty: say why, or leave out --reason".into());
+    }
+    Ok(s.to_string())
+}
+
 fn rate(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),

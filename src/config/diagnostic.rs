@@ -107,7 +107,13 @@ fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -
     candidates
         .into_iter()
         .filter(|c| comparable(length, c.chars().take(SUGGESTED_CHARS + 1).count()))
-        .map(|c| (strsim::jaro_winkler(&word, &c.to_lowercase()), c))
+        .map(|c| {
+            let c_lower = c.to_lowercase();
+            // A word one typo away counts as close however short it is (`rn` for `run`).
+            let typo = word.chars().count() > 1 && strsim::osa_distance(&word, &c_lower) == 1;
+            let score = strsim::jaro_winkler(&word, &c_lower);
+            (if typo { score.max(0.9) } else { score }, c)
+        })
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
@@ -132,6 +138,10 @@ mod tests {
             Some("passingThreshold")
         );
         assert_eq!(did_you_mean("zzz", ["story", "character"]), None);
+        // One typo away from a short name.
+        assert_eq!(did_you_mean("rn", ["run", "init"]), Some("run"));
+        assert_eq!(did_you_mean("tset", ["test", "stats"]), Some("test"));
+        assert_eq!(did_you_mean("x", ["a"]), None);
         let long = "files".repeat(60);
         assert_eq!(did_you_mean(&format!("{long}x"), [long.as_str()]), None);
         assert_eq!(did_you_mean("fil", ["files_of_the_whole_team"]), None);

@@ -11,7 +11,7 @@ pub fn markdown(report: &Report) -> String {
         let ids = |ids: &[String]| ids.iter().map(|i| code(i)).collect::<Vec<_>>().join(", ");
         out.push_str(&format!(
             "\n**Economy:** {} at {:.1} s",
-            code(&e.reason),
+            e.reason.strip_prefix("economy: ").unwrap_or(&e.reason),
             e.at as f64 / 1000.0
         ));
         if !e.skipped.is_empty() {

@@ -61,6 +61,17 @@ async fn deny_or_reason_without_ids_or_all_is_a_usage_error() {
         .stdout("")
         .run();
     assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    // An empty reason tells the model nothing: refused, nothing decided.
+    for empty in ["", "  "] {
+        Test::new(root.path())
+            .args(["approve", "j.jsonl", "--all", "--deny", "--reason", empty])
+            .status(2)
+            .stdout("")
+            .stderr(format!(
+                "error: invalid value '{empty}' for '--reason <TEXT>': the reason is empty: say why, or leave out --reason (see --help)\n"
+            ))
+            .run();
+    }
     assert_eq!(std::fs::read_to_string(&journal).unwrap(), before, "nothing decided");
 }
 

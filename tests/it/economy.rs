@@ -105,10 +105,7 @@ async fn the_tree_and_markdown_say_when_economy_started() {
         .unwrap_or_else(|| panic!("{tree}"));
     assert!(line.ends_with(" s · skipped music · lightened plot"), "{line}");
     let markdown = shown("markdown");
-    assert!(
-        markdown.contains("**Economy:** ` economy: 5% of maxCalls spent ` at "),
-        "{markdown}"
-    );
+    assert!(markdown.contains("**Economy:** 5% of maxCalls spent at "), "{markdown}");
     assert!(
         markdown.contains(" s; skipped ` music `; lightened ` plot `.\n"),
         "{markdown}"

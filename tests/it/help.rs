@@ -44,7 +44,12 @@ fn the_help_s_examples_run_as_written_in_an_empty_directory() {
 #[test]
 fn a_mistyped_command_gets_the_closest_name() {
     let root = Root::empty();
-    for (typed, meant) in [("comapre", "compare"), ("stat", "stats"), ("valdate", "validate")] {
+    for (typed, meant) in [
+        ("comapre", "compare"),
+        ("stat", "stats"),
+        ("valdate", "validate"),
+        ("rn", "run"),
+    ] {
         Test::new(root.path())
             .args([typed])
             .status(2)
