@@ -8,6 +8,8 @@ use strum::VariantNames;
 use super::decode::{section, Chain, Decoder, FromNode};
 use super::ladder::RungWire;
 use super::mcp::{ToolKeys, ToolWire};
+use super::sections::Named;
+use super::variants::VariantWire;
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::Role;
@@ -101,6 +103,8 @@ section! {
         output_schema "outputSchema": At<SchemaSource>, Rule::Schema;
         /// The MCP servers whose tools it may use (heads and specialists only).
         tools "tools": At<Vec<ToolWire>>, Rule::Definitions(ToolKeys::KEYS);
+        /// Live A/B variants (SPEC §22): name to weight and settings; the agent as written is `control` (specialists and heads only).
+        variants "variants": At<Vec<Named<VariantWire>>>, Rule::Named(VariantWire::KEYS);
     }
 }
 

@@ -18,6 +18,7 @@ mod tools;
 mod tools_check;
 mod types;
 mod validate;
+mod variants;
 mod wire;
 
 use std::path::Path;
@@ -37,6 +38,7 @@ pub use sections::DEFAULT_COMPLEX_TERMS;
 pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
 pub use spec::{KeySpec, Rule};
 pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
+pub use variants::{Assigned, Variant, BASIS, CONTROL};
 pub use types::{
     seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource, TokenField,
 };

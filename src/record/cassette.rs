@@ -36,10 +36,15 @@ fn not_recorded(tape: &Queues<Entry>, req: &CompletionRequest, hash: String) -> 
 /// temperature and who asks (`{"agent": ID}`), as 32 hex digits. The cap and schema, and
 /// the offered tools and the turns of a tool loop, join the key only when present. Two
 /// agents sending the same request are two keys, so their replies never swap on replay;
-/// a variant (SPEC §22) will join the asker's object only when there is one.
+/// a variant (SPEC §22) joins the asker's object only when there is one, so cassettes of
+/// agents without variants keep replaying, and two variants replay apart.
 pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
     let mut key = key_parts(kind, req);
-    key.insert(0, serde_json::json!({"agent": req.agent_id}));
+    let asker = match &req.variant {
+        Some(variant) => serde_json::json!({"agent": req.agent_id, "variant": variant}),
+        None => serde_json::json!({"agent": req.agent_id}),
+    };
+    key.insert(0, asker);
     digest(key)
 }
 
