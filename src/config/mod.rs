@@ -38,7 +38,8 @@ pub use sections::DEFAULT_COMPLEX_TERMS;
 pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
 pub use spec::{KeySpec, Rule};
 pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
-pub use variants::{Assigned, Variant, BASIS, CONTROL};
+pub use mcp::Pairs;
+pub use variants::{Assigned, Variant, VariantRate, BASIS, CONTROL};
 pub use types::{
     seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource, TokenField,
 };

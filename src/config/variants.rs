@@ -7,7 +7,8 @@ use super::decode::{section, Chain, Resolve};
 use super::definitions::{Execution, ExecutionWire};
 use super::diagnostic::Diagnostic;
 use super::ladder::{Rung, RungWire};
-use super::model::Agent;
+use super::model::{Agent, Config};
+use super::rates::SuccessRates;
 use super::node::At;
 use super::sections::Named;
 use super::spec::{Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, UNIT};
@@ -225,5 +226,31 @@ fn lay_over(agent: &mut Agent, v: &Variant) {
     }
     if let Some(n) = v.max_output_tokens {
         agent.execution.max_output_tokens = Some(n);
+    }
+}
+
+/// One variant of an agent in a success-rates file (SPEC §22 guard).
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VariantRate {
+    /// Its final results.
+    pub runs: u64,
+    /// Share of its runs whose first attempt passed; null without one.
+    pub first_attempt_pass_rate: Option<f64>,
+    /// Fisher's two-sided p of its first-attempt passes against control's; null for control.
+    pub p_value: Option<f64>,
+    /// Significantly worse than control: never assigned by runs given this file.
+    pub disabled: bool,
+}
+
+/// Marks disabled every variant a success-rates file disables.
+pub fn disable(config: &mut Config, rates: &SuccessRates) {
+    for agent in &mut config.agents {
+        let Some(learned) = rates.agents.get(&agent.id) else {
+            continue;
+        };
+        for v in &mut agent.variants {
+            v.disabled = learned.variants.get(&v.name).is_some_and(|r| r.disabled);
+        }
     }
 }

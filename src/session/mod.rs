@@ -32,7 +32,7 @@ pub use served::Team;
 pub use setup::{interruption, known_provider, runtime};
 pub use suite::run_suites;
 pub use suite_files::{named_files, open_junit};
-pub use variants::{assign as assign_variants, assign_case as assign_case_variants};
+pub use variants::assign as assign_variants;
 
 use crate::exit::Exit;
 use crate::record::RecordError;

@@ -14,6 +14,7 @@ mod latency;
 mod rungs;
 mod summary;
 mod tally;
+mod variants;
 
 pub use files::{distinct, read_all};
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
