@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::config::{VariantRate, CONTROL};
 use crate::report::SavedSpecialist;
 use crate::statistics::{fisher_two_sided, wilson_interval};
-use crate::text::{Mean, UsdSum};
+use crate::text::{round_share, Mean, UsdSum};
 
 /// Runs each side needs before the guard may disable a variant.
 pub const GUARD_RUNS: u64 = 20;
@@ -64,7 +64,7 @@ pub struct VariantStats {
     /// Share of its runs whose first attempt passed, over those with an attempt.
     #[serde(serialize_with = "crate::text::share_opt")]
     pub first_attempt_pass_rate: Option<f64>,
-    /// The 95% Wilson interval of that rate, `[lo, hi]`.
+    /// The 95% Wilson interval of that rate, `[lo, hi]` (4 decimals).
     pub interval: Option<[f64; 2]>,
     /// Mean score over its attempts.
     #[serde(serialize_with = "crate::text::round2_opt")]
@@ -102,7 +102,7 @@ impl VariantTally {
                 runs: c.runs,
                 attempts: c.attempts,
                 first_attempt_pass_rate: c.rate(),
-                interval: wilson_interval(c.first_passes, c.first_attempts),
+                interval: wilson_interval(c.first_passes, c.first_attempts).map(|i| i.map(round_share)),
                 mean_score: c.score.value(),
                 cost_usd: c.cost.value(),
                 p_value: if name == CONTROL { None } else { c.p_against(control) },
