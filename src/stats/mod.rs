@@ -20,3 +20,4 @@ pub use files::{distinct, read_all};
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
 pub use tally::Tally;
+pub use variants::VariantStats;
