@@ -109,7 +109,7 @@ section! {
         /// What the run must show.
         expect "expect": ExpectWire, Rule::Section(ExpectWire::KEYS);
         /// Variants forced for this case (SPEC §22): agent to variant name (`--variant` wins).
-        variants "variants": crate::config::Pairs, Rule::Variables;
+        variants "variants": crate::config::Pairs, Rule::Assignments;
     }
 }
 
