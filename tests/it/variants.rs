@@ -342,3 +342,34 @@ fn the_guard_disables_a_worse_variant_and_runs_leave_it() {
         "terse"
     );
 }
+
+/// The README's walk-through, run as written on a copy of the example: traffic, the stats,
+/// the guard's file fed back, a forced variant.
+#[test]
+fn the_readme_walkthrough_runs_as_written() {
+    use crate::readme::{block, copy_example, sh};
+    let dir = tempfile::tempdir().unwrap();
+    let repo = crate::common::repo();
+    copy_example(&repo.join("examples/variants"), &dir.path().join("examples/variants"));
+    let [explain, test, stats, guarded, forced] = block("variants").try_into().expect("five commands");
+    let plan: Value = serde_json::from_slice(&sh(dir.path(), &explain, &[]).stdout).unwrap();
+    assert_eq!(plan["variants"][0]["variant"], "terse");
+    sh(dir.path(), &test, &[]);
+    let stats: Value = serde_json::from_slice(&sh(dir.path(), &stats, &[]).stdout).unwrap();
+    let rows: Vec<(String, u64, f64)> = stats["agents"][0]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let name = v["variant"].as_str().unwrap().to_string();
+            (name, v["runs"].as_u64().unwrap(), v["firstAttemptPassRate"].as_f64().unwrap())
+        })
+        .collect();
+    assert_eq!(rows, [("control".to_string(), 24, 0.5), ("terse".to_string(), 28, 0.0)]);
+    assert!(stats["agents"][0]["variants"][1]["pValue"].as_f64().unwrap() < 0.0001);
+    let plan: Value = serde_json::from_slice(&sh(dir.path(), &guarded, &[]).stdout).unwrap();
+    assert_eq!(plan["variants"][0]["variant"], "control");
+    assert_eq!(plan["variants"][0]["variantDisabled"], json!(["terse"]));
+    let report: Value = serde_json::from_slice(&sh(dir.path(), &forced, &[]).stdout).unwrap();
+    assert_eq!(report["departments"][0]["specialistResults"][0]["variant"], "terse");
+}
