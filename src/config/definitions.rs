@@ -8,11 +8,11 @@ use strum::VariantNames;
 use super::decode::{section, Chain, Decoder, FromNode};
 use super::ladder::RungWire;
 use super::mcp::{ToolKeys, ToolWire};
-use super::sections::Named;
-use super::variants::VariantWire;
 use super::node::{At, Node, Value};
+use super::sections::Named;
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::Role;
+use super::variants::VariantWire;
 
 section! {
     /// `coordinationSettings` as written.

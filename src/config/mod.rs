@@ -28,6 +28,7 @@ pub use decode::{Decoder, FromNode, Resolve};
 pub use definitions::{AgentKeys, Coordination, DepartmentKeys};
 pub use diagnostic::{suggestion, Diagnostic, Severity};
 pub use load::{locate_root, parse_document};
+pub use mcp::Pairs;
 pub use model::{Agent, AgentKey, Config, Department, ProviderSettings};
 pub use node::{At, Node, Pos};
 pub use output_schema::compile as compile_output_schema;
@@ -38,11 +39,10 @@ pub use sections::DEFAULT_COMPLEX_TERMS;
 pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
 pub use spec::{KeySpec, Rule};
 pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
-pub use mcp::Pairs;
-pub use variants::{Assigned, Variant, VariantRate, BASIS, CONTROL};
 pub use types::{
     seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource, TokenField,
 };
+pub use variants::{Assigned, Variant, VariantRate, BASIS, CONTROL};
 
 /// A config that cannot be used, with every problem found.
 #[derive(Debug, thiserror::Error)]

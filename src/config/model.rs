@@ -435,7 +435,10 @@ fn resolve_agent(a: &AgentWire) -> Agent {
             _ => None,
         },
         tools: a.tools.as_ref().map_or_else(Vec::new, |t| super::tools::uses(&t.value)),
-        variants: a.variants.as_ref().map_or_else(Vec::new, |l| super::variants::resolve(&l.value)),
+        variants: a
+            .variants
+            .as_ref()
+            .map_or_else(Vec::new, |l| super::variants::resolve(&l.value)),
         variant: None,
     }
 }

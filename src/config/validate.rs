@@ -49,7 +49,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     super::tools_check::check(wire, settings_file, &mut checker.out);
     let providers: Vec<&str> = checker.providers.keys().copied().collect();
     let unknown_provider = |name: &str| unknown("provider", name, providers.iter());
-    super::rungs::check(wire, &providers, &unknown_provider, &mut checker.out);
+    super::rungs::check(wire, &providers, unknown_provider, &mut checker.out);
     super::variants::check(wire, &providers, unknown_provider, &mut checker.out);
     checker.out
 }

@@ -8,8 +8,8 @@ use super::definitions::{Execution, ExecutionWire};
 use super::diagnostic::Diagnostic;
 use super::ladder::{Rung, RungWire};
 use super::model::{Agent, Config};
-use super::rates::SuccessRates;
 use super::node::At;
+use super::rates::SuccessRates;
 use super::sections::Named;
 use super::spec::{Rule, MAX_OUTPUT_TOKENS, TEMPERATURE, UNIT};
 use super::types::Role;
@@ -88,7 +88,10 @@ fn resolve_one(name: &str, w: &VariantWire) -> Variant {
         temperature: w.temperature.as_ref().map(|t| t.value),
         max_output_tokens: w.max_output_tokens,
         passing_threshold: w.passing_threshold,
-        escalate: w.escalate.as_ref().map(|l| l.value.iter().cloned().map(Resolve::resolve).collect()),
+        escalate: w
+            .escalate
+            .as_ref()
+            .map(|l| l.value.iter().cloned().map(Resolve::resolve).collect()),
         execution: w.execution.clone().map(Resolve::resolve),
         disabled: false,
     }
@@ -140,9 +143,12 @@ pub fn check(wire: &WireConfig, providers: &[&str], unknown: impl Fn(&str) -> St
                     ));
                 }
             }
-            let chains = v.value.provider.iter().chain(v.value.escalate.iter().flat_map(|l| {
-                l.value.iter().flat_map(|r| r.provider.iter())
-            }));
+            let chains = v.value.provider.iter().chain(
+                v.value
+                    .escalate
+                    .iter()
+                    .flat_map(|l| l.value.iter().flat_map(|r| r.provider.iter())),
+            );
             for p in chains.flat_map(|c| &c.0) {
                 if !providers.contains(&p.value.as_str()) {
                     out.push(error(p.pos, "missing-reference", unknown(&p.value)));

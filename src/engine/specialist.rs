@@ -47,7 +47,11 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
         KeyValue::new("orch.attempts", result.attempts.len() as i64),
         KeyValue::new("orch.review_status", result.review_status.to_string()),
     ];
-    attributes.extend(agent.variant_name().map(|v| KeyValue::new("orch.variant", v.to_string())));
+    attributes.extend(
+        agent
+            .variant_name()
+            .map(|v| KeyValue::new("orch.variant", v.to_string())),
+    );
     end_span(&cx, attributes);
     result
 }

@@ -111,7 +111,12 @@ pub struct AgentVariants {
 /// Every agent with variants, in config order, with its assignment (unassigned agents
 /// show what an empty key gives them).
 pub fn planned(config: &Config) -> Vec<AgentVariants> {
-    config.agents.iter().filter(|a| !a.variants.is_empty()).map(agent_variants).collect()
+    config
+        .agents
+        .iter()
+        .filter(|a| !a.variants.is_empty())
+        .map(agent_variants)
+        .collect()
 }
 
 fn agent_variants(a: &Agent) -> AgentVariants {
@@ -135,7 +140,12 @@ fn agent_variants(a: &Agent) -> AgentVariants {
         slot: assigned.slot,
         variant: assigned.name,
         forced: assigned.forced,
-        variant_disabled: a.variants.iter().filter(|v| v.disabled).map(|v| v.name.clone()).collect(),
+        variant_disabled: a
+            .variants
+            .iter()
+            .filter(|v| v.disabled)
+            .map(|v| v.name.clone())
+            .collect(),
     }
 }
 

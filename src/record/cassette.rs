@@ -182,6 +182,22 @@ mod tests {
     const OLD_LINE: &str = r#"{"hash":"2fc4e22af61e93781caf452901b051c0","agentId":"a","provider":"openai","model":"gpt-4o-mini","text":"A red cape.","error":null,"promptTokens":12,"completionTokens":3,"transportRetries":0,"finishReason":"stop"}"#;
 
     #[test]
+    fn a_variant_joins_the_key_only_when_there_is_one() {
+        let with = |variant: Option<&str>| {
+            let mut req = old_request();
+            req.variant = variant.map(str::to_string);
+            request_hash(ProviderKind::OpenAi, &req)
+        };
+        // Without a variant, the key is the one cassettes were recorded with before variants.
+        let mut before = key_parts(ProviderKind::OpenAi, &old_request());
+        before.insert(0, serde_json::json!({"agent": "a"}));
+        assert_eq!(with(None), digest(before));
+        let (control, b) = (with(Some("control")), with(Some("b")));
+        assert_ne!(control, with(None));
+        assert_ne!(control, b);
+    }
+
+    #[test]
     fn an_old_cassette_line_still_replays() {
         // The old key of a request without tools is what it was before tools existed.
         assert_eq!(

@@ -240,7 +240,11 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
         "{} {} {review} {}",
         style.cyan(&printable(&s.agent_id)),
         scores.join(" → "),
-        style.dim(&format!("(threshold {}{})", s.threshold, super::variants::note(s.variant.as_deref())))
+        style.dim(&format!(
+            "(threshold {}{})",
+            s.threshold,
+            super::variants::note(s.variant.as_deref())
+        ))
     );
     let mut children = Vec::new();
     if !waits {

@@ -56,7 +56,11 @@ pub fn markdown(report: &Report) -> String {
         let head = report_head(d);
         ran.extend(d.variant.as_deref().map(|v| format!("{} {}", code(&head), code(v))));
         for s in &d.specialist_results {
-            ran.extend(s.variant.as_deref().map(|v| format!("{} {}", code(&s.agent_id), code(v))));
+            ran.extend(
+                s.variant
+                    .as_deref()
+                    .map(|v| format!("{} {}", code(&s.agent_id), code(v))),
+            );
         }
     }
     match ran.is_empty() {

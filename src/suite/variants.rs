@@ -15,9 +15,17 @@ pub fn forced(
     let mut out = BTreeMap::new();
     for (agent, name) in written.map(|p| p.0.as_slice()).unwrap_or_default() {
         let Some(a) = config.agent(&agent.value) else {
-            let known = config.agents.iter().filter(|a| !a.variants.is_empty()).map(|a| a.id.as_str());
+            let known = config
+                .agents
+                .iter()
+                .filter(|a| !a.variants.is_empty())
+                .map(|a| a.id.as_str());
             let hint = suggestion(&agent.value, known);
-            error(agent.pos, "missing-reference", format!("unknown agent `{}`{hint}", agent.value));
+            error(
+                agent.pos,
+                "missing-reference",
+                format!("unknown agent `{}`{hint}", agent.value),
+            );
             continue;
         };
         let names = std::iter::once(CONTROL).chain(a.variants.iter().map(|v| v.name.as_str()));

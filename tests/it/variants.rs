@@ -26,13 +26,21 @@ fn planned(root: &Root, request: &str, args: &[&str]) -> Value {
         .status(0)
         .run();
     let plan = json_of(&out);
-    let entry = plan["variants"].as_array().unwrap().iter().find(|v| v["agent"] == "writer");
+    let entry = plan["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["agent"] == "writer");
     entry.cloned().unwrap_or_else(|| panic!("no writer in {plan:#}"))
 }
 
 /// The `variant` of `writer` in a JSON run of `request` with `args`.
 fn ran(root: &Root, request: &str, args: &[&str]) -> Value {
-    let out = Test::new(root.path()).args(RUN_ALWAYS).arg_list(request, args).status(0).run();
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .arg_list(request, args)
+        .status(0)
+        .run();
     json_of(&out)["departments"][0]["specialistResults"][0]["variant"].clone()
 }
 
@@ -90,14 +98,21 @@ fn assignment_is_pinned_to_the_hash() {
         ("user-4", 908, "a"),
     ] {
         let p = planned(&root, request, &["--assign", key]);
-        assert_eq!((p["slot"].as_u64(), p["variant"].as_str()), (Some(slot), Some(variant)), "{key}");
+        assert_eq!(
+            (p["slot"].as_u64(), p["variant"].as_str()),
+            (Some(slot), Some(variant)),
+            "{key}"
+        );
         assert_eq!(ran(&root, request, &["--assign", key]), variant, "{key}");
     }
     // Without --assign the key is the request.
     let p = planned(&root, request, &[]);
     assert_eq!(p["slot"], 8758);
     assert_eq!(p["variant"], "control");
-    assert_eq!(p["variants"], json!([{"name": "a", "weight": 0.2}, {"name": "b", "weight": 0.3}, {"name": "c", "weight": 0.1}]));
+    assert_eq!(
+        p["variants"],
+        json!([{"name": "a", "weight": 0.2}, {"name": "b", "weight": 0.3}, {"name": "c", "weight": 0.1}])
+    );
     assert_eq!(p["controlWeight"], 0.4);
     assert_eq!(p["variantDisabled"], json!([]));
 }
@@ -107,7 +122,10 @@ fn a_variant_is_forced_and_unknown_names_are_usage_errors() {
     let root = config("");
     let request = "Write a short product announcement";
     let p = planned(&root, request, &["--assign", "user-4", "--variant", "writer=control"]);
-    assert_eq!((p["variant"].as_str(), p["forced"].as_bool()), (Some("control"), Some(true)));
+    assert_eq!(
+        (p["variant"].as_str(), p["forced"].as_bool()),
+        (Some("control"), Some(true))
+    );
     assert_eq!(ran(&root, request, &["--variant", "writer=b"]), "b");
     let out = Test::new(root.path())
         .args(RUN_ALWAYS)
@@ -150,7 +168,10 @@ async fn the_variant_settings_go_on_the_wire() {
         .iter()
         .map(|r| serde_json::from_slice(&r.body).unwrap())
         .collect();
-    let writer: Vec<&Value> = bodies.iter().filter(|b| b["messages"][0]["content"] == "Be B.").collect();
+    let writer: Vec<&Value> = bodies
+        .iter()
+        .filter(|b| b["messages"][0]["content"] == "Be B.")
+        .collect();
     assert_eq!(writer.len(), 1, "{bodies:#?}");
     assert_eq!(writer[0]["model"], "big-model");
     assert!(bodies.iter().all(|b| b["messages"][0]["content"] != "Write well."));
@@ -162,7 +183,12 @@ fn events_and_the_tree_carry_the_variant() {
     let events = root.path().join("events.jsonl");
     Test::new(root.path())
         .args(RUN_ALWAYS)
-        .args(["Write a short product announcement", "--variant", "writer=a", "--events"])
+        .args([
+            "Write a short product announcement",
+            "--variant",
+            "writer=a",
+            "--events",
+        ])
         .args([events.to_str().unwrap()])
         .status(0)
         .run();
@@ -202,8 +228,13 @@ fn cassettes_replay_variants_apart_and_a_suite_case_forces_one() {
         .any_stderr()
         .run();
     let report = json_of(&out);
-    let error = report["departments"][0]["specialistResults"][0]["error"].as_str().unwrap_or("");
-    assert!(error.starts_with("no recorded reply for agent `writer` (request hash "), "{report:#}");
+    let error = report["departments"][0]["specialistResults"][0]["error"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        error.starts_with("no recorded reply for agent `writer` (request hash "),
+        "{report:#}"
+    );
     // A case's `variants:` forces one; `--variant` wins over it.
     root.write(
         "suite.yaml",
@@ -216,7 +247,8 @@ fn cassettes_replay_variants_apart_and_a_suite_case_forces_one() {
             .args(args)
             .status(0)
             .run();
-        let line: Value = serde_json::from_str(std::fs::read_to_string(&results).unwrap().lines().next().unwrap()).unwrap();
+        let line: Value =
+            serde_json::from_str(std::fs::read_to_string(&results).unwrap().lines().next().unwrap()).unwrap();
         line["report"]["departments"][0]["specialistResults"][0]["variant"].clone()
     };
     assert_eq!(variant_of(&[]), "b");
@@ -225,7 +257,11 @@ fn cassettes_replay_variants_apart_and_a_suite_case_forces_one() {
         "bad.yaml",
         "cases:\n  - id: c\n    prompt: Write a short product announcement\n    variants: { writer: z }\n",
     );
-    let out = Test::new(root.path()).args(["test", "bad.yaml"]).status(2).any_stderr().run();
+    let out = Test::new(root.path())
+        .args(["test", "bad.yaml"])
+        .status(2)
+        .any_stderr()
+        .run();
     assert!(
         stderr(&out).contains("bad.yaml:4:25: error: agent `writer` has no variant `z`"),
         "{}",
@@ -313,17 +349,30 @@ fn the_guard_disables_a_worse_variant_and_runs_leave_it() {
     );
     root.write("runs.jsonl", guard_runs());
     Test::new(root.path())
-        .args(["stats", "runs.jsonl", "--success-rates", "rates.json", "--format", "json"])
+        .args([
+            "stats",
+            "runs.jsonl",
+            "--success-rates",
+            "rates.json",
+            "--format",
+            "json",
+        ])
         .status(0)
         .run();
     let rates: Value = serde_json::from_str(&std::fs::read_to_string(root.path().join("rates.json")).unwrap()).unwrap();
     let v = &rates["agents"]["writer"]["variants"];
-    assert_eq!(v["control"], json!({"runs": 20, "firstAttemptPassRate": 0.75, "pValue": null, "disabled": false}));
+    assert_eq!(
+        v["control"],
+        json!({"runs": 20, "firstAttemptPassRate": 0.75, "pValue": null, "disabled": false})
+    );
     assert_eq!(v["terse"]["disabled"], true);
     assert_eq!(v["terse"]["firstAttemptPassRate"], 0.25);
     let p = v["terse"]["pValue"].as_f64().unwrap();
     assert!((p - 0.003847527308377528).abs() < 1e-9, "{p}");
-    assert_eq!((v["short"]["runs"].as_u64(), v["short"]["disabled"].as_bool()), (Some(19), Some(false)));
+    assert_eq!(
+        (v["short"]["runs"].as_u64(), v["short"]["disabled"].as_bool()),
+        (Some(19), Some(false))
+    );
     assert!(v["wide"]["pValue"].as_f64().unwrap() < 0.05);
     assert_eq!(v["wide"]["disabled"], false);
     // user-3's slot for writer is 3911: terse's slice (0..5000) without the file.
@@ -331,14 +380,21 @@ fn the_guard_disables_a_worse_variant_and_runs_leave_it() {
     let p = planned(&root, request, &["--assign", "user-3"]);
     assert_eq!(p["variant"], "terse");
     let p = planned(&root, request, &["--assign", "user-3", "--success-rates", "rates.json"]);
-    assert_eq!((p["variant"].as_str(), p["variantDisabled"].clone()), (Some("control"), json!(["terse"])));
+    assert_eq!(
+        (p["variant"].as_str(), p["variantDisabled"].clone()),
+        (Some("control"), json!(["terse"]))
+    );
     assert_eq!(
         ran(&root, request, &["--assign", "user-3", "--success-rates", "rates.json"]),
         "control"
     );
     // A forced variant still runs, disabled or not.
     assert_eq!(
-        ran(&root, request, &["--variant", "writer=terse", "--success-rates", "rates.json"]),
+        ran(
+            &root,
+            request,
+            &["--variant", "writer=terse", "--success-rates", "rates.json"]
+        ),
         "terse"
     );
 }
@@ -362,7 +418,11 @@ fn the_readme_walkthrough_runs_as_written() {
         .iter()
         .map(|v| {
             let name = v["variant"].as_str().unwrap().to_string();
-            (name, v["runs"].as_u64().unwrap(), v["firstAttemptPassRate"].as_f64().unwrap())
+            (
+                name,
+                v["runs"].as_u64().unwrap(),
+                v["firstAttemptPassRate"].as_f64().unwrap(),
+            )
         })
         .collect();
     assert_eq!(rows, [("control".to_string(), 24, 0.5), ("terse".to_string(), 28, 0.0)]);
