@@ -431,6 +431,30 @@ pub struct PlanArgs {
     /// [default: routing.successRates]
     #[arg(long, value_name = "FILE")]
     pub success_rates: Option<PathBuf>,
+    /// Which variants the run gets (SPEC §22).
+    #[command(flatten)]
+    pub variants: VariantArgs,
+}
+
+/// How variants are assigned (SPEC §22): the flags `run`, `test` and `explain` share.
+#[derive(Clone, Debug, Default, Args)]
+pub struct VariantArgs {
+    /// Assign variants by this key (a user or session id) instead of the request.
+    #[arg(long, value_name = "KEY")]
+    pub assign: Option<String>,
+    /// Give AGENT its variant NAME (`control`: the agent as written); repeatable.
+    #[arg(long = "variant", value_name = "AGENT=NAME", value_parser = agent_variant)]
+    pub forced: Vec<(String, String)>,
+}
+
+/// `AGENT=NAME`, both parts non-empty.
+fn agent_variant(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((agent, name)) if !agent.trim().is_empty() && !name.trim().is_empty() => {
+            Ok((agent.trim().to_string(), name.trim().to_string()))
+        }
+        _ => Err(format!("`{s}` is not AGENT=NAME")),
+    }
 }
 
 /// Where replies come from and go, and traces: the flags `run` and `test` share.
@@ -588,6 +612,9 @@ pub struct TestArgs {
     /// [default: routing.successRates]
     #[arg(long, value_name = "FILE")]
     pub success_rates: Option<PathBuf>,
+    /// Which variants each case gets (SPEC §22); `--variant` wins over a case's `variants:`.
+    #[command(flatten)]
+    pub variants: VariantArgs,
     /// Output format [default: tree on a terminal, json otherwise]
     #[arg(long, value_enum)]
     pub format: Option<TestFormat>,

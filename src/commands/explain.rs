@@ -20,7 +20,8 @@ fn routing_error(e: RoutingError) -> CommandError {
 /// prints its plan, with no department and a hint, before its error (exit 1).
 pub fn explain(args: ExplainArgs) -> Result<Exit> {
     let prompt = read_prompt(&args.plan.prompt)?;
-    let config = load_config(&args.plan).map_err(CommandError::from)?;
+    let mut config = load_config(&args.plan).map_err(CommandError::from)?;
+    session::assign_variants(&mut config, &prompt, &args.plan.variants).map_err(CommandError::from)?;
     let mut options = session::plan_options(&config, &args.plan);
     if args.route && options.router == RouterStep::NotConsulted {
         let keyword_plan = plan::build(&config, &prompt, &options).map_err(routing_error)?;

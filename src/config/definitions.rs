@@ -9,8 +9,10 @@ use super::decode::{section, Chain, Decoder, FromNode};
 use super::ladder::RungWire;
 use super::mcp::{ToolKeys, ToolWire};
 use super::node::{At, Node, Value};
+use super::sections::Named;
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::Role;
+use super::variants::VariantWire;
 
 section! {
     /// `coordinationSettings` as written.
@@ -101,6 +103,8 @@ section! {
         output_schema "outputSchema": At<SchemaSource>, Rule::Schema;
         /// The MCP servers whose tools it may use (heads and specialists only).
         tools "tools": At<Vec<ToolWire>>, Rule::Definitions(ToolKeys::KEYS);
+        /// Live A/B variants (SPEC §22): name to weight and settings; the agent as written is `control` (specialists and heads only).
+        variants "variants": At<Vec<Named<VariantWire>>>, Rule::Named(VariantWire::KEYS);
     }
 }
 

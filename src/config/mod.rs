@@ -18,6 +18,7 @@ mod tools;
 mod tools_check;
 mod types;
 mod validate;
+mod variants;
 mod wire;
 
 use std::path::Path;
@@ -27,6 +28,7 @@ pub use decode::{Decoder, FromNode, Resolve};
 pub use definitions::{AgentKeys, Coordination, DepartmentKeys};
 pub use diagnostic::{suggestion, Diagnostic, Severity};
 pub use load::{locate_root, parse_document};
+pub use mcp::Pairs;
 pub use model::{Agent, AgentKey, Config, Department, ProviderSettings};
 pub use node::{At, Node, Pos};
 pub use output_schema::compile as compile_output_schema;
@@ -40,6 +42,7 @@ pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
 pub use types::{
     seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource, TokenField,
 };
+pub use variants::{Assigned, Variant, VariantRate, BASIS, CONTROL};
 
 /// A config that cannot be used, with every problem found.
 #[derive(Debug, thiserror::Error)]

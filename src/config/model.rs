@@ -198,6 +198,10 @@ pub struct Agent {
     pub output_schema: Option<Arc<serde_json::Value>>,
     /// The MCP servers whose tools it may use (empty: it only writes).
     pub tools: Vec<ToolUse>,
+    /// Its variants (SPEC §22), in written order; empty: none.
+    pub variants: Vec<super::variants::Variant>,
+    /// The variant this run gives it (`control`: as written); `None` when it has no variants.
+    pub variant: Option<super::variants::Assigned>,
 }
 
 impl Config {
@@ -431,5 +435,10 @@ fn resolve_agent(a: &AgentWire) -> Agent {
             _ => None,
         },
         tools: a.tools.as_ref().map_or_else(Vec::new, |t| super::tools::uses(&t.value)),
+        variants: a
+            .variants
+            .as_ref()
+            .map_or_else(Vec::new, |l| super::variants::resolve(&l.value)),
+        variant: None,
     }
 }

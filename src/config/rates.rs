@@ -97,13 +97,16 @@ pub struct SuccessRates {
 }
 
 /// One specialist's learned rate.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LearnedRate {
     /// (passes + 1) / (runs + 2): Laplace's rule, so one lucky run is not 100%.
     pub success_rate: f64,
     /// The final results it was learned from.
     pub runs: u64,
+    /// Its variants against control (SPEC §22 guard), control included; absent without any.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variants: BTreeMap<String, super::variants::VariantRate>,
 }
 
 impl LearnedRate {
@@ -112,6 +115,7 @@ impl LearnedRate {
         LearnedRate {
             success_rate: (passes as f64 + 1.0) / (runs as f64 + 2.0),
             runs,
+            variants: BTreeMap::new(),
         }
     }
 }
@@ -201,6 +205,7 @@ pub fn check(file: &str, written: &At<String>) -> Option<Diagnostic> {
 
 /// Replaces the configured rate of every specialist the file names.
 fn apply(config: &mut Config, rates: &SuccessRates) {
+    super::variants::disable(config, rates);
     for agent in config.agents.iter_mut().filter(|a| a.role == Role::Specialist) {
         if let Some(learned) = rates.agents.get(&agent.id) {
             agent.success_rate = learned.success_rate;

@@ -58,6 +58,7 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
             "propertyNames": {"pattern": ENV_NAME},
             "additionalProperties": {"type": "string"}
         }),
+        Rule::Assignments => json!({"type": "object", "additionalProperties": {"type": "string"}}),
         Rule::HeaderVariables => json!({
             "type": "object",
             "propertyNames": {"pattern": HEADER_NAME},

@@ -90,6 +90,8 @@ pub enum Rule {
     /// A map of MCP server names (`[a-zA-Z0-9_-]+`) to mappings with these keys, each with
     /// exactly one of `command` and `url`.
     Servers(&'static [KeySpec]),
+    /// A map of agent ids to variant names (a suite case's `variants`, SPEC §22).
+    Assignments,
 }
 
 impl Rule {

@@ -236,6 +236,7 @@ impl Engine {
             rung: ask.rung,
             timeout,
             deadline,
+            variant: agent.variant_name().map(str::to_string),
         }
     }
 

@@ -259,6 +259,11 @@ impl Work {
             fallback: self.fallback,
             error,
             usage: self.usage,
+            variant: engine
+                .config
+                .agent_at(plan.head_agent)
+                .variant_name()
+                .map(str::to_string),
             tool_calls: self.tool_calls,
             approval: self.approval,
             metadata: DepartmentMetadata {

@@ -211,14 +211,13 @@ async fn department(
     let spend = Causal::after(before);
     let work = run_department(engine, &plan.request, dp, &finished).with_context(cx.clone());
     let result = causal::within(spend.clone(), work).await;
-    end_span(
-        &cx,
-        vec![
-            KeyValue::new("orch.score", result.quality_score),
-            KeyValue::new("orch.attempts", i64::from(result.metadata.department_retries) + 1),
-            KeyValue::new("orch.review_status", result.status.to_string()),
-        ],
-    );
+    let mut attributes = vec![
+        KeyValue::new("orch.score", result.quality_score),
+        KeyValue::new("orch.attempts", i64::from(result.metadata.department_retries) + 1),
+        KeyValue::new("orch.review_status", result.status.to_string()),
+    ];
+    attributes.extend(result.variant.clone().map(|v| KeyValue::new("orch.variant", v)));
+    end_span(&cx, attributes);
     (i, result, spend.own())
 }
 
@@ -261,6 +260,7 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
         usage: Usage::default(),
         tool_calls: Vec::new(),
         approval: None,
+        variant: engine.config.agent_at(dp.head_agent).variant_name().map(str::to_string),
         metadata: DepartmentMetadata {
             analysis_time: 0,
             specialists_used: 0,

@@ -42,14 +42,17 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
         Some(&task.department.department_id),
     );
     let result = attempts(engine, task).with_context(cx.clone()).await;
-    end_span(
-        &cx,
-        vec![
-            KeyValue::new("orch.score", result.quality_score),
-            KeyValue::new("orch.attempts", result.attempts.len() as i64),
-            KeyValue::new("orch.review_status", result.review_status.to_string()),
-        ],
+    let mut attributes = vec![
+        KeyValue::new("orch.score", result.quality_score),
+        KeyValue::new("orch.attempts", result.attempts.len() as i64),
+        KeyValue::new("orch.review_status", result.review_status.to_string()),
+    ];
+    attributes.extend(
+        agent
+            .variant_name()
+            .map(|v| KeyValue::new("orch.variant", v.to_string())),
     );
+    end_span(&cx, attributes);
     result
 }
 
@@ -69,6 +72,7 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
             attempt: n,
             task_index: task.index,
             total_tasks: task.total,
+            variant: agent.variant_name().map(str::to_string),
         });
         let (attempt, end) = one_attempt(engine, &task, agent, n, prompt, &mut state).await;
         engine.emit(Event::DelegationComplete {
@@ -81,6 +85,7 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
             score: attempt.score,
             passed: end == End::Passed,
             error: attempt.error.clone(),
+            variant: agent.variant_name().map(str::to_string),
         });
         let next = state.climb.after(
             &attempt,
@@ -169,6 +174,7 @@ impl Loop {
             attempts: self.attempts,
             usage: self.usage,
             error,
+            variant: agent.variant_name().map(str::to_string),
         }
     }
 }

@@ -9,6 +9,7 @@ mod router;
 mod routing;
 mod selection;
 mod tools;
+mod variant;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +23,7 @@ use routing::Routable;
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 pub use tools::{tool_agents, PlannedServer};
+pub use variant::{assign as assign_variants, check_forced as check_forced_variants, AgentVariants};
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
 /// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.
@@ -159,6 +161,10 @@ pub struct Plan {
     /// What to change when nothing matched the request (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// Each agent with variants (SPEC §22): its variants and weights, the one this request
+    /// gets, and those disabled; absent when no agent has variants.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<AgentVariants>,
 }
 
 /// What to change when nothing matches a request and no department takes it.
@@ -236,6 +242,7 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         economy_at: config.settings.limits.economy_at,
         economy_budgets: ladder::economy_budgets(config),
         hint: None,
+        variants: variant::planned(config),
     })
 }
 

@@ -63,6 +63,10 @@ pub struct CompletionRequest {
     /// When the call, transport retries included, must have ended.
     #[serde(skip)]
     pub deadline: tokio::time::Instant,
+    /// The variant of the agent asked (SPEC §22); `None` for an agent with no variants.
+    /// Not sent: it joins the cassette key only.
+    #[serde(skip)]
+    pub variant: Option<String>,
 }
 
 /// A provider's answer.

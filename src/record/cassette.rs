@@ -36,10 +36,15 @@ fn not_recorded(tape: &Queues<Entry>, req: &CompletionRequest, hash: String) -> 
 /// temperature and who asks (`{"agent": ID}`), as 32 hex digits. The cap and schema, and
 /// the offered tools and the turns of a tool loop, join the key only when present. Two
 /// agents sending the same request are two keys, so their replies never swap on replay;
-/// a variant (SPEC §22) will join the asker's object only when there is one.
+/// a variant (SPEC §22) joins the asker's object only when there is one, so cassettes of
+/// agents without variants keep replaying, and two variants replay apart.
 pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
     let mut key = key_parts(kind, req);
-    key.insert(0, serde_json::json!({"agent": req.agent_id}));
+    let asker = match &req.variant {
+        Some(variant) => serde_json::json!({"agent": req.agent_id, "variant": variant}),
+        None => serde_json::json!({"agent": req.agent_id}),
+    };
+    key.insert(0, asker);
     digest(key)
 }
 
@@ -175,6 +180,22 @@ mod tests {
 
     /// A line as cassettes were written before tools: no `kind`, no `toolCalls`.
     const OLD_LINE: &str = r#"{"hash":"2fc4e22af61e93781caf452901b051c0","agentId":"a","provider":"openai","model":"gpt-4o-mini","text":"A red cape.","error":null,"promptTokens":12,"completionTokens":3,"transportRetries":0,"finishReason":"stop"}"#;
+
+    #[test]
+    fn a_variant_joins_the_key_only_when_there_is_one() {
+        let with = |variant: Option<&str>| {
+            let mut req = old_request();
+            req.variant = variant.map(str::to_string);
+            request_hash(ProviderKind::OpenAi, &req)
+        };
+        // Without a variant, the key is the one cassettes were recorded with before variants.
+        let mut before = key_parts(ProviderKind::OpenAi, &old_request());
+        before.insert(0, serde_json::json!({"agent": "a"}));
+        assert_eq!(with(None), digest(before));
+        let (control, b) = (with(Some("control")), with(Some("b")));
+        assert_ne!(control, with(None));
+        assert_ne!(control, b);
+    }
 
     #[test]
     fn an_old_cassette_line_still_replays() {

@@ -29,6 +29,7 @@ mod suite_junit;
 mod suite_markdown;
 mod suite_tree;
 mod tree;
+mod variants;
 
 pub use compare_html::render as compare_html;
 pub use compare_markdown::render as compare_markdown;

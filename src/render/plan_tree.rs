@@ -50,6 +50,7 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
     if let Some(servers) = servers(plan, style) {
         root.push(servers);
     }
+    root.children.extend(super::variants::plan_node(plan, style));
     root.push(calls_line(plan, style));
     if let Some(line) = economy_line(plan) {
         root.push(Node::leaf(style.dim(&line)));

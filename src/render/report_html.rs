@@ -268,7 +268,11 @@ fn scores(report: &Saved<Value>) -> String {
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                escape(&sp.agent_id),
+                escape(&format!(
+                    "{}{}",
+                    sp.agent_id,
+                    super::variants::note(sp.variant.as_deref())
+                )),
                 sp.threshold,
                 escape(&attempts.join(" → ")),
                 final_score,

@@ -166,6 +166,9 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
         ));
     }
     let mut children = Vec::new();
+    if let Some(v) = &d.variant {
+        children.push(Node::leaf(style.dim(&format!("head variant {}", printable(v)))));
+    }
     match &d.error {
         // Waiting is not failing: a paused department says what it waits for.
         Some(e) if d.status == DepartmentStatus::Paused => {
@@ -237,7 +240,11 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
         "{} {} {review} {}",
         style.cyan(&printable(&s.agent_id)),
         scores.join(" → "),
-        style.dim(&format!("(threshold {})", s.threshold))
+        style.dim(&format!(
+            "(threshold {}{})",
+            s.threshold,
+            super::variants::note(s.variant.as_deref())
+        ))
     );
     let mut children = Vec::new();
     if !waits {

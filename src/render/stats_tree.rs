@@ -109,5 +109,7 @@ fn agent(a: &AgentStats, style: Style) -> Node {
             fmt_usd(a.cost_usd)
         ))
     );
-    Node::new(label, super::stats_ladder::rung_nodes(a, style))
+    let mut below = super::stats_ladder::rung_nodes(a, style);
+    below.extend(super::variants::stats_nodes(a, style));
+    Node::new(label, below)
 }

@@ -69,6 +69,9 @@ pub enum Event {
         task_index: usize,
         /// Specialists in the department.
         total_tasks: usize,
+        /// The agent's variant (SPEC §22); absent for an agent with no variants.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variant: Option<String>,
     },
     /// A specialist attempt was graded (or failed).
     #[serde(rename_all = "camelCase")]
@@ -92,6 +95,9 @@ pub enum Event {
         passed: bool,
         /// Why the call failed, when it did.
         error: Option<String>,
+        /// The agent's variant (SPEC §22); absent for an agent with no variants.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variant: Option<String>,
     },
     /// A synthesis attempt by the head.
     #[serde(rename_all = "camelCase")]

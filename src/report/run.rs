@@ -175,6 +175,9 @@ pub struct SpecialistResult {
     pub usage: Usage,
     /// Why no attempt produced output, when none did.
     pub error: Option<String>,
+    /// The variant that ran (SPEC §22; `control`: as written); null for an agent with no variants.
+    #[serde(default)]
+    pub variant: Option<String>,
 }
 
 /// Department metadata (seed 000 §9, plus what orch adds).
@@ -245,6 +248,9 @@ pub struct DepartmentResult {
     pub approval: Option<super::tool_call::Approval>,
     /// Times and counts.
     pub metadata: DepartmentMetadata,
+    /// The head's variant (SPEC §22); null for a head with no variants.
+    #[serde(default)]
+    pub variant: Option<String>,
 }
 
 /// Cross-department checks.

@@ -170,6 +170,8 @@ pub struct SavedSpecialist {
     pub attempts: Vec<SavedAttempt>,
     /// Its calls and cost.
     pub usage: Usage,
+    /// The variant that ran (SPEC §22); `None` for an agent with no variants.
+    pub variant: Option<String>,
 }
 
 impl SavedSpecialist {

@@ -18,6 +18,8 @@ pub struct RunCall {
     pub departments: Vec<String>,
     /// `--specialists`.
     pub specialists: SpecialistMode,
+    /// The key variants are assigned by (SPEC §22; absent: the request).
+    pub assign: Option<String>,
 }
 
 /// A checked call of one of the tools.
@@ -41,6 +43,8 @@ struct RunWire {
     departments: Vec<String>,
     #[serde(default)]
     specialists: Option<String>,
+    #[serde(default)]
+    assign: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -69,7 +73,8 @@ pub(super) fn tools() -> Vec<Tool> {
             "departments": {"type": "array", "items": {"type": "string"},
                             "description": "Run exactly these departments (like --department), skipping relevance scoring."},
             "specialists": {"type": "string", "enum": ["auto", "always", "never"],
-                            "description": "Whether heads use specialists (like --specialists; default auto)."}
+                            "description": "Whether heads use specialists (like --specialists; default auto)."},
+            "assign": {"type": "string", "description": "Assign variants by this key, a user or session id (like --assign; default the prompt)."}
         },
         "required": ["prompt"],
         "additionalProperties": false
@@ -129,6 +134,7 @@ fn run_call(wire: RunWire) -> Result<Call, String> {
         prompt: wire.prompt,
         departments: wire.departments,
         specialists,
+        assign: wire.assign,
     }))
 }
 
@@ -175,7 +181,8 @@ mod tests {
             Call::Run(RunCall {
                 prompt: "a scene".into(),
                 departments: vec![],
-                specialists: SpecialistMode::Auto
+                specialists: SpecialistMode::Auto,
+                assign: None,
             })
         );
         let call = parse(

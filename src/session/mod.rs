@@ -19,6 +19,7 @@ mod served_suite;
 mod setup;
 mod suite;
 mod suite_files;
+mod variants;
 
 pub use options::RunOptions;
 pub use outcome::{exit_for, waiting, why_not_success};
@@ -31,6 +32,7 @@ pub use served::Team;
 pub use setup::{interruption, known_provider, runtime};
 pub use suite::run_suites;
 pub use suite_files::{named_files, open_junit};
+pub use variants::assign as assign_variants;
 
 use crate::exit::Exit;
 use crate::record::RecordError;

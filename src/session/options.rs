@@ -27,6 +27,8 @@ pub struct RunOptions {
     max_calls: Option<u32>,
     deadline: Option<f64>,
     concurrency: Option<u32>,
+    assign: Option<String>,
+    variants: Vec<(String, String)>,
 }
 
 /// An option of a `run` line that the command line would refuse as a flag: the parser's
@@ -57,6 +59,8 @@ impl RunOptions {
             max_calls: args.max_calls,
             deadline: args.deadline,
             concurrency: args.concurrency,
+            assign: plan.variants.assign.clone(),
+            variants: plan.variants.forced.clone(),
         }
     }
 
@@ -82,6 +86,10 @@ impl RunOptions {
                 departments: self.departments,
                 specialists: checked.plan.specialists,
                 success_rates: self.success_rates,
+                variants: crate::cli::VariantArgs {
+                    assign: self.assign,
+                    forced: self.variants,
+                },
             },
             format: None,
             min_quality: checked.min_quality,

@@ -87,12 +87,14 @@ impl Team {
     /// `orch explain --format json`.
     fn explain_call(&self, prompt: String) -> Result<Plan, SessionError> {
         let prompt = checked_prompt(prompt)?;
-        let config = self.config()?;
+        let mut config = self.config()?;
         let call = RunCall {
             prompt: prompt.clone(),
             departments: Vec::new(),
             specialists: Default::default(),
+            assign: None,
         };
+        super::assign_variants(&mut config, &prompt, &plan_args(&call).variants)?;
         make_plan(&config, &prompt, &plan_args(&call))
     }
 
@@ -120,6 +122,10 @@ pub(super) fn plan_args(call: &RunCall) -> PlanArgs {
         departments: call.departments.clone(),
         specialists: call.specialists,
         success_rates: None,
+        variants: crate::cli::VariantArgs {
+            assign: call.assign.clone(),
+            forced: Vec::new(),
+        },
     }
 }
 

@@ -22,8 +22,9 @@ impl Team {
     /// Everything a served run needs before its first call, or the answer that refuses it.
     fn prepare(&self, call: &RunCall) -> Result<(Config, Plan, Pool), Answer> {
         let prompt = checked_prompt(call.prompt.clone()).map_err(message)?;
-        let config = self.config().map_err(message)?;
+        let mut config = self.config().map_err(message)?;
         let args = plan_args(call);
+        super::assign_variants(&mut config, &prompt, &args.variants).map_err(message)?;
         let plan = match make_plan(&config, &prompt, &args) {
             Ok(plan) => plan,
             // As `orch run` prints it: the master's failed report, then the reason.

@@ -65,6 +65,7 @@ impl Team {
                 seed: 0,
                 tools,
                 approvals: self.approvals,
+                variants: Default::default(),
             },
             jobs: 4,
             gate: pool.gate,

@@ -125,11 +125,13 @@ pub struct CaseEngines {
     pub tools: HashMap<PathBuf, Arc<dyn ToolHost>>,
     /// How gated steps are decided: a suite never asks nor waits (SPEC §16).
     pub approvals: crate::cli::Approvals,
+    /// `--assign` and `--variant` (SPEC §22), checked against every config.
+    pub variants: crate::cli::VariantArgs,
 }
 
 impl CaseEngine for CaseEngines {
     fn run<'a>(&'a self, run: CaseRun<'a>) -> LocalBoxFuture<'a, Report> {
-        let config = &run.target.config;
+        let config = &super::variants::for_case(&run.target.config, run.prompt, &self.variants, run.variants);
         let engine = Engine::new(EngineParts {
             run_id: crate::text::new_id("run"),
             config: config.clone(),

@@ -34,6 +34,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     for config in loaded.configs.values() {
         setup::known_provider(config, &args.replies)?;
     }
+    super::variants::check_flags(loaded.configs.values().map(|c| &**c), &args.variants)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
     let chosen = suite::select(&loaded.suites, args.shard, filter);
     let plans = case_plans(loaded, &chosen.cases)?;
@@ -75,6 +76,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
                 .filter_map(|(root, tapes)| Some((root.clone(), tapes.tool_host(servers.get(root), None)?)))
                 .collect(),
             approvals: args.approvals,
+            variants: args.variants.clone(),
         },
         jobs: args.jobs as usize,
         gate: suite::gate(targets.values()),

@@ -14,8 +14,10 @@ mod latency;
 mod rungs;
 mod summary;
 mod tally;
+mod variants;
 
 pub use files::{distinct, read_all};
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
 pub use tally::Tally;
+pub use variants::VariantStats;

@@ -123,6 +123,8 @@ pub struct AgentStats {
     pub escalations: u64,
     /// Its attempts by rung and model, lowest rung first.
     pub by_rung: Vec<super::rungs::RungStats>,
+    /// Its results by variant (SPEC §22): control first, each variant against it.
+    pub variants: Vec<super::variants::VariantStats>,
 }
 
 fn rate<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {

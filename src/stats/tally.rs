@@ -64,6 +64,8 @@ struct AgentTally {
     escalations: u64,
     /// Its attempts by rung and model.
     rungs: RungTally,
+    /// Its results by variant (SPEC §22).
+    variants: super::variants::VariantTally,
 }
 
 impl Tally {
@@ -143,6 +145,7 @@ impl Tally {
         t.escalations = t.escalations.saturating_add(s.usage.escalations);
         t.tool_calls = t.tool_calls.saturating_add(s.usage.tool_calls);
         t.cost.add(s.usage.cost_usd);
+        t.variants.add(s);
     }
 
     /// Each specialist's Laplace-smoothed success rate over its final results.
@@ -151,7 +154,11 @@ impl Tally {
             agents: self
                 .agents
                 .iter()
-                .map(|(id, t)| (id.clone(), LearnedRate::of(t.passes, t.results)))
+                .map(|(id, t)| {
+                    let mut rate = LearnedRate::of(t.passes, t.results);
+                    rate.variants = t.variants.rates();
+                    (id.clone(), rate)
+                })
                 .collect(),
         }
     }
@@ -214,6 +221,7 @@ impl AgentTally {
             cost_usd: self.cost.value(),
             escalations: self.escalations,
             by_rung: self.rungs.stats(),
+            variants: self.variants.stats(),
         }
     }
 }

@@ -108,6 +108,8 @@ section! {
         specialists "specialists": At<SpecialistMode>, Rule::Choice(SpecialistMode::VARIANTS);
         /// What the run must show.
         expect "expect": ExpectWire, Rule::Section(ExpectWire::KEYS);
+        /// Variants forced for this case (SPEC §22): agent to variant name (`--variant` wins).
+        variants "variants": crate::config::Pairs, Rule::Assignments;
     }
 }
 
@@ -155,6 +157,8 @@ pub struct Case {
     pub repeat: u32,
     /// What the run must show.
     pub expect: Expect,
+    /// The variants it forces (SPEC §22), by agent.
+    pub variants: std::collections::BTreeMap<String, String>,
 }
 
 /// What a run must show; every part optional.
@@ -343,6 +347,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             }
         }
         tool_names.extend(check_names(&e.tools_called, &e.tools_not_called, config, shown));
+        let variants = super::variants::forced(c.variants.as_ref(), config, &mut error);
         let Some(id) = id else { continue };
         cases.push(Case {
             id: id.value,
@@ -351,6 +356,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
             repeat: defaults.repeat,
             expect: expect_of(e, matches),
+            variants,
         });
     }
     diags.extend(

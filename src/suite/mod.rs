@@ -16,6 +16,7 @@ mod selection;
 mod shard;
 mod target;
 mod tool_expect;
+mod variants;
 
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};

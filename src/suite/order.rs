@@ -41,6 +41,7 @@ pub(crate) mod tests {
             specialists: Default::default(),
             repeat: 1,
             expect: Expect::default(),
+            variants: Default::default(),
         };
         Suite {
             name: name.into(),

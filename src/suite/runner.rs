@@ -60,6 +60,8 @@ pub struct CaseRun<'a> {
     pub gate: Arc<Semaphore>,
     /// Resolves when the run must stop.
     pub interrupt: LocalBoxFuture<'static, ()>,
+    /// The variants the case forces (SPEC §22).
+    pub variants: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// Runs one case through the engine, as `orch run` would. The command layer implements it:
@@ -138,6 +140,7 @@ impl Runner<'_> {
                     options: options_of(&job.target.config, job.case),
                     gate: self.gate.clone(),
                     interrupt,
+                    variants: &job.case.variants,
                 };
                 self.engine.run(run).await
             }

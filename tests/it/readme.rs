@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::common::{repo, stderr, stdout};
 
 /// The commands of the README's block marked `<!-- tested: NAME -->`, one per line.
-fn block(name: &str) -> Vec<String> {
+pub(crate) fn block(name: &str) -> Vec<String> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let marker = format!("<!-- tested: {name} -->");
     let start = readme
@@ -41,7 +41,7 @@ fn promised_status(line: &str) -> i32 {
 }
 
 /// Runs one README line in `cwd`, `orch` being the binary under test.
-fn sh(cwd: &Path, line: &str, env: &[(&str, &str)]) -> Output {
+pub(crate) fn sh(cwd: &Path, line: &str, env: &[(&str, &str)]) -> Output {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_orch"));
     let path = format!(
         "{}:{}",
@@ -92,7 +92,7 @@ fn the_quick_start_runs_as_written_and_shows_its_retry() {
 }
 
 /// Copies `from` to `to`, leaving out what a run wrote into `drafts/` (its `.gitignore` stays).
-fn copy_example(from: &Path, to: &Path) {
+pub(crate) fn copy_example(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
