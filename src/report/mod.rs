@@ -4,6 +4,7 @@
 mod answer;
 mod events;
 mod gate;
+mod review;
 mod run;
 mod tool_call;
 mod view;
@@ -17,5 +18,6 @@ pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy,
     Report, RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
+pub use review::{Conflict, ReviewCall, Revision};
 pub use tool_call::{Approval, Refusal, ToolCall};
 pub use view::{Saved, SavedAttempt, SavedDepartment, SavedSpecialist, SavedToolCall};

@@ -245,6 +245,10 @@ pub struct DepartmentResult {
     pub approval: Option<super::tool_call::Approval>,
     /// Times and counts.
     pub metadata: DepartmentMetadata,
+    /// Its outputs revised at the reviewer's request (SPEC §24), in round order; `output`
+    /// is the last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<super::review::Revision>,
 }
 
 /// Cross-department checks.
@@ -254,6 +258,19 @@ pub struct Validation {
     pub passed: bool,
     /// One sentence each.
     pub issues: Vec<String>,
+    /// After a review (SPEC §24): no conflict left; null after a reply that could not be
+    /// read; absent when no review ran.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "super::review::present")]
+    pub consistent: Option<Option<bool>>,
+    /// Revision rounds run; absent when no review ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// One entry per conflict of each review; absent when no review ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<Vec<super::review::Conflict>>,
+    /// The reviewer's calls, for the timeline; absent when no review ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviews: Option<Vec<super::review::ReviewCall>>,
 }
 
 /// Run metadata.
@@ -345,6 +362,7 @@ impl Report {
             validation: Validation {
                 passed: false,
                 issues: vec![error.to_string()],
+                ..Validation::default()
             },
             usage: Usage::default(),
             metadata: RunMetadata::default(),
