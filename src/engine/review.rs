@@ -43,7 +43,7 @@ pub(super) struct Review {
 }
 
 /// The run's `validation`: the cross-department `issues`, then the review's (SPEC §24).
-/// Unresolved conflicts leave it not passed.
+/// Conflicts the last review left unresolved leave it not passed.
 pub(super) fn validation(mut issues: Vec<String>, review: Option<Review>) -> Validation {
     let Some(review) = review else {
         return Validation {
@@ -54,7 +54,7 @@ pub(super) fn validation(mut issues: Vec<String>, review: Option<Review>) -> Val
     };
     issues.extend(review.issues);
     Validation {
-        passed: issues.is_empty() && review.conflicts.iter().all(|c| c.resolved),
+        passed: issues.is_empty() && review.consistent != Some(false),
         issues,
         consistent: Some(review.consistent),
         rounds: Some(review.rounds),

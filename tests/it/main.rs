@@ -66,3 +66,4 @@ mod tooling;
 mod tools;
 mod traces;
 mod validate;
+mod review;
