@@ -51,6 +51,9 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
         root.push(servers);
     }
     root.push(calls_line(plan, style));
+    if let Some(line) = super::review::plan_line(plan) {
+        root.push(Node::leaf(style.dim(&line)));
+    }
     if let Some(line) = economy_line(plan) {
         root.push(Node::leaf(style.dim(&line)));
     }

@@ -25,9 +25,7 @@ pub fn review_reply(prompt: &str) -> String {
     departments.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
     let conflicts = match departments.as_slice() {
         [(_, a), (_, b), ..] if number == 1 => {
-            let issue = format!(
-                "`{a}` and `{b}` describe the protagonist differently (a thief in one, a prince in the other); agree on one."
-            );
+            let issue = format!("the hero is a thief in `{a}` and a prince in `{b}`; agree on one.");
             vec![serde_json::json!({"departments": [a, b], "issue": issue})]
         }
         _ => Vec::new(),
