@@ -11,6 +11,7 @@
 mod files;
 mod input;
 mod latency;
+mod review;
 mod rungs;
 mod summary;
 mod tally;
@@ -18,4 +19,5 @@ mod tally;
 pub use files::{distinct, read_all};
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
+pub use review::line as review_line;
 pub use tally::Tally;

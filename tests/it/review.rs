@@ -459,3 +459,69 @@ fn no_review_runs_with_fewer_than_two_successful_departments() {
     assert!(report["validation"].get("consistent").is_none());
     assert!(!report["metadata"]["completedSteps"].as_array().unwrap().contains(&json!("review")));
 }
+
+#[test]
+fn explain_adds_the_reviewers_calls_with_two_planned_departments_and_nothing_with_one() {
+    let root = simulated_studio("maxRounds = 2");
+    let explain = |request: &str| json(&Test::new(root.path()).args(["explain", "--format", "json", request]).run());
+    let with = explain("A character in a scene");
+    let review = &with["review"];
+    assert_eq!(review, &json!({"agentId": "rv", "maxRounds": 2, "minCalls": 1, "maxCalls": 1 + 2 * 3}));
+    let one = explain("A character");
+    assert!(one.get("review").is_none());
+    root.write("orch.toml", "[defaults]\nprovider = \"simulated\"\n");
+    let without = json(&Test::new(root.path()).args(["explain", "--format", "json", "A character in a scene"]).run());
+    assert_eq!(with["minCalls"].as_u64().unwrap(), without["minCalls"].as_u64().unwrap() + 1);
+    assert_eq!(with["maxCalls"].as_u64().unwrap(), without["maxCalls"].as_u64().unwrap() + 7);
+    assert_eq!(one["maxCalls"], explain("A character")["maxCalls"]);
+}
+
+#[test]
+fn the_tree_markdown_and_timeline_show_the_review() {
+    let root = simulated_studio("");
+    let out = Test::new(root.path()).args(["run", "--format", "json", "A character in a scene"]).run();
+    root.write("run.json", &out.stdout);
+    let show = |format: &str| {
+        let out = Test::new(root.path()).args(["report", "run.json", "--format", format]).run();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let tree = show("tree");
+    let block = tree.split("review: ").nth(1).unwrap();
+    assert!(block.starts_with("consistent after 1 revision round\n"), "{tree}");
+    assert!(tree.contains("review 1: character ↔ story resolved: the hero is a thief in `character` and a prince in `story`; agree on one."), "{tree}");
+    assert!(tree.contains("round 1: character revised") && tree.contains("round 1: story revised"), "{tree}");
+    assert!(tree.find("── story ").unwrap() < tree.find("review: consistent").unwrap(), "after the departments");
+    let markdown = show("markdown");
+    assert!(markdown.contains("**Review:** consistent after 1 revision round\n"), "{markdown}");
+    assert!(markdown.contains("| 1 | character, story | "), "{markdown}");
+    let page = String::from_utf8(Test::new(root.path()).args(["report", "run.json"]).run().stdout).unwrap();
+    for row in ["reviewer: rv", "character: revision", "story: revision", "review 1: 1 conflict", "review 2: 0 conflicts"] {
+        assert!(page.contains(row), "{row}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stats_give_conflict_and_resolution_rates_per_department_pair() {
+    let server = serve_chat(Script::new(&[reply(&[conflict(&["story", "character"], "A")]), reply(&[])])).await;
+    let root = studio(&server.uri(), 1, "", "");
+    let out = Test::new(root.path()).args(["run", "--format", "json", REQUEST]).run();
+    root.write("reviewed.json", &out.stdout);
+    let out = Test::new(root.path()).args(["run", "--format", "json", "--department", "story", REQUEST]).run();
+    root.write("single.json", &out.stdout);
+    let stats = json(&Test::new(root.path()).args(["stats", "--format", "json", "reviewed.json", "single.json"]).run());
+    assert_eq!(
+        stats["reviews"],
+        json!([
+            {"departments": ["character", "story"], "reviewedRuns": 1, "conflictRuns": 1, "conflictRate": 1.0,
+             "conflicts": 1, "resolved": 1, "resolutionRate": 1.0},
+            {"departments": ["character", "visual"], "reviewedRuns": 1, "conflictRuns": 0, "conflictRate": 0.0,
+             "conflicts": 0, "resolved": 0, "resolutionRate": null},
+            {"departments": ["story", "visual"], "reviewedRuns": 1, "conflictRuns": 0, "conflictRate": 0.0,
+             "conflicts": 0, "resolved": 0, "resolutionRate": null},
+        ])
+    );
+    let tree = String::from_utf8(Test::new(root.path()).args(["stats", "--format", "tree", "reviewed.json"]).run().stdout).unwrap();
+    assert!(tree.contains("character ↔ story: conflicts in 100.0% of 1 reviewed runs, 1 of 1 resolved"), "{tree}");
+    let plain = json(&Test::new(root.path()).args(["stats", "--format", "json", "single.json"]).run());
+    assert!(plain.get("reviews").is_none());
+}
