@@ -525,3 +525,19 @@ async fn stats_give_conflict_and_resolution_rates_per_department_pair() {
     let plain = json(&Test::new(root.path()).args(["stats", "--format", "json", "single.json"]).run());
     assert!(plain.get("reviews").is_none());
 }
+
+#[test]
+fn the_review_example_validates_clean_and_shows_a_round_offline() {
+    let repo = crate::common::repo();
+    let example = repo.join("examples/review");
+    Test::new(&repo)
+        .args(["validate", example.to_str().unwrap(), "--strict"])
+        .stdout("0 errors, 0 warnings\n")
+        .run();
+    let request = "Write the opening scene where Aladdin meets Jasmine, design his look and the palace";
+    let report = json(&Test::new(&repo).args(["run", "--config", "examples/review", "--format", "json", request]).run());
+    let v = &report["validation"];
+    assert_eq!((&v["passed"], &v["consistent"], &v["rounds"]), (&json!(true), &json!(true), &json!(1)));
+    assert_eq!(v["conflicts"][0]["departments"], json!(["character", "story"]));
+    assert_eq!(report["usage"]["calls"], 7);
+}
