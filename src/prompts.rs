@@ -201,7 +201,12 @@ pub fn revision(request: &str, issues: &[&str], others: &[Reviewed], own: &Revie
     let mut p: String = issues.iter().map(|i| format!("{REVISION_REQUEST}{i}\n")).collect();
     p.push_str(&format!("\n{ORIGINAL_REQUEST_LINE}{request}\n"));
     for d in others {
-        p.push_str(&format!("\nOUTPUT OF {} ({}):\n{}\n", d.id.to_uppercase(), d.name, d.output));
+        p.push_str(&format!(
+            "\nOUTPUT OF {} ({}):\n{}\n",
+            d.id.to_uppercase(),
+            d.name,
+            d.output
+        ));
     }
     p.push_str(&format!(
         "\nYOUR OUTPUT ({}):\n{}\n\nRevise your output so that it agrees with the other departments \

@@ -12,7 +12,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::call::Ask;
-use super::review_round::{revise, RoundEnd};
+use super::review_round::{reviewed, revise, Named, RoundEnd};
 use super::stop::Stop;
 use super::{CallError, Engine};
 use crate::config::Agent;
@@ -63,14 +63,6 @@ pub(super) fn validation(mut issues: Vec<String>, review: Option<Review>) -> Val
     }
 }
 
-/// A conflict as the reviewer named it, its departments checked.
-pub(super) struct Named {
-    /// Successful departments, each once, in the reviewer's order.
-    pub departments: Vec<String>,
-    /// What they disagree on.
-    pub issue: String,
-}
-
 /// The review of `departments` (in plan order), when `aggregation.review` is set and at least
 /// two of them succeeded; revised outputs replace their departments' `output`.
 pub(super) async fn review<F: Future<Output = Stop>>(
@@ -81,14 +73,27 @@ pub(super) async fn review<F: Future<Output = Stop>>(
 ) -> Option<Review> {
     let aggregation = &engine.config.settings.aggregation;
     let reviewer = aggregation.review.as_deref().and_then(|id| engine.config.agent(id))?;
-    let ok = departments.iter().filter(|d| d.status == DepartmentStatus::Success).count();
+    let ok = departments
+        .iter()
+        .filter(|d| d.status == DepartmentStatus::Success)
+        .count();
     if ok < 2 {
         return None;
     }
     let mut review = Review::default();
     let mut last: Vec<usize> = Vec::new();
     for number in 1.. {
-        let named = match ask(engine, plan, reviewer, number, departments, &mut review, stopped.as_mut()).await {
+        let named = match ask(
+            engine,
+            plan,
+            reviewer,
+            number,
+            departments,
+            &mut review,
+            stopped.as_mut(),
+        )
+        .await
+        {
             Ok(named) => named,
             Err(why) => {
                 review.issues.push(why);
@@ -97,7 +102,9 @@ pub(super) async fn review<F: Future<Output = Stop>>(
             }
         };
         for &k in &last {
-            let again = named.iter().any(|n| same_set(&n.departments, &review.conflicts[k].departments));
+            let again = named
+                .iter()
+                .any(|n| same_set(&n.departments, &review.conflicts[k].departments));
             review.conflicts[k].resolved = !again;
         }
         last = (review.conflicts.len()..review.conflicts.len() + named.len()).collect();
@@ -146,10 +153,7 @@ async fn ask<F: Future<Output = Stop>>(
         .filter(|(_, d)| d.status == DepartmentStatus::Success)
         .map(|(i, d)| (i, output_text(&d.output)))
         .collect();
-    let reviewed: Vec<Reviewed> = texts
-        .iter()
-        .map(|(i, text)| reviewed(&departments[*i], text))
-        .collect();
+    let reviewed: Vec<Reviewed> = texts.iter().map(|(i, text)| reviewed(&departments[*i], text)).collect();
     let prompt = prompts::review(&plan.request, number, &reviewed);
     let started_at = engine.elapsed_ms();
     let cx = agent_span(&reviewer.id, &reviewer.name, "reviewer", None);
@@ -174,7 +178,10 @@ async fn ask<F: Future<Output = Stop>>(
         }
     };
     let named = result.and_then(|c| read_reply(&c.text));
-    let ok_ids: Vec<&str> = texts.iter().map(|(i, _)| departments[*i].department_id.as_str()).collect();
+    let ok_ids: Vec<&str> = texts
+        .iter()
+        .map(|(i, _)| departments[*i].department_id.as_str())
+        .collect();
     let named = named.map(|conflicts| checked(conflicts, &ok_ids, number, &mut review.issues));
     let count = named.as_ref().map_or(0, Vec::len);
     end_span(&cx, vec![KeyValue::new("orch.conflicts", count as i64)]);
@@ -190,16 +197,6 @@ async fn ask<F: Future<Output = Stop>>(
         finished_at: engine.elapsed_ms(),
     });
     named.map_err(|why| format!("review: {why}; the review ended"))
-}
-
-/// A department as the reviewer and the revising heads read it.
-pub(super) fn reviewed<'a>(d: &'a DepartmentResult, text: &'a str) -> Reviewed<'a> {
-    Reviewed {
-        id: &d.department_id,
-        name: &d.department_name,
-        quality: d.quality_score,
-        output: text,
-    }
 }
 
 /// Why the reviewer's call gave nothing: the run's refusal (a budget, the deadline) in its

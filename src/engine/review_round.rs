@@ -11,13 +11,31 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::gate::{department_item, Place, Verdict};
-use super::review::{reviewed, Named};
 use super::stop::Stop;
 use super::{far_future, CallError, Engine};
 use crate::plan::Plan;
 use crate::prompts::{self, Reviewed};
 use crate::report::{output_text, output_value, DepartmentResult, Event, Revision, Usage};
 use crate::trace::{agent_span, end_span, TracedAttempt};
+
+/// A conflict as the reviewer named it, its departments checked.
+#[derive(Debug)]
+pub(super) struct Named {
+    /// Successful departments, each once, in the reviewer's order.
+    pub departments: Vec<String>,
+    /// What they disagree on.
+    pub issue: String,
+}
+
+/// A department as the reviewer and the revising heads read it.
+pub(super) fn reviewed<'a>(d: &'a DepartmentResult, text: &'a str) -> Reviewed<'a> {
+    Reviewed {
+        id: &d.department_id,
+        name: &d.department_name,
+        quality: d.quality_score,
+        output: text,
+    }
+}
 
 /// How a round ended.
 pub(super) enum RoundEnd {
@@ -119,7 +137,10 @@ fn asks(plan: &Plan, departments: &[DepartmentResult], named: &[Named]) -> Vec<A
     let texts: Vec<String> = departments.iter().map(|d| output_text(&d.output)).collect();
     let mut asks = Vec::new();
     for (at, d) in departments.iter().enumerate() {
-        let mine: Vec<&Named> = named.iter().filter(|n| n.departments.contains(&d.department_id)).collect();
+        let mine: Vec<&Named> = named
+            .iter()
+            .filter(|n| n.departments.contains(&d.department_id))
+            .collect();
         if mine.is_empty() {
             continue;
         }

@@ -4,8 +4,8 @@
 mod complexity;
 mod cost;
 mod dag;
-mod review;
 mod ladder;
+mod review;
 mod router;
 mod routing;
 mod selection;
@@ -17,8 +17,8 @@ use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
-pub use review::ReviewPlan;
 pub use ladder::PlannedRung;
+pub use review::ReviewPlan;
 pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
 use routing::Routable;
 pub use routing::{ExecutionMode, Routing, RoutingError};
@@ -220,8 +220,10 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
     // The router's one call, when it is (or would be) asked.
     let extra = u64::from(summary) + u64::from(routing.router.is_some());
     let review = review::plan(config, departments.len());
-    let min_calls = departments.iter().map(|d| d.min_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.min_calls);
-    let max_calls = departments.iter().map(|d| d.max_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.max_calls);
+    let min_calls =
+        departments.iter().map(|d| d.min_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.min_calls);
+    let max_calls =
+        departments.iter().map(|d| d.max_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.max_calls);
     let max_cost_usd = departments
         .iter()
         .map(|d| d.max_cost_usd)

@@ -14,10 +14,10 @@ pub use answer::{answer, department_quality};
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
 pub use gate::{DecidedBy, Denial, GateItem, GateKind};
+pub use review::{Conflict, ReviewCall, Revision};
 pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy,
     Report, RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
 };
-pub use review::{Conflict, ReviewCall, Revision};
 pub use tool_call::{Approval, Refusal, ToolCall};
 pub use view::{Saved, SavedAttempt, SavedDepartment, SavedSpecialist, SavedToolCall};

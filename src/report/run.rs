@@ -260,7 +260,11 @@ pub struct Validation {
     pub issues: Vec<String>,
     /// After a review (SPEC §24): no conflict left; null after a reply that could not be
     /// read; absent when no review ran.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "super::review::present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::review::present"
+    )]
     pub consistent: Option<Option<bool>>,
     /// Revision rounds run; absent when no review ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]

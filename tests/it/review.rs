@@ -129,7 +129,10 @@ fn the_reviewer_must_be_a_judge_or_a_master_and_rounds_stay_within_three() {
     );
     let out = Test::new(root.path()).args(["validate"]).status(2).any_stderr().run();
     let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(text.contains("reviewer `h` must have role judge or master (it has role head)"), "{text}");
+    assert!(
+        text.contains("reviewer `h` must have role judge or master (it has role head)"),
+        "{text}"
+    );
     assert!(text.contains("maxRounds"), "{text}");
     let root = Root::orch_yaml(
         "aggregation: { review: nobody }\ndepartments:\n  - { id: d, keywords: [x], head: h }\nagents:\n  - { id: h, role: head, department: d }\n",
@@ -146,22 +149,42 @@ async fn the_reviewer_is_sent_its_schema_over_openai_and_a_consistent_reply_ends
     let report = run(&root, &[]);
     assert_eq!(report["status"], "success");
     let v = &report["validation"];
-    assert_eq!((&v["passed"], &v["consistent"], &v["rounds"]), (&json!(true), &json!(true), &json!(0)));
+    assert_eq!(
+        (&v["passed"], &v["consistent"], &v["rounds"]),
+        (&json!(true), &json!(true), &json!(0))
+    );
     assert_eq!(v["conflicts"], json!([]));
     let sent = bodies(&server).await;
     let review = sent.iter().find(|b| b.to_string().contains(REVIEW)).unwrap();
     let format = &review["response_format"];
     assert_eq!(format["type"], "json_schema");
     assert_eq!(format["json_schema"]["name"], "rv");
-    assert_eq!(format["json_schema"]["schema"]["required"], json!(["consistent", "conflicts"]));
+    assert_eq!(
+        format["json_schema"]["schema"]["required"],
+        json!(["consistent", "conflicts"])
+    );
     let prompt = review["messages"][1]["content"].as_str().unwrap();
-    assert!(prompt.starts_with(&format!("{REVIEW}\nReview: 1\n\nRequest: {REQUEST}\n")), "{prompt}");
+    assert!(
+        prompt.starts_with(&format!("{REVIEW}\nReview: 1\n\nRequest: {REQUEST}\n")),
+        "{prompt}"
+    );
     for d in ["character", "story", "visual"] {
-        assert!(prompt.contains(&format!("--- department: {d} | {d} | quality 85\n{{\"name\":\"Aladdin\"}}\n")), "{prompt}");
+        assert!(
+            prompt.contains(&format!(
+                "--- department: {d} | {d} | quality 85\n{{\"name\":\"Aladdin\"}}\n"
+            )),
+            "{prompt}"
+        );
     }
-    assert_eq!(events(&root, &["review", "revision"]), [json!({"event": "review", "round": 1, "conflicts": 0})]);
+    assert_eq!(
+        events(&root, &["review", "revision"]),
+        [json!({"event": "review", "round": 1, "conflicts": 0})]
+    );
     assert_eq!(report["usage"]["calls"], 4);
-    assert!(report["metadata"]["completedSteps"].as_array().unwrap().contains(&json!("review")));
+    assert!(report["metadata"]["completedSteps"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("review")));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -196,15 +219,25 @@ async fn the_reviewer_is_sent_its_schema_over_anthropic_in_the_system_prompt() {
             .args(["run", "--format", "json", REQUEST])
             .run(),
     );
-    let review = bodies(&server).await.into_iter().find(|b| b.to_string().contains(REVIEW)).unwrap();
+    let review = bodies(&server)
+        .await
+        .into_iter()
+        .find(|b| b.to_string().contains(REVIEW))
+        .unwrap();
     let system = review["system"].as_str().unwrap();
-    assert!(system.starts_with("AGENT:rv reviews\n\nReply with JSON only, matching this JSON Schema:\n{"), "{system}");
+    assert!(
+        system.starts_with("AGENT:rv reviews\n\nReply with JSON only, matching this JSON Schema:\n{"),
+        "{system}"
+    );
     // maxRounds 0: one review, no revision; its conflict stays unresolved, and the run is
     // still a success.
     assert_eq!(*calls.lock().unwrap(), 1);
     let v = &report["validation"];
     assert_eq!(report["status"], "success");
-    assert_eq!((&v["passed"], &v["consistent"], &v["rounds"]), (&json!(false), &json!(false), &json!(0)));
+    assert_eq!(
+        (&v["passed"], &v["consistent"], &v["rounds"]),
+        (&json!(false), &json!(false), &json!(0))
+    );
     assert_eq!(
         v["conflicts"],
         json!([{"departments": ["story", "character"], "issue": "thief or prince", "round": 1, "resolved": false}])
@@ -215,7 +248,10 @@ async fn the_reviewer_is_sent_its_schema_over_anthropic_in_the_system_prompt() {
 async fn rounds_are_numbered_a_conflict_named_again_is_unresolved_and_each_department_gets_one_call() {
     let script = Script::new(&[
         reply(&[conflict(&["character", "story"], "A")]),
-        reply(&[conflict(&["story", "character"], "B"), conflict(&["character", "visual"], "C")]),
+        reply(&[
+            conflict(&["story", "character"], "B"),
+            conflict(&["character", "visual"], "C"),
+        ]),
         reply(&[]),
     ]);
     let server = serve_chat(script).await;
@@ -223,7 +259,10 @@ async fn rounds_are_numbered_a_conflict_named_again_is_unresolved_and_each_depar
     let report = run(&root, &[]);
     let v = &report["validation"];
     assert_eq!(report["status"], "success");
-    assert_eq!((&v["passed"], &v["consistent"], &v["rounds"]), (&json!(true), &json!(true), &json!(2)));
+    assert_eq!(
+        (&v["passed"], &v["consistent"], &v["rounds"]),
+        (&json!(true), &json!(true), &json!(2))
+    );
     assert_eq!(
         v["conflicts"],
         json!([
@@ -248,7 +287,10 @@ async fn rounds_are_numbered_a_conflict_named_again_is_unresolved_and_each_depar
     let character = department(&report, "character");
     let revisions = character["revisions"].as_array().unwrap();
     assert_eq!(revisions.len(), 2);
-    assert_eq!((&revisions[1]["round"], &revisions[1]["issue"]), (&json!(2), &json!("B\nC")));
+    assert_eq!(
+        (&revisions[1]["round"], &revisions[1]["issue"]),
+        (&json!(2), &json!("B\nC"))
+    );
     assert_eq!(character["output"], "Revised: Aladdin is a thief everywhere.");
     assert_eq!(report["output"]["character"], character["output"]);
     // Not graded again; the revisions count in the department's usage.
@@ -258,11 +300,20 @@ async fn rounds_are_numbered_a_conflict_named_again_is_unresolved_and_each_depar
     // One call per department per round, carrying every issue and the others' outputs.
     let asked = prompts(&server, "REVISION REQUEST: ").await;
     assert_eq!(asked.len(), 5);
-    let second = asked.iter().find(|p| p.starts_with("REVISION REQUEST: B\nREVISION REQUEST: C\n")).unwrap();
+    let second = asked
+        .iter()
+        .find(|p| p.starts_with("REVISION REQUEST: B\nREVISION REQUEST: C\n"))
+        .unwrap();
     assert!(second.contains("\nOUTPUT OF STORY (story):\n") && second.contains("\nOUTPUT OF VISUAL (visual):\n"));
-    assert!(second.contains("\nYOUR OUTPUT (CHARACTER):\nRevised: Aladdin is a thief everywhere.\n"), "{second}");
+    assert!(
+        second.contains("\nYOUR OUTPUT (CHARACTER):\nRevised: Aladdin is a thief everywhere.\n"),
+        "{second}"
+    );
     let visual = asked.iter().find(|p| p.contains("YOUR OUTPUT (VISUAL)")).unwrap();
-    assert!(visual.starts_with("REVISION REQUEST: C\n\nOriginal request: "), "{visual}");
+    assert!(
+        visual.starts_with("REVISION REQUEST: C\n\nOriginal request: "),
+        "{visual}"
+    );
     assert!(!visual.contains("OUTPUT OF STORY"), "{visual}");
 }
 
@@ -274,8 +325,16 @@ async fn with_max_rounds_spent_the_last_conflicts_stay_unresolved_and_the_status
     let report = json(&out);
     let v = &report["validation"];
     assert_eq!(report["status"], "success");
-    assert_eq!((&v["passed"], &v["consistent"], &v["rounds"]), (&json!(false), &json!(false), &json!(1)));
-    let resolved: Vec<&Value> = v["conflicts"].as_array().unwrap().iter().map(|c| &c["resolved"]).collect();
+    assert_eq!(
+        (&v["passed"], &v["consistent"], &v["rounds"]),
+        (&json!(false), &json!(false), &json!(1))
+    );
+    let resolved: Vec<&Value> = v["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["resolved"])
+        .collect();
     assert_eq!(resolved, [&json!(false), &json!(false)]);
     assert_eq!(v["issues"], json!([]));
     assert_eq!(prompts(&server, REVIEW).await.len(), 2, "at most 1 + maxRounds reviews");
@@ -303,7 +362,10 @@ async fn ids_that_are_not_successful_departments_and_short_conflicts_are_dropped
             "review: review 1 named `nobody`, not a successful department; dropped",
         ])
     );
-    assert_eq!(events(&root, &["review"]), [json!({"event": "review", "round": 1, "conflicts": 1})]);
+    assert_eq!(
+        events(&root, &["review"]),
+        [json!({"event": "review", "round": 1, "conflicts": 1})]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -314,10 +376,16 @@ async fn an_unreadable_reply_ends_the_review_and_never_the_run() {
         let report = run(&root, &[]);
         let v = &report["validation"];
         assert_eq!(report["status"], "success");
-        assert_eq!((&v["passed"], &v["consistent"], &v["rounds"]), (&json!(false), &Value::Null, &json!(0)));
+        assert_eq!(
+            (&v["passed"], &v["consistent"], &v["rounds"]),
+            (&json!(false), &Value::Null, &json!(0))
+        );
         assert!(v.as_object().unwrap().contains_key("consistent"));
         let issue = v["issues"][0].as_str().unwrap();
-        assert!(issue.starts_with("review: the reviewer's reply could not be read ("), "{issue}");
+        assert!(
+            issue.starts_with("review: the reviewer's reply could not be read ("),
+            "{issue}"
+        );
         assert!(issue.ends_with("; the review ended"), "{issue}");
         assert_eq!(prompts(&server, REVIEW).await.len(), 1);
     }
@@ -339,7 +407,12 @@ async fn a_budget_that_refuses_a_review_or_a_revision_ends_the_review_not_the_ru
     let v = &report["validation"];
     assert_eq!(report["status"], "success");
     assert_eq!((&v["consistent"], &v["rounds"]), (&json!(false), &json!(1)));
-    let issues: Vec<&str> = v["issues"].as_array().unwrap().iter().map(|i| i.as_str().unwrap()).collect();
+    let issues: Vec<&str> = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_str().unwrap())
+        .collect();
     assert_eq!(
         issues,
         [
@@ -353,14 +426,21 @@ async fn a_budget_that_refuses_a_review_or_a_revision_ends_the_review_not_the_ru
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_revision_that_fails_the_heads_output_schema_is_dropped() {
-    let server = serve_chat(Script::new(&[reply(&[conflict(&["character", "story"], "A")]), reply(&[])])).await;
+    let server = serve_chat(Script::new(&[
+        reply(&[conflict(&["character", "story"], "A")]),
+        reply(&[]),
+    ]))
+    .await;
     let schema = ", outputSchema: { type: object, required: [name] }";
     let root = studio(&server.uri(), 1, schema, "");
     let report = run(&root, &[]);
     let character = department(&report, "character");
     assert_eq!(character["output"], json!({"name": "Aladdin"}));
     assert!(character.get("revisions").is_none());
-    assert_eq!(department(&report, "story")["output"], "Revised: Aladdin is a thief everywhere.");
+    assert_eq!(
+        department(&report, "story")["output"],
+        "Revised: Aladdin is a thief everywhere."
+    );
     assert_eq!(
         report["validation"]["issues"],
         json!(["review: the revision of `character` in round 1 does not match its head's outputSchema; the previous output stays"])
@@ -371,13 +451,20 @@ async fn a_revision_that_fails_the_heads_output_schema_is_dropped() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_revision_of_a_gated_department_is_gated_again() {
-    let server = serve_chat(Script::new(&[reply(&[conflict(&["character", "story"], "A")]), reply(&[])])).await;
+    let server = serve_chat(Script::new(&[
+        reply(&[conflict(&["character", "story"], "A")]),
+        reply(&[]),
+    ]))
+    .await;
     let root = studio(&server.uri(), 1, "", ", requireApproval: true");
     let report = run(&root, &["--approvals", "allow"]);
     let approvals = events(&root, &["approval"]);
     assert_eq!(approvals.len(), 2, "{approvals:?}");
     assert_ne!(approvals[0]["id"], approvals[1]["id"]);
-    assert_eq!(department(&report, "story")["output"], "Revised: Aladdin is a thief everywhere.");
+    assert_eq!(
+        department(&report, "story")["output"],
+        "Revised: Aladdin is a thief everywhere."
+    );
     // Left pending, the revision pauses the run; approved and resumed, no finished call is
     // sent again.
     let script = Script::new(&[reply(&[conflict(&["character", "story"], "A")]), reply(&[])]);
@@ -425,12 +512,20 @@ fn the_simulated_reviewer_names_one_conflict_in_round_one_and_none_after() {
     let request = "A character in a scene";
     let report = json(&Test::new(root.path()).args(["run", "--format", "json", request]).run());
     let v = &report["validation"];
-    assert_eq!((&v["passed"], &v["consistent"], &v["rounds"]), (&json!(true), &json!(true), &json!(1)));
+    assert_eq!(
+        (&v["passed"], &v["consistent"], &v["rounds"]),
+        (&json!(true), &json!(true), &json!(1))
+    );
     let conflicts = v["conflicts"].as_array().unwrap();
     assert_eq!(conflicts.len(), 1);
     assert_eq!(conflicts[0]["round"], 1);
     assert_eq!(conflicts[0]["resolved"], true);
-    let mut named: Vec<&str> = conflicts[0]["departments"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect();
+    let mut named: Vec<&str> = conflicts[0]["departments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
     named.sort();
     assert_eq!(named, ["character", "story"]);
     for d in report["departments"].as_array().unwrap() {
@@ -439,7 +534,14 @@ fn the_simulated_reviewer_names_one_conflict_in_round_one_and_none_after() {
     // Revisions are not graded again: the same run without review has the same qualities.
     root.write("orch.toml", "[defaults]\nprovider = \"simulated\"\n");
     let plain = json(&Test::new(root.path()).args(["run", "--format", "json", request]).run());
-    let q = |r: &Value| -> Vec<Value> { r["departments"].as_array().unwrap().iter().map(|d| d["qualityScore"].clone()).collect() };
+    let q = |r: &Value| -> Vec<Value> {
+        r["departments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["qualityScore"].clone())
+            .collect()
+    };
     assert_eq!(q(&report), q(&plain));
     assert_eq!(report["overallQuality"], plain["overallQuality"]);
     assert!(plain["validation"].get("consistent").is_none());
@@ -455,60 +557,115 @@ fn the_simulated_reviewer_names_one_conflict_in_round_one_and_none_after() {
 #[test]
 fn no_review_runs_with_fewer_than_two_successful_departments() {
     let root = simulated_studio("");
-    let report = json(&Test::new(root.path()).args(["run", "--format", "json", "A character"]).run());
+    let report = json(
+        &Test::new(root.path())
+            .args(["run", "--format", "json", "A character"])
+            .run(),
+    );
     assert!(report["validation"].get("consistent").is_none());
-    assert!(!report["metadata"]["completedSteps"].as_array().unwrap().contains(&json!("review")));
+    assert!(!report["metadata"]["completedSteps"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("review")));
 }
 
 #[test]
 fn explain_adds_the_reviewers_calls_with_two_planned_departments_and_nothing_with_one() {
     let root = simulated_studio("maxRounds = 2");
-    let explain = |request: &str| json(&Test::new(root.path()).args(["explain", "--format", "json", request]).run());
+    let explain = |request: &str| {
+        json(
+            &Test::new(root.path())
+                .args(["explain", "--format", "json", request])
+                .run(),
+        )
+    };
     let with = explain("A character in a scene");
     let review = &with["review"];
-    assert_eq!(review, &json!({"agentId": "rv", "maxRounds": 2, "minCalls": 1, "maxCalls": 1 + 2 * 3}));
+    assert_eq!(
+        review,
+        &json!({"agentId": "rv", "maxRounds": 2, "minCalls": 1, "maxCalls": 1 + 2 * 3})
+    );
     let one = explain("A character");
     assert!(one.get("review").is_none());
     root.write("orch.toml", "[defaults]\nprovider = \"simulated\"\n");
-    let without = json(&Test::new(root.path()).args(["explain", "--format", "json", "A character in a scene"]).run());
-    assert_eq!(with["minCalls"].as_u64().unwrap(), without["minCalls"].as_u64().unwrap() + 1);
-    assert_eq!(with["maxCalls"].as_u64().unwrap(), without["maxCalls"].as_u64().unwrap() + 7);
+    let without = json(
+        &Test::new(root.path())
+            .args(["explain", "--format", "json", "A character in a scene"])
+            .run(),
+    );
+    assert_eq!(
+        with["minCalls"].as_u64().unwrap(),
+        without["minCalls"].as_u64().unwrap() + 1
+    );
+    assert_eq!(
+        with["maxCalls"].as_u64().unwrap(),
+        without["maxCalls"].as_u64().unwrap() + 7
+    );
     assert_eq!(one["maxCalls"], explain("A character")["maxCalls"]);
 }
 
 #[test]
 fn the_tree_markdown_and_timeline_show_the_review() {
     let root = simulated_studio("");
-    let out = Test::new(root.path()).args(["run", "--format", "json", "A character in a scene"]).run();
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "A character in a scene"])
+        .run();
     root.write("run.json", &out.stdout);
     let show = |format: &str| {
-        let out = Test::new(root.path()).args(["report", "run.json", "--format", format]).run();
+        let out = Test::new(root.path())
+            .args(["report", "run.json", "--format", format])
+            .run();
         String::from_utf8(out.stdout).unwrap()
     };
     let tree = show("tree");
     let block = tree.split("review: ").nth(1).unwrap();
     assert!(block.starts_with("consistent after 1 revision round\n"), "{tree}");
     assert!(tree.contains("review 1: character ↔ story resolved: the hero is a thief in `character` and a prince in `story`; agree on one."), "{tree}");
-    assert!(tree.contains("round 1: character revised") && tree.contains("round 1: story revised"), "{tree}");
-    assert!(tree.find("── story ").unwrap() < tree.find("review: consistent").unwrap(), "after the departments");
+    assert!(
+        tree.contains("round 1: character revised") && tree.contains("round 1: story revised"),
+        "{tree}"
+    );
+    assert!(
+        tree.find("── story ").unwrap() < tree.find("review: consistent").unwrap(),
+        "after the departments"
+    );
     let markdown = show("markdown");
-    assert!(markdown.contains("**Review:** consistent after 1 revision round\n"), "{markdown}");
+    assert!(
+        markdown.contains("**Review:** consistent after 1 revision round\n"),
+        "{markdown}"
+    );
     assert!(markdown.contains("| 1 | character, story | "), "{markdown}");
     let page = String::from_utf8(Test::new(root.path()).args(["report", "run.json"]).run().stdout).unwrap();
-    for row in ["reviewer: rv", "character: revision", "story: revision", "review 1: 1 conflict", "review 2: 0 conflicts"] {
+    for row in [
+        "reviewer: rv",
+        "character: revision",
+        "story: revision",
+        "review 1: 1 conflict",
+        "review 2: 0 conflicts",
+    ] {
         assert!(page.contains(row), "{row}");
     }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stats_give_conflict_and_resolution_rates_per_department_pair() {
-    let server = serve_chat(Script::new(&[reply(&[conflict(&["story", "character"], "A")]), reply(&[])])).await;
+    let server = serve_chat(Script::new(&[
+        reply(&[conflict(&["story", "character"], "A")]),
+        reply(&[]),
+    ]))
+    .await;
     let root = studio(&server.uri(), 1, "", "");
     let out = Test::new(root.path()).args(["run", "--format", "json", REQUEST]).run();
     root.write("reviewed.json", &out.stdout);
-    let out = Test::new(root.path()).args(["run", "--format", "json", "--department", "story", REQUEST]).run();
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--department", "story", REQUEST])
+        .run();
     root.write("single.json", &out.stdout);
-    let stats = json(&Test::new(root.path()).args(["stats", "--format", "json", "reviewed.json", "single.json"]).run());
+    let stats = json(
+        &Test::new(root.path())
+            .args(["stats", "--format", "json", "reviewed.json", "single.json"])
+            .run(),
+    );
     assert_eq!(
         stats["reviews"],
         json!([
@@ -520,9 +677,22 @@ async fn stats_give_conflict_and_resolution_rates_per_department_pair() {
              "conflicts": 0, "resolved": 0, "resolutionRate": null},
         ])
     );
-    let tree = String::from_utf8(Test::new(root.path()).args(["stats", "--format", "tree", "reviewed.json"]).run().stdout).unwrap();
-    assert!(tree.contains("character ↔ story: conflicts in 100.0% of 1 reviewed runs, 1 of 1 resolved"), "{tree}");
-    let plain = json(&Test::new(root.path()).args(["stats", "--format", "json", "single.json"]).run());
+    let tree = String::from_utf8(
+        Test::new(root.path())
+            .args(["stats", "--format", "tree", "reviewed.json"])
+            .run()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        tree.contains("character ↔ story: conflicts in 100.0% of 1 reviewed runs, 1 of 1 resolved"),
+        "{tree}"
+    );
+    let plain = json(
+        &Test::new(root.path())
+            .args(["stats", "--format", "json", "single.json"])
+            .run(),
+    );
     assert!(plain.get("reviews").is_none());
 }
 
@@ -535,9 +705,55 @@ fn the_review_example_validates_clean_and_shows_a_round_offline() {
         .stdout("0 errors, 0 warnings\n")
         .run();
     let request = "Write the opening scene where Aladdin meets Jasmine, design his look and the palace";
-    let report = json(&Test::new(&repo).args(["run", "--config", "examples/review", "--format", "json", request]).run());
+    let report = json(
+        &Test::new(&repo)
+            .args(["run", "--config", "examples/review", "--format", "json", request])
+            .run(),
+    );
     let v = &report["validation"];
-    assert_eq!((&v["passed"], &v["consistent"], &v["rounds"]), (&json!(true), &json!(true), &json!(1)));
+    assert_eq!(
+        (&v["passed"], &v["consistent"], &v["rounds"]),
+        (&json!(true), &json!(true), &json!(1))
+    );
     assert_eq!(v["conflicts"][0]["departments"], json!(["character", "story"]));
     assert_eq!(report["usage"]["calls"], 7);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reviewer_and_each_revision_have_spans() {
+    let otlp = crate::traces::collector().await;
+    let root = simulated_studio("");
+    Test::new(root.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--otlp",
+            &otlp.uri(),
+            "A character in a scene",
+        ])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .run();
+    let (bodies, _) = crate::traces::received(&otlp).await;
+    let spans = crate::traces::spans(&bodies);
+    let workflow = spans.iter().find(|s| s.name.starts_with("invoke_workflow")).unwrap();
+    let reviews: Vec<_> = spans
+        .iter()
+        .filter(|s| s.attributes.get("orch.role") == Some(&json!("reviewer")))
+        .collect();
+    assert_eq!(reviews.len(), 2, "{spans:#?}");
+    assert!(reviews
+        .iter()
+        .all(|s| s.name == "invoke_agent rv" && s.parent == workflow.id));
+    let mut conflicts: Vec<&Value> = reviews.iter().map(|s| &s.attributes["orch.conflicts"]).collect();
+    conflicts.sort_by_key(|v| v.as_i64());
+    assert_eq!(conflicts, [&json!(0), &json!(1)]);
+    let revisions: Vec<_> = spans
+        .iter()
+        .filter(|s| s.attributes.contains_key("orch.review_round"))
+        .collect();
+    assert_eq!(revisions.len(), 2);
+    let mut departments: Vec<&Value> = revisions.iter().map(|s| &s.attributes["orch.department"]).collect();
+    departments.sort_by_key(|v| v.to_string());
+    assert_eq!(departments, [&json!("character"), &json!("story")]);
 }

@@ -35,7 +35,10 @@ pub fn review_reply(prompt: &str) -> String {
 
 /// A head's revised output: its own output, then a line per issue it answered.
 pub fn revision(prompt: &str) -> String {
-    let issues: Vec<&str> = prompt.lines().filter_map(|l| l.strip_prefix(REVISION_REQUEST)).collect();
+    let issues: Vec<&str> = prompt
+        .lines()
+        .filter_map(|l| l.strip_prefix(REVISION_REQUEST))
+        .collect();
     let own = prompt
         .split_once("\nYOUR OUTPUT (")
         .and_then(|(_, rest)| rest.split_once("):\n"))
@@ -74,9 +77,16 @@ mod tests {
 
     #[test]
     fn review_one_names_the_two_of_lowest_quality_and_review_two_none() {
-        let ds = [reviewed("story", 90.0), reviewed("visual", 85.0), reviewed("character", 85.0)];
+        let ds = [
+            reviewed("story", 90.0),
+            reviewed("visual", 85.0),
+            reviewed("character", 85.0),
+        ];
         let first: serde_json::Value = serde_json::from_str(&review_reply(&review("r", 1, &ds))).unwrap();
-        assert_eq!(first["conflicts"][0]["departments"], serde_json::json!(["character", "visual"]));
+        assert_eq!(
+            first["conflicts"][0]["departments"],
+            serde_json::json!(["character", "visual"])
+        );
         assert_eq!(first["consistent"], false);
         let second: serde_json::Value = serde_json::from_str(&review_reply(&review("r", 2, &ds))).unwrap();
         assert_eq!(second["conflicts"], serde_json::json!([]));
@@ -87,7 +97,10 @@ mod tests {
         let own = reviewed("story", 90.0);
         let p = revision_prompt("r", &["one", "two"], &[reviewed("visual", 80.0)], &own);
         let out = revision(&p);
-        assert!(out.starts_with("## A heading\nsome text\n\n**Revised for consistency**: one"), "{out}");
+        assert!(
+            out.starts_with("## A heading\nsome text\n\n**Revised for consistency**: one"),
+            "{out}"
+        );
         assert!(out.ends_with("**Revised for consistency**: two"), "{out}");
     }
 }
