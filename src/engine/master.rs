@@ -287,16 +287,14 @@ async fn aggregate<F: Future<Output = Stop>>(
         true => review::review(engine, plan, &mut departments, stopped.as_mut()).await,
         false => None,
     };
+    // A stop the review met is spent: Ctrl-C is the run's; the deadline, the summary's.
+    let review_stop = review.as_ref().and_then(|r| r.stopped);
+    stop = stop.or(review_stop.filter(|s| *s == Stop::Interrupted));
     let mut usage = engine.router_usage();
     for d in &departments {
         usage.add(&d.usage);
     }
-    if let Some(r) = &review {
-        usage.add(&r.usage);
-        if r.interrupted {
-            stop = Some(Stop::Interrupted);
-        }
-    }
+    usage.add(&review.as_ref().map(|r| r.usage).unwrap_or_default());
     let ok: Vec<&DepartmentResult> = departments
         .iter()
         .filter(|d| d.status == DepartmentStatus::Success)
@@ -306,12 +304,15 @@ async fn aggregate<F: Future<Output = Stop>>(
     // A paused run writes no summary: it needs every department, and a resume writes it.
     let paused = waiting || review.as_ref().is_some_and(|r| r.paused);
     let summary = if plan.summary && !ok.is_empty() && stop.is_none() && !paused {
-        summarize(engine, plan, &ok, &mut usage, stopped).await
+        match review_stop {
+            Some(why) => summarize(engine, plan, &ok, &mut usage, std::future::ready(why)).await,
+            None => summarize(engine, plan, &ok, &mut usage, stopped).await,
+        }
     } else {
         Summary::None
     };
     let (summary, summary_cut) = summary.settle(&mut issues, &mut stop);
-    if stop.is_some() {
+    if stop.is_some() || review_stop.is_some() {
         // Departments dropped at the stop (Ctrl-C) report no usage, but their calls were
         // sent (and may be billed): the run counts every call the budget let through.
         usage.calls = usage.calls.max(engine.budget.calls());

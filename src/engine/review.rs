@@ -38,8 +38,9 @@ pub(super) struct Review {
     pub usage: Usage,
     /// A revision waits for a decision (`--approvals defer`): the run pauses.
     pub paused: bool,
-    /// Ctrl-C came during the review.
-    pub interrupted: bool,
+    /// The stop (Ctrl-C, the deadline) that ended the review, if one did: the run's stop
+    /// future is spent, and what comes after the review must know.
+    pub stopped: Option<Stop>,
 }
 
 /// The run's `validation`: the cross-department `issues`, then the review's (SPEC §24).
@@ -127,8 +128,8 @@ pub(super) async fn review<F: Future<Output = Stop>>(
                 review.paused = true;
                 break;
             }
-            RoundEnd::Cut { interrupted } => {
-                review.interrupted = interrupted;
+            RoundEnd::Cut { stopped } => {
+                review.stopped = stopped;
                 break;
             }
         }
@@ -173,7 +174,7 @@ async fn ask<F: Future<Output = Stop>>(
     let result = match result {
         Ok(called) => called.map_err(|e| reviewer_failed(&e)),
         Err(why) => {
-            review.interrupted = why == Stop::Interrupted;
+            review.stopped = Some(why);
             Err(format!("the reviewer's call was not made ({})", why.reason()))
         }
     };

@@ -45,8 +45,8 @@ pub(super) enum RoundEnd {
     Paused,
     /// The run refused a call (a budget, the deadline) or Ctrl-C came: the review stops.
     Cut {
-        /// Ctrl-C, which stops the run too.
-        interrupted: bool,
+        /// The run's stop (Ctrl-C, the deadline), when it was what cut the round.
+        stopped: Option<Stop>,
     },
 }
 
@@ -95,7 +95,7 @@ pub(super) async fn revise<F: Future<Output = Stop>>(
         biased;
         why = stopped => {
             let issue = format!("review: the revisions of round {round} were not finished ({})", why.reason());
-            let end = RoundEnd::Cut { interrupted: why == Stop::Interrupted };
+            let end = RoundEnd::Cut { stopped: Some(why) };
             return Round { end, issues: vec![issue] };
         }
         results = calls => results,
@@ -123,7 +123,7 @@ pub(super) async fn revise<F: Future<Output = Stop>>(
             Outcome::Cut(why) => {
                 round_end.issues.push(why);
                 if !matches!(round_end.end, RoundEnd::Paused) {
-                    round_end.end = RoundEnd::Cut { interrupted: false };
+                    round_end.end = RoundEnd::Cut { stopped: None };
                 }
             }
         }

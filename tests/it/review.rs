@@ -757,3 +757,43 @@ async fn the_reviewer_and_each_revision_have_spans() {
     departments.sort_by_key(|v| v.to_string());
     assert_eq!(departments, [&json!("character"), &json!("story")]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_deadline_ends_the_review_and_the_summary_after_it_is_cut_not_run() {
+    let server = serve_chat(|r: &Request| {
+        let review = String::from_utf8_lossy(&r.body).contains(REVIEW);
+        let reply = ResponseTemplate::new(200).set_body_json(chat_reply(r#"{"name": "Aladdin"}"#));
+        if review {
+            reply.set_delay(std::time::Duration::from_secs(30))
+        } else {
+            reply
+        }
+    })
+    .await;
+    let yaml = std::fs::read_to_string(studio(&server.uri(), 1, "", "").path().join("orch.yaml")).unwrap();
+    let yaml = yaml.replace(
+        "aggregation: { review: rv, maxRounds: 1 }",
+        "aggregation: { review: rv, maxRounds: 1, synthesize: true, masterAgent: rv }\nlimits: { deadline: 1 }",
+    );
+    let root = Root::orch_yaml(yaml);
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", REQUEST])
+        .status(4)
+        .run();
+    let report = json(&out);
+    assert_eq!(report["status"], "partial");
+    assert_eq!(report["validation"]["consistent"], Value::Null);
+    assert_eq!(
+        report["validation"]["issues"],
+        json!([
+            "the master's summary was not written: deadline exceeded",
+            "review: the reviewer's call was not made (deadline exceeded); the review ended",
+        ])
+    );
+    assert!(report["departments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["status"] == "success"));
+    assert_eq!(report["usage"]["calls"], 4, "the reviewer's call was sent");
+}
