@@ -153,6 +153,70 @@ pub fn summary(request: &str, outputs: &[(&str, &str)]) -> String {
     p
 }
 
+/// The first line of every reviewer prompt (SPEC §24); the simulated provider recognises it.
+pub const REVIEW_MARKER: &str = "REVIEW THE DEPARTMENTS' OUTPUTS TOGETHER.";
+/// Starts each department's block in a reviewer prompt.
+pub const REVIEW_DEPARTMENT: &str = "--- department: ";
+/// Starts each issue line of a revision prompt (SPEC §24).
+pub const REVISION_REQUEST: &str = "REVISION REQUEST: ";
+
+/// A successful department's output, as the reviewer reads it.
+pub struct Reviewed<'a> {
+    /// The department's id (the reviewer names conflicts by it).
+    pub id: &'a str,
+    /// Its name.
+    pub name: &'a str,
+    /// Its quality score.
+    pub quality: f64,
+    /// Its current output.
+    pub output: &'a str,
+}
+
+/// The reviewer's prompt (SPEC §24): review `number` of the request's successful
+/// departments, each under a `--- department: ID | NAME | quality Q` line, and the reply wanted.
+pub fn review(request: &str, number: u32, departments: &[Reviewed]) -> String {
+    let mut p = format!("{REVIEW_MARKER}\nReview: {number}\n\nRequest: {request}\n");
+    for d in departments {
+        p.push_str(&format!(
+            "\n{REVIEW_DEPARTMENT}{} | {} | quality {}\n{}\n",
+            d.id,
+            d.name,
+            crate::text::fmt_score(d.quality),
+            d.output
+        ));
+    }
+    p.push_str(
+        "\nDo these outputs agree with each other (names, facts, looks, events, tone)? \
+         Reply with one JSON object and nothing else:\n\
+         {\"consistent\": false, \"conflicts\": [{\"departments\": [\"id\", \"id\"], \"issue\": \"…\"}]}\n\
+         Name each conflict by the ids of the departments that disagree and say what they disagree on; \
+         consistent is true and conflicts empty when they all agree.",
+    );
+    p
+}
+
+/// A department head's revision prompt (SPEC §24): one `REVISION REQUEST: <issue>` line per
+/// issue, the request, the other named departments' outputs, and its own output.
+pub fn revision(request: &str, issues: &[&str], others: &[Reviewed], own: &Reviewed) -> String {
+    let mut p: String = issues.iter().map(|i| format!("{REVISION_REQUEST}{i}\n")).collect();
+    p.push_str(&format!("\n{ORIGINAL_REQUEST_LINE}{request}\n"));
+    for d in others {
+        p.push_str(&format!(
+            "\nOUTPUT OF {} ({}):\n{}\n",
+            d.id.to_uppercase(),
+            d.name,
+            d.output
+        ));
+    }
+    p.push_str(&format!(
+        "\nYOUR OUTPUT ({}):\n{}\n\nRevise your output so that it agrees with the other departments \
+         on the issues above. Reply with the whole revised output.",
+        own.id.to_uppercase(),
+        own.output
+    ));
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -134,6 +134,10 @@ section! {
         synthesize "synthesize": At<bool> => bool = false, Rule::Bool;
         /// The agent that writes the summary.
         master_agent "masterAgent": At<String> => String, Rule::Reference;
+        /// The agent (role judge or master) that checks the departments' outputs together.
+        review "review": At<String> => String, Rule::Reference;
+        /// Revision rounds the review may ask for.
+        max_rounds "maxRounds": u32 => u32 = 1, Rule::count(0, 3);
     }
 }
 

@@ -257,6 +257,7 @@ impl Checker<'_> {
         let grading = s.grading.clone().unwrap_or_default();
         self.agent_references(s, &grading);
         self.weights(&grading);
+        self.reviewer(s);
     }
 
     /// Providers' `tokenField`, and the providers of `defaults.provider`.
@@ -370,6 +371,29 @@ impl Checker<'_> {
             aggregation.master_agent.as_ref(),
             synthesize.filter(|s| s.value).map(|s| s.pos),
         );
+    }
+
+    /// `aggregation.review` (SPEC §24): an agent with role judge or master.
+    fn reviewer(&mut self, s: &SettingsWire) {
+        let file = self.settings_file;
+        let aggregation = s.aggregation.clone().unwrap_or_default();
+        let Some(r) = aggregation.review.as_ref().filter(|r| !r.value.is_empty()) else {
+            return;
+        };
+        let diagnostic = match self.agents.get(r.value.as_str()) {
+            None => Some(("missing-reference", unknown("agent", &r.value, self.agents.keys()))),
+            Some(a) if !matches!(a.role.value, Role::Judge | Role::Master) => Some((
+                "invalid-value",
+                format!(
+                    "reviewer `{}` must have role judge or master (it has role {})",
+                    r.value, a.role.value
+                ),
+            )),
+            Some(_) => None,
+        };
+        if let Some((code, message)) = diagnostic {
+            self.out.push(Diagnostic::error(file, r.pos, code, message));
+        }
     }
 
     /// `grading.weights`, which sum to 1.

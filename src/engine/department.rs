@@ -282,6 +282,7 @@ impl Work {
                 finished_at: engine.elapsed_ms(),
             },
             specialist_results: specialists,
+            revisions: Vec::new(),
         }
     }
 }

@@ -15,11 +15,10 @@ use super::department::{run_department, Finished};
 use super::economy::skipped_by_economy;
 use super::stop::Stop;
 use super::summary::{summarize, Summary};
-use super::{scoring, Engine};
+use super::{review, scoring, Engine};
 use crate::plan::{Dag, DepartmentPlan, DepartmentRole, Plan};
 use crate::report::{
     output_text, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, Report, RunMetadata, RunStatus, Usage,
-    Validation,
 };
 use crate::trace::{agent_span, end_span};
 
@@ -276,23 +275,34 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
             started_at: now,
             finished_at: now,
         },
+        revisions: Vec::new(),
     }
 }
 
 /// The run's report from its departments: usage, overall quality, the cross-department
 /// checks, the master's summary and the status.
-async fn aggregate(
+async fn aggregate<F: Future<Output = Stop>>(
     engine: &Engine,
     plan: &Plan,
     mut departments: Vec<DepartmentResult>,
     mut stop: Option<Stop>,
-    stopped: impl Future<Output = Stop>,
+    mut stopped: Pin<&mut F>,
 ) -> Report {
     in_plan_order_of_departments(plan, &mut departments);
+    // The review starts once no department runs or waits (SPEC §24).
+    let waiting = departments.iter().any(|d| d.status == DepartmentStatus::Paused);
+    let review = match stop.is_none() && !waiting {
+        true => review::review(engine, plan, &mut departments, stopped.as_mut()).await,
+        false => None,
+    };
+    // A stop the review met is spent: Ctrl-C is the run's; the deadline, the summary's.
+    let review_stop = review.as_ref().and_then(|r| r.stopped);
+    stop = stop.or(review_stop.filter(|s| *s == Stop::Interrupted));
     let mut usage = engine.router_usage();
     for d in &departments {
         usage.add(&d.usage);
     }
+    usage.add(&review.as_ref().map(|r| r.usage).unwrap_or_default());
     let ok: Vec<&DepartmentResult> = departments
         .iter()
         .filter(|d| d.status == DepartmentStatus::Success)
@@ -300,14 +310,17 @@ async fn aggregate(
     let overall_quality = overall_quality(plan, &ok);
     let mut issues = cross_checks(plan, &departments);
     // A paused run writes no summary: it needs every department, and a resume writes it.
-    let paused = departments.iter().any(|d| d.status == DepartmentStatus::Paused);
+    let paused = waiting || review.as_ref().is_some_and(|r| r.paused);
     let summary = if plan.summary && !ok.is_empty() && stop.is_none() && !paused {
-        summarize(engine, plan, &ok, &mut usage, stopped).await
+        match review_stop {
+            Some(why) => summarize(engine, plan, &ok, &mut usage, std::future::ready(why)).await,
+            None => summarize(engine, plan, &ok, &mut usage, stopped).await,
+        }
     } else {
         Summary::None
     };
     let (summary, summary_cut) = summary.settle(&mut issues, &mut stop);
-    if stop.is_some() {
+    if stop.is_some() || review_stop.is_some() {
         // Departments dropped at the stop (Ctrl-C) report no usage, but their calls were
         // sent (and may be billed): the run counts every call the budget let through.
         usage.calls = usage.calls.max(engine.budget.calls());
@@ -335,10 +348,7 @@ async fn aggregate(
         output,
         overall_quality,
         summary,
-        validation: Validation {
-            passed: issues.is_empty(),
-            issues,
-        },
+        validation: review::validation(issues, review),
         usage,
         metadata: metadata(engine, plan, stop),
         error: run_error(status, stop),
@@ -478,6 +488,7 @@ fn in_plan_order(plan: &Plan, engine: &Engine) -> Vec<String> {
         order.push(format!("{id}/synthesis"));
         order.push(id.clone());
     }
+    order.push("review".into());
     order.push("summary".into());
     order.push("aggregation".into());
     order.into_iter().filter(|s| engine.step_done(s)).collect()

@@ -12,6 +12,8 @@ mod ladder;
 mod ledger;
 mod master;
 mod offer;
+mod review;
+mod review_round;
 mod router;
 mod scoring;
 mod specialist;

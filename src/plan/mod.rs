@@ -5,6 +5,7 @@ mod complexity;
 mod cost;
 mod dag;
 mod ladder;
+mod review;
 mod router;
 mod routing;
 mod selection;
@@ -18,6 +19,7 @@ use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
 pub use ladder::PlannedRung;
+pub use review::ReviewPlan;
 pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
 use routing::Routable;
 pub use routing::{ExecutionMode, Routing, RoutingError};
@@ -165,6 +167,9 @@ pub struct Plan {
     /// gets, and those disabled; absent when no agent has variants.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<AgentVariants>,
+    /// The cross-department review (SPEC §24) and the calls it may add; absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewPlan>,
 }
 
 /// What to change when nothing matches a request and no department takes it.
@@ -220,8 +225,11 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
     let call_budget = u64::from(config.settings.limits.max_calls);
     // The router's one call, when it is (or would be) asked.
     let extra = u64::from(summary) + u64::from(routing.router.is_some());
-    let min_calls = departments.iter().map(|d| d.min_calls).sum::<u64>() + extra;
-    let max_calls = departments.iter().map(|d| d.max_calls).sum::<u64>() + extra;
+    let review = review::plan(config, departments.len());
+    let min_calls =
+        departments.iter().map(|d| d.min_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.min_calls);
+    let max_calls =
+        departments.iter().map(|d| d.max_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.max_calls);
     let max_cost_usd = departments
         .iter()
         .map(|d| d.max_cost_usd)
@@ -243,6 +251,7 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         economy_budgets: ladder::economy_budgets(config),
         hint: None,
         variants: variant::planned(config),
+        review,
     })
 }
 

@@ -19,6 +19,7 @@ mod ladder_lines;
 mod mermaid;
 mod plan_tree;
 mod report_html;
+mod review;
 mod run_markdown;
 mod run_timeline;
 mod run_tree;

@@ -52,6 +52,9 @@ pub fn plan_tree(plan: &Plan, style: Style) -> Node {
     }
     root.children.extend(super::variants::plan_node(plan, style));
     root.push(calls_line(plan, style));
+    if let Some(line) = super::review::plan_line(plan) {
+        root.push(Node::leaf(style.dim(&line)));
+    }
     if let Some(line) = economy_line(plan) {
         root.push(Node::leaf(style.dim(&line)));
     }

@@ -52,6 +52,7 @@ pub fn timeline(report: &Saved<Value>) -> String {
     for d in &report.departments {
         rows.extend(department_rows(d));
     }
+    rows.extend(review_rows(report));
     let ends = rows.iter().flat_map(|r| r.bars.iter().map(|b| b.end));
     let end_of_run = ends.clone().fold(report.metadata.total_execution_time as f64, f64::max);
     // The master's summary comes after every department: the rest of the run is its.
@@ -69,6 +70,55 @@ pub fn timeline(report: &Saved<Value>) -> String {
         });
     }
     draw(&rows, end_of_run)
+}
+
+/// The review's rows (SPEC §24): the reviewer's calls on one row, then each revised
+/// department's revision calls on a row of its own.
+fn review_rows(report: &Saved<Value>) -> Vec<Row> {
+    let calls = &report.validation.reviews;
+    let mut rows = Vec::new();
+    if let Some(first) = calls.first() {
+        let bars = calls
+            .iter()
+            .map(|c| {
+                let (s, e) = (c.started_at as f64, c.finished_at as f64);
+                let conflicts = crate::text::count(c.conflicts, "conflict");
+                Bar {
+                    start: s,
+                    end: e,
+                    class: "judge",
+                    title: format!("review {}: {conflicts} ({s}–{e} ms)", c.review),
+                }
+            })
+            .collect();
+        rows.push(Row {
+            name: format!("reviewer: {}", first.agent_id),
+            bars,
+            marks: Vec::new(),
+        });
+    }
+    for d in report.departments.iter().filter(|d| !d.revisions.is_empty()) {
+        let id = &d.department_id;
+        let bars = d
+            .revisions
+            .iter()
+            .map(|r| {
+                let (s, e) = (r.started_at as f64, r.finished_at as f64);
+                Bar {
+                    start: s,
+                    end: e,
+                    class: "head",
+                    title: format!("{id} revision, round {} ({s}–{e} ms)", r.round),
+                }
+            })
+            .collect();
+        rows.push(Row {
+            name: format!("{id}: revision"),
+            bars,
+            marks: Vec::new(),
+        });
+    }
+    rows
 }
 
 /// A department's rows: its head's (the department, and the head's own tool calls), then

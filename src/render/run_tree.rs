@@ -33,6 +33,9 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     for d in &report.departments {
         root.push(department(d, style));
     }
+    if let Some(review) = super::review::tree_node(report, style) {
+        root.push(review);
+    }
     let v = &report.validation;
     let validation = if v.passed {
         Node::leaf(format!("validation: {}", style.green("passed")))

@@ -64,6 +64,9 @@ fn totals(stats: &Stats) -> String {
     if super::stats_ladder::shown(stats) {
         routing.row(["economy runs".to_string(), stats.economy_runs.to_string()]);
     }
+    for p in &stats.reviews {
+        routing.row(["review".to_string(), cell(&crate::stats::review_line(p))]);
+    }
     routing.finish()
 }
 

@@ -48,6 +48,14 @@ pub fn stats_tree(stats: &Stats, style: Style) -> Node {
     }
     let departments = stats.departments.iter().map(|d| department(d, stats, style)).collect();
     root.push(Node::new(style.bold("departments"), departments));
+    if !stats.reviews.is_empty() {
+        let pairs = stats
+            .reviews
+            .iter()
+            .map(|p| Node::leaf(printable(&crate::stats::review_line(p))))
+            .collect();
+        root.push(Node::new(style.bold("review"), pairs));
+    }
     root.push(Node::leaf(format!(
         "{} · {} · {} · circuits opened: {}",
         count(stats.head_direct_fallbacks, "head-direct fallback"),

@@ -170,6 +170,20 @@ pub enum Event {
         /// Calls made.
         calls: u64,
     },
+    /// The reviewer answered (SPEC §24): one event per reviewer call.
+    Review {
+        /// The review's number (from 1).
+        round: u32,
+        /// The conflicts it named.
+        conflicts: usize,
+    },
+    /// A department's head was asked for a revision (SPEC §24).
+    Revision {
+        /// The department.
+        department: String,
+        /// The revision round (from 1).
+        round: u32,
+    },
 }
 
 /// Receives events as the run goes (the events file, the progress bars).

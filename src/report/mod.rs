@@ -4,6 +4,7 @@
 mod answer;
 mod events;
 mod gate;
+mod review;
 mod run;
 mod tool_call;
 mod view;
@@ -13,6 +14,7 @@ pub use answer::{answer, department_quality};
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
 pub use gate::{DecidedBy, Denial, GateItem, GateKind};
+pub use review::{Conflict, ReviewCall, Revision};
 pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy,
     Report, RunMetadata, RunStatus, SpecialistResult, Usage, Validation,

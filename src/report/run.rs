@@ -251,6 +251,10 @@ pub struct DepartmentResult {
     /// The head's variant (SPEC §22); null for a head with no variants.
     #[serde(default)]
     pub variant: Option<String>,
+    /// Its outputs revised at the reviewer's request (SPEC §24), in round order; `output`
+    /// is the last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<super::review::Revision>,
 }
 
 /// Cross-department checks.
@@ -260,6 +264,23 @@ pub struct Validation {
     pub passed: bool,
     /// One sentence each.
     pub issues: Vec<String>,
+    /// After a review (SPEC §24): no conflict left; null after a reply that could not be
+    /// read; absent when no review ran.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::review::present"
+    )]
+    pub consistent: Option<Option<bool>>,
+    /// Revision rounds run; absent when no review ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// One entry per conflict of each review; absent when no review ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<Vec<super::review::Conflict>>,
+    /// The reviewer's calls, for the timeline; absent when no review ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviews: Option<Vec<super::review::ReviewCall>>,
 }
 
 /// Run metadata.
@@ -351,6 +372,7 @@ impl Report {
             validation: Validation {
                 passed: false,
                 issues: vec![error.to_string()],
+                ..Validation::default()
             },
             usage: Usage::default(),
             metadata: RunMetadata::default(),

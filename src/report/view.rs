@@ -67,6 +67,27 @@ pub struct Saved<O = IgnoredAny> {
     pub duration_ms: u64,
     /// A results line's run (null when it could not be made or was too large to write).
     pub report: Option<Box<Saved<O>>>,
+    /// The cross-department checks and the review (SPEC §24).
+    pub validation: SavedValidation,
+}
+
+/// The cross-department checks and the review's conclusions (SPEC §24).
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
+#[serde(default)]
+pub struct SavedValidation {
+    /// No issue found.
+    pub passed: bool,
+    /// No conflict left (null: unknown); absent (`None`) when no review ran.
+    #[serde(deserialize_with = "super::review::present")]
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
+    pub consistent: Option<Option<bool>>,
+    /// Every conflict of every review.
+    #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
+    pub conflicts: Vec<super::review::Conflict>,
+    /// The reviewer's calls.
+    #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
+    pub reviews: Vec<super::review::ReviewCall>,
 }
 
 /// The master's routing decision.
@@ -129,6 +150,9 @@ pub struct SavedDepartment<O = IgnoredAny> {
     pub tool_calls: Vec<SavedToolCall>,
     /// Times, complexity, dependencies.
     pub metadata: SavedMetadata,
+    /// Its outputs revised at the reviewer's request (SPEC §24).
+    #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
+    pub revisions: Vec<super::review::Revision<O>>,
 }
 
 impl<O> SavedDepartment<O> {

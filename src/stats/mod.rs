@@ -11,12 +11,14 @@
 mod files;
 mod input;
 mod latency;
+mod review;
 mod rungs;
 mod summary;
 mod tally;
 mod variants;
 
 pub use files::{distinct, read_all};
+pub use review::line as review_line;
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
 pub use tally::Tally;

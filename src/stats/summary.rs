@@ -44,6 +44,10 @@ pub struct Stats {
     /// The distinct files read (the tree and Markdown say their runs are counted together).
     #[serde(skip)]
     pub files: usize,
+    /// Conflict and resolution rates per department pair over the reviewed runs (SPEC §24);
+    /// absent when no run was reviewed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reviews: Vec<super::review::PairStats>,
 }
 
 /// Routing over every run.

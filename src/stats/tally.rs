@@ -32,6 +32,8 @@ pub struct Tally {
     circuits: BTreeMap<String, u64>,
     /// Runs that went into economy.
     economy_runs: u64,
+    /// Conflicts and resolutions per department pair (SPEC §24).
+    reviews: super::review::ReviewTally,
 }
 
 /// One department's counts.
@@ -80,6 +82,7 @@ impl Tally {
     fn run(&mut self, run: &Saved) {
         self.runs += 1;
         self.economy_runs += u64::from(run.economy.is_some());
+        self.reviews.run(run);
         let status = run.status.unwrap_or(RunStatus::Failed).to_string();
         *self.by_status.entry(status).or_default() += 1;
         if let Some(r) = &run.routing {
@@ -200,6 +203,7 @@ impl Tally {
             circuits_opened: self.circuits.clone(),
             economy_runs: self.economy_runs,
             files: 0,
+            reviews: self.reviews.finish(),
         }
     }
 }

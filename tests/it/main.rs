@@ -46,6 +46,7 @@ mod replay;
 mod resource_bounds;
 mod results_inputs;
 mod resume;
+mod review;
 mod router;
 mod run;
 mod schemas;

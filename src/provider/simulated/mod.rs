@@ -8,6 +8,7 @@
 
 use sha2::{Digest, Sha256};
 
+mod review;
 mod tools;
 
 use super::{estimate_tokens, BoxFuture, Completion, CompletionRequest, Outcome, Provider};
@@ -43,6 +44,12 @@ impl Simulated {
         }
         if req.prompt.starts_with(ROUTER_MARKER) {
             return router_reply(&req.prompt);
+        }
+        if req.prompt.starts_with(crate::prompts::REVIEW_MARKER) {
+            return review::review_reply(&req.prompt);
+        }
+        if req.prompt.starts_with(crate::prompts::REVISION_REQUEST) {
+            return review::revision(&req.prompt);
         }
         if req.prompt.contains(SYNTHESIS_MARKER) {
             return synthesis(req, &mut rng);
@@ -84,7 +91,10 @@ impl Provider for Simulated {
             }
             let text = match &request.output_schema {
                 // The judge and the router answer their own schemas in their own voices.
-                Some(schema) if !matches!(request.role, Role::Judge | Role::Router) => {
+                Some(schema)
+                    if !matches!(request.role, Role::Judge | Role::Router)
+                        && !request.prompt.starts_with(crate::prompts::REVIEW_MARKER) =>
+                {
                     let topic = request
                         .prompt
                         .strip_prefix(ORIGINAL_REQUEST_LINE)
