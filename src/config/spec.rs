@@ -90,6 +90,10 @@ pub enum Rule {
     /// A map of MCP server names (`[a-zA-Z0-9_-]+`) to mappings with these keys, each with
     /// exactly one of `command` and `url`.
     Servers(&'static [KeySpec]),
+    /// A condition: a CEL expression in a string (SPEC §21).
+    Condition,
+    /// true, false, or a condition (`requireApproval`).
+    Switch,
 }
 
 impl Rule {

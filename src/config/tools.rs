@@ -77,6 +77,10 @@ pub struct ToolUse {
     pub allow: Option<Vec<String>>,
     /// The tools that need approval.
     pub approve: Approve,
+    /// The tools of `approve` that need it only when a condition holds (`{tool, when}`,
+    /// SPEC §21), by tool; a tool also named without a condition is not here.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub approve_when: BTreeMap<String, crate::condition::Condition>,
 }
 
 /// The servers by name; `root` is the config root (a directory, or the single file whose
@@ -155,10 +159,11 @@ pub fn uses(tools: &[ToolWire]) -> Vec<ToolUse> {
             allow: t.keys.allow.as_ref().map(|a| names(&a.value)),
             approve: match &t.keys.approve {
                 Some(ApproveWire::Every) => Approve::Every,
-                Some(ApproveWire::Tools(v)) if v.iter().any(|n| n.value == "*") => Approve::Every,
-                Some(ApproveWire::Tools(v)) => Approve::Tools(names(v)),
+                Some(ApproveWire::Tools(v)) if v.iter().any(|n| n.tool.value == "*" && n.when.is_none()) => Approve::Every,
+                Some(ApproveWire::Tools(v)) => Approve::Tools(v.iter().map(|e| e.tool.value.clone()).collect()),
                 None => Approve::Tools(Vec::new()),
             },
+            approve_when: super::conditions::approve_when(t.keys.approve.as_ref()),
         })
         .collect()
 }

@@ -11,6 +11,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::department::{run_department, Finished};
+use super::conditions::{dependencies, skip_reason, skipped_by_condition, ALL_SKIPPED};
 use super::economy::skipped_by_economy;
 use super::stop::Stop;
 use super::summary::{summarize, Summary};
@@ -64,14 +65,20 @@ impl Ended {
         self.at.contains_key(id)
     }
 
+    /// Department `id`'s result, when it ended.
+    fn get(&self, id: &str) -> Option<&DepartmentResult> {
+        self.at.get(id).map(|&k| &self.results[k])
+    }
+
     /// What `dp` is handed: its dependencies that ended, in `dependsOn` order, never in the
     /// order they finished, so the dependent's prompt is the same whatever finished first.
     fn handoffs(&self, dp: &DepartmentPlan) -> Vec<Finished> {
         dp.depends_on
             .iter()
             .filter_map(|id| self.at.get(id).map(|&k| &self.results[k]))
-            // Economy's skips are handed nothing: their dependents run without them.
-            .filter(|r| !skipped_by_economy(r))
+            // Economy's skips and those of a condition are handed nothing: their dependents
+            // run without them.
+            .filter(|r| !skipped_by_economy(r) && !skipped_by_condition(r))
             .map(|r| Finished {
                 id: r.department_id.clone(),
                 status: r.status,
@@ -120,13 +127,22 @@ async fn run_departments<F: Future<Output = Stop>>(
                 release.finish(i);
                 continue;
             }
+            let deps = dependencies(plan, dp, |id| ended.get(id));
+            let when = engine.check_when(&plan.request, dp, deps);
+            if let Some(e) = when.clone().filter(|e| e.value != Some(true)) {
+                let mut skipped = not_run(engine, dp, DepartmentStatus::Skipped, skip_reason(&e));
+                skipped.conditions.push(e);
+                ended.push(skipped);
+                release.finish(i);
+                continue;
+            }
             if let Some(why) = engine.economy_skip(dp) {
                 ended.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
                 release.finish(i);
                 continue;
             }
             let light = engine.economy_light(dp);
-            running.push(department(engine, plan, i, finished, light));
+            running.push(department(engine, plan, i, finished, light, when));
         }
         if running.is_empty() {
             break None;
@@ -196,13 +212,15 @@ async fn department(
     i: usize,
     finished: Vec<Finished>,
     light: Option<DepartmentPlan>,
+    when: Option<crate::condition::Evaluation>,
 ) -> (usize, DepartmentResult) {
     let dp = light.as_ref().unwrap_or(&plan.departments[i]);
     let head = engine.config.agent_at(dp.head_agent);
     let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
-    let result = run_department(engine, &plan.request, dp, &finished)
+    let mut result = run_department(engine, &plan.request, dp, &finished)
         .with_context(cx.clone())
         .await;
+    result.conditions.splice(0..0, when);
     end_span(
         &cx,
         vec![
@@ -253,6 +271,7 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
         usage: Usage::default(),
         tool_calls: Vec::new(),
         approval: None,
+        conditions: Vec::new(),
         metadata: DepartmentMetadata {
             analysis_time: 0,
             specialists_used: 0,
@@ -305,8 +324,13 @@ async fn aggregate(
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());
-    // Economy's skips are the trade the user asked for, not losses.
-    let counted = departments.iter().filter(|d| !skipped_by_economy(d)).count();
+    // Economy's skips are the trade the user asked for, not losses; a condition's skips
+    // are what the config asked for.
+    let counted = departments
+        .iter()
+        .filter(|d| !skipped_by_economy(d) && !skipped_by_condition(d))
+        .count();
+    let all_skipped = !departments.is_empty() && departments.iter().all(skipped_by_condition);
     let status = match run_status(ok.len(), counted, summary_cut) {
         _ if paused && stop.is_none() => RunStatus::Paused,
         status => status,
@@ -333,7 +357,10 @@ async fn aggregate(
         },
         usage,
         metadata: metadata(engine, plan, stop),
-        error: run_error(status, stop),
+        error: match all_skipped {
+            true => Some(ALL_SKIPPED.to_string()),
+            false => run_error(status, stop),
+        },
         pending: pending_in_plan_order(engine, plan),
         trace_id: None,
         economy: engine.economy_report(plan),
@@ -420,7 +447,7 @@ fn metadata(engine: &Engine, plan: &Plan, stop: Option<Stop>) -> RunMetadata {
 fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
     let mut issues = Vec::new();
     for d in departments {
-        if d.status != DepartmentStatus::Success && !skipped_by_economy(d) {
+        if d.status != DepartmentStatus::Success && !skipped_by_economy(d) && !skipped_by_condition(d) {
             let state = match d.status {
                 DepartmentStatus::Skipped => "was skipped",
                 DepartmentStatus::Paused => "is paused",
@@ -445,7 +472,9 @@ fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
         };
         if d.status == DepartmentStatus::Success {
             for dep in &dp.depends_on {
-                let economized = reported.get(dep.as_str()).is_some_and(|r| skipped_by_economy(r));
+                let economized = reported
+                    .get(dep.as_str())
+                    .is_some_and(|r| skipped_by_economy(r) || skipped_by_condition(r));
                 if !d.metadata.dependencies_received.contains(dep) && !economized {
                     issues.push(format!(
                         "department `{}` did not receive the output of `{dep}`",

@@ -223,17 +223,27 @@ impl Engine {
             round: turn.round,
             index,
         };
+        let mut conditions = Vec::new();
         let verdict = match &admit {
             Admit::Run {
                 server,
                 tool,
                 arguments,
                 approve: true,
-            } => Some(self.gate(step.item(server, tool, arguments)).await),
+            } => {
+                let (needs, evaluation) =
+                    self.tool_needs_approval(turn.place.department, turn.agent, server, tool, arguments);
+                conditions.extend(evaluation);
+                match needs {
+                    true => Some(self.gate(step.item(server, tool, arguments)).await),
+                    false => None,
+                }
+            }
             _ => None,
         };
         let (started_at, t0) = (self.elapsed_ms(), Instant::now());
         let mut record = asked_record(call, &admit, started_at);
+        record.conditions = conditions;
         let span = tool_span(&ToolSpan {
             tool: &record.tool,
             call_id: &call.id,
@@ -329,6 +339,7 @@ fn asked_record(call: &AskedCall, admit: &Admit, started_at: u64) -> ToolCall {
         approval: None,
         in_doubt: false,
         refused: matches!(admit, Admit::Refuse { .. }),
+        conditions: Vec::new(),
     }
 }
 

@@ -283,7 +283,7 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
     if !d.depends_on.is_empty() {
         label.push_str(&format!(" after {}", printable(&d.depends_on.join(", "))));
     }
-    if d.require_approval {
+    if d.require_approval.is_set() {
         label.push_str(&style.yellow(" · its output needs approval (requireApproval)"));
     }
     let c = &d.complexity;

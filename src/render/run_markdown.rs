@@ -184,6 +184,7 @@ mod tests {
             approval: None,
             in_doubt: false,
             refused: false,
+            conditions: Vec::new(),
         }
     }
 

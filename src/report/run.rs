@@ -245,6 +245,9 @@ pub struct DepartmentResult {
     pub approval: Option<super::tool_call::Approval>,
     /// Times and counts.
     pub metadata: DepartmentMetadata,
+    /// Each condition evaluated for it (`when`, `requireApproval`; SPEC §21); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<crate::condition::Evaluation>,
 }
 
 /// Cross-department checks.
