@@ -218,7 +218,14 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
     let call_budget = u64::from(config.settings.limits.max_calls);
     // The router's one call, when it is (or would be) asked.
     let extra = u64::from(summary) + u64::from(routing.router.is_some());
-    let min_calls = departments.iter().map(|d| d.min_calls).sum::<u64>() + extra;
+    // A department with `when` may be skipped: the fewest calls count it as not run, the
+    // most as run (SPEC §21).
+    let min_calls = departments
+        .iter()
+        .filter(|d| d.when.is_none())
+        .map(|d| d.min_calls)
+        .sum::<u64>()
+        + extra;
     let max_calls = departments.iter().map(|d| d.max_calls).sum::<u64>() + extra;
     let max_cost_usd = departments
         .iter()

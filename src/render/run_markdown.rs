@@ -35,6 +35,7 @@ pub fn run(report: &Report) -> String {
     out.push_str(&totals.finish());
     out.push('\n');
     out.push_str(&departments(report));
+    out.push_str(&super::conditions::markdown(report));
     out.push_str(&tool_calls(&tool_rows(report)));
     out.push_str(&super::ladder::markdown(report));
     if let Some(e) = &report.error {

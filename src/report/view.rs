@@ -129,6 +129,8 @@ pub struct SavedDepartment<O = IgnoredAny> {
     pub tool_calls: Vec<SavedToolCall>,
     /// Times, complexity, dependencies.
     pub metadata: SavedMetadata,
+    /// Each condition evaluated for it (SPEC §21).
+    pub conditions: Vec<crate::condition::Evaluation>,
 }
 
 impl<O> SavedDepartment<O> {
