@@ -67,6 +67,7 @@ pub use cli::{Cli, Command};
 pub use commands::{
     approve, compare, completions, explain, init, mcp, report, resume, run, schema, stats, test, tools, validate,
 };
+pub use condition::{Condition, Dependency, Scope};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit, Hint};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

@@ -310,3 +310,32 @@ fn a_resumed_run_evaluates_its_conditions_again_to_the_same_values() {
     // No finished call was sent again: the journal answered story's and pay's.
     assert_eq!(resumed["usage"]["calls"], first["usage"]["calls"].as_u64().unwrap() + 1);
 }
+
+#[test]
+fn the_offer_example_asks_a_person_only_above_the_salary_threshold() {
+    let summary = json(
+        &Test::new(&crate::common::repo())
+            .args(["test", "examples/offer/suites/offer.yaml", "--format", "json"])
+            .any_stderr()
+            .run(),
+    );
+    assert_eq!((&summary["passed"], &summary["failed"]), (&json!(2), &json!(0)), "{summary:#}");
+    let executive = Test::new(&crate::common::repo())
+        .args([
+            "run",
+            "--config",
+            "examples/offer/orch.toml",
+            "--department",
+            "executive",
+            "--format",
+            "json",
+            "--approvals",
+            "allow",
+            "Prepare the salary for a VP of engineering",
+        ])
+        .run();
+    let d = department(&json(&executive), "executive").clone();
+    assert_eq!(d["approval"], "approved");
+    assert_eq!(d["conditions"][0]["value"], true);
+    assert_eq!(d["output"]["baseSalary"], 180000);
+}
