@@ -37,9 +37,18 @@ pub fn table() -> Value {
     let offer = json!({"baseSalary": 162000, "bonus": 0.15, "level": "senior"});
     let arguments = json!({"path": "notes/today.md", "content": "x"});
     let cases: [(&str, &str); 3] = [
-        ("when over a dependency", "departments.story.output.tone == 'dark' && departments.story.quality > 80.0"),
-        ("requireApproval over an output", "output.baseSalary > 150000 || output.bonus > 0.2"),
-        ("approve over arguments, a macro", "!arguments.path.startsWith('notes/') || ['rm', 'mv'].exists(t, tool == t)"),
+        (
+            "when over a dependency",
+            "departments.story.output.tone == 'dark' && departments.story.quality > 80.0",
+        ),
+        (
+            "requireApproval over an output",
+            "output.baseSalary > 150000 || output.bonus > 0.2",
+        ),
+        (
+            "approve over arguments, a macro",
+            "!arguments.path.startsWith('notes/') || ['rm', 'mv'].exists(t, tool == t)",
+        ),
     ];
     let mut rows = Vec::new();
     for (name, text) in cases {

@@ -89,10 +89,7 @@ impl Condition {
         let context = scope.context();
         match self.program.execute(&context) {
             Ok(cel::Value::Bool(b)) => Ok(b),
-            Ok(other) => Err(format!(
-                "the expression gave {}, not a bool",
-                value::type_name(&other)
-            )),
+            Ok(other) => Err(format!("the expression gave {}, not a bool", value::type_name(&other))),
             Err(e) => Err(value::error_text(&e)),
         }
     }
@@ -122,7 +119,10 @@ fn first_error(errors: &cel::ParseErrors) -> CompileError {
     CompileError {
         line: clamp(e.pos.0),
         column: clamp(e.pos.1),
-        message: format!("syntax error: {}", e.msg.strip_prefix("Syntax error: ").unwrap_or(&e.msg)),
+        message: format!(
+            "syntax error: {}",
+            e.msg.strip_prefix("Syntax error: ").unwrap_or(&e.msg)
+        ),
     }
 }
 

@@ -35,9 +35,13 @@ fn departments_with_a_dash_are_indexed_and_named() {
         departments: &deps,
         ..Scope::default()
     };
-    let c = Condition::compile("departments['story-board'].output.tone == 'dark' && departments.x.quality > 1").unwrap();
+    let c =
+        Condition::compile("departments['story-board'].output.tone == 'dark' && departments.x.quality > 1").unwrap();
     assert_eq!(c.departments(), ["story-board", "x"]);
-    assert_eq!(eval("departments['story-board'].output.tone == 'dark'", &scope), Ok(true));
+    assert_eq!(
+        eval("departments['story-board'].output.tone == 'dark'", &scope),
+        Ok(true)
+    );
     assert_eq!(eval("departments['story-board'].quality >= 85", &scope), Ok(true));
 }
 
@@ -49,8 +53,14 @@ fn run_time_errors_name_the_key_or_the_operation() {
         ..Scope::default()
     };
     assert_eq!(eval("output.missing == 1", &scope), Err("no such key: missing".into()));
-    assert_eq!(eval("arguments.path == 'x'", &scope), Err("unknown name: arguments".into()));
-    assert_eq!(eval("output.a", &scope), Err("the expression gave string, not a bool".into()));
+    assert_eq!(
+        eval("arguments.path == 'x'", &scope),
+        Err("unknown name: arguments".into())
+    );
+    assert_eq!(
+        eval("output.a", &scope),
+        Err("the expression gave string, not a bool".into())
+    );
     assert!(eval("output.a > 1", &scope).unwrap_err().contains("_>_"));
 }
 

@@ -89,12 +89,29 @@ pub fn approve_entry(d: &mut Decoder, item: &Node) -> Option<ApproveEntry> {
     };
     if let Some((k, _)) = entries.iter().find(|(k, _)| k.name != "tool" && k.name != "when") {
         let hint = crate::config::suggestion(&k.name, ["tool", "when"]);
-        d.error(k.pos, "unknown-key", format!("unknown key `{}` in an entry of `approve`{hint}", k.name));
+        d.error(
+            k.pos,
+            "unknown-key",
+            format!("unknown key `{}` in an entry of `approve`{hint}", k.name),
+        );
     }
     let tool = match item.entry("tool") {
-        Some((_, Node { value: Value::Str(s), pos })) => At { value: s.clone(), pos: *pos },
+        Some((
+            _,
+            Node {
+                value: Value::Str(s),
+                pos,
+            },
+        )) => At {
+            value: s.clone(),
+            pos: *pos,
+        },
         _ => {
-            d.error(item.pos, "missing-key", "an entry of `approve` written as a mapping needs `tool` (a name)".into());
+            d.error(
+                item.pos,
+                "missing-key",
+                "an entry of `approve` written as a mapping needs `tool` (a name)".into(),
+            );
             return None;
         }
     };
@@ -110,18 +127,35 @@ pub fn approve_entry(d: &mut Decoder, item: &Node) -> Option<ApproveEntry> {
 pub fn check(departments: &[DepartmentWire]) -> Vec<Diagnostic> {
     let deps: HashMap<&str, Vec<&str>> = departments
         .iter()
-        .map(|d| (d.id.value.as_str(), d.dependencies().iter().map(|a| a.value.as_str()).collect()))
+        .map(|d| {
+            (
+                d.id.value.as_str(),
+                d.dependencies().iter().map(|a| a.value.as_str()).collect(),
+            )
+        })
         .collect();
     let mut diags = Vec::new();
     for d in departments {
-        let named = |c: &Option<At<Condition>>| c.iter().flat_map(|c| c.value.departments().to_vec()).collect::<Vec<_>>();
+        let named = |c: &Option<At<Condition>>| {
+            c.iter()
+                .flat_map(|c| c.value.departments().to_vec())
+                .collect::<Vec<_>>()
+        };
         let approval = match &d.require_approval {
-            Some(At { value: Switch::When(c), pos }) => Some(At { value: c.clone(), pos: *pos }),
+            Some(At {
+                value: Switch::When(c),
+                pos,
+            }) => Some(At {
+                value: c.clone(),
+                pos: *pos,
+            }),
             _ => None,
         };
         let reachable = upstream(&deps, &d.id.value);
         for (key, at) in [("when", &d.when), ("requireApproval", &approval)] {
-            let Some(pos) = at.as_ref().map(|a| a.pos) else { continue };
+            let Some(pos) = at.as_ref().map(|a| a.pos) else {
+                continue;
+            };
             for id in named(at) {
                 if !deps.contains_key(id.as_str()) {
                     let hint = crate::config::suggestion(&id, deps.keys().copied());
@@ -151,27 +185,4 @@ fn upstream<'a>(deps: &HashMap<&'a str, Vec<&'a str>>, id: &str) -> HashSet<&'a 
         }
     }
     seen
-}
-
-/// The conditional entries of an `approve` list, by tool: a tool named also without a
-/// condition (or `"*"`) always needs approval, so it is left out; two conditions on one
-/// tool are joined with `||`.
-pub fn approve_when(approve: Option<&super::mcp::ApproveWire>) -> std::collections::BTreeMap<String, Condition> {
-    let Some(super::mcp::ApproveWire::Tools(entries)) = approve else {
-        return Default::default();
-    };
-    let always: HashSet<&str> = entries.iter().filter(|e| e.when.is_none()).map(|e| e.tool.value.as_str()).collect();
-    let mut out: std::collections::BTreeMap<String, Condition> = Default::default();
-    for e in entries {
-        let Some(when) = &e.when else { continue };
-        if always.contains(e.tool.value.as_str()) || always.contains("*") {
-            continue;
-        }
-        let joined = match out.get(&e.tool.value) {
-            Some(before) => Condition::compile(&format!("({}) || ({})", before.text(), when.text())).unwrap_or_else(|_| when.clone()),
-            None => when.clone(),
-        };
-        out.insert(e.tool.value.clone(), joined);
-    }
-    out
 }

@@ -23,8 +23,7 @@ pub struct Scopes(Mutex<HashMap<String, Arc<[Dependency]>>>);
 /// Whether a department was skipped by its own `when` (its dependents run without it).
 pub fn skipped_by_condition(d: &DepartmentResult) -> bool {
     d.status == DepartmentStatus::Skipped
-        && d
-            .conditions
+        && d.conditions
             .iter()
             .any(|c| c.place == Where::When && c.value != Some(true))
 }
@@ -50,7 +49,12 @@ pub fn dependencies<'r>(
     let mut todo: Vec<&str> = dp.depends_on.iter().map(String::as_str).collect();
     while let Some(id) = todo.pop() {
         if seen.insert(id) {
-            todo.extend(by_id.get(id).into_iter().flat_map(|p| p.depends_on.iter().map(String::as_str)));
+            todo.extend(
+                by_id
+                    .get(id)
+                    .into_iter()
+                    .flat_map(|p| p.depends_on.iter().map(String::as_str)),
+            );
         }
     }
     let mut ids: Vec<&str> = seen.into_iter().collect();
@@ -120,7 +124,13 @@ impl Engine {
             .cloned()
             .unwrap_or_else(|| Arc::from(Vec::new()));
         let e = self.in_scope(request, dp, &deps, |s| {
-            condition.record(Where::RequireApproval, &Scope { output: Some(output), ..s.clone() })
+            condition.record(
+                Where::RequireApproval,
+                &Scope {
+                    output: Some(output),
+                    ..s.clone()
+                },
+            )
         });
         self.tell(&dp.department_id, None, &e);
         (e.value != Some(false), Some(e))

@@ -10,8 +10,8 @@ use futures::stream::{FuturesUnordered, Stream, StreamExt};
 use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
-use super::department::{run_department, Finished};
 use super::conditions::{dependencies, skip_reason, skipped_by_condition, ALL_SKIPPED};
+use super::department::{run_department, Finished};
 use super::economy::skipped_by_economy;
 use super::stop::Stop;
 use super::summary::{summarize, Summary};

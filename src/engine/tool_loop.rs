@@ -223,24 +223,7 @@ impl Engine {
             round: turn.round,
             index,
         };
-        let mut conditions = Vec::new();
-        let verdict = match &admit {
-            Admit::Run {
-                server,
-                tool,
-                arguments,
-                approve: true,
-            } => {
-                let (needs, evaluation) =
-                    self.tool_needs_approval(turn.place.department, turn.agent, server, tool, arguments);
-                conditions.extend(evaluation);
-                match needs {
-                    true => Some(self.gate(step.item(server, tool, arguments)).await),
-                    false => None,
-                }
-            }
-            _ => None,
-        };
+        let (verdict, conditions) = self.gate_call(&turn, &step, &admit).await;
         let (started_at, t0) = (self.elapsed_ms(), Instant::now());
         let mut record = asked_record(call, &admit, started_at);
         record.conditions = conditions;
@@ -294,6 +277,31 @@ impl Engine {
         record.finished_at = self.elapsed_ms();
         record.approval = outcome.approval;
         Ok(record)
+    }
+
+    /// Asks for approval of an admitted call whose tool needs it (a conditional approval only
+    /// when its condition holds, SPEC §21): the verdict, and the condition's evaluation.
+    async fn gate_call(
+        &self,
+        turn: &Round<'_>,
+        step: &Step<'_>,
+        admit: &Admit,
+    ) -> (Option<Verdict>, Vec<crate::condition::Evaluation>) {
+        let Admit::Run {
+            server,
+            tool,
+            arguments,
+            approve: true,
+        } = admit
+        else {
+            return (None, Vec::new());
+        };
+        let (needs, evaluation) = self.tool_needs_approval(turn.place.department, turn.agent, server, tool, arguments);
+        let verdict = match needs {
+            true => Some(self.gate(step.item(server, tool, arguments)).await),
+            false => None,
+        };
+        (verdict, evaluation.into_iter().collect())
     }
 
     /// A `tool_call` event per call, in the reply's order (the run's events are the same

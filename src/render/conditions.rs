@@ -11,8 +11,7 @@ use crate::text::{markdown_code as code, printable, Align, MarkdownTable};
 /// Whether `d` was skipped by its own `when`.
 pub fn skipped_by_condition(d: &DepartmentResult) -> bool {
     d.status == DepartmentStatus::Skipped
-        && d
-            .conditions
+        && d.conditions
             .iter()
             .any(|c| c.place == Where::When && c.value != Some(true))
 }
@@ -67,10 +66,11 @@ pub fn markdown(report: &Report) -> String {
     ]);
     let mut any = false;
     for d in &report.departments {
-        let tools = d
-            .tool_calls
-            .iter()
-            .chain(d.specialist_results.iter().flat_map(|s| s.attempts.iter().flat_map(|a| &a.tool_calls)));
+        let tools = d.tool_calls.iter().chain(
+            d.specialist_results
+                .iter()
+                .flat_map(|s| s.attempts.iter().flat_map(|a| &a.tool_calls)),
+        );
         let own = d.conditions.iter().map(|e| (e, None));
         for (e, tool) in own.chain(tools.flat_map(|c| c.conditions.iter().map(move |e| (e, Some(&c.tool))))) {
             any = true;
@@ -94,7 +94,10 @@ pub fn html(conditions: &[Evaluation]) -> String {
         .iter()
         .map(|e| {
             let line = format!("{}: {} {}", e.place.key(), e.expression, outcome(e));
-            format!("<br><span class=\"condition\">{}</span>", crate::text::escape_markup(&line))
+            format!(
+                "<br><span class=\"condition\">{}</span>",
+                crate::text::escape_markup(&line)
+            )
         })
         .collect()
 }

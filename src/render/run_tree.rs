@@ -172,9 +172,7 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
             children.push(Node::leaf(style.yellow(&format!("⏸ {}", printable(e)))))
         }
         // Skipped by its condition is no error: the condition says why.
-        Some(e) if super::conditions::skipped_by_condition(d) => {
-            children.push(Node::leaf(style.yellow(&printable(e))))
-        }
+        Some(e) if super::conditions::skipped_by_condition(d) => children.push(Node::leaf(style.yellow(&printable(e)))),
         Some(e) => children.push(Node::leaf(style.red(&format!("error: {}", printable(e))))),
         None => {}
     }

@@ -54,7 +54,10 @@ fn a_false_when_skips_the_department_and_its_dependents_still_run() {
     assert_eq!(pay["usage"]["calls"], 0);
     // Not a failure: `music` ran without it, the run succeeded, no validation issue.
     assert_eq!(department(&report, "music")["status"], "success");
-    assert_eq!(department(&report, "music")["metadata"]["dependenciesReceived"], json!([]));
+    assert_eq!(
+        department(&report, "music")["metadata"]["dependenciesReceived"],
+        json!([])
+    );
     assert_eq!(report["status"], "success");
     assert_eq!(report["validation"], json!({"passed": true, "issues": []}));
     assert!(report["output"].get("pay").is_none());
@@ -66,7 +69,11 @@ fn a_false_when_skips_the_department_and_its_dependents_still_run() {
         .collect();
     assert_eq!(condition.len(), 1, "{condition:?}");
     assert_eq!(
-        (&condition[0]["department"], &condition[0]["where"], &condition[0]["value"]),
+        (
+            &condition[0]["department"],
+            &condition[0]["where"],
+            &condition[0]["value"]
+        ),
         (&json!("pay"), &json!("when"), &json!(false))
     );
 }
@@ -92,7 +99,10 @@ fn a_true_when_runs_the_department_and_sees_its_dependencies() {
     assert_eq!(pay["status"], "skipped");
     assert_eq!(pay["conditions"][0]["value"], Value::Null);
     assert_eq!(pay["conditions"][0]["error"], "no such key: music");
-    assert_eq!(pay["error"], "when: departments.music.status == 'success': no such key: music");
+    assert_eq!(
+        pay["error"],
+        "when: departments.music.status == 'success': no such key: music"
+    );
 }
 
 #[test]
@@ -103,7 +113,10 @@ fn a_when_that_fails_at_run_time_is_false_and_its_error_is_kept() {
     let pay = department(&report, "pay");
     assert_eq!(pay["status"], "skipped", "{report:#}");
     let error = pay["conditions"][0]["error"].as_str().unwrap();
-    assert_eq!(error, "found no matching overload for '_._' applied to '(string, string)'");
+    assert_eq!(
+        error,
+        "found no matching overload for '_._' applied to '(string, string)'"
+    );
     assert_eq!(pay["conditions"][0]["value"], Value::Null);
     assert_eq!(
         pay["error"].as_str().unwrap(),
@@ -180,7 +193,16 @@ fn tool_team(approve: &str) -> Root {
 fn tool_call(root: &Root, request: &str) -> Value {
     let report = json(
         &Test::new(root.path())
-            .args(["run", "--format", "json", "--specialists", "always", "--approvals", "deny", request])
+            .args([
+                "run",
+                "--format",
+                "json",
+                "--specialists",
+                "always",
+                "--approvals",
+                "deny",
+                request,
+            ])
             .any_status()
             .any_stderr()
             .run(),
@@ -198,7 +220,11 @@ fn a_conditional_tool_approval_asks_only_when_its_condition_holds() {
         json!([{"where": "approve", "expression": "arguments.text == 'aladdin' && tool == 'lines'", "value": true, "error": null}])
     );
     let free = tool_call(&root, "Jasmine sings");
-    assert_eq!((&free["approval"], &free["ok"]), (&Value::Null, &json!(true)), "{free:#}");
+    assert_eq!(
+        (&free["approval"], &free["ok"]),
+        (&Value::Null, &json!(true)),
+        "{free:#}"
+    );
     assert_eq!(free["conditions"][0]["value"], false);
     // Fail closed: an error asks a person.
     let root = tool_team("[{ tool: lines, when: \"arguments.path.startsWith('notes/')\" }]");
@@ -232,7 +258,9 @@ fn conditions_that_do_not_compile_are_config_errors_at_their_place() {
         "{text}"
     );
     assert!(
-        text.contains("orch.yaml:13:22: warning: `requireApproval` names department `c`, which is not among `b`'s dependencies"),
+        text.contains(
+            "orch.yaml:13:22: warning: `requireApproval` names department `c`, which is not among `b`'s dependencies"
+        ),
         "{text}"
     );
     assert!(
@@ -240,18 +268,17 @@ fn conditions_that_do_not_compile_are_config_errors_at_their_place() {
         "{text}"
     );
     // `run` refuses it too, before any call.
-    let out = Test::new(root.path())
-        .args(["run", "x"])
-        .status(2)
-        .any_stderr()
-        .run();
+    let out = Test::new(root.path()).args(["run", "x"]).status(2).any_stderr().run();
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: invalid config: "));
 }
 
 #[test]
 fn explain_shows_each_condition_and_counts_conditional_departments_as_not_run_and_run() {
     let plain = studio("", 1);
-    let gated_root = studio(", when: \"departments.story.quality > 50\", requireApproval: \"output.baseSalary > 2\"", 1);
+    let gated_root = studio(
+        ", when: \"departments.story.quality > 50\", requireApproval: \"output.baseSalary > 2\"",
+        1,
+    );
     let explain = |root: &Root| {
         json(
             &Test::new(root.path())
@@ -265,7 +292,11 @@ fn explain_shows_each_condition_and_counts_conditional_departments_as_not_run_an
     assert_eq!(pay["requireApproval"], "output.baseSalary > 2");
     assert_eq!(department(&plain, "pay")["requireApproval"], false);
     assert!(department(&plain, "pay").get("when").is_none());
-    let calls = |plan: &Value, key: &str| plan["callBounds"][key].as_u64().unwrap_or_else(|| plan[key].as_u64().unwrap());
+    let calls = |plan: &Value, key: &str| {
+        plan["callBounds"][key]
+            .as_u64()
+            .unwrap_or_else(|| plan[key].as_u64().unwrap())
+    };
     let pay_min = department(&plain, "pay")["minCalls"].as_u64().unwrap();
     assert_eq!(calls(&gated, "minCalls"), calls(&plain, "minCalls") - pay_min);
     assert_eq!(calls(&gated, "maxCalls"), calls(&plain, "maxCalls"));
@@ -286,7 +317,16 @@ fn a_resumed_run_evaluates_its_conditions_again_to_the_same_values() {
     );
     let first = json(
         &Test::new(root.path())
-            .args(["run", "--format", "json", "--approvals", "defer", "--journal", "j.jsonl", "Aladdin steals bread"])
+            .args([
+                "run",
+                "--format",
+                "json",
+                "--approvals",
+                "defer",
+                "--journal",
+                "j.jsonl",
+                "Aladdin steals bread",
+            ])
             .status(5)
             .any_stderr()
             .run(),
@@ -319,7 +359,11 @@ fn the_offer_example_asks_a_person_only_above_the_salary_threshold() {
             .any_stderr()
             .run(),
     );
-    assert_eq!((&summary["passed"], &summary["failed"]), (&json!(2), &json!(0)), "{summary:#}");
+    assert_eq!(
+        (&summary["passed"], &summary["failed"]),
+        (&json!(2), &json!(0)),
+        "{summary:#}"
+    );
     let executive = Test::new(&crate::common::repo())
         .args([
             "run",
