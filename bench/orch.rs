@@ -7,7 +7,8 @@
 //!    dependency pattern, on the same mock server (fixed latency per call);
 //! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites; 6. `orch compare`
 //!    of two results files of 10,000 case runs each; 7. `orch stats`; 8. tool calls over MCP;
-//! 9. a model ladder against the large model alone (pass rate and cost, not time).
+//! 9. a model ladder against the large model alone (pass rate and cost, not time); 10. a
+//!    condition (CEL) compiled and evaluated in process.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use futures::future::{join_all, FutureExt, Shared};
 use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+mod conditions;
 mod ladder;
 mod stats;
 mod tools;
@@ -442,6 +444,9 @@ fn main() {
     if wanted("9") {
         let dir = tmp.path().join("ladder");
         results.insert("ladder".into(), ladder::table(&rt, &dir));
+    }
+    if wanted("10") {
+        results.insert("conditions".into(), conditions::table());
     }
 
     // The tables run replace theirs; the others keep their last figures.

@@ -6,9 +6,9 @@
 //! reads it (each rank's backticked names, before the colon) and fails on an upward or
 //! sideways import, and on a module missing from it.
 //!
-//! 0. `text`, `exit`, `sink`, `read`, `tls`, `statistics`: vocabulary every layer may use
+//! 0. `text`, `exit`, `sink`, `read`, `tls`, `statistics`, `condition`: vocabulary every layer may use
 //!    (words, scores, ids; exit codes; files written line by line; files read whole, bounded;
-//!    the TLS of every HTTPS client; Fisher's test and Wilson's interval)
+//!    the TLS of every HTTPS client; Fisher's test and Wilson's interval; CEL conditions)
 //! 1. `config`, `trace`: files -> positioned nodes -> wire structs -> checked model; spans
 //! 2. `plan`: routing, complexity, specialists, call bounds, the DAG; pure
 //! 3. `grade`, `prompts`: scores and the words orch sends
@@ -40,6 +40,7 @@
 mod cli;
 mod commands;
 mod compare;
+mod condition;
 mod config;
 mod engine;
 mod exit;
@@ -66,6 +67,7 @@ pub use cli::{Cli, Command};
 pub use commands::{
     approve, compare, completions, explain, init, mcp, report, resume, run, schema, stats, test, tools, validate,
 };
+pub use condition::{Condition, Dependency, Scope};
 pub use config::{load as load_config, Config, ConfigError};
 pub use exit::{is_broken_pipe, CommandError, Exit, Hint};
 pub use plan::{build as plan, Plan, PlanOptions, RoutingError};

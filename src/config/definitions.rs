@@ -63,8 +63,10 @@ section! {
         depends_on "dependsOn": Vec<At<String>>, Rule::Strings;
         /// Thresholds, retries and parallelism.
         coordination "coordinationSettings": CoordinationWire, Rule::Section(CoordinationWire::KEYS);
-        /// Its output waits for a person's yes before it counts (SPEC §16; default false).
-        require_approval "requireApproval": bool, Rule::Bool;
+        /// Its output waits for a person's yes before it counts (SPEC §16; default false), or only when this condition over its `output` holds (SPEC §21).
+        require_approval "requireApproval": At<crate::condition::Switch>, Rule::Switch;
+        /// A condition (CEL) checked when its dependencies have finished: false skips it (SPEC §21).
+        when "when": At<crate::condition::Condition>, Rule::Condition;
     }
 }
 

@@ -36,7 +36,7 @@ section! {
         server "server": At<String>, Rule::Reference;
         /// The tools the agent may use (default: every tool the server lists).
         allow "allow": At<Vec<At<String>>>, Rule::Strings;
-        /// Tools that need approval before they run (SPEC §16): their names, or `"*"` for every tool.
+        /// Tools that need approval before they run (SPEC §16): their names (or `{tool, when}`: only when a condition over the call's `arguments` holds, SPEC §21), or `"*"` for every tool.
         approve "approve": ApproveWire, Rule::Approve;
     }
 }
@@ -290,15 +290,22 @@ fn check_header(d: &mut Decoder, header: &At<String>, variable: &At<String>) {
 pub enum ApproveWire {
     /// `"*"`: every tool needs approval.
     Every,
-    /// These tools need approval.
-    Tools(Vec<At<String>>),
+    /// These tools need approval (each always, or when its condition holds).
+    Tools(Vec<super::conditions::ApproveEntry>),
 }
 
 impl FromNode for ApproveWire {
     fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
         match &node.value {
             Value::Str(s) if s == "*" => Some(ApproveWire::Every),
-            Value::Seq(_) => Vec::<At<String>>::from_node(d, node, key, what).map(ApproveWire::Tools),
+            Value::Seq(_) => d
+                .list(
+                    node,
+                    &format!("`{}` in {what}", key.name),
+                    "a list of tool names",
+                    super::conditions::approve_entry,
+                )
+                .map(ApproveWire::Tools),
             Value::Str(s) => {
                 d.error(
                     node.pos,

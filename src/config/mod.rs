@@ -1,5 +1,6 @@
 //! Config: files -> node tree -> wire structs -> checked model (SPEC §1).
 
+mod conditions;
 mod decode;
 mod definitions;
 mod diagnostic;

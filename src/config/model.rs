@@ -157,8 +157,11 @@ pub struct Department {
     pub depends_on: Vec<String>,
     /// `coordinationSettings`.
     pub coordination: Coordination,
-    /// Its output waits for a person's yes (`requireApproval`, SPEC §16).
-    pub require_approval: bool,
+    /// Its output waits for a person's yes (`requireApproval`, SPEC §16): never, always, or
+    /// when a condition over its output holds (SPEC §21).
+    pub require_approval: crate::condition::Switch,
+    /// Run only when this condition holds (`when`, SPEC §21).
+    pub when: Option<crate::condition::Condition>,
 }
 
 /// An agent (SPEC §1.3).
@@ -403,7 +406,8 @@ fn resolve_department(d: &DepartmentWire, keyword_weight: f64) -> Department {
         head: d.head.as_ref().map(|h| h.value.clone()).unwrap_or_default(),
         depends_on: d.depends_on.clone().map(Resolve::resolve).unwrap_or_default(),
         coordination: d.coordination.clone().unwrap_or_default().resolve(),
-        require_approval: d.require_approval.unwrap_or(false),
+        require_approval: d.require_approval.clone().map(|a| a.value).unwrap_or_default(),
+        when: d.when.clone().map(|a| a.value),
     }
 }
 

@@ -65,8 +65,21 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
             "additionalProperties": {"type": "string", "pattern": ENV_NAME}
         }),
         Rule::Approve => json!({
-            "oneOf": [{"const": "*"}, {"type": "array", "items": {"type": "string"}}]
+            "oneOf": [{"const": "*"}, {"type": "array", "items": {"oneOf": [
+                {"type": "string"},
+                {
+                    "type": "object",
+                    "properties": {
+                        "tool": {"type": "string"},
+                        "when": {"type": "string", "description": "A condition (CEL) over `arguments` and `tool`: approval only when it holds."}
+                    },
+                    "required": ["tool"],
+                    "additionalProperties": false
+                }
+            ]}}]
         }),
+        Rule::Condition => json!({"type": "string", "minLength": 1, "maxLength": crate::condition::MAX_LENGTH}),
+        Rule::Switch => json!({"oneOf": [{"type": "boolean"}, {"type": "string", "minLength": 1}]}),
         Rule::Servers(keys) => {
             let mut server = object(keys, None);
             server["oneOf"] = json!([{"required": ["command"]}, {"required": ["url"]}]);

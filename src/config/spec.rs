@@ -92,6 +92,10 @@ pub enum Rule {
     Servers(&'static [KeySpec]),
     /// A map of agent ids to variant names (a suite case's `variants`, SPEC §22).
     Assignments,
+    /// A condition: a CEL expression in a string (SPEC §21).
+    Condition,
+    /// true, false, or a condition (`requireApproval`).
+    Switch,
 }
 
 impl Rule {

@@ -77,6 +77,10 @@ pub struct ToolUse {
     pub allow: Option<Vec<String>>,
     /// The tools that need approval.
     pub approve: Approve,
+    /// The tools of `approve` that need it only when a condition holds (`{tool, when}`,
+    /// SPEC §21), by tool; a tool also named without a condition is not here.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub approve_when: BTreeMap<String, crate::condition::Condition>,
 }
 
 /// The servers by name; `root` is the config root (a directory, or the single file whose
@@ -155,12 +159,43 @@ pub fn uses(tools: &[ToolWire]) -> Vec<ToolUse> {
             allow: t.keys.allow.as_ref().map(|a| names(&a.value)),
             approve: match &t.keys.approve {
                 Some(ApproveWire::Every) => Approve::Every,
-                Some(ApproveWire::Tools(v)) if v.iter().any(|n| n.value == "*") => Approve::Every,
-                Some(ApproveWire::Tools(v)) => Approve::Tools(names(v)),
+                Some(ApproveWire::Tools(v)) if v.iter().any(|n| n.tool.value == "*" && n.when.is_none()) => {
+                    Approve::Every
+                }
+                Some(ApproveWire::Tools(v)) => Approve::Tools(v.iter().map(|e| e.tool.value.clone()).collect()),
                 None => Approve::Tools(Vec::new()),
             },
+            approve_when: approve_when(t.keys.approve.as_ref()),
         })
         .collect()
+}
+
+/// The conditional entries of an `approve` list, by tool: a tool named also without a
+/// condition (or `"*"`) always needs approval, so it is left out; two conditions on one
+/// tool are joined with `||`.
+fn approve_when(approve: Option<&ApproveWire>) -> std::collections::BTreeMap<String, crate::condition::Condition> {
+    let Some(ApproveWire::Tools(entries)) = approve else {
+        return Default::default();
+    };
+    let always: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter(|e| e.when.is_none())
+        .map(|e| e.tool.value.as_str())
+        .collect();
+    let mut out: std::collections::BTreeMap<String, crate::condition::Condition> = Default::default();
+    for e in entries {
+        let Some(when) = &e.when else { continue };
+        if always.contains(e.tool.value.as_str()) || always.contains("*") {
+            continue;
+        }
+        let joined = match out.get(&e.tool.value) {
+            Some(before) => crate::condition::Condition::compile(&format!("({}) || ({})", before.text(), when.text()))
+                .unwrap_or_else(|_| when.clone()),
+            None => when.clone(),
+        };
+        out.insert(e.tool.value.clone(), joined);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -61,12 +61,15 @@ pub async fn run_department(
             .map(|o| (o, scoring::HEAD_ONLY_QUALITY)),
         Handling::Specialists => with_specialists(engine, plan, head, request, &prompt, &mut work).await,
     };
-    let gated = engine
-        .config
-        .department(&plan.department_id)
-        .is_some_and(|d| d.require_approval);
     let outcome = match outcome {
-        Ok((text, quality)) if gated => approved_output(engine, plan, text, quality, &mut work).await,
+        Ok((text, quality)) => {
+            let (gated, evaluation) = engine.needs_approval(request, plan, &output_value(&text));
+            work.conditions.extend(evaluation);
+            match gated {
+                true => approved_output(engine, plan, text, quality, &mut work).await,
+                false => Ok((text, quality)),
+            }
+        }
         outcome => outcome,
     };
     work.result(outcome, engine, plan, deps)
@@ -132,6 +135,8 @@ struct Work {
     specialist_score: Option<f64>,
     /// The decision on its output (`requireApproval`).
     approval: Option<Approval>,
+    /// Its `requireApproval` condition's evaluation (SPEC §21).
+    conditions: Vec<crate::condition::Evaluation>,
 }
 
 impl Work {
@@ -148,6 +153,7 @@ impl Work {
             fallback: None,
             specialist_score: None,
             approval: None,
+            conditions: Vec::new(),
         }
     }
 }
@@ -283,6 +289,7 @@ impl Work {
             },
             specialist_results: specialists,
             revisions: Vec::new(),
+            conditions: self.conditions,
         }
     }
 }

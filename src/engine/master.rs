@@ -11,6 +11,7 @@ use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::causal::{self, Causal, Spent};
+use super::conditions::{dependencies, skip_reason, skipped_by_condition, ALL_SKIPPED};
 use super::department::{run_department, Finished};
 use super::economy::skipped_by_economy;
 use super::stop::Stop;
@@ -66,14 +67,20 @@ impl Ended {
         self.at.contains_key(id)
     }
 
+    /// Department `id`'s result, when it ended.
+    fn get(&self, id: &str) -> Option<&DepartmentResult> {
+        self.at.get(id).map(|&k| &self.results[k])
+    }
+
     /// What `dp` is handed: its dependencies that ended, in `dependsOn` order, never in the
     /// order they finished, so the dependent's prompt is the same whatever finished first.
     fn handoffs(&self, dp: &DepartmentPlan) -> Vec<Finished> {
         dp.depends_on
             .iter()
             .filter_map(|id| self.at.get(id).map(|&k| &self.results[k]))
-            // Economy's skips are handed nothing: their dependents run without them.
-            .filter(|r| !skipped_by_economy(r))
+            // Economy's skips and those of a condition are handed nothing: their dependents
+            // run without them.
+            .filter(|r| !skipped_by_economy(r) && !skipped_by_condition(r))
             .map(|r| Finished {
                 id: r.department_id.clone(),
                 status: r.status,
@@ -124,6 +131,15 @@ async fn run_departments<F: Future<Output = Stop>>(
                 release.finish(i);
                 continue;
             }
+            let deps = dependencies(plan, dp, |id| ended.get(id));
+            let when = engine.check_when(&plan.request, dp, deps);
+            if let Some(e) = when.clone().filter(|e| e.value != Some(true)) {
+                let mut skipped = not_run(engine, dp, DepartmentStatus::Skipped, skip_reason(&e));
+                skipped.conditions.push(e);
+                ended.push(skipped);
+                release.finish(i);
+                continue;
+            }
             let before = causal::before_department(plan, dp, routing, &ended.spent);
             if let Some(why) = engine.economy_skip(dp, before) {
                 ended.push(not_run(engine, dp, DepartmentStatus::Skipped, why));
@@ -131,7 +147,7 @@ async fn run_departments<F: Future<Output = Stop>>(
                 continue;
             }
             let light = engine.economy_light(dp, before);
-            running.push(department(engine, plan, i, finished, light, before));
+            running.push(department(engine, plan, i, finished, light, (before, when)));
         }
         if running.is_empty() {
             break None;
@@ -202,14 +218,15 @@ async fn department(
     i: usize,
     finished: Vec<Finished>,
     light: Option<DepartmentPlan>,
-    before: Spent,
+    (before, when): (Spent, Option<crate::condition::Evaluation>),
 ) -> (usize, DepartmentResult, Spent) {
     let dp = light.as_ref().unwrap_or(&plan.departments[i]);
     let head = engine.config.agent_at(dp.head_agent);
     let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
     let spend = Causal::after(before);
     let work = run_department(engine, &plan.request, dp, &finished).with_context(cx.clone());
-    let result = causal::within(spend.clone(), work).await;
+    let mut result = causal::within(spend.clone(), work).await;
+    result.conditions.splice(0..0, when);
     let mut attributes = vec![
         KeyValue::new("orch.score", result.quality_score),
         KeyValue::new("orch.attempts", i64::from(result.metadata.department_retries) + 1),
@@ -260,6 +277,7 @@ fn not_run(engine: &Engine, dp: &DepartmentPlan, status: DepartmentStatus, why: 
         tool_calls: Vec::new(),
         approval: None,
         variant: engine.config.agent_at(dp.head_agent).variant_name().map(str::to_string),
+        conditions: Vec::new(),
         metadata: DepartmentMetadata {
             analysis_time: 0,
             specialists_used: 0,
@@ -326,8 +344,13 @@ async fn aggregate<F: Future<Output = Stop>>(
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());
-    // Economy's skips are the trade the user asked for, not losses.
-    let counted = departments.iter().filter(|d| !skipped_by_economy(d)).count();
+    // Economy's skips are the trade the user asked for, not losses; a condition's skips
+    // are what the config asked for.
+    let counted = departments
+        .iter()
+        .filter(|d| !skipped_by_economy(d) && !skipped_by_condition(d))
+        .count();
+    let all_skipped = !departments.is_empty() && departments.iter().all(skipped_by_condition);
     let status = match run_status(ok.len(), counted, summary_cut) {
         _ if paused && stop.is_none() => RunStatus::Paused,
         status => status,
@@ -351,7 +374,10 @@ async fn aggregate<F: Future<Output = Stop>>(
         validation: review::validation(issues, review),
         usage,
         metadata: metadata(engine, plan, stop),
-        error: run_error(status, stop),
+        error: match all_skipped {
+            true => Some(ALL_SKIPPED.to_string()),
+            false => run_error(status, stop),
+        },
         pending: pending_in_plan_order(engine, plan),
         trace_id: None,
         economy: engine.economy_report(plan),
@@ -438,7 +464,7 @@ fn metadata(engine: &Engine, plan: &Plan, stop: Option<Stop>) -> RunMetadata {
 fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
     let mut issues = Vec::new();
     for d in departments {
-        if d.status != DepartmentStatus::Success && !skipped_by_economy(d) {
+        if d.status != DepartmentStatus::Success && !skipped_by_economy(d) && !skipped_by_condition(d) {
             let state = match d.status {
                 DepartmentStatus::Skipped => "was skipped",
                 DepartmentStatus::Paused => "is paused",
@@ -463,7 +489,9 @@ fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
         };
         if d.status == DepartmentStatus::Success {
             for dep in &dp.depends_on {
-                let economized = reported.get(dep.as_str()).is_some_and(|r| skipped_by_economy(r));
+                let economized = reported
+                    .get(dep.as_str())
+                    .is_some_and(|r| skipped_by_economy(r) || skipped_by_condition(r));
                 if !d.metadata.dependencies_received.contains(dep) && !economized {
                     issues.push(format!(
                         "department `{}` did not receive the output of `{dep}`",

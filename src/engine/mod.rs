@@ -5,6 +5,7 @@ mod accounting;
 mod budget;
 mod call;
 mod causal;
+mod conditions;
 mod department;
 mod economy;
 mod gate;
@@ -72,6 +73,8 @@ pub struct Engine {
     pending: Mutex<Vec<crate::report::GateItem>>,
     /// Whether, since when and why the run is in economy (`limits.economyAt`, SPEC §20).
     economy: economy::Watch,
+    /// What each department's conditions see of its dependencies (SPEC §21).
+    scopes: conditions::Scopes,
 }
 
 /// Why a call produced nothing.
@@ -169,6 +172,7 @@ impl Engine {
             circuits_opened: Mutex::new(std::collections::BTreeSet::new()),
             approver: Arc::new(Flag::Deny),
             pending: Mutex::new(Vec::new()),
+            scopes: conditions::Scopes::default(),
         }
     }
 

@@ -90,7 +90,7 @@ pub(super) async fn revise<F: Future<Output = Stop>>(
     stopped: Pin<&mut F>,
 ) -> Round {
     let asks = asks(plan, departments, named);
-    let calls = join_all(asks.iter().map(|a| revision(engine, &departments[a.at], a, round)));
+    let calls = join_all(asks.iter().map(|a| revision(engine, plan, &departments[a.at], a, round)));
     let results = tokio::select! {
         biased;
         why = stopped => {
@@ -163,7 +163,7 @@ fn asks(plan: &Plan, departments: &[DepartmentResult], named: &[Named]) -> Vec<A
 
 /// The revision call of `d`'s head, inside its span, then its gate when the department sets
 /// `requireApproval`: how it went, what it spent, and its times.
-async fn revision(engine: &Engine, d: &DepartmentResult, ask: &Ask, round: u32) -> (Outcome, Usage, Revision) {
+async fn revision(engine: &Engine, plan: &Plan, d: &DepartmentResult, ask: &Ask, round: u32) -> (Outcome, Usage, Revision) {
     let id = &d.department_id;
     engine.emit(Event::Revision {
         department: id.clone(),
@@ -189,7 +189,7 @@ async fn revision(engine: &Engine, d: &DepartmentResult, ask: &Ask, round: u32) 
                 .await;
             end_span(&cx, vec![KeyValue::new("orch.review_round", i64::from(round))]);
             match called.result {
-                Ok(c) => gated(engine, d, &head.id, c.text, round).await,
+                Ok(c) => gated(engine, plan, d, &head.id, c.text, round).await,
                 Err(e) => failed(id, round, e),
             }
         }
@@ -222,11 +222,13 @@ fn failed(id: &str, round: u32, e: CallError) -> Outcome {
     }
 }
 
-/// A revision of a department with `requireApproval`, decided again (SPEC §16) inside the
-/// run's deadline; any other revision as it is.
-async fn gated(engine: &Engine, d: &DepartmentResult, head: &str, text: String, round: u32) -> Outcome {
+/// A revision of a department with `requireApproval` (true, or a condition that holds over
+/// the revised output), decided again (SPEC §16) inside the run's deadline; any other
+/// revision as it is.
+async fn gated(engine: &Engine, plan: &Plan, d: &DepartmentResult, head: &str, text: String, round: u32) -> Outcome {
     let id = &d.department_id;
-    let gated = engine.config.department(id).is_some_and(|dep| dep.require_approval);
+    let planned = plan.departments.iter().find(|dp| &dp.department_id == id);
+    let gated = planned.is_some_and(|dp| engine.needs_approval(&plan.request, dp, &output_value(&text)).0);
     if !gated {
         return Outcome::Revised(text);
     }

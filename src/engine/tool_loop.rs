@@ -223,17 +223,10 @@ impl Engine {
             round: turn.round,
             index,
         };
-        let verdict = match &admit {
-            Admit::Run {
-                server,
-                tool,
-                arguments,
-                approve: true,
-            } => Some(self.gate(step.item(server, tool, arguments)).await),
-            _ => None,
-        };
+        let (verdict, conditions) = self.gate_call(&turn, &step, &admit).await;
         let (started_at, t0) = (self.elapsed_ms(), Instant::now());
         let mut record = asked_record(call, &admit, started_at);
+        record.conditions = conditions;
         let span = tool_span(&ToolSpan {
             tool: &record.tool,
             call_id: &call.id,
@@ -286,6 +279,31 @@ impl Engine {
         Ok(record)
     }
 
+    /// Asks for approval of an admitted call whose tool needs it (a conditional approval only
+    /// when its condition holds, SPEC §21): the verdict, and the condition's evaluation.
+    async fn gate_call(
+        &self,
+        turn: &Round<'_>,
+        step: &Step<'_>,
+        admit: &Admit,
+    ) -> (Option<Verdict>, Vec<crate::condition::Evaluation>) {
+        let Admit::Run {
+            server,
+            tool,
+            arguments,
+            approve: true,
+        } = admit
+        else {
+            return (None, Vec::new());
+        };
+        let (needs, evaluation) = self.tool_needs_approval(turn.place.department, turn.agent, server, tool, arguments);
+        let verdict = match needs {
+            true => Some(self.gate(step.item(server, tool, arguments)).await),
+            false => None,
+        };
+        (verdict, evaluation.into_iter().collect())
+    }
+
     /// A `tool_call` event per call, in the reply's order (the run's events are the same
     /// whichever call finished first).
     fn tell_tool_calls(&self, agent: &Agent, place: Place<'_>, done: &[ToolCall]) {
@@ -329,6 +347,7 @@ fn asked_record(call: &AskedCall, admit: &Admit, started_at: u64) -> ToolCall {
         approval: None,
         in_doubt: false,
         refused: matches!(admit, Admit::Refuse { .. }),
+        conditions: Vec::new(),
     }
 }
 

@@ -101,8 +101,9 @@ pub struct DepartmentPlan {
     /// The head, as the run looks it up ([`Config::agent_at`]).
     #[serde(skip)]
     pub head_agent: AgentKey,
-    /// Whether its output waits for a person's yes before anyone uses it (SPEC §16).
-    pub require_approval: bool,
+    /// Whether its output waits for a person's yes before anyone uses it (SPEC §16): as
+    /// written, `true`, `false` or a condition (SPEC §21).
+    pub require_approval: crate::condition::Switch,
     /// The MCP servers whose tools the head may use.
     pub head_tools: Vec<ToolUse>,
     /// Tool calls one attempt of the head may make (absent without tools).
@@ -125,6 +126,9 @@ pub struct DepartmentPlan {
     /// The most it can cost in USD (SPEC §8.3); null when a model has no price or no cap.
     #[serde(serialize_with = "crate::text::usd_opt")]
     pub max_cost_usd: Option<f64>,
+    /// Run only when this condition holds (`when`, SPEC §21), as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<crate::condition::Condition>,
 }
 
 /// The whole plan of a request.
@@ -226,8 +230,15 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
     // The router's one call, when it is (or would be) asked.
     let extra = u64::from(summary) + u64::from(routing.router.is_some());
     let review = review::plan(config, departments.len());
-    let min_calls =
-        departments.iter().map(|d| d.min_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.min_calls);
+    // A department with `when` may be skipped: the fewest calls count it as not run, the
+    // most as run (SPEC §21).
+    let min_calls = departments
+        .iter()
+        .filter(|d| d.when.is_none())
+        .map(|d| d.min_calls)
+        .sum::<u64>()
+        + extra
+        + review.as_ref().map_or(0, |r| r.min_calls);
     let max_calls =
         departments.iter().map(|d| d.max_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.max_calls);
     let max_cost_usd = departments
@@ -307,7 +318,7 @@ impl Planning<'_> {
                 .collect(),
             head: dept.head.clone(),
             head_agent: routed.head,
-            require_approval: dept.require_approval,
+            require_approval: dept.require_approval.clone(),
             head_tools: head.tools.clone(),
             head_max_tool_calls,
             complexity: self.complexity.clone(),
@@ -318,6 +329,7 @@ impl Planning<'_> {
             min_calls,
             max_calls,
             max_cost_usd,
+            when: dept.when.clone(),
         }
     }
 }

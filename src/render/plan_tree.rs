@@ -287,9 +287,7 @@ fn department(d: &DepartmentPlan, plan: &Plan, style: Style) -> Node {
     if !d.depends_on.is_empty() {
         label.push_str(&format!(" after {}", printable(&d.depends_on.join(", "))));
     }
-    if d.require_approval {
-        label.push_str(&style.yellow(" · its output needs approval (requireApproval)"));
-    }
+    label.push_str(&super::conditions::plan_notes(d, style));
     let c = &d.complexity;
     let mut why = format!("{} words, {}", c.word_count, count(c.parts, "part"));
     if !c.complex_terms.is_empty() {

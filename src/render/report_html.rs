@@ -161,7 +161,7 @@ fn departments_table(report: &Saved<Value>) -> String {
             quality,
             d.specialist_results.len(),
             d.usage.calls,
-            escape(d.error.as_deref().unwrap_or(""))
+            escape(d.error.as_deref().unwrap_or("")) + &super::conditions::html(&d.conditions)
         );
     }
     out.push_str("</table>\n");

@@ -36,6 +36,7 @@ pub fn run(report: &Report) -> String {
     out.push('\n');
     out.push_str(&departments(report));
     out.push_str(&super::review::markdown(report));
+    out.push_str(&super::conditions::markdown(report));
     out.push_str(&tool_calls(&tool_rows(report)));
     out.push_str(&super::ladder::markdown(report));
     out.push_str(&super::variants::markdown(report));
@@ -186,6 +187,7 @@ mod tests {
             approval: None,
             in_doubt: false,
             refused: false,
+            conditions: Vec::new(),
         }
     }
 

@@ -177,9 +177,12 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
         Some(e) if d.status == DepartmentStatus::Paused => {
             children.push(Node::leaf(style.yellow(&format!("⏸ {}", printable(e)))))
         }
+        // Skipped by its condition is no error: the condition says why.
+        Some(e) if super::conditions::skipped_by_condition(d) => children.push(Node::leaf(style.yellow(&printable(e)))),
         Some(e) => children.push(Node::leaf(style.red(&format!("error: {}", printable(e))))),
         None => {}
     }
+    children.extend(super::conditions::tree_nodes(d, style));
     if d.approval == Some(Approval::Pending) {
         children.push(Node::leaf(style.yellow("⏸ output pending approval")));
     }

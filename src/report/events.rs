@@ -184,6 +184,24 @@ pub enum Event {
         /// The revision round (from 1).
         round: u32,
     },
+    /// A condition was evaluated (SPEC §21): a department's `when` or `requireApproval`, or a
+    /// tool's `approve` entry.
+    Condition {
+        /// The department.
+        department: String,
+        /// The tool, for an `approve` entry; absent otherwise.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+        /// `when`, `requireApproval` or `approve`.
+        #[serde(rename = "where")]
+        place: crate::condition::Where,
+        /// The expression as written.
+        expression: String,
+        /// Its value; null when evaluation failed.
+        value: Option<bool>,
+        /// Why evaluation failed; null when it did not.
+        error: Option<String>,
+    },
 }
 
 /// Receives events as the run goes (the events file, the progress bars).

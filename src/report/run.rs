@@ -255,6 +255,9 @@ pub struct DepartmentResult {
     /// is the last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revisions: Vec<super::review::Revision>,
+    /// Each condition evaluated for it (`when`, `requireApproval`; SPEC §21); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<crate::condition::Evaluation>,
 }
 
 /// Cross-department checks.

@@ -55,6 +55,9 @@ pub struct ToolCall {
     /// from the error's text, which a server's own error could mimic.
     #[serde(skip)]
     pub refused: bool,
+    /// Its `approve` condition's evaluation (SPEC §21); absent when it has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<crate::condition::Evaluation>,
 }
 
 impl ToolCall {
@@ -119,6 +122,7 @@ mod tests {
             approval: None,
             in_doubt: false,
             refused: false,
+            conditions: Vec::new(),
         }
     }
 

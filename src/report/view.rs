@@ -153,6 +153,8 @@ pub struct SavedDepartment<O = IgnoredAny> {
     /// Its outputs revised at the reviewer's request (SPEC §24).
     #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
     pub revisions: Vec<super::review::Revision<O>>,
+    /// Each condition evaluated for it (SPEC §21).
+    pub conditions: Vec<crate::condition::Evaluation>,
 }
 
 impl<O> SavedDepartment<O> {

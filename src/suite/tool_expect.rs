@@ -115,6 +115,7 @@ mod tests {
             approval: None,
             in_doubt: false,
             refused: false,
+            conditions: Vec::new(),
         }
     }
 

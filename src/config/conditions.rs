@@ -1,0 +1,188 @@
+//! Conditions as written (SPEC §21): a department's `when`, `requireApproval` as true/false
+//! or a condition, a tool's `approve` entry as a name or `{tool, when}`. Each compiles when
+//! the file is read (a syntax error at its place); the departments they name are checked in
+//! [`check`] once every department is known.
+
+use std::collections::{HashMap, HashSet};
+
+use super::decode::{Decoder, FromNode};
+use super::definitions::DepartmentWire;
+use super::diagnostic::Diagnostic;
+use super::node::{At, Node, Value};
+use super::spec::KeySpec;
+use crate::condition::{Condition, Switch};
+
+/// Compiles the string at `node` (the value of `key`), or reports why it does not compile
+/// at the value's place, with the column inside the expression.
+fn compile(d: &mut Decoder, node: &Node, key: &str) -> Option<Condition> {
+    let Value::Str(text) = &node.value else {
+        d.type_error(node, &format!("`{key}`"), "a condition (a CEL expression in a string)");
+        return None;
+    };
+    match Condition::compile(text) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            let place = match e.line {
+                1 => format!("column {}", e.column),
+                line => format!("line {line}, column {}", e.column),
+            };
+            d.error(
+                node.pos,
+                "invalid-condition",
+                format!("`{key}` does not compile at {place} of the expression: {}", e.message),
+            );
+            None
+        }
+    }
+}
+
+impl FromNode for Condition {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, _what: &str) -> Option<Self> {
+        compile(d, node, key.name)
+    }
+}
+
+impl FromNode for Switch {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
+        match &node.value {
+            Value::Bool(true) => Some(Switch::On),
+            Value::Bool(false) => Some(Switch::Off),
+            Value::Str(_) => compile(d, node, key.name).map(Switch::When),
+            _ => {
+                d.type_error(
+                    node,
+                    &format!("`{}` in {what}", key.name),
+                    "true, false or a condition (a CEL expression in a string)",
+                );
+                None
+            }
+        }
+    }
+}
+
+/// One entry of a tool's `approve` list: a tool's name, or `{tool, when}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApproveEntry {
+    /// The tool, where it is written.
+    pub tool: At<String>,
+    /// Its condition, when it has one.
+    pub when: Option<Condition>,
+}
+
+/// Reads one `approve` entry: a string, or a mapping of `tool` and `when`.
+pub fn approve_entry(d: &mut Decoder, item: &Node) -> Option<ApproveEntry> {
+    let entries = match &item.value {
+        Value::Str(s) => {
+            return Some(ApproveEntry {
+                tool: At {
+                    value: s.clone(),
+                    pos: item.pos,
+                },
+                when: None,
+            })
+        }
+        Value::Map(entries) => entries,
+        _ => {
+            d.type_error(item, "an entry of `approve`", "a tool name or {tool, when}");
+            return None;
+        }
+    };
+    if let Some((k, _)) = entries.iter().find(|(k, _)| k.name != "tool" && k.name != "when") {
+        let hint = crate::config::suggestion(&k.name, ["tool", "when"]);
+        d.error(
+            k.pos,
+            "unknown-key",
+            format!("unknown key `{}` in an entry of `approve`{hint}", k.name),
+        );
+    }
+    let tool = match item.entry("tool") {
+        Some((
+            _,
+            Node {
+                value: Value::Str(s),
+                pos,
+            },
+        )) => At {
+            value: s.clone(),
+            pos: *pos,
+        },
+        _ => {
+            d.error(
+                item.pos,
+                "missing-key",
+                "an entry of `approve` written as a mapping needs `tool` (a name)".into(),
+            );
+            return None;
+        }
+    };
+    let when = match item.entry("when") {
+        Some((_, node)) => Some(compile(d, node, "when")?),
+        None => None,
+    };
+    Some(ApproveEntry { tool, when })
+}
+
+/// Each department's `when` that names a department that does not exist (an error) or
+/// one that is not among its dependencies, direct or through others (a warning).
+pub fn check(departments: &[DepartmentWire]) -> Vec<Diagnostic> {
+    let deps: HashMap<&str, Vec<&str>> = departments
+        .iter()
+        .map(|d| {
+            (
+                d.id.value.as_str(),
+                d.dependencies().iter().map(|a| a.value.as_str()).collect(),
+            )
+        })
+        .collect();
+    let mut diags = Vec::new();
+    for d in departments {
+        let named = |c: &Option<At<Condition>>| {
+            c.iter()
+                .flat_map(|c| c.value.departments().to_vec())
+                .collect::<Vec<_>>()
+        };
+        let approval = match &d.require_approval {
+            Some(At {
+                value: Switch::When(c),
+                pos,
+            }) => Some(At {
+                value: c.clone(),
+                pos: *pos,
+            }),
+            _ => None,
+        };
+        let reachable = upstream(&deps, &d.id.value);
+        for (key, at) in [("when", &d.when), ("requireApproval", &approval)] {
+            let Some(pos) = at.as_ref().map(|a| a.pos) else {
+                continue;
+            };
+            for id in named(at) {
+                if !deps.contains_key(id.as_str()) {
+                    let hint = crate::config::suggestion(&id, deps.keys().copied());
+                    let message = format!("`{key}` names department `{id}`, which does not exist{hint}");
+                    diags.push(Diagnostic::error(&d.file, pos, "unknown-reference", message));
+                } else if !reachable.contains(id.as_str()) {
+                    let message = format!(
+                        "`{key}` names department `{id}`, which is not among `{}`'s dependencies: it is never \
+                         visible there (an evaluation error)",
+                        d.id.value
+                    );
+                    diags.push(Diagnostic::warning(&d.file, pos, "condition-scope", message));
+                }
+            }
+        }
+    }
+    diags
+}
+
+/// Every department `id` depends on, directly or through others.
+fn upstream<'a>(deps: &HashMap<&'a str, Vec<&'a str>>, id: &str) -> HashSet<&'a str> {
+    let mut seen = HashSet::new();
+    let mut todo: Vec<&str> = deps.get(id).cloned().unwrap_or_default();
+    while let Some(next) = todo.pop() {
+        if seen.insert(next) {
+            todo.extend(deps.get(next).into_iter().flatten().copied());
+        }
+    }
+    seen
+}
