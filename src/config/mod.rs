@@ -1,5 +1,6 @@
 //! Config: files -> node tree -> wire structs -> checked model (SPEC §1).
 
+mod condition_check;
 mod conditions;
 mod decode;
 mod definitions;

@@ -64,20 +64,7 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
             "propertyNames": {"pattern": HEADER_NAME},
             "additionalProperties": {"type": "string", "pattern": ENV_NAME}
         }),
-        Rule::Approve => json!({
-            "oneOf": [{"const": "*"}, {"type": "array", "items": {"oneOf": [
-                {"type": "string"},
-                {
-                    "type": "object",
-                    "properties": {
-                        "tool": {"type": "string"},
-                        "when": {"type": "string", "description": "A condition (CEL) over `arguments` and `tool`: approval only when it holds."}
-                    },
-                    "required": ["tool"],
-                    "additionalProperties": false
-                }
-            ]}}]
-        }),
+        Rule::Approve => approve(),
         Rule::Condition => json!({"type": "string", "minLength": 1, "maxLength": crate::condition::MAX_LENGTH}),
         Rule::Switch => json!({"oneOf": [{"type": "boolean"}, {"type": "string", "minLength": 1}]}),
         Rule::Servers(keys) => {
@@ -100,6 +87,24 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
         }
     }
     schema
+}
+
+/// `"*"`, or a list of tool names and `{tool, when}` entries (SPEC §16, §21).
+fn approve() -> Value {
+    json!({
+        "oneOf": [{"const": "*"}, {"type": "array", "items": {"oneOf": [
+            {"type": "string"},
+            {
+                "type": "object",
+                "properties": {
+                    "tool": {"type": "string"},
+                    "when": {"type": "string", "description": "A condition (CEL) over `arguments` and `tool`: approval only when it holds."}
+                },
+                "required": ["tool"],
+                "additionalProperties": false
+            }
+        ]}}]
+    })
 }
 
 /// The schema of a mapping with `keys`: each a described property, nothing else allowed.

@@ -142,6 +142,7 @@ mod tests {
             server: "files".into(),
             allow: Some(vec!["read_file".into()]),
             approve: Approve::Tools(Vec::new()),
+            approve_when: Default::default(),
         }];
         Offer::of(&uses, |_| Some(vec![info("read_file"), info("write_file")].into()))
     }
@@ -252,6 +253,7 @@ mod tests {
             server: "files".into(),
             allow: None,
             approve: Approve::Every,
+            approve_when: Default::default(),
         }];
         let info = ToolInfo {
             name: "write_file".into(),

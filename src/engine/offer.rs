@@ -168,6 +168,7 @@ mod tests {
             server: server.into(),
             allow: allow.map(|a| a.iter().map(|s| s.to_string()).collect()),
             approve,
+            approve_when: Default::default(),
         }
     }
 

@@ -383,3 +383,17 @@ fn the_offer_example_asks_a_person_only_above_the_salary_threshold() {
     assert_eq!(d["conditions"][0]["value"], true);
     assert_eq!(d["output"]["baseSalary"], 180000);
 }
+
+#[test]
+fn a_replayed_run_evaluates_its_conditions_to_the_same_values() {
+    let root = studio(
+        ", when: \"departments.story.status == 'success'\", requireApproval: \"output.baseSalary > 150000\"",
+        160000,
+    );
+    let recorded = run(&root, &["--approvals", "allow", "--record", "tape.jsonl"]);
+    let replayed = run(&root, &["--approvals", "allow", "--replay", "tape.jsonl"]);
+    let conditions = department(&recorded, "pay")["conditions"].clone();
+    assert_eq!(conditions.as_array().unwrap().len(), 2, "{recorded:#}");
+    assert_eq!(department(&replayed, "pay")["conditions"], conditions);
+    assert_eq!(replayed["status"], "success", "{replayed:#}");
+}
