@@ -4,6 +4,8 @@
 //! shards write and merges read, in suite order; the summary for people; JUnit for CI; the
 //! files a test run names, kept apart.
 
+mod csv;
+mod dataset;
 mod expect;
 mod file;
 mod lines;

@@ -10,6 +10,7 @@ mod common;
 mod compare;
 mod compare_files;
 mod cuts;
+mod datasets;
 mod denials;
 mod economy;
 mod error_lines;
