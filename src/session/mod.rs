@@ -19,6 +19,7 @@ mod served_suite;
 mod setup;
 mod suite;
 mod suite_files;
+mod suite_plans;
 
 pub use options::RunOptions;
 pub use outcome::{exit_for, waiting, why_not_success};
