@@ -72,6 +72,7 @@ impl Team {
             results: None,
             shard: None,
             finished: &|_| {},
+            detail: crate::suite::ResultsDetail::Full,
         };
         let (mut records, interrupted) = runner.run(&jobs, stop).await;
         setup::stop_each(&servers).await;

@@ -83,6 +83,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         results: out_file.as_ref(),
         shard: args.shard,
         finished: &|record| bar.finished(record),
+        detail: args.results_detail,
     };
     let (records, interrupted) = runtime.block_on(async {
         let ran = runner.run(&jobs, signalled).await;

@@ -6,6 +6,7 @@
 
 mod csv;
 mod dataset;
+mod detail;
 mod expect;
 mod file;
 mod lines;
@@ -19,6 +20,7 @@ mod shard;
 mod target;
 mod tool_expect;
 
+pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};

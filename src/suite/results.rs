@@ -59,10 +59,11 @@ pub struct NotAResultsLine {
     pub json: serde_json::Error,
 }
 
-/// One case run as written to a results file (the report is written, never read back).
+/// One case run as written to a results file (the report is written, never read back): the
+/// report itself, or its summary (`--results-detail summary`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Line<'a> {
+pub struct Line<'a, R: Serialize = Report> {
     /// The suite file's name without extension.
     pub suite: &'a str,
     /// The case.
@@ -81,7 +82,7 @@ pub struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
     /// The run's report.
-    pub report: Option<&'a Report>,
+    pub report: Option<&'a R>,
 }
 
 /// One case run as read back from a results file, with as much of its report as the reader
@@ -113,7 +114,7 @@ pub struct Record<R = IgnoredAny> {
 /// The text of a results line, without its newline; a run whose report would make it longer
 /// than [`MAX_LINE_BYTES`] is written without its report (its result is what `--resume` and
 /// `--merge` read), so every line orch writes, orch reads.
-pub fn line_text(mut line: Line) -> Option<String> {
+pub fn line_text<R: Serialize>(mut line: Line<R>) -> Option<String> {
     let text = serde_json::to_string(&line).ok()?;
     if text.len() <= MAX_LINE_BYTES {
         return Some(text);

@@ -49,6 +49,7 @@ mod results_inputs;
 mod resume;
 mod router;
 mod run;
+mod scale;
 mod schemas;
 mod secrets;
 mod stats;
