@@ -93,3 +93,102 @@ fn summary_results_read_like_full_ones_in_merge_resume_compare_and_stats() {
     assert_eq!(rest, whole);
     assert_eq!(std::fs::read_to_string(&resumed).unwrap().lines().count(), 12);
 }
+
+/// The shell command of the one container of a Job in examples/ci/kubernetes/, as shipped.
+fn job_command(file: &str) -> String {
+    let text = std::fs::read_to_string(repo().join("examples/ci/kubernetes").join(file)).unwrap();
+    let job: Value = serde_saphyr::from_str(&text).unwrap();
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["command"], serde_json::json!(["/bin/sh", "-c"]));
+    container["args"][0].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_indexed_jobs_shards_run_as_processes_merge_into_the_unsharded_summary() {
+    let dir = Root::empty();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    dir.write(
+        "suites/studio.yaml",
+        std::fs::read_to_string(repo().join(STUDIO))
+            .unwrap()
+            .replace("config: ../..", &format!("config: {}", repo().display())),
+    );
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_orch"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let shell = |command: &str, index: Option<usize>| {
+        let mut sh = std::process::Command::new("/bin/sh");
+        sh.args(["-c", &command.replace("/results/", &format!("{}/", results.display()))])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("SHARDS", "8");
+        if let Some(k) = index {
+            sh.env("JOB_COMPLETION_INDEX", k.to_string());
+        }
+        sh
+    };
+    // Every index as its own process, all at once, as the Job's pods run.
+    let shards = job_command("shards-job.yaml");
+    let pods: Vec<_> = (0..8)
+        .map(|k| {
+            shell(&shards, Some(k))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut pod in pods {
+        assert!(pod.wait().unwrap().success());
+    }
+    let merged = shell(&job_command("merge-job.yaml"), None).output().unwrap();
+    assert_eq!(
+        merged.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    let unsharded = dir.path().join("unsharded.jsonl");
+    let whole = orch_json(
+        &[
+            "test",
+            STUDIO,
+            "--format",
+            "json",
+            "--results",
+            unsharded.to_str().unwrap(),
+        ],
+        0,
+    );
+    let merged_json = orch_json(
+        &[
+            "test",
+            "--merge",
+            results.join("results.jsonl").to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    let by_id = |summary: &Value| {
+        let mut cases = summary["cases"].as_array().unwrap().clone();
+        cases.sort_by_key(|c| c["id"].as_str().unwrap().to_string());
+        cases
+    };
+    assert_eq!(by_id(&merged_json), by_id(&whole));
+    assert_eq!(by_id(&whole).len(), 12);
+    let markdown = Test::new(&repo())
+        .args(["test", "--merge", unsharded.to_str().unwrap(), "--format", "markdown"])
+        .status(0)
+        .run();
+    assert_eq!(
+        String::from_utf8_lossy(&merged.stdout),
+        String::from_utf8_lossy(&markdown.stdout)
+    );
+    let written: Vec<_> = (1..=8)
+        .filter(|k| results.join(format!("shard-{k}.jsonl")).exists())
+        .collect();
+    assert!(written.len() > 1 && results.join("junit.xml").exists(), "{written:?}");
+}
