@@ -63,3 +63,29 @@ pub fn plan_cases<'a>(loaded: &Loaded, cases: &[(usize, &'a Case)]) -> Result<Ca
     }
     Ok(planned)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_keeps_one_plan_per_footprint_not_one_per_case() {
+        let studio = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suites/studio.yaml");
+        let Ok(loaded) = suite::load(&[studio], None, None) else {
+            panic!("the studio's suite loads")
+        };
+        // The same 12 cases, ten times over: 120 cases, the plans of 12 at most.
+        let chosen: Vec<(usize, &Case)> = (0..10)
+            .flat_map(|_| loaded.suites[0].cases.iter().map(|c| (0, c)))
+            .collect();
+        let planned = plan_cases(&loaded, &chosen).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(planned.of_case.len(), 120);
+        assert!(planned.plans.len() <= 12, "{} plans", planned.plans.len());
+        assert_eq!(planned.cases.len(), planned.plans.len());
+        // Each case's stand-in plan agrees with its own on whether it could be planned.
+        for ((i, case), plan) in chosen.iter().zip(planned.each()) {
+            let own = suite::plan_of(&loaded.configs[&loaded.roots[*i]], case).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(own.is_ok(), plan.is_ok(), "{}", case.id);
+        }
+    }
+}

@@ -292,20 +292,22 @@ pub fn passes(passed_runs: u32, runs: u32, pass_rate: f64) -> bool {
 }
 
 /// Cases from records (the first of duplicate runs kept), in the order they first appear.
+/// Keys borrow the records' names: a million case runs are summed up without a copy of each.
 pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary {
-    let mut order: Vec<(String, String)> = Vec::new();
-    let mut by_case: HashMap<(String, String), Vec<&Record>> = HashMap::new();
+    let mut order: Vec<(&str, &str)> = Vec::new();
+    let mut by_case: HashMap<(&str, &str), Vec<&Record>> = HashMap::new();
     let mut seen = std::collections::HashSet::new();
     for r in records {
-        if !seen.insert((r.suite.clone(), r.case_id.clone(), r.repeat)) {
+        if !seen.insert((r.suite.as_str(), r.case_id.as_str(), r.repeat)) {
             continue;
         }
-        let key = (r.suite.clone(), r.case_id.clone());
+        let key = (r.suite.as_str(), r.case_id.as_str());
         if !by_case.contains_key(&key) {
-            order.push(key.clone());
+            order.push(key);
         }
         by_case.entry(key).or_default().push(r);
     }
+    drop(seen);
     let cases: Vec<CaseSummary> = order
         .into_iter()
         .map(|key| {
@@ -319,8 +321,8 @@ pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary 
             }
             let n = runs.len() as u32;
             CaseSummary {
-                suite: key.0,
-                id: key.1,
+                suite: key.0.to_string(),
+                id: key.1.to_string(),
                 passed: passes(passed_runs, n, pass_rate),
                 runs: n,
                 passed_runs,
