@@ -621,6 +621,10 @@ pub struct TestArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// How much of each run's report a results line holds: `summary` leaves out outputs,
+    /// prompts and tool results (what compare, stats and --merge read stays).
+    #[arg(long, value_enum, value_name = "DETAIL", default_value_t = crate::suite::ResultsDetail::Full)]
+    pub results_detail: crate::suite::ResultsDetail,
 }
 
 /// A share: a number from 0 to 1.

@@ -33,6 +33,7 @@ pub use load::{locate_root, parse_document};
 pub use mcp::Pairs;
 pub use model::{Agent, AgentKey, Config, Department, ProviderSettings};
 pub use node::{At, Node, Pos};
+pub use node::{Key as NodeKey, Value as NodeValue};
 pub use output_schema::compile as compile_output_schema;
 pub use rates::{learn_success_rates, LearnedRate, RatesError, SuccessRates};
 pub use schema::{definition_file as definition_file_schema, object as object_schema};

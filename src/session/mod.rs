@@ -19,6 +19,7 @@ mod served_suite;
 mod setup;
 mod suite;
 mod suite_files;
+mod suite_plans;
 mod variants;
 
 pub use options::RunOptions;

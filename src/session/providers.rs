@@ -158,7 +158,7 @@ pub(super) fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Resu
 }
 
 /// Every agent the plan may call: heads, chosen specialists, the judge, the master.
-fn agents_in_use<'a>(config: &'a Config, plan: &'a Plan) -> Vec<&'a Agent> {
+pub(super) fn agents_in_use<'a>(config: &'a Config, plan: &'a Plan) -> Vec<&'a Agent> {
     let mut ids: Vec<&str> = Vec::new();
     for d in &plan.departments {
         ids.push(&d.head);

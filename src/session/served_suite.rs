@@ -42,9 +42,10 @@ impl Team {
         }) else {
             return Answer::error("the suite names no config");
         };
+        let each_plan: Vec<_> = plans.iter().collect();
         let runs = crate::suite::Runs {
             suites: &loaded.suites,
-            plans: &plans,
+            plans: &each_plan,
             targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
             repeat: None,
             done: &[],
@@ -72,6 +73,7 @@ impl Team {
             results: None,
             shard: None,
             finished: &|_| {},
+            detail: crate::suite::ResultsDetail::Full,
         };
         let (mut records, interrupted) = runner.run(&jobs, stop).await;
         setup::stop_each(&servers).await;

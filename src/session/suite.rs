@@ -17,6 +17,7 @@ use super::progress::CaseRuns;
 use super::providers;
 use super::setup::{self, CaseEngines};
 use super::suite_files::{results_file, resumed};
+use super::suite_plans::plan_cases;
 use super::SessionError;
 
 /// How the runs of the suites ended.
@@ -37,11 +38,12 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     super::variants::check_flags(loaded.configs.values().map(|c| &**c), &args.variants)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
     let chosen = suite::select(&loaded.suites, args.shard, filter);
-    let plans = case_plans(loaded, &chosen.cases)?;
+    let planned = plan_cases(loaded, &chosen.cases)?;
+    let (plans, each_plan) = (&planned.plans, planned.each());
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
     let mut built_for = HashMap::new();
-    let targets = suite::targets(loaded, &chosen.cases, &plans, |config, plans| {
+    let targets = suite::targets(loaded, &planned.cases, plans, |config, plans| {
         let (providers, tapes) = providers::build(config, plans, &args.replies, recording.clone())?;
         recording = recording.take().or(tapes.recording.clone());
         built_for.insert(config.root.clone(), tapes);
@@ -50,7 +52,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     let out_file = results_file(args, &resumed)?;
     let runs = Runs {
         suites: &loaded.suites,
-        plans: &plans,
+        plans: &each_plan,
         targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
         repeat: args.repeat,
         done: &resumed.records,
@@ -63,8 +65,8 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     };
     let servers = runtime.block_on(start_servers(
         loaded,
-        &chosen.cases,
-        &plans,
+        &planned.cases,
+        plans,
         &args.replies,
         signalled.as_mut(),
     ))?;
@@ -83,6 +85,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         results: out_file.as_ref(),
         shard: args.shard,
         finished: &|record| bar.finished(record),
+        detail: args.results_detail,
     };
     let (records, interrupted) = runtime.block_on(async {
         let ran = runner.run(&jobs, signalled).await;
@@ -117,14 +120,6 @@ fn unwritten(files: &[Option<&LineFile>]) -> Vec<String> {
         .filter_map(|f| f.error())
         .map(String::from)
         .collect()
-}
-
-/// The plan of each chosen case (a case that cannot be planned refuses the suites).
-fn case_plans(loaded: &Loaded, cases: &[(usize, &suite::Case)]) -> Result<Vec<suite::CasePlan>, SessionError> {
-    (cases.iter())
-        .map(|(i, case)| suite::plan_of(&loaded.configs[&loaded.roots[*i]], case))
-        .collect::<Result<_, _>>()
-        .map_err(SessionError::refused)
 }
 
 /// The summary of a suite's runs: every run of the results file when resuming, else

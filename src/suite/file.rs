@@ -4,10 +4,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use regex::Regex;
 use strum::{EnumString, VariantNames};
 
+use super::dataset::{Datasets, Rows};
 use super::tool_expect::{check_names, ToolExpect};
 use crate::config::{
     parse_document, section, suggestion, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Pos, Resolve, Rule,
@@ -130,6 +132,9 @@ section! {
         defaults "defaults": DefaultsWire, Rule::Section(DefaultsWire::KEYS);
         /// The cases.
         cases "cases": Vec<CaseWire>, Rule::Definitions(CaseWire::KEYS);
+        /// More cases, from files beside the suite (`.jsonl`: a JSON object a line; `.csv`: a header
+        /// row, then a case a row, `expect.KEY` columns for `expect`): each row takes the keys of a case.
+        dataset "dataset": Datasets, Rule::Chain;
     }
 }
 
@@ -260,8 +265,8 @@ fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
 /// `error`. A duplicate names the first's line.
 fn check_id(
     c: &CaseWire,
-    shown: &str,
-    first_at: &mut HashMap<String, At<String>>,
+    shown: &Rc<str>,
+    first_at: &mut HashMap<String, (Rc<str>, Pos)>,
     error: &mut impl FnMut(Pos, &'static str, String),
 ) -> Option<At<String>> {
     let Some(id) = &c.id else {
@@ -280,30 +285,36 @@ fn check_id(
             format!("case id `{}` must be letters, digits, `_`, `.` and `-`", id.value),
         );
     }
-    if let Some(first) = first_at.get(&id.value) {
+    if let Some((file, pos)) = first_at.get(&id.value) {
         error(
             id.pos,
             "duplicate-id",
             format!(
-                "duplicate case id `{}` (first at {shown}:{}:{})",
-                id.value, first.pos.line, first.pos.column
+                "duplicate case id `{}` (first at {file}:{}:{})",
+                id.value, pos.line, pos.column
             ),
         );
         return None;
     }
-    first_at.insert(id.value.clone(), id.clone());
+    first_at.insert(id.value.clone(), (shown.clone(), id.pos));
     Some(id.clone())
 }
 
 /// The meaning of a decoded suite: ids, prompts, department ids, regexes.
 fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut Vec<Diagnostic>) -> Suite {
     let defaults = wire.defaults.clone().unwrap_or_default().resolve();
-    let mut first_at: HashMap<String, At<String>> = HashMap::new();
+    let mut first_at: HashMap<String, (Rc<str>, Pos)> = HashMap::new();
     let mut cases = Vec::new();
-    let mut problems: Vec<(Pos, &'static str, String)> = Vec::new();
+    let mut problems: Vec<(Rc<str>, Pos, &'static str, String)> = Vec::new();
     let mut tool_names = Vec::new();
-    let mut error = |pos, code, message: String| problems.push((pos, code, message));
-    for c in wire.cases.iter().flatten() {
+    let suite_shown: Rc<str> = shown.into();
+    // Inline cases first, then each dataset's rows, one at a time: one check for both.
+    let mut rows = Rows::new(path, shown, &wire.dataset.clone().unwrap_or_default());
+    let inline = wire.cases.iter().flatten().map(|c| (suite_shown.clone(), c.clone()));
+    for (shown, c) in inline.chain(rows.by_ref()) {
+        let c = &c;
+        let shown = &shown;
+        let mut error = |pos, code, message: String| problems.push((shown.clone(), pos, code, message));
         // A case whose id is missing or taken is still checked whole: every problem at once.
         let id = check_id(c, shown, &mut first_at, &mut error);
         let prompt = c.prompt.as_ref().map(|p| p.value.clone()).unwrap_or_default();
@@ -359,10 +370,11 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             variants,
         });
     }
+    diags.extend(rows.diags);
     diags.extend(
         problems
             .into_iter()
-            .map(|(pos, code, message)| Diagnostic::error(shown, pos, code, message)),
+            .map(|(file, pos, code, message)| Diagnostic::error(&file, pos, code, message)),
     );
     diags.extend(tool_names);
     if cases.is_empty() && !diags.iter().any(Diagnostic::is_error) {

@@ -145,7 +145,7 @@ impl<R: BufRead + 'static> Lines<R> {
 
 impl<R: BufRead> Lines<R> {
     /// The lines of `reader` (shown as `shown` in errors), each at most `max` bytes.
-    fn new(reader: R, shown: String, max: usize) -> Self {
+    pub(super) fn new(reader: R, shown: String, max: usize) -> Self {
         Lines {
             reader,
             shown,

@@ -4,6 +4,9 @@
 //! shards write and merges read, in suite order; the summary for people; JUnit for CI; the
 //! files a test run names, kept apart.
 
+mod csv;
+mod dataset;
+mod detail;
 mod expect;
 mod file;
 mod lines;
@@ -18,6 +21,7 @@ mod target;
 mod tool_expect;
 mod variants;
 
+pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};

@@ -59,10 +59,11 @@ pub struct NotAResultsLine {
     pub json: serde_json::Error,
 }
 
-/// One case run as written to a results file (the report is written, never read back).
+/// One case run as written to a results file (the report is written, never read back): the
+/// report itself, or its summary (`--results-detail summary`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Line<'a> {
+pub struct Line<'a, R: Serialize = Report> {
     /// The suite file's name without extension.
     pub suite: &'a str,
     /// The case.
@@ -81,7 +82,7 @@ pub struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
     /// The run's report.
-    pub report: Option<&'a Report>,
+    pub report: Option<&'a R>,
 }
 
 /// One case run as read back from a results file, with as much of its report as the reader
@@ -113,7 +114,7 @@ pub struct Record<R = IgnoredAny> {
 /// The text of a results line, without its newline; a run whose report would make it longer
 /// than [`MAX_LINE_BYTES`] is written without its report (its result is what `--resume` and
 /// `--merge` read), so every line orch writes, orch reads.
-pub fn line_text(mut line: Line) -> Option<String> {
+pub fn line_text<R: Serialize>(mut line: Line<R>) -> Option<String> {
     let text = serde_json::to_string(&line).ok()?;
     if text.len() <= MAX_LINE_BYTES {
         return Some(text);
@@ -291,20 +292,22 @@ pub fn passes(passed_runs: u32, runs: u32, pass_rate: f64) -> bool {
 }
 
 /// Cases from records (the first of duplicate runs kept), in the order they first appear.
+/// Keys borrow the records' names: a million case runs are summed up without a copy of each.
 pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary {
-    let mut order: Vec<(String, String)> = Vec::new();
-    let mut by_case: HashMap<(String, String), Vec<&Record>> = HashMap::new();
+    let mut order: Vec<(&str, &str)> = Vec::new();
+    let mut by_case: HashMap<(&str, &str), Vec<&Record>> = HashMap::new();
     let mut seen = std::collections::HashSet::new();
     for r in records {
-        if !seen.insert((r.suite.clone(), r.case_id.clone(), r.repeat)) {
+        if !seen.insert((r.suite.as_str(), r.case_id.as_str(), r.repeat)) {
             continue;
         }
-        let key = (r.suite.clone(), r.case_id.clone());
+        let key = (r.suite.as_str(), r.case_id.as_str());
         if !by_case.contains_key(&key) {
-            order.push(key.clone());
+            order.push(key);
         }
         by_case.entry(key).or_default().push(r);
     }
+    drop(seen);
     let cases: Vec<CaseSummary> = order
         .into_iter()
         .map(|key| {
@@ -318,8 +321,8 @@ pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary 
             }
             let n = runs.len() as u32;
             CaseSummary {
-                suite: key.0,
-                id: key.1,
+                suite: key.0.to_string(),
+                id: key.1.to_string(),
                 passed: passes(passed_runs, n, pass_rate),
                 runs: n,
                 passed_runs,

@@ -11,6 +11,7 @@ use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use tokio::sync::{watch, Semaphore};
 
+use super::detail::Detail;
 use super::results::{self, Line, Record};
 use super::shard::Shard;
 use super::target::Target;
@@ -85,6 +86,8 @@ pub struct Runner<'a> {
     pub shard: Option<Shard>,
     /// Told of each finished run (a progress bar).
     pub finished: &'a dyn Fn(&Record),
+    /// How much of each report its results line holds (`--results-detail`).
+    pub detail: Detail,
 }
 
 /// The gate on calls in flight: the smallest `limits.maxConcurrency` of the targets (8
@@ -160,10 +163,24 @@ impl Runner<'_> {
         (record, report)
     }
 
-    /// Appends the run's line to `--results`, if given.
+    /// Appends the run's line to `--results`, if given, with the report or its summary.
     fn write_line(&self, record: &Record, report: &Report) {
         let Some(out) = self.results else { return };
-        let line = Line {
+        let text = match self.detail {
+            Detail::Full => results::line_text(self.line(record, Some(report))),
+            Detail::Summary => {
+                let summary = serde_json::to_value(report).map(super::detail::summary_of).ok();
+                results::line_text(self.line(record, summary.as_ref()))
+            }
+        };
+        if let Some(text) = text {
+            out.line(&text);
+        }
+    }
+
+    /// The results line of a run, with `report`.
+    fn line<'r, R: serde::Serialize>(&self, record: &'r Record, report: Option<&'r R>) -> Line<'r, R> {
+        Line {
             suite: &record.suite,
             case_id: &record.case_id,
             repeat: record.repeat,
@@ -172,10 +189,7 @@ impl Runner<'_> {
             failures: &record.failures,
             duration_ms: record.duration_ms,
             error: record.error.as_deref(),
-            report: Some(report),
-        };
-        if let Some(text) = results::line_text(line) {
-            out.line(&text);
+            report,
         }
     }
 }

@@ -71,8 +71,8 @@ pub fn select<'a>(suites: &'a [Suite], shard: Option<Shard>, filter: Option<&Reg
 pub struct Runs<'a> {
     /// The suites the selection indexes.
     pub suites: &'a [Suite],
-    /// The plan of each chosen case (same order as its cases).
-    pub plans: &'a [CasePlan],
+    /// The plan of each chosen case (same order as its cases), or one that stands for it.
+    pub plans: &'a [&'a CasePlan],
     /// The target of each suite (by suite index).
     pub targets: Vec<&'a Target>,
     /// `--repeat`, over each case's own.
@@ -98,7 +98,7 @@ impl Selection<'_> {
                         suite,
                         case,
                         target: runs.targets[*i],
-                        plan,
+                        plan: *plan,
                         repeat,
                     });
                 }

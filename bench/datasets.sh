@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Suites at scale (SPEC §26), measured from outside: N one-department cases from a generated
+# JSON lines dataset, run on the simulated provider with full and summary results; then
+# `--merge`, `orch compare` and `orch stats` of the results. Prints time, peak RSS (GNU time)
+# and results bytes per case. Nothing is asserted: these are figures, not tests.
+#
+#   bench/datasets.sh [N] [ORCH]     # defaults: 100000, target/release/orch
+set -euo pipefail
+n="${1:-100000}"
+orch="$(realpath "${2:-target/release/orch}")"
+root="$(realpath "$(dirname "$0")/..")"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+python3 - "$n" <<'PY'
+import json, sys
+with open("rows.jsonl", "w") as f:
+    for i in range(int(sys.argv[1])):
+        row = {"id": f"c{i}", "prompt": f"Design the costume of hero {i}",
+               "departments": ["character"], "expect": {"status": "success"}}
+        f.write(json.dumps(row) + "\n")
+PY
+printf 'config: %s\ndefaults: {specialists: never}\ndataset: rows.jsonl\n' "$root" > suite.yaml
+measure() { # LABEL COMMAND...: one line of figures
+    local label="$1"; shift
+    /usr/bin/time -f "%e %M" -o time.txt "$@" > /dev/null 2>err.txt || true
+    read -r secs kb < time.txt
+    printf '| %s | %s s | %.1f MB |\n' "$label" "$secs" "$(echo "$kb / 1024" | bc -l)"
+}
+bytes() { printf '| %s results | %d bytes a case |\n' "$1" "$(( $(stat -c %s "$2") / n ))"; }
+echo "| $n cases | time | peak RSS |"
+echo "| --- | ---: | ---: |"
+measure "orch test, --results-detail full" "$orch" test suite.yaml --format json --quiet --results full.jsonl
+measure "orch test, --results-detail summary" "$orch" test suite.yaml --format json --quiet --results-detail summary --results summary.jsonl
+measure "orch test --merge (full)" "$orch" test --merge full.jsonl --format json
+measure "orch compare full summary" "$orch" compare full.jsonl summary.jsonl --format json
+measure "orch stats (summary)" "$orch" stats summary.jsonl --format json
+bytes full full.jsonl
+bytes summary summary.jsonl

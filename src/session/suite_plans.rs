@@ -1,0 +1,91 @@
+//! The plans of a suite's chosen cases, kept one per footprint (SPEC §26: memory bounded by
+//! work in flight): a plan is computed for every case and dropped, and only the first plan
+//! of each distinct footprint (its config, the agents it may call, the ones with tools, or
+//! why routing found none) is kept. Keys are checked and servers started for those; a case
+//! run needs only whether its case could be planned, which its footprint's plan says.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::providers::agents_in_use;
+use super::SessionError;
+use crate::suite::{self, Case, CasePlan, Loaded};
+
+/// The chosen cases' plans, one per footprint.
+pub struct CasePlans<'a> {
+    /// A case of each footprint, with its suite's index.
+    pub cases: Vec<(usize, &'a Case)>,
+    /// Its plan (same order).
+    pub plans: Vec<CasePlan>,
+    /// For each chosen case, the index of its footprint.
+    pub of_case: Vec<usize>,
+}
+
+impl CasePlans<'_> {
+    /// The plan that stands for each chosen case, in their order.
+    pub fn each(&self) -> Vec<&CasePlan> {
+        self.of_case.iter().map(|i| &self.plans[*i]).collect()
+    }
+}
+
+/// What a plan needs from the run: its config, the agents it may call and those with tools,
+/// or why routing found none.
+type Footprint = (PathBuf, Result<(Vec<String>, Vec<String>), String>);
+
+/// Plans every chosen case (a case that cannot be planned refuses the suites) and keeps one
+/// plan per footprint.
+pub fn plan_cases<'a>(loaded: &Loaded, cases: &[(usize, &'a Case)]) -> Result<CasePlans<'a>, SessionError> {
+    let mut planned = CasePlans {
+        cases: Vec::new(),
+        plans: Vec::new(),
+        of_case: Vec::with_capacity(cases.len()),
+    };
+    let mut seen: HashMap<Footprint, usize> = HashMap::new();
+    for (i, case) in cases {
+        let root = &loaded.roots[*i];
+        let config = &loaded.configs[root];
+        let plan = suite::plan_of(config, case).map_err(SessionError::refused)?;
+        let footprint = match &plan {
+            Ok(plan) => {
+                let ids = |agents: Vec<&crate::config::Agent>| agents.iter().map(|a| a.id.clone()).collect();
+                let tools = crate::plan::tool_agents(config, &plan.departments, &plan.routing);
+                Ok((ids(agents_in_use(config, plan)), ids(tools)))
+            }
+            Err(why) => Err(why.to_string()),
+        };
+        let next = planned.plans.len();
+        let at = *seen.entry((root.clone(), footprint)).or_insert(next);
+        if at == next {
+            planned.cases.push((*i, case));
+            planned.plans.push(plan);
+        }
+        planned.of_case.push(at);
+    }
+    Ok(planned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_keeps_one_plan_per_footprint_not_one_per_case() {
+        let studio = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suites/studio.yaml");
+        let Ok(loaded) = suite::load(&[studio], None, None) else {
+            panic!("the studio's suite loads")
+        };
+        // The same 12 cases, ten times over: 120 cases, the plans of 12 at most.
+        let chosen: Vec<(usize, &Case)> = (0..10)
+            .flat_map(|_| loaded.suites[0].cases.iter().map(|c| (0, c)))
+            .collect();
+        let planned = plan_cases(&loaded, &chosen).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(planned.of_case.len(), 120);
+        assert!(planned.plans.len() <= 12, "{} plans", planned.plans.len());
+        assert_eq!(planned.cases.len(), planned.plans.len());
+        // Each case's stand-in plan agrees with its own on whether it could be planned.
+        for ((i, case), plan) in chosen.iter().zip(planned.each()) {
+            let own = suite::plan_of(&loaded.configs[&loaded.roots[*i]], case).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(own.is_ok(), plan.is_ok(), "{}", case.id);
+        }
+    }
+}

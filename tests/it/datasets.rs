@@ -1,0 +1,122 @@
+//! Datasets (SPEC §26): a suite's cases from JSON lines and CSV files beside it, with the
+//! suite's defaults, ids unique across inline cases and rows, and every bad row refused at
+//! FILE:LINE before any case runs, by `orch test` and `orch validate --suite` alike.
+
+use crate::common::{json, repo, stdout, Root, Test};
+
+/// A suite in a temp dir on the shipped studio, with `dataset` and one inline case.
+fn suite(dataset: &str) -> Root {
+    let root = Root::empty();
+    let config = repo();
+    root.write(
+        "s.yaml",
+        format!(
+            "config: {}\ndefaults: {{specialists: never}}\ndataset: {dataset}\ncases:\n  - id: inline\n    prompt: Design the costume of Aladdin\n",
+            config.display()
+        ),
+    );
+    root
+}
+
+fn ids(summary: &serde_json::Value) -> Vec<(String, bool)> {
+    (summary["cases"].as_array().unwrap().iter())
+        .map(|c| (c["id"].as_str().unwrap().to_string(), c["passed"].as_bool().unwrap()))
+        .collect()
+}
+
+#[test]
+fn rows_of_json_lines_and_csv_are_cases_with_the_suites_defaults() {
+    let root = suite("[rows.jsonl, rows.csv]");
+    root.write(
+        "rows.jsonl",
+        "{\"id\": \"j1\", \"prompt\": \"Design the costume of Aladdin\", \"expect\": {\"primary\": \"character\", \"contains\": [\"aladdin\"], \"maxCalls\": 2}}\n\n\
+         {\"id\": \"j2\", \"prompt\": \"Compose the soundtrack\", \"departments\": [\"audio\"], \"expect\": {\"departments\": [\"audio\"]}}\n",
+    );
+    // A quoted cell holds a comma, a newline and quotes; an empty cell is absent; `expect.*`
+    // cells are JSON when they parse, text otherwise.
+    root.write(
+        "rows.csv",
+        "id,prompt,expect.primary,expect.contains,expect.maxCalls\n\
+         c1,\"Design the costume, of\nAladdin\",character,\"[\"\"aladdin\"\"]\",2\n\
+         c2,Write the opening scene,story,,\n\
+         c3,Write the opening scene,character,,\n",
+    );
+    let out = Test::new(root.path())
+        .args(["test", "s.yaml", "--format", "json"])
+        .status(1)
+        .stderr("error: 1 of 6 cases failed\n")
+        .run();
+    let summary = json(&out);
+    let want = [
+        ("inline", true),
+        ("j1", true),
+        ("j2", true),
+        ("c1", true),
+        ("c2", true),
+        ("c3", false),
+    ];
+    let want: Vec<(String, bool)> = want.iter().map(|(id, p)| (id.to_string(), *p)).collect();
+    assert_eq!(ids(&summary), want);
+    assert_eq!(
+        summary["cases"][5]["failures"][0],
+        "primary: expected character, got story"
+    );
+}
+
+#[test]
+fn a_bad_or_duplicate_row_stops_the_suite_at_its_file_and_line() {
+    let root = suite("rows.jsonl");
+    root.write(
+        "rows.jsonl",
+        "{\"id\": \"a\", \"prompt\": \"Design the costume\"}\n\
+         {\"id\": \"b\", \"prompt\": 3, \"bogus\": 1}\n\
+         not json\n\
+         {\"id\": \"inline\", \"prompt\": \"again\"}\n\
+         {\"id\": \"c\", \"prompt\": \"p\", \"expect\": {\"primary\": \"nowhere\"}}\n",
+    );
+    let want = "rows.jsonl:2:1: error: unknown key `bogus` in a case\n\
+                rows.jsonl:2:1: error: `prompt` in a case must be a string, found an integer\n\
+                rows.jsonl:3:1: error: not JSON: expected ident (column 2)\n\
+                rows.jsonl:2:1: error: case `b` has no `prompt`\n\
+                rows.jsonl:4:1: error: duplicate case id `inline` (first at s.yaml:5:9)\n\
+                rows.jsonl:5:1: error: unknown department `nowhere`\n";
+    Test::new(root.path())
+        .args(["test", "s.yaml", "--results", "r.jsonl"])
+        .status(2)
+        .stderr(format!("{want}error: the suite has 6 errors (nothing ran)\n"))
+        .run();
+    assert!(!root.path().join("r.jsonl").exists(), "nothing ran");
+    let validated = Test::new(root.path())
+        .args(["validate", "--suite", "s.yaml"])
+        .status(2)
+        .run();
+    assert_eq!(stdout(&validated), format!("{want}6 errors, 0 warnings\n"));
+}
+
+#[test]
+fn a_row_over_a_megabyte_and_a_file_that_is_not_a_dataset_are_refused() {
+    let root = suite("[rows.jsonl, rows.csv, rows.txt, gone.jsonl]");
+    let long = format!("{{\"id\": \"a\", \"prompt\": \"{}\"}}\n", "x".repeat(1 << 20));
+    root.write("rows.jsonl", format!("{{\"id\": \"ok\", \"prompt\": \"p\"}}\n{long}"));
+    root.write("rows.csv", format!("id,prompt\nb,p\nc,\"{}\"\n", "y".repeat(1 << 20)));
+    root.write("rows.txt", "id\n");
+    Test::new(root.path())
+        .args(["test", "s.yaml"])
+        .status(2)
+        .stderr(
+            "rows.jsonl:2:1: error: the row is longer than 1 MiB\n\
+             rows.csv:3:1: error: the row is longer than 1 MiB\n\
+             s.yaml:3:33: error: dataset rows.txt must be a `.jsonl` or `.csv` file\n\
+             s.yaml:3:43: error: cannot read dataset gone.jsonl: no such file\n\
+             error: the suite has 4 errors (nothing ran)\n",
+        )
+        .run();
+}
+
+#[test]
+fn the_schema_documents_the_dataset_key() {
+    let schema = json(&Test::new(&repo()).args(["schema", "suite"]).status(0).run());
+    let dataset = &schema["properties"]["dataset"];
+    assert_eq!(dataset["oneOf"][0]["type"], "string");
+    assert!(dataset["description"].as_str().unwrap().contains("`.jsonl`"));
+}
