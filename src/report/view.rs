@@ -130,6 +130,7 @@ pub struct SavedDepartment<O = IgnoredAny> {
     /// Times, complexity, dependencies.
     pub metadata: SavedMetadata,
     /// Each condition evaluated for it (SPEC §21).
+    #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
     pub conditions: Vec<crate::condition::Evaluation>,
 }
 
