@@ -60,7 +60,7 @@ pub fn dependencies<'r>(
     let mut ids: Vec<&str> = seen.into_iter().collect();
     ids.sort_unstable();
     ids.into_iter()
-        .filter_map(|id| ended(id))
+        .filter_map(ended)
         .map(|r| Dependency {
             id: r.department_id.clone(),
             status: r.status.to_string(),

@@ -154,6 +154,7 @@ pub struct SavedDepartment<O = IgnoredAny> {
     #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
     pub revisions: Vec<super::review::Revision<O>>,
     /// Each condition evaluated for it (SPEC §21).
+    #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
     pub conditions: Vec<crate::condition::Evaluation>,
 }
 
