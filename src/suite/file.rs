@@ -298,8 +298,7 @@ fn check_id(
 /// The meaning of a decoded suite: ids, prompts, department ids, regexes.
 fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut Vec<Diagnostic>) -> Suite {
     let defaults = wire.defaults.clone().unwrap_or_default().resolve();
-    let mut first_at: HashMap<String, At<String>> = HashMap::new();
-    let mut cases = Vec::new();
+    let (mut first_at, mut cases): (HashMap<String, At<String>>, _) = (HashMap::new(), Vec::new());
     let mut problems: Vec<(Pos, &'static str, String)> = Vec::new();
     let mut tool_names = Vec::new();
     let mut error = |pos, code, message: String| problems.push((pos, code, message));
@@ -347,7 +346,6 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             }
         }
         tool_names.extend(check_names(&e.tools_called, &e.tools_not_called, config, shown));
-        let variants = super::variants::forced(c.variants.as_ref(), config, &mut error);
         let Some(id) = id else { continue };
         cases.push(Case {
             id: id.value,
@@ -356,7 +354,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
             repeat: defaults.repeat,
             expect: expect_of(e, matches),
-            variants,
+            variants: super::variants::forced(c.variants.as_ref(), config, &mut error),
         });
     }
     diags.extend(
