@@ -9,10 +9,8 @@ use super::decode::{section, Chain, Decoder, FromNode};
 use super::ladder::RungWire;
 use super::mcp::{ToolKeys, ToolWire};
 use super::node::{At, Node, Value};
-use super::sections::Named;
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::Role;
-use super::variants::VariantWire;
 
 section! {
     /// `coordinationSettings` as written.
@@ -106,7 +104,62 @@ section! {
         /// The MCP servers whose tools it may use (heads and specialists only).
         tools "tools": At<Vec<ToolWire>>, Rule::Definitions(ToolKeys::KEYS);
         /// Live A/B variants (SPEC §22): name to weight and settings; the agent as written is `control` (specialists and heads only).
-        variants "variants": At<Vec<Named<VariantWire>>>, Rule::Named(VariantWire::KEYS);
+        variants "variants": At<VariantList>, Rule::Named(VariantWire::KEYS);
+    }
+}
+
+section! {
+    /// One variant of `variants` as written.
+    VariantWire, "a variant" {
+        /// Its share of runs, 0..1 (read in basis points: 4 decimals count).
+        weight "weight": At<f64>, UNIT;
+        /// Overrides the agent's provider: a name, or a fallback chain of names.
+        provider "provider": Chain, Rule::Chain;
+        /// Overrides the agent's model.
+        model "model": String, Rule::Text;
+        /// Replaces the agent's instructions.
+        instructions "instructions": String, Rule::Text;
+        /// Overrides `executionSettings.temperature`.
+        temperature "temperature": At<f64>, TEMPERATURE;
+        /// Overrides `executionSettings.maxOutputTokens`.
+        max_output_tokens "maxOutputTokens": u32, Rule::count(0, MAX_OUTPUT_TOKENS);
+        /// Overrides the agent's `passingThreshold`.
+        passing_threshold "passingThreshold": u32, Rule::count(0, 100);
+        /// Replaces the agent's `escalate` ladder.
+        escalate "escalate": At<Vec<RungWire>>, Rule::Definitions(RungWire::KEYS);
+        /// Laid key by key over the agent's `executionSettings`.
+        execution "executionSettings": ExecutionWire, Rule::Section(ExecutionWire::KEYS);
+    }
+}
+
+/// An agent's `variants` as written: each name, where it is written, and its settings.
+#[derive(Clone, Debug, Default)]
+pub struct VariantList(pub Vec<(At<String>, VariantWire)>);
+
+impl FromNode for VariantList {
+    fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {
+        let Value::Map(entries) = &node.value else {
+            d.type_error(
+                node,
+                &format!("`{}` in {what}", key.name),
+                "a mapping of names to settings",
+            );
+            return None;
+        };
+        let list = entries
+            .iter()
+            .filter_map(|(name, value)| {
+                let wire = VariantWire::from_node(d, value, key, "")?;
+                Some((
+                    At {
+                        value: name.name.clone(),
+                        pos: name.pos,
+                    },
+                    wire,
+                ))
+            })
+            .collect();
+        Some(VariantList(list))
     }
 }
 

@@ -20,6 +20,7 @@ mod tools;
 mod tools_check;
 mod types;
 mod validate;
+mod variant_rules;
 mod variants;
 mod wire;
 

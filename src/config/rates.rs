@@ -205,11 +205,23 @@ pub fn check(file: &str, written: &At<String>) -> Option<Diagnostic> {
 
 /// Replaces the configured rate of every specialist the file names.
 fn apply(config: &mut Config, rates: &SuccessRates) {
-    super::variants::disable(config, rates);
+    disable(config, rates);
     for agent in config.agents.iter_mut().filter(|a| a.role == Role::Specialist) {
         if let Some(learned) = rates.agents.get(&agent.id) {
             agent.success_rate = learned.success_rate;
             agent.success_rate_source = SuccessRateSource::Learned;
+        }
+    }
+}
+
+/// Marks disabled every variant a success-rates file disables.
+fn disable(config: &mut Config, rates: &SuccessRates) {
+    for agent in &mut config.agents {
+        let Some(learned) = rates.agents.get(&agent.id) else {
+            continue;
+        };
+        for v in &mut agent.variants {
+            v.disabled = learned.variants.get(&v.name).is_some_and(|r| r.disabled);
         }
     }
 }

@@ -51,7 +51,7 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     let providers: Vec<&str> = checker.providers.keys().copied().collect();
     let unknown_provider = |name: &str| unknown("provider", name, providers.iter());
     super::rungs::check(wire, &providers, unknown_provider, &mut checker.out);
-    super::variants::check(wire, &providers, unknown_provider, &mut checker.out);
+    super::variant_rules::check(wire, &providers, unknown_provider, &mut checker.out);
     checker.out
 }
 

@@ -358,7 +358,6 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             }
         }
         tool_names.extend(check_names(&e.tools_called, &e.tools_not_called, config, shown));
-        let variants = super::variants::forced(c.variants.as_ref(), config, &mut error);
         let Some(id) = id else { continue };
         cases.push(Case {
             id: id.value,
@@ -367,7 +366,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
             repeat: defaults.repeat,
             expect: expect_of(e, matches),
-            variants,
+            variants: super::variants::forced(c.variants.as_ref(), config, &mut error),
         });
     }
     diags.extend(rows.diags);

@@ -101,10 +101,10 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
         "agents": [
             {"agentId": "s1", "department": "d", "runs": 3, "attempts": 3, "firstAttemptPassRate": 1.0,
              "passRate": 1.0, "meanRetries": 0.0, "meanScore": 90.0, "toolCalls": 0, "costUsd": 0.00015,
-             "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 3, "passRate": 1.0, "costUsd": 0.000075}]},
+             "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 3, "passRate": 1.0, "costUsd": 0.000075}], "variants": []},
             {"agentId": "s2", "department": "d", "runs": 3, "attempts": 5, "firstAttemptPassRate": 0.3333,
              "passRate": 0.6667, "meanRetries": 0.67, "meanScore": 63.33, "toolCalls": 0, "costUsd": 0.00025,
-             "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 5, "passRate": 0.4, "costUsd": 0.000125}]}
+             "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 5, "passRate": 0.4, "costUsd": 0.000125}], "variants": []}
         ],
         "headDirectFallbacks": 0, "partialSynthesisFailures": 0, "transportRetries": 0, "circuitsOpened": {},
         "economyRuns": 0
