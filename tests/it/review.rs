@@ -779,6 +779,7 @@ async fn the_deadline_ends_the_review_and_the_summary_after_it_is_cut_not_run() 
     let out = Test::new(root.path())
         .args(["run", "--format", "json", REQUEST])
         .status(4)
+        .stderr("error: partial run: the master's summary was not written (see the report)\n")
         .run();
     let report = json(&out);
     assert_eq!(report["status"], "partial");
