@@ -17,6 +17,9 @@ pub enum CsvError {
     Unreadable(String),
 }
 
+/// A record and the line it starts at, or what is wrong with the record at a line.
+pub type Record = Result<(usize, Vec<String>), (usize, CsvError)>;
+
 /// A CSV file read one record at a time.
 pub struct CsvRows<R> {
     reader: R,
@@ -39,7 +42,7 @@ impl<R: BufRead> CsvRows<R> {
 
     /// The next record that is not a blank line, with the line it starts at; an error comes
     /// with the line of the record it is about.
-    pub fn next_record(&mut self) -> Option<Result<(usize, Vec<String>), (usize, CsvError)>> {
+    pub fn next_record(&mut self) -> Option<Record> {
         loop {
             let start = self.next_line;
             match self.read_record() {
@@ -123,7 +126,7 @@ fn cells(record: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn records(text: &str, max: usize) -> Vec<Result<(usize, Vec<String>), (usize, CsvError)>> {
+    fn records(text: &str, max: usize) -> Vec<Record> {
         let mut rows = CsvRows::new(std::io::Cursor::new(text.as_bytes().to_vec()), max);
         std::iter::from_fn(|| rows.next_record()).take(10).collect()
     }

@@ -1,6 +1,6 @@
 //! Datasets (SPEC §26): a suite's cases taken from files beside it, JSON lines or CSV with a
 //! header, read one row at a time and never whole. Each row becomes the same positioned node
-//! an inline case is, decoded by the same `CaseWire` decoder, so a row takes every case key.
+//! an inline case is, decoded by the suite's own case decoder, so a row takes every case key.
 
 use std::collections::VecDeque;
 use std::io::BufReader;
@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::csv::{CsvError, CsvRows};
-use super::file::CaseWire;
 use super::lines::{Lines, LinesError};
-use crate::config::{At, Decoder, Diagnostic, FromNode, KeySpec, Node, NodeKey, NodeValue, Pos, Rule};
+use crate::config::{At, Decoder, Diagnostic, FromNode, KeySpec, Node, NodeKey, NodeValue, Pos};
 
 /// The longest dataset row: one case.
 pub const MAX_ROW_BYTES: usize = 1 << 20;
@@ -33,9 +32,13 @@ impl FromNode for Datasets {
     }
 }
 
+/// Decodes a row's node into a case, its problems told to the decoder.
+pub type DecodeRow<T> = fn(&mut Decoder, &Node) -> Option<T>;
+
 /// The rows of a suite's datasets, one case at a time, each with the file it is in. What
 /// cannot be read or decoded goes to `diags`, located at FILE:LINE.
-pub struct Rows {
+pub struct Rows<T> {
+    decode: DecodeRow<T>,
     files: VecDeque<(At<String>, PathBuf)>,
     suite_shown: String,
     current: Option<(Rc<str>, Reader)>,
@@ -49,11 +52,13 @@ enum Reader {
     Csv(CsvRows<BufReader<std::fs::File>>, Vec<String>),
 }
 
-impl Rows {
-    /// The rows of `datasets`, named relative to the suite at `suite` (shown as `suite_shown`).
-    pub fn new(suite: &Path, suite_shown: &str, datasets: &Datasets) -> Self {
+impl<T> Rows<T> {
+    /// The rows of `datasets`, named relative to the suite at `suite` (shown as `suite_shown`),
+    /// each decoded by `decode`.
+    pub fn new(suite: &Path, suite_shown: &str, datasets: &Datasets, decode: DecodeRow<T>) -> Self {
         let dir = suite.parent().unwrap_or(Path::new(""));
         Rows {
+            decode,
             files: (datasets.0.iter()).map(|f| (f.clone(), dir.join(&f.value))).collect(),
             suite_shown: suite_shown.to_string(),
             current: None,
@@ -117,8 +122,8 @@ impl Rows {
     }
 }
 
-impl Iterator for Rows {
-    type Item = (Rc<str>, CaseWire);
+impl<T> Iterator for Rows<T> {
+    type Item = (Rc<str>, T);
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -128,13 +133,8 @@ impl Iterator for Rows {
             let Some((shown, node)) = self.next_node() else {
                 continue;
             };
-            let key = KeySpec {
-                name: "",
-                doc: "",
-                rule: Rule::Definitions(CaseWire::KEYS),
-            };
             let mut decoder = Decoder::new(&shown, &mut self.diags);
-            if let Some(case) = CaseWire::from_node(&mut decoder, &node, &key, "") {
+            if let Some(case) = (self.decode)(&mut decoder, &node) {
                 return Some((shown, case));
             }
         }

@@ -300,6 +300,16 @@ fn check_id(
     Some(id.clone())
 }
 
+/// A dataset row decoded as a case, by the decoder of inline cases.
+fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
+    let key = KeySpec {
+        name: "",
+        doc: "",
+        rule: Rule::Definitions(CaseWire::KEYS),
+    };
+    CaseWire::from_node(d, node, &key, "")
+}
+
 /// The meaning of a decoded suite: ids, prompts, department ids, regexes.
 fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut Vec<Diagnostic>) -> Suite {
     let defaults = wire.defaults.clone().unwrap_or_default().resolve();
@@ -309,7 +319,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
     let mut tool_names = Vec::new();
     let suite_shown: Rc<str> = shown.into();
     // Inline cases first, then each dataset's rows, one at a time: one check for both.
-    let mut rows = Rows::new(path, shown, &wire.dataset.clone().unwrap_or_default());
+    let mut rows = Rows::new(path, shown, &wire.dataset.clone().unwrap_or_default(), decode_row);
     let inline = wire.cases.iter().flatten().map(|c| (suite_shown.clone(), c.clone()));
     for (shown, c) in inline.chain(rows.by_ref()) {
         let c = &c;
@@ -338,25 +348,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
                 );
             }
         }
-        let mut matches = Vec::new();
-        for m in e.matches.iter().flatten() {
-            match Regex::new(&m.value) {
-                Ok(r) => matches.push(r),
-                Err(err) => error(
-                    m.pos,
-                    "invalid-value",
-                    format!(
-                        "`{}` is not a regular expression: {}",
-                        m.value,
-                        err.to_string()
-                            .lines()
-                            .last()
-                            .unwrap_or("")
-                            .trim_start_matches("error: ")
-                    ),
-                ),
-            }
-        }
+        let matches = compile_matches(&e, &mut error);
         tool_names.extend(check_names(&e.tools_called, &e.tools_not_called, config, shown));
         let Some(id) = id else { continue };
         cases.push(Case {
@@ -388,6 +380,30 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
         name: name_of(path),
         cases,
     }
+}
+
+/// The regexes of `matches`, each that does not compile an error at its place.
+fn compile_matches(e: &ExpectWire, error: &mut impl FnMut(Pos, &'static str, String)) -> Vec<Regex> {
+    let mut matches = Vec::new();
+    for m in e.matches.iter().flatten() {
+        match Regex::new(&m.value) {
+            Ok(r) => matches.push(r),
+            Err(err) => error(
+                m.pos,
+                "invalid-value",
+                format!(
+                    "`{}` is not a regular expression: {}",
+                    m.value,
+                    err.to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or("")
+                        .trim_start_matches("error: ")
+                ),
+            ),
+        }
+    }
+    matches
 }
 
 /// What a case expects, from its `expect` as written and its compiled `matches`.

@@ -98,7 +98,7 @@ impl Selection<'_> {
                         suite,
                         case,
                         target: runs.targets[*i],
-                        plan: *plan,
+                        plan,
                         repeat,
                     });
                 }

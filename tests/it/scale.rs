@@ -131,7 +131,7 @@ fn the_indexed_jobs_shards_run_as_processes_merge_into_the_unsharded_summary() {
         sh
     };
     // Every index as its own process, all at once, as the Job's pods run.
-    let shards = job_command("shards-job.yaml");
+    let shards = job_command("shards-job.yml");
     let pods: Vec<_> = (0..8)
         .map(|k| {
             shell(&shards, Some(k))
@@ -143,7 +143,7 @@ fn the_indexed_jobs_shards_run_as_processes_merge_into_the_unsharded_summary() {
     for mut pod in pods {
         assert!(pod.wait().unwrap().success());
     }
-    let merged = shell(&job_command("merge-job.yaml"), None).output().unwrap();
+    let merged = shell(&job_command("merge-job.yml"), None).output().unwrap();
     assert_eq!(
         merged.status.code(),
         Some(0),
