@@ -46,3 +46,4 @@ pub use suite_junit::render as render_junit;
 pub use suite_markdown::suite as markdown_suite;
 pub use suite_tree::summary_tree;
 pub use tree::{render as render_tree, Style};
+pub use compare_words::mcnemar_line;

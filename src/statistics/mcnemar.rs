@@ -12,12 +12,33 @@ pub fn two_sided(b: u64, c: u64) -> f64 {
     if n == 0 {
         return 1.0;
     }
+    let tail = if n <= EXACT_UP_TO { direct_tail(n, b.min(c)) } else { log_tail(n, b.min(c)) };
+    (2.0 * tail).min(1.0)
+}
+
+/// Up to this many flips `2^-n` is a normal float and the tail is summed directly: each
+/// term from the last by one exact ratio, so small tables give their exact fractions
+/// (2/64 is 0.03125, not 0.031250000000000014).
+const EXACT_UP_TO: u64 = 1000;
+
+/// `P(X ≤ k)` for `X ~ Bin(n, ½)`, summed as floats from `P(X = 0) = 2^-n`.
+fn direct_tail(n: u64, k: u64) -> f64 {
+    let mut term = 0.5f64.powi(n as i32);
+    let mut sum = term;
+    for i in 0..k {
+        term = term * (n - i) as f64 / (i + 1) as f64;
+        sum += term;
+    }
+    sum
+}
+
+/// The same tail summed in log space (log-sum-exp, the largest term factored out), for
+/// counts where `2^-n` underflows.
+fn log_tail(n: u64, k: u64) -> f64 {
     let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
-    let terms: Vec<f64> = (0..=b.min(c)).map(|i| ln_choose(n, i) + ln_half_n).collect();
-    // log-sum-exp: the largest term factored out, so the tail adds up without underflow.
+    let terms: Vec<f64> = (0..=k).map(|i| ln_choose(n, i) + ln_half_n).collect();
     let top = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let tail = top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln();
-    (2.0 * tail.exp()).min(1.0)
+    (top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln()).exp()
 }
 
 #[cfg(test)]
@@ -50,6 +71,13 @@ mod tests {
             let got = two_sided(b, c);
             assert!((got - want).abs() <= want * 1e-9, "b={b} c={c}: got {got}, want {want}");
         }
+    }
+
+    #[test]
+    fn small_tables_give_their_exact_fractions() {
+        assert_eq!(two_sided(6, 0), 0.03125);
+        assert_eq!(two_sided(7, 1), 0.0703125); // 2 · 9/256
+        assert_eq!(two_sided(10, 2), 0.03857421875);
     }
 
     #[test]
