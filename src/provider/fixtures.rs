@@ -24,6 +24,7 @@ pub fn request(agent: &str, prompt: &str) -> CompletionRequest {
         rung: 0,
         timeout: std::time::Duration::from_secs(1),
         deadline: tokio::time::Instant::now(),
+        sample: 0,
     }
 }
 

@@ -63,6 +63,11 @@ pub struct CompletionRequest {
     /// When the call, transport retries included, must have ended.
     #[serde(skip)]
     pub deadline: tokio::time::Instant,
+    /// The judge sample this request is (SPEC §25: 1..=N with `grading.samples` > 1, else 0).
+    /// Not sent; it joins the request hash only when not 0, so each sample replays its own
+    /// reply and every cassette recorded with one sample still replays.
+    #[serde(skip)]
+    pub sample: u32,
 }
 
 /// A provider's answer.

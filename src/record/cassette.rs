@@ -70,6 +70,10 @@ fn key_parts(kind: ProviderKind, req: &CompletionRequest) -> Vec<serde_json::Val
         key.push(serde_json::json!(req.tools));
         key.push(serde_json::json!(req.turns));
     }
+    if req.sample > 0 {
+        // A judge sample (SPEC §25) keys apart from the others; one sample keys as before.
+        key.push(serde_json::json!({"sample": req.sample}));
+    }
     key
 }
 
@@ -175,6 +179,18 @@ mod tests {
 
     /// A line as cassettes were written before tools: no `kind`, no `toolCalls`.
     const OLD_LINE: &str = r#"{"hash":"2fc4e22af61e93781caf452901b051c0","agentId":"a","provider":"openai","model":"gpt-4o-mini","text":"A red cape.","error":null,"promptTokens":12,"completionTokens":3,"transportRetries":0,"finishReason":"stop"}"#;
+
+    #[test]
+    fn each_judge_sample_keys_apart_and_one_sample_keys_as_before() {
+        let key = |sample| {
+            let mut req = old_request();
+            req.sample = sample;
+            request_hash(ProviderKind::OpenAi, &req)
+        };
+        assert_eq!(key(0), request_hash(ProviderKind::OpenAi, &old_request()));
+        assert_ne!(key(1), key(0));
+        assert_ne!(key(2), key(1));
+    }
 
     #[test]
     fn an_old_cassette_line_still_replays() {

@@ -24,6 +24,7 @@ pub fn stats_markdown(stats: &Stats) -> String {
     out.push('\n');
     out.push_str(&agents(stats));
     out.push_str(&super::stats_ladder::rungs_table(stats));
+    out.push_str(&super::stats_learning::markdown(stats));
     out
 }
 

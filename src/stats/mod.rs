@@ -10,6 +10,7 @@
 
 mod files;
 mod input;
+mod judges;
 mod latency;
 mod rungs;
 mod summary;
@@ -18,4 +19,5 @@ mod tally;
 pub use files::{distinct, read_all};
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
+pub use judges::JudgeStats;
 pub use tally::Tally;

@@ -44,6 +44,11 @@ pub struct Stats {
     /// The distinct files read (the tree and Markdown say their runs are counted together).
     #[serde(skip)]
     pub files: usize,
+    /// pass^k over the cases of results lines, each with its own run count (SPEC §25).
+    #[serde(rename = "passHatK")]
+    pub pass_hat_k: crate::statistics::PassHatK,
+    /// Each LLM judge's health, by id (SPEC §25).
+    pub judges: Vec<super::judges::JudgeStats>,
 }
 
 /// Routing over every run.
