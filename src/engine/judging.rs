@@ -33,7 +33,11 @@ impl Engine {
                 sample: if samples > 1 { sample } else { 0 },
                 ..call::Ask::plain(prompt.clone())
             };
-            let reply = self.call_as(judge, &ask, usage, schema.clone()).await.result.map(|c| c.text);
+            let reply = self
+                .call_as(judge, &ask, usage, schema.clone())
+                .await
+                .result
+                .map(|c| c.text);
             match reply {
                 Ok(reply) => match parse_judgement(&reply) {
                     Some(grade) => grades.push(grade),
@@ -48,7 +52,9 @@ impl Engine {
                 },
                 Err(e) if e.is_cut() => return Err(e),
                 Err(e) => {
-                    why.get_or_insert_with(|| format!("the judge's call failed ({e}); graded by the heuristic grader."));
+                    why.get_or_insert_with(|| {
+                        format!("the judge's call failed ({e}); graded by the heuristic grader.")
+                    });
                 }
             }
         }
@@ -87,12 +93,21 @@ mod tests {
     use crate::grade::Grade;
 
     fn grade(q: f64, r: f64, c: f64, feedback: &str) -> Grade {
-        Grade { quality: q, relevance: r, consistency: c, feedback: feedback.into() }
+        Grade {
+            quality: q,
+            relevance: r,
+            consistency: c,
+            feedback: feedback.into(),
+        }
     }
 
     #[test]
     fn parts_are_medians_and_the_feedback_the_first() {
-        let three = [grade(0.9, 0.1, 0.5, "first"), grade(0.5, 0.2, 0.5, "b"), grade(0.7, 0.9, 0.1, "c")];
+        let three = [
+            grade(0.9, 0.1, 0.5, "first"),
+            grade(0.5, 0.2, 0.5, "b"),
+            grade(0.7, 0.9, 0.1, "c"),
+        ];
         assert_eq!(medians(&three), grade(0.7, 0.2, 0.5, "first"));
         // An even number: the mean of the two middle values.
         let two = [grade(0.8, 0.2, 0.4, "x"), grade(0.6, 0.4, 0.4, "y")];

@@ -276,7 +276,11 @@ impl Planning<'_> {
         let head_requests = tools::requests_per_attempt(head_max_tool_calls);
         let retries = dept.coordination.max_retries;
         // Each graded attempt asks the judge `grading.samples` times (SPEC §25).
-        let judge_calls = if self.llm_grading { u64::from(config.settings.grading.samples) } else { 0 };
+        let judge_calls = if self.llm_grading {
+            u64::from(config.settings.grading.samples)
+        } else {
+            0
+        };
         let (min_calls, max_calls) = department_calls(&specialists, retries, judge_calls, head_requests);
         let max_cost_usd = cost::department_cost(config, &dept.head, &specialists, retries, self.request);
         DepartmentPlan {

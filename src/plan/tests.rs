@@ -309,10 +309,7 @@ fn a_tool_loop_counts_every_request() {
     // A judge call per attempt, not per request: 4 × (9 + 1) + max(3, 4) × 2.
     assert_eq!(department_calls(&[spec(4, Some(8))], 3, 1, 2), (3, 48));
     // maxToolCalls 0: one request, as without tools.
-    assert_eq!(
-        department_calls(&[spec(4, Some(0)), spec(4, None)], 3, 0, 1),
-        (3, 12)
-    );
+    assert_eq!(department_calls(&[spec(4, Some(0)), spec(4, None)], 3, 0, 1), (3, 12));
 }
 
 #[test]

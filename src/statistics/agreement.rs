@@ -1,6 +1,9 @@
 //! How well a pass/fail rule agrees with a person's verdicts (SPEC §25): Cohen's κ (agreement
 //! beyond chance) and Youden's J (true pass rate minus false pass rate), over the 2×2 table of
 //! (rule says pass, person says pass).
+//!
+//! Its caller, `orch tune --labels` (issue #39), is not built yet: only the tests use it.
+#![allow(dead_code)]
 
 /// The four counts of a rule's verdicts against a person's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,7 +64,12 @@ mod tests {
     use super::Agreement;
 
     fn table(both_pass: u64, false_pass: u64, false_fail: u64, both_fail: u64) -> Agreement {
-        Agreement { both_pass, false_pass, false_fail, both_fail }
+        Agreement {
+            both_pass,
+            false_pass,
+            false_fail,
+            both_fail,
+        }
     }
 
     #[test]

@@ -53,7 +53,9 @@ impl JudgeTally {
             .map(|(id, &(n, sum, squares))| {
                 let count = n as f64;
                 // n²·variance = n·Σx² − (Σx)², exact in integers.
-                let spread = (n as i128).saturating_mul(squares).saturating_sub(sum.saturating_mul(sum));
+                let spread = (n as i128)
+                    .saturating_mul(squares)
+                    .saturating_sub(sum.saturating_mul(sum));
                 let std_dev = (spread.max(0) as f64).sqrt() / count / 100.0;
                 JudgeStats {
                     agent_id: id.clone(),
@@ -79,6 +81,9 @@ mod tests {
             t.add("j", s);
         }
         let j = &t.stats()[0];
-        assert_eq!((j.graded, j.mean_score, j.std_dev, j.uninformative), (8, 5.0, 2.0, false));
+        assert_eq!(
+            (j.graded, j.mean_score, j.std_dev, j.uninformative),
+            (8, 5.0, 2.0, false)
+        );
     }
 }

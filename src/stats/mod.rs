@@ -17,7 +17,7 @@ mod summary;
 mod tally;
 
 pub use files::{distinct, read_all};
+pub use judges::JudgeStats;
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
-pub use judges::JudgeStats;
 pub use tally::Tally;

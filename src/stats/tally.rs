@@ -10,8 +10,8 @@ use super::latency::Latencies;
 use super::rungs::RungTally;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
-use crate::statistics::PassHatK;
 use crate::report::{RunStatus, Saved, SavedDepartment, SavedSpecialist};
+use crate::statistics::PassHatK;
 use crate::text::{Mean, UsdSum};
 
 /// Everything counted so far.

@@ -40,21 +40,37 @@ fn six_regressions() -> Root {
 }
 
 fn compare(root: &Root, args: &[&str]) -> Test {
-    Test::new(root.path()).args(["compare", "base.jsonl", "candidate.jsonl"]).args(args)
+    Test::new(root.path())
+        .args(["compare", "base.jsonl", "candidate.jsonl"])
+        .args(args)
 }
 
 #[test]
 fn mcnemar_counts_the_flips_of_cases_on_both_sides() {
     let root = six_regressions();
-    let out = json(&compare(&root, &["--format", "json", "--fail-on", "never"]).status(0).run());
-    assert_eq!(out["mcnemar"], json!({"regressed": 6, "improved": 0, "pValue": 0.03125}));
+    let out = json(
+        &compare(&root, &["--format", "json", "--fail-on", "never"])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(
+        out["mcnemar"],
+        json!({"regressed": 6, "improved": 0, "pValue": 0.03125})
+    );
     // Seven to one the other way: 2 · (1 + 7) / 2^8 = 0.0625, both directions alike.
     let root = Root::empty();
     let ids = ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"];
     root.write("base.jsonl", side(&ids.map(|c| (c, c != "c8"))));
     root.write("candidate.jsonl", side(&ids.map(|c| (c, c == "c8"))));
-    let out = json(&compare(&root, &["--format", "json", "--fail-on", "never"]).status(0).run());
-    assert_eq!(out["mcnemar"], json!({"regressed": 7, "improved": 1, "pValue": 0.0703125}));
+    let out = json(
+        &compare(&root, &["--format", "json", "--fail-on", "never"])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(
+        out["mcnemar"],
+        json!({"regressed": 7, "improved": 1, "pValue": 0.0703125})
+    );
     // Nothing flipped: p = 1.
     root.write("candidate.jsonl", side(&ids.map(|c| (c, c != "c8"))));
     let out = json(&compare(&root, &["--format", "json"]).status(0).run());
@@ -67,33 +83,58 @@ fn fail_on_significant_fails_on_a_significant_paired_test_towards_regressions() 
     // No case is significant alone, but the six flips together are (0.03125 < 0.05).
     compare(&root, &["--fail-on", "significant", "--format", "json"])
         .status(1)
-        .stderr(
-            "error: McNemar: 6 regressed, 0 improved of the cases on both sides, p = 0.031 (p < 0.05)\n",
-        )
+        .stderr("error: McNemar: 6 regressed, 0 improved of the cases on both sides, p = 0.031 (p < 0.05)\n")
         .run();
-    compare(&root, &["--fail-on", "significant", "--alpha", "0.03", "--format", "json"])
-        .status(0)
-        .run();
+    compare(
+        &root,
+        &["--fail-on", "significant", "--alpha", "0.03", "--format", "json"],
+    )
+    .status(0)
+    .run();
     // The same flips towards improvements never fail the gate (b < c).
     let swapped = Root::empty();
-    swapped.write("base.jsonl", std::fs::read(root.path().join("candidate.jsonl")).unwrap());
-    swapped.write("candidate.jsonl", std::fs::read(root.path().join("base.jsonl")).unwrap());
-    let out = json(&compare(&swapped, &["--fail-on", "significant", "--format", "json"]).status(0).run());
-    assert_eq!(out["mcnemar"], json!({"regressed": 0, "improved": 6, "pValue": 0.03125}));
+    swapped.write(
+        "base.jsonl",
+        std::fs::read(root.path().join("candidate.jsonl")).unwrap(),
+    );
+    swapped.write(
+        "candidate.jsonl",
+        std::fs::read(root.path().join("base.jsonl")).unwrap(),
+    );
+    let out = json(
+        &compare(&swapped, &["--fail-on", "significant", "--format", "json"])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(
+        out["mcnemar"],
+        json!({"regressed": 0, "improved": 6, "pValue": 0.03125})
+    );
 }
 
 #[test]
 fn every_format_labels_the_paired_test_mcnemar() {
     let root = six_regressions();
     let words = "McNemar: 6 regressed, 0 improved of the cases on both sides, p = 0.031";
-    let tree = stdout(&compare(&root, &["--format", "tree", "--fail-on", "never"]).status(0).run());
+    let tree = stdout(
+        &compare(&root, &["--format", "tree", "--fail-on", "never"])
+            .status(0)
+            .run(),
+    );
     assert!(tree.contains(&format!("\n{words}\n6 regressed")), "{tree}");
-    let markdown = stdout(&compare(&root, &["--format", "markdown", "--fail-on", "never"]).status(0).run());
+    let markdown = stdout(
+        &compare(&root, &["--format", "markdown", "--fail-on", "never"])
+            .status(0)
+            .run(),
+    );
     assert!(markdown.contains(&format!("\n{words}\n")), "{markdown}");
-    compare(&root, &["--format", "json", "--fail-on", "never", "--html", "page.html"])
-        .status(0)
-        .any_stderr()
-        .run();
+    compare(
+        &root,
+        &["--format", "json", "--fail-on", "never", "--html", "page.html"],
+    )
+    .status(0)
+    .any_stderr()
+    .run();
     let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
     assert!(page.contains(&format!("<p>{words}</p>")), "{page}");
 }
@@ -103,9 +144,15 @@ fn every_format_labels_the_paired_test_mcnemar() {
 /// k=3: over the cases with n ≥ 3 only, (1 + 0) / 2 = 0.5.
 fn repeated() -> Root {
     let root = Root::empty();
-    let runs = [("a", 1, true), ("a", 2, true), ("a", 3, true), ("b", 1, false), ("b", 2, true)]
-        .into_iter()
-        .chain([("b", 3, false), ("c", 1, true), ("c", 2, false)]);
+    let runs = [
+        ("a", 1, true),
+        ("a", 2, true),
+        ("a", 3, true),
+        ("b", 1, false),
+        ("b", 2, true),
+    ]
+    .into_iter()
+    .chain([("b", 3, false), ("c", 1, true), ("c", 2, false)]);
     root.write("runs.jsonl", runs.map(|(id, r, p)| line(id, r, p)).collect::<String>());
     root
 }
@@ -114,23 +161,56 @@ fn repeated() -> Root {
 fn pass_hat_k_averages_each_cases_chance_of_k_passes_in_a_row() {
     let root = repeated();
     let want = json!({"1": 0.6111, "2": 0.3333, "3": 0.5});
-    let merged = json(&Test::new(root.path()).args(["test", "--merge", "runs.jsonl", "--format", "json"]).status(1).any_stderr().run());
+    let merged = json(
+        &Test::new(root.path())
+            .args(["test", "--merge", "runs.jsonl", "--format", "json"])
+            .status(1)
+            .any_stderr()
+            .run(),
+    );
     assert_eq!(merged["passHatK"], want);
-    let stats = json(&Test::new(root.path()).args(["stats", "runs.jsonl", "--format", "json"]).status(0).run());
+    let stats = json(
+        &Test::new(root.path())
+            .args(["stats", "runs.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
     assert_eq!(stats["passHatK"], want);
     let words = "pass^k (k runs in a row all pass): k=1 61.1%, k=2 33.3%, k=3 50.0%";
     for (command, status) in [("test", 1), ("stats", 0)] {
         for format in ["tree", "markdown"] {
-            let args: &[&str] = if command == "test" { &["test", "--merge"] } else { &["stats"] };
-            let out = stdout(&Test::new(root.path()).args(args).args(["runs.jsonl", "--format", format]).status(status).any_stderr().run());
+            let args: &[&str] = if command == "test" {
+                &["test", "--merge"]
+            } else {
+                &["stats"]
+            };
+            let out = stdout(
+                &Test::new(root.path())
+                    .args(args)
+                    .args(["runs.jsonl", "--format", format])
+                    .status(status)
+                    .any_stderr()
+                    .run(),
+            );
             assert!(out.contains(&format!("{words}\n")), "{command} {format}: {out}");
         }
     }
     // One run a case: pass^1 alone in stats, and nothing in `orch test`'s summary.
     root.write("once.jsonl", line("a", 1, true) + &line("b", 1, false));
-    let stats = json(&Test::new(root.path()).args(["stats", "once.jsonl", "--format", "json"]).status(0).run());
+    let stats = json(
+        &Test::new(root.path())
+            .args(["stats", "once.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
     assert_eq!(stats["passHatK"], json!({"1": 0.5}));
-    let merged = json(&Test::new(root.path()).args(["test", "--merge", "once.jsonl", "--format", "json"]).status(1).any_stderr().run());
+    let merged = json(
+        &Test::new(root.path())
+            .args(["test", "--merge", "once.jsonl", "--format", "json"])
+            .status(1)
+            .any_stderr()
+            .run(),
+    );
     assert_eq!(merged.get("passHatK"), None);
 }
 
@@ -140,7 +220,14 @@ fn orch_test_gives_pass_hat_k_only_with_repeats() {
     let run = |repeat: &str| {
         json(
             &Test::new(&repo)
-                .args(["test", "tests/suites/studio.yaml", "--filter", "character-costume", "--format", "json"])
+                .args([
+                    "test",
+                    "tests/suites/studio.yaml",
+                    "--filter",
+                    "character-costume",
+                    "--format",
+                    "json",
+                ])
                 .args(["--repeat", repeat])
                 .status(0)
                 .run(),
@@ -195,7 +282,10 @@ async fn the_judge_asked_three_times_grades_by_the_medians_of_the_samples_it_cou
         r#"{"quality": 0.5, "relevance": 0.6, "consistency": 0.9, "feedback": "Third."}"#,
     ];
     wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Judge { judge, asked: asked.clone() })
+        .respond_with(Judge {
+            judge,
+            asked: asked.clone(),
+        })
         .mount(&server)
         .await;
     let root = judged(&server.uri(), 3);
@@ -206,15 +296,26 @@ async fn the_judge_asked_three_times_grades_by_the_medians_of_the_samples_it_cou
     let report = run(&["--record", "tape.jsonl"]);
     let attempt = report["departments"][0]["specialistResults"][0]["attempts"][0].clone();
     assert_eq!(
-        (&attempt["score"], &attempt["judge"], &attempt["judgeScores"], &attempt["judgeSpread"]),
+        (
+            &attempt["score"],
+            &attempt["judge"],
+            &attempt["judgeScores"],
+            &attempt["judgeSpread"]
+        ),
         (&json!(73.0), &json!("judge"), &json!([81.0, 65.0]), &json!(16.0))
     );
-    assert_eq!((attempt["quality"].clone(), attempt["relevance"].clone()), (json!(0.7), json!(0.7)));
+    assert_eq!(
+        (attempt["quality"].clone(), attempt["relevance"].clone()),
+        (json!(0.7), json!(0.7))
+    );
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
     // Each sample replays its own reply from the cassette: the same grade, no call made.
     let replayed = run(&["--replay", "tape.jsonl"]);
     let again = &replayed["departments"][0]["specialistResults"][0]["attempts"][0];
-    assert_eq!((&again["score"], &again["judgeScores"]), (&json!(73.0), &json!([81.0, 65.0])));
+    assert_eq!(
+        (&again["score"], &again["judgeScores"]),
+        (&json!(73.0), &json!([81.0, 65.0]))
+    );
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
 }
 
@@ -224,7 +325,14 @@ fn explain_counts_every_judge_sample_and_the_heuristic_names_no_judge() {
         let root = judged("http://127.0.0.1:9", samples);
         let plan = json(
             &Test::new(root.path())
-                .args(["explain", "Aladdin escapes", "--specialists", "always", "--format", "json"])
+                .args([
+                    "explain",
+                    "Aladdin escapes",
+                    "--specialists",
+                    "always",
+                    "--format",
+                    "json",
+                ])
                 .status(0)
                 .run(),
         );
@@ -236,9 +344,18 @@ fn explain_counts_every_judge_sample_and_the_heuristic_names_no_judge() {
     assert_eq!((one.0, three.0), (3, 5));
     assert_eq!((three.1 - one.1) % 2, 0);
     assert!(three.1 > one.1);
-    let report = json(&Test::new(&crate::common::repo()).args(["run", "Create character Aladdin"]).args(["--format", "json", "--specialists", "always"]).status(0).run());
+    let report = json(
+        &Test::new(&crate::common::repo())
+            .args(["run", "Create character Aladdin"])
+            .args(["--format", "json", "--specialists", "always"])
+            .status(0)
+            .run(),
+    );
     let attempt = &report["departments"][0]["specialistResults"][0]["attempts"][0];
-    assert_eq!((&attempt["grader"], &attempt["judge"]), (&json!("heuristic"), &json!(null)));
+    assert_eq!(
+        (&attempt["grader"], &attempt["judge"]),
+        (&json!("heuristic"), &json!(null))
+    );
     assert_eq!(attempt.get("judgeScores"), None);
 }
 
@@ -265,7 +382,12 @@ fn stats_flags_a_judge_whose_scores_barely_vary() {
         judged_report(None, &[70.0]),
     ];
     root.write("runs.jsonl", reports.concat());
-    let stats = json(&Test::new(root.path()).args(["stats", "runs.jsonl", "--format", "json"]).status(0).run());
+    let stats = json(
+        &Test::new(root.path())
+            .args(["stats", "runs.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
     assert_eq!(
         stats["judges"],
         json!([
@@ -273,16 +395,39 @@ fn stats_flags_a_judge_whose_scores_barely_vary() {
             {"agentId": "sharp", "graded": 2, "meanScore": 60.0, "stdDev": 20.0, "uninformative": false}
         ])
     );
-    let tree = stdout(&Test::new(root.path()).args(["stats", "runs.jsonl", "--format", "tree"]).status(0).run());
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["stats", "runs.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
     assert!(
-        tree.contains("judge flat: 20 graded, mean score 50.60, std dev 0.00, uninformative (its scores barely vary)\n"),
+        tree.contains(
+            "judge flat: 20 graded, mean score 50.60, std dev 0.00, uninformative (its scores barely vary)\n"
+        ),
         "{tree}"
     );
-    assert!(tree.contains("judge sharp: 2 graded, mean score 60.00, std dev 20.00\n"), "{tree}");
-    let markdown = stdout(&Test::new(root.path()).args(["stats", "runs.jsonl", "--format", "markdown"]).status(0).run());
-    assert!(markdown.contains("\njudge ` flat `: 20 graded, mean score 50.60, std dev 0.00, uninformative"), "{markdown}");
+    assert!(
+        tree.contains("judge sharp: 2 graded, mean score 60.00, std dev 20.00\n"),
+        "{tree}"
+    );
+    let markdown = stdout(
+        &Test::new(root.path())
+            .args(["stats", "runs.jsonl", "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
+    assert!(
+        markdown.contains("\njudge ` flat `: 20 graded, mean score 50.60, std dev 0.00, uninformative"),
+        "{markdown}"
+    );
     // 19 attempts are too few to call a judge uninformative.
     root.write("few.jsonl", judged_report(Some("flat"), &[50.6; 19]));
-    let few = json(&Test::new(root.path()).args(["stats", "few.jsonl", "--format", "json"]).status(0).run());
+    let few = json(
+        &Test::new(root.path())
+            .args(["stats", "few.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
     assert_eq!(few["judges"][0]["uninformative"], false);
 }
