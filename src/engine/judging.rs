@@ -73,7 +73,7 @@ fn medians(grades: &[Grade]) -> Grade {
         let mut values: Vec<f64> = grades.iter().map(part).collect();
         values.sort_by(f64::total_cmp);
         let mid = values.len() / 2;
-        if values.len() % 2 == 0 {
+        if values.len().is_multiple_of(2) {
             (values[mid - 1] + values[mid]) / 2.0
         } else {
             values[mid]
