@@ -1,6 +1,7 @@
 //! `orch compare BASE CANDIDATE` (SPEC §17): both results files read a line at a time, the
 //! comparison printed in its format (and written to `--html`), and the exit code of
-//! `--fail-on`.
+//! `--fail-on` (`significant` also fails when McNemar's test over the cases leans to
+//! regressions, SPEC §25).
 //!
 //! Decisions SPEC leaves open: `--html` writes the page *and* the chosen format is printed
 //! (as `orch test --junit` does), so one run both gates and leaves an artifact; a removed
@@ -17,7 +18,7 @@ use crate::cli::{CompareArgs, FailOn, TestFormat};
 use crate::compare::{self, Comparison, Judging, Side};
 use crate::exit::{CommandError, Exit};
 use crate::read::is_stdin;
-use crate::render::{compare_html, compare_markdown, compare_tree, Style};
+use crate::render::{compare_html, compare_markdown, compare_tree, mcnemar_line, Style};
 use crate::suite::{files_apart, Named};
 
 /// Compares `args.base` with `args.candidate`.
@@ -75,6 +76,9 @@ fn gate(comparison: &Comparison, fail_on: FailOn) -> Result<Exit> {
             comparison.cases.len(),
             comparison.alpha
         ),
+        FailOn::Significant if comparison.mcnemar.significant_regression(comparison.alpha) => {
+            format!("{} (p < {})", mcnemar_line(&comparison.mcnemar), comparison.alpha)
+        }
         _ => return Ok(Exit::Success),
     };
     Err(CommandError::failed(message).into())

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::paired::Mcnemar;
 use super::side::{CaseKey, CaseRuns, Side};
 use super::totals::Totals;
 use crate::statistics::fisher_two_sided;
@@ -118,6 +119,8 @@ pub struct Comparison {
     /// The `--alpha` the cases were judged significant against.
     #[serde(skip)]
     pub alpha: f64,
+    /// The exact McNemar test over the cases on both sides (SPEC §25).
+    pub mcnemar: Mcnemar,
 }
 
 /// How cases are judged: `--pass-rate` and `--alpha`.
@@ -165,9 +168,11 @@ pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Compari
         departments,
         agents,
         alpha: judging.alpha,
+        mcnemar: Mcnemar::of(0, 0),
     };
     comparison.regressed = comparison.count(Change::Regressed);
     comparison.improved = comparison.count(Change::Improved);
+    comparison.mcnemar = Mcnemar::of(comparison.regressed, comparison.improved);
     comparison
 }
 

@@ -63,6 +63,8 @@ pub struct Ask {
     pub turns: Vec<Turn>,
     /// The rung of the agent's ladder asked (SPEC §20; 0: its own provider and model).
     pub rung: usize,
+    /// The judge sample asked (SPEC §25; 0 unless `grading.samples` > 1).
+    pub sample: u32,
 }
 
 impl Ask {
@@ -237,6 +239,7 @@ impl Engine {
             timeout,
             deadline,
             variant: agent.variant_name().map(str::to_string),
+            sample: ask.sample,
         }
     }
 

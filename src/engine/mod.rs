@@ -9,6 +9,7 @@ mod conditions;
 mod department;
 mod economy;
 mod gate;
+mod judging;
 mod ladder;
 mod ledger;
 mod master;
@@ -37,7 +38,7 @@ pub use router::{ask_router, run_request};
 mod tests;
 
 use crate::config::{Agent, Config, GradingMethod};
-use crate::grade::{grade_schema, heuristic_grade, judge_prompt, parse_judgement, Grade, SchemaError, Schemas};
+use crate::grade::{grade_schema, heuristic_grade, judge_prompt, Grade, SchemaError, Schemas};
 use crate::provider::{ProviderError, Providers};
 use crate::report::{Event, Observer, Usage};
 use crate::tools::{ToolError, ToolHost};
@@ -231,7 +232,7 @@ impl Engine {
         output: &str,
         truncated: bool,
         usage: &mut Usage,
-    ) -> Result<(Grade, &'static str), CallError> {
+    ) -> Result<(Grade, &'static str, Vec<f64>), CallError> {
         let judge_agent = match self.config.settings.grading.method {
             GradingMethod::Heuristic => None,
             GradingMethod::Llm => self
@@ -243,33 +244,21 @@ impl Engine {
                 .and_then(|j| self.config.agent(j)),
         };
         let Some(judge_agent) = judge_agent else {
-            return Ok((heuristic_grade(request, output, truncated), "heuristic"));
+            return Ok((heuristic_grade(request, output, truncated), "heuristic", Vec::new()));
         };
         let prompt = judge_prompt(request, &agent.name, &agent.specialization, output);
         // The grade is asked for through structured output (`grading.structured`), and read
         // leniently: a reply the parser understands counts even if a server ignored the schema.
         let schema = self.config.settings.grading.structured.then(grade_schema);
-        let why = match self
-            .call_as(judge_agent, &call::Ask::plain(prompt), usage, schema)
-            .await
-            .result
-            .map(|c| c.text)
-        {
-            Ok(reply) => match parse_judgement(&reply) {
-                Some(grade) => return Ok((grade, "llm")),
-                None => format!(
-                    "the judge's reply could not be read ({}); graded by the heuristic grader.",
-                    crate::text::excerpt(&reply, 80)
-                ),
-            },
-            Err(e) if e.is_cut() => return Err(e),
-            Err(e) => format!("the judge's call failed ({e}); graded by the heuristic grader."),
+        let why = match self.judge(judge_agent, prompt, usage, schema).await? {
+            Ok((grade, scores)) => return Ok((grade, "llm", scores)),
+            Err(why) => why,
         };
         let mut grade = heuristic_grade(request, output, truncated);
         grade.feedback = format!("{} {}", crate::text::capitalize(&why), grade.feedback)
             .trim()
             .to_string();
-        Ok((grade, "heuristic-fallback"))
+        Ok((grade, "heuristic-fallback", Vec::new()))
     }
 }
 

@@ -221,6 +221,9 @@ impl Timing {
             model: String::new(),
             escalated: None,
             usage: Usage::default(),
+            judge: None,
+            judge_scores: None,
+            judge_spread: None,
         }
     }
 }
@@ -324,7 +327,7 @@ async fn graded(
     let truncated = completion.truncated();
     let grading_started_at = engine.elapsed_ms();
     let text = completion.text;
-    let (grade, grader) = match engine
+    let (grade, grader, judge_scores) = match engine
         .grade(task.request, agent, &text, truncated, &mut state.usage)
         .await
     {
@@ -359,5 +362,13 @@ async fn graded(
     attempt.grading_started_at = (grader != "heuristic").then_some(grading_started_at);
     attempt.finish_reason = completion.finish_reason;
     attempt.truncated = truncated;
+    if grader == "llm" {
+        // Every sample's score and their spread (SPEC §25; `[score]` and 0 with one sample).
+        let spread = judge_scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+            - judge_scores.iter().cloned().fold(f64::INFINITY, f64::min);
+        attempt.judge = engine.config.settings.grading.judge.clone();
+        attempt.judge_spread = Some(crate::text::round_to_2(spread));
+        attempt.judge_scores = Some(judge_scores);
+    }
     (attempt, if verdict.passed { End::Passed } else { End::Failed })
 }

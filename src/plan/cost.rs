@@ -63,7 +63,8 @@ pub fn department_cost(
         .as_deref()
         .filter(|_| config.settings.grading.method == crate::config::GradingMethod::Llm)
     {
-        total += agent_cost(config, judge, attempts, chars)?;
+        let samples = u64::from(config.settings.grading.samples);
+        total += agent_cost(config, judge, attempts * samples, chars)?;
     }
     for s in specialists {
         // Each attempt at its rung's price, as if every retry escalated.

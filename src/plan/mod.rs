@@ -302,7 +302,13 @@ impl Planning<'_> {
         let head_max_tool_calls = tools::max_tool_calls(config, head);
         let head_requests = tools::requests_per_attempt(head_max_tool_calls);
         let retries = dept.coordination.max_retries;
-        let (min_calls, max_calls) = department_calls(&specialists, retries, self.llm_grading, head_requests);
+        // Each graded attempt asks the judge `grading.samples` times (SPEC §25).
+        let judge_calls = if self.llm_grading {
+            u64::from(config.settings.grading.samples)
+        } else {
+            0
+        };
+        let (min_calls, max_calls) = department_calls(&specialists, retries, judge_calls, head_requests);
         let max_cost_usd = cost::department_cost(config, &dept.head, &specialists, retries, self.request);
         DepartmentPlan {
             department_id: id.clone(),
@@ -353,8 +359,9 @@ pub const SYNTHESIS_ATTEMPTS: u64 = 3;
 /// The fewest and most LLM calls of one department.
 ///
 /// With `n` specialists, `aᵢ` attempts each, `tᵢ` requests an attempt of each (its
-/// `maxToolCalls + 1` with tools, else 1), `h` the head's requests a call (the same), `j` = 1
-/// when an LLM judge grades each attempt (else 0) and `R` department retries:
+/// `maxToolCalls + 1` with tools, else 1), `h` the head's requests a call (the same), `j` the
+/// judge's calls an attempt (`grading.samples` with an LLM judge, else 0) and `R` department
+/// retries:
 ///
 /// - direct: min = 1 (the head), max = (1 + R)·h (the head's call retried with the department);
 /// - specialists: min = n·(1 + j) + 1 (every specialist passes first time, one synthesis,
@@ -365,14 +372,13 @@ pub const SYNTHESIS_ATTEMPTS: u64 = 3;
 fn department_calls(
     specialists: &[SelectedSpecialist],
     department_retries: u32,
-    llm_grading: bool,
+    judge: u64,
     head_requests: u64,
 ) -> (u64, u64) {
     let retries = u64::from(department_retries);
     if specialists.is_empty() {
         return (1, (1 + retries) * head_requests);
     }
-    let judge = u64::from(llm_grading);
     let n = specialists.len() as u64;
     let attempts: u64 = specialists
         .iter()

@@ -255,14 +255,14 @@ fn call_bounds() {
         escalate: vec![],
     };
     // Direct: one head call, retried with the department.
-    assert_eq!(department_calls(&[], 3, false, 1), (1, 4));
-    assert_eq!(department_calls(&[], 0, true, 1), (1, 1));
+    assert_eq!(department_calls(&[], 3, 0, 1), (1, 4));
+    assert_eq!(department_calls(&[], 0, 1, 1), (1, 1));
     // Three specialists of 4 attempts, R = 3: min 3 + 1, max 12 + max(3, 4).
     let three = [spec(4), spec(4), spec(4)];
-    assert_eq!(department_calls(&three, 3, false, 1), (4, 16));
+    assert_eq!(department_calls(&three, 3, 0, 1), (4, 16));
     // A judge doubles every attempt; R = 0 leaves three synthesis attempts.
-    assert_eq!(department_calls(&three, 0, true, 1), (7, 27));
-    assert_eq!(department_calls(&[spec(1)], 1, false, 1), (2, 4));
+    assert_eq!(department_calls(&three, 0, 1, 1), (7, 27));
+    assert_eq!(department_calls(&[spec(1)], 1, 0, 1), (2, 4));
 }
 
 #[test]
@@ -303,16 +303,13 @@ fn a_tool_loop_counts_every_request() {
         escalate: vec![],
     };
     // A head with maxToolCalls 4 answering directly, R = 3: (1 + 3) calls of 5 requests.
-    assert_eq!(department_calls(&[], 3, false, 5), (1, 20));
+    assert_eq!(department_calls(&[], 3, 0, 5), (1, 20));
     // 2 attempts of 3 + 1 requests, then max(3, 2) synthesis calls of a head without tools.
-    assert_eq!(department_calls(&[spec(2, Some(3))], 1, false, 1), (2, 11));
+    assert_eq!(department_calls(&[spec(2, Some(3))], 1, 0, 1), (2, 11));
     // A judge call per attempt, not per request: 4 × (9 + 1) + max(3, 4) × 2.
-    assert_eq!(department_calls(&[spec(4, Some(8))], 3, true, 2), (3, 48));
+    assert_eq!(department_calls(&[spec(4, Some(8))], 3, 1, 2), (3, 48));
     // maxToolCalls 0: one request, as without tools.
-    assert_eq!(
-        department_calls(&[spec(4, Some(0)), spec(4, None)], 3, false, 1),
-        (3, 12)
-    );
+    assert_eq!(department_calls(&[spec(4, Some(0)), spec(4, None)], 3, 0, 1), (3, 12));
 }
 
 #[test]

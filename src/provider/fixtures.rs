@@ -25,6 +25,7 @@ pub fn request(agent: &str, prompt: &str) -> CompletionRequest {
         timeout: std::time::Duration::from_secs(1),
         deadline: tokio::time::Instant::now(),
         variant: None,
+        sample: 0,
     }
 }
 

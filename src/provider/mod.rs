@@ -67,6 +67,11 @@ pub struct CompletionRequest {
     /// Not sent: it joins the cassette key only.
     #[serde(skip)]
     pub variant: Option<String>,
+    /// The judge sample this request is (SPEC §25: 1..=N with `grading.samples` > 1, else 0).
+    /// Not sent; it joins the request hash only when not 0, so each sample replays its own
+    /// reply and every cassette recorded with one sample still replays.
+    #[serde(skip)]
+    pub sample: u32,
 }
 
 /// A provider's answer.

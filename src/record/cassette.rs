@@ -75,6 +75,10 @@ fn key_parts(kind: ProviderKind, req: &CompletionRequest) -> Vec<serde_json::Val
         key.push(serde_json::json!(req.tools));
         key.push(serde_json::json!(req.turns));
     }
+    if req.sample > 0 {
+        // A judge sample (SPEC §25) keys apart from the others; one sample keys as before.
+        key.push(serde_json::json!({"sample": req.sample}));
+    }
     key
 }
 
@@ -195,6 +199,18 @@ mod tests {
         let (control, b) = (with(Some("control")), with(Some("b")));
         assert_ne!(control, with(None));
         assert_ne!(control, b);
+    }
+
+    #[test]
+    fn each_judge_sample_keys_apart_and_one_sample_keys_as_before() {
+        let key = |sample| {
+            let mut req = old_request();
+            req.sample = sample;
+            request_hash(ProviderKind::OpenAi, &req)
+        };
+        assert_eq!(key(0), request_hash(ProviderKind::OpenAi, &old_request()));
+        assert_ne!(key(1), key(0));
+        assert_ne!(key(2), key(1));
     }
 
     #[test]

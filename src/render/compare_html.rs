@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::compare_words::{
-    counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows,
+    counts, mcnemar_line, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows,
 };
 use super::report_html::page as html_page;
 use crate::compare::{CaseChange, Change, Comparison, Totals};
@@ -21,6 +21,7 @@ pub fn render(comparison: &Comparison) -> String {
         escape(&counts(comparison))
     );
     body.push_str(&totals(&comparison.base, &comparison.candidate));
+    let _ = writeln!(body, "<p>{}</p>", escape(&mcnemar_line(&comparison.mcnemar)));
     body.push_str("<h2>Cases</h2>\n<table><tr><th>change</th><th>case</th><th>base</th><th>candidate</th><th>p</th><th>candidate's failed expectations</th></tr>\n");
     let shown = shown_cases(comparison);
     let rest = comparison

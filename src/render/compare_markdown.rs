@@ -10,7 +10,7 @@
 use std::fmt::Write;
 
 use super::compare_words::{
-    counts, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows,
+    counts, mcnemar_line, p_value, percent, points, runs, score_delta, score_or_dash, shown_cases, totals_rows,
 };
 use crate::compare::{Change, Comparison, Totals};
 use crate::text::{markdown_code as cell, Align, MarkdownTable};
@@ -24,6 +24,7 @@ pub fn render(comparison: &Comparison) -> String {
     let mark = if comparison.regressed > 0 { "✗" } else { "✓" };
     let _ = writeln!(out, "## {mark} orch compare: {}\n", counts(comparison));
     out.push_str(&totals(&comparison.base, &comparison.candidate));
+    let _ = writeln!(out, "\n{}", mcnemar_line(&comparison.mcnemar));
     out.push_str(&cases(comparison));
     if !comparison.departments.is_empty() {
         out.push_str("\n### Departments (mean quality)\n\n");

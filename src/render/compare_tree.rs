@@ -51,6 +51,8 @@ pub fn render(comparison: &Comparison, style: Style) -> String {
         text.push_str(&columns(&rows));
     }
     text.push('\n');
+    text.push_str(&words::mcnemar_line(&comparison.mcnemar));
+    text.push('\n');
     text.push_str(&counts(comparison));
     printable_lines(&text).into_owned()
 }

@@ -1,7 +1,7 @@
 //! How the renderers (tree, Markdown, page) write a comparison's numbers and order its
 //! cases, so the three say the same thing the same way.
 
-use crate::compare::{CaseChange, Change, Comparison, Totals, Verdict};
+use crate::compare::{CaseChange, Change, Comparison, Mcnemar, Totals, Verdict};
 use crate::text::{fmt_score, fmt_usd, round_to_2, NO_VALUE};
 
 /// A p-value: 3 decimals, or 2 significant digits below 0.001 (`1.1e-5`).
@@ -112,4 +112,15 @@ pub fn totals_rows(base: &Totals, candidate: &Totals) -> Vec<[String; 3]> {
         row("duration p50", &|t| format!("{} ms", t.p50_duration_ms)),
         row("duration p95", &|t| format!("{} ms", t.p95_duration_ms)),
     ]
+}
+
+/// The paired test's line: `McNemar: 3 regressed, 1 improved of the cases on both sides,
+/// p = 0.625`.
+pub fn mcnemar_line(test: &Mcnemar) -> String {
+    format!(
+        "McNemar: {} regressed, {} improved of the cases on both sides, p = {}",
+        test.regressed,
+        test.improved,
+        p_value(test.p_value)
+    )
 }

@@ -25,6 +25,7 @@ pub fn stats_markdown(stats: &Stats) -> String {
     out.push_str(&agents(stats));
     out.push_str(&super::stats_ladder::rungs_table(stats));
     out.push_str(&super::variants::stats_table(stats));
+    out.push_str(&super::stats_learning::markdown(stats));
     out
 }
 

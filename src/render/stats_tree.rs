@@ -46,6 +46,9 @@ pub fn stats_tree(stats: &Stats, style: Style) -> Node {
     if let Some(line) = super::stats_ladder::economy_line(stats) {
         root.push(Node::leaf(line));
     }
+    for line in super::stats_learning::lines(stats) {
+        root.push(Node::leaf(printable(&line).into_owned()));
+    }
     let departments = stats.departments.iter().map(|d| department(d, stats, style)).collect();
     root.push(Node::new(style.bold("departments"), departments));
     if !stats.reviews.is_empty() {

@@ -38,5 +38,8 @@ pub fn suite(summary: &Summary) -> String {
         ]);
     }
     out.push_str(&table.finish());
+    if let Some(line) = summary.pass_hat_k.as_ref().map(super::pass_hat_k::pass_hat_k_line) {
+        out.push_str(&format!("\n{line}\n"));
+    }
     out
 }

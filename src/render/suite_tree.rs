@@ -23,6 +23,9 @@ pub fn summary_tree(summary: &Summary, style: Style) -> String {
             }
         }
     }
+    if let Some(line) = summary.pass_hat_k.as_ref().map(super::pass_hat_k::pass_hat_k_line) {
+        text.push_str(&format!("{line}\n"));
+    }
     text.push_str(&format!("{} passed, {} failed", summary.passed, summary.failed));
     if summary.errors > 0 {
         text.push_str(&format!(", {} errors", summary.errors));

@@ -142,6 +142,15 @@ pub struct Attempt {
     /// Its own calls (the judge's not included), tokens and cost.
     #[serde(default)]
     pub usage: Usage,
+    /// The LLM judge that graded it (SPEC §25; null when another grader did).
+    #[serde(default)]
+    pub judge: Option<String>,
+    /// Each judge sample's score (on every attempt the LLM judge graded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_scores: Option<Vec<f64>>,
+    /// The samples' max − min (0 with one sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_spread: Option<f64>,
 }
 
 /// A specialist's final result, reviewed by its head.

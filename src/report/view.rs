@@ -245,6 +245,8 @@ pub struct SavedAttempt {
     pub escalated: Option<String>,
     /// Its own calls and cost (the judge's not included).
     pub usage: Usage,
+    /// The LLM judge that graded it (null or absent otherwise).
+    pub judge: Option<String>,
 }
 
 impl SavedAttempt {

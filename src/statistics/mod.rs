@@ -1,9 +1,19 @@
 //! The statistics every analysis shares, one implementation each: Fisher's exact test of
-//! two pass rates and the Wilson interval of one. `compare`, `stats` (and what learns from
-//! grades) use them from here.
+//! two pass rates, the Wilson interval of one, the exact McNemar test of paired verdicts,
+//! binomial coefficients and pass^k, and a rule's agreement with a person (κ, Youden's J).
+//! `compare`, `stats` and `tune` use them from here.
 
+mod agreement;
+mod binomial;
 mod fisher;
+mod mcnemar;
+mod pass_hat_k;
 mod wilson;
 
+// `orch tune` (issue #39, SPEC §25) reads labels through it; not built yet.
+#[allow(unused_imports)]
+pub use agreement::Agreement;
 pub use fisher::two_sided as fisher_two_sided;
+pub use mcnemar::two_sided as mcnemar_two_sided;
+pub use pass_hat_k::PassHatK;
 pub use wilson::interval as wilson_interval;

@@ -34,7 +34,13 @@ pub enum NotARun {
 /// cannot be a run's: the rules `orch compare` refuses a line by, in `crate::text`).
 pub fn kind(value: Saved) -> Result<Kind, NotARun> {
     let run = match (value.case_id.is_some(), value.report) {
-        (true, Some(report)) if report.status.is_some() => report,
+        // The run keeps its line's case and verdict, for pass^k (SPEC §25).
+        (true, Some(report)) if report.status.is_some() => Box::new(Saved {
+            case_id: value.case_id,
+            suite: value.suite,
+            passed: value.passed,
+            ..*report
+        }),
         (true, Some(_)) => return Err(NotARun::NoStatus),
         (true, None) => return Ok(Kind::Unreported),
         (false, _) if value.status.is_some() => Box::new(Saved { report: None, ..value }),

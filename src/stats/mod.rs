@@ -10,6 +10,7 @@
 
 mod files;
 mod input;
+mod judges;
 mod latency;
 mod review;
 mod rungs;
@@ -19,6 +20,7 @@ mod variants;
 
 pub use files::{distinct, read_all};
 pub use review::line as review_line;
+pub use judges::JudgeStats;
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
 pub use tally::Tally;

@@ -48,6 +48,11 @@ pub struct Stats {
     /// absent when no run was reviewed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reviews: Vec<super::review::PairStats>,
+    /// pass^k over the cases of results lines, each with its own run count (SPEC §25).
+    #[serde(rename = "passHatK")]
+    pub pass_hat_k: crate::statistics::PassHatK,
+    /// Each LLM judge's health, by id (SPEC §25).
+    pub judges: Vec<super::judges::JudgeStats>,
 }
 
 /// Routing over every run.

@@ -5,11 +5,13 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::input::Kind;
+use super::judges::JudgeTally;
 use super::latency::Latencies;
 use super::rungs::RungTally;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
 use crate::report::{RunStatus, Saved, SavedDepartment, SavedSpecialist};
+use crate::statistics::PassHatK;
 use crate::text::{Mean, UsdSum};
 
 /// Everything counted so far.
@@ -34,6 +36,10 @@ pub struct Tally {
     economy_runs: u64,
     /// Conflicts and resolutions per department pair (SPEC §24).
     reviews: super::review::ReviewTally,
+    /// Per case of a results line (suite, id): its passed runs and its runs, for pass^k.
+    cases: BTreeMap<(String, String), (u64, u64)>,
+    /// The scores each LLM judge gave (SPEC §25).
+    judges: JudgeTally,
 }
 
 /// One department's counts.
@@ -83,6 +89,10 @@ impl Tally {
         self.runs += 1;
         self.economy_runs += u64::from(run.economy.is_some());
         self.reviews.run(run);
+        if let Some(id) = &run.case_id {
+            let case = self.cases.entry((run.suite.clone(), id.clone())).or_default();
+            *case = (case.0 + u64::from(run.passed), case.1 + 1);
+        }
         let status = run.status.unwrap_or(RunStatus::Failed).to_string();
         *self.by_status.entry(status).or_default() += 1;
         if let Some(r) = &run.routing {
@@ -142,6 +152,9 @@ impl Tally {
         t.retries += s.attempts.len().saturating_sub(1) as u64;
         t.score.add(s.quality_score);
         for a in &s.attempts {
+            if let Some(judge) = &a.judge {
+                self.judges.add(judge, a.score);
+            }
             t.latencies.record(a.latency_ms);
             t.rungs.add(a);
         }
@@ -204,6 +217,8 @@ impl Tally {
             economy_runs: self.economy_runs,
             files: 0,
             reviews: self.reviews.finish(),
+            judges: self.judges.stats(),
+            pass_hat_k: PassHatK::of(&self.cases.values().copied().collect::<Vec<_>>()),
         }
     }
 }

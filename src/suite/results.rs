@@ -272,6 +272,9 @@ pub struct Summary {
     /// cut short never reads as complete.
     #[serde(rename = "notRun")]
     pub not_run: Vec<String>,
+    /// pass^k for k = 1..N (SPEC §25), only when some case ran more than once.
+    #[serde(rename = "passHatK", skip_serializing_if = "Option::is_none")]
+    pub pass_hat_k: Option<crate::statistics::PassHatK>,
 }
 
 impl Summary {
@@ -337,9 +340,19 @@ pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary 
         failed: cases.iter().filter(|c| !c.passed && !c.error).count(),
         errors: cases.iter().filter(|c| !c.passed && c.error).count(),
         skipped,
+        pass_hat_k: pass_hat_k(&cases),
         cases,
         not_run: Vec::new(),
     }
+}
+
+/// pass^k over the cases when one of them ran more than once (`--repeat` N > 1), else none.
+fn pass_hat_k(cases: &[CaseSummary]) -> Option<crate::statistics::PassHatK> {
+    let counts: Vec<(u64, u64)> = cases.iter().map(|c| (c.passed_runs.into(), c.runs.into())).collect();
+    counts
+        .iter()
+        .any(|&(_, n)| n > 1)
+        .then(|| crate::statistics::PassHatK::of(&counts))
 }
 
 #[cfg(test)]

@@ -115,6 +115,7 @@ fn the_pass_rate_judges_each_side_and_the_tree_lists_regressions_first() {
              agent (first attempt accepted)  base   candidate  delta\n\
              s1                              75.0%  37.5%      -37.5 pts\n\
              \n\
+             McNemar: 1 regressed, 1 improved of the cases on both sides, p = 1.000\n\
              1 regressed (1 significant at alpha 0.05), 1 improved, 0 same, 1 added, 1 removed\n",
         )
         .run();
@@ -141,6 +142,8 @@ fn markdown_fits_a_pull_request_comment() {
              | calls | 36 | 24 |\n\
              | duration p50 | 140 ms | 220 ms |\n\
              | duration p95 | 200 ms | 260 ms |\n\
+             \n\
+             McNemar: 0 regressed, 1 improved of the cases on both sides, p = 1.000\n\
              \n\
              ### Changed cases\n\
              \n\

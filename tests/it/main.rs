@@ -31,6 +31,7 @@ mod journal_cuts;
 mod journal_lock;
 mod ladders;
 mod layers;
+mod learning;
 mod mcp;
 mod mcp_client;
 mod mcp_http_guard;

@@ -221,7 +221,8 @@ fn every_counter_with_exact_figures_from_both_kinds_of_input() {
         ],
         "headDirectFallbacks": 1, "partialSynthesisFailures": 1, "transportRetries": 5,
         "circuitsOpened": {"cloud": 1, "local": 2},
-        "economyRuns": 0
+        "economyRuns": 0,
+        "passHatK": {"1": 1.0, "2": 1.0}, "judges": []
     });
     assert_eq!(json_of(&out), expected);
     let rates: Value = serde_json::from_slice(&std::fs::read(root.path().join("rates.json")).unwrap()).unwrap();
@@ -252,6 +253,7 @@ fn the_tree_and_the_markdown() {
 │   ├── methods: keywords 2 · llm 1 · hybrid 1
 │   └── fallback department: 20.0% · router errors: 20.0%
 ├── complexity: simple 1 · moderate 2 · complex 1
+├── pass^k (k runs in a row all pass): k=1 100.0%, k=2 100.0%
 ├── departments
 │   ├── music 1 run, 0.0% success, mean quality -, 0.00 calls a run, $0.00
 │   └── story 4 runs, 75.0% success, mean quality 82.50, 5.50 calls a run, $0.0085
@@ -295,6 +297,8 @@ note: the runs of the 2 files are counted together, not per file (`orch compare 
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | ` v ` | ` story ` | 1 | 2 | 0.0% | 0.0% | 1.00 | 30.00 | 5 ms | 7 ms | 0 | $0.0005 |
 | ` w ` | ` story ` | 4 | 10 | 25.0% | 75.0% | 1.50 | 66.25 | 500 ms | 1000 ms | 2 | $0.0040 |
+
+pass^k (k runs in a row all pass): k=1 100.0%, k=2 100.0%
 "
     );
 }
