@@ -71,6 +71,10 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
         }
     }
     let mut exit = exit_for(report, args.min_quality);
+    if report.status == crate::report::RunStatus::NeedsInput {
+        let message = crate::session::needs_input(report, args.journal.as_deref());
+        return Err(CommandError { exit, message }.into());
+    }
     if exit == Exit::Paused {
         let file = args
             .journal

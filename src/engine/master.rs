@@ -337,6 +337,10 @@ async fn aggregate(
         pending: pending_in_plan_order(engine, plan),
         trace_id: None,
         economy: engine.economy_report(plan),
+        urgency: plan.urgency,
+        asks: false,
+        questions: Vec::new(),
+        session: None,
     }
 }
 

@@ -4,6 +4,7 @@
 mod accounting;
 mod budget;
 mod call;
+mod clarify;
 mod department;
 mod economy;
 mod gate;
@@ -25,6 +26,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 pub use budget::{Budget, Exhausted};
+pub use clarify::{Answerer, NoAnswers};
 pub use gate::{Approver, Flag, Verdict};
 pub use master::run;
 pub use router::{ask_router, run_request};
@@ -69,6 +71,8 @@ pub struct Engine {
     pending: Mutex<Vec<crate::report::GateItem>>,
     /// Whether, since when and why the run is in economy (`limits.economyAt`, SPEC §20).
     economy: economy::Watch,
+    /// Who answers the run's questions (SPEC §23); nobody unless set.
+    answerer: Arc<dyn Answerer>,
 }
 
 /// Why a call produced nothing.
@@ -166,12 +170,19 @@ impl Engine {
             circuits_opened: Mutex::new(std::collections::BTreeSet::new()),
             approver: Arc::new(Flag::Deny),
             pending: Mutex::new(Vec::new()),
+            answerer: Arc::new(NoAnswers),
         }
     }
 
     /// The same engine with `approver` deciding its gated steps.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
+        self
+    }
+
+    /// The same engine with `answerer` answering its questions (SPEC §23).
+    pub fn with_answerer(mut self, answerer: Arc<dyn Answerer>) -> Self {
+        self.answerer = answerer;
         self
     }
 

@@ -1,6 +1,7 @@
 //! The plan: everything `orch explain` prints and `orch run` executes, computed once from
 //! (config, request, options). Pure: no I/O, no async.
 
+mod clarify;
 mod complexity;
 mod cost;
 mod dag;
@@ -9,6 +10,7 @@ mod router;
 mod routing;
 mod selection;
 mod tools;
+mod urgency;
 
 use serde::{Deserialize, Serialize};
 
@@ -17,11 +19,15 @@ use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
 pub use ladder::PlannedRung;
-pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
+pub use clarify::{clarification_line, confidence, questions, Question};
+pub use router::{
+    clarifying_reply_schema, parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep,
+};
 use routing::Routable;
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 pub use tools::{tool_agents, PlannedServer};
+pub use urgency::urgency;
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
 /// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.
@@ -49,6 +55,8 @@ pub struct PlanOptions {
     pub specialists: SpecialistMode,
     /// The router's part, when the config routes by a model.
     pub router: RouterStep,
+    /// A follow-up in a conversation (SPEC §23): never asked.
+    pub follow_up: bool,
 }
 
 /// Whether a head answers itself or spawns specialists.
@@ -159,6 +167,9 @@ pub struct Plan {
     /// What to change when nothing matched the request (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The request's urgency (SPEC §23): above `routing.urgentAbove`, heads answer directly.
+    #[serde(serialize_with = "round2")]
+    pub urgency: f64,
 }
 
 /// What to change when nothing matches a request and no department takes it.
@@ -191,7 +202,9 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         }
     }
     let llm_grading = config.settings.grading.method == GradingMethod::Llm;
+    let urgency = urgency::urgency(request, &config.settings.routing.urgent_terms);
     let planning = Planning {
+        urgent: urgency > config.settings.routing.urgent_above,
         config,
         request,
         options,
@@ -236,6 +249,7 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         economy_at: config.settings.limits.economy_at,
         economy_budgets: ladder::economy_budgets(config),
         hint: None,
+        urgency,
     })
 }
 
@@ -248,6 +262,8 @@ struct Planning<'a> {
     routing: &'a Routing,
     complexity: &'a Complexity,
     llm_grading: bool,
+    /// Urgent (SPEC §23): heads answer directly unless `--specialists` says otherwise.
+    urgent: bool,
     /// The selected departments' ids.
     selected: std::collections::HashSet<&'a str>,
     /// Every department's relevance, by id.
@@ -260,6 +276,7 @@ impl Planning<'_> {
         let (config, dept) = (self.config, routed.department);
         let id = &dept.id;
         let estimate = match self.options.specialists {
+            SpecialistMode::Auto if self.urgent => 0,
             SpecialistMode::Auto => self.complexity.level.estimated_specialists(),
             SpecialistMode::Always => self.complexity.level.estimated_specialists().max(2),
             SpecialistMode::Never => 0,

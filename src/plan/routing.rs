@@ -191,7 +191,7 @@ fn merge(s: &mut DepartmentScore, answer: &RouterAnswer, method: RoutingMethod) 
 }
 
 /// A department's score beside the department.
-type Scored<'c> = (DepartmentScore, Routable<'c>);
+pub(super) type Scored<'c> = (DepartmentScore, Routable<'c>);
 
 /// Routes a request: by relevance (keywords, merged with the router's answer when there
 /// is one), or exactly the `forced` departments when given. Beside the routing, the
@@ -251,7 +251,7 @@ pub fn route<'c>(
 
 /// Every routable department scored (merged with the router's `answer`, when there is
 /// one), best first.
-fn scored<'c>(config: &'c Config, index: &WordIndex, answer: Option<&RouterAnswer>) -> Vec<Scored<'c>> {
+pub(super) fn scored<'c>(config: &'c Config, index: &WordIndex, answer: Option<&RouterAnswer>) -> Vec<Scored<'c>> {
     let method = config.settings.routing.method;
     let mut scored: Vec<Scored<'c>> = config
         .departments

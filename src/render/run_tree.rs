@@ -66,6 +66,7 @@ fn headline(report: &Report, style: Style) -> String {
         RunStatus::Partial => style.yellow("partial"),
         RunStatus::Failed => style.red("failed"),
         RunStatus::Paused => style.yellow("paused"),
+        RunStatus::NeedsInput => style.yellow("needs-input"),
     };
     let u = &report.usage;
     let mut head = format!(

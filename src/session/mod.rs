@@ -5,6 +5,7 @@
 //! flushed, and the files that could not be written reported. `run`, `resume`, `test`,
 //! `explain --route` and `orch mcp` (its served team) all start their runs here.
 
+mod answers;
 mod approvals;
 mod options;
 mod outcome;
@@ -21,7 +22,7 @@ mod suite;
 mod suite_files;
 
 pub use options::RunOptions;
-pub use outcome::{exit_for, waiting, why_not_success};
+pub use outcome::{exit_for, needs_input, waiting, why_not_success};
 pub use prepare::{
     approval_mode, check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES,
 };

@@ -92,6 +92,8 @@ impl RunOptions {
             approvals: None,
             journal: Some(journal),
             quiet: false,
+            session: None,
+            answers: Vec::new(),
         })
     }
 

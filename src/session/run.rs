@@ -18,7 +18,7 @@ use crate::report::{EventLog, Observer, Observers, Report};
 use crate::sink::LineFile;
 
 use super::progress::Progress;
-use super::{approvals, plan_options, providers, setup, RunOptions, SessionError};
+use super::{answers, approvals, plan_options, providers, setup, RunOptions, SessionError};
 
 /// How a run ended: its report, the signal that stopped it, and why output files failed.
 pub struct Ran {
@@ -76,7 +76,8 @@ pub fn run(
         seed: args.replies.seed,
         tools: tapes.tool_host(servers.as_ref(), journal.as_ref()),
     })
-    .with_approver(approvals::approver(mode, journal.as_ref()));
+    .with_approver(approvals::approver(mode, journal.as_ref()))
+    .with_answerer(answers::answerer(mode, &args.answers));
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
         let interrupt = async {

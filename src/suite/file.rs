@@ -24,6 +24,11 @@ pub enum Status {
     Partial,
     /// None succeeded.
     Failed,
+    /// Items wait for a decision (SPEC §16).
+    Paused,
+    /// The run asked before it guessed (SPEC §23).
+    #[strum(serialize = "needs-input")]
+    NeedsInput,
 }
 
 impl FromNode for SpecialistMode {

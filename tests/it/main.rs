@@ -9,6 +9,7 @@ mod chains;
 mod common;
 mod compare;
 mod compare_files;
+mod conversations;
 mod cuts;
 mod denials;
 mod economy;

@@ -1,0 +1,209 @@
+//! Clarification, urgency and follow-ups (SPEC §23) through the binary: the urgency of a
+//! request, the questions a run asks before it guesses (exit 5, `needs-input`), their
+//! answers on the terminal and by `orch resume --answer`, and the router's part in it.
+
+use serde_json::{json, Value};
+use wiremock::matchers::{body_string_contains, method};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::mock::{bodies, chat_reply};
+use crate::common::{json, stderr, Root, Test};
+
+/// Three departments on the simulated provider; `clarifyBelow` 0.5, the fallback `story`.
+const TEAM: &str = "routing: { clarifyBelow: 0.5, fallbackDepartment: story }\n\
+departments:\n\
+  - { id: story, name: Story, description: Plots and scenes, keywords: [scene, plot], head: sh }\n\
+  - { id: character, name: Cast, description: Looks and costumes, keywords: [character, costume], head: ch }\n\
+  - { id: music, name: Music, description: Songs, keywords: [song], head: mh }\n\
+agents:\n\
+  - { id: sh, role: head, department: story }\n\
+  - { id: ch, role: head, department: character }\n\
+  - { id: mh, role: head, department: music }\n\
+  - { id: c1, role: specialist, department: character }\n\
+  - { id: c2, role: specialist, department: character }\n";
+
+/// The question a run of [`TEAM`] asks when it cannot tell which department is meant.
+const WHICH: &str = "Which do you mean: Story (Plots and scenes), Cast (Looks and costumes), Music (Songs)?";
+
+fn run(root: &Root, args: &[&str], status: i32) -> Value {
+    let mut line = vec!["run", "--format", "json"];
+    line.extend_from_slice(args);
+    let test = Test::new(root.path()).args(line).status(status);
+    json(&if status == 0 { test } else { test.any_stderr() }.run())
+}
+
+#[test]
+fn an_urgent_request_is_never_asked_and_its_heads_answer_directly() {
+    let root = Root::orch_yaml(TEAM);
+    let prompt = "I urgently need a detailed, comprehensive character analysis now!";
+    let report = run(&root, &[prompt], 0);
+    assert_eq!(report["urgency"], 0.9);
+    assert_eq!((report["asks"].clone(), report["questions"].clone()), (json!(false), json!([])));
+    let dept = &report["departments"][0];
+    assert_eq!(dept["departmentId"], "character");
+    assert_eq!(dept["metadata"]["handling"], "direct", "{report}");
+    assert_eq!(dept["specialistResults"], json!([]));
+    // An explicit --specialists wins over urgency.
+    let report = run(&root, &["--specialists", "always", prompt], 0);
+    assert_eq!(report["departments"][0]["specialistResults"].as_array().unwrap().len(), 2);
+    // Every report says its urgency, 0 when no term matched.
+    assert_eq!(run(&root, &["--department", "music", "a song"], 0)["urgency"], 0.0);
+}
+
+#[test]
+fn a_request_below_clarify_below_asks_instead_of_guessing() {
+    let root = Root::orch_yaml(TEAM);
+    let events = root.path().join("events.jsonl");
+    let events_arg = events.to_str().unwrap();
+    let report = run(&root, &["--events", events_arg, "tell me about the scene"], 5);
+    assert_eq!(report["status"], "needs-input");
+    assert_eq!(report["asks"], true);
+    assert_eq!(
+        report["questions"],
+        json!([{"id": "q1", "text": WHICH, "why": "confidence 0.35 below clarifyBelow 0.5"}])
+    );
+    assert_eq!(report["departments"], json!([]));
+    assert_eq!(report["usage"]["calls"], 0);
+    assert_eq!(report["error"], Value::Null);
+    let kinds = crate::common::event_kinds(&events);
+    assert_eq!(kinds, ["clarification", "run_complete"]);
+    // Nothing matched: confidence 0, asked before the fallback department.
+    let report = run(&root, &["what is on today"], 5);
+    assert_eq!(report["questions"][0]["why"], "confidence 0 below clarifyBelow 0.5");
+    // Confidence at clarifyBelow is not below it: two keywords of story score 0.5775.
+    assert_eq!(run(&root, &["the plot of the scene"], 0)["asks"], false);
+    // --department never asks; an urgent request is never asked.
+    assert_eq!(run(&root, &["--department", "story", "the scene"], 0)["asks"], false);
+    let report = run(&root, &["the scene, now, hurry"], 0);
+    assert_eq!((report["asks"].clone(), report["urgency"].clone()), (json!(false), json!(0.9)));
+}
+
+#[test]
+fn answers_on_the_terminal_are_appended_and_routing_runs_again_at_most_twice() {
+    let root = Root::orch_yaml(TEAM);
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--approvals", "prompt", "tell me about the scene"])
+        .stdin("the plot\n")
+        .any_stderr()
+        .run();
+    let report = json(&out);
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["asks"], true);
+    assert_eq!(report["questions"][0]["text"], WHICH);
+    assert_eq!(
+        report["request"],
+        format!("tell me about the scene\nCLARIFICATION: {WHICH} → the plot")
+    );
+    assert_eq!(report["routing"]["primary"], "story");
+    assert_eq!(
+        stderr(&out),
+        format!("question q1: {WHICH}\n  (confidence 0.35 below clarifyBelow 0.5)\nanswer: ")
+    );
+    // Two unhelpful answers: asked twice, then routing goes on with what it has.
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--approvals", "prompt", "what is on today"])
+        .stdin("no idea\nstill none\n")
+        .any_stderr()
+        .run();
+    let report = json(&out);
+    assert_eq!(report["status"], "success");
+    let ids: Vec<&str> = report["questions"].as_array().unwrap().iter().map(|q| q["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["q1", "q2"]);
+    assert_eq!(report["routing"]["fallback"], true);
+    assert_eq!(stderr(&out).matches("answer: ").count(), 2);
+    // Standard input closed before an answer: the run stays needs-input.
+    let report = json(
+        &Test::new(root.path())
+            .args(["run", "--format", "json", "--approvals", "prompt", "the scene"])
+            .stdin("")
+            .status(5)
+            .any_stderr()
+            .run(),
+    );
+    assert_eq!((report["status"].clone(), report["asks"].clone()), (json!("needs-input"), json!(true)));
+}
+
+#[test]
+fn a_journaled_run_that_stopped_for_input_resumes_with_its_answers() {
+    let root = Root::orch_yaml(TEAM);
+    let journal = root.path().join("run.journal");
+    let file = journal.to_str().unwrap();
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--journal", file, "tell me about the scene"])
+        .status(5)
+        .stderr(format!(
+            "error: needs input: 1 question asked; answer with `orch resume {file} --answer TEXT` (one per question, in order)\n"
+        ))
+        .run();
+    assert_eq!(json(&out)["status"], "needs-input");
+    // Fewer answers than questions: the second round's question stays unanswered.
+    let resumed = |answers: &[&str], status: i32| {
+        let mut line = vec!["resume", file, "--format", "json"];
+        for a in answers {
+            line.extend(["--answer", a]);
+        }
+        let test = Test::new(root.path()).args(line).status(status);
+        json(&if status == 0 { test } else { test.any_stderr() }.run())
+    };
+    let report = resumed(&["something"], 5);
+    assert_eq!(report["status"], "needs-input");
+    assert_eq!(report["questions"].as_array().unwrap().len(), 2);
+    let report = resumed(&["the plot"], 0);
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["routing"]["primary"], "story");
+    assert!(report["request"].as_str().unwrap().ends_with("→ the plot"), "{report}");
+}
+
+/// A team routed by a router on the mock, answering `reply`; every other call answers text.
+async fn routed(method_: &str, reply: Value) -> (MockServer, Root) {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(body_string_contains("ROUTE THIS REQUEST."))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(&reply.to_string())))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply("The SS2 outlet opens at nine.")))
+        .mount(&server)
+        .await;
+    let root = Root::orch_yaml(format!(
+        "defaults: {{ provider: mock, passingThreshold: 0 }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\n\
+         http: {{ maxRetries: 0 }}\nrouting: {{ method: {method_}, router: r, clarifyBelow: 0.5 }}\n\
+         departments:\n  - {{ id: outlets, keywords: [outlet, ss2], head: oh }}\n  - {{ id: products, keywords: [product], head: ph }}\n\
+         agents:\n  - {{ id: r, role: router }}\n  - {{ id: oh, role: head, department: outlets }}\n  - {{ id: ph, role: head, department: products }}\n",
+        server.uri()
+    ));
+    (server, root)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_router_s_missing_information_and_questions_are_asked() {
+    let reply = json!({"departments": [{"id": "outlets", "relevance": 0.9}], "confidence": 0.9,
+        "missing": ["the outlet", "the day"], "questions": ["Which outlet?", "Which day?"]});
+    let (server, root) = routed("llm", reply).await;
+    let report = run(&root, &["When do you open?"], 5);
+    assert_eq!(
+        report["questions"],
+        json!([{"id": "q1", "text": "Which outlet?", "why": "missing: the outlet, the day"},
+               {"id": "q2", "text": "Which day?", "why": "missing: the outlet, the day"}])
+    );
+    assert_eq!(report["usage"]["calls"], 1);
+    let sent = bodies(&server).await;
+    assert_eq!(sent.len(), 1);
+    let ask = sent[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(ask.contains("Also give \"confidence\""), "{ask}");
+    let schema = sent[0]["response_format"].to_string();
+    assert!(schema.contains("\"missing\"") && schema.contains("\"questions\""), "{schema}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_router_s_confidence_decides_and_hybrid_takes_the_larger() {
+    let low = json!({"departments": [{"id": "outlets", "relevance": 0.9}], "confidence": 0.3});
+    let (_server, root) = routed("llm", low.clone()).await;
+    let report = run(&root, &["Tell me about the SS2 outlet"], 5);
+    assert_eq!(report["questions"][0]["why"], "confidence 0.3 below clarifyBelow 0.5");
+    // Hybrid: the keyword primary's 0.58 beats the router's 0.3.
+    let (_server, root) = routed("hybrid", low).await;
+    let report = run(&root, &["Tell me about the SS2 outlet"], 0);
+    assert_eq!((report["asks"].clone(), report["routing"]["primary"].clone()), (json!(false), json!("outlets")));
+}
