@@ -38,6 +38,12 @@ pub fn confidence(config: &Config, request: &str, router: &RouterStep) -> f64 {
     }
 }
 
+/// Whether a run planned with `options` may stop to ask (SPEC §23): `clarifyBelow` > 0 and
+/// no `--department`. Such a run is planned even when nothing matches: it asks first.
+pub fn may_ask(config: &Config, options: &PlanOptions) -> bool {
+    config.settings.routing.clarify_below > 0.0 && options.departments.is_empty()
+}
+
 /// The questions a run of `request` asks instead of running (empty: it runs). Asked when
 /// `clarifyBelow` > 0, no `--department` was given, the request is not urgent, and the
 /// confidence is below `clarifyBelow` or the router names missing information. A
@@ -45,7 +51,7 @@ pub fn confidence(config: &Config, request: &str, router: &RouterStep) -> f64 {
 pub fn questions(config: &Config, request: &str, options: &PlanOptions, follow_up: bool) -> Vec<Question> {
     let routing = &config.settings.routing;
     let below = routing.clarify_below;
-    if below <= 0.0 || !options.departments.is_empty() || follow_up {
+    if !may_ask(config, options) || follow_up {
         return Vec::new();
     }
     if urgency(request, &routing.urgent_terms) > routing.urgent_above {

@@ -19,7 +19,7 @@ use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
 pub use ladder::PlannedRung;
-pub use clarify::{clarification_line, confidence, questions, Question};
+pub use clarify::{clarification_line, may_ask, questions, Question};
 pub use router::{
     clarifying_reply_schema, parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep,
 };

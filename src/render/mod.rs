@@ -14,6 +14,7 @@ mod compare_html;
 mod compare_markdown;
 mod compare_tree;
 mod compare_words;
+mod conversation;
 mod ladder;
 mod ladder_lines;
 mod mermaid;

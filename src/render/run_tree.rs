@@ -46,6 +46,9 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     if let Some(economy) = super::ladder_lines::economy_node(report, style) {
         root.push(economy);
     }
+    if let Some(conversation) = super::conversation::tree_node(report, style) {
+        root.push(conversation);
+    }
     if !report.pending.is_empty() {
         let items = report
             .pending

@@ -67,6 +67,14 @@ pub struct Saved<O = IgnoredAny> {
     pub duration_ms: u64,
     /// A results line's run (null when it could not be made or was too large to write).
     pub report: Option<Box<Saved<O>>>,
+    /// Whether the run stopped for input at least once (SPEC §23).
+    pub asks: bool,
+    /// The request's urgency (0 when absent).
+    pub urgency: f64,
+    /// The questions asked, as written (`id`, `text`, `why`).
+    pub questions: Vec<serde_json::Value>,
+    /// Its turn of a conversation (`file`, `turn`).
+    pub session: Option<serde_json::Value>,
 }
 
 /// The master's routing decision.

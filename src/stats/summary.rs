@@ -44,6 +44,9 @@ pub struct Stats {
     /// The distinct files read (the tree and Markdown say their runs are counted together).
     #[serde(skip)]
     pub files: usize,
+    /// Share of runs that stopped for input at least once (SPEC §23).
+    #[serde(serialize_with = "rate")]
+    pub clarification_rate: Option<f64>,
 }
 
 /// Routing over every run.

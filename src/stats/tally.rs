@@ -32,6 +32,8 @@ pub struct Tally {
     circuits: BTreeMap<String, u64>,
     /// Runs that went into economy.
     economy_runs: u64,
+    /// Runs that stopped for input at least once (SPEC §23).
+    asked: u64,
 }
 
 /// One department's counts.
@@ -78,6 +80,7 @@ impl Tally {
     fn run(&mut self, run: &Saved) {
         self.runs += 1;
         self.economy_runs += u64::from(run.economy.is_some());
+        self.asked += u64::from(run.asks);
         let status = run.status.unwrap_or(RunStatus::Failed).to_string();
         *self.by_status.entry(status).or_default() += 1;
         if let Some(r) = &run.routing {
@@ -193,6 +196,7 @@ impl Tally {
             circuits_opened: self.circuits.clone(),
             economy_runs: self.economy_runs,
             files: 0,
+            clarification_rate: ratio(self.asked, runs),
         }
     }
 }

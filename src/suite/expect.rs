@@ -53,6 +53,7 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
     usage_failures(expect, report, &mut out);
     out.extend(super::tool_expect::failures(&expect.tools, report));
     out.extend(ladder_failures(expect, report));
+    out.extend(super::conversation_expect::failures(expect, report));
     output_failures(expect, report, &mut out);
     out
 }

@@ -97,6 +97,20 @@ section! {
         max_escalations "maxEscalations": u64, Rule::count(0, i64::MAX);
         /// Whether the run went into economy (`limits.economyAt`).
         economy "economy": bool, Rule::Bool;
+        /// Whether the run stopped for input at least once (SPEC §23).
+        asks "asks": bool, Rule::Bool;
+        /// The run's urgency is within `min` and `max`.
+        urgency "urgency": UrgencyWire, Rule::Section(UrgencyWire::KEYS);
+    }
+}
+
+section! {
+    /// An `expect.urgency` as written.
+    UrgencyWire, "`urgency`" {
+        /// The urgency is at least this.
+        min "min": f64, Rule::between(0.0, 1.0);
+        /// The urgency is at most this.
+        max "max": f64, Rule::between(0.0, 1.0);
     }
 }
 
@@ -113,6 +127,8 @@ section! {
         specialists "specialists": At<SpecialistMode>, Rule::Choice(SpecialistMode::VARIANTS);
         /// What the run must show.
         expect "expect": ExpectWire, Rule::Section(ExpectWire::KEYS);
+        /// Answers to the run's questions, in order (SPEC §23).
+        answers "answers": Vec<String>, Rule::Strings;
     }
 }
 
@@ -160,6 +176,8 @@ pub struct Case {
     pub repeat: u32,
     /// What the run must show.
     pub expect: Expect,
+    /// Answers to the run's questions, in order.
+    pub answers: Vec<String>,
 }
 
 /// What a run must show; every part optional.
@@ -193,6 +211,10 @@ pub struct Expect {
     pub max_escalations: Option<u64>,
     /// Whether the run went into economy.
     pub economy: Option<bool>,
+    /// Whether the run stopped for input.
+    pub asks: Option<bool>,
+    /// The urgency's bounds, `min` and `max`.
+    pub urgency: (Option<f64>, Option<f64>),
 }
 
 /// A suite file decoded, not yet checked against the config it runs on.
@@ -356,6 +378,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
             repeat: defaults.repeat,
             expect: expect_of(e, matches),
+            answers: c.answers.clone().unwrap_or_default(),
         });
     }
     diags.extend(
@@ -399,6 +422,8 @@ fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
         matches,
         max_escalations: e.max_escalations,
         economy: e.economy,
+        asks: e.asks,
+        urgency: e.urgency.map_or((None, None), |u| (u.min, u.max)),
     }
 }
 

@@ -207,3 +207,66 @@ async fn the_router_s_confidence_decides_and_hybrid_takes_the_larger() {
     let report = run(&root, &["Tell me about the SS2 outlet"], 0);
     assert_eq!((report["asks"].clone(), report["routing"]["primary"].clone()), (json!(false), json!("outlets")));
 }
+
+#[test]
+fn a_suite_answers_and_expects_asks_urgency_and_needs_input_and_stats_count_them() {
+    let root = Root::orch_yaml(TEAM);
+    root.write(
+        "s.yaml",
+        "cases:\n\
+         \x20 - { id: asks, prompt: tell me about the scene, expect: { status: needs-input, asks: true } }\n\
+         \x20 - { id: answers, prompt: tell me about the scene, answers: [the plot], expect: { status: success, asks: true, primary: story } }\n\
+         \x20 - { id: urgent, prompt: \"the scene, now, hurry\", expect: { asks: false, urgency: { min: 0.8, max: 1 } } }\n\
+         \x20 - { id: wrong, prompt: \"the scene, now, hurry\", expect: { asks: true, urgency: { max: 0.5 } } }\n",
+    );
+    let results = root.path().join("results.jsonl");
+    let out = Test::new(root.path())
+        .args(["test", "s.yaml", "--format", "json", "--results", results.to_str().unwrap()])
+        .status(1)
+        .any_stderr()
+        .run();
+    let summary = json(&out);
+    let failures: Vec<(String, Value)> = summary["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap().to_string(), c["failures"].clone()))
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            ("asks".into(), json!([])),
+            ("answers".into(), json!([])),
+            ("urgent".into(), json!([])),
+            ("wrong".into(), json!(["asks: expected true, got false", "urgency: expected ≤ 0.5, got 0.9"])),
+        ]
+    );
+    let stats = json(&Test::new(root.path()).args(["stats", "--format", "json", "results.jsonl"]).run());
+    assert_eq!(stats["byStatus"]["needs-input"], 1, "{stats}");
+    assert_eq!(stats["clarificationRate"], 0.5);
+}
+
+#[test]
+fn the_tree_and_markdown_show_the_questions_and_the_urgency() {
+    let root = Root::orch_yaml(TEAM);
+    let out = Test::new(root.path())
+        .args(["run", "--format", "tree", "tell me about the scene, quickly"])
+        .status(5)
+        .any_stderr()
+        .run();
+    let tree = crate::common::stdout(&out);
+    assert!(tree.starts_with("run needs-input"), "{tree}");
+    assert!(tree.contains("urgency 0.45 · asked 1 question"), "{tree}");
+    assert!(tree.contains(&format!("q1: {WHICH} (confidence 0.35 below clarifyBelow 0.5)")), "{tree}");
+    let saved = root.write(
+        "report.json",
+        Test::new(root.path())
+            .args(["run", "--format", "json", "tell me about the scene, quickly"])
+            .status(5)
+            .any_stderr()
+            .run()
+            .stdout,
+    );
+    let md = crate::common::stdout(&Test::new(root.path()).args(["report", saved.to_str().unwrap(), "--format", "markdown"]).run());
+    assert!(md.contains("**Conversation:** urgency 0.45 · asked 1 question"), "{md}");
+}
