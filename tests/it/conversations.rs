@@ -270,3 +270,38 @@ fn the_tree_and_markdown_show_the_questions_and_the_urgency() {
     let md = crate::common::stdout(&Test::new(root.path()).args(["report", saved.to_str().unwrap(), "--format", "markdown"]).run());
     assert!(md.contains("**Conversation:** urgency 0.45 · asked 1 question"), "{md}");
 }
+
+/// On a terminal (a pseudo-terminal made by util-linux's `script`), `--approvals` defaults
+/// to `prompt`: the question is asked on stderr and the answer read from the terminal.
+#[test]
+fn on_a_terminal_the_question_is_asked_and_answered_inline() {
+    let script = std::path::Path::new("/usr/bin/script");
+    if !script.exists() {
+        eprintln!("skipped: no /usr/bin/script to make a pseudo-terminal");
+        return;
+    }
+    let root = Root::orch_yaml(TEAM);
+    let command = format!(
+        "'{}' run --format json 'tell me about the scene' 2>err.txt >out.json",
+        env!("CARGO_BIN_EXE_orch")
+    );
+    let out = crate::common::blocking(|| {
+        let mut child = std::process::Command::new(script)
+            .args(["-qec", &command, "/dev/null"])
+            .current_dir(root.path())
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"the plot\n").unwrap();
+        child.wait_with_output().unwrap()
+    });
+    assert!(out.status.success(), "{out:?}");
+    let err = std::fs::read_to_string(root.path().join("err.txt")).unwrap();
+    assert_eq!(err, format!("question q1: {WHICH}\n  (confidence 0.35 below clarifyBelow 0.5)\nanswer: "));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(root.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!((report["status"].clone(), report["asks"].clone()), (json!("success"), json!(true)));
+    assert!(report["request"].as_str().unwrap().ends_with(&format!("{WHICH} → the plot")));
+}
