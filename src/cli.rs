@@ -434,6 +434,9 @@ pub struct PlanArgs {
     /// [default: routing.successRates]
     #[arg(long, value_name = "FILE")]
     pub success_rates: Option<PathBuf>,
+    /// The previous turn of the conversation the run continues (`orch run --session`).
+    #[arg(skip)]
+    pub previous: Option<crate::plan::PreviousTurn>,
 }
 
 /// Where replies come from and go, and traces: the flags `run` and `test` share.

@@ -24,8 +24,9 @@ pub fn run(args: RunArgs) -> Result<Exit> {
 
 /// Runs `prompt` as `args` say, its gated steps decided in `mode`; `resumed` is the journal
 /// a resume read (`args.journal` names its file), whose finished calls answer again.
-pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed: Option<Journal>) -> Result<Exit> {
+pub(super) fn execute(mut args: RunArgs, prompt: String, mode: ApprovalMode, resumed: Option<Journal>) -> Result<Exit> {
     let config = configured(&args)?;
+    args.plan.previous = session::previous_turn(args.session.as_deref()).map_err(CommandError::from)?;
     session::known_provider(&config, &args.replies).map_err(CommandError::from)?;
     let plan = planned(&config, &prompt, &args)?;
     let ran = session::run(config, &plan, &prompt, &args, mode, resumed).map_err(CommandError::from)?;

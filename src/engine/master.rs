@@ -200,7 +200,12 @@ async fn department(
     let dp = light.as_ref().unwrap_or(&plan.departments[i]);
     let head = engine.config.agent_at(dp.head_agent);
     let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
-    let result = run_department(engine, &plan.request, dp, &finished)
+    // A department of the previous turn sees it (SPEC §23) in every call.
+    let request = match &dp.previous_turn {
+        Some(block) => std::borrow::Cow::Owned(format!("{}\n\n{block}", plan.request)),
+        None => std::borrow::Cow::Borrowed(plan.request.as_str()),
+    };
+    let result = run_department(engine, &request, dp, &finished)
         .with_context(cx.clone())
         .await;
     end_span(

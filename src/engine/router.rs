@@ -122,7 +122,6 @@ async fn routed_run(
     tokio::pin!(interrupt);
     let mut request = request.to_string();
     let mut asked = Asked::default();
-    let follow_up = options.follow_up;
     let mut routed = options.clone();
     loop {
         if options.router == RouterStep::NotConsulted {
@@ -135,6 +134,7 @@ async fn routed_run(
                 }
             };
         }
+        let follow_up = plan::is_follow_up(&engine.config, &request, &routed);
         match ask_round(engine, &request, &routed, follow_up, &mut asked).await {
             Round::Route => break,
             Round::Answered(clarified) => request = clarified,

@@ -5,6 +5,7 @@ mod clarify;
 mod complexity;
 mod cost;
 mod dag;
+mod follow_up;
 mod ladder;
 mod router;
 mod routing;
@@ -18,6 +19,7 @@ use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
+pub use follow_up::{is_follow_up, PreviousTurn, Turn};
 pub use ladder::PlannedRung;
 pub use clarify::{clarification_line, may_ask, questions, Question};
 pub use router::{
@@ -55,8 +57,8 @@ pub struct PlanOptions {
     pub specialists: SpecialistMode,
     /// The router's part, when the config routes by a model.
     pub router: RouterStep,
-    /// A follow-up in a conversation (SPEC §23): never asked.
-    pub follow_up: bool,
+    /// The previous turn of the conversation this run continues (`--session`, SPEC §23).
+    pub previous: Option<PreviousTurn>,
 }
 
 /// Whether a head answers itself or spawns specialists.
@@ -129,6 +131,10 @@ pub struct DepartmentPlan {
     /// The most it can cost in USD (SPEC §8.3); null when a model has no price or no cap.
     #[serde(serialize_with = "crate::text::usd_opt")]
     pub max_cost_usd: Option<f64>,
+    /// The `PREVIOUS TURN:` block every call of it gets, when it ran in the previous turn of
+    /// the conversation (SPEC §23).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_turn: Option<String>,
 }
 
 /// The whole plan of a request.
@@ -193,7 +199,14 @@ pub fn unmatched(config: &Config, request: &str, options: &PlanOptions) -> Resul
 /// [`RoutingError::NoMatch`].
 fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatched: bool) -> Result<Plan, RoutingError> {
     let index = WordIndex::new(request);
-    let (routing, stages) = routing::route(config, &index, &options.departments, &options.router, keep_unmatched)?;
+    let (routing, stages) = routing::route(
+        config,
+        &index,
+        &options.departments,
+        &options.router,
+        keep_unmatched,
+        options.previous.as_ref(),
+    )?;
     let mut complexity = complexity::analyze(request, &index, &config.settings.routing.complex_terms);
     if let (RouterStep::Answered(answer), true) = (&options.router, options.departments.is_empty()) {
         if let Some(level) = answer.complexity {
@@ -319,6 +332,7 @@ impl Planning<'_> {
             min_calls,
             max_calls,
             max_cost_usd,
+            previous_turn: self.options.previous.as_ref().and_then(|p| p.block(id)),
         }
     }
 }

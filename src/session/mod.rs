@@ -7,6 +7,7 @@
 
 mod answers;
 mod approvals;
+mod conversation;
 mod options;
 mod outcome;
 mod prepare;
@@ -22,6 +23,7 @@ mod suite;
 mod suite_files;
 
 pub use options::RunOptions;
+pub use conversation::previous_turn;
 pub use outcome::{exit_for, needs_input, waiting, why_not_success};
 pub use prepare::{
     approval_mode, check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES,

@@ -82,6 +82,7 @@ impl RunOptions {
                 departments: self.departments,
                 specialists: checked.plan.specialists,
                 success_rates: self.success_rates,
+                previous: None,
             },
             format: None,
             min_quality: checked.min_quality,

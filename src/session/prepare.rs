@@ -54,7 +54,7 @@ pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
         departments: args.departments.clone(),
         specialists: args.specialists,
         router: RouterStep::wanted(config, &args.departments),
-        follow_up: false,
+        previous: args.previous.clone(),
     }
 }
 

@@ -120,6 +120,7 @@ pub(super) fn plan_args(call: &RunCall) -> PlanArgs {
         departments: call.departments.clone(),
         specialists: call.specialists,
         success_rates: None,
+        previous: None,
     }
 }
 

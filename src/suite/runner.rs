@@ -186,7 +186,7 @@ fn options_of(config: &Config, case: &Case) -> PlanOptions {
         departments: case.departments.clone(),
         specialists: case.specialists,
         router: RouterStep::wanted(config, &case.departments),
-        follow_up: false,
+        previous: None,
     }
 }
 

@@ -305,3 +305,65 @@ fn on_a_terminal_the_question_is_asked_and_answered_inline() {
     assert_eq!((report["status"].clone(), report["asks"].clone()), (json!("success"), json!(true)));
     assert!(report["request"].as_str().unwrap().ends_with(&format!("{WHICH} → the plot")));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_follow_up_goes_to_the_previous_turn_s_departments_which_see_that_turn() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply("The SS2 outlet opens at nine.")))
+        .mount(&server)
+        .await;
+    let root = Root::orch_yaml(format!(
+        "defaults: {{ provider: mock, passingThreshold: 0 }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\" }}\n\
+         http: {{ maxRetries: 0 }}\nrouting: {{ clarifyBelow: 0.5 }}\n\
+         departments:\n  - {{ id: outlets, keywords: [outlet, ss2], head: oh }}\n  - {{ id: products, keywords: [product], head: ph }}\n\
+         agents:\n  - {{ id: oh, role: head, department: outlets }}\n  - {{ id: ph, role: head, department: products }}\n",
+        server.uri()
+    ));
+    let chat = root.path().join("chat.jsonl");
+    let file = chat.to_str().unwrap();
+    let first = run(&root, &["--session", file, "Tell me about the SS2 outlet"], 0);
+    assert_eq!(first["session"], json!({"file": file, "turn": 1}));
+    // No keyword, a previous turn: its departments, never a question.
+    let second = run(&root, &["--session", file, "What time do you open?"], 0);
+    assert_eq!(second["session"], json!({"file": file, "turn": 2}));
+    assert_eq!(second["asks"], false);
+    assert_eq!(second["routing"]["primary"], "outlets");
+    assert_eq!(second["routing"]["scores"][0]["reason"], "follow-up of turn 1");
+    let sent = bodies(&server).await;
+    let ask = sent[1]["messages"].to_string();
+    assert!(
+        ask.contains("PREVIOUS TURN:\\nRequest: Tell me about the SS2 outlet\\nYour output: The SS2 outlet opens at nine."),
+        "{ask}"
+    );
+    assert!(!sent[0]["messages"].to_string().contains("PREVIOUS TURN:"));
+    let turns: Vec<Value> = std::fs::read_to_string(&chat)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[1]["kind"], "turn");
+    assert_eq!(turns[1]["request"], "What time do you open?");
+    assert_eq!(turns[1]["departments"], json!(["outlets"]));
+    assert_eq!(turns[1]["outputs"]["outlets"], "The SS2 outlet opens at nine.");
+    assert_eq!(turns[1]["runId"], second["runId"]);
+    // A torn last line: ignored with a warning, and cut off before the next turn.
+    let mut torn = std::fs::read_to_string(&chat).unwrap();
+    torn.push_str("{\"kind\": \"tu");
+    std::fs::write(&chat, torn).unwrap();
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--session", file, "And on Sunday?"])
+        .stderr(format!(
+            "warning: {file}:3: the last line is cut short (a run was stopped while writing it); it is ignored\n"
+        ))
+        .run();
+    assert_eq!(json(&out)["session"]["turn"], 3);
+    let text = std::fs::read_to_string(&chat).unwrap();
+    assert_eq!(text.lines().count(), 3);
+    assert!(text.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()));
+    let tree = crate::common::stdout(
+        &Test::new(root.path()).args(["run", "--format", "tree", "--session", file, "And Monday?"]).run(),
+    );
+    assert!(tree.contains(&format!("turn 4 of {file}")), "{tree}");
+}
