@@ -18,6 +18,8 @@ pub struct RunCall {
     pub departments: Vec<String>,
     /// `--specialists`.
     pub specialists: SpecialistMode,
+    /// The conversation this run is the next turn of, by name (SPEC §23).
+    pub session: Option<String>,
 }
 
 /// A checked call of one of the tools.
@@ -41,6 +43,8 @@ struct RunWire {
     departments: Vec<String>,
     #[serde(default)]
     specialists: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -69,7 +73,9 @@ pub(super) fn tools() -> Vec<Tool> {
             "departments": {"type": "array", "items": {"type": "string"},
                             "description": "Run exactly these departments (like --department), skipping relevance scoring."},
             "specialists": {"type": "string", "enum": ["auto", "always", "never"],
-                            "description": "Whether heads use specialists (like --specialists; default auto)."}
+                            "description": "Whether heads use specialists (like --specialists; default auto)."},
+            "session": {"type": "string",
+                        "description": "A conversation's name: this run is its next turn, and a follow-up goes to the previous turn's departments (like orch run --session)."}
         },
         "required": ["prompt"],
         "additionalProperties": false
@@ -125,10 +131,17 @@ fn run_call(wire: RunWire) -> Result<Call, String> {
             format!("invalid arguments for `run`: `specialists` is `{mode}`, not one of auto, always, never")
         })?,
     };
+    if let Some(name) = wire.session.as_deref().filter(|n| n.trim().is_empty() || n.len() > 200) {
+        return Err(format!(
+            "invalid arguments for `run`: `session` must be a name of 1 to 200 bytes, not `{}`",
+            crate::text::excerpt(name, 40)
+        ));
+    }
     Ok(Call::Run(RunCall {
         prompt: wire.prompt,
         departments: wire.departments,
         specialists,
+        session: wire.session,
     }))
 }
 
@@ -175,7 +188,8 @@ mod tests {
             Call::Run(RunCall {
                 prompt: "a scene".into(),
                 departments: vec![],
-                specialists: SpecialistMode::Auto
+                specialists: SpecialistMode::Auto,
+                session: None,
             })
         );
         let call = parse(

@@ -73,7 +73,7 @@ pub fn record(file: &Path, plan: &PlanArgs, report: &mut Report) -> Option<Strin
 
 /// The turn a report makes: its request, primary, the departments that succeeded (primary
 /// first) with their outputs, and the summary.
-fn turn_of(report: &Report) -> Turn {
+pub(super) fn turn_of(report: &Report) -> Turn {
     let primary = report.routing.as_ref().map(|r| r.primary.clone()).unwrap_or_default();
     let mut ran: Vec<&crate::report::DepartmentResult> = report
         .departments

@@ -16,6 +16,7 @@ mod providers;
 mod route;
 mod run;
 mod served;
+mod served_conversations;
 mod served_run;
 mod served_suite;
 mod setup;

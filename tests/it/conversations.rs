@@ -367,3 +367,50 @@ async fn a_follow_up_goes_to_the_previous_turn_s_departments_which_see_that_turn
     );
     assert!(tree.contains(&format!("turn 4 of {file}")), "{tree}");
 }
+
+/// `orch mcp`'s `run` with a `session`: the second call is turn 2, a follow-up of turn 1.
+#[test]
+fn a_served_run_with_a_session_is_the_next_turn_of_that_conversation() {
+    use std::io::{BufRead, BufReader, Write};
+    let root = Root::orch_yaml(TEAM);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(["mcp", "--config", root.path().to_str().unwrap()])
+        .env_remove("ORCH_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut call = |id: u64, arguments: Value| -> Value {
+        let params = json!({"name": "run", "arguments": arguments});
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "orch mcp closed stdout");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message["result"]["structuredContent"].clone();
+            }
+        }
+    };
+    let first = call(1, json!({"prompt": "the plot of the scene", "session": "chat"}));
+    assert_eq!(first["session"], json!({"file": "chat", "turn": 1}), "{first}");
+    let second = call(2, json!({"prompt": "and then?", "session": "chat"}));
+    assert_eq!(second["session"], json!({"file": "chat", "turn": 2}), "{second}");
+    assert_eq!(second["routing"]["primary"], "story");
+    let story = second["routing"]["scores"].as_array().unwrap().iter().find(|s| s["department"] == "story");
+    assert_eq!(story.unwrap()["reason"], "follow-up of turn 1");
+    assert_eq!((second["status"].clone(), second["asks"].clone()), (json!("success"), json!(false)));
+    // Without a session the same words are no follow-up: nothing matched, it asks.
+    let alone = call(3, json!({"prompt": "and then?"}));
+    assert_eq!(alone["status"], "needs-input", "{alone}");
+    drop(child.stdin.take());
+    let _ = child.kill();
+    let _ = child.wait();
+}
