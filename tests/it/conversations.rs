@@ -414,3 +414,21 @@ fn a_served_run_with_a_session_is_the_next_turn_of_that_conversation() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn the_planner_example_asks_hurries_and_follows_up_offline() {
+    let repo = crate::common::repo();
+    let suite = Test::new(&repo)
+        .args(["test", "examples/planner/suites/planner.yaml", "--format", "json"])
+        .run();
+    assert_eq!((json(&suite)["passed"].clone(), json(&suite)["failed"].clone()), (json!(3), json!(0)));
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.jsonl");
+    let turn = |prompt: &str| {
+        let args = ["run", "--config", "examples/planner", "--format", "json", "--session", chat.to_str().unwrap(), prompt];
+        json(&Test::new(&repo).args(args).run())
+    };
+    assert_eq!(turn("Tell me about the SS2 outlet")["routing"]["primary"], "outlets");
+    let follow_up = turn("What time do you open?");
+    assert_eq!((follow_up["routing"]["primary"].clone(), follow_up["session"]["turn"].clone()), (json!("outlets"), json!(2)));
+}
