@@ -30,8 +30,16 @@ pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
 ];
 
 /// The default words that make a request urgent (SPEC §23).
-pub const DEFAULT_URGENT_TERMS: &[&str] =
-    &["urgent", "urgently", "asap", "immediately", "now", "quickly", "hurry", "fast"];
+pub const DEFAULT_URGENT_TERMS: &[&str] = &[
+    "urgent",
+    "urgently",
+    "asap",
+    "immediately",
+    "now",
+    "quickly",
+    "hurry",
+    "fast",
+];
 
 section! {
     /// `[defaults]` as written.

@@ -34,18 +34,16 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let mut usage = Usage::default();
     let clarifying = config.settings.routing.clarify_below > 0.0;
     let (prompt, schema) = if clarifying {
-        (prompts::router_clarifying(request, &config.departments), clarifying_reply_schema())
+        (
+            prompts::router_clarifying(request, &config.departments),
+            clarifying_reply_schema(),
+        )
     } else {
         (prompts::router(request, &config.departments), router_reply_schema())
     };
     let cx = agent_span(&agent.id, &agent.name, "router", None);
     let reply = engine
-        .call_as(
-            agent,
-            &Ask::plain(prompt),
-            &mut usage,
-            Some(Arc::new(schema)),
-        )
+        .call_as(agent, &Ask::plain(prompt), &mut usage, Some(Arc::new(schema)))
         .with_context(cx.with_value(TracedAttempt(1)))
         .await;
     end_span(&cx, Vec::new());

@@ -30,7 +30,9 @@ pub fn confidence(config: &Config, request: &str, router: &RouterStep) -> f64 {
     let RouterStep::Answered(answer) = router else {
         return keyword;
     };
-    let merged = scored(config, &index, Some(answer)).first().map_or(0.0, |(s, _)| s.relevance);
+    let merged = scored(config, &index, Some(answer))
+        .first()
+        .map_or(0.0, |(s, _)| s.relevance);
     match (answer.confidence, config.settings.routing.method) {
         (Some(c), RoutingMethod::Hybrid) => keyword.max(c),
         (Some(c), _) => c,
@@ -67,7 +69,11 @@ pub fn questions(config: &Config, request: &str, options: &PlanOptions, follow_u
         return Vec::new();
     }
     let why = if missing.is_empty() {
-        format!("confidence {} below clarifyBelow {}", fmt_score(confidence), fmt_score(below))
+        format!(
+            "confidence {} below clarifyBelow {}",
+            fmt_score(confidence),
+            fmt_score(below)
+        )
     } else {
         format!("missing: {}", missing.join(", "))
     };

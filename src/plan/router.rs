@@ -128,7 +128,10 @@ pub fn parse_reply(config: &Config, reply: &str) -> Result<RouterAnswer, Unusabl
             Some("complex") => Some(Level::Complex),
             _ => None,
         },
-        confidence: value["confidence"].as_f64().filter(|c| c.is_finite()).map(|c| c.clamp(0.0, 1.0)),
+        confidence: value["confidence"]
+            .as_f64()
+            .filter(|c| c.is_finite())
+            .map(|c| c.clamp(0.0, 1.0)),
         missing: strings(&value["missing"]),
         questions: strings(&value["questions"]),
     };

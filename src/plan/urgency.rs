@@ -24,7 +24,10 @@ mod tests {
     use super::*;
 
     fn terms() -> Vec<String> {
-        crate::config::DEFAULT_URGENT_TERMS.iter().map(|t| t.to_string()).collect()
+        crate::config::DEFAULT_URGENT_TERMS
+            .iter()
+            .map(|t| t.to_string())
+            .collect()
     }
 
     #[test]

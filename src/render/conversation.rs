@@ -16,7 +16,11 @@ pub fn lines(urgency: f64, questions: &[Value], session: Option<&Value>) -> (Vec
     }
     if let Some(s) = session.filter(|s| s.is_object()) {
         let file = s["file"].as_str().unwrap_or_default();
-        head.push(format!("turn {} of {}", s["turn"].as_u64().unwrap_or(0), printable(file)));
+        head.push(format!(
+            "turn {} of {}",
+            s["turn"].as_u64().unwrap_or(0),
+            printable(file)
+        ));
     }
     let asked = questions
         .iter()

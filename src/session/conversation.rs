@@ -20,7 +20,11 @@ pub fn previous_turn(file: Option<&Path>) -> Result<Option<PreviousTurn>, Sessio
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(SessionError::refused(format!("cannot read the conversation {shown}: {e}"))),
+        Err(e) => {
+            return Err(SessionError::refused(format!(
+                "cannot read the conversation {shown}: {e}"
+            )))
+        }
     };
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut previous = None;
@@ -97,7 +101,11 @@ pub(super) fn turn_of(report: &Report) -> Turn {
 
 /// Appends `line` to `file`, after cutting off a last line cut short, and flushes it.
 fn append(file: &Path, line: &str) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().create(true).read(true).append(true).open(file)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(file)?;
     let text = std::fs::read(file)?;
     if !text.is_empty() && !text.ends_with(b"\n") {
         let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);

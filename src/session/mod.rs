@@ -23,8 +23,8 @@ mod setup;
 mod suite;
 mod suite_files;
 
-pub use options::RunOptions;
 pub use conversation::previous_turn;
+pub use options::RunOptions;
 pub use outcome::{exit_for, needs_input, waiting, why_not_success};
 pub use prepare::{
     approval_mode, check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES,

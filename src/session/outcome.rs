@@ -52,8 +52,14 @@ pub fn waiting(report: &Report) -> String {
 pub fn needs_input(report: &Report, journal: Option<&std::path::Path>) -> String {
     let open = report.questions.len();
     let how = match journal {
-        Some(file) => format!("answer with `orch resume {} --answer TEXT` (one per question, in order)", file.display()),
-        None => "run again with `--approvals prompt` to answer on the terminal, or with `--journal FILE` to answer later".into(),
+        Some(file) => format!(
+            "answer with `orch resume {} --answer TEXT` (one per question, in order)",
+            file.display()
+        ),
+        None => {
+            "run again with `--approvals prompt` to answer on the terminal, or with `--journal FILE` to answer later"
+                .into()
+        }
     };
     format!("needs input: {} asked; {how}", crate::text::count(open, "question"))
 }

@@ -95,7 +95,10 @@ pub fn run(
     setup::export_traces(exporter);
 
     let mut report = report;
-    let turn = args.session.as_deref().and_then(|file| conversation::record(file, &args.plan, &mut report));
+    let turn = args
+        .session
+        .as_deref()
+        .and_then(|file| conversation::record(file, &args.plan, &mut report));
     let written = journal.as_ref().map(|j| j.file.clone());
     let unwritten = [&events, &tapes.recording, &written]
         .into_iter()

@@ -14,10 +14,18 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
     }
     let got = report.urgency;
     if let Some(min) = expect.urgency.0.filter(|&m| got < m) {
-        out.push(format!("urgency: expected ≥ {}, got {}", fmt_score(min), fmt_score(got)));
+        out.push(format!(
+            "urgency: expected ≥ {}, got {}",
+            fmt_score(min),
+            fmt_score(got)
+        ));
     }
     if let Some(max) = expect.urgency.1.filter(|&m| got > m) {
-        out.push(format!("urgency: expected ≤ {}, got {}", fmt_score(max), fmt_score(got)));
+        out.push(format!(
+            "urgency: expected ≤ {}, got {}",
+            fmt_score(max),
+            fmt_score(got)
+        ));
     }
     out
 }

@@ -41,6 +41,7 @@ pub(crate) mod tests {
             specialists: Default::default(),
             repeat: 1,
             expect: Expect::default(),
+            answers: Vec::new(),
         };
         Suite {
             name: name.into(),

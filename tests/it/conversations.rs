@@ -38,14 +38,20 @@ fn an_urgent_request_is_never_asked_and_its_heads_answer_directly() {
     let prompt = "I urgently need a detailed, comprehensive character analysis now!";
     let report = run(&root, &[prompt], 0);
     assert_eq!(report["urgency"], 0.9);
-    assert_eq!((report["asks"].clone(), report["questions"].clone()), (json!(false), json!([])));
+    assert_eq!(
+        (report["asks"].clone(), report["questions"].clone()),
+        (json!(false), json!([]))
+    );
     let dept = &report["departments"][0];
     assert_eq!(dept["departmentId"], "character");
     assert_eq!(dept["metadata"]["handling"], "direct", "{report}");
     assert_eq!(dept["specialistResults"], json!([]));
     // An explicit --specialists wins over urgency.
     let report = run(&root, &["--specialists", "always", prompt], 0);
-    assert_eq!(report["departments"][0]["specialistResults"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        report["departments"][0]["specialistResults"].as_array().unwrap().len(),
+        2
+    );
     // Every report says its urgency, 0 when no term matched.
     assert_eq!(run(&root, &["--department", "music", "a song"], 0)["urgency"], 0.0);
 }
@@ -75,14 +81,24 @@ fn a_request_below_clarify_below_asks_instead_of_guessing() {
     // --department never asks; an urgent request is never asked.
     assert_eq!(run(&root, &["--department", "story", "the scene"], 0)["asks"], false);
     let report = run(&root, &["the scene, now, hurry"], 0);
-    assert_eq!((report["asks"].clone(), report["urgency"].clone()), (json!(false), json!(0.9)));
+    assert_eq!(
+        (report["asks"].clone(), report["urgency"].clone()),
+        (json!(false), json!(0.9))
+    );
 }
 
 #[test]
 fn answers_on_the_terminal_are_appended_and_routing_runs_again_at_most_twice() {
     let root = Root::orch_yaml(TEAM);
     let out = Test::new(root.path())
-        .args(["run", "--format", "json", "--approvals", "prompt", "tell me about the scene"])
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--approvals",
+            "prompt",
+            "tell me about the scene",
+        ])
         .stdin("the plot\n")
         .any_stderr()
         .run();
@@ -107,7 +123,12 @@ fn answers_on_the_terminal_are_appended_and_routing_runs_again_at_most_twice() {
         .run();
     let report = json(&out);
     assert_eq!(report["status"], "success");
-    let ids: Vec<&str> = report["questions"].as_array().unwrap().iter().map(|q| q["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = report["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["q1", "q2"]);
     assert_eq!(report["routing"]["fallback"], true);
     assert_eq!(stderr(&out).matches("answer: ").count(), 2);
@@ -120,7 +141,10 @@ fn answers_on_the_terminal_are_appended_and_routing_runs_again_at_most_twice() {
             .any_stderr()
             .run(),
     );
-    assert_eq!((report["status"].clone(), report["asks"].clone()), (json!("needs-input"), json!(true)));
+    assert_eq!(
+        (report["status"].clone(), report["asks"].clone()),
+        (json!("needs-input"), json!(true))
+    );
 }
 
 #[test]
@@ -193,7 +217,10 @@ async fn the_router_s_missing_information_and_questions_are_asked() {
     let ask = sent[0]["messages"][1]["content"].as_str().unwrap();
     assert!(ask.contains("Also give \"confidence\""), "{ask}");
     let schema = sent[0]["response_format"].to_string();
-    assert!(schema.contains("\"missing\"") && schema.contains("\"questions\""), "{schema}");
+    assert!(
+        schema.contains("\"missing\"") && schema.contains("\"questions\""),
+        "{schema}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -205,7 +232,10 @@ async fn the_router_s_confidence_decides_and_hybrid_takes_the_larger() {
     // Hybrid: the keyword primary's 0.58 beats the router's 0.3.
     let (_server, root) = routed("hybrid", low).await;
     let report = run(&root, &["Tell me about the SS2 outlet"], 0);
-    assert_eq!((report["asks"].clone(), report["routing"]["primary"].clone()), (json!(false), json!("outlets")));
+    assert_eq!(
+        (report["asks"].clone(), report["routing"]["primary"].clone()),
+        (json!(false), json!("outlets"))
+    );
 }
 
 #[test]
@@ -221,7 +251,14 @@ fn a_suite_answers_and_expects_asks_urgency_and_needs_input_and_stats_count_them
     );
     let results = root.path().join("results.jsonl");
     let out = Test::new(root.path())
-        .args(["test", "s.yaml", "--format", "json", "--results", results.to_str().unwrap()])
+        .args([
+            "test",
+            "s.yaml",
+            "--format",
+            "json",
+            "--results",
+            results.to_str().unwrap(),
+        ])
         .status(1)
         .any_stderr()
         .run();
@@ -238,10 +275,17 @@ fn a_suite_answers_and_expects_asks_urgency_and_needs_input_and_stats_count_them
             ("asks".into(), json!([])),
             ("answers".into(), json!([])),
             ("urgent".into(), json!([])),
-            ("wrong".into(), json!(["asks: expected true, got false", "urgency: expected ≤ 0.5, got 0.9"])),
+            (
+                "wrong".into(),
+                json!(["asks: expected true, got false", "urgency: expected ≤ 0.5, got 0.9"])
+            ),
         ]
     );
-    let stats = json(&Test::new(root.path()).args(["stats", "--format", "json", "results.jsonl"]).run());
+    let stats = json(
+        &Test::new(root.path())
+            .args(["stats", "--format", "json", "results.jsonl"])
+            .run(),
+    );
     assert_eq!(stats["byStatus"]["needs-input"], 1, "{stats}");
     assert_eq!(stats["clarificationRate"], 0.5);
 }
@@ -257,7 +301,10 @@ fn the_tree_and_markdown_show_the_questions_and_the_urgency() {
     let tree = crate::common::stdout(&out);
     assert!(tree.starts_with("run needs-input"), "{tree}");
     assert!(tree.contains("urgency 0.45 · asked 1 question"), "{tree}");
-    assert!(tree.contains(&format!("q1: {WHICH} (confidence 0.35 below clarifyBelow 0.5)")), "{tree}");
+    assert!(
+        tree.contains(&format!("q1: {WHICH} (confidence 0.35 below clarifyBelow 0.5)")),
+        "{tree}"
+    );
     let saved = root.write(
         "report.json",
         Test::new(root.path())
@@ -267,7 +314,11 @@ fn the_tree_and_markdown_show_the_questions_and_the_urgency() {
             .run()
             .stdout,
     );
-    let md = crate::common::stdout(&Test::new(root.path()).args(["report", saved.to_str().unwrap(), "--format", "markdown"]).run());
+    let md = crate::common::stdout(
+        &Test::new(root.path())
+            .args(["report", saved.to_str().unwrap(), "--format", "markdown"])
+            .run(),
+    );
     assert!(md.contains("**Conversation:** urgency 0.45 · asked 1 question"), "{md}");
 }
 
@@ -300,10 +351,19 @@ fn on_a_terminal_the_question_is_asked_and_answered_inline() {
     });
     assert!(out.status.success(), "{out:?}");
     let err = std::fs::read_to_string(root.path().join("err.txt")).unwrap();
-    assert_eq!(err, format!("question q1: {WHICH}\n  (confidence 0.35 below clarifyBelow 0.5)\nanswer: "));
+    assert_eq!(
+        err,
+        format!("question q1: {WHICH}\n  (confidence 0.35 below clarifyBelow 0.5)\nanswer: ")
+    );
     let report: Value = serde_json::from_str(&std::fs::read_to_string(root.path().join("out.json")).unwrap()).unwrap();
-    assert_eq!((report["status"].clone(), report["asks"].clone()), (json!("success"), json!(true)));
-    assert!(report["request"].as_str().unwrap().ends_with(&format!("{WHICH} → the plot")));
+    assert_eq!(
+        (report["status"].clone(), report["asks"].clone()),
+        (json!("success"), json!(true))
+    );
+    assert!(report["request"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("{WHICH} → the plot")));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -333,7 +393,9 @@ async fn a_follow_up_goes_to_the_previous_turn_s_departments_which_see_that_turn
     let sent = bodies(&server).await;
     let ask = sent[1]["messages"].to_string();
     assert!(
-        ask.contains("PREVIOUS TURN:\\nRequest: Tell me about the SS2 outlet\\nYour output: The SS2 outlet opens at nine."),
+        ask.contains(
+            "PREVIOUS TURN:\\nRequest: Tell me about the SS2 outlet\\nYour output: The SS2 outlet opens at nine."
+        ),
         "{ask}"
     );
     assert!(!sent[0]["messages"].to_string().contains("PREVIOUS TURN:"));
@@ -363,7 +425,9 @@ async fn a_follow_up_goes_to_the_previous_turn_s_departments_which_see_that_turn
     assert_eq!(text.lines().count(), 3);
     assert!(text.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()));
     let tree = crate::common::stdout(
-        &Test::new(root.path()).args(["run", "--format", "tree", "--session", file, "And Monday?"]).run(),
+        &Test::new(root.path())
+            .args(["run", "--format", "tree", "--session", file, "And Monday?"])
+            .run(),
     );
     assert!(tree.contains(&format!("turn 4 of {file}")), "{tree}");
 }
@@ -384,7 +448,8 @@ fn a_served_run_with_a_session_is_the_next_turn_of_that_conversation() {
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
-    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    let init =
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
     send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}));
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let mut call = |id: u64, arguments: Value| -> Value {
@@ -404,9 +469,16 @@ fn a_served_run_with_a_session_is_the_next_turn_of_that_conversation() {
     let second = call(2, json!({"prompt": "and then?", "session": "chat"}));
     assert_eq!(second["session"], json!({"file": "chat", "turn": 2}), "{second}");
     assert_eq!(second["routing"]["primary"], "story");
-    let story = second["routing"]["scores"].as_array().unwrap().iter().find(|s| s["department"] == "story");
+    let story = second["routing"]["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["department"] == "story");
     assert_eq!(story.unwrap()["reason"], "follow-up of turn 1");
-    assert_eq!((second["status"].clone(), second["asks"].clone()), (json!("success"), json!(false)));
+    assert_eq!(
+        (second["status"].clone(), second["asks"].clone()),
+        (json!("success"), json!(false))
+    );
     // Without a session the same words are no follow-up: nothing matched, it asks.
     let alone = call(3, json!({"prompt": "and then?"}));
     assert_eq!(alone["status"], "needs-input", "{alone}");
@@ -421,14 +493,32 @@ fn the_planner_example_asks_hurries_and_follows_up_offline() {
     let suite = Test::new(&repo)
         .args(["test", "examples/planner/suites/planner.yaml", "--format", "json"])
         .run();
-    assert_eq!((json(&suite)["passed"].clone(), json(&suite)["failed"].clone()), (json!(3), json!(0)));
+    assert_eq!(
+        (json(&suite)["passed"].clone(), json(&suite)["failed"].clone()),
+        (json!(3), json!(0))
+    );
     let dir = tempfile::tempdir().unwrap();
     let chat = dir.path().join("chat.jsonl");
     let turn = |prompt: &str| {
-        let args = ["run", "--config", "examples/planner", "--format", "json", "--session", chat.to_str().unwrap(), prompt];
+        let args = [
+            "run",
+            "--config",
+            "examples/planner",
+            "--format",
+            "json",
+            "--session",
+            chat.to_str().unwrap(),
+            prompt,
+        ];
         json(&Test::new(&repo).args(args).run())
     };
     assert_eq!(turn("Tell me about the SS2 outlet")["routing"]["primary"], "outlets");
     let follow_up = turn("What time do you open?");
-    assert_eq!((follow_up["routing"]["primary"].clone(), follow_up["session"]["turn"].clone()), (json!("outlets"), json!(2)));
+    assert_eq!(
+        (
+            follow_up["routing"]["primary"].clone(),
+            follow_up["session"]["turn"].clone()
+        ),
+        (json!("outlets"), json!(2))
+    );
 }
