@@ -266,6 +266,7 @@ mod tests {
     /// A report with something in every list the view reads.
     fn full_report() -> Report {
         let mut report = Report::master_failed("a request", "an error");
+        report.session = Some(crate::report::SessionTurn::default());
         let attempt: Attempt = serde_json::from_value(json!({
             "attempt": 1, "score": 80.0, "quality": 0.8, "relevance": 0.8, "consistency": 0.8,
             "decision": "accept", "feedback": "", "grader": "llm", "error": null, "latencyMs": 5,
