@@ -142,6 +142,9 @@ pub struct ResumeArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// An answer to the run's questions (repeatable: one per question, in order).
+    #[arg(long = "answer", value_name = "TEXT")]
+    pub answers: Vec<String>,
 }
 
 /// Output format of `orch tools`.
@@ -434,6 +437,9 @@ pub struct PlanArgs {
     /// Which variants the run gets (SPEC §22).
     #[command(flatten)]
     pub variants: VariantArgs,
+    /// The previous turn of the conversation the run continues (`orch run --session`).
+    #[arg(skip)]
+    pub previous: Option<crate::plan::PreviousTurn>,
 }
 
 /// How variants are assigned (SPEC §22): the flags `run`, `test` and `explain` share.
@@ -523,6 +529,12 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Keep a conversation in FILE (JSON lines, created when absent): this run is its next turn.
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// Answers to the run's questions, in order (`orch resume --answer`).
+    #[arg(skip)]
+    pub answers: Vec<String>,
 }
 
 /// `orch explain`.

@@ -15,7 +15,8 @@ pub enum Exit {
     BelowMinQuality,
     /// 4: status `partial`.
     Partial,
-    /// 5: status `paused`: items wait for a decision (`--approvals defer`, SPEC §16).
+    /// 5: status `paused`: items wait for a decision (`--approvals defer`, SPEC §16), or
+    /// `needs-input`: the run asks before it guesses (SPEC §23).
     Paused,
     /// 130: interrupted by Ctrl-C.
     Interrupted,

@@ -105,6 +105,19 @@ pub fn router(request: &str, departments: &[crate::config::Department]) -> Strin
     p
 }
 
+/// The router's prompt when the config asks for clarification (SPEC §23): [`router`]'s,
+/// asking also for its confidence, the critical information missing and its questions.
+pub fn router_clarifying(request: &str, departments: &[crate::config::Department]) -> String {
+    let mut p = router(request, departments);
+    p.push_str(
+        "\nAlso give \"confidence\" (0 to 1: how sure you are which departments the request means), \
+         \"missing\" (the critical information the request lacks, if any) and \"questions\" \
+         (what to ask the user to get it), for example \
+         {\"confidence\": 0.4, \"missing\": [\"the outlet\"], \"questions\": [\"Which outlet do you mean?\"]}.",
+    );
+    p
+}
+
 /// A specialist's passing output, for the synthesis prompt.
 pub struct SynthesisInput<'a> {
     /// The specialist's name.

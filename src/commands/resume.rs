@@ -58,6 +58,7 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
         .map_err(|e| bad(&format!("options: {e}")))?;
     run.format = args.format;
     run.quiet = args.quiet;
+    run.answers = args.answers;
     let mode = session::approval_mode(args.approvals, false, true).map_err(CommandError::from)?;
     super::run::execute(run, request, mode, Some(journal))
 }

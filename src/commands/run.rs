@@ -24,9 +24,10 @@ pub fn run(args: RunArgs) -> Result<Exit> {
 
 /// Runs `prompt` as `args` say, its gated steps decided in `mode`; `resumed` is the journal
 /// a resume read (`args.journal` names its file), whose finished calls answer again.
-pub(super) fn execute(args: RunArgs, prompt: String, mode: ApprovalMode, resumed: Option<Journal>) -> Result<Exit> {
+pub(super) fn execute(mut args: RunArgs, prompt: String, mode: ApprovalMode, resumed: Option<Journal>) -> Result<Exit> {
     let mut config = configured(&args)?;
     session::assign_variants(&mut config, &prompt, &args.plan.variants).map_err(CommandError::from)?;
+    args.plan.previous = session::previous_turn(args.session.as_deref()).map_err(CommandError::from)?;
     session::known_provider(&config, &args.replies).map_err(CommandError::from)?;
     let plan = planned(&config, &prompt, &args)?;
     let ran = session::run(config, &plan, &prompt, &args, mode, resumed).map_err(CommandError::from)?;
@@ -72,6 +73,10 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
         }
     }
     let mut exit = exit_for(report, args.min_quality);
+    if report.status == crate::report::RunStatus::NeedsInput {
+        let message = crate::session::needs_input(report, args.journal.as_deref());
+        return Err(CommandError { exit, message }.into());
+    }
     if exit == Exit::Paused {
         let file = args
             .journal

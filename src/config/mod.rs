@@ -38,9 +38,9 @@ pub use node::{Key as NodeKey, Value as NodeValue};
 pub use output_schema::compile as compile_output_schema;
 pub use rates::{learn_success_rates, LearnedRate, RatesError, SuccessRates};
 pub use schema::{definition_file as definition_file_schema, object as object_schema};
-#[cfg(test)]
-pub use sections::DEFAULT_COMPLEX_TERMS;
 pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
+#[cfg(test)]
+pub use sections::{DEFAULT_COMPLEX_TERMS, DEFAULT_URGENT_TERMS};
 pub use spec::{KeySpec, Rule};
 pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
 pub use types::{

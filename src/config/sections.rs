@@ -29,6 +29,18 @@ pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
     "integrate",
 ];
 
+/// The default words that make a request urgent (SPEC §23).
+pub const DEFAULT_URGENT_TERMS: &[&str] = &[
+    "urgent",
+    "urgently",
+    "asap",
+    "immediately",
+    "now",
+    "quickly",
+    "hurry",
+    "fast",
+];
+
 section! {
     /// `[defaults]` as written.
     DefaultsWire => /// `[defaults]`: what agents get unless they say otherwise.
@@ -74,6 +86,13 @@ section! {
             DEFAULT_COMPLEX_TERMS.iter().map(|t| t.to_string()).collect(), Rule::Strings;
         /// A file of learned success rates (`orch stats --success-rates`), relative to the config root.
         success_rates "successRates": At<String> => String = String::new(), Rule::Text;
+        /// Ask for clarification when the routing confidence is below it (0 = never ask).
+        clarify_below "clarifyBelow": f64 => f64 = 0.0, UNIT;
+        /// Words that make a request urgent (whole words, as keywords match).
+        urgent_terms "urgentTerms": Vec<String> => Vec<String> =
+            DEFAULT_URGENT_TERMS.iter().map(|t| t.to_string()).collect(), Rule::Strings;
+        /// Urgency above it answers at once: no question, no specialists.
+        urgent_above "urgentAbove": f64 => f64 = 0.7, UNIT;
     }
 }
 

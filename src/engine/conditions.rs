@@ -18,7 +18,7 @@ pub const ALL_SKIPPED: &str = "every department was skipped by its condition";
 /// What each department's conditions see of its dependencies, kept when its `when` is
 /// checked, for its `requireApproval`.
 #[derive(Debug, Default)]
-pub struct Scopes(Mutex<HashMap<String, Arc<[Dependency]>>>);
+pub struct Scopes(Mutex<HashMap<String, Arc<[Dependency]>>>, Mutex<f64>);
 
 /// Whether a department was skipped by its own `when` (its dependents run without it).
 pub fn skipped_by_condition(d: &DepartmentResult) -> bool {
@@ -74,13 +74,18 @@ pub fn dependencies<'r>(
 }
 
 impl Engine {
+    /// Sets the request's urgency (SPEC §23) every condition of the run sees.
+    pub(super) fn set_urgency(&self, urgency: f64) {
+        *self.scopes.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = urgency;
+    }
+
     /// The scope of `dp`'s conditions over `deps`, seen by `f`.
     fn in_scope<T>(&self, request: &str, dp: &DepartmentPlan, deps: &[Dependency], f: impl FnOnce(&Scope) -> T) -> T {
         let complexity = dp.complexity.level.to_string();
         let scope = Scope {
             request,
             complexity: &complexity,
-            urgency: 0.0, // urgency: SPEC §23
+            urgency: *self.scopes.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
             departments: deps,
             ..Scope::default()
         };

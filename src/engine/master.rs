@@ -34,6 +34,7 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
         stages: r.stages.clone(),
     });
     engine.complete_step("routing".into());
+    engine.set_urgency(plan.urgency);
     let stopped = stopped(engine, interrupt);
     tokio::pin!(stopped);
     let (mut ended, stop) = run_departments(engine, plan, stopped.as_mut()).await;
@@ -223,8 +224,13 @@ async fn department(
     let dp = light.as_ref().unwrap_or(&plan.departments[i]);
     let head = engine.config.agent_at(dp.head_agent);
     let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
+    // A department of the previous turn sees it (SPEC §23) in every call.
+    let request = match &dp.previous_turn {
+        Some(block) => std::borrow::Cow::Owned(format!("{}\n\n{block}", plan.request)),
+        None => std::borrow::Cow::Borrowed(plan.request.as_str()),
+    };
     let spend = Causal::after(before);
-    let work = run_department(engine, &plan.request, dp, &finished).with_context(cx.clone());
+    let work = run_department(engine, &request, dp, &finished).with_context(cx.clone());
     let mut result = causal::within(spend.clone(), work).await;
     result.conditions.splice(0..0, when);
     let mut attributes = vec![
@@ -381,6 +387,10 @@ async fn aggregate<F: Future<Output = Stop>>(
         pending: pending_in_plan_order(engine, plan),
         trace_id: None,
         economy: engine.economy_report(plan),
+        urgency: plan.urgency,
+        asks: false,
+        questions: Vec::new(),
+        session: None,
     }
 }
 

@@ -6,6 +6,7 @@ mod budget;
 mod call;
 mod causal;
 mod conditions;
+mod clarify;
 mod department;
 mod economy;
 mod gate;
@@ -30,6 +31,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 pub use budget::{Budget, Exhausted};
+pub use clarify::{Answerer, NoAnswers};
 pub use gate::{Approver, Flag, Verdict};
 pub use master::run;
 pub use router::{ask_router, run_request};
@@ -76,6 +78,8 @@ pub struct Engine {
     economy: economy::Watch,
     /// What each department's conditions see of its dependencies (SPEC §21).
     scopes: conditions::Scopes,
+    /// Who answers the run's questions (SPEC §23); nobody unless set.
+    answerer: Arc<dyn Answerer>,
 }
 
 /// Why a call produced nothing.
@@ -174,12 +178,19 @@ impl Engine {
             approver: Arc::new(Flag::Deny),
             pending: Mutex::new(Vec::new()),
             scopes: conditions::Scopes::default(),
+            answerer: Arc::new(NoAnswers),
         }
     }
 
     /// The same engine with `approver` deciding its gated steps.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
+        self
+    }
+
+    /// The same engine with `answerer` answering its questions (SPEC §23).
+    pub fn with_answerer(mut self, answerer: Arc<dyn Answerer>) -> Self {
+        self.answerer = answerer;
         self
     }
 

@@ -9,9 +9,10 @@ use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
 use super::call::Ask;
+use super::clarify::{ask_round, needs_input, Asked, Round};
 use super::Engine;
 use crate::config::RoutingMethod;
-use crate::plan::{self, parse_router_reply, router_reply_schema, PlanOptions, RouterStep};
+use crate::plan::{self, clarifying_reply_schema, parse_router_reply, router_reply_schema, PlanOptions, RouterStep};
 use crate::prompts;
 use crate::report::{Event, Report, Usage};
 use crate::trace::{agent_span, end_span, trace_id, workflow_span, TracedAttempt};
@@ -31,15 +32,18 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     };
     let t0 = Instant::now();
     let mut usage = Usage::default();
-    let prompt = prompts::router(request, &config.departments);
+    let clarifying = config.settings.routing.clarify_below > 0.0;
+    let (prompt, schema) = if clarifying {
+        (
+            prompts::router_clarifying(request, &config.departments),
+            clarifying_reply_schema(),
+        )
+    } else {
+        (prompts::router(request, &config.departments), router_reply_schema())
+    };
     let cx = agent_span(&agent.id, &agent.name, "router", None);
     let reply = engine
-        .call_as(
-            agent,
-            &Ask::plain(prompt),
-            &mut usage,
-            Some(Arc::new(router_reply_schema())),
-        )
+        .call_as(agent, &Ask::plain(prompt), &mut usage, Some(Arc::new(schema)))
         .with_context(cx.with_value(TracedAttempt(1)))
         .await;
     end_span(&cx, Vec::new());
@@ -91,6 +95,7 @@ pub async fn run_request(
     let mut report = routed_run(engine, request, options, interrupt)
         .with_context(cx.clone())
         .await;
+    report.urgency = plan::urgency(request, &engine.config.settings.routing.urgent_terms);
     let mut attributes = vec![
         KeyValue::new("orch.status", report.status.to_string()),
         KeyValue::new("orch.overall_quality", report.overall_quality),
@@ -104,28 +109,48 @@ pub async fn run_request(
     report
 }
 
-/// The router (when asked), the plan, the run.
+/// The router (when asked), the questions (when the request is unclear, SPEC §23: answered,
+/// the request gains its `CLARIFICATION:` lines and routing runs again), the plan, the run.
 async fn routed_run(
     engine: &Engine,
     request: &str,
-    mut options: PlanOptions,
+    options: PlanOptions,
     interrupt: impl Future<Output = ()>,
 ) -> Report {
     tokio::pin!(interrupt);
-    if options.router == RouterStep::NotConsulted {
-        options.router = tokio::select! {
-            step = ask_router(engine, request) => step,
-            _ = &mut interrupt => {
-                let mut report = failed(engine, request, "interrupted");
-                report.metadata.interrupted = true;
-                return report;
-            }
-        };
+    let mut request = request.to_string();
+    let mut asked = Asked::default();
+    let mut routed = options.clone();
+    loop {
+        if options.router == RouterStep::NotConsulted {
+            routed.router = tokio::select! {
+                step = ask_router(engine, &request) => step,
+                _ = &mut interrupt => {
+                    let mut report = failed(engine, &request, "interrupted");
+                    report.metadata.interrupted = true;
+                    return with_questions(report, asked);
+                }
+            };
+        }
+        let follow_up = plan::is_follow_up(&engine.config, &request, &routed);
+        match ask_round(engine, &request, &routed, follow_up, &mut asked).await {
+            Round::Route => break,
+            Round::Answered(clarified) => request = clarified,
+            Round::Unanswered => return needs_input(engine, &request, asked),
+        }
     }
-    match plan::build(&engine.config, request, &options) {
+    let report = match plan::build(&engine.config, &request, &routed) {
         Ok(plan) => super::run(engine, &plan, interrupt).await,
-        Err(e) => failed(engine, request, &e.to_string()),
-    }
+        Err(e) => failed(engine, &request, &e.to_string()),
+    };
+    with_questions(report, asked)
+}
+
+/// `report` with the questions the run asked before it routed.
+fn with_questions(mut report: Report, asked: Asked) -> Report {
+    report.asks = !asked.questions.is_empty();
+    report.questions = asked.questions;
+    report
 }
 
 /// The report of a request that never reached a department.

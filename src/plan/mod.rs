@@ -1,31 +1,39 @@
 //! The plan: everything `orch explain` prints and `orch run` executes, computed once from
 //! (config, request, options). Pure: no I/O, no async.
 
+mod clarify;
 mod complexity;
 mod cost;
 mod dag;
+mod follow_up;
 mod ladder;
 mod review;
 mod router;
 mod routing;
 mod selection;
 mod tools;
+mod urgency;
 mod variant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
+pub use clarify::{clarification_line, may_ask, questions, Question};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::Dag;
+pub use follow_up::{is_follow_up, PreviousTurn, Turn};
 pub use ladder::PlannedRung;
 pub use review::ReviewPlan;
-pub use router::{parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep};
+pub use router::{
+    clarifying_reply_schema, parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep,
+};
 use routing::Routable;
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 pub use tools::{tool_agents, PlannedServer};
 pub use variant::{assign as assign_variants, check_forced as check_forced_variants, AgentVariants};
+pub use urgency::urgency;
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
 /// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.
@@ -53,6 +61,8 @@ pub struct PlanOptions {
     pub specialists: SpecialistMode,
     /// The router's part, when the config routes by a model.
     pub router: RouterStep,
+    /// The previous turn of the conversation this run continues (`--session`, SPEC §23).
+    pub previous: Option<PreviousTurn>,
 }
 
 /// Whether a head answers itself or spawns specialists.
@@ -129,6 +139,10 @@ pub struct DepartmentPlan {
     /// Run only when this condition holds (`when`, SPEC §21), as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub when: Option<crate::condition::Condition>,
+    /// The `PREVIOUS TURN:` block every call of it gets, when it ran in the previous turn of
+    /// the conversation (SPEC §23).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_turn: Option<String>,
 }
 
 /// The whole plan of a request.
@@ -174,6 +188,9 @@ pub struct Plan {
     /// The cross-department review (SPEC §24) and the calls it may add; absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewPlan>,
+    /// The request's urgency (SPEC §23): above `routing.urgentAbove`, heads answer directly.
+    #[serde(serialize_with = "round2")]
+    pub urgency: f64,
 }
 
 /// What to change when nothing matches a request and no department takes it.
@@ -197,7 +214,14 @@ pub fn unmatched(config: &Config, request: &str, options: &PlanOptions) -> Resul
 /// [`RoutingError::NoMatch`].
 fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatched: bool) -> Result<Plan, RoutingError> {
     let index = WordIndex::new(request);
-    let (routing, stages) = routing::route(config, &index, &options.departments, &options.router, keep_unmatched)?;
+    let (routing, stages) = routing::route(
+        config,
+        &index,
+        &options.departments,
+        &options.router,
+        keep_unmatched,
+        options.previous.as_ref(),
+    )?;
     let mut complexity = complexity::analyze(request, &index, &config.settings.routing.complex_terms);
     if let (RouterStep::Answered(answer), true) = (&options.router, options.departments.is_empty()) {
         if let Some(level) = answer.complexity {
@@ -206,7 +230,9 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         }
     }
     let llm_grading = config.settings.grading.method == GradingMethod::Llm;
+    let urgency = urgency::urgency(request, &config.settings.routing.urgent_terms);
     let planning = Planning {
+        urgent: urgency > config.settings.routing.urgent_above,
         config,
         request,
         options,
@@ -263,6 +289,7 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         hint: None,
         variants: variant::planned(config),
         review,
+        urgency,
     })
 }
 
@@ -275,6 +302,8 @@ struct Planning<'a> {
     routing: &'a Routing,
     complexity: &'a Complexity,
     llm_grading: bool,
+    /// Urgent (SPEC §23): heads answer directly unless `--specialists` says otherwise.
+    urgent: bool,
     /// The selected departments' ids.
     selected: std::collections::HashSet<&'a str>,
     /// Every department's relevance, by id.
@@ -287,6 +316,7 @@ impl Planning<'_> {
         let (config, dept) = (self.config, routed.department);
         let id = &dept.id;
         let estimate = match self.options.specialists {
+            SpecialistMode::Auto if self.urgent => 0,
             SpecialistMode::Auto => self.complexity.level.estimated_specialists(),
             SpecialistMode::Always => self.complexity.level.estimated_specialists().max(2),
             SpecialistMode::Never => 0,
@@ -336,6 +366,7 @@ impl Planning<'_> {
             max_calls,
             max_cost_usd,
             when: dept.when.clone(),
+            previous_turn: self.options.previous.as_ref().and_then(|p| p.block(id)),
         }
     }
 }

@@ -20,6 +20,12 @@ pub struct RouterAnswer {
     pub ignored_ids: Vec<String>,
     /// Its complexity, when it gave one.
     pub complexity: Option<Level>,
+    /// Its confidence in 0..1 (SPEC §23), when it gave one.
+    pub confidence: Option<f64>,
+    /// The critical information it says the request lacks.
+    pub missing: Vec<String>,
+    /// The questions it would ask.
+    pub questions: Vec<String>,
 }
 
 /// Why a router's reply cannot be used (routing then falls back to keywords).
@@ -122,6 +128,12 @@ pub fn parse_reply(config: &Config, reply: &str) -> Result<RouterAnswer, Unusabl
             Some("complex") => Some(Level::Complex),
             _ => None,
         },
+        confidence: value["confidence"]
+            .as_f64()
+            .filter(|c| c.is_finite())
+            .map(|c| c.clamp(0.0, 1.0)),
+        missing: strings(&value["missing"]),
+        questions: strings(&value["questions"]),
     };
     // Ids set aside once each, in the order named: linear however many a reply invents.
     let mut ignored = std::collections::HashSet::new();
@@ -144,6 +156,28 @@ pub fn parse_reply(config: &Config, reply: &str) -> Result<RouterAnswer, Unusabl
         return Err(UnusableReply::NoKnownDepartment);
     }
     Ok(answer)
+}
+
+/// The non-empty strings of a JSON list (each cut to 300 characters, at most 10).
+fn strings(list: &Value) -> Vec<String> {
+    let items = list.as_array().map_or(&[][..], Vec::as_slice);
+    items
+        .iter()
+        .filter_map(|v| v.as_str().map(str::trim).filter(|s| !s.is_empty()))
+        .take(10)
+        .map(|s| crate::text::excerpt(s, 300))
+        .collect()
+}
+
+/// The router's reply schema when the config asks for clarification (`clarifyBelow` > 0,
+/// SPEC §23): [`reply_schema`] with the optional `confidence`, `missing` and `questions`.
+pub fn clarifying_reply_schema() -> Value {
+    let mut schema = reply_schema();
+    let properties = &mut schema["properties"];
+    properties["confidence"] = json!({"type": "number", "minimum": 0, "maximum": 1});
+    properties["missing"] = json!({"type": "array", "items": {"type": "string"}});
+    properties["questions"] = json!({"type": "array", "items": {"type": "string"}});
+    schema
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::dag::Dag;
+use super::follow_up::PreviousTurn;
 use super::router::{RouterAnswer, RouterInfo, RouterStep};
 use crate::config::{AgentKey, Config, Department, RoutingMethod};
 use crate::text::WordIndex;
@@ -191,7 +192,7 @@ fn merge(s: &mut DepartmentScore, answer: &RouterAnswer, method: RoutingMethod) 
 }
 
 /// A department's score beside the department.
-type Scored<'c> = (DepartmentScore, Routable<'c>);
+pub(super) type Scored<'c> = (DepartmentScore, Routable<'c>);
 
 /// Routes a request: by relevance (keywords, merged with the router's answer when there
 /// is one), or exactly the `forced` departments when given. Beside the routing, the
@@ -202,6 +203,7 @@ pub fn route<'c>(
     forced: &[String],
     router: &RouterStep,
     keep_unmatched: bool,
+    previous: Option<&PreviousTurn>,
 ) -> Result<(Routing, Vec<Vec<Routable<'c>>>), RoutingError> {
     let method = config.settings.routing.method;
     let answer = match router {
@@ -209,7 +211,8 @@ pub fn route<'c>(
         _ => None,
     };
     let mut scored = scored(config, index, answer);
-    let (selected, fallback) = match select(config, forced, &mut scored, router) {
+    let followed = previous.and_then(|p| follow(config, forced, &mut scored, p));
+    let (selected, fallback) = match followed.map_or_else(|| select(config, forced, &mut scored, router), Ok) {
         Err(RoutingError::NoMatch) if keep_unmatched => (Vec::new(), false),
         chosen => chosen?,
     };
@@ -251,7 +254,7 @@ pub fn route<'c>(
 
 /// Every routable department scored (merged with the router's `answer`, when there is
 /// one), best first.
-fn scored<'c>(config: &'c Config, index: &WordIndex, answer: Option<&RouterAnswer>) -> Vec<Scored<'c>> {
+pub(super) fn scored<'c>(config: &'c Config, index: &WordIndex, answer: Option<&RouterAnswer>) -> Vec<Scored<'c>> {
     let method = config.settings.routing.method;
     let mut scored: Vec<Scored<'c>> = config
         .departments
@@ -301,6 +304,29 @@ fn select<'c>(
         return Ok((Vec::new(), false));
     }
     Err(RoutingError::NoMatch)
+}
+
+/// The departments of the previous turn, when this request is a follow-up of it (SPEC §23:
+/// no `--department`, nothing scores above `supportingThreshold`), their reasons
+/// `follow-up of turn N`; `None` otherwise.
+fn follow<'c>(
+    config: &Config,
+    forced: &[String],
+    scored: &mut [Scored<'c>],
+    previous: &PreviousTurn,
+) -> Option<(Vec<Routable<'c>>, bool)> {
+    let threshold = config.settings.routing.supporting_threshold;
+    if !forced.is_empty() || scored.iter().any(|(s, _)| s.relevance > threshold) {
+        return None;
+    }
+    let mut picked = Vec::new();
+    for id in &previous.turn.departments {
+        if let Some((s, r)) = scored.iter_mut().find(|(s, _)| &s.department == id) {
+            s.reason = format!("follow-up of turn {}", previous.number);
+            picked.push(*r);
+        }
+    }
+    (!picked.is_empty()).then_some((picked, false))
 }
 
 /// The departments named with `--department`, each once, in the order given.

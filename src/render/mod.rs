@@ -15,6 +15,7 @@ mod compare_markdown;
 mod compare_tree;
 mod compare_words;
 mod conditions;
+mod conversation;
 mod ladder;
 mod ladder_lines;
 mod mermaid;

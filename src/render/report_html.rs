@@ -89,6 +89,11 @@ fn report_body(report: &Saved<Value>, full: bool) -> String {
     if let Some(line) = economy_line(report) {
         let _ = writeln!(out, "<p>{}</p>", escape(&line));
     }
+    out.push_str(&super::conversation::html(
+        report.urgency,
+        &report.questions,
+        report.session.as_ref(),
+    ));
     out.push_str(&departments_table(report));
     if full {
         out.push_str("<h2>Plan</h2>\n");

@@ -40,6 +40,7 @@ pub fn run(report: &Report) -> String {
     out.push_str(&tool_calls(&tool_rows(report)));
     out.push_str(&super::ladder::markdown(report));
     out.push_str(&super::variants::markdown(report));
+    out.push_str(&super::conversation::markdown(report));
     if let Some(e) = &report.error {
         out.push_str(&format!("\n**Error:** {}\n", code(e)));
     }

@@ -49,6 +49,9 @@ pub fn run_tree(report: &Report, style: Style) -> Node {
     if let Some(economy) = super::ladder_lines::economy_node(report, style) {
         root.push(economy);
     }
+    if let Some(conversation) = super::conversation::tree_node(report, style) {
+        root.push(conversation);
+    }
     if !report.pending.is_empty() {
         let items = report
             .pending
@@ -69,6 +72,7 @@ fn headline(report: &Report, style: Style) -> String {
         RunStatus::Partial => style.yellow("partial"),
         RunStatus::Failed => style.red("failed"),
         RunStatus::Paused => style.yellow("paused"),
+        RunStatus::NeedsInput => style.yellow("needs-input"),
     };
     let u = &report.usage;
     let mut head = format!(

@@ -202,6 +202,15 @@ pub enum Event {
         /// Why evaluation failed; null when it did not.
         error: Option<String>,
     },
+    /// The run asked before routing (SPEC §23): its questions, and whether they were answered.
+    Clarification {
+        /// 1 or 2: the round of questions.
+        round: u32,
+        /// The questions of the round.
+        questions: Vec<crate::plan::Question>,
+        /// Whether every question was answered (routing then runs again).
+        answered: bool,
+    },
 }
 
 /// Receives events as the run goes (the events file, the progress bars).

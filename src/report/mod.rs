@@ -17,7 +17,7 @@ pub use gate::{DecidedBy, Denial, GateItem, GateKind};
 pub use review::{Conflict, ReviewCall, Revision};
 pub use run::{
     output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy,
-    Report, RunMetadata, RunStatus, SpecialistResult, Usage, Validation,
+    Report, RunMetadata, RunStatus, SessionTurn, SpecialistResult, Usage, Validation,
 };
 pub use tool_call::{Approval, Refusal, ToolCall};
 pub use view::{Saved, SavedAttempt, SavedDepartment, SavedSpecialist, SavedToolCall};

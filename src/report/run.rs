@@ -22,6 +22,11 @@ pub enum RunStatus {
     /// Stopped with items waiting for a person's decision (`--approvals defer`, SPEC §16):
     /// `orch approve` then `orch resume` carry it on. Exit 5.
     Paused,
+    /// Stopped to ask before guessing (SPEC §23): no department ran; `questions` says what
+    /// to answer. Exit 5.
+    #[serde(rename = "needs-input")]
+    #[strum(serialize = "needs-input")]
+    NeedsInput,
 }
 
 /// How a department ended.
@@ -352,6 +357,28 @@ pub struct Report {
     /// When and why the run went into economy (SPEC §20); null when it did not.
     #[serde(default)]
     pub economy: Option<Economy>,
+    /// The request's urgency (SPEC §23): 0 when no urgent term matched.
+    #[serde(default, serialize_with = "round2")]
+    pub urgency: f64,
+    /// True when the run stopped for input at least once (answered or not).
+    #[serde(default)]
+    pub asks: bool,
+    /// The questions asked, kept after they were answered.
+    #[serde(default)]
+    pub questions: Vec<crate::plan::Question>,
+    /// The conversation this run is a turn of (`--session`), absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionTurn>,
+}
+
+/// A run's place in a conversation (`orch run --session FILE`, SPEC §23).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionTurn {
+    /// The conversation file (or, in `orch mcp`, the session's name).
+    pub file: String,
+    /// This run's turn, counted from 1.
+    pub turn: u64,
 }
 
 /// A run's economy (`limits.economyAt`, SPEC §20): from when, why, and what it cost.
@@ -392,6 +419,10 @@ impl Report {
             pending: Vec::new(),
             trace_id: None,
             economy: None,
+            urgency: 0.0,
+            asks: false,
+            questions: Vec::new(),
+            session: None,
         }
     }
 }

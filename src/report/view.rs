@@ -69,6 +69,14 @@ pub struct Saved<O = IgnoredAny> {
     pub report: Option<Box<Saved<O>>>,
     /// The cross-department checks and the review (SPEC §24).
     pub validation: SavedValidation,
+    /// Whether the run stopped for input at least once (SPEC §23).
+    pub asks: bool,
+    /// The request's urgency (0 when absent).
+    pub urgency: f64,
+    /// The questions asked, as written (`id`, `text`, `why`).
+    pub questions: Vec<serde_json::Value>,
+    /// Its turn of a conversation (`file`, `turn`).
+    pub session: Option<serde_json::Value>,
 }
 
 /// The cross-department checks and the review's conclusions (SPEC §24).
@@ -289,6 +297,7 @@ mod tests {
     /// A report with something in every list the view reads.
     fn full_report() -> Report {
         let mut report = Report::master_failed("a request", "an error");
+        report.session = Some(crate::report::SessionTurn::default());
         let attempt: Attempt = serde_json::from_value(json!({
             "attempt": 1, "score": 80.0, "quality": 0.8, "relevance": 0.8, "consistency": 0.8,
             "decision": "accept", "feedback": "", "grader": "llm", "error": null, "latencyMs": 5,

@@ -20,6 +20,8 @@ pub struct RunCall {
     pub specialists: SpecialistMode,
     /// The key variants are assigned by (SPEC §22; absent: the request).
     pub assign: Option<String>,
+    /// The conversation this run is the next turn of, by name (SPEC §23).
+    pub session: Option<String>,
 }
 
 /// A checked call of one of the tools.
@@ -45,6 +47,7 @@ struct RunWire {
     specialists: Option<String>,
     #[serde(default)]
     assign: Option<String>,
+    session: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -74,7 +77,9 @@ pub(super) fn tools() -> Vec<Tool> {
                             "description": "Run exactly these departments (like --department), skipping relevance scoring."},
             "specialists": {"type": "string", "enum": ["auto", "always", "never"],
                             "description": "Whether heads use specialists (like --specialists; default auto)."},
-            "assign": {"type": "string", "description": "Assign variants by this key, a user or session id (like --assign; default the prompt)."}
+            "assign": {"type": "string", "description": "Assign variants by this key, a user or session id (like --assign; default the prompt)."},
+            "session": {"type": "string",
+                        "description": "A conversation's name: this run is its next turn, and a follow-up goes to the previous turn's departments (like orch run --session)."}
         },
         "required": ["prompt"],
         "additionalProperties": false
@@ -130,11 +135,18 @@ fn run_call(wire: RunWire) -> Result<Call, String> {
             format!("invalid arguments for `run`: `specialists` is `{mode}`, not one of auto, always, never")
         })?,
     };
+    if let Some(name) = wire.session.as_deref().filter(|n| n.trim().is_empty() || n.len() > 200) {
+        return Err(format!(
+            "invalid arguments for `run`: `session` must be a name of 1 to 200 bytes, not `{}`",
+            crate::text::excerpt(name, 40)
+        ));
+    }
     Ok(Call::Run(RunCall {
         prompt: wire.prompt,
         departments: wire.departments,
         specialists,
         assign: wire.assign,
+        session: wire.session,
     }))
 }
 
@@ -183,6 +195,7 @@ mod tests {
                 departments: vec![],
                 specialists: SpecialistMode::Auto,
                 assign: None,
+                session: None,
             })
         );
         let call = parse(

@@ -5,7 +5,9 @@
 //! flushed, and the files that could not be written reported. `run`, `resume`, `test`,
 //! `explain --route` and `orch mcp` (its served team) all start their runs here.
 
+mod answers;
 mod approvals;
+mod conversation;
 mod options;
 mod outcome;
 mod prepare;
@@ -14,6 +16,7 @@ mod providers;
 mod route;
 mod run;
 mod served;
+mod served_conversations;
 mod served_run;
 mod served_suite;
 mod setup;
@@ -22,8 +25,9 @@ mod suite_files;
 mod suite_plans;
 mod variants;
 
+pub use conversation::previous_turn;
 pub use options::RunOptions;
-pub use outcome::{exit_for, waiting, why_not_success};
+pub use outcome::{exit_for, needs_input, waiting, why_not_success};
 pub use prepare::{
     approval_mode, check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES,
 };

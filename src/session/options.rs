@@ -90,6 +90,7 @@ impl RunOptions {
                     assign: self.assign,
                     forced: self.variants,
                 },
+                previous: None,
             },
             format: None,
             min_quality: checked.min_quality,
@@ -100,6 +101,8 @@ impl RunOptions {
             approvals: None,
             journal: Some(journal),
             quiet: false,
+            session: None,
+            answers: Vec::new(),
         })
     }
 

@@ -47,6 +47,23 @@ pub fn waiting(report: &Report) -> String {
     format!("paused: {} {verb} for a decision", crate::text::count(n, "item"))
 }
 
+/// The one line of a run that stopped to ask (SPEC §23): how many questions, and how to
+/// answer them (`orch resume FILE --answer TEXT` with a journal, else on the terminal).
+pub fn needs_input(report: &Report, journal: Option<&std::path::Path>) -> String {
+    let open = report.questions.len();
+    let how = match journal {
+        Some(file) => format!(
+            "answer with `orch resume {} --answer TEXT` (one per question, in order)",
+            file.display()
+        ),
+        None => {
+            "run again with `--approvals prompt` to answer on the terminal, or with `--journal FILE` to answer later"
+                .into()
+        }
+    };
+    format!("needs input: {} asked; {how}", crate::text::count(open, "question"))
+}
+
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, paused 5, below
 /// `--min-quality` 3, else 0 (a partial run is reported as partial even when its quality is low).
 pub fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
@@ -56,7 +73,7 @@ pub fn exit_for(report: &Report, min_quality: Option<f64>) -> Exit {
     match report.status {
         RunStatus::Failed => Exit::Failed,
         RunStatus::Partial => Exit::Partial,
-        RunStatus::Paused => Exit::Paused,
+        RunStatus::Paused | RunStatus::NeedsInput => Exit::Paused,
         RunStatus::Success if min_quality.is_some_and(|m| report.overall_quality < m) => Exit::BelowMinQuality,
         RunStatus::Success => Exit::Success,
     }

@@ -54,13 +54,19 @@ pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
         departments: args.departments.clone(),
         specialists: args.specialists,
         router: RouterStep::wanted(config, &args.departments),
+        previous: args.previous.clone(),
     }
 }
 
 /// The plan of the request, with routing failures mapped to their exit codes.
 pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, SessionError> {
     let options = plan_options(config, args);
-    plan::build(config, prompt, &options).map_err(routing_error)
+    match plan::build(config, prompt, &options) {
+        // A run that may ask asks before it fails for want of a match (SPEC §23).
+        Err(RoutingError::NoMatch) if plan::may_ask(config, &options) => plan::unmatched(config, prompt, &options),
+        built => built,
+    }
+    .map_err(routing_error)
 }
 
 /// A routing failure with its exit code: nothing matched is a failed run (1), an unknown

@@ -18,7 +18,7 @@ use crate::report::{EventLog, Observer, Observers, Report};
 use crate::sink::LineFile;
 
 use super::progress::Progress;
-use super::{approvals, plan_options, providers, setup, RunOptions, SessionError};
+use super::{answers, approvals, conversation, plan_options, providers, setup, RunOptions, SessionError};
 
 /// How a run ended: its report, the signal that stopped it, and why output files failed.
 pub struct Ran {
@@ -76,7 +76,8 @@ pub fn run(
         seed: args.replies.seed,
         tools: tapes.tool_host(servers.as_ref(), journal.as_ref()),
     })
-    .with_approver(approvals::approver(mode, journal.as_ref()));
+    .with_approver(approvals::approver(mode, journal.as_ref()))
+    .with_answerer(answers::answerer(mode, &args.answers));
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
         let interrupt = async {
@@ -93,11 +94,17 @@ pub fn run(
     runtime.shutdown_background();
     setup::export_traces(exporter);
 
+    let mut report = report;
+    let turn = args
+        .session
+        .as_deref()
+        .and_then(|file| conversation::record(file, &args.plan, &mut report));
     let written = journal.as_ref().map(|j| j.file.clone());
     let unwritten = [&events, &tapes.recording, &written]
         .into_iter()
         .flatten()
-        .filter_map(|f| f.error().map(String::from));
+        .filter_map(|f| f.error().map(String::from))
+        .chain(turn);
     Ok(Ran {
         report,
         signal: signal.get().copied(),

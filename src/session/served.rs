@@ -30,6 +30,8 @@ pub struct Team {
     pool: Arc<Mutex<Option<Pool>>>,
     /// What `validate` answers with: the diagnostics as `orch validate --format json` prints them.
     validation: Validation,
+    /// The conversations of `run` calls with a `session`, in memory (SPEC §23).
+    pub(super) conversations: Arc<Mutex<super::served_conversations::Conversations>>,
 }
 
 /// The answer of `validate`: a config's diagnostics as `orch validate --format json` prints
@@ -54,6 +56,7 @@ impl Team {
             approvals,
             pool: Arc::new(Mutex::new(None)),
             validation,
+            conversations: Arc::default(),
         }
     }
 
@@ -93,6 +96,7 @@ impl Team {
             departments: Vec::new(),
             specialists: Default::default(),
             assign: None,
+            session: None,
         };
         super::assign_variants(&mut config, &prompt, &plan_args(&call).variants)?;
         make_plan(&config, &prompt, &plan_args(&call))
@@ -126,6 +130,7 @@ pub(super) fn plan_args(call: &RunCall) -> PlanArgs {
             assign: call.assign.clone(),
             forced: Vec::new(),
         },
+        previous: None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use super::served::{message, off_runtime, plan_args, Pool, Team};
+use super::served::{message, off_runtime, Pool, Team};
 use super::{checked_prompt, exit_for, make_plan, plan_options, providers, setup, why_not_success, SessionError};
 use crate::cli::ReplyArgs;
 use crate::config::Config;
@@ -23,7 +23,7 @@ impl Team {
     fn prepare(&self, call: &RunCall) -> Result<(Config, Plan, Pool), Answer> {
         let prompt = checked_prompt(call.prompt.clone()).map_err(message)?;
         let mut config = self.config().map_err(message)?;
-        let args = plan_args(call);
+        let args = self.plan_args_of(call);
         super::assign_variants(&mut config, &prompt, &args.variants).map_err(message)?;
         let plan = match make_plan(&config, &prompt, &args) {
             Ok(plan) => plan,
@@ -54,7 +54,7 @@ impl Team {
             Ok((call, Ok(prepared))) => (call, prepared),
             Ok((_, Err(answer))) | Err(answer) => return answer,
         };
-        let options = plan_options(&config, &plan_args(&call));
+        let options = plan_options(&config, &self.plan_args_of(&call));
         // The run's own servers: started before its first call, stopped at its end.
         let agents = setup::tool_agents(&config, &[&plan]);
         // A cancel (or the server stopping) while they start gives the start up too.
@@ -76,7 +76,10 @@ impl Team {
             tools: servers.clone().map(|s| s as Arc<dyn ToolHost>),
         })
         .with_approver(Arc::new(setup::flag(self.approvals)));
-        let report = engine::run_request(&engine, &call.prompt, options, stop).await;
+        let mut report = engine::run_request(&engine, &call.prompt, options, stop).await;
+        if let Some(name) = &call.session {
+            self.record_turn(name, &mut report);
+        }
         setup::stop_tools(servers.as_deref()).await;
         // The observer goes with the engine: the progress notifications end here.
         drop(engine);

@@ -142,7 +142,8 @@ impl CaseEngine for CaseEngines {
             seed: self.seed,
             tools: self.tools.get(&config.root).cloned(),
         })
-        .with_approver(Arc::new(flag(self.approvals)));
+        .with_approver(Arc::new(flag(self.approvals)))
+        .with_answerer(super::answers::answerer(crate::cli::ApprovalMode::Deny, run.answers));
         Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
     }
 }

@@ -53,6 +53,9 @@ pub struct Stats {
     pub pass_hat_k: crate::statistics::PassHatK,
     /// Each LLM judge's health, by id (SPEC §25).
     pub judges: Vec<super::judges::JudgeStats>,
+    /// Share of runs that stopped for input at least once (SPEC §23).
+    #[serde(serialize_with = "rate")]
+    pub clarification_rate: Option<f64>,
 }
 
 /// Routing over every run.

@@ -40,6 +40,8 @@ pub struct Tally {
     cases: BTreeMap<(String, String), (u64, u64)>,
     /// The scores each LLM judge gave (SPEC §25).
     judges: JudgeTally,
+    /// Runs that stopped for input at least once (SPEC §23).
+    asked: u64,
 }
 
 /// One department's counts.
@@ -93,6 +95,7 @@ impl Tally {
             let case = self.cases.entry((run.suite.clone(), id.clone())).or_default();
             *case = (case.0 + u64::from(run.passed), case.1 + 1);
         }
+        self.asked += u64::from(run.asks);
         let status = run.status.unwrap_or(RunStatus::Failed).to_string();
         *self.by_status.entry(status).or_default() += 1;
         if let Some(r) = &run.routing {
@@ -219,6 +222,7 @@ impl Tally {
             reviews: self.reviews.finish(),
             judges: self.judges.stats(),
             pass_hat_k: PassHatK::of(&self.cases.values().copied().collect::<Vec<_>>()),
+            clarification_rate: ratio(self.asked, runs),
         }
     }
 }

@@ -41,7 +41,9 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
             RunStatus::Success => Status::Success,
             RunStatus::Partial => Status::Partial,
             // Suites never defer (`orch test --approvals allow|deny`): a pause is no success.
-            RunStatus::Failed | RunStatus::Paused => Status::Failed,
+            RunStatus::Failed => Status::Failed,
+            RunStatus::Paused => Status::Paused,
+            RunStatus::NeedsInput => Status::NeedsInput,
         };
         if got != want {
             out.push(format!("status: expected {want}, got {got}"));
@@ -51,6 +53,7 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
     usage_failures(expect, report, &mut out);
     out.extend(super::tool_expect::failures(&expect.tools, report));
     out.extend(ladder_failures(expect, report));
+    out.extend(super::conversation_expect::failures(expect, report));
     output_failures(expect, report, &mut out);
     out
 }

@@ -26,6 +26,11 @@ pub enum Status {
     Partial,
     /// None succeeded.
     Failed,
+    /// Items wait for a decision (SPEC §16).
+    Paused,
+    /// The run asked before it guessed (SPEC §23).
+    #[strum(serialize = "needs-input")]
+    NeedsInput,
 }
 
 impl FromNode for SpecialistMode {
@@ -94,6 +99,20 @@ section! {
         max_escalations "maxEscalations": u64, Rule::count(0, i64::MAX);
         /// Whether the run went into economy (`limits.economyAt`).
         economy "economy": bool, Rule::Bool;
+        /// Whether the run stopped for input at least once (SPEC §23).
+        asks "asks": bool, Rule::Bool;
+        /// The run's urgency is within `min` and `max`.
+        urgency "urgency": UrgencyWire, Rule::Section(UrgencyWire::KEYS);
+    }
+}
+
+section! {
+    /// An `expect.urgency` as written.
+    UrgencyWire, "`urgency`" {
+        /// The urgency is at least this.
+        min "min": f64, Rule::between(0.0, 1.0);
+        /// The urgency is at most this.
+        max "max": f64, Rule::between(0.0, 1.0);
     }
 }
 
@@ -112,6 +131,8 @@ section! {
         expect "expect": ExpectWire, Rule::Section(ExpectWire::KEYS);
         /// Variants forced for this case (SPEC §22): agent to variant name (`--variant` wins).
         variants "variants": crate::config::Pairs, Rule::Assignments;
+        /// Answers to the run's questions, in order (SPEC §23).
+        answers "answers": Vec<String>, Rule::Strings;
     }
 }
 
@@ -164,6 +185,8 @@ pub struct Case {
     pub expect: Expect,
     /// The variants it forces (SPEC §22), by agent.
     pub variants: std::collections::BTreeMap<String, String>,
+    /// Answers to the run's questions, in order.
+    pub answers: Vec<String>,
 }
 
 /// What a run must show; every part optional.
@@ -197,6 +220,10 @@ pub struct Expect {
     pub max_escalations: Option<u64>,
     /// Whether the run went into economy.
     pub economy: Option<bool>,
+    /// Whether the run stopped for input.
+    pub asks: Option<bool>,
+    /// The urgency's bounds, `min` and `max`.
+    pub urgency: (Option<f64>, Option<f64>),
 }
 
 /// A suite file decoded, not yet checked against the config it runs on.
@@ -359,6 +386,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             repeat: defaults.repeat,
             expect: expect_of(e, matches),
             variants: super::variants::forced(c.variants.as_ref(), config, &mut error),
+            answers: c.answers.clone().unwrap_or_default(),
         });
     }
     diags.extend(rows.diags);
@@ -427,6 +455,8 @@ fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
         matches,
         max_escalations: e.max_escalations,
         economy: e.economy,
+        asks: e.asks,
+        urgency: e.urgency.map_or((None, None), |u| (u.min, u.max)),
     }
 }
 

@@ -4,6 +4,7 @@
 //! shards write and merges read, in suite order; the summary for people; JUnit for CI; the
 //! files a test run names, kept apart.
 
+mod conversation_expect;
 mod csv;
 mod dataset;
 mod detail;

@@ -42,6 +42,7 @@ pub(crate) mod tests {
             repeat: 1,
             expect: Expect::default(),
             variants: Default::default(),
+            answers: Vec::new(),
         };
         Suite {
             name: name.into(),

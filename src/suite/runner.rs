@@ -63,6 +63,8 @@ pub struct CaseRun<'a> {
     pub interrupt: LocalBoxFuture<'static, ()>,
     /// The variants the case forces (SPEC §22).
     pub variants: &'a std::collections::BTreeMap<String, String>,
+    /// The case's `answers` to the run's questions, in order (SPEC §23).
+    pub answers: &'a [String],
 }
 
 /// Runs one case through the engine, as `orch run` would. The command layer implements it:
@@ -141,6 +143,7 @@ impl Runner<'_> {
                     target: job.target,
                     prompt: &job.case.prompt,
                     options: options_of(&job.target.config, job.case),
+                    answers: &job.case.answers,
                     gate: self.gate.clone(),
                     interrupt,
                     variants: &job.case.variants,
@@ -200,14 +203,20 @@ fn options_of(config: &Config, case: &Case) -> PlanOptions {
         departments: case.departments.clone(),
         specialists: case.specialists,
         router: RouterStep::wanted(config, &case.departments),
+        previous: None,
     }
 }
 
 /// The plan of a case; a routing failure is the run's (reported as `failed`), never orch's.
 /// An unknown department is orch's: the message refuses the suite.
 pub fn plan_of(config: &Config, case: &Case) -> Result<CasePlan, Unplannable> {
-    match plan::build(config, &case.prompt, &options_of(config, case)) {
+    let options = options_of(config, case);
+    match plan::build(config, &case.prompt, &options) {
         Ok(plan) => Ok(Ok(plan)),
+        // A case that may ask asks before it fails for want of a match (SPEC §23).
+        Err(RoutingError::NoMatch) if plan::may_ask(config, &options) => {
+            Ok(plan::unmatched(config, &case.prompt, &options).map_err(|_| RoutingError::NoMatch))
+        }
         Err(e @ RoutingError::NoMatch) => Ok(Err(e)),
         Err(routing) => Err(Unplannable {
             case: case.id.clone(),

@@ -10,6 +10,7 @@ mod common;
 mod compare;
 mod compare_files;
 mod conditions;
+mod conversations;
 mod cuts;
 mod datasets;
 mod denials;

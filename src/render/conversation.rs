@@ -1,0 +1,79 @@
+//! A run's conversation (SPEC §23) in every picture: its urgency, the questions it asked
+//! (and why), and its turn of a session: lines the tree, Markdown and HTML share.
+
+use serde_json::Value;
+
+use super::tree::{Node, Style};
+use crate::report::Report;
+use crate::text::{fmt_score, printable};
+
+/// The lines of a run's conversation, none when it had no urgency, asked nothing and is
+/// no turn of a session: `urgency 0.9`, `turn 2 of chat.jsonl`, `q1: TEXT (WHY)`.
+pub fn lines(urgency: f64, questions: &[Value], session: Option<&Value>) -> (Vec<String>, Vec<String>) {
+    let mut head = Vec::new();
+    if urgency > 0.0 {
+        head.push(format!("urgency {}", fmt_score(urgency)));
+    }
+    if let Some(s) = session.filter(|s| s.is_object()) {
+        let file = s["file"].as_str().unwrap_or_default();
+        head.push(format!(
+            "turn {} of {}",
+            s["turn"].as_u64().unwrap_or(0),
+            printable(file)
+        ));
+    }
+    let asked = questions
+        .iter()
+        .map(|q| {
+            let s = |k: &str| printable(q[k].as_str().unwrap_or_default()).into_owned();
+            format!("{}: {} ({})", s("id"), s("text"), s("why"))
+        })
+        .collect();
+    (head, asked)
+}
+
+/// The tree's node of a run's conversation, when it has one.
+pub fn tree_node(report: &Report, style: Style) -> Option<Node> {
+    let questions: Vec<Value> = report
+        .questions
+        .iter()
+        .filter_map(|q| serde_json::to_value(q).ok())
+        .collect();
+    let session = report.session.as_ref().and_then(|s| serde_json::to_value(s).ok());
+    let (head, asked) = lines(report.urgency, &questions, session.as_ref());
+    if head.is_empty() && asked.is_empty() {
+        return None;
+    }
+    let label = match head.is_empty() {
+        true => "conversation".to_string(),
+        false => head.join(" · "),
+    };
+    let children = asked.into_iter().map(Node::leaf).collect::<Vec<_>>();
+    let label = match children.len() {
+        0 => label,
+        n => format!("{label} · asked {}", crate::text::count(n, "question")),
+    };
+    Some(Node::new(style.dim(&label), children))
+}
+
+/// The HTML paragraph of a saved run's conversation, when it has one (text escaped).
+pub fn html(urgency: f64, questions: &[Value], session: Option<&Value>) -> String {
+    let (head, asked) = lines(urgency, questions, session);
+    let all: Vec<String> = head.into_iter().chain(asked).collect();
+    match all.is_empty() {
+        true => String::new(),
+        false => format!("<p>{}</p>\n", crate::text::escape_markup(&all.join(" · "))),
+    }
+}
+
+/// The Markdown of a run's conversation: a paragraph, and the questions as a list.
+pub fn markdown(report: &Report) -> String {
+    let Some(node) = tree_node(report, Style { color: false }) else {
+        return String::new();
+    };
+    let mut out = format!("\n**Conversation:** {}\n", node.label);
+    for q in &node.children {
+        out.push_str(&format!("- {}\n", crate::text::markdown_code(&q.label)));
+    }
+    out
+}

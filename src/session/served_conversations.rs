@@ -1,0 +1,123 @@
+//! `orch mcp`'s conversations (SPEC §23): the turns of each `session` a `run` call names,
+//! in memory, bounded: at most [`MAX_SESSIONS`] (the least recently used dropped first),
+//! each keeping its last [`MAX_TURNS`] turns.
+
+use std::collections::VecDeque;
+use std::sync::PoisonError;
+
+use super::conversation::turn_of;
+use super::served::{plan_args, Team};
+use crate::cli::PlanArgs;
+use crate::plan::{PreviousTurn, Turn};
+use crate::report::{Report, RunStatus, SessionTurn};
+use crate::serve::RunCall;
+
+/// Sessions kept at most.
+pub const MAX_SESSIONS: usize = 100;
+/// Turns kept of each session at most.
+pub const MAX_TURNS: usize = 20;
+
+/// One named conversation: its turns so far (the last [`MAX_TURNS`]) and how many it had.
+#[derive(Debug, Default)]
+struct Conversation {
+    name: String,
+    turns: VecDeque<Turn>,
+    count: u64,
+}
+
+/// Every conversation, the most recently used last.
+#[derive(Debug, Default)]
+pub struct Conversations {
+    sessions: VecDeque<Conversation>,
+}
+
+impl Conversations {
+    /// The last turn of session `name` and its number.
+    fn previous(&self, name: &str) -> Option<PreviousTurn> {
+        let c = self.sessions.iter().find(|c| c.name == name)?;
+        Some(PreviousTurn {
+            number: c.count,
+            turn: c.turns.back()?.clone(),
+        })
+    }
+
+    /// Adds `turn` to session `name` (made, and made the most recent): its number.
+    fn record(&mut self, name: &str, turn: Option<Turn>) -> u64 {
+        let at = self.sessions.iter().position(|c| c.name == name);
+        let mut c = match at.and_then(|i| self.sessions.remove(i)) {
+            Some(c) => c,
+            None => Conversation {
+                name: name.to_string(),
+                ..Conversation::default()
+            },
+        };
+        let number = c.count + 1;
+        if let Some(turn) = turn {
+            c.count = number;
+            c.turns.push_back(turn);
+            while c.turns.len() > MAX_TURNS {
+                c.turns.pop_front();
+            }
+        }
+        self.sessions.push_back(c);
+        while self.sessions.len() > MAX_SESSIONS {
+            self.sessions.pop_front();
+        }
+        number
+    }
+
+    /// How many sessions and turns are kept (for tests).
+    #[cfg(test)]
+    fn sizes(&self) -> Vec<usize> {
+        self.sessions.iter().map(|c| c.turns.len()).collect()
+    }
+}
+
+impl Team {
+    /// `orch run`'s planning flags for `call`, with its session's previous turn.
+    pub(super) fn plan_args_of(&self, call: &RunCall) -> PlanArgs {
+        let mut args = plan_args(call);
+        if let Some(name) = &call.session {
+            let conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+            args.previous = conversations.previous(name);
+        }
+        args
+    }
+
+    /// Records `report` as the next turn of session `name` (a run that stopped for input is
+    /// none), and says so in its `session`.
+    pub(super) fn record_turn(&self, name: &str, report: &mut Report) {
+        let turn = (report.status != RunStatus::NeedsInput).then(|| turn_of(report));
+        let mut conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+        let number = conversations.record(name, turn);
+        report.session = Some(SessionTurn {
+            file: name.to_string(),
+            turn: number,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_most_100_sessions_of_20_turns_the_least_recently_used_dropped() {
+        let mut c = Conversations::default();
+        for i in 0..25 {
+            assert_eq!(c.record("a", Some(Turn::default())), i + 1);
+        }
+        for n in 0..105 {
+            c.record(&format!("s{n}"), Some(Turn::default()));
+        }
+        assert_eq!(c.sizes().len(), MAX_SESSIONS);
+        assert!(c.previous("a").is_none());
+        assert_eq!(c.previous("s104").map(|p| p.number), Some(1));
+        let mut c = Conversations::default();
+        for _ in 0..25 {
+            c.record("a", Some(Turn::default()));
+        }
+        assert_eq!(c.sizes(), [MAX_TURNS]);
+        assert_eq!(c.previous("a").map(|p| p.number), Some(25));
+    }
+}
