@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::summary::percent;
 use crate::report::Saved;
 
 /// One pair's counts.
@@ -113,7 +112,12 @@ pub fn line(p: &PairStats) -> String {
         "{} ↔ {}: conflicts in {} of {} reviewed runs, {} of {} resolved",
         p.departments[0],
         p.departments[1],
-        percent(p.conflict_rate),
+        // Formatted here, as `summary::percent` does: `summary` holds these stats, and a
+        // file of a module never imports one that imports it.
+        format!(
+            "{:.1}%",
+            crate::text::round_to(p.conflict_rate.unwrap_or(0.0) * 100.0, 1)
+        ),
         p.reviewed_runs,
         p.resolved,
         p.conflicts
