@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::summary::percent;
 use crate::report::Saved;
 
 /// One pair's counts.
@@ -109,13 +108,11 @@ fn ratio(part: u64, whole: u64) -> Option<f64> {
 
 /// `3 ↔ 4: conflicts in 50% of 4 reviewed runs, 2 of 2 resolved`: one pair, in words.
 pub fn line(p: &PairStats) -> String {
+    // Formatted here, as `summary::percent` does: `summary` holds these stats, and a file of
+    // a module never imports one that imports it.
+    let rate = crate::text::round_to(p.conflict_rate.unwrap_or(0.0) * 100.0, 1);
     format!(
-        "{} ↔ {}: conflicts in {} of {} reviewed runs, {} of {} resolved",
-        p.departments[0],
-        p.departments[1],
-        percent(p.conflict_rate),
-        p.reviewed_runs,
-        p.resolved,
-        p.conflicts
+        "{} ↔ {}: conflicts in {rate:.1}% of {} reviewed runs, {} of {} resolved",
+        p.departments[0], p.departments[1], p.reviewed_runs, p.resolved, p.conflicts
     )
 }
