@@ -24,10 +24,6 @@ const TEXTS: &[&str] = &[
     "reason",
     "request",
     "issues",
-    "question",
-    "questions",
-    "conflicts",
-    "revisions",
 ];
 
 /// The keys a summary keeps of the routing decision.
@@ -73,6 +69,12 @@ fn strip(map: &mut Map<String, Value>) {
         map.remove("error");
     }
     map.retain(|k, _| !TEXTS.contains(&k.as_str()));
+    // A conflict or a revision keeps its departments and rounds, a question its id and why,
+    // without their words (stats count conflicts and resolutions from them).
+    map.remove("issue");
+    if map.contains_key("why") {
+        map.remove("text");
+    }
     for (key, value) in map.iter_mut() {
         strip_value(value);
         if let (Value::Object(counts), "usage" | "metadata") = (&mut *value, key.as_str()) {
