@@ -322,9 +322,8 @@ fn check_id(
 fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut Vec<Diagnostic>) -> Suite {
     let defaults = wire.defaults.clone().unwrap_or_default().resolve();
     let mut first_at: HashMap<String, At<String>> = HashMap::new();
-    let mut cases = Vec::new();
+    let (mut cases, mut tool_names) = (Vec::new(), Vec::new());
     let mut problems: Vec<(Pos, &'static str, String)> = Vec::new();
-    let mut tool_names = Vec::new();
     let mut error = |pos, code, message: String| problems.push((pos, code, message));
     for c in wire.cases.iter().flatten() {
         // A case whose id is missing or taken is still checked whole: every problem at once.

@@ -107,7 +107,8 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
              "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 5, "passRate": 0.4, "costUsd": 0.000125}]}
         ],
         "headDirectFallbacks": 0, "partialSynthesisFailures": 0, "transportRetries": 0, "circuitsOpened": {},
-        "economyRuns": 0
+        "economyRuns": 0,
+        "clarificationRate": 0.0
     });
     assert_eq!(v, expected);
     // (passes + 1) / (runs + 2): s1 (3 + 1) / 5, s2 (2 + 1) / 5.
