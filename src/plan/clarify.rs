@@ -117,3 +117,23 @@ pub fn clarification_line(question: &Question, answer: &str) -> String {
     let one_line = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     format!("CLARIFICATION: {} → {}", one_line(&question.text), one_line(answer))
 }
+
+/// Whether `request` is a follow-up (SPEC §23): a previous turn exists, it ran a department
+/// this config has, no `--department` was given, and no department scores above
+/// `supportingThreshold` (with the router's relevance, when it answered).
+pub fn is_follow_up(config: &Config, request: &str, options: &PlanOptions) -> bool {
+    let Some(previous) = &options.previous else {
+        return false;
+    };
+    if !options.departments.is_empty() || !previous.turn.departments.iter().any(|d| config.department(d).is_some()) {
+        return false;
+    }
+    let answer = match &options.router {
+        RouterStep::Answered(a) => Some(a),
+        _ => None,
+    };
+    let threshold = config.settings.routing.supporting_threshold;
+    !scored(config, &WordIndex::new(request), answer)
+        .iter()
+        .any(|(s, _)| s.relevance > threshold)
+}

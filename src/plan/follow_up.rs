@@ -5,11 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::routing::scored;
-use super::{PlanOptions, RouterStep};
-use crate::config::Config;
-use crate::text::WordIndex;
-
 /// The most bytes of a department's previous output its block holds (cut as §15 cuts).
 pub const PREVIOUS_OUTPUT_BYTES: usize = 8_000;
 
@@ -56,24 +51,4 @@ impl PreviousTurn {
             self.turn.request
         ))
     }
-}
-
-/// Whether `request` is a follow-up (SPEC §23): a previous turn exists, it ran a department
-/// this config has, no `--department` was given, and no department scores above
-/// `supportingThreshold` (with the router's relevance, when it answered).
-pub fn is_follow_up(config: &Config, request: &str, options: &PlanOptions) -> bool {
-    let Some(previous) = &options.previous else {
-        return false;
-    };
-    if !options.departments.is_empty() || !previous.turn.departments.iter().any(|d| config.department(d).is_some()) {
-        return false;
-    }
-    let answer = match &options.router {
-        RouterStep::Answered(a) => Some(a),
-        _ => None,
-    };
-    let threshold = config.settings.routing.supporting_threshold;
-    !scored(config, &WordIndex::new(request), answer)
-        .iter()
-        .any(|(s, _)| s.relevance > threshold)
 }

@@ -3,14 +3,8 @@
 //! each keeping its last [`MAX_TURNS`] turns.
 
 use std::collections::VecDeque;
-use std::sync::PoisonError;
 
-use super::conversation::turn_of;
-use super::served::{plan_args, Team};
-use crate::cli::PlanArgs;
 use crate::plan::{PreviousTurn, Turn};
-use crate::report::{Report, RunStatus, SessionTurn};
-use crate::serve::RunCall;
 
 /// Sessions kept at most.
 pub const MAX_SESSIONS: usize = 100;
@@ -33,7 +27,7 @@ pub struct Conversations {
 
 impl Conversations {
     /// The last turn of session `name` and its number.
-    fn previous(&self, name: &str) -> Option<PreviousTurn> {
+    pub(super) fn previous(&self, name: &str) -> Option<PreviousTurn> {
         let c = self.sessions.iter().find(|c| c.name == name)?;
         Some(PreviousTurn {
             number: c.count,
@@ -42,7 +36,7 @@ impl Conversations {
     }
 
     /// Adds `turn` to session `name` (made, and made the most recent): its number.
-    fn record(&mut self, name: &str, turn: Option<Turn>) -> u64 {
+    pub(super) fn record(&mut self, name: &str, turn: Option<Turn>) -> u64 {
         let at = self.sessions.iter().position(|c| c.name == name);
         let mut c = match at.and_then(|i| self.sessions.remove(i)) {
             Some(c) => c,
@@ -70,30 +64,6 @@ impl Conversations {
     #[cfg(test)]
     fn sizes(&self) -> Vec<usize> {
         self.sessions.iter().map(|c| c.turns.len()).collect()
-    }
-}
-
-impl Team {
-    /// `orch run`'s planning flags for `call`, with its session's previous turn.
-    pub(super) fn plan_args_of(&self, call: &RunCall) -> PlanArgs {
-        let mut args = plan_args(call);
-        if let Some(name) = &call.session {
-            let conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
-            args.previous = conversations.previous(name);
-        }
-        args
-    }
-
-    /// Records `report` as the next turn of session `name` (a run that stopped for input is
-    /// none), and says so in its `session`.
-    pub(super) fn record_turn(&self, name: &str, report: &mut Report) {
-        let turn = (report.status != RunStatus::NeedsInput).then(|| turn_of(report));
-        let mut conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
-        let number = conversations.record(name, turn);
-        report.session = Some(SessionTurn {
-            file: name.to_string(),
-            turn: number,
-        });
     }
 }
 

@@ -1,20 +1,22 @@
 //! `orch mcp`'s `run` tool: one served run, start to report, on the config as it is now and
 //! the served team's shared pool.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use super::served::{message, off_runtime, Pool, Team};
+use super::conversation::turn_of;
+use super::served::{message, off_runtime, plan_args, Pool, Team};
 use super::{checked_prompt, exit_for, make_plan, plan_options, providers, setup, why_not_success, SessionError};
+use crate::cli::PlanArgs;
 use crate::cli::ReplyArgs;
 use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
 use crate::exit::Exit;
 use crate::grade::Schemas;
 use crate::plan::Plan;
-use crate::report::{Observer, Report};
+use crate::report::{Observer, Report, RunStatus, SessionTurn};
 use crate::serve::{Answer, RunCall};
 use crate::tools::ToolHost;
 
@@ -88,5 +90,30 @@ impl Team {
             None => Answer::json(&report),
             Some(why) => Answer::failed_with(&report, why),
         }
+    }
+}
+
+/// `run` calls with a `session` (SPEC §23): their conversations, kept by the team.
+impl Team {
+    /// `orch run`'s planning flags for `call`, with its session's previous turn.
+    pub(super) fn plan_args_of(&self, call: &RunCall) -> PlanArgs {
+        let mut args = plan_args(call);
+        if let Some(name) = &call.session {
+            let conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+            args.previous = conversations.previous(name);
+        }
+        args
+    }
+
+    /// Records `report` as the next turn of session `name` (a run that stopped for input is
+    /// none), and says so in its `session`.
+    pub(super) fn record_turn(&self, name: &str, report: &mut Report) {
+        let turn = (report.status != RunStatus::NeedsInput).then(|| turn_of(report));
+        let mut conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+        let number = conversations.record(name, turn);
+        report.session = Some(SessionTurn {
+            file: name.to_string(),
+            turn: number,
+        });
     }
 }

@@ -111,7 +111,8 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
         "passHatK": {"1": 1.0, "2": 1.0, "3": 1.0},
         // The judge graded 90, 90, 90 and 40, 70, 40, 40, 80: mean 540 / 8 = 67.5; squared
         // deviations 3·22.5² + 3·27.5² + 2.5² + 12.5² = 3950, σ = √(3950 / 8) = 22.22.
-        "judges": [{"agentId": "judge", "graded": 8, "meanScore": 67.5, "stdDev": 22.22, "uninformative": false}]
+        "judges": [{"agentId": "judge", "graded": 8, "meanScore": 67.5, "stdDev": 22.22, "uninformative": false}],
+        "clarificationRate": 0.0
     });
     assert_eq!(v, expected);
     // (passes + 1) / (runs + 2): s1 (3 + 1) / 5, s2 (2 + 1) / 5.

@@ -222,7 +222,8 @@ fn every_counter_with_exact_figures_from_both_kinds_of_input() {
         "headDirectFallbacks": 1, "partialSynthesisFailures": 1, "transportRetries": 5,
         "circuitsOpened": {"cloud": 1, "local": 2},
         "economyRuns": 0,
-        "passHatK": {"1": 1.0, "2": 1.0}, "judges": []
+        "passHatK": {"1": 1.0, "2": 1.0}, "judges": [],
+        "clarificationRate": 0.0
     });
     assert_eq!(json_of(&out), expected);
     let rates: Value = serde_json::from_slice(&std::fs::read(root.path().join("rates.json")).unwrap()).unwrap();
