@@ -49,7 +49,7 @@ pub enum Command {
     /// Run a request through the hierarchy and print the report.
     Run(Box<RunArgs>),
     /// Print the plan for a request without calling any model.
-    Explain(ExplainArgs),
+    Explain(Box<ExplainArgs>),
     /// Check a config and report every problem at file:line:column.
     Validate(ValidateArgs),
     /// Run suites of cases with expectations (CI), sharded across machines if asked.

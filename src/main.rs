@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => orch::run(*args),
-        Command::Explain(args) => orch::explain(args),
+        Command::Explain(args) => orch::explain(*args),
         Command::Validate(args) => orch::validate(args),
         Command::Test(args) => orch::test(*args),
         Command::Schema(args) => orch::schema(args),

@@ -15,10 +15,24 @@ use crate::report::{DepartmentResult, DepartmentStatus, Event};
 /// The run's error when every selected department was skipped by its condition.
 pub const ALL_SKIPPED: &str = "every department was skipped by its condition";
 
-/// What each department's conditions see of its dependencies, kept when its `when` is
-/// checked, for its `requireApproval`.
+/// What the run's conditions see: the request as routed and its urgency, and per department
+/// its dependencies (kept when its `when` is checked, for its `requireApproval` and its tools'
+/// `approve` entries) and its complexity.
 #[derive(Debug, Default)]
-pub struct Scopes(Mutex<HashMap<String, Arc<[Dependency]>>>, Mutex<f64>);
+pub struct Scopes {
+    /// The request as routed and its urgency.
+    run: Mutex<(String, f64)>,
+    /// Each department's finished dependencies and complexity.
+    departments: Mutex<HashMap<String, Kept>>,
+}
+
+/// What a department's conditions see of it: its finished dependencies and its complexity.
+type Kept = (Arc<[Dependency]>, String);
+
+/// Locks `m`, poisoned or not.
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Whether a department was skipped by its own `when` (its dependents run without it).
 pub fn skipped_by_condition(d: &DepartmentResult) -> bool {
@@ -74,61 +88,48 @@ pub fn dependencies<'r>(
 }
 
 impl Engine {
-    /// Sets the request's urgency (SPEC §23) every condition of the run sees.
-    pub(super) fn set_urgency(&self, urgency: f64) {
-        *self.scopes.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = urgency;
+    /// Sets the request as routed and its urgency (SPEC §23), which every condition sees.
+    pub(super) fn set_condition_run(&self, request: &str, urgency: f64) {
+        *locked(&self.scopes.run) = (request.to_string(), urgency);
     }
 
-    /// The scope of `dp`'s conditions over `deps`, seen by `f`.
-    fn in_scope<T>(&self, request: &str, dp: &DepartmentPlan, deps: &[Dependency], f: impl FnOnce(&Scope) -> T) -> T {
-        let complexity = dp.complexity.level.to_string();
+    /// The scope of department `id`'s conditions, seen by `f`.
+    fn in_scope<T>(&self, id: &str, f: impl FnOnce(&Scope) -> T) -> T {
+        let (request, urgency) = locked(&self.scopes.run).clone();
+        let (deps, complexity) = locked(&self.scopes.departments)
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| (Arc::from(Vec::new()), String::new()));
         let scope = Scope {
-            request,
+            request: &request,
             complexity: &complexity,
-            urgency: *self.scopes.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
-            departments: deps,
+            urgency,
+            departments: &deps,
             ..Scope::default()
         };
         f(&scope)
     }
 
     /// Checks `dp`'s `when` (none: `None`) over its finished dependencies, and keeps what
-    /// they were for its `requireApproval`.
-    pub(super) fn check_when(&self, request: &str, dp: &DepartmentPlan, deps: Vec<Dependency>) -> Option<Evaluation> {
-        let deps: Arc<[Dependency]> = deps.into();
-        self.scopes
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(dp.department_id.clone(), deps.clone());
+    /// they were for its other conditions.
+    pub(super) fn check_when(&self, dp: &DepartmentPlan, deps: Vec<Dependency>) -> Option<Evaluation> {
+        let kept = (Arc::from(deps), dp.complexity.level.to_string());
+        locked(&self.scopes.departments).insert(dp.department_id.clone(), kept);
         let when = dp.when.as_ref()?;
-        let e = self.in_scope(request, dp, &deps, |s| when.record(Where::When, s));
+        let e = self.in_scope(&dp.department_id, |s| when.record(Where::When, s));
         self.tell(&dp.department_id, None, &e);
         Some(e)
     }
 
     /// Whether `dp`'s output needs a person's yes, and the evaluation when a condition decided
     /// it (an evaluation error is a yes: fail closed).
-    pub(super) fn needs_approval(
-        &self,
-        request: &str,
-        dp: &DepartmentPlan,
-        output: &serde_json::Value,
-    ) -> (bool, Option<Evaluation>) {
+    pub(super) fn needs_approval(&self, dp: &DepartmentPlan, output: &serde_json::Value) -> (bool, Option<Evaluation>) {
         let condition = match &dp.require_approval {
             Switch::Off => return (false, None),
             Switch::On => return (true, None),
             Switch::When(c) => c,
         };
-        let deps = self
-            .scopes
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&dp.department_id)
-            .cloned()
-            .unwrap_or_else(|| Arc::from(Vec::new()));
-        let e = self.in_scope(request, dp, &deps, |s| {
+        let e = self.in_scope(&dp.department_id, |s| {
             condition.record(
                 Where::RequireApproval,
                 &Scope {
@@ -155,12 +156,14 @@ impl Engine {
         let Some(condition) = tool_condition(agent, server, tool) else {
             return (true, None);
         };
-        let scope = Scope {
-            arguments: Some(arguments),
-            tool: Some(tool),
-            ..Scope::default()
-        };
-        let e = condition.record(Where::Approve, &scope);
+        let e = self.in_scope(department, |s| {
+            let scope = Scope {
+                arguments: Some(arguments),
+                tool: Some(tool),
+                ..s.clone()
+            };
+            condition.record(Where::Approve, &scope)
+        });
         self.tell(department, Some(tool), &e);
         (e.value != Some(false), Some(e))
     }

@@ -63,7 +63,7 @@ pub async fn run_department(
     };
     let outcome = match outcome {
         Ok((text, quality)) => {
-            let (gated, evaluation) = engine.needs_approval(request, plan, &output_value(&text));
+            let (gated, evaluation) = engine.needs_approval(plan, &output_value(&text));
             work.conditions.extend(evaluation);
             match gated {
                 true => approved_output(engine, plan, text, quality, &mut work).await,

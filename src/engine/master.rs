@@ -34,7 +34,7 @@ pub async fn run(engine: &Engine, plan: &Plan, interrupt: impl Future<Output = (
         stages: r.stages.clone(),
     });
     engine.complete_step("routing".into());
-    engine.set_urgency(plan.urgency);
+    engine.set_condition_run(&plan.request, plan.urgency);
     let stopped = stopped(engine, interrupt);
     tokio::pin!(stopped);
     let (mut ended, stop) = run_departments(engine, plan, stopped.as_mut()).await;
@@ -133,7 +133,7 @@ async fn run_departments<F: Future<Output = Stop>>(
                 continue;
             }
             let deps = dependencies(plan, dp, |id| ended.get(id));
-            let when = engine.check_when(&plan.request, dp, deps);
+            let when = engine.check_when(dp, deps);
             if let Some(e) = when.clone().filter(|e| e.value != Some(true)) {
                 let mut skipped = not_run(engine, dp, DepartmentStatus::Skipped, skip_reason(&e));
                 skipped.conditions.push(e);
@@ -243,6 +243,15 @@ async fn department(
     (i, result, spend.own())
 }
 
+/// The departments a run's status counts: economy's skips are the trade the user asked for,
+/// not losses; a condition's skips are what the config asked for.
+fn counted(departments: &[DepartmentResult]) -> usize {
+    departments
+        .iter()
+        .filter(|d| !skipped_by_economy(d) && !skipped_by_condition(d))
+        .count()
+}
+
 /// Resolves when the run must stop: Ctrl-C (`interrupt`) or the run's deadline.
 async fn stopped(engine: &Engine, interrupt: impl Future<Output = ()>) -> Stop {
     let deadline = engine.deadline();
@@ -323,9 +332,7 @@ async fn aggregate<F: Future<Output = Stop>>(
     let review_stop = review.as_ref().and_then(|r| r.stopped);
     stop = stop.or(review_stop.filter(|s| *s == Stop::Interrupted));
     let mut usage = engine.router_usage();
-    for d in &departments {
-        usage.add(&d.usage);
-    }
+    departments.iter().for_each(|d| usage.add(&d.usage));
     usage.add(&review.as_ref().map(|r| r.usage).unwrap_or_default());
     let ok: Vec<&DepartmentResult> = departments
         .iter()
@@ -350,17 +357,11 @@ async fn aggregate<F: Future<Output = Stop>>(
         usage.calls = usage.calls.max(engine.budget.calls());
     }
     engine.complete_step("aggregation".into());
-    // Economy's skips are the trade the user asked for, not losses; a condition's skips
-    // are what the config asked for.
-    let counted = departments
-        .iter()
-        .filter(|d| !skipped_by_economy(d) && !skipped_by_condition(d))
-        .count();
-    let all_skipped = !departments.is_empty() && departments.iter().all(skipped_by_condition);
-    let status = match run_status(ok.len(), counted, summary_cut) {
+    let status = match run_status(ok.len(), counted(&departments), summary_cut) {
         _ if paused && stop.is_none() => RunStatus::Paused,
         status => status,
     };
+    let all_skipped = !departments.is_empty() && departments.iter().all(skipped_by_condition);
     let output = ok.iter().map(|d| (d.department_id.clone(), d.output.clone())).collect();
     engine.emit(Event::RunComplete {
         status,

@@ -90,7 +90,10 @@ pub(super) async fn revise<F: Future<Output = Stop>>(
     stopped: Pin<&mut F>,
 ) -> Round {
     let asks = asks(plan, departments, named);
-    let calls = join_all(asks.iter().map(|a| revision(engine, plan, &departments[a.at], a, round)));
+    let calls = join_all(
+        asks.iter()
+            .map(|a| revision(engine, plan, &departments[a.at], a, round)),
+    );
     let results = tokio::select! {
         biased;
         why = stopped => {
@@ -163,7 +166,13 @@ fn asks(plan: &Plan, departments: &[DepartmentResult], named: &[Named]) -> Vec<A
 
 /// The revision call of `d`'s head, inside its span, then its gate when the department sets
 /// `requireApproval`: how it went, what it spent, and its times.
-async fn revision(engine: &Engine, plan: &Plan, d: &DepartmentResult, ask: &Ask, round: u32) -> (Outcome, Usage, Revision) {
+async fn revision(
+    engine: &Engine,
+    plan: &Plan,
+    d: &DepartmentResult,
+    ask: &Ask,
+    round: u32,
+) -> (Outcome, Usage, Revision) {
     let id = &d.department_id;
     engine.emit(Event::Revision {
         department: id.clone(),
@@ -228,7 +237,7 @@ fn failed(id: &str, round: u32, e: CallError) -> Outcome {
 async fn gated(engine: &Engine, plan: &Plan, d: &DepartmentResult, head: &str, text: String, round: u32) -> Outcome {
     let id = &d.department_id;
     let planned = plan.departments.iter().find(|dp| &dp.department_id == id);
-    let gated = planned.is_some_and(|dp| engine.needs_approval(&plan.request, dp, &output_value(&text)).0);
+    let gated = planned.is_some_and(|dp| engine.needs_approval(dp, &output_value(&text)).0);
     if !gated {
         return Outcome::Revised(text);
     }

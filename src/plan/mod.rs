@@ -32,8 +32,8 @@ use routing::Routable;
 pub use routing::{ExecutionMode, Routing, RoutingError};
 pub use selection::{SelectedSpecialist, ThresholdSource};
 pub use tools::{tool_agents, PlannedServer};
-pub use variant::{assign as assign_variants, check_forced as check_forced_variants, AgentVariants};
 pub use urgency::urgency;
+pub use variant::{assign as assign_variants, check_forced as check_forced_variants, AgentVariants};
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
 /// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.

@@ -19,8 +19,8 @@ mod tally;
 mod variants;
 
 pub use files::{distinct, read_all};
-pub use review::line as review_line;
 pub use judges::JudgeStats;
+pub use review::line as review_line;
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
 pub use tally::Tally;

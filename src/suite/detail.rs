@@ -17,14 +17,7 @@ pub enum Detail {
 }
 
 /// Keys omitted wherever they appear in a report: texts no reader of results needs.
-const TEXTS: &[&str] = &[
-    "output",
-    "reviewNotes",
-    "feedback",
-    "reason",
-    "request",
-    "issues",
-];
+const TEXTS: &[&str] = &["output", "reviewNotes", "feedback", "reason", "request", "issues"];
 
 /// The keys a summary keeps of the routing decision.
 const ROUTING: &[&str] = &[

@@ -231,6 +231,10 @@ fn a_conditional_tool_approval_asks_only_when_its_condition_holds() {
     let asked = tool_call(&root, "Jasmine sings");
     assert_eq!(asked["approval"], "denied", "{asked:#}");
     assert_eq!(asked["conditions"][0]["error"], "no such key: path");
+    // A tool's condition sees the run as the department's do: the request as routed.
+    let root = tool_team("[{ tool: lines, when: \"request.contains('steals')\" }]");
+    assert_eq!(tool_call(&root, "Aladdin steals bread")["approval"], "denied");
+    assert_eq!(tool_call(&root, "Jasmine sings")["conditions"][0]["value"], false);
 }
 
 #[test]

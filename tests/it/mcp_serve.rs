@@ -33,7 +33,9 @@ fn lists_the_four_tools_with_their_argument_schemas() {
         json!({"type": "object", "additionalProperties": false, "required": ["prompt"], "properties": {
             "prompt": {"type": "string"},
             "departments": {"type": "array", "items": {"type": "string"}},
-            "specialists": {"type": "string", "enum": ["auto", "always", "never"]}}})
+            "specialists": {"type": "string", "enum": ["auto", "always", "never"]},
+            "assign": {"type": "string"},
+            "session": {"type": "string"}}})
     );
     let prompt_only = json!({"type": "object", "additionalProperties": false, "required": ["prompt"],
                              "properties": {"prompt": {"type": "string"}}});
