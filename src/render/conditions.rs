@@ -32,11 +32,18 @@ pub fn tree_nodes(d: &DepartmentResult, style: Style) -> Vec<Node> {
     d.conditions
         .iter()
         .filter(|e| !(skip && e.place == Where::When))
-        .map(|e| {
-            let line = format!("{}: {} {}", e.place.key(), printable(&e.expression), outcome(e));
-            Node::leaf(style.dim(&line))
-        })
+        .map(|e| Node::leaf(style.dim(&words(e))))
         .collect()
+}
+
+/// One line per evaluation of a tool call's `approve` entries.
+pub fn evaluation_nodes(conditions: &[Evaluation], style: Style) -> Vec<Node> {
+    conditions.iter().map(|e| Node::leaf(style.dim(&words(e)))).collect()
+}
+
+/// `approve: EXPRESSION → VALUE`.
+pub fn words(e: &Evaluation) -> String {
+    format!("{}: {} {}", e.place.key(), printable(&e.expression), outcome(e))
 }
 
 /// The plan tree's words for `d`'s conditions: ` · when: …` and the approval it needs.

@@ -221,7 +221,10 @@ fn tool_marks(calls: &[SavedToolCall]) -> Vec<Mark> {
             start: c.started_at as f64,
             end: c.finished_at as f64,
             class,
-            title: format!("tool {name} · {how} · {} ms", c.latency_ms),
+            title: std::iter::once(format!("tool {name} · {how} · {} ms", c.latency_ms))
+                .chain(c.conditions.iter().map(super::conditions::words))
+                .collect::<Vec<_>>()
+                .join(" · "),
         }
     };
     calls.iter().map(mark).collect()

@@ -307,11 +307,12 @@ fn tool_lines(calls: &[ToolCall], style: Style) -> Vec<Node> {
             } else {
                 ""
             };
-            Node::leaf(format!(
+            let line = format!(
                 "{} {how}{cut}{approval}{doubt} {}",
                 style.cyan(&printable(&name)),
                 style.dim(&format!("{} ms", c.latency_ms))
-            ))
+            );
+            Node::new(line, super::conditions::evaluation_nodes(&c.conditions, style))
         })
         .collect()
 }

@@ -285,6 +285,9 @@ pub struct SavedToolCall {
     pub finished_at: u64,
     /// Null when the tool needs no approval; else the decision.
     pub approval: Option<Approval>,
+    /// Each `approve` condition evaluated for it (SPEC §21).
+    #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
+    pub conditions: Vec<crate::condition::Evaluation>,
 }
 
 #[cfg(test)]

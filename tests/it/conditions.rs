@@ -235,6 +235,33 @@ fn a_conditional_tool_approval_asks_only_when_its_condition_holds() {
     let root = tool_team("[{ tool: lines, when: \"request.contains('steals')\" }]");
     assert_eq!(tool_call(&root, "Aladdin steals bread")["approval"], "denied");
     assert_eq!(tool_call(&root, "Jasmine sings")["conditions"][0]["value"], false);
+    // The tree shows it under the tool call's line, the page in the tool call's mark.
+    let out = Test::new(root.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--specialists",
+            "always",
+            "--approvals",
+            "deny",
+        ])
+        .args(["Aladdin steals bread"])
+        .any_status()
+        .any_stderr()
+        .run();
+    std::fs::write(root.path().join("run.json"), &out.stdout).unwrap();
+    let shown = Test::new(root.path())
+        .args(["report", "run.json", "--format", "tree", "--html", "page.html"])
+        .any_stderr()
+        .run();
+    let tree = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert!(tree.contains("approve: request.contains('steals') → true"), "{tree}");
+    let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
+    assert!(
+        page.contains("approve: request.contains(&apos;steals&apos;) → true</title>"),
+        "no tool condition on the page"
+    );
 }
 
 #[test]
