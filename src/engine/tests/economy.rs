@@ -1,7 +1,7 @@
 //! Economy by the deadline's time (SPEC §20), on tokio's paused clock: exact on any machine.
 
 use super::super::Budget;
-use super::{config, run_with, Scripted};
+use super::{config, run_with, Scripted, CHAIN};
 use crate::report::Report;
 
 #[tokio::test(start_paused = true)]
@@ -33,31 +33,17 @@ async fn the_deadline_s_time_starts_economy_and_spares_the_work_running() {
     assert_eq!(report.status.to_string(), "success");
 }
 
-/// Story and audio start at once; character waits for story alone.
-const FORK: &str = r#"
-defaults: { passingThreshold: 0 }
-departments:
-  - { id: story, keywords: [scene], head: story-head, priority: 1 }
-  - { id: character, keywords: [aladdin], head: character-head, dependsOn: [story] }
-  - { id: audio, keywords: [music], head: audio-head }
-agents:
-  - { id: story-head, role: head, department: story }
-  - { id: story-a, role: specialist, department: story }
-  - { id: story-b, role: specialist, department: story }
-  - { id: character-head, role: head, department: character }
-  - { id: character-a, role: specialist, department: character }
-  - { id: character-b, role: specialist, department: character }
-  - { id: audio-head, role: head, department: audio }
-  - { id: audio-a, role: specialist, department: audio }
-  - { id: audio-b, role: specialist, department: audio }
-"#;
+/// The schedule of `CHAIN` where character waits for story alone: story and audio start at once.
+fn fork_config(limits: &str) -> crate::config::Config {
+    let fork = CHAIN.replace("dependsOn: [story, audio]", "dependsOn: [story]");
+    crate::config::load_str(&format!("{limits}{fork}"), false).unwrap()
+}
 
 /// The fork's report when audio's calls take `audio_ms` each (story's take 100 ms).
 async fn fork(limits: &str, audio_ms: u64) -> Report {
     let delays = [("audio-head", audio_ms), ("audio-a", audio_ms), ("audio-b", audio_ms)];
-    let config = crate::config::load_str(&format!("{limits}{FORK}"), false).unwrap();
     run_with(
-        config,
+        fork_config(limits),
         Scripted::with_delays(&delays),
         Budget::new(20, 0, 8),
         std::future::pending(),
