@@ -11,13 +11,21 @@ use serde_json::Value;
 
 use crate::common::{repo, stderr, stdout};
 
-/// The commands of the README's block marked `<!-- tested: NAME -->`, one per line.
+/// The commands of the block marked `<!-- tested: NAME -->`, one per line, in the README or
+/// else in a page of docs/ (the walkthroughs too long for the README).
 pub(crate) fn block(name: &str) -> Vec<String> {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let marker = format!("<!-- tested: {name} -->");
-    let start = readme
-        .find(&marker)
-        .unwrap_or_else(|| panic!("the README lacks `{marker}`"));
+    let pages = std::iter::once(repo().join("README.md")).chain(
+        std::fs::read_dir(repo().join("docs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md")),
+    );
+    let readme = pages
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .find(|text| text.contains(&marker))
+        .unwrap_or_else(|| panic!("neither the README nor docs/ has `{marker}`"));
+    let start = readme.find(&marker).unwrap();
     let mut lines = readme[start + marker.len()..]
         .lines()
         .skip_while(|l| l.trim().is_empty());
