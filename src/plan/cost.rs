@@ -86,3 +86,18 @@ pub fn summary_cost(config: &Config, request: &str) -> Option<f64> {
         _ => Some(0.0),
     }
 }
+
+/// The review's calls at the worst (SPEC §24): the reviewer asked 1 + `maxRounds` times and
+/// each planned department's head revising once a round. Outputs the prompts carry are not
+/// estimated, as tool results are not.
+pub fn review_cost(config: &Config, review: Option<&super::ReviewPlan>, heads: &[&str], request: &str) -> Option<f64> {
+    let Some(review) = review else { return Some(0.0) };
+    let chars = request.chars().count();
+    let rounds = u64::from(review.max_rounds);
+    let reviewer = agent_cost(config, &review.agent_id, 1 + rounds, chars)?;
+    heads
+        .iter()
+        .map(|head| agent_cost(config, head, rounds, chars))
+        .sum::<Option<f64>>()
+        .map(|revisions| reviewer + revisions)
+}

@@ -798,3 +798,30 @@ async fn the_deadline_ends_the_review_and_the_summary_after_it_is_cut_not_run() 
         .all(|d| d["status"] == "success"));
     assert_eq!(report["usage"]["calls"], 4, "the reviewer's call was sent");
 }
+
+#[test]
+fn explain_prices_the_reviewers_calls_and_each_heads_revisions() {
+    // Every reply at 1,000 tokens of $1 a million, prompts free: $0.001 a call.
+    let config = |review: &str| {
+        Root::orch_yaml(format!(
+            "defaults: {{ provider: local, model: priced, maxOutputTokens: 1000 }}\n\
+             providers:\n  local: {{ kind: openai, baseUrl: \"http://127.0.0.1:9/v1\" }}\n\
+             pricing:\n  priced: {{ input: 0, output: 1.0 }}\n\
+             aggregation: {{ review: \"{review}\", maxRounds: 2 }}\n\
+             departments:\n  - {{ id: a, keywords: [alpha], head: ha }}\n  - {{ id: b, keywords: [beta], head: hb }}\n\
+             agents:\n  - {{ id: ha, role: head, department: a }}\n  - {{ id: hb, role: head, department: b }}\n  - {{ id: rv, role: judge }}\n"
+        ))
+    };
+    let plan = |root: &Root| {
+        json(
+            &Test::new(root.path())
+                .args(["explain", "--specialists", "never", "--format", "json", "alpha beta"])
+                .run(),
+        )
+    };
+    let (with, without) = (plan(&config("rv")), plan(&config("")));
+    assert_eq!(with["departments"].as_array().unwrap().len(), 2);
+    // The reviewer asked 1 + 2 times, and each of the two heads revising in 2 rounds.
+    let added = with["maxCostUsd"].as_f64().unwrap() - without["maxCostUsd"].as_f64().unwrap();
+    assert!((added - 0.007).abs() < 1e-9, "{with} {without}");
+}
