@@ -328,9 +328,8 @@ async fn aggregate<F: Future<Output = Stop>>(
         true => review::review(engine, plan, &mut departments, stopped.as_mut()).await,
         false => None,
     };
-    // A stop the review met is spent: Ctrl-C is the run's; the deadline, the summary's.
+    // A stop the review met is spent: the summary is cut by it (§8.4), and Ctrl-C is the run's.
     let review_stop = review.as_ref().and_then(|r| r.stopped);
-    stop = stop.or(review_stop.filter(|s| *s == Stop::Interrupted));
     let mut usage = engine.router_usage();
     departments.iter().for_each(|d| usage.add(&d.usage));
     usage.add(&review.as_ref().map(|r| r.usage).unwrap_or_default());
@@ -351,6 +350,7 @@ async fn aggregate<F: Future<Output = Stop>>(
         Summary::None
     };
     let (summary, summary_cut) = summary.settle(&mut issues, &mut stop);
+    stop = stop.or(review_stop.filter(|s| *s == Stop::Interrupted));
     if stop.is_some() || review_stop.is_some() {
         // Departments dropped at the stop (Ctrl-C) report no usage, but their calls were
         // sent (and may be billed): the run counts every call the budget let through.
@@ -359,6 +359,8 @@ async fn aggregate<F: Future<Output = Stop>>(
     engine.complete_step("aggregation".into());
     let status = match run_status(ok.len(), counted(&departments), summary_cut) {
         _ if paused && stop.is_none() => RunStatus::Paused,
+        // Ctrl-C cut work the run owed (the review), though every department answered.
+        RunStatus::Success if stop == Some(Stop::Interrupted) => RunStatus::Partial,
         status => status,
     };
     let all_skipped = !departments.is_empty() && departments.iter().all(skipped_by_condition);

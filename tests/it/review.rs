@@ -825,3 +825,31 @@ fn explain_prices_the_reviewers_calls_and_each_heads_revisions() {
     let added = with["maxCostUsd"].as_f64().unwrap() - without["maxCostUsd"].as_f64().unwrap();
     assert!((added - 0.007).abs() < 1e-9, "{with} {without}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_during_the_review_leaves_the_run_partial_not_a_success() {
+    let script = crate::common::mock::Script::new(&[]).with_agent_delay("rv", std::time::Duration::from_secs(60));
+    let server = script.serve().await;
+    let root = Root::orch_yaml(crate::common::mock::config_yaml(
+        &server.uri(),
+        "aggregation:\n  review: rv\n",
+        "  - { id: a, keywords: [alpha], head: ha }\n  - { id: b, keywords: [beta], head: hb }\n",
+        &[
+            ("ha", "role: head, department: a"),
+            ("hb", "role: head, department: b"),
+            ("rv", "role: judge"),
+        ],
+    ));
+    let args = ["run", "--specialists", "never", "--format", "json", "alpha beta"];
+    let reviewing = |seen: &[crate::common::mock::Seen]| seen.iter().any(|s| s.agent == "rv");
+    let out = crate::common::signalled_when(root.path(), &args, &script, "INT", reviewing).await;
+    assert_eq!(out.status.code(), Some(130));
+    let r = json(&out);
+    // Both departments answered; the review they were owed was cut.
+    assert_eq!(r["departments"][0]["status"], "success");
+    assert_eq!(r["departments"][1]["status"], "success");
+    assert_eq!(r["status"], "partial");
+    assert_eq!(r["metadata"]["interrupted"], true);
+    let issues = r["validation"]["issues"].to_string();
+    assert!(issues.contains("review:") && issues.contains("interrupted"), "{issues}");
+}

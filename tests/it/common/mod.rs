@@ -339,6 +339,17 @@ pub use orch::timeless;
 /// Runs the binary in `cwd` with `args` and sends it `signal` (`INT`, `TERM`) as soon as
 /// `script`'s server has seen the first call (no fixed sleep); returns what it printed.
 pub async fn signalled(cwd: &Path, args: &[&str], script: &mock::Script, signal: &str) -> Output {
+    signalled_when(cwd, args, script, signal, |seen| !seen.is_empty()).await
+}
+
+/// [`signalled`], the signal sent once the calls `script`'s server has seen satisfy `ready`.
+pub async fn signalled_when(
+    cwd: &Path,
+    args: &[&str],
+    script: &mock::Script,
+    signal: &str,
+    ready: impl Fn(&[mock::Seen]) -> bool + Send + 'static,
+) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_orch"))
         .args(args)
         .current_dir(cwd)
@@ -352,9 +363,12 @@ pub async fn signalled(cwd: &Path, args: &[&str], script: &mock::Script, signal:
     tokio::task::spawn_blocking(move || {
         // Never waits forever: a binary that ends or stalls before its first call fails here.
         let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while seen.seen().is_empty() {
-            assert!(child.try_wait().unwrap().is_none(), "orch ended before its first call");
-            assert!(std::time::Instant::now() < give_up, "orch made no call in 60 s");
+        while !ready(&seen.seen()) {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "orch ended before the awaited call"
+            );
+            assert!(std::time::Instant::now() < give_up, "orch made no awaited call in 60 s");
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         let status = Command::new("kill")
