@@ -83,6 +83,9 @@ pub struct Line<'a, R: Serialize = Report> {
     pub error: Option<&'a str>,
     /// The run's report.
     pub report: Option<&'a R>,
+    /// The case's expectations as written (SPEC §25); absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<&'a serde_json::Value>,
 }
 
 /// One case run as read back from a results file, with as much of its report as the reader
