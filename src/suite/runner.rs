@@ -109,8 +109,8 @@ impl Runner<'_> {
             .buffer_unordered(self.jobs)
             // A run cut short by a signal is not a result: it is left for `--resume` to make.
             .filter(|(_, report, _)| std::future::ready(!report.metadata.interrupted))
-            .map(|(record, report, expect)| {
-                self.write_line(&record, &report, expect.as_ref());
+            .map(|(record, report, case)| {
+                self.write_line(&record, &report, case);
                 (self.finished)(&record);
                 record
             })
@@ -127,11 +127,11 @@ impl Runner<'_> {
 
     /// One case run: the engine's report, checked against the case's expectations (and
     /// those, as written, for its results line).
-    async fn run_job(
+    async fn run_job<'j>(
         &self,
-        job: &Job<'_>,
+        job: &Job<'j>,
         mut stopped: watch::Receiver<bool>,
-    ) -> (Record, Report, Option<serde_json::Value>) {
+    ) -> (Record, Report, &'j Case) {
         let started = Instant::now();
         let report = match job.plan {
             // After a signal no case starts, whatever its plan.
@@ -168,17 +168,19 @@ impl Runner<'_> {
             error: None,
             report: None,
         };
-        (record, report, job.case.expect.written())
+        (record, report, job.case)
     }
 
     /// Appends the run's line to `--results`, if given, with the report or its summary.
-    fn write_line(&self, record: &Record, report: &Report, expect: Option<&serde_json::Value>) {
+    fn write_line(&self, record: &Record, report: &Report, case: &Case) {
         let Some(out) = self.results else { return };
+        let expect = case.expect.written();
+        let case = (expect.as_ref(), case.departments.as_slice());
         let text = match self.detail {
-            Detail::Full => results::line_text(self.line(record, Some(report), expect)),
+            Detail::Full => results::line_text(self.line(record, Some(report), case)),
             Detail::Summary => {
                 let summary = serde_json::to_value(report).map(super::detail::summary_of).ok();
-                results::line_text(self.line(record, summary.as_ref(), expect))
+                results::line_text(self.line(record, summary.as_ref(), case))
             }
         };
         if let Some(text) = text {
@@ -186,12 +188,13 @@ impl Runner<'_> {
         }
     }
 
-    /// The results line of a run, with `report` and the case's expectations.
+    /// The results line of a run, with `report`, the case's expectations as written and the
+    /// departments it forces.
     fn line<'r, R: serde::Serialize>(
         &self,
         record: &'r Record,
         report: Option<&'r R>,
-        expect: Option<&'r serde_json::Value>,
+        (expect, forced): (Option<&'r serde_json::Value>, &'r [String]),
     ) -> Line<'r, R> {
         Line {
             suite: &record.suite,
@@ -204,6 +207,7 @@ impl Runner<'_> {
             error: record.error.as_deref(),
             report,
             expect,
+            forced_departments: forced,
         }
     }
 }

@@ -16,6 +16,8 @@ pub struct Seen {
     pub expect: Option<ExpectSeen>,
     /// A results line's report (null when the run could not be made).
     pub report: Option<Box<Seen>>,
+    /// A results line's departments its case forced (routing did not choose them).
+    pub forced_departments: Vec<IgnoredAny>,
     /// A report's status: what tells a report from other JSON.
     pub status: Option<IgnoredAny>,
     /// A report's run id.
@@ -100,8 +102,9 @@ pub const NEITHER: &str =
 /// is neither kind of value.
 pub fn run_of(value: Seen) -> Result<Option<Run>, &'static str> {
     match (value.case_id.is_some(), value.report) {
+        // A case that forces its departments says nothing of routing.
         (true, Some(report)) => Ok(Some(Run {
-            expect: value.expect,
+            expect: value.expect.filter(|_| value.forced_departments.is_empty()),
             report,
         })),
         (true, None) => Ok(None),

@@ -344,3 +344,36 @@ fn full_and_summary_results_of_the_studio_suite_tune_alike() {
     assert_eq!(outs[0]["routing"]["accuracy"], json!(1.0));
     assert_eq!(outs[0]["routing"]["proposed"]["accuracy"], json!(1.0));
 }
+
+#[test]
+fn a_case_that_forces_its_departments_teaches_nothing_of_routing() {
+    // The offer example's cases run exactly `departments: [executive]` (or compensation):
+    // routing did not choose, though compensation scores above 0.3 for the executive's
+    // request. Counted, that run would read as "compensation added" (accuracy 0.5).
+    let dir = Root::empty();
+    let repo = crate::common::repo();
+    let results = dir.path().join("offer.jsonl");
+    let results = results.to_str().unwrap();
+    Test::new(&repo)
+        .args(["test", "examples/offer/suites/offer.yaml", "--format", "json", "--results", results])
+        .status(0)
+        .run();
+    let lines = lines_of(std::path::Path::new(results));
+    assert_eq!(lines[0]["forcedDepartments"], json!(["compensation"]));
+    let out = json(
+        &Test::new(&repo)
+            .args(["tune", results, "--config", "examples/offer/orch.toml", "--format", "json"])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(out["routing"]["accuracy"], Value::Null);
+    assert_eq!(out["routing"]["proposed"], Value::Null);
+    // A case that lets routing choose has no such key.
+    let studio = dir.path().join("studio.jsonl");
+    Test::new(&repo)
+        .args(["test", "tests/suites/studio.yaml", "--format", "json", "--filter", "^character-costume$"])
+        .args(["--results", studio.to_str().unwrap()])
+        .status(0)
+        .run();
+    assert!(lines_of(&studio)[0].get("forcedDepartments").is_none());
+}
