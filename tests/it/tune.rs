@@ -377,3 +377,28 @@ fn a_case_that_forces_its_departments_teaches_nothing_of_routing() {
         .run();
     assert!(lines_of(&studio)[0].get("forcedDepartments").is_none());
 }
+
+#[test]
+fn the_readme_tuning_walkthrough_runs_as_written_on_the_studio() {
+    use crate::readme::{block, copy_example, sh};
+    // A copy of the studio (the repository root's config) and its suite, so the files the
+    // walkthrough writes land in a temporary directory.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = crate::common::repo();
+    std::fs::copy(repo.join("orch.toml"), dir.path().join("orch.toml")).unwrap();
+    for folder in ["departments", "agents"] {
+        copy_example(&repo.join(folder), &dir.path().join(folder));
+    }
+    std::fs::create_dir_all(dir.path().join("tests/suites")).unwrap();
+    std::fs::copy(repo.join("tests/suites/studio.yaml"), dir.path().join("tests/suites/studio.yaml")).unwrap();
+    let [test, tune, again, compare] = block("tuning").try_into().expect("four commands");
+    sh(dir.path(), &test, &[]);
+    let tuned: Value = serde_json::from_slice(&sh(dir.path(), &tune, &[]).stdout).unwrap();
+    // The studio's suite is routed right today: the proposal keeps today's threshold.
+    assert_eq!(tuned["routing"]["accuracy"], json!(1.0));
+    assert_eq!(tuned["routing"]["proposed"]["supportingThreshold"], json!(0.3));
+    assert!(dir.path().join("proposal/orch.toml").exists());
+    sh(dir.path(), &again, &[]);
+    let compared: Value = serde_json::from_slice(&sh(dir.path(), &compare, &[]).stdout).unwrap();
+    assert_eq!(compared["regressed"], json!(0));
+}
