@@ -63,8 +63,8 @@ mod suite;
 mod text;
 mod tls;
 mod tools;
-mod tune;
 mod trace;
+mod tune;
 
 pub use cli::{Cli, Command};
 pub use commands::{

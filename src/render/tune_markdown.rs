@@ -68,12 +68,21 @@ fn agent_why(tuning: &Tuning, id: &str) -> String {
 
 /// The departments missed or added today.
 fn departments(tuning: &Tuning, out: &mut String) {
-    let rows: Vec<_> = tuning.routing.departments.iter().filter(|d| d.missed + d.added > 0).collect();
+    let rows: Vec<_> = tuning
+        .routing
+        .departments
+        .iter()
+        .filter(|d| d.missed + d.added > 0)
+        .collect();
     if rows.is_empty() {
         return;
     }
     out.push_str("\n### Routing by department (today)\n\n");
-    let mut table = MarkdownTable::new(&[("department", Align::Left), ("missed", Align::Right), ("added", Align::Right)]);
+    let mut table = MarkdownTable::new(&[
+        ("department", Align::Left),
+        ("missed", Align::Right),
+        ("added", Align::Right),
+    ]);
     for d in rows {
         table.row([markdown_code(&d.department), d.missed.to_string(), d.added.to_string()]);
     }

@@ -11,7 +11,9 @@ pub fn tune_tree(tuning: &Tuning, style: Style) -> Node {
     let mut root = Node::leaf(style.bold("tune"));
     root.push(routing(&tuning.routing, style));
     let agents = if tuning.agents.is_empty() {
-        vec![Node::leaf(style.dim("no labelled attempt (--labels FILE: a person's verdicts)"))]
+        vec![Node::leaf(
+            style.dim("no labelled attempt (--labels FILE: a person's verdicts)"),
+        )]
     } else {
         tuning.agents.iter().map(|a| agent(a, style)).collect()
     };
@@ -19,7 +21,10 @@ pub fn tune_tree(tuning: &Tuning, style: Style) -> Node {
     let changes = tuning.changes().len();
     root.push(Node::leaf(match changes {
         0 => "no change proposed".to_string(),
-        n => format!("{} proposed (--write DIR writes a copy of the config with them)", count(n, "change")),
+        n => format!(
+            "{} proposed (--write DIR writes a copy of the config with them)",
+            count(n, "change")
+        ),
     }));
     root
 }
@@ -77,7 +82,11 @@ fn agent(a: &AgentTuning, style: Style) -> Node {
         percent(Some(a.false_pass_rate))
     );
     let under = match (&a.proposed, &a.note) {
-        (Some(p), _) => format!("proposed threshold {}: κ {}", style.bold(&p.threshold.to_string()), p.kappa),
+        (Some(p), _) => format!(
+            "proposed threshold {}: κ {}",
+            style.bold(&p.threshold.to_string()),
+            p.kappa
+        ),
         (None, Some(note)) => style.yellow(note),
         (None, None) => String::new(),
     };

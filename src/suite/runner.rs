@@ -127,11 +127,7 @@ impl Runner<'_> {
 
     /// One case run: the engine's report, checked against the case's expectations (and
     /// those, as written, for its results line).
-    async fn run_job<'j>(
-        &self,
-        job: &Job<'j>,
-        mut stopped: watch::Receiver<bool>,
-    ) -> (Record, Report, &'j Case) {
+    async fn run_job<'j>(&self, job: &Job<'j>, mut stopped: watch::Receiver<bool>) -> (Record, Report, &'j Case) {
         let started = Instant::now();
         let report = match job.plan {
             // After a signal no case starts, whatever its plan.

@@ -162,7 +162,10 @@ mod tests {
         );
         let agents = "agents:\n  - id: a\n    role: head\n  - id: b # the writer\n    passingThreshold: 60\n    variants:\n      - name: x\n        passingThreshold: 10\n";
         let set_b = set_passing_threshold(agents, Syntax::Yaml, "b", "72").unwrap();
-        assert!(set_b.contains("  - id: b # the writer\n    passingThreshold: 72\n"), "{set_b}");
+        assert!(
+            set_b.contains("  - id: b # the writer\n    passingThreshold: 72\n"),
+            "{set_b}"
+        );
         assert!(set_b.contains("        passingThreshold: 10\n"));
         let set_a = set_passing_threshold(agents, Syntax::Yaml, "a", "40").unwrap();
         assert!(set_a.starts_with("agents:\n  - id: a\n    passingThreshold: 40\n    role: head\n"));

@@ -81,8 +81,8 @@ fn read_file(path: &Path, each: &mut impl FnMut(Run)) -> Result<(), TuneError> {
 
 /// Pretty JSON values one after another, the first starting on line `skipped + 1`.
 fn read_documents(reader: impl Read, skipped: usize, shown: &str, each: &mut impl FnMut(Run)) -> Result<(), TuneError> {
-    let mut stream = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader)).into_iter::<Seen>();
-    while let Some(value) = stream.next() {
+    let stream = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader)).into_iter::<Seen>();
+    for value in stream {
         let value = value.map_err(|e| TuneError::at(shown, skipped + e.line().max(1), not_a_run(&e)))?;
         hand(value, shown, skipped + 1, each)?;
     }

@@ -95,8 +95,7 @@ pub struct Run {
 }
 
 /// Why a JSON value is not a run `orch tune` can learn from.
-pub const NEITHER: &str =
-    "neither a results line (`orch test --results`) nor a run report (`orch run --format json`)";
+pub const NEITHER: &str = "neither a results line (`orch test --results`) nor a run report (`orch run --format json`)";
 
 /// The run a value holds; `Ok(None)` for a results line without a report; an error when it
 /// is neither kind of value.

@@ -91,7 +91,11 @@ impl RoutingTally {
 
     /// Counts a run whose case expects a `primary` or `departments`; others are passed over.
     pub fn add(&mut self, run: &Run) {
-        let Some(expect) = run.expect.as_ref().filter(|e| e.primary.is_some() || e.departments.is_some()) else {
+        let Some(expect) = run
+            .expect
+            .as_ref()
+            .filter(|e| e.primary.is_some() || e.departments.is_some())
+        else {
             return;
         };
         let routing = run.report.routing.as_ref();

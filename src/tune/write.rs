@@ -130,7 +130,13 @@ fn copy_tree(from: &Path, to: &Path, written: &mut Vec<PathBuf>) -> Result<(), W
 
 /// Copies what `file` (a config file under `base`) references, to the same place under
 /// `dir`: its `outputSchema` files; and, for the settings, the `successRates` file.
-fn references(file: &Path, base: &Path, dir: &Path, config: &Config, written: &mut Vec<PathBuf>) -> Result<(), WriteError> {
+fn references(
+    file: &Path,
+    base: &Path,
+    dir: &Path,
+    config: &Config,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), WriteError> {
     let schema = Regex::new(r#"outputSchema\s*[:=]\s*["']?([^"'\s{#]+)"#).expect("a fixed pattern");
     let text = std::fs::read_to_string(file).map_err(|e| io(file, e))?;
     let here = file.parent().unwrap_or(Path::new(""));
@@ -169,7 +175,10 @@ fn apply(changes: &[Change], settings: &Path, dir: &Path, written: &mut Vec<Path
                     .chain(std::iter::once(&settings.to_path_buf()))
                     .find_map(|file| {
                         let text = std::fs::read_to_string(file).ok()?;
-                        Some((file.clone(), set_passing_threshold(&text, Syntax::of(file), agent, &change.new)?))
+                        Some((
+                            file.clone(),
+                            set_passing_threshold(&text, Syntax::of(file), agent, &change.new)?,
+                        ))
                     });
                 let Some((file, edited)) = placed else {
                     return Err(WriteError::NotApplied(format!("passingThreshold of agent `{agent}`")));

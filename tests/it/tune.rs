@@ -51,7 +51,10 @@ fn team() -> Root {
         "departments/story.yaml",
         "id: story\nkeywords: [scene]\nhead: story-head\ncoordinationSettings:\n  minQualityThreshold: 70\n",
     );
-    root.write("departments/visual.yaml", "id: visual\nkeywords: [image]\nhead: visual-head\n");
+    root.write(
+        "departments/visual.yaml",
+        "id: visual\nkeywords: [image]\nhead: visual-head\n",
+    );
     root.write(
         "agents/character.yaml",
         "agents:\n  - id: character-head\n    role: head\n    department: character\n  - id: character-appearance # draws\n    role: specialist\n    department: character\n",
@@ -69,7 +72,14 @@ fn team() -> Root {
 
 /// A results line: case `case`, run `run_id`, routed with `primary` and `scores`
 /// (department, relevance), expecting `expect` (none: no key), its specialists' attempts.
-fn run_line(case: &str, run_id: &str, primary: &str, scores: &[(&str, f64)], expect: Option<Value>, specialists: Value) -> String {
+fn run_line(
+    case: &str,
+    run_id: &str,
+    primary: &str,
+    scores: &[(&str, f64)],
+    expect: Option<Value>,
+    specialists: Value,
+) -> String {
     let scores: Vec<Value> = scores
         .iter()
         .map(|(d, r)| json!({"department": d, "relevance": r, "priority": 100}))
@@ -91,20 +101,75 @@ fn run_line(case: &str, run_id: &str, primary: &str, scores: &[(&str, f64)], exp
 fn routed_runs() -> String {
     let none = json!([]);
     [
-        run_line("r1", "run-1", "story", &[("story", 0.6), ("character", 0.35)], Some(json!({"departments": ["story", "character"]})), none.clone()),
-        run_line("r2", "run-2", "story", &[("story", 0.6), ("character", 0.35)], Some(json!({"departments": ["story"]})), none.clone()),
-        run_line("r3", "run-3", "character", &[("character", 0.5), ("story", 0.2)], Some(json!({"primary": "character", "departments": ["character", "story"]})), none.clone()),
-        run_line("r4", "run-4", "character", &[("character", 0.5)], Some(json!({"primary": "character"})), none.clone()),
-        run_line("r5", "run-5", "story", &[("story", 0.6), ("visual", 0.25)], Some(json!({"departments": ["story"]})), none.clone()),
+        run_line(
+            "r1",
+            "run-1",
+            "story",
+            &[("story", 0.6), ("character", 0.35)],
+            Some(json!({"departments": ["story", "character"]})),
+            none.clone(),
+        ),
+        run_line(
+            "r2",
+            "run-2",
+            "story",
+            &[("story", 0.6), ("character", 0.35)],
+            Some(json!({"departments": ["story"]})),
+            none.clone(),
+        ),
+        run_line(
+            "r3",
+            "run-3",
+            "character",
+            &[("character", 0.5), ("story", 0.2)],
+            Some(json!({"primary": "character", "departments": ["character", "story"]})),
+            none.clone(),
+        ),
+        run_line(
+            "r4",
+            "run-4",
+            "character",
+            &[("character", 0.5)],
+            Some(json!({"primary": "character"})),
+            none.clone(),
+        ),
+        run_line(
+            "r5",
+            "run-5",
+            "story",
+            &[("story", 0.6), ("visual", 0.25)],
+            Some(json!({"departments": ["story"]})),
+            none.clone(),
+        ),
         run_line("r6", "run-6", "story", &[("story", 0.6)], None, none.clone()),
-        run_line("r7", "run-7", "story", &[("story", 0.6), ("visual", 0.9)], Some(json!({"status": "success"})), none.clone()),
-        run_line("r8", "run-8", "story", &[("story", 0.6), ("character", 0.4)], Some(json!({"departments": ["story"]})), none),
+        run_line(
+            "r7",
+            "run-7",
+            "story",
+            &[("story", 0.6), ("visual", 0.9)],
+            Some(json!({"status": "success"})),
+            none.clone(),
+        ),
+        run_line(
+            "r8",
+            "run-8",
+            "story",
+            &[("story", 0.6), ("character", 0.4)],
+            Some(json!({"departments": ["story"]})),
+            none,
+        ),
     ]
     .concat()
 }
 
 fn tune_json(root: &Root, args: &[&str]) -> Value {
-    json(&Test::new(root.path()).args(["tune", "--format", "json"]).args(args).status(0).run())
+    json(
+        &Test::new(root.path())
+            .args(["tune", "--format", "json"])
+            .args(args)
+            .status(0)
+            .run(),
+    )
 }
 
 #[test]
@@ -178,12 +243,15 @@ fn labelled(root: &Root) {
         results += &run_line(run, run, "character", &[("character", 0.7)], None, json!(specialists));
     }
     for (run, n, _, pass) in people {
-        labels += &(json!({"runId": run, "agentId": "character-appearance", "attempt": n, "pass": pass}).to_string() + "\n");
+        labels +=
+            &(json!({"runId": run, "agentId": "character-appearance", "attempt": n, "pass": pass}).to_string() + "\n");
     }
     for (n, _, pass) in writer {
-        labels += &(json!({"runId": "run-a", "agentId": "story-writer", "attempt": n, "pass": pass}).to_string() + "\n");
+        labels +=
+            &(json!({"runId": "run-a", "agentId": "story-writer", "attempt": n, "pass": pass}).to_string() + "\n");
     }
-    labels += &(json!({"runId": "run-z", "agentId": "character-appearance", "attempt": 1, "pass": true}).to_string() + "\n");
+    labels +=
+        &(json!({"runId": "run-z", "agentId": "character-appearance", "attempt": 1, "pass": true}).to_string() + "\n");
     root.write("labelled.jsonl", results);
     root.write("labels.jsonl", labels);
 }
@@ -217,7 +285,15 @@ fn markdown_names_each_change_its_key_whose_it_is_and_the_old_and_new_values() {
     root.write("results.jsonl", routed_runs());
     labelled(&root);
     let out = Test::new(root.path())
-        .args(["tune", "results.jsonl", "labelled.jsonl", "--labels", "labels.jsonl", "--format", "markdown"])
+        .args([
+            "tune",
+            "results.jsonl",
+            "labelled.jsonl",
+            "--labels",
+            "labels.jsonl",
+            "--format",
+            "markdown",
+        ])
         .status(0)
         .run();
     let text = crate::common::stdout(&out);
@@ -257,7 +333,11 @@ fn write_copies_the_config_with_the_proposals_which_validate_accepts() {
     assert_eq!(read("proposal/agents/story.yaml"), read("agents/story.yaml"));
     assert_eq!(read("proposal/departments/story.yaml"), read("departments/story.yaml"));
     assert_eq!(read("orch.yaml"), "# the studio\ndefaults:\n  passingThreshold: 60\n");
-    Test::new(root.path()).args(["validate", "proposal"]).status(0).any_stderr().run();
+    Test::new(root.path())
+        .args(["validate", "proposal"])
+        .status(0)
+        .any_stderr()
+        .run();
     // Learned again against the copy, nothing is left to change.
     let again = tune_json(&root, &[&learn[..], &["--config", "proposal"]].concat());
     assert_eq!(again["routing"]["proposed"]["supportingThreshold"], json!(0.4));
@@ -290,7 +370,10 @@ fn unreadable_or_malformed_inputs_exit_2_at_file_and_line() {
         )
         .run();
     root.write("results.jsonl", routed_runs());
-    root.write("labels.jsonl", "{\"runId\": \"run-1\", \"agentId\": \"a\", \"attempt\": 1}\n");
+    root.write(
+        "labels.jsonl",
+        "{\"runId\": \"run-1\", \"agentId\": \"a\", \"attempt\": 1}\n",
+    );
     let out = Test::new(root.path())
         .args(["tune", "results.jsonl", "--labels", "labels.jsonl"])
         .status(2)
@@ -333,11 +416,23 @@ fn full_and_summary_results_of_the_studio_suite_tune_alike() {
         let results = dir.path().join(format!("{detail}.jsonl"));
         let results = results.to_str().unwrap();
         Test::new(&repo)
-            .args(["test", "tests/suites/studio.yaml", "--format", "json", "--results-detail", detail])
+            .args([
+                "test",
+                "tests/suites/studio.yaml",
+                "--format",
+                "json",
+                "--results-detail",
+                detail,
+            ])
             .args(["--results", results])
             .status(0)
             .run();
-        outs.push(json(&Test::new(&repo).args(["tune", results, "--format", "json"]).status(0).run()));
+        outs.push(json(
+            &Test::new(&repo)
+                .args(["tune", results, "--format", "json"])
+                .status(0)
+                .run(),
+        ));
     }
     assert_eq!(outs[0], outs[1]);
     // Every one of its 11 runs with routing expectations is routed right today.
@@ -355,14 +450,28 @@ fn a_case_that_forces_its_departments_teaches_nothing_of_routing() {
     let results = dir.path().join("offer.jsonl");
     let results = results.to_str().unwrap();
     Test::new(&repo)
-        .args(["test", "examples/offer/suites/offer.yaml", "--format", "json", "--results", results])
+        .args([
+            "test",
+            "examples/offer/suites/offer.yaml",
+            "--format",
+            "json",
+            "--results",
+            results,
+        ])
         .status(0)
         .run();
     let lines = lines_of(std::path::Path::new(results));
     assert_eq!(lines[0]["forcedDepartments"], json!(["compensation"]));
     let out = json(
         &Test::new(&repo)
-            .args(["tune", results, "--config", "examples/offer/orch.toml", "--format", "json"])
+            .args([
+                "tune",
+                results,
+                "--config",
+                "examples/offer/orch.toml",
+                "--format",
+                "json",
+            ])
             .status(0)
             .run(),
     );
@@ -371,7 +480,14 @@ fn a_case_that_forces_its_departments_teaches_nothing_of_routing() {
     // A case that lets routing choose has no such key.
     let studio = dir.path().join("studio.jsonl");
     Test::new(&repo)
-        .args(["test", "tests/suites/studio.yaml", "--format", "json", "--filter", "^character-costume$"])
+        .args([
+            "test",
+            "tests/suites/studio.yaml",
+            "--format",
+            "json",
+            "--filter",
+            "^character-costume$",
+        ])
         .args(["--results", studio.to_str().unwrap()])
         .status(0)
         .run();
@@ -390,7 +506,11 @@ fn the_readme_tuning_walkthrough_runs_as_written_on_the_studio() {
         copy_example(&repo.join(folder), &dir.path().join(folder));
     }
     std::fs::create_dir_all(dir.path().join("tests/suites")).unwrap();
-    std::fs::copy(repo.join("tests/suites/studio.yaml"), dir.path().join("tests/suites/studio.yaml")).unwrap();
+    std::fs::copy(
+        repo.join("tests/suites/studio.yaml"),
+        dir.path().join("tests/suites/studio.yaml"),
+    )
+    .unwrap();
     let [test, tune, again, compare] = block("tuning").try_into().expect("four commands");
     sh(dir.path(), &test, &[]);
     let tuned: Value = serde_json::from_slice(&sh(dir.path(), &tune, &[]).stdout).unwrap();
