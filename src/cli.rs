@@ -74,6 +74,8 @@ pub enum Command {
     Approve(ApproveArgs),
     /// Run a journal's request again: finished calls answered from it, the rest live.
     Resume(ResumeArgs),
+    /// Propose config changes learned from results: routing's threshold, agents' thresholds.
+    Tune(TuneArgs),
 }
 
 /// `--approvals` of `run` and `resume` (SPEC §16).
@@ -677,4 +679,35 @@ fn quality(s: &str) -> Result<f64, String> {
         Ok(q) if (0.0..=100.0).contains(&q) => Ok(q),
         _ => Err(format!("`{s}` is not a quality between 0 and 100")),
     }
+}
+
+/// Output format of `tune`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TuneFormat {
+    /// The proposals as a tree for people (the default on a terminal).
+    Tree,
+    /// The proposals as JSON (the default when stdout is not a terminal).
+    Json,
+    /// Each change explained, for a pull request.
+    Markdown,
+}
+
+/// `orch tune` (SPEC §25).
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Results files (`orch test --results`) or saved run reports (`orch run --format json`).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Config root whose thresholds are today's [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// A person's verdicts: JSON lines `{"runId", "agentId", "attempt", "pass"}`.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<TuneFormat>,
+    /// Write a copy of the config root with the proposals applied into this new (or empty) directory.
+    #[arg(long, value_name = "DIR")]
+    pub write: Option<PathBuf>,
 }

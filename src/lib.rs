@@ -24,7 +24,8 @@
 //!    wrappers stack in around the providers and the tool host
 //! 9. `cli`, `serve`, `stats`: the flags; the MCP server of `orch mcp` (its tools, over stdio
 //!    and HTTP); analytics over many runs' reports and the success rates they teach
-//! 10. `compare`: two results files compared case by case
+//! 10. `compare`, `tune`: two results files compared case by case; config changes learned
+//!     from results and a person's labels
 //! 11. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
 //!     suites, comparisons and stats
 //! 12. `session`: a config, its plan(s) and the run options made into a ready run (providers,
@@ -63,10 +64,11 @@ mod text;
 mod tls;
 mod tools;
 mod trace;
+mod tune;
 
 pub use cli::{Cli, Command};
 pub use commands::{
-    approve, compare, completions, explain, init, mcp, report, resume, run, schema, stats, test, tools, validate,
+    approve, compare, completions, explain, init, mcp, report, resume, run, schema, stats, test, tools, tune, validate,
 };
 pub use condition::{Condition, Dependency, Scope};
 pub use config::{load as load_config, Config, ConfigError};

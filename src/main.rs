@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => orch::stats(args),
         Command::Approve(args) => orch::approve(args),
         Command::Resume(args) => orch::resume(args),
+        Command::Tune(args) => orch::tune(args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -14,6 +14,7 @@ mod stats;
 mod test;
 mod test_summary;
 mod tools;
+mod tune;
 mod validate;
 
 use std::io::{IsTerminal, Read, Write};
@@ -33,6 +34,7 @@ pub use schema::run as schema;
 pub use stats::stats;
 pub use test::test;
 pub use tools::tools;
+pub use tune::tune;
 pub use validate::validate;
 
 /// The request: the argument, or standard input for `-`; refused when empty, wordless or huge.

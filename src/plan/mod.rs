@@ -29,8 +29,8 @@ pub use router::{
     clarifying_reply_schema, parse_reply as parse_router_reply, reply_schema as router_reply_schema, RouterStep,
 };
 use routing::Routable;
-pub use routing::{ExecutionMode, Routing, RoutingError};
-pub use selection::{SelectedSpecialist, ThresholdSource};
+pub use routing::{supports, ExecutionMode, Routing, RoutingError};
+pub use selection::{threshold as agent_threshold, SelectedSpecialist, ThresholdSource};
 pub use tools::{tool_agents, PlannedServer};
 pub use urgency::urgency;
 pub use variant::{assign as assign_variants, check_forced as check_forced_variants, AgentVariants};

@@ -159,6 +159,12 @@ fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
     }
 }
 
+/// Whether a department of this relevance supports the primary at `threshold` (SPEC §2:
+/// strictly above it). The one rule: routing selects by it, `orch tune` replays it.
+pub fn supports(relevance: f64, threshold: f64) -> bool {
+    relevance > threshold
+}
+
 fn rank(a: &DepartmentScore, b: &DepartmentScore) -> Ordering {
     b.relevance
         .total_cmp(&a.relevance)
@@ -289,7 +295,7 @@ fn select<'c>(
         let primary = scored[0].1;
         let supporting = scored[1..]
             .iter()
-            .filter(|(s, _)| s.relevance > threshold)
+            .filter(|(s, _)| supports(s.relevance, threshold))
             .map(|&(_, r)| r);
         return Ok((std::iter::once(primary).chain(supporting).collect(), false));
     }

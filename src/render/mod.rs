@@ -34,6 +34,8 @@ mod suite_junit;
 mod suite_markdown;
 mod suite_tree;
 mod tree;
+mod tune_markdown;
+mod tune_tree;
 mod variants;
 
 pub use compare_html::render as compare_html;
@@ -53,3 +55,5 @@ pub use suite_junit::render as render_junit;
 pub use suite_markdown::suite as markdown_suite;
 pub use suite_tree::summary_tree;
 pub use tree::{render as render_tree, Style};
+pub use tune_markdown::tune_markdown;
+pub use tune_tree::tune_tree;

@@ -1,9 +1,6 @@
 //! How well a pass/fail rule agrees with a person's verdicts (SPEC §25): Cohen's κ (agreement
 //! beyond chance) and Youden's J (true pass rate minus false pass rate), over the 2×2 table of
 //! (rule says pass, person says pass).
-//!
-//! Its caller, `orch tune --labels` (issue #39), is not built yet: only the tests use it.
-#![allow(dead_code)]
 
 /// The four counts of a rule's verdicts against a person's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -10,8 +10,6 @@ mod mcnemar;
 mod pass_hat_k;
 mod wilson;
 
-// `orch tune` (issue #39, SPEC §25) reads labels through it; not built yet.
-#[allow(unused_imports)]
 pub use agreement::Agreement;
 pub use fisher::two_sided as fisher_two_sided;
 pub use mcnemar::two_sided as mcnemar_two_sided;

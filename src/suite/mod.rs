@@ -9,6 +9,7 @@ mod csv;
 mod dataset;
 mod detail;
 mod expect;
+mod expect_written;
 mod file;
 mod lines;
 mod load;

@@ -83,6 +83,14 @@ pub struct Line<'a, R: Serialize = Report> {
     pub error: Option<&'a str>,
     /// The run's report.
     pub report: Option<&'a R>,
+    /// The case's expectations as written (SPEC §25); absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<&'a serde_json::Value>,
+    /// The departments the case ran exactly (its `departments`, like `--department`): routing
+    /// did not choose them, so `orch tune` does not learn routing from the run. Absent when
+    /// routing chose.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub forced_departments: &'a [String],
 }
 
 /// One case run as read back from a results file, with as much of its report as the reader

@@ -108,9 +108,9 @@ impl Runner<'_> {
             .map(|job| self.run_job(job, stopped.clone()))
             .buffer_unordered(self.jobs)
             // A run cut short by a signal is not a result: it is left for `--resume` to make.
-            .filter(|(_, report)| std::future::ready(!report.metadata.interrupted))
-            .map(|(record, report)| {
-                self.write_line(&record, &report);
+            .filter(|(_, report, _)| std::future::ready(!report.metadata.interrupted))
+            .map(|(record, report, case)| {
+                self.write_line(&record, &report, case);
                 (self.finished)(&record);
                 record
             })
@@ -125,8 +125,9 @@ impl Runner<'_> {
         }
     }
 
-    /// One case run: the engine's report, checked against the case's expectations.
-    async fn run_job(&self, job: &Job<'_>, mut stopped: watch::Receiver<bool>) -> (Record, Report) {
+    /// One case run: the engine's report, checked against the case's expectations (and
+    /// those, as written, for its results line).
+    async fn run_job<'j>(&self, job: &Job<'j>, mut stopped: watch::Receiver<bool>) -> (Record, Report, &'j Case) {
         let started = Instant::now();
         let report = match job.plan {
             // After a signal no case starts, whatever its plan.
@@ -163,17 +164,19 @@ impl Runner<'_> {
             error: None,
             report: None,
         };
-        (record, report)
+        (record, report, job.case)
     }
 
     /// Appends the run's line to `--results`, if given, with the report or its summary.
-    fn write_line(&self, record: &Record, report: &Report) {
+    fn write_line(&self, record: &Record, report: &Report, case: &Case) {
         let Some(out) = self.results else { return };
+        let expect = case.expect.written();
+        let case = (expect.as_ref(), case.departments.as_slice());
         let text = match self.detail {
-            Detail::Full => results::line_text(self.line(record, Some(report))),
+            Detail::Full => results::line_text(self.line(record, Some(report), case)),
             Detail::Summary => {
                 let summary = serde_json::to_value(report).map(super::detail::summary_of).ok();
-                results::line_text(self.line(record, summary.as_ref()))
+                results::line_text(self.line(record, summary.as_ref(), case))
             }
         };
         if let Some(text) = text {
@@ -181,8 +184,14 @@ impl Runner<'_> {
         }
     }
 
-    /// The results line of a run, with `report`.
-    fn line<'r, R: serde::Serialize>(&self, record: &'r Record, report: Option<&'r R>) -> Line<'r, R> {
+    /// The results line of a run, with `report`, the case's expectations as written and the
+    /// departments it forces.
+    fn line<'r, R: serde::Serialize>(
+        &self,
+        record: &'r Record,
+        report: Option<&'r R>,
+        (expect, forced): (Option<&'r serde_json::Value>, &'r [String]),
+    ) -> Line<'r, R> {
         Line {
             suite: &record.suite,
             case_id: &record.case_id,
@@ -193,6 +202,8 @@ impl Runner<'_> {
             duration_ms: record.duration_ms,
             error: record.error.as_deref(),
             report,
+            expect,
+            forced_departments: forced,
         }
     }
 }

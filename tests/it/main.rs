@@ -71,5 +71,6 @@ mod tool_tapes;
 mod tooling;
 mod tools;
 mod traces;
+mod tune;
 mod validate;
 mod variants;

@@ -1,0 +1,65 @@
+//! `orch tune FILE... [--config PATH] [--labels FILE] [--format tree|json|markdown]
+//! [--write DIR]` (SPEC §25): proposals learned from results and a person's labels,
+//! printed; with `--write`, a copy of the config with them. Unreadable or malformed inputs
+//! exit 2, located `FILE:LINE`.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Result;
+
+use super::resolve_format;
+use crate::cli::{TuneArgs, TuneFormat};
+use crate::config::{self, locate_root};
+use crate::exit::{CommandError, Exit};
+use crate::read::is_stdin;
+use crate::render::{render_tree, tune_markdown, tune_tree, Style};
+use crate::suite::{files_apart, Named};
+
+/// Reads the labels, then every file; prints the proposals; writes the copy when asked.
+pub fn tune(args: TuneArgs) -> Result<Exit> {
+    let named: Vec<Named> = args
+        .files
+        .iter()
+        .map(|path| Named {
+            flag: "FILE",
+            path,
+            writes: false,
+        })
+        .chain(args.labels.as_deref().map(|path| Named {
+            flag: "--labels",
+            path,
+            writes: false,
+        }))
+        .collect();
+    files_apart(&named).map_err(CommandError::usage)?;
+    let stdin_uses = args.files.iter().chain(&args.labels).filter(|f| is_stdin(f)).count();
+    if stdin_uses > 1 {
+        return Err(CommandError::usage("standard input (`-`) can be read once: name it once").into());
+    }
+    let root = locate_root(args.config.as_deref());
+    let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
+    let tuning = crate::tune::tune(&config, &args.files, args.labels.as_deref()).map_err(CommandError::usage)?;
+    if let Some(dir) = &args.write {
+        let written = crate::tune::write_config(&config, &tuning.changes(), dir).map_err(|e| match e.is_refusal() {
+            true => CommandError::usage(e),
+            false => CommandError::failed(e),
+        })?;
+        eprintln!(
+            "wrote {} ({} with {})",
+            dir.display(),
+            crate::text::count(written.len(), "file"),
+            crate::text::count(tuning.changes().len(), "change")
+        );
+    }
+    let mut out = super::stdout();
+    match resolve_format(args.format, TuneFormat::Tree, TuneFormat::Json) {
+        TuneFormat::Json => super::write_json(&mut out, &tuning)?,
+        TuneFormat::Tree => {
+            let style = Style::detect(std::io::stdout().is_terminal());
+            render_tree(&tune_tree(&tuning, style), &mut out)?;
+        }
+        TuneFormat::Markdown => out.write_all(tune_markdown(&tuning).as_bytes())?,
+    }
+    out.flush()?;
+    Ok(Exit::Success)
+}

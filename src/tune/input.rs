@@ -1,0 +1,121 @@
+//! What `orch tune` reads of a results line or a saved report: the case's `expect`, the
+//! routing (primary, supporting, each department's relevance) and every specialist
+//! attempt's score. Everything else (outputs, prompts, feedback) is skipped unread, so a
+//! full results line and a summary one read alike (SPEC §26).
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+
+/// One JSON value of an input: a results line (`caseId`, `expect`, `report`) or a report.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Seen {
+    /// A results line's case (absent in a report).
+    pub case_id: Option<String>,
+    /// A results line's expectations as written (absent: the case has none).
+    pub expect: Option<ExpectSeen>,
+    /// A results line's report (null when the run could not be made).
+    pub report: Option<Box<Seen>>,
+    /// A results line's departments its case forced (routing did not choose them).
+    pub forced_departments: Vec<IgnoredAny>,
+    /// A report's status: what tells a report from other JSON.
+    pub status: Option<IgnoredAny>,
+    /// A report's run id.
+    pub run_id: String,
+    /// A report's routing (null when the master failed before routing).
+    pub routing: Option<RoutingSeen>,
+    /// A report's departments.
+    pub departments: Vec<DepartmentSeen>,
+}
+
+/// The routing expectations of a case.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ExpectSeen {
+    /// `expect.primary`.
+    pub primary: Option<String>,
+    /// `expect.departments`: exactly these ran.
+    pub departments: Option<Vec<String>>,
+}
+
+/// The routing decision of a run, as stored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct RoutingSeen {
+    /// The primary department ("" when none).
+    pub primary: String,
+    /// Every department's relevance (a summary keeps those above 0).
+    pub scores: Vec<ScoreSeen>,
+}
+
+/// One department's relevance to the request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ScoreSeen {
+    /// The department.
+    pub department: String,
+    /// Its relevance, as stored.
+    pub relevance: f64,
+}
+
+/// A department's specialists.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DepartmentSeen {
+    /// Its specialists' results.
+    pub specialist_results: Vec<SpecialistSeen>,
+}
+
+/// A specialist's attempts.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SpecialistSeen {
+    /// The agent.
+    pub agent_id: String,
+    /// Its graded attempts.
+    pub attempts: Vec<AttemptSeen>,
+}
+
+/// One graded attempt.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct AttemptSeen {
+    /// Its number, from 1.
+    pub attempt: u32,
+    /// Its score (0..=100).
+    pub score: f64,
+}
+
+/// A case run to learn from: its expectations (a results line's) and its report.
+pub struct Run {
+    /// The case's routing expectations, when the line carries them.
+    pub expect: Option<ExpectSeen>,
+    /// The report.
+    pub report: Box<Seen>,
+}
+
+/// Why a JSON value is not a run `orch tune` can learn from.
+pub const NEITHER: &str = "neither a results line (`orch test --results`) nor a run report (`orch run --format json`)";
+
+/// The run a value holds; `Ok(None)` for a results line without a report; an error when it
+/// is neither kind of value.
+pub fn run_of(value: Seen) -> Result<Option<Run>, &'static str> {
+    match (value.case_id.is_some(), value.report) {
+        // A case that forces its departments says nothing of routing.
+        (true, Some(report)) => Ok(Some(Run {
+            expect: value.expect.filter(|_| value.forced_departments.is_empty()),
+            report,
+        })),
+        (true, None) => Ok(None),
+        (false, _) if value.status.is_some() => Ok(Some(Run {
+            expect: None,
+            report: Box::new(Seen {
+                run_id: value.run_id,
+                routing: value.routing,
+                departments: value.departments,
+                ..Seen::default()
+            }),
+        })),
+        (false, _) => Err(NEITHER),
+    }
+}

@@ -1,0 +1,524 @@
+//! `orch tune` (SPEC §25) through the binary: results lines that carry their case's
+//! `expect`, routing accuracy and the `supportingThreshold` that maximizes it, per-agent
+//! agreement with a person's labels (Cohen's κ, Youden's J), `--write`. Every expected value
+//! is computed by hand in the test that checks it.
+
+use serde_json::{json, Value};
+
+use crate::common::{json, Root, Test};
+
+/// Each line of a results file, as JSON.
+fn lines_of(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn results_lines_carry_the_cases_expectations_as_written_in_either_detail() {
+    let root = Root::minimal();
+    root.write(
+        "suite.yaml",
+        "cases:\n  - id: costume\n    prompt: Design a character\n    expect:\n      primary: character\n      departments: [character]\n      maxCalls: 9\n      matches: [\"(?i)char\"]\n  - id: bare\n    prompt: Write the scene\n",
+    );
+    for detail in ["full", "summary"] {
+        let results = root.path().join(format!("{detail}.jsonl"));
+        Test::new(root.path())
+            .args(["test", "suite.yaml", "--format", "json", "--results-detail", detail])
+            .args(["--results", results.to_str().unwrap()])
+            .any_status()
+            .run();
+        let lines = lines_of(&results);
+        let by_case = |id: &str| lines.iter().find(|l| l["caseId"] == id).unwrap().clone();
+        assert_eq!(
+            by_case("costume")["expect"],
+            json!({"primary": "character", "departments": ["character"], "maxCalls": 9, "matches": ["(?i)char"]}),
+            "{detail}"
+        );
+        assert!(by_case("bare").get("expect").is_none(), "{detail}");
+    }
+}
+
+/// A team of three departments (story's agents default to its `minQualityThreshold` 70)
+/// whose settings file has no `routing` section yet.
+fn team() -> Root {
+    let root = Root::empty();
+    root.write("orch.yaml", "# the studio\ndefaults:\n  passingThreshold: 60\n");
+    root.write(
+        "departments/character.yaml",
+        "id: character\nkeywords: [character]\nhead: character-head\n",
+    );
+    root.write(
+        "departments/story.yaml",
+        "id: story\nkeywords: [scene]\nhead: story-head\ncoordinationSettings:\n  minQualityThreshold: 70\n",
+    );
+    root.write(
+        "departments/visual.yaml",
+        "id: visual\nkeywords: [image]\nhead: visual-head\n",
+    );
+    root.write(
+        "agents/character.yaml",
+        "agents:\n  - id: character-head\n    role: head\n    department: character\n  - id: character-appearance # draws\n    role: specialist\n    department: character\n",
+    );
+    root.write(
+        "agents/story.yaml",
+        "agents:\n  - id: story-head\n    role: head\n    department: story\n  - id: story-writer\n    role: specialist\n    department: story\n",
+    );
+    root.write(
+        "agents/visual.yaml",
+        "agents:\n  - id: visual-head\n    role: head\n    department: visual\n",
+    );
+    root
+}
+
+/// A results line: case `case`, run `run_id`, routed with `primary` and `scores`
+/// (department, relevance), expecting `expect` (none: no key), its specialists' attempts.
+fn run_line(
+    case: &str,
+    run_id: &str,
+    primary: &str,
+    scores: &[(&str, f64)],
+    expect: Option<Value>,
+    specialists: Value,
+) -> String {
+    let scores: Vec<Value> = scores
+        .iter()
+        .map(|(d, r)| json!({"department": d, "relevance": r, "priority": 100}))
+        .collect();
+    let mut line = json!({
+        "suite": "s", "caseId": case, "repeat": 1, "shard": null, "passed": true, "failures": [],
+        "durationMs": 5,
+        "report": {"version": 1, "runId": run_id, "status": "success",
+            "routing": {"primary": primary, "supporting": [], "scores": scores},
+            "departments": [{"departmentId": primary, "specialistResults": specialists}]}
+    });
+    if let Some(e) = expect {
+        line["expect"] = e;
+    }
+    line.to_string() + "\n"
+}
+
+/// Six runs with routing expectations and two without (see the test for the arithmetic).
+fn routed_runs() -> String {
+    let none = json!([]);
+    [
+        run_line(
+            "r1",
+            "run-1",
+            "story",
+            &[("story", 0.6), ("character", 0.35)],
+            Some(json!({"departments": ["story", "character"]})),
+            none.clone(),
+        ),
+        run_line(
+            "r2",
+            "run-2",
+            "story",
+            &[("story", 0.6), ("character", 0.35)],
+            Some(json!({"departments": ["story"]})),
+            none.clone(),
+        ),
+        run_line(
+            "r3",
+            "run-3",
+            "character",
+            &[("character", 0.5), ("story", 0.2)],
+            Some(json!({"primary": "character", "departments": ["character", "story"]})),
+            none.clone(),
+        ),
+        run_line(
+            "r4",
+            "run-4",
+            "character",
+            &[("character", 0.5)],
+            Some(json!({"primary": "character"})),
+            none.clone(),
+        ),
+        run_line(
+            "r5",
+            "run-5",
+            "story",
+            &[("story", 0.6), ("visual", 0.25)],
+            Some(json!({"departments": ["story"]})),
+            none.clone(),
+        ),
+        run_line("r6", "run-6", "story", &[("story", 0.6)], None, none.clone()),
+        run_line(
+            "r7",
+            "run-7",
+            "story",
+            &[("story", 0.6), ("visual", 0.9)],
+            Some(json!({"status": "success"})),
+            none.clone(),
+        ),
+        run_line(
+            "r8",
+            "run-8",
+            "story",
+            &[("story", 0.6), ("character", 0.4)],
+            Some(json!({"departments": ["story"]})),
+            none,
+        ),
+    ]
+    .concat()
+}
+
+fn tune_json(root: &Root, args: &[&str]) -> Value {
+    json(
+        &Test::new(root.path())
+            .args(["tune", "--format", "json"])
+            .args(args)
+            .status(0)
+            .run(),
+    )
+}
+
+#[test]
+fn routing_accuracy_misses_additions_and_the_best_supporting_threshold_by_hand() {
+    let root = team();
+    root.write("results.jsonl", routed_runs());
+    // Right at threshold t (selected = primary + others with relevance > t):
+    //   r1 wants {story, character}: t < 0.35;  r2 wants {story}: t ≥ 0.35;
+    //   r3 wants {character, story}: t < 0.2;   r4 wants primary character: always;
+    //   r5 wants {story}: t ≥ 0.25;             r8 wants {story}: t ≥ 0.4;
+    //   r6 (no expect) and r7 (no primary or departments) are not counted.
+    // Today (0.3): r1, r4, r5 right: 3/6 = 0.5. Right at t ≥ 0.4: r2, r4, r5, r8 = 4/6 —
+    // the most of any t; of 0.40..=1.00 the nearest to 0.3 is 0.4.
+    // At 0.3: r2 and r8 add character; r3 misses story.
+    let out = tune_json(&root, &["results.jsonl"]);
+    assert_eq!(
+        out["routing"],
+        json!({
+            "accuracy": 0.5,
+            "proposed": {"supportingThreshold": 0.4, "accuracy": 0.6667},
+            "departments": [
+                {"department": "character", "missed": 0, "added": 2},
+                {"department": "story", "missed": 1, "added": 0},
+                {"department": "visual", "missed": 0, "added": 0}
+            ]
+        })
+    );
+    assert_eq!(out["agents"], json!([]));
+    // Today at 0.45, inside the best range [0.40, 1.00]: the tie goes to today's value.
+    root.write("orch.yaml", "routing:\n  supportingThreshold: 0.45\n");
+    let out = tune_json(&root, &["results.jsonl"]);
+    assert_eq!(out["routing"]["accuracy"], json!(0.6667));
+    assert_eq!(
+        out["routing"]["proposed"],
+        json!({"supportingThreshold": 0.45, "accuracy": 0.6667})
+    );
+}
+
+/// Attempts of character-appearance (12, over three runs) and story-writer (3), and their
+/// labels, with one label that matches no attempt.
+fn labelled(root: &Root) {
+    let attempt = |n: u32, score: f64| json!({"attempt": n, "score": score});
+    let sp = |agent: &str, attempts: Vec<Value>| json!({"agentId": agent, "attempts": attempts});
+    let people: [(&str, u32, f64, bool); 12] = [
+        ("run-a", 1, 40.0, false),
+        ("run-a", 2, 58.0, false),
+        ("run-a", 3, 90.0, true),
+        ("run-b", 1, 20.0, false),
+        ("run-b", 2, 62.5, false),
+        ("run-b", 3, 80.0, true),
+        ("run-b", 4, 75.0, true),
+        ("run-c", 1, 30.0, false),
+        ("run-c", 2, 50.0, true),
+        ("run-c", 3, 55.0, true),
+        ("run-c", 4, 65.0, true),
+        ("run-c", 5, 70.0, true),
+    ];
+    let writer = [(1, 80.0, true), (2, 60.0, false), (3, 75.0, false)];
+    let mut results = String::new();
+    let mut labels = String::new();
+    for run in ["run-a", "run-b", "run-c"] {
+        let mine: Vec<Value> = people
+            .iter()
+            .filter(|p| p.0 == run)
+            .map(|p| attempt(p.1, p.2))
+            .collect();
+        let mut specialists = vec![sp("character-appearance", mine)];
+        if run == "run-a" {
+            specialists.push(sp("story-writer", writer.iter().map(|w| attempt(w.0, w.1)).collect()));
+        }
+        results += &run_line(run, run, "character", &[("character", 0.7)], None, json!(specialists));
+    }
+    for (run, n, _, pass) in people {
+        labels +=
+            &(json!({"runId": run, "agentId": "character-appearance", "attempt": n, "pass": pass}).to_string() + "\n");
+    }
+    for (n, _, pass) in writer {
+        labels +=
+            &(json!({"runId": "run-a", "agentId": "story-writer", "attempt": n, "pass": pass}).to_string() + "\n");
+    }
+    labels +=
+        &(json!({"runId": "run-z", "agentId": "character-appearance", "attempt": 1, "pass": true}).to_string() + "\n");
+    root.write("labelled.jsonl", results);
+    root.write("labels.jsonl", labels);
+}
+
+#[test]
+fn thresholds_against_labels_kappa_rates_and_youdens_best_by_hand() {
+    let root = team();
+    labelled(&root);
+    let out = tune_json(&root, &["labelled.jsonl", "--labels", "labels.jsonl"]);
+    // character-appearance, today 60 (the default). Passes: 50 55 65 70 75 80 90; fails:
+    // 20 30 40 58 62.5. At 60: 5 of 7 passes and 1 of 5 fails score ≥ 60 → rates 0.7143 and
+    // 0.2; pₒ = 9/12, pₑ = ½·7/12 + ½·5/12 = ½, κ = 0.5. Youden's J: 1 − 2/5 = 0.6 at 41..=50,
+    // 5/7 − 0 = 0.7143 at 63..=65 (62.5 < 63): the lowest, 63. There κ = (10/12 − 70/144) /
+    // (1 − 70/144) = 50/74 = 0.6757. The label of run-z matches nothing: 12 labels, not 13.
+    // story-writer, today 70 (story's minQualityThreshold): 3 labels, too few. At 70: the
+    // pass (80) and one fail (75) above: rates 1 and 0.5; pₒ = 2/3, pₑ = 4/9, κ = 0.4.
+    assert_eq!(
+        out["agents"],
+        json!([
+            {"agentId": "character-appearance", "labels": 12, "threshold": 60, "kappa": 0.5,
+             "truePassRate": 0.7143, "falsePassRate": 0.2, "proposed": {"threshold": 63, "kappa": 0.6757}},
+            {"agentId": "story-writer", "labels": 3, "threshold": 70, "kappa": 0.4,
+             "truePassRate": 1.0, "falsePassRate": 0.5, "proposed": null, "note": "too few labels (3)"}
+        ])
+    );
+}
+
+#[test]
+fn markdown_names_each_change_its_key_whose_it_is_and_the_old_and_new_values() {
+    let root = team();
+    root.write("results.jsonl", routed_runs());
+    labelled(&root);
+    let out = Test::new(root.path())
+        .args([
+            "tune",
+            "results.jsonl",
+            "labelled.jsonl",
+            "--labels",
+            "labels.jsonl",
+            "--format",
+            "markdown",
+        ])
+        .status(0)
+        .run();
+    let text = crate::common::stdout(&out);
+    assert!(
+        text.contains("| `routing.supportingThreshold` | every department | 0.3 | 0.4 | routing accuracy 50.0% → 66.7% over 6 case runs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| `passingThreshold` | ` character-appearance ` | 60 | 63 | best Youden's J over 12 labels; Cohen's κ 0.5 → 0.6757 |"),
+        "{text}"
+    );
+    // Too few labels: no change for story-writer, said in its row.
+    assert!(!text.contains("| `passingThreshold` | ` story-writer `"), "{text}");
+    assert!(text.contains("too few labels (3)"), "{text}");
+}
+
+#[test]
+fn write_copies_the_config_with_the_proposals_which_validate_accepts() {
+    let root = team();
+    root.write("results.jsonl", routed_runs());
+    labelled(&root);
+    let learn = ["results.jsonl", "labelled.jsonl", "--labels", "labels.jsonl"];
+    Test::new(root.path())
+        .args(["tune", "--format", "json", "--write", "proposal"])
+        .args(learn)
+        .status(0)
+        .any_stderr()
+        .run();
+    let read = |rel: &str| std::fs::read_to_string(root.path().join(rel)).unwrap();
+    // Comments and layout kept; the threshold added where the agent is defined.
+    assert_eq!(
+        read("proposal/orch.yaml"),
+        "# the studio\ndefaults:\n  passingThreshold: 60\n\nrouting:\n  supportingThreshold: 0.4\n"
+    );
+    assert!(read("proposal/agents/character.yaml")
+        .contains("  - id: character-appearance # draws\n    passingThreshold: 63\n    role: specialist\n"));
+    assert_eq!(read("proposal/agents/story.yaml"), read("agents/story.yaml"));
+    assert_eq!(read("proposal/departments/story.yaml"), read("departments/story.yaml"));
+    assert_eq!(read("orch.yaml"), "# the studio\ndefaults:\n  passingThreshold: 60\n");
+    Test::new(root.path())
+        .args(["validate", "proposal"])
+        .status(0)
+        .any_stderr()
+        .run();
+    // Learned again against the copy, nothing is left to change.
+    let again = tune_json(&root, &[&learn[..], &["--config", "proposal"]].concat());
+    assert_eq!(again["routing"]["proposed"]["supportingThreshold"], json!(0.4));
+    assert_eq!(again["agents"][0]["threshold"], json!(63));
+    assert_eq!(again["agents"][0]["proposed"]["threshold"], json!(63));
+    // A DIR that holds something is refused; an empty one is written into.
+    Test::new(root.path())
+        .args(["tune", "results.jsonl", "--write", "proposal"])
+        .status(2)
+        .stderr("error: --write proposal: the directory is not empty (tune writes a new copy, never over files)\n")
+        .run();
+    std::fs::create_dir(root.path().join("empty")).unwrap();
+    Test::new(root.path())
+        .args(["tune", "results.jsonl", "--format", "json", "--write", "empty"])
+        .status(0)
+        .any_stderr()
+        .run();
+    assert!(read("empty/orch.yaml").ends_with("routing:\n  supportingThreshold: 0.4\n"));
+}
+
+#[test]
+fn unreadable_or_malformed_inputs_exit_2_at_file_and_line() {
+    let root = team();
+    root.write("results.jsonl", routed_runs() + "{\"caseId\": \"x\", \"report\": 3}\n");
+    Test::new(root.path())
+        .args(["tune", "results.jsonl"])
+        .status(2)
+        .stderr(
+            "error: results.jsonl:9: not a results line or run report: invalid type: integer `3`, expected struct Seen\n",
+        )
+        .run();
+    root.write("results.jsonl", routed_runs());
+    root.write(
+        "labels.jsonl",
+        "{\"runId\": \"run-1\", \"agentId\": \"a\", \"attempt\": 1}\n",
+    );
+    let out = Test::new(root.path())
+        .args(["tune", "results.jsonl", "--labels", "labels.jsonl"])
+        .status(2)
+        .any_stderr()
+        .run();
+    let err = crate::common::stderr(&out);
+    assert!(err.starts_with("error: labels.jsonl:1: not a label"), "{err}");
+    assert!(err.contains("missing field `pass`"), "{err}");
+    Test::new(root.path())
+        .args(["tune", "missing.jsonl"])
+        .status(2)
+        .stderr("error: cannot read missing.jsonl: no such file or directory\n")
+        .run();
+}
+
+#[test]
+fn saved_reports_teach_thresholds_and_pretty_ones_are_read_too() {
+    let root = team();
+    labelled(&root);
+    // The three runs' reports, pretty and concatenated, as `orch run --format json >>` saves them.
+    let text = std::fs::read_to_string(root.path().join("labelled.jsonl")).unwrap();
+    let pretty: String = text
+        .lines()
+        .map(|l| serde_json::to_string_pretty(&serde_json::from_str::<Value>(l).unwrap()["report"]).unwrap() + "\n")
+        .collect();
+    root.write("runs.json", pretty);
+    let out = tune_json(&root, &["runs.json", "--labels", "labels.jsonl"]);
+    assert_eq!(out["agents"][0]["labels"], json!(12));
+    assert_eq!(out["agents"][0]["proposed"], json!({"threshold": 63, "kappa": 0.6757}));
+    // Reports carry no expectations: routing has nothing to learn from.
+    assert_eq!(out["routing"]["accuracy"], Value::Null);
+}
+
+#[test]
+fn full_and_summary_results_of_the_studio_suite_tune_alike() {
+    let dir = Root::empty();
+    let repo = crate::common::repo();
+    let mut outs = Vec::new();
+    for detail in ["full", "summary"] {
+        let results = dir.path().join(format!("{detail}.jsonl"));
+        let results = results.to_str().unwrap();
+        Test::new(&repo)
+            .args([
+                "test",
+                "tests/suites/studio.yaml",
+                "--format",
+                "json",
+                "--results-detail",
+                detail,
+            ])
+            .args(["--results", results])
+            .status(0)
+            .run();
+        outs.push(json(
+            &Test::new(&repo)
+                .args(["tune", results, "--format", "json"])
+                .status(0)
+                .run(),
+        ));
+    }
+    assert_eq!(outs[0], outs[1]);
+    // Every one of its 11 runs with routing expectations is routed right today.
+    assert_eq!(outs[0]["routing"]["accuracy"], json!(1.0));
+    assert_eq!(outs[0]["routing"]["proposed"]["accuracy"], json!(1.0));
+}
+
+#[test]
+fn a_case_that_forces_its_departments_teaches_nothing_of_routing() {
+    // The offer example's cases run exactly `departments: [executive]` (or compensation):
+    // routing did not choose, though compensation scores above 0.3 for the executive's
+    // request. Counted, that run would read as "compensation added" (accuracy 0.5).
+    let dir = Root::empty();
+    let repo = crate::common::repo();
+    let results = dir.path().join("offer.jsonl");
+    let results = results.to_str().unwrap();
+    Test::new(&repo)
+        .args([
+            "test",
+            "examples/offer/suites/offer.yaml",
+            "--format",
+            "json",
+            "--results",
+            results,
+        ])
+        .status(0)
+        .run();
+    let lines = lines_of(std::path::Path::new(results));
+    assert_eq!(lines[0]["forcedDepartments"], json!(["compensation"]));
+    let out = json(
+        &Test::new(&repo)
+            .args([
+                "tune",
+                results,
+                "--config",
+                "examples/offer/orch.toml",
+                "--format",
+                "json",
+            ])
+            .status(0)
+            .run(),
+    );
+    assert_eq!(out["routing"]["accuracy"], Value::Null);
+    assert_eq!(out["routing"]["proposed"], Value::Null);
+    // A case that lets routing choose has no such key.
+    let studio = dir.path().join("studio.jsonl");
+    Test::new(&repo)
+        .args([
+            "test",
+            "tests/suites/studio.yaml",
+            "--format",
+            "json",
+            "--filter",
+            "^character-costume$",
+        ])
+        .args(["--results", studio.to_str().unwrap()])
+        .status(0)
+        .run();
+    assert!(lines_of(&studio)[0].get("forcedDepartments").is_none());
+}
+
+#[test]
+fn the_readme_tuning_walkthrough_runs_as_written_on_the_studio() {
+    use crate::readme::{block, copy_example, sh};
+    // A copy of the studio (the repository root's config) and its suite, so the files the
+    // walkthrough writes land in a temporary directory.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = crate::common::repo();
+    std::fs::copy(repo.join("orch.toml"), dir.path().join("orch.toml")).unwrap();
+    for folder in ["departments", "agents"] {
+        copy_example(&repo.join(folder), &dir.path().join(folder));
+    }
+    std::fs::create_dir_all(dir.path().join("tests/suites")).unwrap();
+    std::fs::copy(
+        repo.join("tests/suites/studio.yaml"),
+        dir.path().join("tests/suites/studio.yaml"),
+    )
+    .unwrap();
+    let [test, tune, again, compare] = block("tuning").try_into().expect("four commands");
+    sh(dir.path(), &test, &[]);
+    let tuned: Value = serde_json::from_slice(&sh(dir.path(), &tune, &[]).stdout).unwrap();
+    // The studio's suite is routed right today: the proposal keeps today's threshold.
+    assert_eq!(tuned["routing"]["accuracy"], json!(1.0));
+    assert_eq!(tuned["routing"]["proposed"]["supportingThreshold"], json!(0.3));
+    assert!(dir.path().join("proposal/orch.toml").exists());
+    sh(dir.path(), &again, &[]);
+    let compared: Value = serde_json::from_slice(&sh(dir.path(), &compare, &[]).stdout).unwrap();
+    assert_eq!(compared["regressed"], json!(0));
+}
