@@ -8,6 +8,7 @@ mod address;
 mod answer;
 mod arguments;
 mod calls;
+mod elicit;
 mod error;
 mod guard;
 mod progress;
@@ -17,6 +18,7 @@ mod transport;
 
 pub use address::listen_address;
 pub use answer::Answer;
+pub use elicit::{Approval, Asker};
 pub use arguments::RunCall;
 pub use error::ServeError;
 pub use guard::Token;

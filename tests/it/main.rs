@@ -15,6 +15,7 @@ mod cuts;
 mod datasets;
 mod denials;
 mod economy;
+mod elicitation;
 mod error_lines;
 mod error_words;
 mod escaping;
