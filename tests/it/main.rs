@@ -11,6 +11,7 @@ mod compare;
 mod compare_files;
 mod conditions;
 mod conversations;
+mod conversations_resume;
 mod cuts;
 mod datasets;
 mod denials;
