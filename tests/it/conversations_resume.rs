@@ -80,3 +80,23 @@ fn a_stopped_run_s_headline_says_what_it_waits_for_not_its_quality() {
     assert!(md.starts_with("## orch run: needs-input · waiting for 1 answer\n"), "{md}");
     assert!(md.contains("| — |"), "{md}");
 }
+
+#[test]
+fn a_router_asked_again_after_an_answer_counts_both_calls_and_one_step() {
+    let team = TEAM.replace(
+        "routing: { clarifyBelow: 0.5 }",
+        "routing: { clarifyBelow: 0.5, method: hybrid, router: r }",
+    ) + "- { id: r, role: router }\n";
+    let root = Root::orch_yaml(team);
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--approvals", "prompt", "tell me about the scene"])
+        .stdin("the plot of the scene\n")
+        .any_stderr()
+        .run();
+    let report = json(&out);
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["asks"], true);
+    assert_eq!(report["routing"]["primary"], "story");
+    let steps = report["metadata"]["completedSteps"].as_array().unwrap();
+    assert_eq!(steps.iter().filter(|s| *s == "router").count(), 1, "{steps:?}");
+}
