@@ -86,7 +86,11 @@ pub fn waiting(report: &Report) -> Option<String> {
     use crate::text::count;
     match report.status {
         RunStatus::NeedsInput => {
-            let answered = report.request.lines().filter(|l| l.starts_with("CLARIFICATION: ")).count();
+            let answered = report
+                .request
+                .lines()
+                .filter(|l| l.starts_with("CLARIFICATION: "))
+                .count();
             let open = report.questions.len().saturating_sub(answered).max(1);
             Some(format!("waiting for {}", count(open, "answer")))
         }

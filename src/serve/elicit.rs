@@ -29,7 +29,9 @@ pub enum Approval {
 impl Asker {
     /// The asker of the client behind `peer`, when it declares form elicitation.
     pub(super) fn of(peer: &Peer<RoleServer>) -> Option<Self> {
-        (peer.supported_elicitation_modes()).contains(&ElicitationMode::Form).then(|| Asker { peer: peer.clone() })
+        (peer.supported_elicitation_modes())
+            .contains(&ElicitationMode::Form)
+            .then(|| Asker { peer: peer.clone() })
     }
 
     /// Asks `question` with the schema `{"answer": string}` (required): the answer when
@@ -47,7 +49,9 @@ impl Asker {
             .required_bool("approve")
             .optional_string("reason")
             .build();
-        let Ok(schema) = schema else { return Approval::Unanswered };
+        let Ok(schema) = schema else {
+            return Approval::Unanswered;
+        };
         match self.ask(message, schema).await {
             Err(ElicitationAction::Decline) => Approval::Declined,
             Err(_) => Approval::Unanswered,

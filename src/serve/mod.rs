@@ -18,8 +18,8 @@ mod transport;
 
 pub use address::listen_address;
 pub use answer::Answer;
-pub use elicit::{Approval, Asker};
 pub use arguments::RunCall;
+pub use elicit::{Approval, Asker};
 pub use error::ServeError;
 pub use guard::Token;
 pub use server::Served;

@@ -195,7 +195,10 @@ mod tests {
         let written = serde_json::to_value(&options).unwrap();
         assert_eq!(written["specialists"], "always");
         assert_eq!(written["maxCalls"], 9);
-        assert!(options.session.as_ref().is_some_and(|s| s.is_absolute() && s.ends_with("talk.jsonl")));
+        assert!(options
+            .session
+            .as_ref()
+            .is_some_and(|s| s.is_absolute() && s.ends_with("talk.jsonl")));
         let read: RunOptions = serde_json::from_value(written).unwrap();
         assert_eq!(read, options);
         let back = read.into_args("Aladdin".into(), "/c".into(), "j".into()).unwrap();

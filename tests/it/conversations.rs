@@ -512,13 +512,20 @@ fn the_planner_example_asks_hurries_and_follows_up_offline() {
     );
     // The outlet directory's specialist lists the outlets through the filesystem server.
     let listed = offline(
-        &[&config[..], &["--specialists", "always", "List the outlets with their phone and hours"]].concat(),
+        &[
+            &config[..],
+            &["--specialists", "always", "List the outlets with their phone and hours"],
+        ]
+        .concat(),
         0,
     );
     let directory = &listed["departments"][0]["specialistResults"][0];
     assert_eq!(directory["agentId"], "outlets-directory");
     assert!(
-        directory["output"].as_str().unwrap().contains("From list_directory: \"[FILE] ss2.md\""),
+        directory["output"]
+            .as_str()
+            .unwrap()
+            .contains("From list_directory: \"[FILE] ss2.md\""),
         "{directory}"
     );
     let dir = tempfile::tempdir().unwrap();

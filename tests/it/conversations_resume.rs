@@ -32,7 +32,16 @@ fn a_resumed_session_run_continues_the_conversation_and_is_one_turn() {
     assert_eq!(json(&first)["session"], json!({"file": session, "turn": 1}));
     // The second run stops for input: no turn is written.
     let stopped = Test::new(root.path())
-        .args(["run", "--format", "json", "--session", session, "--journal", "j.jsonl", "a song about the scene"])
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--session",
+            session,
+            "--journal",
+            "j.jsonl",
+            "a song about the scene",
+        ])
         .status(5)
         .any_stderr()
         .run();
@@ -40,7 +49,14 @@ fn a_resumed_session_run_continues_the_conversation_and_is_one_turn() {
     assert_eq!(turns(&chat).len(), 1);
     // Resumed with the answer, it finishes as turn 2 of the same conversation.
     let resumed = Test::new(root.path())
-        .args(["resume", "j.jsonl", "--format", "json", "--answer", "the plot of the scene, the plot"])
+        .args([
+            "resume",
+            "j.jsonl",
+            "--format",
+            "json",
+            "--answer",
+            "the plot of the scene, the plot",
+        ])
         .run();
     let report = json(&resumed);
     assert_eq!(report["status"], "success");
@@ -61,7 +77,10 @@ fn a_stopped_run_s_headline_says_what_it_waits_for_not_its_quality() {
         .run();
     let tree = stdout(&out);
     let head = tree.lines().next().unwrap();
-    assert!(head.starts_with("run needs-input · waiting for 1 answer · 0 calls"), "{tree}");
+    assert!(
+        head.starts_with("run needs-input · waiting for 1 answer · 0 calls"),
+        "{tree}"
+    );
     assert!(!head.contains("quality"), "{tree}");
     let saved = root.write(
         "report.json",
@@ -77,7 +96,10 @@ fn a_stopped_run_s_headline_says_what_it_waits_for_not_its_quality() {
             .args(["report", saved.to_str().unwrap(), "--format", "markdown"])
             .run(),
     );
-    assert!(md.starts_with("## orch run: needs-input · waiting for 1 answer\n"), "{md}");
+    assert!(
+        md.starts_with("## orch run: needs-input · waiting for 1 answer\n"),
+        "{md}"
+    );
     assert!(md.contains("| — |"), "{md}");
 }
 
@@ -89,7 +111,14 @@ fn a_router_asked_again_after_an_answer_counts_both_calls_and_one_step() {
     ) + "- { id: r, role: router }\n";
     let root = Root::orch_yaml(team);
     let out = Test::new(root.path())
-        .args(["run", "--format", "json", "--approvals", "prompt", "tell me about the scene"])
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--approvals",
+            "prompt",
+            "tell me about the scene",
+        ])
         .stdin("the plot of the scene\n")
         .any_stderr()
         .run();

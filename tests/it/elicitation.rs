@@ -3,12 +3,14 @@
 //! approvals (`--approvals prompt`) asked as `elicitation/create`, accepted or declined.
 //! Skipped, as the other `orch mcp` tests are, when `ORCH_TEST_PYTHON` is not set.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
 use crate::common::mcp_client::{client, over_stdio, python};
-use crate::common::Root;
+use crate::common::{blocking, Root};
 
 /// Three departments on the simulated provider; `clarifyBelow` 0.5, the fallback `story`.
 const TEAM: &str = "routing: { clarifyBelow: 0.5, fallbackDepartment: story }\n\
@@ -33,11 +35,22 @@ agents:\n\
 /// `run` of `prompt` on `root` from a client that declares elicitation and replies with
 /// `replies`: the tool result and the elicitations it got (`message`, `requestedSchema`).
 fn elicited_run(root: &Path, approvals: &str, replies: Value, prompt: &str) -> (Value, Vec<Value>) {
+    let command = json!([
+        env!("CARGO_BIN_EXE_orch"),
+        "mcp",
+        "--config",
+        root,
+        "--approvals",
+        approvals
+    ]);
+    elicited(&["stdio".to_string(), command.to_string()], replies, prompt)
+}
+
+/// `run` of `prompt` over `transport` from a client that declares elicitation.
+fn elicited(transport: &[String], replies: Value, prompt: &str) -> (Value, Vec<Value>) {
     let Some(python) = python() else { unreachable!() };
-    let command = json!([env!("CARGO_BIN_EXE_orch"), "mcp", "--config", root, "--approvals", approvals]);
-    let transport = ["stdio".to_string(), command.to_string()];
     let args = json!({"prompt": prompt}).to_string();
-    let (out, _) = client(&python, &transport, &["elicit", &replies.to_string(), "run", &args], &[]);
+    let (out, _) = client(&python, transport, &["elicit", &replies.to_string(), "run", &args], &[]);
     let asked = (out["asked"].as_array().unwrap().iter())
         .map(|a| json!({"message": a["message"], "requestedSchema": a["requestedSchema"]}))
         .collect();
@@ -114,7 +127,8 @@ fn an_approval_accepted_through_elicitation_approves_the_step() {
     assert_eq!(asked[0]["requestedSchema"], approval_schema());
     let message = asked[0]["message"].as_str().unwrap();
     assert!(
-        message.starts_with("approval dept-") && message.contains(": the output of department `story` (head `sh`):\n  "),
+        message.starts_with("approval dept-")
+            && message.contains(": the output of department `story` (head `sh`):\n  "),
         "{message}"
     );
     let report = &result["structuredContent"];
@@ -143,9 +157,74 @@ fn a_declined_approval_or_a_client_that_cannot_be_asked_is_a_denial() {
     assert_eq!(department(&result), (json!("denied"), cancelled));
     // `--approvals prompt` to a client without elicitation: denied, nobody asked.
     let python = python().unwrap();
-    let command = json!([env!("CARGO_BIN_EXE_orch"), "mcp", "--config", root.path(), "--approvals", "prompt"]);
+    let command = json!([
+        env!("CARGO_BIN_EXE_orch"),
+        "mcp",
+        "--config",
+        root.path(),
+        "--approvals",
+        "prompt"
+    ]);
     let args = json!({"prompt": "the scene"}).to_string();
-    let (result, _) = client(&python, &["stdio".into(), command.to_string()], &["call", "run", &args], &[]);
+    let (result, _) = client(
+        &python,
+        &["stdio".into(), command.to_string()],
+        &["call", "run", &args],
+        &[],
+    );
     let unasked = json!("denied by policy: no answer (the MCP client does not support elicitation)");
     assert_eq!(department(&result), (json!("denied"), unasked));
+}
+
+#[test]
+fn over_streamable_http_the_question_and_the_approval_are_elicited_too() {
+    if python().is_none() {
+        return;
+    }
+    let root = Root::orch_yaml(
+        GATED.replace("keywords: [scene]", "keywords: [scene, plot]") + "routing: { clarifyBelow: 0.5 }\n",
+    );
+    let mut server = Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args([
+            "mcp",
+            "--config",
+            root.path().to_str().unwrap(),
+            "--http",
+            ":0",
+            "--approvals",
+            "prompt",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = (line.split("http://127.0.0.1:").nth(1))
+        .and_then(|rest| rest.strip_suffix("/mcp (approvals: prompt)\n"))
+        .unwrap_or_else(|| panic!("start line: {line:?}"));
+    let transport = ["http".to_string(), format!("http://127.0.0.1:{port}/mcp")];
+    let replies = json!([
+        {"action": "accept", "content": {"answer": "the plot"}},
+        {"action": "accept", "content": {"approve": true}}
+    ]);
+    let (result, asked) = elicited(&transport, replies, "the scene");
+    let schemas: Vec<&Value> = asked.iter().map(|a| &a["requestedSchema"]).collect();
+    assert_eq!(schemas, [&answer_schema(), &approval_schema()]);
+    let report = &result["structuredContent"];
+    assert_eq!(
+        (&report["status"], &report["asks"]),
+        (&json!("success"), &json!(true)),
+        "{result:#}"
+    );
+    assert_eq!(report["departments"][0]["approval"], "approved");
+    Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    let out = blocking(|| server.wait_with_output().unwrap());
+    assert_eq!(out.status.code(), Some(0));
 }

@@ -45,7 +45,10 @@ fn the_shipped_suites_pass() {
         .env("PATH", "/nonexistent")
         .status(0)
         .run();
-    assert_eq!((json(&planner)["passed"].clone(), json(&planner)["failed"].clone()), (serde_json::json!(7), serde_json::json!(0)));
+    assert_eq!(
+        (json(&planner)["passed"].clone(), json(&planner)["failed"].clone()),
+        (serde_json::json!(7), serde_json::json!(0))
+    );
     in_repo()
         .args(["test", STUDIO, "--format", "tree"])
         .status(0)
