@@ -184,9 +184,10 @@ pub struct McpArgs {
     /// must carry (`Authorization: Bearer <token>`); required beyond loopback
     #[arg(long, value_name = "NAME", requires = "http")]
     pub token_env: Option<String>,
-    /// Whether steps that need a person's approval are approved in served runs.
-    #[arg(long, value_enum, default_value_t = Approvals::Deny)]
-    pub approvals: Approvals,
+    /// Whether steps that need a person's approval are approved in served runs; `prompt`
+    /// asks the client's user through MCP elicitation (denied when the client cannot be asked).
+    #[arg(long, value_enum, default_value_t = McpApprovals::Deny)]
+    pub approvals: McpApprovals,
 }
 
 /// `--approvals` of `orch mcp` and `orch test`: nobody is at a terminal to ask, so every
@@ -198,6 +199,30 @@ pub enum Approvals {
     Allow,
     /// Every item is denied (`not approved (--approvals deny)`).
     Deny,
+}
+
+/// `--approvals` of `orch mcp` (SPEC §19, §23): the flag, or the client's user asked
+/// through MCP elicitation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum McpApprovals {
+    /// Every item is approved.
+    Allow,
+    /// Every item is denied (`not approved (--approvals deny)`).
+    Deny,
+    /// Each item asked through `elicitation/create` when the client declares elicitation.
+    Prompt,
+}
+
+impl McpApprovals {
+    /// The flag that decides what nobody is asked about (a served suite's items): `prompt`
+    /// denies there.
+    pub fn flag(self) -> Approvals {
+        match self {
+            McpApprovals::Allow => Approvals::Allow,
+            McpApprovals::Deny | McpApprovals::Prompt => Approvals::Deny,
+        }
+    }
 }
 
 /// `orch compare`.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::cli::{Approvals, McpArgs};
+use crate::cli::{McpApprovals, McpArgs};
 use crate::config::{self, locate_root};
 use crate::exit::{CommandError, Exit};
 use crate::serve::{self, HttpOptions, Served, SessionLimits, Token};
@@ -114,7 +114,7 @@ fn bind(address: SocketAddr) -> Result<std::net::TcpListener, CommandError> {
 
 /// The one line on stderr at start: what is served, where, and how approvals go. Nothing
 /// else is logged (no argument, key or environment value ever is).
-fn started(root: &Path, place: &str, approvals: Approvals) {
+fn started(root: &Path, place: &str, approvals: McpApprovals) {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let line = format!(
         "orch mcp: serving {} {place} (approvals: {approvals})",

@@ -58,7 +58,10 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .add(&usage);
-    engine.complete_step("router".into());
+    // Asked again after answers (SPEC §23): the step is the same, done once.
+    if !engine.step_done("router") {
+        engine.complete_step("router".into());
+    }
     let error = match &step {
         RouterStep::Failed(why) => Some(why.clone()),
         _ => None,

@@ -77,3 +77,27 @@ pub fn markdown(report: &Report) -> String {
     }
     out
 }
+
+/// What a run that stopped waits for, said where its quality would be (a run that ran no
+/// department has none): `waiting for 1 answer` (needs-input: its questions not answered),
+/// `waiting for 2 approvals` (paused); none for a run that ended.
+pub fn waiting(report: &Report) -> Option<String> {
+    use crate::report::RunStatus;
+    use crate::text::count;
+    match report.status {
+        RunStatus::NeedsInput => {
+            let answered = report
+                .request
+                .lines()
+                .filter(|l| l.starts_with("CLARIFICATION: "))
+                .count();
+            let open = report.questions.len().saturating_sub(answered).max(1);
+            Some(format!("waiting for {}", count(open, "answer")))
+        }
+        RunStatus::Paused => match report.pending.len() {
+            0 => Some("waiting for approval".to_string()),
+            n => Some(format!("waiting for {}", count(n, "approval"))),
+        },
+        _ => None,
+    }
+}

@@ -11,9 +11,11 @@ use crate::text::{excerpt, fmt_score, fmt_usd, longest_backtick_run, markdown_co
 /// Mermaid picture, and the answer (folded in `<details>`).
 pub fn run(report: &Report) -> String {
     let u = &report.usage;
+    let waiting = super::conversation::waiting(report);
     let mut out = format!(
-        "## orch run: {}\n\n**Request:** {}\n\n",
+        "## orch run: {}{}\n\n**Request:** {}\n\n",
         report.status,
+        waiting.as_ref().map_or(String::new(), |w| format!(" · {w}")),
         code(&excerpt(&report.request, 200)),
     );
     let mut totals = MarkdownTable::new(&[
@@ -23,7 +25,7 @@ pub fn run(report: &Report) -> String {
         ("cost", Align::Right),
     ]);
     totals.row([
-        fmt_score(report.overall_quality),
+        waiting.map_or_else(|| fmt_score(report.overall_quality), |_| "—".to_string()),
         u.calls.to_string(),
         u.prompt_tokens.saturating_add(u.completion_tokens).to_string(),
         if u.unpriced_calls > 0 && u.cost_usd == 0.0 {

@@ -76,10 +76,13 @@ fn headline(report: &Report, style: Style) -> String {
     };
     let u = &report.usage;
     let mut head = format!(
-        "{} {} · quality {} · {}{}{} · {} tokens{} · {:.1} s",
+        "{} {} · {} · {}{}{} · {} tokens{} · {:.1} s",
         style.bold("run"),
         status,
-        style.bold(&fmt_score(report.overall_quality)),
+        match super::conversation::waiting(report) {
+            Some(waiting) => style.yellow(&waiting),
+            None => format!("quality {}", style.bold(&fmt_score(report.overall_quality))),
+        },
         count(u.calls, "call"),
         if u.transport_retries > 0 {
             format!(" ({} transport retries)", u.transport_retries)

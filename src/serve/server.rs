@@ -18,6 +18,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::answer::Answer;
 use super::arguments::{self, Call, RunCall};
 use super::calls::Calls;
+use super::elicit::Asker;
 use super::progress;
 use crate::report::Observer;
 
@@ -28,7 +29,14 @@ pub trait Served: Send + Sync + 'static {
     fn root(&self) -> &Path;
     /// `orch run`: the report, told to `observer` as it goes; `stop` resolving (the client
     /// cancelled the call, or the server is stopping) interrupts it, its tool servers stopped.
-    fn run(&self, call: RunCall, observer: Box<dyn Observer>, stop: BoxFuture<'static, ()>) -> BoxFuture<'_, Answer>;
+    /// `asker`: the client, when it can be asked the run's questions and approvals (SPEC §23).
+    fn run(
+        &self,
+        call: RunCall,
+        observer: Box<dyn Observer>,
+        asker: Option<Asker>,
+        stop: BoxFuture<'static, ()>,
+    ) -> BoxFuture<'_, Answer>;
     /// `orch explain --format json` of a prompt.
     fn explain(&self, prompt: String) -> BoxFuture<'_, Answer>;
     /// `orch validate --format json` of the config root.
@@ -64,7 +72,8 @@ impl Server {
         match call {
             Call::Run(run) => {
                 let (observer, sending) = progress::reporter(ctx.meta.get_progress_token(), ctx.peer.clone());
-                let (answer, ()) = futures::join!(self.served.run(run, observer, stop), sending);
+                let asker = Asker::of(&ctx.peer);
+                let (answer, ()) = futures::join!(self.served.run(run, observer, asker, stop), sending);
                 answer
             }
             Call::Explain(prompt) => self.served.explain(prompt).await,

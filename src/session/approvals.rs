@@ -68,10 +68,21 @@ fn parse_answer(line: &str) -> Option<Answer> {
 /// What the prompt shows of an item: who, what, and the question; every text from a model
 /// escaped, so a reply cannot write over the terminal.
 fn question(item: &GateItem) -> String {
+    match item.kind {
+        GateKind::Tool if tool_key(item).is_some() => {
+            format!("{}\napprove? [y]es, [n]o [REASON], [a]lways this tool: ", subject(item))
+        }
+        _ => format!("{}\napprove? [y]es, [n]o [REASON]: ", subject(item)),
+    }
+}
+
+/// What an item is, as a person asked about it reads it (the terminal's prompt, an MCP
+/// client's elicitation): who, what; every text from a model escaped.
+pub(super) fn subject(item: &GateItem) -> String {
     let id = &item.id;
     match (item.kind, &item.server, &item.tool) {
         (GateKind::Tool, Some(server), Some(tool)) => format!(
-            "approval {id}: agent `{}` (department `{}`) calls {}.{} with {}\napprove? [y]es, [n]o [REASON], [a]lways this tool: ",
+            "approval {id}: agent `{}` (department `{}`) calls {}.{} with {}",
             printable(&item.agent_id),
             printable(&item.department),
             printable(server),
@@ -86,7 +97,7 @@ fn question(item: &GateItem) -> String {
             let shown = printable_lines(&output);
             let indented: Vec<String> = shown.lines().map(|l| format!("  {l}")).collect();
             format!(
-                "approval {id}: the output of department `{}` (head `{}`):\n{}\napprove? [y]es, [n]o [REASON]: ",
+                "approval {id}: the output of department `{}` (head `{}`):\n{}",
                 printable(&item.department),
                 printable(&item.agent_id),
                 indented.join("\n")

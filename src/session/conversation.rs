@@ -57,15 +57,16 @@ pub fn previous_turn(file: Option<&Path>) -> Result<Option<PreviousTurn>, Sessio
 }
 
 /// Records `report` as the next turn of the conversation in `file` (made when absent), and
-/// says so in the report's `session`; a run that stopped for input is no turn. Why the
-/// file could not be written, when it could not.
+/// says so in the report's `session`; a run that stopped for input or paused for approval
+/// is no turn (its resume, once it finishes, is). Why the file could not be written, when
+/// it could not.
 pub fn record(file: &Path, plan: &PlanArgs, report: &mut Report) -> Option<String> {
     let turn = plan.previous.as_ref().map_or(0, |p| p.number) + 1;
     report.session = Some(SessionTurn {
         file: file.display().to_string(),
         turn,
     });
-    if report.status == RunStatus::NeedsInput {
+    if matches!(report.status, RunStatus::NeedsInput | RunStatus::Paused) {
         return None;
     }
     let line = serde_json::to_string(&turn_of(report)).unwrap_or_default();

@@ -8,6 +8,7 @@
 mod answers;
 mod approvals;
 mod conversation;
+mod elicited;
 mod options;
 mod outcome;
 mod prepare;

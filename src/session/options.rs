@@ -29,6 +29,8 @@ pub struct RunOptions {
     concurrency: Option<u32>,
     assign: Option<String>,
     variants: Vec<(String, String)>,
+    /// `--session`: the conversation a resume continues (SPEC §23).
+    session: Option<PathBuf>,
 }
 
 /// An option of a `run` line that the command line would refuse as a flag: the parser's
@@ -61,6 +63,7 @@ impl RunOptions {
             concurrency: args.concurrency,
             assign: plan.variants.assign.clone(),
             variants: plan.variants.forced.clone(),
+            session: args.session.as_deref().map(absolute),
         }
     }
 
@@ -101,7 +104,7 @@ impl RunOptions {
             approvals: None,
             journal: Some(journal),
             quiet: false,
-            session: None,
+            session: self.session,
             answers: Vec::new(),
         })
     }
@@ -181,6 +184,8 @@ mod tests {
             "2",
             "--cache",
             "c.jsonl",
+            "--session",
+            "talk.jsonl",
         ]);
         let options = RunOptions::of(&args);
         assert!(options
@@ -190,6 +195,10 @@ mod tests {
         let written = serde_json::to_value(&options).unwrap();
         assert_eq!(written["specialists"], "always");
         assert_eq!(written["maxCalls"], 9);
+        assert!(options
+            .session
+            .as_ref()
+            .is_some_and(|s| s.is_absolute() && s.ends_with("talk.jsonl")));
         let read: RunOptions = serde_json::from_value(written).unwrap();
         assert_eq!(read, options);
         let back = read.into_args("Aladdin".into(), "/c".into(), "j".into()).unwrap();

@@ -12,26 +12,28 @@ use futures::future::BoxFuture;
 use tokio::sync::Semaphore;
 
 use super::{checked_prompt, make_plan, providers, SessionError};
-use crate::cli::{Approvals, PlanArgs, ReplyArgs};
+use crate::cli::{Approvals, McpApprovals, PlanArgs, ReplyArgs};
 use crate::config::{self, Config, Diagnostic};
 use crate::plan::Plan;
 use crate::provider::Providers;
 use crate::report::Observer;
-use crate::serve::{Answer, RunCall, Served};
+use crate::serve::{Answer, Asker, RunCall, Served};
 
 /// The team of one config root, served.
 #[derive(Clone)]
 pub struct Team {
     pub(super) root: PathBuf,
-    /// `--approvals`: how steps that need a person's approval are decided in served runs
-    /// and suites (SPEC §16, §19): by the flag alone; a served run never prompts (stdin is
-    /// the protocol's) and never defers (no journal to resume from).
+    /// `--approvals` as a flag: how steps that need a person's approval are decided in
+    /// served suites, and in served runs unless `prompt` asks the client (SPEC §16, §19,
+    /// §23); a served run never reads stdin (the protocol's) and never defers (no journal).
     pub(super) approvals: Approvals,
     pool: Arc<Mutex<Option<Pool>>>,
     /// What `validate` answers with: the diagnostics as `orch validate --format json` prints them.
     validation: Validation,
     /// The conversations of `run` calls with a `session`, in memory (SPEC §23).
     pub(super) conversations: Arc<Mutex<super::served_conversations::Conversations>>,
+    /// `--approvals` as given: `prompt` asks a run's items through elicitation (SPEC §23).
+    pub(super) asked_approvals: McpApprovals,
 }
 
 /// The answer of `validate`: a config's diagnostics as `orch validate --format json` prints
@@ -50,10 +52,11 @@ pub(super) struct Pool {
 impl Team {
     /// The team at `root`, deciding approvals by `approvals`, its `validate` answered with
     /// `validation`.
-    pub fn new(root: PathBuf, approvals: Approvals, validation: Validation) -> Self {
+    pub fn new(root: PathBuf, approvals: McpApprovals, validation: Validation) -> Self {
         Team {
             root,
-            approvals,
+            approvals: approvals.flag(),
+            asked_approvals: approvals,
             pool: Arc::new(Mutex::new(None)),
             validation,
             conversations: Arc::default(),
@@ -144,8 +147,14 @@ impl Served for Team {
         &self.root
     }
 
-    fn run(&self, call: RunCall, observer: Box<dyn Observer>, stop: BoxFuture<'static, ()>) -> BoxFuture<'_, Answer> {
-        Box::pin(self.run_call(call, observer, stop))
+    fn run(
+        &self,
+        call: RunCall,
+        observer: Box<dyn Observer>,
+        asker: Option<Asker>,
+        stop: BoxFuture<'static, ()>,
+    ) -> BoxFuture<'_, Answer> {
+        Box::pin(self.run_call(call, observer, asker, stop))
     }
 
     fn explain(&self, prompt: String) -> BoxFuture<'_, Answer> {

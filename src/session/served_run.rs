@@ -17,7 +17,7 @@ use crate::exit::Exit;
 use crate::grade::Schemas;
 use crate::plan::Plan;
 use crate::report::{Observer, Report, RunStatus, SessionTurn};
-use crate::serve::{Answer, RunCall};
+use crate::serve::{Answer, Asker, RunCall};
 use crate::tools::ToolHost;
 
 impl Team {
@@ -45,6 +45,7 @@ impl Team {
         &self,
         call: RunCall,
         observer: Box<dyn Observer>,
+        asker: Option<Asker>,
         stop: BoxFuture<'static, ()>,
     ) -> Answer {
         let team = self.clone();
@@ -67,6 +68,7 @@ impl Team {
             Err(e) => return message(e),
         };
         let config = Arc::new(config);
+        let (answerer, approver) = super::elicited::deciders(asker, self.asked_approvals);
         let engine = Engine::new(EngineParts {
             run_id: crate::text::new_id("run"),
             config: config.clone(),
@@ -77,7 +79,8 @@ impl Team {
             seed: 0,
             tools: servers.clone().map(|s| s as Arc<dyn ToolHost>),
         })
-        .with_approver(Arc::new(setup::flag(self.approvals)));
+        .with_approver(approver)
+        .with_answerer(answerer);
         let mut report = engine::run_request(&engine, &call.prompt, options, stop).await;
         if let Some(name) = &call.session {
             self.record_turn(name, &mut report);

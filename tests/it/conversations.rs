@@ -487,38 +487,61 @@ fn a_served_run_with_a_session_is_the_next_turn_of_that_conversation() {
     let _ = child.wait();
 }
 
+/// The planner example's suite and follow-up, replayed from its committed cassette.
+const PLANNER_CASSETTE: &str = "examples/planner/suites/planner.cassette.jsonl";
+
 #[test]
 fn the_planner_example_asks_hurries_and_follows_up_offline() {
     let repo = crate::common::repo();
-    let suite = Test::new(&repo)
-        .args(["test", "examples/planner/suites/planner.yaml", "--format", "json"])
-        .run();
+    let offline = |args: &[&str], status: i32| {
+        let mut line = args.to_vec();
+        line.extend(["--replay", PLANNER_CASSETTE]);
+        // No PATH: `npx` cannot even be found, no server starts.
+        let test = Test::new(&repo).args(line).env("PATH", "/nonexistent").status(status);
+        json(&if status == 0 { test } else { test.any_stderr() }.run())
+    };
+    crate::common::example::assert_cassette_is_portable(PLANNER_CASSETTE, "directory");
+    let suite = offline(&["test", "examples/planner/suites/planner.yaml", "--format", "json"], 0);
+    assert_eq!((suite["passed"].clone(), suite["failed"].clone()), (json!(7), json!(0)));
+    let config = ["run", "--config", "examples/planner", "--format", "json"];
+    // The router names the critical slot left open: asked before anyone guesses.
+    let missing = offline(&[&config[..], &["What are your opening hours?"]].concat(), 5);
     assert_eq!(
-        (json(&suite)["passed"].clone(), json(&suite)["failed"].clone()),
-        (json!(3), json!(0))
+        missing["questions"],
+        json!([{"id": "q1", "text": "Which outlet do you mean: SS2 or SS3?", "why": "missing: the outlet"}])
+    );
+    // The outlet directory's specialist lists the outlets through the filesystem server.
+    let listed = offline(
+        &[
+            &config[..],
+            &["--specialists", "always", "List the outlets with their phone and hours"],
+        ]
+        .concat(),
+        0,
+    );
+    let directory = &listed["departments"][0]["specialistResults"][0];
+    assert_eq!(directory["agentId"], "outlets-directory");
+    assert!(
+        directory["output"]
+            .as_str()
+            .unwrap()
+            .contains("From list_directory: \"[FILE] ss2.md\""),
+        "{directory}"
     );
     let dir = tempfile::tempdir().unwrap();
     let chat = dir.path().join("chat.jsonl");
-    let turn = |prompt: &str| {
-        let args = [
-            "run",
-            "--config",
-            "examples/planner",
-            "--format",
-            "json",
-            "--session",
-            chat.to_str().unwrap(),
-            prompt,
-        ];
-        json(&Test::new(&repo).args(args).run())
-    };
+    let chat = chat.to_str().unwrap();
+    let turn = |prompt: &str| offline(&[&config[..], &["--session", chat, prompt]].concat(), 0);
     assert_eq!(turn("Tell me about the SS2 outlet")["routing"]["primary"], "outlets");
     let follow_up = turn("What time do you open?");
+    let scores = follow_up["routing"]["scores"].as_array().unwrap();
+    assert_eq!(scores[1]["department"], "outlets");
     assert_eq!(
         (
             follow_up["routing"]["primary"].clone(),
+            scores[1]["reason"].clone(),
             follow_up["session"]["turn"].clone()
         ),
-        (json!("outlets"), json!(2))
+        (json!("outlets"), json!("follow-up of turn 1"), json!(2))
     );
 }

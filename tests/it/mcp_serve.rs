@@ -369,7 +369,7 @@ fn bad_flags_and_configs_stop_it_before_it_serves() {
         .run();
     Test::new(root.path())
         .any_stderr()
-        .args(["mcp", "--approvals", "prompt"])
+        .args(["mcp", "--approvals", "defer"])
         .status(2)
         .run();
     let empty = Root::empty();

@@ -38,6 +38,17 @@ fn the_shipped_suites_pass() {
         .status(0)
         .run();
     assert_eq!(json(&assistant)["passed"], 4);
+    let planner = in_repo()
+        .args(["test", "examples/planner/suites/planner.yaml", "--format", "json"])
+        // Its tools and its router's `missing` answer from the cassette: offline.
+        .args(["--replay", "examples/planner/suites/planner.cassette.jsonl"])
+        .env("PATH", "/nonexistent")
+        .status(0)
+        .run();
+    assert_eq!(
+        (json(&planner)["passed"].clone(), json(&planner)["failed"].clone()),
+        (serde_json::json!(7), serde_json::json!(0))
+    );
     in_repo()
         .args(["test", STUDIO, "--format", "tree"])
         .status(0)

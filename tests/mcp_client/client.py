@@ -9,6 +9,9 @@ Scenarios (each prints one JSON document on stdout, results as they are on the w
     calls '[[NAME, ARGS]...]'  the calls at once (one session), results in the order given
     sequence '[[NAME, ARGS]...]'  the calls one after another (one session)
     progress NAME ARGS         one tools/call with a progressToken: result and notifications
+    elicit REPLIES NAME ARGS   one tools/call from a client that declares elicitation: each
+                               elicitation/create gets the next of REPLIES (`{"action", "content"}`;
+                               `cancel` once they run out); the result and what was asked
 """
 
 import json
@@ -16,6 +19,7 @@ import os
 import sys
 
 import anyio
+from mcp import types
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -23,6 +27,18 @@ from mcp.client.streamable_http import streamable_http_client
 
 def wire(model):
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def replying(replies, asked):
+    """An elicitation callback answering with `replies` in order, noting what it was asked."""
+    replies = list(replies)
+
+    async def callback(context, params):
+        asked.append(wire(params))
+        reply = replies.pop(0) if replies else {"action": "cancel"}
+        return types.ElicitResult(**reply)
+
+    return callback
 
 
 async def scenario(session, name, args):
@@ -53,6 +69,9 @@ async def scenario(session, name, args):
 
         result = await session.call_tool(args[0], json.loads(args[1]), progress_callback=heard)
         return {"result": wire(result), "progress": seen}
+    if name == "elicit":
+        result = await session.call_tool(args[0], json.loads(args[1]))
+        return {"result": wire(result)}
     raise SystemExit(f"unknown scenario {name}")
 
 
@@ -64,9 +83,16 @@ async def main(transport, target, name, args):
         connect = stdio_client(params)
     else:
         connect = streamable_http_client(target)
+    asked = []
+    callbacks = {}
+    if name == "elicit":
+        callbacks["elicitation_callback"] = replying(json.loads(args[0]), asked)
+        args = args[1:]
     async with connect as streams:
-        async with ClientSession(streams[0], streams[1]) as session:
+        async with ClientSession(streams[0], streams[1], **callbacks) as session:
             out = await scenario(session, name, args)
+    if name == "elicit":
+        out["asked"] = asked
     print(json.dumps(out, indent=1))
 
 
