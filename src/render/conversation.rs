@@ -82,19 +82,31 @@ pub fn markdown(report: &Report) -> String {
 /// department has none): `waiting for 1 answer` (needs-input: its questions not answered),
 /// `waiting for 2 approvals` (paused); none for a run that ended.
 pub fn waiting(report: &Report) -> Option<String> {
+    waiting_for(
+        report.status,
+        &report.request,
+        report.questions.len(),
+        report.pending.len(),
+    )
+}
+
+/// [`waiting`] from a run's status, request (its `CLARIFICATION:` lines), number of
+/// questions and number of pending items: what a saved report gives too.
+pub fn waiting_for(
+    status: crate::report::RunStatus,
+    request: &str,
+    questions: usize,
+    pending: usize,
+) -> Option<String> {
     use crate::report::RunStatus;
     use crate::text::count;
-    match report.status {
+    match status {
         RunStatus::NeedsInput => {
-            let answered = report
-                .request
-                .lines()
-                .filter(|l| l.starts_with("CLARIFICATION: "))
-                .count();
-            let open = report.questions.len().saturating_sub(answered).max(1);
+            let answered = request.lines().filter(|l| l.starts_with("CLARIFICATION: ")).count();
+            let open = questions.saturating_sub(answered).max(1);
             Some(format!("waiting for {}", count(open, "answer")))
         }
-        RunStatus::Paused => match report.pending.len() {
+        RunStatus::Paused => match pending {
             0 => Some("waiting for approval".to_string()),
             n => Some(format!("waiting for {}", count(n, "approval"))),
         },

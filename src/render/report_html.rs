@@ -59,6 +59,14 @@ pub fn report_page(report: &Saved<Value>) -> String {
     page(&title, &report_body(report, true))
 }
 
+/// The headline's measure: the quality of a run that ended, what a stopped one waits for.
+fn headline_measure(report: &Saved<Value>) -> String {
+    let waiting = report.status.and_then(|status| {
+        super::conversation::waiting_for(status, &report.request, report.questions.len(), report.pending.len())
+    });
+    waiting.unwrap_or_else(|| format!("quality {}", report.overall_quality))
+}
+
 /// A run: headline, DAG, timeline, scores against thresholds, outputs (`full`), or just
 /// the headline and the departments (a suite's many runs).
 fn report_body(report: &Saved<Value>, full: bool) -> String {
@@ -68,10 +76,10 @@ fn report_body(report: &Saved<Value>, full: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "<h1>orch run <span class=\"{}\">{}</span> · quality {}</h1>\n<p>Request: {}</p>\n<p>{} calls{} · {} tokens · ${:.6} · {:.1} s{}</p>",
+        "<h1>orch run <span class=\"{}\">{}</span> · {}</h1>\n<p>Request: {}</p>\n<p>{} calls{} · {} tokens · ${:.6} · {:.1} s{}</p>",
         escape(status),
         escape(status),
-        report.overall_quality,
+        headline_measure(report),
         escape(&report.request),
         usage.calls,
         match usage.tool_calls {

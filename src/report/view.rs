@@ -77,6 +77,8 @@ pub struct Saved<O = IgnoredAny> {
     pub questions: Vec<serde_json::Value>,
     /// Its turn of a conversation (`file`, `turn`).
     pub session: Option<serde_json::Value>,
+    /// The items a paused run waits on (only their number is read).
+    pub pending: Vec<IgnoredAny>,
 }
 
 /// The cross-department checks and the review's conclusions (SPEC §24).

@@ -101,6 +101,11 @@ fn a_stopped_run_s_headline_says_what_it_waits_for_not_its_quality() {
         "{md}"
     );
     assert!(md.contains("| — |"), "{md}");
+    let html = stdout(&Test::new(root.path()).args(["report", saved.to_str().unwrap()]).run());
+    assert!(
+        html.contains("needs-input</span> · waiting for 1 answer</h1>"),
+        "{html}"
+    );
 }
 
 #[test]
