@@ -359,9 +359,7 @@ async fn aggregate<F: Future<Output = Stop>>(
     engine.complete_step("aggregation".into());
     let status = match run_status(ok.len(), counted(&departments), summary_cut) {
         _ if paused && stop.is_none() => RunStatus::Paused,
-        // Ctrl-C cut work the run owed (the review), though every department answered.
-        RunStatus::Success if stop == Some(Stop::Interrupted) => RunStatus::Partial,
-        status => status,
+        status => status_after_a_stop(status, stop),
     };
     let all_skipped = !departments.is_empty() && departments.iter().all(skipped_by_condition);
     let output = ok.iter().map(|d| (d.department_id.clone(), d.output.clone())).collect();
@@ -442,6 +440,14 @@ fn run_status(ok: usize, total: usize, summary_cut: bool) -> RunStatus {
         RunStatus::Success
     } else {
         RunStatus::Partial
+    }
+}
+
+/// Ctrl-C cut work the run owed (the review), though every department answered: partial.
+fn status_after_a_stop(status: RunStatus, stop: Option<Stop>) -> RunStatus {
+    match status {
+        RunStatus::Success if stop == Some(Stop::Interrupted) => RunStatus::Partial,
+        status => status,
     }
 }
 

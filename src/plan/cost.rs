@@ -101,3 +101,19 @@ pub fn review_cost(config: &Config, review: Option<&super::ReviewPlan>, heads: &
         .sum::<Option<f64>>()
         .map(|revisions| reviewer + revisions)
 }
+
+/// The most the whole plan can cost: its departments, the summary and the review.
+pub fn plan_cost(
+    config: &Config,
+    departments: &[super::DepartmentPlan],
+    review: Option<&super::ReviewPlan>,
+    request: &str,
+) -> Option<f64> {
+    let heads: Vec<&str> = departments.iter().map(|d| d.head.as_str()).collect();
+    departments
+        .iter()
+        .map(|d| d.max_cost_usd)
+        .chain([summary_cost(config, request)])
+        .chain([review_cost(config, review, &heads, request)])
+        .sum()
+}

@@ -267,13 +267,7 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         + review.as_ref().map_or(0, |r| r.min_calls);
     let max_calls =
         departments.iter().map(|d| d.max_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.max_calls);
-    let heads: Vec<&str> = departments.iter().map(|d| d.head.as_str()).collect();
-    let max_cost_usd = departments
-        .iter()
-        .map(|d| d.max_cost_usd)
-        .chain([cost::summary_cost(config, request)])
-        .chain([cost::review_cost(config, review.as_ref(), &heads, request)])
-        .sum::<Option<f64>>();
+    let max_cost_usd = cost::plan_cost(config, &departments, review.as_ref(), request);
     let mcp_servers = tools::servers(config, &tools::tool_agents(config, &departments, &routing));
     Ok(Plan {
         request: request.to_string(),
