@@ -2,17 +2,18 @@
 //! line per key like the config, decoded with the same located diagnostics, and checked
 //! against the config it runs on (department ids, regexes, duplicate case ids).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use regex::Regex;
 use strum::{EnumString, VariantNames};
 
+use super::cases::{made, DatasetCases, Ids};
 use super::dataset::{Datasets, Rows};
 use super::tool_expect::{check_names, ToolExpect};
 use crate::config::{
-    parse_document, section, suggestion, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Pos, Resolve, Rule,
+    parse_document, section, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Pos, Resolve, Rule,
 };
 use crate::plan::SpecialistMode;
 
@@ -164,8 +165,10 @@ section! {
 pub struct Suite {
     /// The file's name without its extension (the JUnit `testsuite` and `classname`).
     pub name: String,
-    /// The cases, in file order.
+    /// The inline cases, in file order ([`Suite::each`] walks them and the dataset rows).
     pub cases: Vec<Case>,
+    /// Its datasets' rows, read again a row at a time whenever the cases are walked.
+    pub dataset: Option<DatasetCases>,
 }
 
 /// One case.
@@ -256,7 +259,7 @@ impl Unchecked {
     }
 
     /// Checks the suite against `config`: the suite, or every problem.
-    pub fn check(self, config: &Config) -> Result<Suite, Vec<Diagnostic>> {
+    pub fn check(self, config: &Arc<Config>) -> Result<Suite, Vec<Diagnostic>> {
         let Unchecked {
             path,
             shown,
@@ -288,47 +291,8 @@ fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
     (wire, diags, shown)
 }
 
-/// The id of case `c` when it has a usable one (present and not taken); its problems go to
-/// `error`. A duplicate names the first's line.
-fn check_id(
-    c: &CaseWire,
-    shown: &Rc<str>,
-    first_at: &mut HashMap<String, (Rc<str>, Pos)>,
-    error: &mut impl FnMut(Pos, &'static str, String),
-) -> Option<At<String>> {
-    let Some(id) = &c.id else {
-        error(c.pos, "missing-key", "a case has no `id`".into());
-        return None;
-    };
-    let valid = !id.value.is_empty()
-        && id
-            .value
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-'));
-    if !valid {
-        error(
-            id.pos,
-            "invalid-id",
-            format!("case id `{}` must be letters, digits, `_`, `.` and `-`", id.value),
-        );
-    }
-    if let Some((file, pos)) = first_at.get(&id.value) {
-        error(
-            id.pos,
-            "duplicate-id",
-            format!(
-                "duplicate case id `{}` (first at {file}:{}:{})",
-                id.value, pos.line, pos.column
-            ),
-        );
-        return None;
-    }
-    first_at.insert(id.value.clone(), (shown.clone(), id.pos));
-    Some(id.clone())
-}
-
 /// A dataset row decoded as a case, by the decoder of inline cases.
-fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
+pub(super) fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
     let key = KeySpec {
         name: "",
         doc: "",
@@ -337,58 +301,39 @@ fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
     CaseWire::from_node(d, node, &key, "")
 }
 
-/// The meaning of a decoded suite: ids, prompts, department ids, regexes.
-fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut Vec<Diagnostic>) -> Suite {
+/// The meaning of a decoded suite: ids, prompts, department ids, regexes. Inline cases are
+/// kept; dataset rows are checked a row at a time and only counted (SPEC §26).
+fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Arc<Config>, diags: &mut Vec<Diagnostic>) -> Suite {
     let defaults = wire.defaults.clone().unwrap_or_default().resolve();
-    let mut first_at: HashMap<String, (Rc<str>, Pos)> = HashMap::new();
-    let mut cases = Vec::new();
+    let mut ids = Ids::default();
+    let (mut cases, mut rows_count) = (Vec::new(), 0);
     let mut problems: Vec<(Rc<str>, Pos, &'static str, String)> = Vec::new();
     let mut tool_names = Vec::new();
     let suite_shown: Rc<str> = shown.into();
+    let datasets = wire.dataset.clone().unwrap_or_default();
     // Inline cases first, then each dataset's rows, one at a time: one check for both.
-    let mut rows = Rows::new(path, shown, &wire.dataset.clone().unwrap_or_default(), decode_row);
-    let inline = wire.cases.iter().flatten().map(|c| (suite_shown.clone(), c.clone()));
-    for (shown, c) in inline.chain(rows.by_ref()) {
-        let c = &c;
-        let shown = &shown;
+    let mut rows = Rows::new(path, shown, &datasets, decode_row);
+    let inline = wire
+        .cases
+        .iter()
+        .flatten()
+        .map(|c| (suite_shown.clone(), c.clone(), true));
+    for (shown, c, is_inline) in inline.chain(rows.by_ref().map(|(s, c)| (s, c, false))) {
         let mut error = |pos, code, message: String| problems.push((shown.clone(), pos, code, message));
         // A case whose id is missing or taken is still checked whole: every problem at once.
-        let id = check_id(c, shown, &mut first_at, &mut error);
-        let prompt = c.prompt.as_ref().map(|p| p.value.clone()).unwrap_or_default();
-        if prompt.trim().is_empty() {
-            let message = match &id {
-                Some(id) => format!("case `{}` has no `prompt`", id.value),
-                None => "a case has no `prompt`".into(),
-            };
-            error(c.pos, "missing-key", message);
+        let id = ids.check(&c, &shown, &mut error);
+        let e = c.expect.as_ref();
+        tool_names.extend(
+            e.map(|e| check_names(&e.tools_called, &e.tools_not_called, config, &shown))
+                .unwrap_or_default(),
+        );
+        match made(&c, id, &defaults, config, &mut error) {
+            Some(case) if is_inline => cases.push(case),
+            Some(_) => rows_count += 1,
+            None => {}
         }
-        let e = c.expect.clone().unwrap_or_default();
-        let lists = [&c.departments, &e.departments, &e.include, &e.exclude];
-        for d in lists.into_iter().flatten().flatten().chain(e.primary.as_ref()) {
-            if config.department(&d.value).is_none() {
-                let known = config.departments.iter().map(|x| x.id.as_str());
-                let hint = suggestion(&d.value, known);
-                error(
-                    d.pos,
-                    "missing-reference",
-                    format!("unknown department `{}`{hint}", d.value),
-                );
-            }
-        }
-        let matches = compile_matches(&e, &mut error);
-        tool_names.extend(check_names(&e.tools_called, &e.tools_not_called, config, shown));
-        let Some(id) = id else { continue };
-        cases.push(Case {
-            id: id.value,
-            prompt,
-            departments: c.departments.clone().map(Resolve::resolve).unwrap_or_default(),
-            specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
-            repeat: defaults.repeat,
-            expect: expect_of(e, matches),
-            variants: super::variants::forced(c.variants.as_ref(), config, &mut error),
-            answers: c.answers.clone().unwrap_or_default(),
-        });
     }
+    drop(ids);
     diags.extend(rows.diags);
     diags.extend(
         problems
@@ -396,7 +341,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             .map(|(file, pos, code, message)| Diagnostic::error(&file, pos, code, message)),
     );
     diags.extend(tool_names);
-    if cases.is_empty() && !diags.iter().any(Diagnostic::is_error) {
+    if cases.is_empty() && rows_count == 0 && !diags.iter().any(Diagnostic::is_error) {
         diags.push(Diagnostic::error(
             shown,
             Pos { line: 1, column: 1 },
@@ -404,38 +349,17 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut
             "the suite has no cases (add a `cases:` list)",
         ));
     }
+    let dataset = (!datasets.0.is_empty())
+        .then(|| DatasetCases::new(path, shown, datasets, defaults, config.clone(), rows_count));
     Suite {
         name: name_of(path),
         cases,
+        dataset,
     }
-}
-
-/// The regexes of `matches`, each that does not compile an error at its place.
-fn compile_matches(e: &ExpectWire, error: &mut impl FnMut(Pos, &'static str, String)) -> Vec<Regex> {
-    let mut matches = Vec::new();
-    for m in e.matches.iter().flatten() {
-        match Regex::new(&m.value) {
-            Ok(r) => matches.push(r),
-            Err(err) => error(
-                m.pos,
-                "invalid-value",
-                format!(
-                    "`{}` is not a regular expression: {}",
-                    m.value,
-                    err.to_string()
-                        .lines()
-                        .last()
-                        .unwrap_or("")
-                        .trim_start_matches("error: ")
-                ),
-            ),
-        }
-    }
-    matches
 }
 
 /// What a case expects, from its `expect` as written and its compiled `matches`.
-fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
+pub(super) fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
     Expect {
         status: e.status.map(|s| s.value),
         primary: e.primary.map(|p| p.value),

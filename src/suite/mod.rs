@@ -4,6 +4,7 @@
 //! shards write and merges read, in suite order; the summary for people; JUnit for CI; the
 //! files a test run names, kept apart.
 
+mod cases;
 mod conversation_expect;
 mod csv;
 mod dataset;
@@ -12,12 +13,12 @@ mod expect;
 mod file;
 mod lines;
 mod load;
-mod order;
 mod outputs;
 mod results;
 mod runner;
 mod selection;
 mod shard;
+mod tally;
 mod target;
 mod tool_expect;
 mod variants;
@@ -26,13 +27,12 @@ pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
-pub use order::{by_name as order_by_name, in_suite_order};
 pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
-    append_after, parse as parse_results_line, passes, read as read_results, resume, summarize, NotAResultsLine,
-    Record, Resumed, Summary,
+    append_after, parse as parse_results_line, passes, resume, NotAResultsLine, Record, Resumed, Summary,
 };
 pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
-pub use selection::{filter as case_filter, select, Runs};
+pub use selection::{filter as case_filter, select, Done, Runs, Selection};
 pub use shard::Shard;
+pub use tally::{merge, Place as ResultsPlace, Tally};
 pub use target::targets;

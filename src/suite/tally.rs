@@ -1,0 +1,302 @@
+//! The summary of a test run, kept as it is made (SPEC §26 "Memory"): per case only what the
+//! summary shows (its counts and distinct failures) and where each of its runs was first met,
+//! folded in a run at a time, from the runner or from results files read a line at a time;
+//! never the runs themselves, never their reports.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use std::path::Path;
+
+use super::results::{self, pass_hat_k, passes, CaseSummary, Record, ResultsError, Summary};
+
+/// Where a run was read: the file (its index among those read) and line; the runner's runs
+/// were read nowhere (0, 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The file's index.
+    pub file: u32,
+    /// The line, from 1.
+    pub line: u32,
+}
+
+/// The runs of one case met so far, by repeat, with where each was first met: one inline (the
+/// usual case: no allocation), more in a list.
+#[derive(Debug)]
+enum Met {
+    One(u32, Place),
+    Many(Vec<(u32, Place)>),
+}
+
+impl Met {
+    /// Where run `repeat` was met, if it was.
+    fn get(&self, repeat: u32) -> Option<Place> {
+        match self {
+            Met::One(r, at) => (*r == repeat).then_some(*at),
+            Met::Many(all) => all.iter().find(|(r, _)| *r == repeat).map(|(_, at)| *at),
+        }
+    }
+
+    /// Notes run `repeat` met at `at`.
+    fn add(&mut self, repeat: u32, at: Place) {
+        match self {
+            Met::One(r, first) => *self = Met::Many(vec![(*r, *first), (repeat, at)]),
+            Met::Many(all) => all.push((repeat, at)),
+        }
+    }
+}
+
+/// The summary being made: its cases, found by a 64-bit hash of (suite, id) (the rare
+/// collision kept apart, exactly), and the suite names, each kept once.
+#[derive(Debug, Default)]
+pub struct Tally {
+    cases: Vec<CaseSummary>,
+    met: Vec<Met>,
+    by_hash: HashMap<u64, u32>,
+    collided: HashMap<(String, String), u32>,
+    suites: Vec<Arc<str>>,
+}
+
+/// A run met again in another file: run `repeat` was first met at `first`.
+#[derive(Debug)]
+pub struct Again {
+    /// Which run of the case.
+    pub repeat: u32,
+    /// Where it was met first.
+    pub first: Place,
+}
+
+/// The hash of a case's key (SipHash with fixed keys: the same in every run).
+fn hash_of(suite: &str, id: &str) -> u64 {
+    #[allow(deprecated)]
+    let mut hasher = std::hash::SipHasher::new();
+    (suite, id).hash(&mut hasher);
+    hasher.finish()
+}
+
+impl Tally {
+    /// The index of case `id` of `suite`, if a run of it was met.
+    pub fn find(&self, suite: &str, id: &str) -> Option<usize> {
+        let at = *self.by_hash.get(&hash_of(suite, id))? as usize;
+        if self.is(at, suite, id) {
+            return Some(at);
+        }
+        self.collided
+            .get(&(suite.to_string(), id.to_string()))
+            .map(|at| *at as usize)
+    }
+
+    /// Whether case `at` is `id` of `suite`.
+    fn is(&self, at: usize, suite: &str, id: &str) -> bool {
+        let case = &self.cases[at];
+        &*case.suite == suite && case.id == id
+    }
+
+    /// The index of case `id` of `suite`, made when it is new, in `order`.
+    fn find_or_add(&mut self, suite: &str, id: &str, repeat: u32, at: Place, order: usize) -> (usize, bool) {
+        if let Some(found) = self.find(suite, id) {
+            return (found, false);
+        }
+        let next = self.cases.len();
+        let hash = hash_of(suite, id);
+        if self.by_hash.contains_key(&hash) {
+            self.collided.insert((suite.to_string(), id.to_string()), next as u32);
+        } else {
+            self.by_hash.insert(hash, next as u32);
+        }
+        let suite = match self.suites.iter().find(|s| &***s == suite) {
+            Some(name) => name.clone(),
+            None => {
+                self.suites.push(suite.into());
+                self.suites[self.suites.len() - 1].clone()
+            }
+        };
+        self.cases.push(CaseSummary {
+            suite,
+            id: id.to_string(),
+            passed: false,
+            runs: 0,
+            passed_runs: 0,
+            failures: Vec::new(),
+            error: true,
+            duration_ms: 0,
+            order,
+        });
+        self.met.push(Met::One(repeat, at));
+        (next, true)
+    }
+
+    /// Counts a run read at `at` of the case at `order` in its suites (`usize::MAX`: no
+    /// order, by name). A run of a case met before in the same file is a duplicate: the first
+    /// counts. Met before in another file, it is an error.
+    pub fn add(&mut self, record: Record, at: Place, order: usize) -> Result<(), Again> {
+        let (i, new) = self.find_or_add(&record.suite, &record.case_id, record.repeat, at, order);
+        if !new {
+            match self.met[i].get(record.repeat) {
+                Some(first) if first.file != at.file => {
+                    return Err(Again {
+                        repeat: record.repeat,
+                        first,
+                    })
+                }
+                Some(_) => return Ok(()),
+                None => self.met[i].add(record.repeat, at),
+            }
+        }
+        let case = &mut self.cases[i];
+        case.runs += 1;
+        case.passed_runs += u32::from(record.passed);
+        case.error &= record.error.is_some();
+        case.duration_ms += record.duration_ms;
+        for failure in record.failures.into_iter().chain(record.error) {
+            if !case.failures.contains(&failure) {
+                case.failures.push(failure);
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts case `id` of `suite`, if a run of it was met, at `order` (its place in the suites).
+    pub fn place(&mut self, suite: &str, id: &str, order: usize) {
+        if let Some(at) = self.find(suite, id) {
+            self.cases[at].order = order;
+        }
+    }
+
+    /// The summary: each case judged by `pass_rate`, in order (then by suite and id), with
+    /// `skipped` cases left out.
+    pub fn summary(self, pass_rate: f64, skipped: usize) -> Summary {
+        let Tally { mut cases, .. } = self;
+        for case in &mut cases {
+            case.passed = passes(case.passed_runs, case.runs, pass_rate);
+        }
+        cases.sort_unstable_by(|a, b| (a.order, &a.suite, &a.id).cmp(&(b.order, &b.suite, &b.id)));
+        Summary {
+            passed: cases.iter().filter(|c| c.passed).count(),
+            failed: cases.iter().filter(|c| !c.passed && !c.error).count(),
+            errors: cases.iter().filter(|c| !c.passed && c.error).count(),
+            skipped,
+            pass_hat_k: pass_hat_k(&cases),
+            cases,
+            not_run: Vec::new(),
+        }
+    }
+}
+
+/// `--merge`: the summary of results files read a line at a time (SPEC §26), by suite and
+/// case id; one case run in two files is an error naming both places.
+pub fn merge(paths: &[impl AsRef<Path>], pass_rate: f64) -> Result<Summary, ResultsError> {
+    let mut tally = Tally::default();
+    results::each(paths, |record: Record, path, at| {
+        let names = (record.suite.clone(), record.case_id.clone());
+        tally
+            .add(record, at, usize::MAX)
+            .map_err(|again| ResultsError::MergedTwice {
+                here: format!("{}:{}", path.display(), at.line),
+                repeat: again.repeat,
+                suite: names.0,
+                case: names.1,
+                there: format!(
+                    "{}:{}",
+                    paths[again.first.file as usize].as_ref().display(),
+                    again.first.line
+                ),
+            })
+    })?;
+    Ok(tally.summary(pass_rate, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(suite: &str, case: &str, repeat: u32, passed: bool) -> Record {
+        Record {
+            suite: suite.into(),
+            case_id: case.into(),
+            repeat,
+            passed,
+            failures: if passed {
+                vec![]
+            } else {
+                vec!["status: expected success, got failed".into()]
+            },
+            duration_ms: 10,
+            error: None,
+            report: None,
+        }
+    }
+
+    fn at(file: u32, line: u32) -> Place {
+        Place { file, line }
+    }
+
+    #[test]
+    fn a_case_passes_by_its_pass_rate_and_the_first_of_duplicate_runs_counts() {
+        let runs = [
+            record("s", "a", 1, true),
+            record("s", "a", 2, false),
+            record("s", "a", 3, true),
+            record("s", "a", 4, true),
+            record("s", "b", 1, false),
+            record("s", "a", 1, false), // a duplicate run in the same file: the first counts
+        ];
+        let tally = |pass_rate, skipped| {
+            let mut tally = Tally::default();
+            for (line, r) in runs.iter().enumerate() {
+                tally.add(r.clone(), at(0, line as u32 + 1), usize::MAX).unwrap();
+            }
+            tally.summary(pass_rate, skipped)
+        };
+        let strict = tally(1.0, 2);
+        assert_eq!((strict.passed, strict.failed, strict.skipped), (0, 2, 2));
+        let lenient = tally(0.75, 0);
+        assert!(lenient.cases[0].passed);
+        assert_eq!((lenient.cases[0].runs, lenient.cases[0].passed_runs), (4, 3));
+        assert!(!lenient.cases[1].passed);
+        assert_eq!(lenient.cases[1].failures, ["status: expected success, got failed"]);
+    }
+
+    #[test]
+    fn cases_follow_the_suites_then_their_names_and_a_run_in_two_files_is_refused() {
+        let mut tally = Tally::default();
+        for (i, (suite, id, repeat)) in [
+            ("a", "m", 1),
+            ("old", "gone", 1),
+            ("b", "a", 2),
+            ("b", "z", 1),
+            ("b", "a", 1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            tally
+                .add(record(suite, id, repeat, true), at(0, i as u32 + 1), usize::MAX)
+                .unwrap();
+        }
+        let again = tally.add(record("b", "z", 1, true), at(1, 7), usize::MAX).unwrap_err();
+        assert_eq!((again.repeat, again.first), (1, at(0, 4)));
+        for (order, (suite, id)) in [("b", "z"), ("b", "a"), ("a", "m")].into_iter().enumerate() {
+            tally.place(suite, id, order);
+        }
+        let summary = tally.summary(1.0, 0);
+        let keys: Vec<(&str, &str, u32)> = (summary.cases.iter())
+            .map(|c| (&*c.suite, c.id.as_str(), c.runs))
+            .collect();
+        assert_eq!(keys, [("b", "z", 1), ("b", "a", 2), ("a", "m", 1), ("old", "gone", 1)]);
+    }
+
+    #[test]
+    fn what_is_kept_per_case_holds_no_report_and_names_each_suite_once() {
+        let mut tally = Tally::default();
+        for i in 0..1000 {
+            tally
+                .add(record("s", &format!("c{i}"), 1, true), Place::default(), i)
+                .unwrap();
+        }
+        assert_eq!((tally.cases.len(), tally.suites.len()), (1000, 1));
+        assert!(tally.cases.iter().all(|c| Arc::ptr_eq(&c.suite, &tally.suites[0])));
+        assert!(tally.met.iter().all(|m| matches!(m, Met::One(1, _))));
+    }
+}
