@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::paired::Mcnemar;
-use super::side::{CaseKey, CaseRuns, Side};
+use super::side::{CaseRuns, Side};
 use super::totals::Totals;
 use crate::statistics::fisher_two_sided;
 use crate::suite::passes;
@@ -49,7 +49,7 @@ pub struct Verdict {
 #[serde(rename_all = "camelCase")]
 pub struct CaseChange {
     /// Its suite.
-    pub suite: String,
+    pub suite: std::sync::Arc<str>,
     /// Its id.
     pub id: String,
     /// How it changed.
@@ -149,11 +149,11 @@ impl Comparison {
 
 /// Compares `base` with `candidate`.
 pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Comparison {
-    let keys: BTreeSet<&CaseKey> = base.cases.keys().chain(candidate.cases.keys()).collect();
-    let cases: Vec<CaseChange> = keys
-        .into_iter()
-        .map(|key| case_change(key, base.cases.get(key), candidate.cases.get(key), judging))
-        .collect();
+    let cases = join(
+        std::mem::take(&mut base.cases),
+        std::mem::take(&mut candidate.cases),
+        judging,
+    );
     let passed =
         |side: fn(&CaseChange) -> Option<Verdict>| cases.iter().filter(|c| side(c).is_some_and(|v| v.passed)).count();
     let (base_passed, candidate_passed) = (passed(|c| c.base), passed(|c| c.candidate));
@@ -176,14 +176,40 @@ pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Compari
     comparison
 }
 
-/// One case: each side's verdict, the change, and the test.
-fn case_change(key: &CaseKey, base: Option<&CaseRuns>, candidate: Option<&CaseRuns>, judging: Judging) -> CaseChange {
-    let verdict = |runs: &CaseRuns| Verdict {
-        runs: runs.runs,
-        passed_runs: runs.passed_runs,
-        passed: passes(runs.passed_runs, runs.runs, judging.pass_rate),
-    };
-    let (b, c) = (base.map(verdict), candidate.map(verdict));
+/// The cases of both sides (each sorted by suite and id) paired by suite and id, each side
+/// given up as it is consumed (so the sides and the comparison are not held whole at once).
+fn join(mut base: Vec<CaseRuns>, mut candidate: Vec<CaseRuns>, judging: Judging) -> Vec<CaseChange> {
+    use std::cmp::Ordering;
+    base.reverse();
+    candidate.reverse();
+    let mut cases = Vec::new();
+    loop {
+        let order = match (base.last(), candidate.last()) {
+            (Some(b), Some(c)) => (&b.suite, &b.id).cmp(&(&c.suite, &c.id)),
+            (b, _) => b.map_or(Ordering::Greater, |_| Ordering::Less),
+        };
+        let b = base.pop_if(|_| order.is_le());
+        let c = candidate.pop_if(|_| order.is_ge());
+        let verdict = |runs: &CaseRuns| Verdict {
+            runs: runs.runs,
+            passed_runs: runs.passed_runs,
+            passed: passes(runs.passed_runs, runs.runs, judging.pass_rate),
+        };
+        let (vb, vc) = (b.as_ref().map(verdict), c.as_ref().map(verdict));
+        // The case kept: the candidate's when it is there (its failures show).
+        let Some(kept) = c.or(b) else { break };
+        cases.push(case_change(kept, vb, vc, judging));
+        if cases.len() % (1 << 16) == 0 {
+            base.shrink_to_fit();
+            candidate.shrink_to_fit();
+        }
+    }
+    cases
+}
+
+/// One case (`kept`, from the candidate when it is there): each side's verdict, the change,
+/// and the test.
+fn case_change(kept: CaseRuns, b: Option<Verdict>, c: Option<Verdict>, judging: Judging) -> CaseChange {
     let change = match (b, c) {
         (Some(b), Some(c)) if b.passed && !c.passed => Change::Regressed,
         (Some(b), Some(c)) if !b.passed && c.passed => Change::Improved,
@@ -196,19 +222,20 @@ fn case_change(key: &CaseKey, base: Option<&CaseRuns>, candidate: Option<&CaseRu
         let p = fisher_two_sided(u64::from(b.passed_runs), failed(b), u64::from(c.passed_runs), failed(c));
         significant_digits(p, 12)
     });
-    let failures = match (candidate, c) {
-        (Some(runs), Some(v)) if !v.passed => runs.failures.iter().cloned().collect(),
-        _ => Vec::new(),
-    };
     CaseChange {
-        suite: key.0.clone(),
-        id: key.1.clone(),
+        suite: kept.suite,
+        id: kept.id,
         change,
         base: b,
         candidate: c,
         p_value,
         significant: p_value.is_some_and(|p| p < judging.alpha),
-        failures,
+        // The candidate's failed expectations, when its verdict is failed (for the tree).
+        failures: if c.is_some_and(|v| !v.passed) {
+            kept.failures
+        } else {
+            Vec::new()
+        },
     }
 }
 

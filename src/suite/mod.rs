@@ -4,6 +4,7 @@
 //! shards write and merges read, in suite order; the summary for people; JUnit for CI; the
 //! files a test run names, kept apart.
 
+mod case_index;
 mod cases;
 mod conversation_expect;
 mod csv;
@@ -23,6 +24,7 @@ mod target;
 mod tool_expect;
 mod variants;
 
+pub use case_index::{CaseIndex, Place as ResultsPlace};
 pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
@@ -34,5 +36,5 @@ pub use results::{
 pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
 pub use selection::{filter as case_filter, select, Done, Runs, Selection};
 pub use shard::Shard;
-pub use tally::{merge, Place as ResultsPlace, Tally};
+pub use tally::{merge, Tally};
 pub use target::targets;

@@ -8,8 +8,8 @@ use std::path::Path;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 
+use super::case_index::Place;
 use super::lines::{At, Lines, LinesError, MAX_LINE_BYTES};
-use super::tally::Place;
 use crate::report::Report;
 use crate::sink::{LineFile, Unwritable};
 

@@ -11,10 +11,11 @@ use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use tokio::sync::{watch, Semaphore};
 
+use super::case_index::Place;
 use super::detail::Detail;
 use super::results::{self, Line, Record};
 use super::shard::Shard;
-use super::tally::{Place, Tally};
+use super::tally::Tally;
 use super::target::Target;
 use super::{expect, Case, Suite};
 use crate::config::Config;

@@ -3,59 +3,16 @@
 //! folded in a run at a time, from the runner or from results files read a line at a time;
 //! never the runs themselves, never their reports.
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-use std::sync::Arc;
-
 use std::path::Path;
 
+use super::case_index::{CaseIndex, Place};
 use super::results::{self, pass_hat_k, passes, CaseSummary, Record, ResultsError, Summary};
 
-/// Where a run was read: the file (its index among those read) and line; the runner's runs
-/// were read nowhere (0, 0).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Place {
-    /// The file's index.
-    pub file: u32,
-    /// The line, from 1.
-    pub line: u32,
-}
-
-/// The runs of one case met so far, by repeat, with where each was first met: one inline (the
-/// usual case: no allocation), more in a list.
-#[derive(Debug)]
-enum Met {
-    One(u32, Place),
-    Many(Vec<(u32, Place)>),
-}
-
-impl Met {
-    /// Where run `repeat` was met, if it was.
-    fn get(&self, repeat: u32) -> Option<Place> {
-        match self {
-            Met::One(r, at) => (*r == repeat).then_some(*at),
-            Met::Many(all) => all.iter().find(|(r, _)| *r == repeat).map(|(_, at)| *at),
-        }
-    }
-
-    /// Notes run `repeat` met at `at`.
-    fn add(&mut self, repeat: u32, at: Place) {
-        match self {
-            Met::One(r, first) => *self = Met::Many(vec![(*r, *first), (repeat, at)]),
-            Met::Many(all) => all.push((repeat, at)),
-        }
-    }
-}
-
-/// The summary being made: its cases, found by a 64-bit hash of (suite, id) (the rare
-/// collision kept apart, exactly), and the suite names, each kept once.
+/// The summary being made: its cases, and the index that finds them.
 #[derive(Debug, Default)]
 pub struct Tally {
     cases: Vec<CaseSummary>,
-    met: Vec<Met>,
-    by_hash: HashMap<u64, u32>,
-    collided: HashMap<(String, String), u32>,
-    suites: Vec<Arc<str>>,
+    index: CaseIndex,
 }
 
 /// A run met again in another file: run `repeat` was first met at `first`.
@@ -67,83 +24,42 @@ pub struct Again {
     pub first: Place,
 }
 
-/// The hash of a case's key (SipHash with fixed keys: the same in every run).
-fn hash_of(suite: &str, id: &str) -> u64 {
-    #[allow(deprecated)]
-    let mut hasher = std::hash::SipHasher::new();
-    (suite, id).hash(&mut hasher);
-    hasher.finish()
-}
-
 impl Tally {
     /// The index of case `id` of `suite`, if a run of it was met.
     pub fn find(&self, suite: &str, id: &str) -> Option<usize> {
-        let at = *self.by_hash.get(&hash_of(suite, id))? as usize;
-        if self.is(at, suite, id) {
-            return Some(at);
-        }
-        self.collided
-            .get(&(suite.to_string(), id.to_string()))
-            .map(|at| *at as usize)
-    }
-
-    /// Whether case `at` is `id` of `suite`.
-    fn is(&self, at: usize, suite: &str, id: &str) -> bool {
-        let case = &self.cases[at];
-        &*case.suite == suite && case.id == id
-    }
-
-    /// The index of case `id` of `suite`, made when it is new, in `order`.
-    fn find_or_add(&mut self, suite: &str, id: &str, repeat: u32, at: Place, order: usize) -> (usize, bool) {
-        if let Some(found) = self.find(suite, id) {
-            return (found, false);
-        }
-        let next = self.cases.len();
-        let hash = hash_of(suite, id);
-        if self.by_hash.contains_key(&hash) {
-            self.collided.insert((suite.to_string(), id.to_string()), next as u32);
-        } else {
-            self.by_hash.insert(hash, next as u32);
-        }
-        let suite = match self.suites.iter().find(|s| &***s == suite) {
-            Some(name) => name.clone(),
-            None => {
-                self.suites.push(suite.into());
-                self.suites[self.suites.len() - 1].clone()
-            }
-        };
-        self.cases.push(CaseSummary {
-            suite,
-            id: id.to_string(),
-            passed: false,
-            runs: 0,
-            passed_runs: 0,
-            failures: Vec::new(),
-            error: true,
-            duration_ms: 0,
-            order,
-        });
-        self.met.push(Met::One(repeat, at));
-        (next, true)
+        let cases = &self.cases;
+        self.index
+            .find(suite, id, |at| &*cases[at].suite == suite && cases[at].id == id)
     }
 
     /// Counts a run read at `at` of the case at `order` in its suites (`usize::MAX`: no
     /// order, by name). A run of a case met before in the same file is a duplicate: the first
     /// counts. Met before in another file, it is an error.
     pub fn add(&mut self, record: Record, at: Place, order: usize) -> Result<(), Again> {
-        let (i, new) = self.find_or_add(&record.suite, &record.case_id, record.repeat, at, order);
-        if !new {
-            match self.met[i].get(record.repeat) {
-                Some(first) if first.file != at.file => {
-                    return Err(Again {
-                        repeat: record.repeat,
-                        first,
-                    })
-                }
-                Some(_) => return Ok(()),
-                None => self.met[i].add(record.repeat, at),
+        let (suite, id, repeat) = (&record.suite, &record.case_id, record.repeat);
+        let i = match self.find(suite, id) {
+            Some(i) => match self.index.run(i, repeat, at) {
+                // Met before in the same file: a duplicate, the first counts.
+                Some(first) if first.file == at.file => return Ok(()),
+                Some(first) => return Err(Again { repeat, first }),
+                None => i,
+            },
+            None => {
+                let suite = self.index.insert(suite, id, repeat, at);
+                self.cases.push(CaseSummary {
+                    suite,
+                    id: record.case_id.clone(),
+                    passed: false,
+                    runs: 0,
+                    passed_runs: 0,
+                    failures: Vec::new(),
+                    error: true,
+                    duration_ms: 0,
+                    order,
+                });
+                self.cases.len() - 1
             }
-        }
+        };
         let case = &mut self.cases[i];
         case.runs += 1;
         case.passed_runs += u32::from(record.passed);
@@ -295,8 +211,8 @@ mod tests {
                 .add(record("s", &format!("c{i}"), 1, true), Place::default(), i)
                 .unwrap();
         }
-        assert_eq!((tally.cases.len(), tally.suites.len()), (1000, 1));
-        assert!(tally.cases.iter().all(|c| Arc::ptr_eq(&c.suite, &tally.suites[0])));
-        assert!(tally.met.iter().all(|m| matches!(m, Met::One(1, _))));
+        assert_eq!((tally.cases.len(), tally.index.suites().len()), (1000, 1));
+        assert!((tally.cases.iter()).all(|c| std::sync::Arc::ptr_eq(&c.suite, &tally.index.suites()[0])));
+        assert!(tally.index.one_run_each());
     }
 }
