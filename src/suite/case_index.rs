@@ -53,7 +53,7 @@ pub struct CaseIndex {
 }
 
 /// The hash of a case's key (SipHash with fixed keys: the same in every run).
-fn hash_of(suite: &str, id: &str) -> u64 {
+pub fn hash_of(suite: &str, id: &str) -> u64 {
     #[allow(deprecated)]
     let mut hasher = std::hash::SipHasher::new();
     (suite, id).hash(&mut hasher);

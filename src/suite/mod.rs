@@ -24,7 +24,7 @@ mod target;
 mod tool_expect;
 mod variants;
 
-pub use case_index::{CaseIndex, Place as ResultsPlace};
+pub use case_index::{hash_of as case_hash, CaseIndex, Place as ResultsPlace};
 pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
