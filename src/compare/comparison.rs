@@ -149,11 +149,7 @@ impl Comparison {
 
 /// Compares `base` with `candidate`.
 pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Comparison {
-    let cases = join(
-        std::mem::take(&mut base.cases),
-        std::mem::take(&mut candidate.cases),
-        judging,
-    );
+    let cases = join(&mut base, &mut candidate, judging);
     let passed =
         |side: fn(&CaseChange) -> Option<Verdict>| cases.iter().filter(|c| side(c).is_some_and(|v| v.passed)).count();
     let (base_passed, candidate_passed) = (passed(|c| c.base), passed(|c| c.candidate));
@@ -178,18 +174,22 @@ pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Compari
 
 /// The cases of both sides (each sorted by suite and id) paired by suite and id, each side
 /// given up as it is consumed (so the sides and the comparison are not held whole at once).
-fn join(mut base: Vec<CaseRuns>, mut candidate: Vec<CaseRuns>, judging: Judging) -> Vec<CaseChange> {
+fn join(base: &mut Side, candidate: &mut Side, judging: Judging) -> Vec<CaseChange> {
     use std::cmp::Ordering;
-    base.reverse();
-    candidate.reverse();
+    let (mut b_cases, mut c_cases) = (std::mem::take(&mut base.cases), std::mem::take(&mut candidate.cases));
+    b_cases.reverse();
+    c_cases.reverse();
     let mut cases = Vec::new();
     loop {
-        let order = match (base.last(), candidate.last()) {
-            (Some(b), Some(c)) => (&b.suite, &b.id).cmp(&(&c.suite, &c.id)),
+        let order = match (b_cases.last(), c_cases.last()) {
+            (Some(b), Some(c)) => {
+                let (b_suite, c_suite) = (&base.suites[b.suite as usize], &candidate.suites[c.suite as usize]);
+                (b_suite, &b.id).cmp(&(c_suite, &c.id))
+            }
             (b, _) => b.map_or(Ordering::Greater, |_| Ordering::Less),
         };
-        let b = base.pop_if(|_| order.is_le());
-        let c = candidate.pop_if(|_| order.is_ge());
+        let b = b_cases.pop_if(|_| order.is_le());
+        let c = c_cases.pop_if(|_| order.is_ge());
         let verdict = |runs: &CaseRuns| Verdict {
             runs: runs.runs,
             passed_runs: runs.passed_runs,
@@ -197,19 +197,34 @@ fn join(mut base: Vec<CaseRuns>, mut candidate: Vec<CaseRuns>, judging: Judging)
         };
         let (vb, vc) = (b.as_ref().map(verdict), c.as_ref().map(verdict));
         // The case kept: the candidate's when it is there (its failures show).
-        let Some(kept) = c.or(b) else { break };
-        cases.push(case_change(kept, vb, vc, judging));
+        let (side, kept) = match (b, c) {
+            (_, Some(c)) => (&mut *candidate, c),
+            (Some(b), None) => (&mut *base, b),
+            (None, None) => break,
+        };
+        let failures = match side.failures.get_mut(kept.failures as usize) {
+            Some(failures) if vc.is_some_and(|v| !v.passed) => std::mem::take(failures),
+            _ => Vec::new(),
+        };
+        let suite = side.suites[kept.suite as usize].clone();
+        cases.push(case_change((suite, kept.id.into()), failures, vb, vc, judging));
         if cases.len() % (1 << 16) == 0 {
-            base.shrink_to_fit();
-            candidate.shrink_to_fit();
+            b_cases.shrink_to_fit();
+            c_cases.shrink_to_fit();
         }
     }
     cases
 }
 
-/// One case (`kept`, from the candidate when it is there): each side's verdict, the change,
-/// and the test.
-fn case_change(kept: CaseRuns, b: Option<Verdict>, c: Option<Verdict>, judging: Judging) -> CaseChange {
+/// One case (its suite and id, its failed expectations in the candidate): each side's
+/// verdict, the change, and the test.
+fn case_change(
+    (suite, id): (std::sync::Arc<str>, String),
+    failures: Vec<String>,
+    b: Option<Verdict>,
+    c: Option<Verdict>,
+    judging: Judging,
+) -> CaseChange {
     let change = match (b, c) {
         (Some(b), Some(c)) if b.passed && !c.passed => Change::Regressed,
         (Some(b), Some(c)) if !b.passed && c.passed => Change::Improved,
@@ -223,19 +238,14 @@ fn case_change(kept: CaseRuns, b: Option<Verdict>, c: Option<Verdict>, judging: 
         significant_digits(p, 12)
     });
     CaseChange {
-        suite: kept.suite,
-        id: kept.id,
+        suite,
+        id,
         change,
         base: b,
         candidate: c,
         p_value,
         significant: p_value.is_some_and(|p| p < judging.alpha),
-        // The candidate's failed expectations, when its verdict is failed (for the tree).
-        failures: if c.is_some_and(|v| !v.passed) {
-            kept.failures
-        } else {
-            Vec::new()
-        },
+        failures,
     }
 }
 

@@ -75,16 +75,16 @@ pub enum Uncounted {
 /// §26: a million cases a side in little memory).
 #[derive(Debug)]
 pub struct CaseRuns {
-    /// Its suite (one name shared by the side's cases).
-    pub suite: Arc<str>,
+    /// Its suite: an index into the side's `suites`.
+    pub suite: u32,
     /// Its id.
-    pub id: String,
+    pub id: Box<str>,
     /// Runs read.
     pub runs: u32,
     /// Runs whose expectations all held.
     pub passed_runs: u32,
-    /// Every distinct failed expectation (and error) of its runs, sorted.
-    pub failures: Vec<String>,
+    /// Its failed expectations: an index into the side's `failures` (`u32::MAX`: none).
+    pub failures: u32,
 }
 
 /// A share of yeses.
@@ -108,6 +108,11 @@ impl Share {
 pub struct Side {
     /// Every case, by suite and id once the file is read.
     pub cases: Vec<CaseRuns>,
+    /// The suites' names, each once.
+    pub suites: Vec<Arc<str>>,
+    /// Every distinct failed expectation (and error) of a case's runs, sorted, for the cases
+    /// that have some.
+    pub failures: Vec<Vec<String>>,
     /// How many cases the file holds.
     pub case_count: usize,
     /// Runs and runs passed.
@@ -150,9 +155,11 @@ impl Side {
         if side.runs.count == 0 {
             return Err(CompareError::NoRuns { shown });
         }
+        side.suites = index.suites().to_vec();
         drop(index);
+        let names = &side.suites;
         side.cases
-            .sort_unstable_by(|a, b| (&a.suite, &a.id).cmp(&(&b.suite, &b.id)));
+            .sort_unstable_by(|a, b| (&names[a.suite as usize], &a.id).cmp(&(&names[b.suite as usize], &b.id)));
         side.case_count = side.cases.len();
         Ok(side)
     }
@@ -165,8 +172,9 @@ impl Side {
             file: 0,
             line: number as u32,
         };
-        let cases = &self.cases;
-        let at = match index.find(suite, id, |at| &*cases[at].suite == suite && cases[at].id == *id) {
+        let (cases, names) = (&self.cases, index.suites());
+        let is = |at: usize| *names[cases[at].suite as usize] == **suite && *cases[at].id == **id;
+        let at = match index.find(suite, id, is) {
             Some(at) => match index.run(at, repeat, place) {
                 Some(first) => {
                     return Err(Uncounted::Twice {
@@ -179,13 +187,13 @@ impl Side {
                 None => at,
             },
             None => {
-                let suite = index.insert(suite, id, repeat, place);
+                let suite = index.insert(suite, id, repeat, place) as u32;
                 self.cases.push(CaseRuns {
                     suite,
-                    id: record.case_id,
+                    id: record.case_id.into_boxed_str(),
                     runs: 0,
                     passed_runs: 0,
-                    failures: Vec::new(),
+                    failures: u32::MAX,
                 });
                 self.cases.len() - 1
             }
@@ -198,8 +206,13 @@ impl Side {
             self.runs.hits += 1;
         }
         for failure in record.failures.into_iter().chain(record.error) {
-            if let Err(at) = case.failures.binary_search(&failure) {
-                case.failures.insert(at, failure);
+            if case.failures == u32::MAX {
+                case.failures = self.failures.len() as u32;
+                self.failures.push(Vec::new());
+            }
+            let failures = &mut self.failures[case.failures as usize];
+            if let Err(at) = failures.binary_search(&failure) {
+                failures.insert(at, failure);
             }
         }
         self.durations_ms.push(record.duration_ms);

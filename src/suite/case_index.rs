@@ -73,9 +73,9 @@ impl CaseIndex {
             .map(|at| *at as usize)
     }
 
-    /// Notes case `id` of `suite` as the next in the list (at `at`), its first run `repeat`
-    /// met at `place`; the suite's one shared name.
-    pub fn insert(&mut self, suite: &str, id: &str, repeat: u32, place: Place) -> Arc<str> {
+    /// Notes case `id` of `suite` as the next in the list, its first run `repeat` met at
+    /// `place`; the index of the suite's one shared name in [`CaseIndex::suites`].
+    pub fn insert(&mut self, suite: &str, id: &str, repeat: u32, place: Place) -> usize {
         let at = self.met.len() as u32;
         match self.by_hash.entry(hash_of(suite, id)) {
             std::collections::hash_map::Entry::Occupied(_) => {
@@ -89,13 +89,13 @@ impl CaseIndex {
         self.suite(suite)
     }
 
-    /// The one shared name of `suite`.
-    fn suite(&mut self, suite: &str) -> Arc<str> {
-        if let Some(name) = self.suites.iter().find(|s| &***s == suite) {
-            return name.clone();
+    /// The index of `suite`'s one shared name.
+    fn suite(&mut self, suite: &str) -> usize {
+        if let Some(at) = self.suites.iter().position(|s| &**s == suite) {
+            return at;
         }
         self.suites.push(suite.into());
-        self.suites[self.suites.len() - 1].clone()
+        self.suites.len() - 1
     }
 
     /// Where run `repeat` of the case at `at` was met first, if it was; else it is noted as
@@ -109,7 +109,6 @@ impl CaseIndex {
     }
 
     /// The names of the suites, each once.
-    #[cfg(test)]
     pub fn suites(&self) -> &[Arc<str>] {
         &self.suites
     }

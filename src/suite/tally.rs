@@ -47,7 +47,7 @@ impl Tally {
             None => {
                 let suite = self.index.insert(suite, id, repeat, at);
                 self.cases.push(CaseSummary {
-                    suite,
+                    suite: self.index.suites()[suite].clone(),
                     id: record.case_id.clone(),
                     passed: false,
                     runs: 0,
