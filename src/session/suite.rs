@@ -186,8 +186,8 @@ pub async fn start_servers<F: std::future::Future<Output = Exit>>(
 /// The chosen cases an interrupted run has no result for, as `suite/id`.
 fn not_run(tally: &Tally, chosen: Selection) -> Vec<String> {
     let suites = chosen.suites;
-    (chosen.each())
-        .filter(|(i, case)| tally.find(&suites[*i].name, &case.id).is_none())
-        .map(|(i, case)| format!("{}/{}", suites[i].name, case.id))
+    (chosen.each().enumerate())
+        .filter(|(order, (i, case))| !tally.has(*order, &suites[*i].name, &case.id))
+        .map(|(_, (i, case))| format!("{}/{}", suites[i].name, case.id))
         .collect()
 }

@@ -86,11 +86,11 @@ impl CaseIndex {
             }
         }
         self.met.push(Met::One(repeat, place));
-        self.suite(suite)
+        self.name(suite)
     }
 
-    /// The index of `suite`'s one shared name.
-    fn suite(&mut self, suite: &str) -> usize {
+    /// The index of `suite`'s one shared name in [`CaseIndex::suites`].
+    pub fn name(&mut self, suite: &str) -> usize {
         if let Some(at) = self.suites.iter().position(|s| &**s == suite) {
             return at;
         }
@@ -111,6 +111,12 @@ impl CaseIndex {
     /// The names of the suites, each once.
     pub fn suites(&self) -> &[Arc<str>] {
         &self.suites
+    }
+
+    /// How many cases it finds.
+    #[cfg(test)]
+    pub fn indexed(&self) -> usize {
+        self.met.len()
     }
 
     /// Whether every case met has had one run only (nothing allocated per case).

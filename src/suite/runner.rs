@@ -11,7 +11,6 @@ use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use tokio::sync::{watch, Semaphore};
 
-use super::case_index::Place;
 use super::detail::Detail;
 use super::results::{self, Line, Record};
 use super::shard::Shard;
@@ -122,8 +121,7 @@ impl Runner<'_> {
                 self.write_line(&record, &report);
                 drop(report);
                 (self.finished)(&record);
-                // Each job is one run of one case: never met twice.
-                let _ = tally.add(record, Place::default(), order);
+                tally.add_run(record, order);
                 std::future::ready(tally)
             });
         tokio::pin!(runs);

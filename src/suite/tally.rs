@@ -8,11 +8,14 @@ use std::path::Path;
 use super::case_index::{CaseIndex, Place};
 use super::results::{self, pass_hat_k, passes, CaseSummary, Record, ResultsError, Summary};
 
-/// The summary being made: its cases, and the index that finds them.
+/// The summary being made: its cases, and what finds them: for runs read from files, the
+/// index by suite and id; for the runner's, the place of each chosen case (each job a run
+/// of its own, so nothing is met twice and no index is needed).
 #[derive(Debug, Default)]
 pub struct Tally {
     cases: Vec<CaseSummary>,
     index: CaseIndex,
+    by_order: Vec<u32>,
 }
 
 /// A run met again in another file: run `repeat` was first met at `first`.
@@ -32,6 +35,32 @@ impl Tally {
             .find(suite, id, |at| &*cases[at].suite == suite && cases[at].id == id)
     }
 
+    /// Counts a run the runner made of the case at `order` among the chosen ones.
+    pub fn add_run(&mut self, record: Record, order: usize) {
+        if self.by_order.len() <= order {
+            self.by_order.resize(order + 1, u32::MAX);
+        }
+        let i = match self.by_order[order] {
+            u32::MAX => {
+                self.by_order[order] = self.cases.len() as u32;
+                let suite = self.index.name(&record.suite);
+                self.cases.push(CaseSummary::new(
+                    self.index.suites()[suite].clone(),
+                    record.case_id.clone(),
+                    order,
+                ));
+                self.cases.len() - 1
+            }
+            i => i as usize,
+        };
+        self.count(i, record);
+    }
+
+    /// Whether a run of the chosen case at `order` (`id` of `suite`) was counted.
+    pub fn has(&self, order: usize, suite: &str, id: &str) -> bool {
+        self.by_order.get(order).is_some_and(|&i| i != u32::MAX) || self.find(suite, id).is_some()
+    }
+
     /// Counts a run read at `at` of the case at `order` in its suites (`usize::MAX`: no
     /// order, by name). A run of a case met before in the same file is a duplicate: the first
     /// counts. Met before in another file, it is an error.
@@ -46,20 +75,20 @@ impl Tally {
             },
             None => {
                 let suite = self.index.insert(suite, id, repeat, at);
-                self.cases.push(CaseSummary {
-                    suite: self.index.suites()[suite].clone(),
-                    id: record.case_id.clone(),
-                    passed: false,
-                    runs: 0,
-                    passed_runs: 0,
-                    failures: Vec::new(),
-                    error: true,
-                    duration_ms: 0,
+                self.cases.push(CaseSummary::new(
+                    self.index.suites()[suite].clone(),
+                    record.case_id.clone(),
                     order,
-                });
+                ));
                 self.cases.len() - 1
             }
         };
+        self.count(i, record);
+        Ok(())
+    }
+
+    /// Counts `record` as a run of case `i`.
+    fn count(&mut self, i: usize, record: Record) {
         let case = &mut self.cases[i];
         case.runs += 1;
         case.passed_runs += u32::from(record.passed);
@@ -70,7 +99,6 @@ impl Tally {
                 case.failures.push(failure);
             }
         }
-        Ok(())
     }
 
     /// Puts case `id` of `suite`, if a run of it was met, at `order` (its place in the suites).
@@ -83,7 +111,12 @@ impl Tally {
     /// The summary: each case judged by `pass_rate`, in order (then by suite and id), with
     /// `skipped` cases left out.
     pub fn summary(self, pass_rate: f64, skipped: usize) -> Summary {
-        let Tally { mut cases, .. } = self;
+        let Tally {
+            mut cases,
+            index,
+            by_order,
+        } = self;
+        drop((index, by_order));
         for case in &mut cases {
             case.passed = passes(case.passed_runs, case.runs, pass_rate);
         }
@@ -96,6 +129,23 @@ impl Tally {
             pass_hat_k: pass_hat_k(&cases),
             cases,
             not_run: Vec::new(),
+        }
+    }
+}
+
+impl CaseSummary {
+    /// A case of `suite` with no run counted yet, at `order`.
+    fn new(suite: std::sync::Arc<str>, id: String, order: usize) -> Self {
+        CaseSummary {
+            suite,
+            id,
+            passed: false,
+            runs: 0,
+            passed_runs: 0,
+            failures: Vec::new(),
+            error: true,
+            duration_ms: 0,
+            order,
         }
     }
 }
@@ -214,5 +264,24 @@ mod tests {
         assert_eq!((tally.cases.len(), tally.index.suites().len()), (1000, 1));
         assert!((tally.cases.iter()).all(|c| std::sync::Arc::ptr_eq(&c.suite, &tally.index.suites()[0])));
         assert!(tally.index.one_run_each());
+    }
+
+    #[test]
+    fn the_runners_runs_are_found_by_their_place_with_no_index_and_no_report() {
+        let mut tally = Tally::default();
+        for repeat in 1..=2 {
+            for i in (0..1000).rev() {
+                tally.add_run(record("s", &format!("c{i}"), repeat, i % 2 == 0), i);
+            }
+        }
+        // What is kept: one summary a case (ids, counts, failures), no index by name.
+        assert_eq!(
+            (tally.cases.len(), tally.index.indexed(), tally.by_order.len()),
+            (1000, 0, 1000)
+        );
+        assert!(tally.has(999, "s", "c999") && !tally.has(1000, "s", "c1000"));
+        let summary = tally.summary(1.0, 0);
+        assert_eq!((summary.cases[0].id.as_str(), summary.cases[0].runs), ("c0", 2));
+        assert_eq!((summary.passed, summary.failed), (500, 500));
     }
 }
