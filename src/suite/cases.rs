@@ -1,19 +1,21 @@
-//! A suite's cases one at a time (SPEC §26 "Memory"): a case as written made into a case,
+//! A suite's cases one at a time (SPEC §26 "Memory"): a decoded suite checked against its
+//! config (inline cases kept, dataset rows only counted); a case as written made into a case,
 //! its problems told; ids kept unique by a 64-bit hash each (the one thing a suite's check
 //! keeps per case); and a dataset's rows read again a row at a time when they run, none kept.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use regex::Regex;
 
-use super::dataset::{Datasets, Rows};
-use super::file::{decode_row, expect_of, CaseWire, Defaults};
+use super::dataset::Rows;
+use super::file::{decode_row, expect_of, name_of, CaseWire, DatasetCases, Defaults, SuiteWire, Unchecked};
+use super::tool_expect::check_names;
 use super::{Case, Suite};
-use crate::config::{suggestion, At, Config, Pos, Resolve};
+use crate::config::{suggestion, At, Config, Diagnostic, Pos, Resolve};
 
 /// Where a problem is and what it is: the code and its words.
 pub type Error<'e> = dyn FnMut(Pos, &'static str, String) + 'e;
@@ -123,44 +125,7 @@ fn compile_matches<'m>(matches: impl Iterator<Item = &'m At<String>>, error: &mu
     out
 }
 
-/// A suite's dataset rows, checked once (their count kept, not their cases) and read again a
-/// row at a time each time the suite's cases are walked.
-#[derive(Clone, Debug)]
-pub struct DatasetCases {
-    /// The suite file (datasets are relative to it).
-    path: PathBuf,
-    /// The suite file as messages name it.
-    shown: String,
-    /// The dataset files.
-    files: Datasets,
-    /// The suite's `defaults`.
-    defaults: Defaults,
-    /// The config the cases run on.
-    config: Arc<Config>,
-    /// The rows the check found to be cases.
-    pub rows: usize,
-}
-
 impl DatasetCases {
-    /// The rows of `files` (of the suite at `path`), `rows` of them cases, run on `config`.
-    pub fn new(
-        path: &Path,
-        shown: &str,
-        files: Datasets,
-        defaults: Defaults,
-        config: Arc<Config>,
-        rows: usize,
-    ) -> Self {
-        DatasetCases {
-            path: path.to_path_buf(),
-            shown: shown.to_string(),
-            files,
-            defaults,
-            config,
-            rows,
-        }
-    }
-
     /// The rows as cases, read again one at a time. The check passed over every row before:
     /// a row that no longer makes a case (its file changed since) is left out.
     pub fn cases(&self) -> impl Iterator<Item = Arc<Case>> + '_ {
@@ -169,6 +134,87 @@ impl DatasetCases {
             let case = made(&c, c.id.clone(), &self.defaults, &self.config, &mut |_, _, _| {});
             case.map(Arc::new)
         })
+    }
+}
+
+impl Unchecked {
+    /// Checks the suite against `config`: the suite, or every problem.
+    pub fn check(self, config: &Arc<Config>) -> Result<Suite, Vec<Diagnostic>> {
+        let Unchecked {
+            path,
+            shown,
+            wire,
+            mut diags,
+        } = self;
+        let suite = check(&path, &shown, wire, config, &mut diags);
+        if diags.iter().any(Diagnostic::is_error) {
+            Err(diags)
+        } else {
+            Ok(suite)
+        }
+    }
+}
+
+/// The meaning of a decoded suite: ids, prompts, department ids, regexes. Inline cases are
+/// kept; dataset rows are checked a row at a time and only counted (SPEC §26).
+fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Arc<Config>, diags: &mut Vec<Diagnostic>) -> Suite {
+    let defaults = wire.defaults.clone().unwrap_or_default().resolve();
+    let mut ids = Ids::default();
+    let (mut cases, mut rows_count) = (Vec::new(), 0);
+    let mut problems: Vec<(Rc<str>, Pos, &'static str, String)> = Vec::new();
+    let mut tool_names = Vec::new();
+    let suite_shown: Rc<str> = shown.into();
+    let datasets = wire.dataset.clone().unwrap_or_default();
+    // Inline cases first, then each dataset's rows, one at a time: one check for both.
+    let mut rows = Rows::new(path, shown, &datasets, decode_row);
+    let inline = wire
+        .cases
+        .iter()
+        .flatten()
+        .map(|c| (suite_shown.clone(), c.clone(), true));
+    for (shown, c, is_inline) in inline.chain(rows.by_ref().map(|(s, c)| (s, c, false))) {
+        let mut error = |pos, code, message: String| problems.push((shown.clone(), pos, code, message));
+        // A case whose id is missing or taken is still checked whole: every problem at once.
+        let id = ids.check(&c, &shown, &mut error);
+        let e = c.expect.as_ref();
+        tool_names.extend(
+            e.map(|e| check_names(&e.tools_called, &e.tools_not_called, config, &shown))
+                .unwrap_or_default(),
+        );
+        match made(&c, id, &defaults, config, &mut error) {
+            Some(case) if is_inline => cases.push(case),
+            Some(_) => rows_count += 1,
+            None => {}
+        }
+    }
+    drop(ids);
+    diags.extend(rows.diags);
+    diags.extend(
+        problems
+            .into_iter()
+            .map(|(file, pos, code, message)| Diagnostic::error(&file, pos, code, message)),
+    );
+    diags.extend(tool_names);
+    if cases.is_empty() && rows_count == 0 && !diags.iter().any(Diagnostic::is_error) {
+        diags.push(Diagnostic::error(
+            shown,
+            Pos { line: 1, column: 1 },
+            "no-cases",
+            "the suite has no cases (add a `cases:` list)",
+        ));
+    }
+    let dataset = (!datasets.0.is_empty()).then(|| DatasetCases {
+        path: path.to_path_buf(),
+        shown: shown.to_string(),
+        files: datasets,
+        defaults,
+        config: config.clone(),
+        rows: rows_count,
+    });
+    Suite {
+        name: name_of(path),
+        cases,
+        dataset,
     }
 }
 

@@ -3,18 +3,14 @@
 //! against the config it runs on (department ids, regexes, duplicate case ids).
 
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::Arc;
 
 use regex::Regex;
 use strum::{EnumString, VariantNames};
 
-use super::cases::{made, DatasetCases, Ids};
-use super::dataset::{Datasets, Rows};
-use super::tool_expect::{check_names, ToolExpect};
-use crate::config::{
-    parse_document, section, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Pos, Resolve, Rule,
-};
+use super::dataset::Datasets;
+use super::tool_expect::ToolExpect;
+use crate::config::{parse_document, section, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Resolve, Rule};
 use crate::plan::SpecialistMode;
 
 /// The status a case expects.
@@ -160,6 +156,24 @@ section! {
     }
 }
 
+/// A suite's dataset rows, checked once (their count kept, not their cases) and read again a
+/// row at a time each time the suite's cases are walked.
+#[derive(Clone, Debug)]
+pub struct DatasetCases {
+    /// The suite file (datasets are relative to it).
+    pub(super) path: PathBuf,
+    /// The suite file as messages name it.
+    pub(super) shown: String,
+    /// The dataset files.
+    pub(super) files: Datasets,
+    /// The suite's `defaults`.
+    pub(super) defaults: Defaults,
+    /// The config the cases run on.
+    pub(super) config: Arc<Config>,
+    /// The rows the check found to be cases.
+    pub rows: usize,
+}
+
 /// A suite, read and checked.
 #[derive(Clone, Debug)]
 pub struct Suite {
@@ -231,11 +245,11 @@ pub struct Expect {
 
 /// A suite file decoded, not yet checked against the config it runs on.
 pub struct Unchecked {
-    path: PathBuf,
-    shown: String,
-    wire: SuiteWire,
+    pub(super) path: PathBuf,
+    pub(super) shown: String,
+    pub(super) wire: SuiteWire,
     /// What decoding found; `check` returns its errors with its own.
-    diags: Vec<Diagnostic>,
+    pub(super) diags: Vec<Diagnostic>,
 }
 
 impl Unchecked {
@@ -256,22 +270,6 @@ impl Unchecked {
     pub fn config(&self) -> Option<PathBuf> {
         let rel = self.wire.config.as_ref().filter(|c| !c.is_empty())?;
         Some(self.path.parent().unwrap_or(Path::new("")).join(rel))
-    }
-
-    /// Checks the suite against `config`: the suite, or every problem.
-    pub fn check(self, config: &Arc<Config>) -> Result<Suite, Vec<Diagnostic>> {
-        let Unchecked {
-            path,
-            shown,
-            wire,
-            mut diags,
-        } = self;
-        let suite = check(&path, &shown, wire, config, &mut diags);
-        if diags.iter().any(Diagnostic::is_error) {
-            Err(diags)
-        } else {
-            Ok(suite)
-        }
     }
 }
 
@@ -299,63 +297,6 @@ pub(super) fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
         rule: Rule::Definitions(CaseWire::KEYS),
     };
     CaseWire::from_node(d, node, &key, "")
-}
-
-/// The meaning of a decoded suite: ids, prompts, department ids, regexes. Inline cases are
-/// kept; dataset rows are checked a row at a time and only counted (SPEC §26).
-fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Arc<Config>, diags: &mut Vec<Diagnostic>) -> Suite {
-    let defaults = wire.defaults.clone().unwrap_or_default().resolve();
-    let mut ids = Ids::default();
-    let (mut cases, mut rows_count) = (Vec::new(), 0);
-    let mut problems: Vec<(Rc<str>, Pos, &'static str, String)> = Vec::new();
-    let mut tool_names = Vec::new();
-    let suite_shown: Rc<str> = shown.into();
-    let datasets = wire.dataset.clone().unwrap_or_default();
-    // Inline cases first, then each dataset's rows, one at a time: one check for both.
-    let mut rows = Rows::new(path, shown, &datasets, decode_row);
-    let inline = wire
-        .cases
-        .iter()
-        .flatten()
-        .map(|c| (suite_shown.clone(), c.clone(), true));
-    for (shown, c, is_inline) in inline.chain(rows.by_ref().map(|(s, c)| (s, c, false))) {
-        let mut error = |pos, code, message: String| problems.push((shown.clone(), pos, code, message));
-        // A case whose id is missing or taken is still checked whole: every problem at once.
-        let id = ids.check(&c, &shown, &mut error);
-        let e = c.expect.as_ref();
-        tool_names.extend(
-            e.map(|e| check_names(&e.tools_called, &e.tools_not_called, config, &shown))
-                .unwrap_or_default(),
-        );
-        match made(&c, id, &defaults, config, &mut error) {
-            Some(case) if is_inline => cases.push(case),
-            Some(_) => rows_count += 1,
-            None => {}
-        }
-    }
-    drop(ids);
-    diags.extend(rows.diags);
-    diags.extend(
-        problems
-            .into_iter()
-            .map(|(file, pos, code, message)| Diagnostic::error(&file, pos, code, message)),
-    );
-    diags.extend(tool_names);
-    if cases.is_empty() && rows_count == 0 && !diags.iter().any(Diagnostic::is_error) {
-        diags.push(Diagnostic::error(
-            shown,
-            Pos { line: 1, column: 1 },
-            "no-cases",
-            "the suite has no cases (add a `cases:` list)",
-        ));
-    }
-    let dataset = (!datasets.0.is_empty())
-        .then(|| DatasetCases::new(path, shown, datasets, defaults, config.clone(), rows_count));
-    Suite {
-        name: name_of(path),
-        cases,
-        dataset,
-    }
 }
 
 /// What a case expects, from its `expect` as written and its compiled `matches`.
