@@ -97,12 +97,14 @@ fn named(e: std::io::Error) -> std::io::Error {
     }
 }
 
-/// Writes pretty JSON and a newline. Serialized first, so a closed pipe surfaces as the
-/// `io::Error` that `main` recognises (`orch run … | head` is not an error).
+/// Writes pretty JSON and a newline, through a buffer (a million cases' summary is never held
+/// twice); a write error comes back as the `io::Error` it was, so a closed pipe is the one
+/// `main` recognises (`orch run … | head` is not an error).
 fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) -> std::io::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    out.write_all(&bytes)
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut buffered, value).map_err(std::io::Error::from)?;
+    buffered.write_all(b"\n")?;
+    buffered.flush()
 }
 
 /// `--format`, else `tree` on a terminal and `json` otherwise.

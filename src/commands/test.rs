@@ -24,9 +24,8 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         .transpose()
         .map_err(CommandError::from)?;
     if !args.merge.is_empty() {
-        let mut records = suite::read_results(&args.merge).map_err(CommandError::usage)?;
-        suite::order_by_name(&mut records);
-        return finish(&suite::summarize(&records, args.pass_rate, 0), &args, junit);
+        let summary = suite::merge(&args.merge, args.pass_rate).map_err(CommandError::usage)?;
+        return finish(&summary, &args, junit);
     }
     let filter = (args.filter.as_deref().map(suite::case_filter).transpose()).map_err(CommandError::usage)?;
     let loaded = load_suites(&args)?;

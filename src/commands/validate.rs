@@ -111,7 +111,7 @@ pub fn validate(args: ValidateArgs) -> Result<Exit> {
         let root = config_root(unchecked.as_ref(), args.path.as_deref());
         match config::load(&root) {
             Ok((config, _)) => {
-                if let Some(Err(problems)) = unchecked.map(|u| u.check(&config)) {
+                if let Some(Err(problems)) = unchecked.map(|u| u.check(&std::sync::Arc::new(config))) {
                     diags.extend(problems);
                 }
             }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::paired::Mcnemar;
-use super::side::{CaseKey, CaseRuns, Side};
+use super::side::{CaseRuns, Side};
 use super::totals::Totals;
 use crate::statistics::fisher_two_sided;
 use crate::suite::passes;
@@ -49,7 +49,7 @@ pub struct Verdict {
 #[serde(rename_all = "camelCase")]
 pub struct CaseChange {
     /// Its suite.
-    pub suite: String,
+    pub suite: std::sync::Arc<str>,
     /// Its id.
     pub id: String,
     /// How it changed.
@@ -149,11 +149,7 @@ impl Comparison {
 
 /// Compares `base` with `candidate`.
 pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Comparison {
-    let keys: BTreeSet<&CaseKey> = base.cases.keys().chain(candidate.cases.keys()).collect();
-    let cases: Vec<CaseChange> = keys
-        .into_iter()
-        .map(|key| case_change(key, base.cases.get(key), candidate.cases.get(key), judging))
-        .collect();
+    let cases = join(&mut base, &mut candidate, judging);
     let passed =
         |side: fn(&CaseChange) -> Option<Verdict>| cases.iter().filter(|c| side(c).is_some_and(|v| v.passed)).count();
     let (base_passed, candidate_passed) = (passed(|c| c.base), passed(|c| c.candidate));
@@ -176,14 +172,59 @@ pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Compari
     comparison
 }
 
-/// One case: each side's verdict, the change, and the test.
-fn case_change(key: &CaseKey, base: Option<&CaseRuns>, candidate: Option<&CaseRuns>, judging: Judging) -> CaseChange {
-    let verdict = |runs: &CaseRuns| Verdict {
-        runs: runs.runs,
-        passed_runs: runs.passed_runs,
-        passed: passes(runs.passed_runs, runs.runs, judging.pass_rate),
-    };
-    let (b, c) = (base.map(verdict), candidate.map(verdict));
+/// The cases of both sides (each sorted by suite and id) paired by suite and id, each side
+/// given up as it is consumed (so the sides and the comparison are not held whole at once).
+fn join(base: &mut Side, candidate: &mut Side, judging: Judging) -> Vec<CaseChange> {
+    use std::cmp::Ordering;
+    let (mut b_cases, mut c_cases) = (std::mem::take(&mut base.cases), std::mem::take(&mut candidate.cases));
+    b_cases.reverse();
+    c_cases.reverse();
+    let mut cases = Vec::new();
+    loop {
+        let order = match (b_cases.last(), c_cases.last()) {
+            (Some(b), Some(c)) => {
+                let (b_suite, c_suite) = (&base.suites[b.suite as usize], &candidate.suites[c.suite as usize]);
+                (b_suite, &b.id).cmp(&(c_suite, &c.id))
+            }
+            (b, _) => b.map_or(Ordering::Greater, |_| Ordering::Less),
+        };
+        let b = b_cases.pop_if(|_| order.is_le());
+        let c = c_cases.pop_if(|_| order.is_ge());
+        let verdict = |runs: &CaseRuns| Verdict {
+            runs: runs.runs,
+            passed_runs: runs.passed_runs,
+            passed: passes(runs.passed_runs, runs.runs, judging.pass_rate),
+        };
+        let (vb, vc) = (b.as_ref().map(verdict), c.as_ref().map(verdict));
+        // The case kept: the candidate's when it is there (its failures show).
+        let (side, kept) = match (b, c) {
+            (_, Some(c)) => (&mut *candidate, c),
+            (Some(b), None) => (&mut *base, b),
+            (None, None) => break,
+        };
+        let failures = match side.failures.get_mut(kept.failures as usize) {
+            Some(failures) if vc.is_some_and(|v| !v.passed) => std::mem::take(failures),
+            _ => Vec::new(),
+        };
+        let suite = side.suites[kept.suite as usize].clone();
+        cases.push(case_change((suite, kept.id.into()), failures, vb, vc, judging));
+        if cases.len() % (1 << 16) == 0 {
+            b_cases.shrink_to_fit();
+            c_cases.shrink_to_fit();
+        }
+    }
+    cases
+}
+
+/// One case (its suite and id, its failed expectations in the candidate): each side's
+/// verdict, the change, and the test.
+fn case_change(
+    (suite, id): (std::sync::Arc<str>, String),
+    failures: Vec<String>,
+    b: Option<Verdict>,
+    c: Option<Verdict>,
+    judging: Judging,
+) -> CaseChange {
     let change = match (b, c) {
         (Some(b), Some(c)) if b.passed && !c.passed => Change::Regressed,
         (Some(b), Some(c)) if !b.passed && c.passed => Change::Improved,
@@ -196,13 +237,9 @@ fn case_change(key: &CaseKey, base: Option<&CaseRuns>, candidate: Option<&CaseRu
         let p = fisher_two_sided(u64::from(b.passed_runs), failed(b), u64::from(c.passed_runs), failed(c));
         significant_digits(p, 12)
     });
-    let failures = match (candidate, c) {
-        (Some(runs), Some(v)) if !v.passed => runs.failures.iter().cloned().collect(),
-        _ => Vec::new(),
-    };
     CaseChange {
-        suite: key.0.clone(),
-        id: key.1.clone(),
+        suite,
+        id,
         change,
         base: b,
         candidate: c,

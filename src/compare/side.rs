@@ -7,12 +7,12 @@
 //! Sums are kept in integers (quality in hundredths, cost in micro-USD: the precision the
 //! reports are written with), so shards concatenated in any order add up to the same bits.
 
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::report::{DepartmentStatus, Saved, SavedDepartment};
-use crate::suite::{parse_results_line, Lines, LinesError, NotAResultsLine, Record};
+use crate::suite::{parse_results_line, CaseIndex, Lines, LinesError, NotAResultsLine, Record, ResultsPlace};
 use crate::text::{check_cost, check_quality, BadFigure, Mean, UsdSum};
 
 /// Why a results file cannot be one side of a comparison, and where.
@@ -71,20 +71,20 @@ pub enum Uncounted {
     },
 }
 
-/// A case: `(suite, caseId)`.
-pub type CaseKey = (String, String);
-
-/// The runs of one case on one side.
-#[derive(Debug, Default)]
+/// The runs of one case on one side: what its verdict and the tree need, nothing more (SPEC
+/// §26: a million cases a side in little memory).
+#[derive(Debug)]
 pub struct CaseRuns {
+    /// Its suite: an index into the side's `suites`.
+    pub suite: u32,
+    /// Its id.
+    pub id: Box<str>,
     /// Runs read.
     pub runs: u32,
     /// Runs whose expectations all held.
     pub passed_runs: u32,
-    /// Every distinct failed expectation (and error) of its runs, sorted.
-    pub failures: BTreeSet<String>,
-    /// The line each run (by `repeat`) was read from: one run counted twice is refused.
-    lines: HashMap<u32, usize>,
+    /// Its failed expectations: an index into the side's `failures` (`u32::MAX`: none).
+    pub failures: u32,
 }
 
 /// A share of yeses.
@@ -106,8 +106,15 @@ impl Share {
 /// One results file, tallied.
 #[derive(Debug, Default)]
 pub struct Side {
-    /// Every case.
-    pub cases: HashMap<CaseKey, CaseRuns>,
+    /// Every case, by suite and id once the file is read.
+    pub cases: Vec<CaseRuns>,
+    /// The suites' names, each once.
+    pub suites: Vec<Arc<str>>,
+    /// Every distinct failed expectation (and error) of a case's runs, sorted, for the cases
+    /// that have some.
+    pub failures: Vec<Vec<String>>,
+    /// How many cases the file holds.
+    pub case_count: usize,
     /// Runs and runs passed.
     pub runs: Share,
     /// `overallQuality` of the runs that have a report.
@@ -134,45 +141,80 @@ impl Side {
             return Err(CompareError::Missing { shown });
         };
         let mut side = Side::default();
+        // Finds a case's counts by its suite and id while the file is read; dropped after.
+        let mut index = CaseIndex::default();
         while let Some((at, line)) = lines.next_line()? {
             let record: Record<Saved> = parse_results_line(path, at, line)?;
-            side.add(record, at.number).map_err(|why| CompareError::Uncounted {
-                shown: shown.clone(),
-                line: at.number,
-                why,
-            })?;
+            side.add(&mut index, record, at.number)
+                .map_err(|why| CompareError::Uncounted {
+                    shown: shown.clone(),
+                    line: at.number,
+                    why,
+                })?;
         }
         if side.runs.count == 0 {
             return Err(CompareError::NoRuns { shown });
         }
+        side.suites = index.suites().to_vec();
+        drop(index);
+        let names = &side.suites;
+        side.cases
+            .sort_unstable_by(|a, b| (&names[a.suite as usize], &a.id).cmp(&(&names[b.suite as usize], &b.id)));
+        side.case_count = side.cases.len();
         Ok(side)
     }
 
     /// Counts one case run read from line `number`.
-    fn add(&mut self, record: Record<Saved>, number: usize) -> Result<(), Uncounted> {
+    fn add(&mut self, index: &mut CaseIndex, record: Record<Saved>, number: usize) -> Result<(), Uncounted> {
         record.report.as_ref().map_or(Ok(()), check)?;
-        let entry = self.cases.entry((record.suite, record.case_id));
-        if let Entry::Occupied(seen) = &entry {
-            if let Some(first) = seen.get().lines.get(&record.repeat) {
-                let (suite, case) = seen.key();
-                return Err(Uncounted::Twice {
-                    repeat: record.repeat,
-                    suite: suite.clone(),
-                    case: case.clone(),
-                    first: *first,
+        let (suite, id, repeat) = (&record.suite, &record.case_id, record.repeat);
+        let place = ResultsPlace {
+            file: 0,
+            line: number as u32,
+        };
+        let (cases, names) = (&self.cases, index.suites());
+        let is = |at: usize| *names[cases[at].suite as usize] == **suite && *cases[at].id == **id;
+        let at = match index.find(suite, id, is) {
+            Some(at) => match index.run(at, repeat, place) {
+                Some(first) => {
+                    return Err(Uncounted::Twice {
+                        repeat,
+                        suite: suite.clone(),
+                        case: id.clone(),
+                        first: first.line as usize,
+                    })
+                }
+                None => at,
+            },
+            None => {
+                let suite = index.insert(suite, id, repeat, place) as u32;
+                self.cases.push(CaseRuns {
+                    suite,
+                    id: record.case_id.into_boxed_str(),
+                    runs: 0,
+                    passed_runs: 0,
+                    failures: u32::MAX,
                 });
+                self.cases.len() - 1
             }
-        }
-        let case = entry.or_default();
-        case.lines.insert(record.repeat, number);
+        };
+        let case = &mut self.cases[at];
         case.runs += 1;
         self.runs.count += 1;
         if record.passed {
             case.passed_runs += 1;
             self.runs.hits += 1;
         }
-        case.failures.extend(record.failures);
-        case.failures.extend(record.error);
+        for failure in record.failures.into_iter().chain(record.error) {
+            if case.failures == u32::MAX {
+                case.failures = self.failures.len() as u32;
+                self.failures.push(Vec::new());
+            }
+            let failures = &mut self.failures[case.failures as usize];
+            if let Err(at) = failures.binary_search(&failure) {
+                failures.insert(at, failure);
+            }
+        }
         self.durations_ms.push(record.duration_ms);
         if let Some(report) = record.report {
             self.add_report(report);

@@ -12,13 +12,13 @@ use crate::text::escape_markup as escape;
 pub fn render(summary: &Summary) -> String {
     let mut suites: Vec<&str> = Vec::new();
     for c in &summary.cases {
-        if !suites.contains(&c.suite.as_str()) {
+        if !suites.contains(&&*c.suite) {
             suites.push(&c.suite);
         }
     }
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
     for suite in suites {
-        let cases: Vec<_> = summary.cases.iter().filter(|c| c.suite == suite).collect();
+        let cases: Vec<_> = summary.cases.iter().filter(|c| *c.suite == *suite).collect();
         let failures = cases.iter().filter(|c| !c.passed && !c.error).count();
         let errors = cases.iter().filter(|c| !c.passed && c.error).count();
         let time: u64 = cases.iter().map(|c| c.duration_ms).sum();

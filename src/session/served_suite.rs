@@ -26,12 +26,13 @@ impl Team {
             Err(answer) => return answer,
         };
         let chosen = crate::suite::select(&loaded.suites, None, None);
-        let plans = match checked_plans(&loaded, &chosen.cases) {
+        let cases: Vec<(usize, Arc<Case>)> = chosen.each().collect();
+        let plans = match checked_plans(&loaded, &cases) {
             Ok(plans) => plans,
             Err(answer) => return answer,
         };
         let mut pool = None;
-        let targets = crate::suite::targets(&loaded, &chosen.cases, &plans, |config, _| {
+        let targets = crate::suite::targets(&loaded, &cases, &plans, |config, _| {
             let built = self.pool(config)?;
             pool = Some(built.clone());
             Ok::<Providers, SessionError>(built.providers)
@@ -42,22 +43,20 @@ impl Team {
         }) else {
             return Answer::error("the suite names no config");
         };
-        let each_plan: Vec<_> = plans.iter().collect();
         let runs = crate::suite::Runs {
             suites: &loaded.suites,
-            plans: &each_plan,
+            plans: plans.iter().collect(),
             targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
             repeat: None,
-            done: &[],
+            done: Default::default(),
         };
-        let jobs = chosen.jobs(&runs);
+        let jobs = chosen.jobs(runs);
         // The suite's servers: started once before its first call, stopped at its end.
         let never = std::pin::pin!(std::future::pending::<Exit>());
-        let servers =
-            match super::suite::start_servers(&loaded, &chosen.cases, &plans, &ReplyArgs::default(), never).await {
-                Ok(servers) => servers,
-                Err(e) => return message(e),
-            };
+        let servers = match super::suite::start_servers(&loaded, &cases, &plans, &ReplyArgs::default(), never).await {
+            Ok(servers) => servers,
+            Err(e) => return message(e),
+        };
         let tools = (servers.iter())
             .map(|(root, s)| (root.clone(), Arc::clone(s) as Arc<dyn ToolHost>))
             .collect();
@@ -75,13 +74,12 @@ impl Team {
             finished: &|_| {},
             detail: crate::suite::ResultsDetail::Full,
         };
-        let (mut records, interrupted) = runner.run(&jobs, stop).await;
+        let (tally, interrupted) = runner.run(jobs, stop).await;
         setup::stop_each(&servers).await;
         if interrupted.is_some() {
             return Answer::error("interrupted: the client cancelled the call");
         }
-        crate::suite::in_suite_order(&mut records, &loaded.suites);
-        summarized(&records, chosen.skipped)
+        summarized(tally)
     }
 
     /// The suite at `path` under the config root, or its problems (each at
@@ -99,10 +97,10 @@ impl Team {
     }
 }
 
-/// The summary of a suite's records (`skipped` cases not chosen): the tool's result, an
-/// error result when a case failed.
-fn summarized(records: &[crate::suite::Record], skipped: usize) -> Answer {
-    let summary = crate::suite::summarize(records, 1.0, skipped);
+/// The summary of a suite's runs (every case chosen): the tool's result, an error result when
+/// a case failed.
+fn summarized(tally: crate::suite::Tally) -> Answer {
+    let summary = tally.summary(1.0, 0);
     match summary.failed + summary.errors {
         0 => Answer::json(&summary),
         failed => Answer::failed_with(&summary, format!("{failed} of {} cases failed", summary.cases.len())),
@@ -111,7 +109,7 @@ fn summarized(records: &[crate::suite::Record], skipped: usize) -> Answer {
 
 /// The plans of a suite's chosen cases, checked as `orch test` checks them before any call:
 /// an unknown department, an agent with tools or a missing key refuses the whole suite.
-fn checked_plans(loaded: &Loaded, cases: &[(usize, &Case)]) -> Result<Vec<crate::suite::CasePlan>, Answer> {
+fn checked_plans(loaded: &Loaded, cases: &[(usize, Arc<Case>)]) -> Result<Vec<crate::suite::CasePlan>, Answer> {
     let config_of = |i: usize| &loaded.configs[&loaded.roots[i]];
     let plans: Vec<crate::suite::CasePlan> = (cases.iter())
         .map(|(i, case)| crate::suite::plan_of(config_of(*i), case))

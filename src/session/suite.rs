@@ -10,7 +10,7 @@ use crate::cli::TestArgs;
 use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::sink::LineFile;
-use crate::suite::{self, Loaded, Runner, Runs, Summary};
+use crate::suite::{self, Done, Loaded, Runner, Runs, Selection, Summary, Tally};
 use crate::tools::Servers;
 
 use super::progress::CaseRuns;
@@ -37,8 +37,11 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     }
     super::variants::check_flags(loaded.configs.values().map(|c| &**c), &args.variants)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
+    let done = Done::of(&resumed.records);
     let chosen = suite::select(&loaded.suites, args.shard, filter);
-    let planned = plan_cases(loaded, &chosen.cases)?;
+    // The first walk of the chosen cases: each planned, one plan kept per footprint.
+    let runs_of = |i: usize, case: &suite::Case| done.left(&loaded.suites[i], case, args.repeat).len();
+    let planned = plan_cases(loaded, chosen.each(), runs_of)?;
     let (plans, each_plan) = (&planned.plans, planned.each());
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
@@ -52,12 +55,13 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     let out_file = results_file(args, &resumed)?;
     let runs = Runs {
         suites: &loaded.suites,
-        plans: &each_plan,
+        plans: each_plan,
         targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
         repeat: args.repeat,
-        done: &resumed.records,
+        done,
     };
-    let jobs = chosen.jobs(&runs);
+    // The second walk: each case read again as a job is free to take it.
+    let jobs = chosen.jobs(runs);
     let runtime = setup::runtime()?;
     let mut signalled = {
         let _entered = runtime.enter();
@@ -70,7 +74,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         &args.replies,
         signalled.as_mut(),
     ))?;
-    let bar = CaseRuns::new(jobs.len(), args.quiet);
+    let bar = CaseRuns::new(planned.runs, args.quiet);
     let runner = Runner {
         engine: &CaseEngines {
             seed: args.replies.seed,
@@ -87,8 +91,8 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         finished: &|record| bar.finished(record),
         detail: args.results_detail,
     };
-    let (records, interrupted) = runtime.block_on(async {
-        let ran = runner.run(&jobs, signalled).await;
+    let (tally, interrupted) = runtime.block_on(async {
+        let ran = runner.run(jobs, signalled).await;
         // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
         setup::stop_each(&servers).await;
         ran
@@ -97,14 +101,8 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     // A schema check the deadline abandoned may still be running: it is not waited for.
     runtime.shutdown_background();
     setup::export_traces(exporter);
-    let summary = summary(
-        args,
-        records,
-        interrupted.is_some(),
-        &chosen.cases,
-        chosen.skipped,
-        loaded,
-    )?;
+    let skipped = chosen.total() - planned.of_case.len();
+    let summary = summary(args, tally, interrupted.is_some(), chosen, skipped)?;
     Ok(Ended {
         summary,
         interrupted,
@@ -122,26 +120,32 @@ fn unwritten(files: &[Option<&LineFile>]) -> Vec<String> {
         .collect()
 }
 
-/// The summary of a suite's runs: every run of the results file when resuming, else
-/// `records`, in suite order; an `interrupted` one names the cases not run.
+/// The summary of a suite's runs: every run of the results file when resuming (in suite
+/// order), else `tally`'s; an `interrupted` one names the chosen cases not run.
 fn summary(
     args: &TestArgs,
-    mut records: Vec<suite::Record>,
+    mut tally: Tally,
     interrupted: bool,
-    cases: &[(usize, &suite::Case)],
+    chosen: Selection,
     skipped: usize,
-    loaded: &Loaded,
 ) -> Result<Summary, SessionError> {
     if let Some(path) = &args.resume {
-        records = suite::resume(path)
-            .map_err(|e| SessionError::refused(e.to_string()))?
-            .records;
+        tally = Tally::default();
+        let resumed = suite::resume(path).map_err(|e| SessionError::refused(e.to_string()))?;
+        for record in resumed.records {
+            let _ = tally.add(record, suite::ResultsPlace::default(), usize::MAX);
+        }
+        let all = (chosen.suites.iter()).flat_map(|s| s.each().map(move |c| (s.name.as_str(), c)));
+        for (order, (suite, case)) in all.enumerate() {
+            tally.place(suite, &case.id, order);
+        }
     }
-    suite::in_suite_order(&mut records, &loaded.suites);
-    let mut summary = suite::summarize(&records, args.pass_rate, skipped);
-    if interrupted {
-        summary.not_run = not_run(&summary, cases, &loaded.suites);
-    }
+    let not_run = match interrupted {
+        true => not_run(&tally, chosen),
+        false => Vec::new(),
+    };
+    let mut summary = tally.summary(args.pass_rate, skipped);
+    summary.not_run = not_run;
     Ok(summary)
 }
 
@@ -150,7 +154,7 @@ fn summary(
 /// those of the configs before are stopped.
 pub async fn start_servers<F: std::future::Future<Output = Exit>>(
     loaded: &Loaded,
-    cases: &[(usize, &suite::Case)],
+    cases: &[(usize, Arc<suite::Case>)],
     plans: &[crate::suite::CasePlan],
     replies: &crate::cli::ReplyArgs,
     mut interrupted: std::pin::Pin<&mut F>,
@@ -180,16 +184,10 @@ pub async fn start_servers<F: std::future::Future<Output = Exit>>(
 }
 
 /// The chosen cases an interrupted run has no result for, as `suite/id`.
-fn not_run(summary: &suite::Summary, chosen: &[(usize, &suite::Case)], suites: &[suite::Suite]) -> Vec<String> {
-    let ran: std::collections::HashSet<(&str, &str)> = summary
-        .cases
-        .iter()
-        .map(|c| (c.suite.as_str(), c.id.as_str()))
-        .collect();
-    chosen
-        .iter()
-        .map(|(i, case)| (suites[*i].name.as_str(), case.id.as_str()))
-        .filter(|key| !ran.contains(key))
-        .map(|(s, id)| format!("{s}/{id}"))
+fn not_run(tally: &Tally, chosen: Selection) -> Vec<String> {
+    let suites = chosen.suites;
+    (chosen.each().enumerate())
+        .filter(|(order, (i, case))| !tally.has(*order, &suites[*i].name, &case.id))
+        .map(|(_, (i, case))| format!("{}/{}", suites[i].name, case.id))
         .collect()
 }

@@ -6,22 +6,25 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::providers::agents_in_use;
 use super::SessionError;
 use crate::suite::{self, Case, CasePlan, Loaded};
 
 /// The chosen cases' plans, one per footprint.
-pub struct CasePlans<'a> {
+pub struct CasePlans {
     /// A case of each footprint, with its suite's index.
-    pub cases: Vec<(usize, &'a Case)>,
+    pub cases: Vec<(usize, Arc<Case>)>,
     /// Its plan (same order).
     pub plans: Vec<CasePlan>,
     /// For each chosen case, the index of its footprint.
     pub of_case: Vec<usize>,
+    /// The runs to make: each chosen case's repeats not made yet.
+    pub runs: usize,
 }
 
-impl CasePlans<'_> {
+impl CasePlans {
     /// The plan that stands for each chosen case, in their order.
     pub fn each(&self) -> Vec<&CasePlan> {
         self.of_case.iter().map(|i| &self.plans[*i]).collect()
@@ -32,19 +35,25 @@ impl CasePlans<'_> {
 /// or why routing found none.
 type Footprint = (PathBuf, Result<(Vec<String>, Vec<String>), String>);
 
-/// Plans every chosen case (a case that cannot be planned refuses the suites) and keeps one
-/// plan per footprint.
-pub fn plan_cases<'a>(loaded: &Loaded, cases: &[(usize, &'a Case)]) -> Result<CasePlans<'a>, SessionError> {
+/// Plans every chosen case, read one at a time (a case that cannot be planned refuses the
+/// suites), keeps one plan per footprint, and counts the runs to make (`runs_of` a case).
+pub fn plan_cases(
+    loaded: &Loaded,
+    cases: impl Iterator<Item = (usize, Arc<Case>)>,
+    runs_of: impl Fn(usize, &Case) -> usize,
+) -> Result<CasePlans, SessionError> {
     let mut planned = CasePlans {
         cases: Vec::new(),
         plans: Vec::new(),
-        of_case: Vec::with_capacity(cases.len()),
+        of_case: Vec::new(),
+        runs: 0,
     };
     let mut seen: HashMap<Footprint, usize> = HashMap::new();
     for (i, case) in cases {
-        let root = &loaded.roots[*i];
+        let root = &loaded.roots[i];
         let config = &loaded.configs[root];
-        let plan = suite::plan_of(config, case).map_err(SessionError::refused)?;
+        planned.runs += runs_of(i, &case);
+        let plan = suite::plan_of(config, &case).map_err(SessionError::refused)?;
         let footprint = match &plan {
             Ok(plan) => {
                 let ids = |agents: Vec<&crate::config::Agent>| agents.iter().map(|a| a.id.clone()).collect();
@@ -56,7 +65,7 @@ pub fn plan_cases<'a>(loaded: &Loaded, cases: &[(usize, &'a Case)]) -> Result<Ca
         let next = planned.plans.len();
         let at = *seen.entry((root.clone(), footprint)).or_insert(next);
         if at == next {
-            planned.cases.push((*i, case));
+            planned.cases.push((i, case));
             planned.plans.push(plan);
         }
         planned.of_case.push(at);
@@ -75,11 +84,9 @@ mod tests {
             panic!("the studio's suite loads")
         };
         // The same 12 cases, ten times over: 120 cases, the plans of 12 at most.
-        let chosen: Vec<(usize, &Case)> = (0..10)
-            .flat_map(|_| loaded.suites[0].cases.iter().map(|c| (0, c)))
-            .collect();
-        let planned = plan_cases(&loaded, &chosen).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(planned.of_case.len(), 120);
+        let chosen: Vec<(usize, Arc<Case>)> = (0..10).flat_map(|_| loaded.suites[0].each().map(|c| (0, c))).collect();
+        let planned = plan_cases(&loaded, chosen.iter().cloned(), |_, _| 2).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((planned.of_case.len(), planned.runs), (120, 240));
         assert!(planned.plans.len() <= 12, "{} plans", planned.plans.len());
         assert_eq!(planned.cases.len(), planned.plans.len());
         // Each case's stand-in plan agrees with its own on whether it could be planned.

@@ -36,8 +36,9 @@ pub struct Tally {
     economy_runs: u64,
     /// Conflicts and resolutions per department pair (SPEC §24).
     reviews: super::review::ReviewTally,
-    /// Per case of a results line (suite, id): its passed runs and its runs, for pass^k.
-    cases: BTreeMap<(String, String), (u64, u64)>,
+    /// Per case of a results line, by a 64-bit hash of (suite, id) (SPEC §26: 16 bytes a
+    /// case, not its names): its passed runs and its runs, for pass^k.
+    cases: HashMap<u64, (u32, u32)>,
     /// The scores each LLM judge gave (SPEC §25).
     judges: JudgeTally,
     /// Runs that stopped for input at least once (SPEC §23).
@@ -92,8 +93,8 @@ impl Tally {
         self.economy_runs += u64::from(run.economy.is_some());
         self.reviews.run(run);
         if let Some(id) = &run.case_id {
-            let case = self.cases.entry((run.suite.clone(), id.clone())).or_default();
-            *case = (case.0 + u64::from(run.passed), case.1 + 1);
+            let case = self.cases.entry(crate::suite::case_hash(&run.suite, id)).or_default();
+            *case = (case.0 + u32::from(run.passed), case.1 + 1);
         }
         self.asked += u64::from(run.asks);
         let status = run.status.unwrap_or(RunStatus::Failed).to_string();
@@ -221,9 +222,18 @@ impl Tally {
             files: 0,
             reviews: self.reviews.finish(),
             judges: self.judges.stats(),
-            pass_hat_k: PassHatK::of(&self.cases.values().copied().collect::<Vec<_>>()),
+            pass_hat_k: PassHatK::of(&self.case_counts()),
             clarification_rate: ratio(self.asked, runs),
         }
+    }
+}
+
+impl Tally {
+    /// Each case's passed runs and runs, in one order whatever the files' (sorted).
+    fn case_counts(&self) -> Vec<(u64, u64)> {
+        let mut counts: Vec<(u64, u64)> = (self.cases.values()).map(|&(p, n)| (p.into(), n.into())).collect();
+        counts.sort_unstable();
+        counts
     }
 }
 

@@ -2,18 +2,15 @@
 //! line per key like the config, decoded with the same located diagnostics, and checked
 //! against the config it runs on (department ids, regexes, duplicate case ids).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use regex::Regex;
 use strum::{EnumString, VariantNames};
 
-use super::dataset::{Datasets, Rows};
-use super::tool_expect::{check_names, ToolExpect};
-use crate::config::{
-    parse_document, section, suggestion, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Pos, Resolve, Rule,
-};
+use super::dataset::Datasets;
+use super::tool_expect::ToolExpect;
+use crate::config::{parse_document, section, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Resolve, Rule};
 use crate::plan::SpecialistMode;
 
 /// The status a case expects.
@@ -159,13 +156,33 @@ section! {
     }
 }
 
+/// A suite's dataset rows, checked once (their count kept, not their cases) and read again a
+/// row at a time each time the suite's cases are walked.
+#[derive(Clone, Debug)]
+pub struct DatasetCases {
+    /// The suite file (datasets are relative to it).
+    pub(super) path: PathBuf,
+    /// The suite file as messages name it.
+    pub(super) shown: String,
+    /// The dataset files.
+    pub(super) files: Datasets,
+    /// The suite's `defaults`.
+    pub(super) defaults: Defaults,
+    /// The config the cases run on.
+    pub(super) config: Arc<Config>,
+    /// The rows the check found to be cases.
+    pub rows: usize,
+}
+
 /// A suite, read and checked.
 #[derive(Clone, Debug)]
 pub struct Suite {
     /// The file's name without its extension (the JUnit `testsuite` and `classname`).
     pub name: String,
-    /// The cases, in file order.
+    /// The inline cases, in file order ([`Suite::each`] walks them and the dataset rows).
     pub cases: Vec<Case>,
+    /// Its datasets' rows, read again a row at a time whenever the cases are walked.
+    pub dataset: Option<DatasetCases>,
 }
 
 /// One case.
@@ -228,11 +245,11 @@ pub struct Expect {
 
 /// A suite file decoded, not yet checked against the config it runs on.
 pub struct Unchecked {
-    path: PathBuf,
-    shown: String,
-    wire: SuiteWire,
+    pub(super) path: PathBuf,
+    pub(super) shown: String,
+    pub(super) wire: SuiteWire,
     /// What decoding found; `check` returns its errors with its own.
-    diags: Vec<Diagnostic>,
+    pub(super) diags: Vec<Diagnostic>,
 }
 
 impl Unchecked {
@@ -254,22 +271,6 @@ impl Unchecked {
         let rel = self.wire.config.as_ref().filter(|c| !c.is_empty())?;
         Some(self.path.parent().unwrap_or(Path::new("")).join(rel))
     }
-
-    /// Checks the suite against `config`: the suite, or every problem.
-    pub fn check(self, config: &Config) -> Result<Suite, Vec<Diagnostic>> {
-        let Unchecked {
-            path,
-            shown,
-            wire,
-            mut diags,
-        } = self;
-        let suite = check(&path, &shown, wire, config, &mut diags);
-        if diags.iter().any(Diagnostic::is_error) {
-            Err(diags)
-        } else {
-            Ok(suite)
-        }
-    }
 }
 
 /// The suite at `path` as written, or every problem of the file (syntax and keys).
@@ -288,47 +289,8 @@ fn read_wire(path: &Path) -> (Option<SuiteWire>, Vec<Diagnostic>, String) {
     (wire, diags, shown)
 }
 
-/// The id of case `c` when it has a usable one (present and not taken); its problems go to
-/// `error`. A duplicate names the first's line.
-fn check_id(
-    c: &CaseWire,
-    shown: &Rc<str>,
-    first_at: &mut HashMap<String, (Rc<str>, Pos)>,
-    error: &mut impl FnMut(Pos, &'static str, String),
-) -> Option<At<String>> {
-    let Some(id) = &c.id else {
-        error(c.pos, "missing-key", "a case has no `id`".into());
-        return None;
-    };
-    let valid = !id.value.is_empty()
-        && id
-            .value
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-'));
-    if !valid {
-        error(
-            id.pos,
-            "invalid-id",
-            format!("case id `{}` must be letters, digits, `_`, `.` and `-`", id.value),
-        );
-    }
-    if let Some((file, pos)) = first_at.get(&id.value) {
-        error(
-            id.pos,
-            "duplicate-id",
-            format!(
-                "duplicate case id `{}` (first at {file}:{}:{})",
-                id.value, pos.line, pos.column
-            ),
-        );
-        return None;
-    }
-    first_at.insert(id.value.clone(), (shown.clone(), id.pos));
-    Some(id.clone())
-}
-
 /// A dataset row decoded as a case, by the decoder of inline cases.
-fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
+pub(super) fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
     let key = KeySpec {
         name: "",
         doc: "",
@@ -337,105 +299,8 @@ fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
     CaseWire::from_node(d, node, &key, "")
 }
 
-/// The meaning of a decoded suite: ids, prompts, department ids, regexes.
-fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Config, diags: &mut Vec<Diagnostic>) -> Suite {
-    let defaults = wire.defaults.clone().unwrap_or_default().resolve();
-    let mut first_at: HashMap<String, (Rc<str>, Pos)> = HashMap::new();
-    let mut cases = Vec::new();
-    let mut problems: Vec<(Rc<str>, Pos, &'static str, String)> = Vec::new();
-    let mut tool_names = Vec::new();
-    let suite_shown: Rc<str> = shown.into();
-    // Inline cases first, then each dataset's rows, one at a time: one check for both.
-    let mut rows = Rows::new(path, shown, &wire.dataset.clone().unwrap_or_default(), decode_row);
-    let inline = wire.cases.iter().flatten().map(|c| (suite_shown.clone(), c.clone()));
-    for (shown, c) in inline.chain(rows.by_ref()) {
-        let c = &c;
-        let shown = &shown;
-        let mut error = |pos, code, message: String| problems.push((shown.clone(), pos, code, message));
-        // A case whose id is missing or taken is still checked whole: every problem at once.
-        let id = check_id(c, shown, &mut first_at, &mut error);
-        let prompt = c.prompt.as_ref().map(|p| p.value.clone()).unwrap_or_default();
-        if prompt.trim().is_empty() {
-            let message = match &id {
-                Some(id) => format!("case `{}` has no `prompt`", id.value),
-                None => "a case has no `prompt`".into(),
-            };
-            error(c.pos, "missing-key", message);
-        }
-        let e = c.expect.clone().unwrap_or_default();
-        let lists = [&c.departments, &e.departments, &e.include, &e.exclude];
-        for d in lists.into_iter().flatten().flatten().chain(e.primary.as_ref()) {
-            if config.department(&d.value).is_none() {
-                let known = config.departments.iter().map(|x| x.id.as_str());
-                let hint = suggestion(&d.value, known);
-                error(
-                    d.pos,
-                    "missing-reference",
-                    format!("unknown department `{}`{hint}", d.value),
-                );
-            }
-        }
-        let matches = compile_matches(&e, &mut error);
-        tool_names.extend(check_names(&e.tools_called, &e.tools_not_called, config, shown));
-        let Some(id) = id else { continue };
-        cases.push(Case {
-            id: id.value,
-            prompt,
-            departments: c.departments.clone().map(Resolve::resolve).unwrap_or_default(),
-            specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
-            repeat: defaults.repeat,
-            expect: expect_of(e, matches),
-            variants: super::variants::forced(c.variants.as_ref(), config, &mut error),
-            answers: c.answers.clone().unwrap_or_default(),
-        });
-    }
-    diags.extend(rows.diags);
-    diags.extend(
-        problems
-            .into_iter()
-            .map(|(file, pos, code, message)| Diagnostic::error(&file, pos, code, message)),
-    );
-    diags.extend(tool_names);
-    if cases.is_empty() && !diags.iter().any(Diagnostic::is_error) {
-        diags.push(Diagnostic::error(
-            shown,
-            Pos { line: 1, column: 1 },
-            "no-cases",
-            "the suite has no cases (add a `cases:` list)",
-        ));
-    }
-    Suite {
-        name: name_of(path),
-        cases,
-    }
-}
-
-/// The regexes of `matches`, each that does not compile an error at its place.
-fn compile_matches(e: &ExpectWire, error: &mut impl FnMut(Pos, &'static str, String)) -> Vec<Regex> {
-    let mut matches = Vec::new();
-    for m in e.matches.iter().flatten() {
-        match Regex::new(&m.value) {
-            Ok(r) => matches.push(r),
-            Err(err) => error(
-                m.pos,
-                "invalid-value",
-                format!(
-                    "`{}` is not a regular expression: {}",
-                    m.value,
-                    err.to_string()
-                        .lines()
-                        .last()
-                        .unwrap_or("")
-                        .trim_start_matches("error: ")
-                ),
-            ),
-        }
-    }
-    matches
-}
-
 /// What a case expects, from its `expect` as written and its compiled `matches`.
-fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
+pub(super) fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
     Expect {
         status: e.status.map(|s| s.value),
         primary: e.primary.map(|p| p.value),

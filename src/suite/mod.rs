@@ -4,6 +4,8 @@
 //! shards write and merges read, in suite order; the summary for people; JUnit for CI; the
 //! files a test run names, kept apart.
 
+mod case_index;
+mod cases;
 mod conversation_expect;
 mod csv;
 mod dataset;
@@ -13,27 +15,27 @@ mod expect_written;
 mod file;
 mod lines;
 mod load;
-mod order;
 mod outputs;
 mod results;
 mod runner;
 mod selection;
 mod shard;
+mod tally;
 mod target;
 mod tool_expect;
 mod variants;
 
+pub use case_index::{hash_of as case_hash, CaseIndex, Place as ResultsPlace};
 pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
-pub use order::{by_name as order_by_name, in_suite_order};
 pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
-    append_after, parse as parse_results_line, passes, read as read_results, resume, summarize, NotAResultsLine,
-    Record, Resumed, Summary,
+    append_after, parse as parse_results_line, passes, resume, NotAResultsLine, Record, Resumed, Summary,
 };
 pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
-pub use selection::{filter as case_filter, select, Runs};
+pub use selection::{filter as case_filter, select, Done, Runs, Selection};
 pub use shard::Shard;
+pub use tally::{merge, Tally};
 pub use target::targets;

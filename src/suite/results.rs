@@ -2,13 +2,13 @@
 //! flushed as each finishes, so shards' files concatenate, `--resume` knows what is done and
 //! `--merge` summarises without running. Summaries count cases, after repeats.
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::Path;
 
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 
+use super::case_index::Place;
 use super::lines::{At, Lines, LinesError, MAX_LINE_BYTES};
 use crate::report::Report;
 use crate::sink::{LineFile, Unwritable};
@@ -131,13 +131,14 @@ pub fn line_text<R: Serialize>(mut line: Line<R>) -> Option<String> {
     serde_json::to_string(&line).ok()
 }
 
-/// Reads results files; a line that is not a result is an error naming its place. A missing
-/// file is an error (`--merge`).
-pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, ResultsError> {
-    let mut out = Vec::new();
-    // Where each case run was first seen: one run in two files is two suites of one name
-    // (or one shard merged twice), which no order may silently resolve.
-    let mut first: HashMap<(String, String, u32), (usize, String)> = HashMap::new();
+/// Reads results files a line at a time (`--merge`, and any reader of many runs), handing each
+/// run to `each` with its file and where it was read (the file's index among `paths`, the
+/// line); nothing is kept, so memory follows the longest line. A line that is not a result is
+/// an error naming its place; so is a missing file; `each` may stop the reading with its own.
+pub fn each<R: DeserializeOwned>(
+    paths: &[impl AsRef<Path>],
+    mut each: impl FnMut(Record<R>, &Path, Place) -> Result<(), ResultsError>,
+) -> Result<(), ResultsError> {
     for (file, path) in paths.iter().enumerate() {
         let path = path.as_ref();
         let Some(mut lines) = Lines::open(path)? else {
@@ -146,28 +147,14 @@ pub fn read(paths: &[impl AsRef<Path>]) -> Result<Vec<Record>, ResultsError> {
             });
         };
         while let Some((at, line)) = lines.next_line()? {
-            let record: Record = parse(path, at, line)?;
-            let here = format!("{}:{}", path.display(), at.number);
-            let key = (record.suite.clone(), record.case_id.clone(), record.repeat);
-            match first.get(&key) {
-                Some((seen_in, there)) if *seen_in != file => {
-                    return Err(ResultsError::MergedTwice {
-                        here,
-                        repeat: record.repeat,
-                        suite: record.suite,
-                        case: record.case_id,
-                        there: there.clone(),
-                    })
-                }
-                Some(_) => {}
-                None => {
-                    first.insert(key, (file, here));
-                }
-            }
-            out.push(record);
+            let place = Place {
+                file: file as u32,
+                line: at.number as u32,
+            };
+            each(parse(path, at, line)?, path, place)?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// What `--resume` found in its results file.
@@ -243,8 +230,8 @@ pub fn parse<T: DeserializeOwned>(path: &Path, at: At, line: &str) -> Result<T, 
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CaseSummary {
-    /// Its suite.
-    pub suite: String,
+    /// Its suite (one name shared by its cases).
+    pub suite: std::sync::Arc<str>,
     /// The case.
     pub id: String,
     /// Enough of its runs passed (`--pass-rate`).
@@ -261,6 +248,9 @@ pub struct CaseSummary {
     /// Wall time of its runs.
     #[serde(skip)]
     pub duration_ms: u64,
+    /// Its place in the suites (`usize::MAX` when none: then by suite and id).
+    #[serde(skip)]
+    pub order: usize,
 }
 
 /// The whole of a test run (`--format json`).
@@ -302,104 +292,11 @@ pub fn passes(passed_runs: u32, runs: u32, pass_rate: f64) -> bool {
     runs > 0 && f64::from(passed_runs) >= pass_rate * f64::from(runs) - 1e-9
 }
 
-/// Cases from records (the first of duplicate runs kept), in the order they first appear.
-/// Keys borrow the records' names: a million case runs are summed up without a copy of each.
-pub fn summarize(records: &[Record], pass_rate: f64, skipped: usize) -> Summary {
-    let mut order: Vec<(&str, &str)> = Vec::new();
-    let mut by_case: HashMap<(&str, &str), Vec<&Record>> = HashMap::new();
-    let mut seen = std::collections::HashSet::new();
-    for r in records {
-        if !seen.insert((r.suite.as_str(), r.case_id.as_str(), r.repeat)) {
-            continue;
-        }
-        let key = (r.suite.as_str(), r.case_id.as_str());
-        if !by_case.contains_key(&key) {
-            order.push(key);
-        }
-        by_case.entry(key).or_default().push(r);
-    }
-    drop(seen);
-    let cases: Vec<CaseSummary> = order
-        .into_iter()
-        .map(|key| {
-            let runs = &by_case[&key];
-            let passed_runs = runs.iter().filter(|r| r.passed).count() as u32;
-            let mut failures: Vec<String> = Vec::new();
-            for f in runs.iter().flat_map(|r| r.failures.iter().chain(r.error.as_ref())) {
-                if !failures.contains(f) {
-                    failures.push(f.clone());
-                }
-            }
-            let n = runs.len() as u32;
-            CaseSummary {
-                suite: key.0.to_string(),
-                id: key.1.to_string(),
-                passed: passes(passed_runs, n, pass_rate),
-                runs: n,
-                passed_runs,
-                failures,
-                error: runs.iter().all(|r| r.error.is_some()),
-                duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
-            }
-        })
-        .collect();
-    Summary {
-        passed: cases.iter().filter(|c| c.passed).count(),
-        failed: cases.iter().filter(|c| !c.passed && !c.error).count(),
-        errors: cases.iter().filter(|c| !c.passed && c.error).count(),
-        skipped,
-        pass_hat_k: pass_hat_k(&cases),
-        cases,
-        not_run: Vec::new(),
-    }
-}
-
 /// pass^k over the cases when one of them ran more than once (`--repeat` N > 1), else none.
-fn pass_hat_k(cases: &[CaseSummary]) -> Option<crate::statistics::PassHatK> {
+pub(super) fn pass_hat_k(cases: &[CaseSummary]) -> Option<crate::statistics::PassHatK> {
     let counts: Vec<(u64, u64)> = cases.iter().map(|c| (c.passed_runs.into(), c.runs.into())).collect();
     counts
         .iter()
         .any(|&(_, n)| n > 1)
         .then(|| crate::statistics::PassHatK::of(&counts))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(case: &str, repeat: u32, passed: bool) -> Record {
-        Record {
-            suite: "s".into(),
-            case_id: case.into(),
-            repeat,
-            passed,
-            failures: if passed {
-                vec![]
-            } else {
-                vec!["status: expected success, got failed".into()]
-            },
-            duration_ms: 10,
-            error: None,
-            report: None,
-        }
-    }
-
-    #[test]
-    fn a_case_passes_by_its_pass_rate() {
-        let records = [
-            record("a", 1, true),
-            record("a", 2, false),
-            record("a", 3, true),
-            record("a", 4, true),
-            record("b", 1, false),
-            record("a", 1, false), // a duplicate run (two results files): the first counts
-        ];
-        let strict = summarize(&records, 1.0, 2);
-        assert_eq!((strict.passed, strict.failed, strict.skipped), (0, 2, 2));
-        let lenient = summarize(&records, 0.75, 0);
-        assert!(lenient.cases[0].passed);
-        assert_eq!((lenient.cases[0].runs, lenient.cases[0].passed_runs), (4, 3));
-        assert!(!lenient.cases[1].passed);
-        assert_eq!(lenient.cases[1].failures, ["status: expected success, got failed"]);
-    }
 }

@@ -14,6 +14,7 @@ use tokio::sync::{watch, Semaphore};
 use super::detail::Detail;
 use super::results::{self, Line, Record};
 use super::shard::Shard;
+use super::tally::Tally;
 use super::target::Target;
 use super::{expect, Case, Suite};
 use crate::config::Config;
@@ -39,14 +40,16 @@ pub struct Unplannable {
 pub struct Job<'a> {
     /// The suite of the case.
     pub suite: &'a Suite,
-    /// The case.
-    pub case: &'a Case,
+    /// The case (shared by its repeats).
+    pub case: Arc<Case>,
     /// What it runs on.
     pub target: &'a Target,
     /// Its plan, or why routing found none (the run is then `failed`).
     pub plan: &'a CasePlan,
     /// Which run of the case, from 1.
     pub repeat: u32,
+    /// The case's place among the chosen cases (the summary's order).
+    pub order: usize,
 }
 
 /// One case run handed to the engine.
@@ -100,24 +103,30 @@ pub fn gate<'a>(targets: impl Iterator<Item = &'a Target>) -> Arc<Semaphore> {
 }
 
 impl Runner<'_> {
-    /// Makes every run; `signal` resolving stops them. The records come in the order runs
-    /// finished, with the signal's value if it came.
-    pub async fn run<S>(&self, jobs: &[Job<'_>], signal: impl Future<Output = S>) -> (Vec<Record>, Option<S>) {
+    /// Makes every run, taking the jobs one at a time as a run finishes (`--jobs` in flight);
+    /// `signal` resolving stops them. What is kept of each finished run is its case's counts
+    /// in the [`Tally`] (its report is written and dropped), with the signal's value if it came.
+    pub async fn run<'j, S>(
+        &self,
+        jobs: impl Iterator<Item = Job<'j>>,
+        signal: impl Future<Output = S>,
+    ) -> (Tally, Option<S>) {
         let (stop, stopped) = watch::channel(false);
         let runs = futures::stream::iter(jobs)
             .map(|job| self.run_job(job, stopped.clone()))
             .buffer_unordered(self.jobs)
             // A run cut short by a signal is not a result: it is left for `--resume` to make.
-            .filter(|(_, report, _)| std::future::ready(!report.metadata.interrupted))
-            .map(|(record, report, case)| {
-                self.write_line(&record, &report, case);
+            .filter(|(_, report, _, _)| std::future::ready(!report.metadata.interrupted))
+            .fold(Tally::default(), |mut tally, (record, report, order, case)| {
+                self.write_line(&record, &report, &case);
+                drop(report);
                 (self.finished)(&record);
-                record
-            })
-            .collect::<Vec<Record>>();
+                tally.add_run(record, order);
+                std::future::ready(tally)
+            });
         tokio::pin!(runs);
         tokio::select! {
-            records = &mut runs => (records, None),
+            tally = &mut runs => (tally, None),
             got = signal => {
                 let _ = stop.send(true);
                 (runs.await, Some(got))
@@ -126,8 +135,8 @@ impl Runner<'_> {
     }
 
     /// One case run: the engine's report, checked against the case's expectations (and
-    /// those, as written, for its results line).
-    async fn run_job<'j>(&self, job: &Job<'j>, mut stopped: watch::Receiver<bool>) -> (Record, Report, &'j Case) {
+    /// the case, for its expectations as written on its results line).
+    async fn run_job(&self, job: Job<'_>, mut stopped: watch::Receiver<bool>) -> (Record, Report, usize, Arc<Case>) {
         let started = Instant::now();
         let report = match job.plan {
             // After a signal no case starts, whatever its plan.
@@ -143,7 +152,7 @@ impl Runner<'_> {
                 let run = CaseRun {
                     target: job.target,
                     prompt: &job.case.prompt,
-                    options: options_of(&job.target.config, job.case),
+                    options: options_of(&job.target.config, &job.case),
                     answers: &job.case.answers,
                     gate: self.gate.clone(),
                     interrupt,
@@ -164,7 +173,7 @@ impl Runner<'_> {
             error: None,
             report: None,
         };
-        (record, report, job.case)
+        (record, report, job.order, job.case)
     }
 
     /// Appends the run's line to `--results`, if given, with the report or its summary.

@@ -2,6 +2,7 @@
 //! repeated, less the runs a `--resume` file already holds.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use regex::Regex;
 
@@ -39,32 +40,59 @@ pub fn filter(pattern: &str) -> Result<Regex, BadFilter> {
     })
 }
 
-/// The cases chosen to run, and how many were left out.
+/// The cases one `orch test` chooses: those of its shard that `--filter` keeps, walked a case
+/// at a time (SPEC §26: a dataset's rows are read again, never kept).
+#[derive(Clone, Copy)]
 pub struct Selection<'a> {
-    /// Each chosen case with the index of its suite, in suite order.
-    pub cases: Vec<(usize, &'a Case)>,
-    /// Cases of another shard or that the filter left out.
-    pub skipped: usize,
+    /// The suites chosen from.
+    pub suites: &'a [Suite],
+    shard: Option<Shard>,
+    filter: Option<&'a Regex>,
 }
 
 /// The cases of `shard` whose ids `filter` matches (all of them without either).
-pub fn select<'a>(suites: &'a [Suite], shard: Option<Shard>, filter: Option<&Regex>) -> Selection<'a> {
-    let mut selection = Selection {
-        cases: Vec::new(),
-        skipped: 0,
-    };
-    for (i, suite) in suites.iter().enumerate() {
-        for case in &suite.cases {
-            let in_shard = shard.is_none_or(|s| s.runs(&case.id));
-            let wanted = filter.is_none_or(|f| f.is_match(&case.id));
-            if in_shard && wanted {
-                selection.cases.push((i, case));
-            } else {
-                selection.skipped += 1;
-            }
-        }
+pub fn select<'a>(suites: &'a [Suite], shard: Option<Shard>, filter: Option<&'a Regex>) -> Selection<'a> {
+    Selection { suites, shard, filter }
+}
+
+impl<'a> Selection<'a> {
+    /// Each chosen case with the index of its suite, in suite order.
+    pub fn each(self) -> impl Iterator<Item = (usize, Arc<Case>)> + 'a {
+        let (shard, filter) = (self.shard, self.filter);
+        let all = (self.suites.iter().enumerate()).flat_map(|(i, suite)| suite.each().map(move |case| (i, case)));
+        all.filter(move |(_, case)| {
+            shard.is_none_or(|s| s.runs(&case.id)) && filter.is_none_or(|f| f.is_match(&case.id))
+        })
     }
-    selection
+
+    /// How many cases the suites hold, chosen or not.
+    pub fn total(&self) -> usize {
+        self.suites.iter().map(Suite::case_count).sum()
+    }
+
+    /// Each chosen case's runs, repeat by repeat, less those already done, made one case at a
+    /// time as they are asked for; each job carries its case's place among the chosen ones.
+    pub fn jobs(self, runs: Runs<'a>) -> impl Iterator<Item = Job<'a>> + 'a {
+        let Runs {
+            suites,
+            plans,
+            targets,
+            repeat,
+            done,
+        } = runs;
+        (self.each().zip(plans).enumerate()).flat_map(move |(order, ((i, case), plan))| {
+            let (suite, target) = (&suites[i], targets[i]);
+            let left = done.left(suite, &case, repeat);
+            left.into_iter().map(move |repeat| Job {
+                suite,
+                case: case.clone(),
+                target,
+                plan,
+                repeat,
+                order,
+            })
+        })
+    }
 }
 
 /// What the runs of a selection are made of: its cases' plans and targets, the repeats.
@@ -72,56 +100,71 @@ pub struct Runs<'a> {
     /// The suites the selection indexes.
     pub suites: &'a [Suite],
     /// The plan of each chosen case (same order as its cases), or one that stands for it.
-    pub plans: &'a [&'a CasePlan],
+    pub plans: Vec<&'a CasePlan>,
     /// The target of each suite (by suite index).
     pub targets: Vec<&'a Target>,
     /// `--repeat`, over each case's own.
     pub repeat: Option<u32>,
     /// Runs already made (`--resume`), not made again.
-    pub done: &'a [Record],
+    pub done: Done<'a>,
 }
 
-impl Selection<'_> {
-    /// Each chosen case's runs, repeat by repeat, less those already done.
-    pub fn jobs<'a>(&'a self, runs: &Runs<'a>) -> Vec<Job<'a>> {
-        let done: HashSet<(&str, &str, u32)> = runs
-            .done
-            .iter()
-            .map(|r| (r.suite.as_str(), r.case_id.as_str(), r.repeat))
-            .collect();
-        let mut jobs = Vec::new();
-        for ((i, case), plan) in self.cases.iter().zip(runs.plans) {
-            let suite = &runs.suites[*i];
-            for repeat in 1..=runs.repeat.unwrap_or(case.repeat) {
-                if !done.contains(&(suite.name.as_str(), case.id.as_str(), repeat)) {
-                    jobs.push(Job {
-                        suite,
-                        case,
-                        target: runs.targets[*i],
-                        plan,
-                        repeat,
-                    });
-                }
-            }
-        }
-        jobs
+/// The case runs a `--resume` file holds: (suite, case id, repeat).
+#[derive(Default)]
+pub struct Done<'a>(HashSet<(&'a str, &'a str, u32)>);
+
+impl<'a> Done<'a> {
+    /// The runs of `records`.
+    pub fn of(records: &'a [Record]) -> Self {
+        Done(
+            (records.iter())
+                .map(|r| (r.suite.as_str(), r.case_id.as_str(), r.repeat))
+                .collect(),
+        )
+    }
+
+    /// The repeats of `case` (of `suite`; `repeat`: `--repeat`) not done yet.
+    pub fn left(&self, suite: &Suite, case: &Case, repeat: Option<u32>) -> Vec<u32> {
+        (1..=repeat.unwrap_or(case.repeat))
+            .filter(|r| !self.0.contains(&(suite.name.as_str(), case.id.as_str(), *r)))
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::order::tests::suite;
+
+    fn suite(name: &str, ids: &[&str]) -> Suite {
+        let case = |id: &&str| Case {
+            id: id.to_string(),
+            prompt: "p".into(),
+            departments: Vec::new(),
+            specialists: Default::default(),
+            repeat: 1,
+            expect: Default::default(),
+            variants: Default::default(),
+            answers: Vec::new(),
+        };
+        Suite {
+            name: name.into(),
+            cases: ids.iter().map(case).collect(),
+            dataset: None,
+        }
+    }
 
     #[test]
     fn the_filter_and_the_shard_choose_cases_and_count_the_rest() {
         let suites = [suite("s", &["login-ok", "login-bad", "search"])];
         let login = filter("^login").unwrap();
         let chosen = select(&suites, None, Some(&login));
-        let ids: Vec<&str> = chosen.cases.iter().map(|(_, c)| c.id.as_str()).collect();
-        assert_eq!((ids, chosen.skipped), (vec!["login-ok", "login-bad"], 1));
+        let ids: Vec<String> = chosen.each().map(|(_, c)| c.id.clone()).collect();
+        assert_eq!(
+            (ids, chosen.total()),
+            (vec!["login-ok".to_string(), "login-bad".into()], 3)
+        );
         let halves: Vec<usize> = (1..=2)
-            .map(|k| select(&suites, Some(Shard { index: k, count: 2 }), None).cases.len())
+            .map(|k| select(&suites, Some(Shard { index: k, count: 2 }), None).each().count())
             .collect();
         assert_eq!(halves.iter().sum::<usize>(), 3);
         assert_eq!(

@@ -26,7 +26,7 @@ pub struct Target {
 /// checked for every plan before any call.
 pub fn targets<E>(
     loaded: &Loaded,
-    cases: &[(usize, &Case)],
+    cases: &[(usize, Arc<Case>)],
     plans: &[super::CasePlan],
     mut providers: impl FnMut(&Config, &[&Plan]) -> Result<Providers, E>,
 ) -> Result<HashMap<PathBuf, Target>, E> {

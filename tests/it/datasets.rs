@@ -120,3 +120,84 @@ fn the_schema_documents_the_dataset_key() {
     assert_eq!(dataset["oneOf"][0]["type"], "string");
     assert!(dataset["description"].as_str().unwrap().contains("`.jsonl`"));
 }
+
+/// `n` one-department rows, `r0` to `r{n-1}`.
+fn rows(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"r{i}\", \"prompt\": \"Design the costume of hero {i}\", \"departments\": [\"character\"], \"expect\": {{\"status\": \"success\"}}}}\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn rows_read_again_as_they_run_keep_file_order_shards_repeats_and_resume() {
+    let root = suite("rows.jsonl");
+    root.write("rows.jsonl", rows(40));
+    let run = |args: &[&str], status| json(&Test::new(root.path()).args(args).status(status).run());
+    let whole = run(&["test", "s.yaml", "--format", "json", "--repeat", "2"], 0);
+    let want: Vec<String> = std::iter::once("inline".to_string())
+        .chain((0..40).map(|i| format!("r{i}")))
+        .collect();
+    let got: Vec<String> = ids(&whole).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(got, want, "suite order: inline cases, then the rows in file order");
+    for case in whole["cases"].as_array().unwrap() {
+        assert_eq!((case["runs"].as_u64(), case["passedRuns"].as_u64()), (Some(2), Some(2)));
+    }
+    assert_eq!(whole["passHatK"], serde_json::json!({"1": 1.0, "2": 1.0}));
+    // Two shards, each reading the rows again, write one results file; merged, they are the
+    // whole run's cases (by name); resumed, nothing is left to run and the summary is the same.
+    for k in ["1/2", "2/2"] {
+        let args = [
+            "test",
+            "s.yaml",
+            "--format",
+            "json",
+            "--repeat",
+            "2",
+            "--shard",
+            k,
+            "--results",
+            "r.jsonl",
+        ];
+        let shard = run(&args, 0);
+        assert_eq!(
+            shard["skipped"].as_u64().unwrap() + shard["cases"].as_array().unwrap().len() as u64,
+            41
+        );
+    }
+    let mut by_name = whole["cases"].as_array().unwrap().clone();
+    by_name.sort_by_key(|c| c["id"].as_str().unwrap().to_string());
+    let merged = run(&["test", "--merge", "r.jsonl", "--format", "json"], 0);
+    let strip = |cases: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        cases
+            .iter()
+            .map(|c| serde_json::json!([c["id"], c["runs"], c["passedRuns"], c["passed"]]))
+            .collect()
+    };
+    assert_eq!(strip(merged["cases"].as_array().unwrap()), strip(&by_name));
+    let lines = std::fs::read_to_string(root.path().join("r.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(lines, 82);
+    let resumed = run(
+        &[
+            "test", "s.yaml", "--format", "json", "--repeat", "2", "--resume", "r.jsonl",
+        ],
+        0,
+    );
+    assert_eq!(
+        strip(resumed["cases"].as_array().unwrap()),
+        strip(whole["cases"].as_array().unwrap())
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("r.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        82
+    );
+}

@@ -192,3 +192,65 @@ fn the_indexed_jobs_shards_run_as_processes_merge_into_the_unsharded_summary() {
         .collect();
     assert!(written.len() > 1 && results.join("junit.xml").exists(), "{written:?}");
 }
+
+/// A results line of case `id` (run `repeat`), passed or not, without a report.
+fn line(id: usize, repeat: u32, passed: bool) -> String {
+    let failures = if passed {
+        "[]"
+    } else {
+        "[\"status: expected success, got failed\"]"
+    };
+    format!(
+        "{{\"suite\":\"s\",\"caseId\":\"case-{id}\",\"repeat\":{repeat},\"shard\":null,\"passed\":{passed},\"failures\":{failures},\"durationMs\":1,\"report\":null}}\n"
+    )
+}
+
+#[test]
+fn merge_and_compare_fold_many_lines_into_per_case_counts() {
+    // 20,000 cases run twice: the first runs in one file, the second in another (two shards
+    // of repeats); the candidate fails the second run of every 7th case.
+    let dir = Root::empty();
+    let n = 20_000;
+    let runs = |repeat, flip: bool| -> String { (0..n).map(|i| line(i, repeat, !(flip && i % 7 == 0))).collect() };
+    let first = dir.write("base1.jsonl", runs(1, false));
+    let second = dir.write("base2.jsonl", runs(2, false));
+    dir.write("base.jsonl", runs(1, false) + &runs(2, false));
+    dir.write("candidate.jsonl", runs(2, true) + &runs(1, false));
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let merged = orch_json(
+        &["test", "--merge", &path(&first), &path(&second), "--format", "json"],
+        0,
+    );
+    let cases = merged["cases"].as_array().unwrap();
+    assert_eq!((merged["passed"].as_u64(), cases.len()), (Some(n as u64), n));
+    assert!(cases.iter().all(|c| c["runs"] == 2 && c["passedRuns"] == 2));
+    // By suite and id: `case-0`, `case-1`, `case-10`, ...
+    assert_eq!(
+        (cases[0]["id"].as_str(), cases[2]["id"].as_str()),
+        (Some("case-0"), Some("case-10"))
+    );
+    assert_eq!(merged["passHatK"], serde_json::json!({"1": 1.0, "2": 1.0}));
+    let file = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let compared = json(
+        &Test::new(&repo())
+            .args([
+                "compare",
+                &file("base.jsonl"),
+                &file("candidate.jsonl"),
+                "--format",
+                "json",
+            ])
+            .status(1)
+            .any_stderr()
+            .run(),
+    );
+    let flipped = (0..n).filter(|i| i % 7 == 0).count() as u64;
+    assert_eq!(compared["regressed"].as_u64(), Some(flipped));
+    assert_eq!(compared["cases"].as_array().unwrap().len(), n);
+    assert_eq!(compared["candidate"]["runs"].as_u64(), Some(2 * n as u64));
+    let regressed = &compared["cases"][0];
+    assert_eq!(
+        (regressed["id"].as_str(), regressed["change"].as_str()),
+        (Some("case-0"), Some("regressed"))
+    );
+}
