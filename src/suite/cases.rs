@@ -94,6 +94,10 @@ pub fn made(
             error(d.pos, "missing-reference", message);
         }
     }
+    if e.not_contains.iter().flatten().any(String::is_empty) {
+        let message = "`notContains` holds an empty string, which every output contains: the case could never pass";
+        error(c.pos, "invalid-value", message.into());
+    }
     let matches = compile_matches(e.matches.iter().flatten(), error);
     let id = id?;
     Some(Case {

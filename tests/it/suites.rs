@@ -835,3 +835,21 @@ fn not_contains_fails_a_case_whose_output_holds_the_word_in_any_case() {
     assert!(stdout(&out).contains("bad.yaml:4:"), "{}", stdout(&out));
     assert!(stdout(&out).contains("notContains"), "{}", stdout(&out));
 }
+
+#[test]
+fn an_empty_not_contains_word_is_refused_since_every_output_contains_it() {
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: a\n    prompt: Aladdin\n    expect: { notContains: [\"\"] }\n",
+    );
+    Test::new(root.path())
+        .args(["test", "s.yaml"])
+        .status(2)
+        .stdout("")
+        .stderr(
+            "s.yaml:2:5: error: `notContains` holds an empty string, which every output contains: the case could never pass\n\
+             error: the suite has 1 error (nothing ran)\n",
+        )
+        .run();
+}
