@@ -111,3 +111,36 @@ fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) -> s
 fn resolve_format<F>(flag: Option<F>, tree: F, json: F) -> F {
     flag.unwrap_or(if std::io::stdout().is_terminal() { tree } else { json })
 }
+
+/// The input FILEs of `stats` and `tune` and the one file a flag of theirs names (`flag`,
+/// written or read), checked apart: no file written is another, and standard input (`-`) is
+/// read at most once.
+fn inputs_apart(
+    files: &[std::path::PathBuf],
+    flag: &'static str,
+    other: Option<&std::path::Path>,
+    writes: bool,
+) -> Result<(), CommandError> {
+    use crate::suite::Named;
+    let input = |path| Named {
+        flag: "FILE",
+        path,
+        writes: false,
+    };
+    let named: Vec<Named> = files
+        .iter()
+        .map(|p| input(p.as_path()))
+        .chain(other.map(|path| Named { flag, path, writes }))
+        .collect();
+    crate::suite::files_apart(&named).map_err(CommandError::usage)?;
+    let reads = named
+        .iter()
+        .filter(|n| !n.writes && crate::read::is_stdin(n.path))
+        .count();
+    if reads > 1 {
+        return Err(CommandError::usage(
+            "standard input (`-`) can be read once: name it once",
+        ));
+    }
+    Ok(())
+}

@@ -10,32 +10,14 @@ use super::resolve_format;
 use crate::cli::{StatsArgs, StatsFormat};
 use crate::config::SuccessRates;
 use crate::exit::{CommandError, Exit};
-use crate::read::{is_stdin, Entry};
+use crate::read::Entry;
 use crate::render::{render_tree, stats_markdown, stats_tree, Style};
 use crate::stats::{distinct, read_all, Tally};
-use crate::suite::{files_apart, Named};
 
 /// Reads every file, prints the analytics, and writes the learned rates when asked.
 /// Unreadable or malformed input (located `file:line:column`) exits 2 and writes nothing.
 pub fn stats(args: StatsArgs) -> Result<Exit> {
-    let named: Vec<Named> = args
-        .files
-        .iter()
-        .map(|path| Named {
-            flag: "FILE",
-            path,
-            writes: false,
-        })
-        .chain(args.success_rates.as_deref().map(|path| Named {
-            flag: "--success-rates",
-            path,
-            writes: true,
-        }))
-        .collect();
-    files_apart(&named).map_err(CommandError::usage)?;
-    if args.files.iter().filter(|f| is_stdin(f)).count() > 1 {
-        return Err(CommandError::usage("standard input (`-`) can be read once: name it once").into());
-    }
+    super::inputs_apart(&args.files, "--success-rates", args.success_rates.as_deref(), true)?;
     let (files, repeats) = distinct(&args.files);
     for warning in repeats {
         let _ = writeln!(std::io::stderr(), "{}", crate::text::printable(&warning));

@@ -11,31 +11,11 @@ use super::resolve_format;
 use crate::cli::{TuneArgs, TuneFormat};
 use crate::config::{self, locate_root};
 use crate::exit::{CommandError, Exit};
-use crate::read::is_stdin;
 use crate::render::{render_tree, tune_markdown, tune_tree, Style};
-use crate::suite::{files_apart, Named};
 
 /// Reads the labels, then every file; prints the proposals; writes the copy when asked.
 pub fn tune(args: TuneArgs) -> Result<Exit> {
-    let named: Vec<Named> = args
-        .files
-        .iter()
-        .map(|path| Named {
-            flag: "FILE",
-            path,
-            writes: false,
-        })
-        .chain(args.labels.as_deref().map(|path| Named {
-            flag: "--labels",
-            path,
-            writes: false,
-        }))
-        .collect();
-    files_apart(&named).map_err(CommandError::usage)?;
-    let stdin_uses = args.files.iter().chain(&args.labels).filter(|f| is_stdin(f)).count();
-    if stdin_uses > 1 {
-        return Err(CommandError::usage("standard input (`-`) can be read once: name it once").into());
-    }
+    super::inputs_apart(&args.files, "--labels", args.labels.as_deref(), false)?;
     let root = locate_root(args.config.as_deref());
     let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
     let tuning = crate::tune::tune(&config, &args.files, args.labels.as_deref()).map_err(CommandError::usage)?;
