@@ -107,7 +107,8 @@ impl RoutingTally {
         });
         let primary = routing.map_or("", |r| r.primary.as_str());
         let primary_right = expect.primary.as_deref().is_none_or(|p| p == primary);
-        let right = |threshold: f64| primary_right && want.as_deref().is_none_or(|w| same_set(w, routing, threshold));
+        let members = want.as_deref().map(|w| Members::of(w, routing));
+        let right = |threshold: f64| primary_right && members.as_ref().is_none_or(|m| m.same_set(threshold));
         self.runs += 1;
         self.right_today += u64::from(right(self.today));
         for (k, right_at) in self.right_at.iter_mut().enumerate() {
@@ -188,27 +189,56 @@ fn selected(routing: Option<&RoutingSeen>, threshold: f64) -> BTreeSet<&str> {
     primary.into_iter().chain(supporting).collect()
 }
 
-/// Whether the departments a run selects at `threshold` (see [`selected`]) are exactly
-/// `want` (sorted, each once), without building the set: this runs 101 times a run.
-fn same_set(want: &[&str], routing: Option<&RoutingSeen>, threshold: f64) -> bool {
-    let Some(r) = routing else {
-        return want.is_empty();
-    };
-    let has = |d: &str| want.binary_search(&d).is_ok();
-    let mut found = 0;
-    if !r.primary.is_empty() {
-        if !has(&r.primary) {
+/// A run's stored routing against the departments its case wants (sorted, each once): the
+/// names compared once, so each of the 101 thresholds only compares relevances.
+struct Members {
+    /// The run selects a primary (it counts once when it is wanted).
+    primary: bool,
+    /// The primary is not wanted: no threshold makes the set right.
+    never: bool,
+    /// Each other scored department's relevance, and whether it is wanted.
+    others: Vec<(f64, bool)>,
+    /// How many departments are wanted.
+    wanted: usize,
+}
+
+impl Members {
+    /// The names of `routing` looked up in `want` once.
+    fn of(want: &[&str], routing: Option<&RoutingSeen>) -> Members {
+        let has = |d: &str| want.binary_search(&d).is_ok();
+        let Some(r) = routing else {
+            return Members {
+                primary: false,
+                never: false,
+                others: Vec::new(),
+                wanted: want.len(),
+            };
+        };
+        let primary = !r.primary.is_empty();
+        let others = r.scores.iter().filter(|s| s.department != r.primary);
+        Members {
+            primary,
+            never: primary && !has(&r.primary),
+            others: others.map(|s| (s.relevance, has(&s.department))).collect(),
+            wanted: want.len(),
+        }
+    }
+
+    /// Whether the departments the run selects at `threshold` (see [`selected`]) are exactly
+    /// the wanted ones.
+    fn same_set(&self, threshold: f64) -> bool {
+        if self.never {
             return false;
         }
-        found += 1;
-    }
-    for s in r.scores.iter().filter(|s| s.department != r.primary) {
-        if crate::plan::supports(s.relevance, threshold) {
-            if !has(&s.department) {
-                return false;
+        let mut found = usize::from(self.primary);
+        for &(relevance, wanted) in &self.others {
+            if crate::plan::supports(relevance, threshold) {
+                if !wanted {
+                    return false;
+                }
+                found += 1;
             }
-            found += 1;
         }
+        found == self.wanted
     }
-    found == want.len()
 }
