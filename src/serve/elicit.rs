@@ -37,7 +37,8 @@ impl Asker {
     /// Asks `question` with the schema `{"answer": string}` (required): the answer when
     /// accepted, `None` when declined, cancelled, failed or not a string.
     pub async fn answer(&self, question: &str) -> Option<String> {
-        let schema = ElicitationSchema::builder().required_string("answer").build().ok()?;
+        let schema = ElicitationSchema::builder().required_string("answer").build();
+        let schema = schema.expect("a fixed schema of one string builds");
         let content = self.ask(question, schema).await.ok()?;
         content?.get("answer")?.as_str().map(str::to_string)
     }
@@ -48,10 +49,8 @@ impl Asker {
         let schema = ElicitationSchema::builder()
             .required_bool("approve")
             .optional_string("reason")
-            .build();
-        let Ok(schema) = schema else {
-            return Approval::Unanswered;
-        };
+            .build()
+            .expect("a fixed schema of a boolean and a string builds");
         match self.ask(message, schema).await {
             Err(ElicitationAction::Decline) => Approval::Declined,
             Err(_) => Approval::Unanswered,

@@ -21,21 +21,22 @@ const CANCELLED: &str = "no answer (the elicitation was cancelled)";
 /// The reason of an item whose elicitation was declined.
 const DECLINED: &str = "declined";
 
-/// Who answers a served run's questions, and who decides its gated items.
+/// Who answers a served run's questions, and who decides its gated items: one client's user,
+/// asked one thing at a time whichever asks.
 pub(super) fn deciders(asker: Option<Asker>, approvals: McpApprovals) -> (Arc<dyn Answerer>, Arc<dyn Approver>) {
-    let approver: Arc<dyn Approver> = match (approvals, &asker) {
-        (McpApprovals::Prompt, Some(asker)) => Arc::new(Elicited {
-            asker: asker.clone(),
+    let elicited = asker.map(|asker| {
+        Arc::new(Elicited {
+            asker,
             turn: tokio::sync::Mutex::new(()),
-        }),
+        })
+    });
+    let approver: Arc<dyn Approver> = match (approvals, &elicited) {
+        (McpApprovals::Prompt, Some(elicited)) => elicited.clone(),
         (McpApprovals::Prompt, None) => Arc::new(Unasked),
         (flag, _) => Arc::new(super::setup::flag(flag.flag())),
     };
-    let answerer: Arc<dyn Answerer> = match asker {
-        Some(asker) => Arc::new(Elicited {
-            asker,
-            turn: tokio::sync::Mutex::new(()),
-        }),
+    let answerer: Arc<dyn Answerer> = match elicited {
+        Some(elicited) => elicited,
         None => Arc::new(NoAnswers),
     };
     (answerer, approver)
@@ -60,16 +61,16 @@ impl Approver for Elicited {
     fn decide<'a>(&'a self, item: &'a GateItem) -> BoxFuture<'a, Verdict> {
         Box::pin(async move {
             let _turn = self.turn.lock().await;
-            let (denial, by) = match self.asker.approve(&subject(item)).await {
+            let denial = match self.asker.approve(&subject(item)).await {
                 Approval::Approved => return Verdict::Approved(DecidedBy::Prompt),
-                Approval::Denied(reason) => (
-                    Denial::by_person(reason.unwrap_or_else(|| NO_REASON.to_string())),
-                    DecidedBy::Prompt,
-                ),
-                Approval::Declined => (Denial::by_person(DECLINED), DecidedBy::Prompt),
-                Approval::Unanswered => (Denial::by_policy(CANCELLED), DecidedBy::Prompt),
+                Approval::Denied(reason) => Denial::by_person(reason.unwrap_or_else(|| NO_REASON.to_string())),
+                Approval::Declined => Denial::by_person(DECLINED),
+                Approval::Unanswered => Denial::by_policy(CANCELLED),
             };
-            Verdict::Denied { denial, by }
+            Verdict::Denied {
+                denial,
+                by: DecidedBy::Prompt,
+            }
         })
     }
 }

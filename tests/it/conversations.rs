@@ -10,7 +10,7 @@ use crate::common::mock::{bodies, chat_reply};
 use crate::common::{json, stderr, Root, Test};
 
 /// Three departments on the simulated provider; `clarifyBelow` 0.5, the fallback `story`.
-const TEAM: &str = "routing: { clarifyBelow: 0.5, fallbackDepartment: story }\n\
+pub(crate) const TEAM: &str = "routing: { clarifyBelow: 0.5, fallbackDepartment: story }\n\
 departments:\n\
   - { id: story, name: Story, description: Plots and scenes, keywords: [scene, plot], head: sh }\n\
   - { id: character, name: Cast, description: Looks and costumes, keywords: [character, costume], head: ch }\n\
@@ -23,7 +23,7 @@ agents:\n\
   - { id: c2, role: specialist, department: character }\n";
 
 /// The question a run of [`TEAM`] asks when it cannot tell which department is meant.
-const WHICH: &str = "Which do you mean: Story (Plots and scenes), Cast (Looks and costumes), Music (Songs)?";
+pub(crate) const WHICH: &str = "Which do you mean: Story (Plots and scenes), Cast (Looks and costumes), Music (Songs)?";
 
 fn run(root: &Root, args: &[&str], status: i32) -> Value {
     let mut line = vec!["run", "--format", "json"];

@@ -12,19 +12,9 @@ use serde_json::{json, Value};
 use crate::common::mcp_client::{client, over_stdio, python};
 use crate::common::{blocking, Root};
 
-/// Three departments on the simulated provider; `clarifyBelow` 0.5, the fallback `story`.
-const TEAM: &str = "routing: { clarifyBelow: 0.5, fallbackDepartment: story }\n\
-departments:\n\
-  - { id: story, name: Story, description: Plots and scenes, keywords: [scene, plot], head: sh }\n\
-  - { id: character, name: Cast, description: Looks and costumes, keywords: [character, costume], head: ch }\n\
-  - { id: music, name: Music, description: Songs, keywords: [song], head: mh }\n\
-agents:\n\
-  - { id: sh, role: head, department: story }\n\
-  - { id: ch, role: head, department: character }\n\
-  - { id: mh, role: head, department: music }\n";
-
-/// The question a run of [`TEAM`] asks when it cannot tell which department is meant.
-const WHICH: &str = "Which do you mean: Story (Plots and scenes), Cast (Looks and costumes), Music (Songs)?";
+// The team and the question of the conversations tests (two character specialists
+// beside the heads).
+use crate::conversations::{TEAM, WHICH};
 
 /// One department whose output needs a person's approval.
 const GATED: &str = "departments:\n\
