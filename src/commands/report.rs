@@ -165,8 +165,7 @@ fn report_value(path: &Path) -> Result<Value, CommandError> {
         Ok(report) if report.get("runId").is_some() => Ok(report),
         // Pretty JSON opens with a lone `{`, which no results line is: a report cut short.
         Err(e) if text.lines().find(|l| !l.trim().is_empty()).map(str::trim) == Some("{") => {
-            let what = e.to_string();
-            let what = what.split(" at line ").next().unwrap_or_default().to_string();
+            let what = crate::text::json_error_words(&e);
             Err(CommandError::usage(format!(
                 "{shown}:{}:{}: not a complete run report: {what}",
                 e.line(),

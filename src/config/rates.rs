@@ -62,7 +62,7 @@ pub enum RatesError {
         "{shown}:{}:{}: not a success-rates file (`orch stats --success-rates`): {}",
         .json.line(),
         .json.column().max(1),
-        without_place(.json)
+        crate::text::json_error_words(.json)
     )]
     Malformed {
         /// The file as messages name it.
@@ -80,12 +80,6 @@ pub enum RatesError {
         /// Its rate.
         rate: f64,
     },
-}
-
-/// A JSON error's words without serde's ` at line L column C` (the message says where first).
-fn without_place(e: &serde_json::Error) -> String {
-    let what = e.to_string();
-    what.split(" at line ").next().unwrap_or_default().to_string()
 }
 
 /// A success-rates file: `{"agents": {ID: {"successRate", "runs"}}}`, ids in sorted order.

@@ -12,6 +12,8 @@ use std::path::Path;
 use std::rc::Rc;
 
 use super::input::{kind, Kind, NotARun};
+use serde::de::DeserializeOwned;
+
 use crate::report::Saved;
 use crate::suite::{Lines, LinesError};
 
@@ -103,6 +105,23 @@ pub fn distinct<P: AsRef<Path>>(paths: &[P]) -> (Vec<&Path>, Vec<String>) {
 /// Reads every file in order, handing each value to `each`; the first malformed value stops
 /// the reading with a message that says where it is (`file:line:column`).
 pub fn read_all(paths: &[impl AsRef<Path>], mut each: impl FnMut(Kind)) -> Result<(), StatsError> {
+    read_values(paths, |doc: Saved, shown, line| {
+        each(kind(doc).map_err(|why| not_a_run(shown, line, why))?);
+        Ok(())
+    })
+}
+
+/// Reads every file in order as values of `T` (JSON lines, or pretty documents: see the
+/// module's doc), handing each to `each` with its file as messages name it and the line it
+/// ends on; the first malformed value, or the first error of `each`, stops the reading.
+pub fn read_values<T, E>(
+    paths: &[impl AsRef<Path>],
+    mut each: impl FnMut(T, &str, usize) -> Result<(), E>,
+) -> Result<(), E>
+where
+    T: DeserializeOwned,
+    E: From<StatsError>,
+{
     for path in paths {
         read_file(path.as_ref(), &mut each)?;
     }
@@ -110,15 +129,18 @@ pub fn read_all(paths: &[impl AsRef<Path>], mut each: impl FnMut(Kind)) -> Resul
 }
 
 /// Reads one file: JSON lines, or a pretty document (see the module's doc).
-fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), StatsError> {
+fn read_file<T: DeserializeOwned, E: From<StatsError>>(
+    path: &Path,
+    each: &mut impl FnMut(T, &str, usize) -> Result<(), E>,
+) -> Result<(), E> {
     let shown = crate::read::display(path);
-    let Some(mut lines) = Lines::input(path)? else {
-        return Err(StatsError::Missing { shown });
+    let Some(mut lines) = Lines::input(path).map_err(StatsError::from)? else {
+        return Err(StatsError::Missing { shown }.into());
     };
     let mut first = true;
-    while let Some((at, line)) = lines.next_line()? {
-        let doc = match serde_json::from_str::<Saved>(line) {
-            Ok(doc) => doc,
+    while let Some((at, line)) = lines.next_line().map_err(StatsError::from)? {
+        let value = match serde_json::from_str::<T>(line) {
+            Ok(value) => value,
             // A first line that opens a value it does not close: a pretty document, read on
             // from that line (the input may be a pipe: it is read once, never opened again).
             Err(e) if std::mem::take(&mut first) && e.is_eof() => {
@@ -126,32 +148,31 @@ fn read_file(path: &Path, each: &mut impl FnMut(Kind)) -> Result<(), StatsError>
                 let rest = std::io::Cursor::new(opening).chain(lines.into_reader());
                 return read_document(rest, at.number - 1, &shown, each);
             }
-            Err(e) => return Err(located(&shown, at.number, &e)),
+            Err(e) => return Err(located(&shown, at.number, &e).into()),
         };
         first = false;
-        each(kind(doc).map_err(|why| not_a_run(&shown, at.number, why))?);
+        each(value, &shown, at.number)?;
     }
     Ok(())
 }
 
 /// Reads pretty JSON values (one report, or several one after another) from `reader`, whose
 /// first byte is on line `skipped + 1` of the file.
-fn read_document(
+fn read_document<T: DeserializeOwned, E: From<StatsError>>(
     reader: impl Read,
     skipped: usize,
     shown: &str,
-    each: &mut impl FnMut(Kind),
-) -> Result<(), StatsError> {
+    each: &mut impl FnMut(T, &str, usize) -> Result<(), E>,
+) -> Result<(), E> {
     let newlines = Rc::new(Cell::new(skipped));
     let counted = LineCount {
         inner: BufReader::new(reader),
         newlines: newlines.clone(),
     };
-    for doc in serde_json::Deserializer::from_reader(counted).into_iter::<Saved>() {
-        let doc = doc.map_err(|e| located(shown, skipped + e.line(), &e))?;
+    for value in serde_json::Deserializer::from_reader(counted).into_iter::<T>() {
+        let value = value.map_err(|e| located(shown, skipped + e.line(), &e))?;
         // The parser reads a byte at a time and stops at the value's end: its last line.
-        let line = newlines.get() + 1;
-        each(kind(doc).map_err(|why| not_a_run(shown, line, why))?);
+        each(value, shown, newlines.get() + 1)?;
     }
     Ok(())
 }
@@ -174,13 +195,11 @@ impl<R: BufRead> Read for LineCount<R> {
 
 /// A JSON syntax or type error at `line` (of the file), with its column.
 fn located(shown: &str, line: usize, e: &serde_json::Error) -> StatsError {
-    let what = e.to_string();
-    let what = what.split(" at line ").next().unwrap_or_default();
     StatsError::Malformed {
         shown: shown.to_string(),
         line,
         column: e.column().max(1),
-        why: what.to_string(),
+        why: crate::text::json_error_words(e),
     }
 }
 

@@ -18,7 +18,8 @@ mod summary;
 mod tally;
 mod variants;
 
-pub use files::{distinct, read_all};
+pub use files::{distinct, read_all, read_values, StatsError};
+pub use input::NotARun;
 pub use judges::JudgeStats;
 pub use review::line as review_line;
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};

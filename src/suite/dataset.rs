@@ -183,8 +183,7 @@ fn lines_error(e: LinesError, shown: &str) -> Diagnostic {
 
 /// Why a row is not JSON, in serde's words, placed in the row (its line is the row's).
 fn not_json(e: &serde_json::Error) -> String {
-    let words = e.to_string();
-    let words = words.split(" at line ").next().unwrap_or("");
+    let words = crate::text::json_error_words(e);
     format!("not JSON: {words} (column {})", e.column())
 }
 

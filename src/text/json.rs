@@ -3,6 +3,12 @@
 
 use serde_json::Value;
 
+/// A JSON error's words without serde's ` at line L column C` (the message says where first).
+pub fn json_error_words(e: &serde_json::Error) -> String {
+    let what = e.to_string();
+    what.split(" at line ").next().unwrap_or_default().to_string()
+}
+
 /// Where a JSON value may start, at most this many candidates tried.
 const MAX_STARTS: usize = 64;
 

@@ -12,7 +12,7 @@ mod words;
 
 pub use cut::{cut_middle, stand_in};
 pub use figures::{check_cost, check_quality, first_accepted, round_share, share, share_opt, BadFigure, NO_VALUE};
-pub use json::{first_json_value, json_excerpt};
+pub use json::{first_json_value, json_error_words, json_excerpt};
 pub use markdown::{longest_backtick_run, markdown_code, Align, MarkdownTable};
 pub use markup::escape_markup;
 pub use printable::{printable, printable_lines, printable_text};

@@ -1,11 +1,12 @@
 //! Reading `orch tune`'s inputs a value at a time: results files and reports one a line, or
 //! pretty reports (one, or several concatenated), told apart by the first line as
-//! `orch stats` tells them; memory is bounded by the longest value, never by the file.
+//! `orch stats` tells them (with its reader); memory is bounded by the longest value, never by the file.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::Path;
 
 use super::input::{run_of, Run, Seen};
+use crate::stats::StatsError;
 use crate::suite::{Lines, LinesError};
 
 /// Why `orch tune`'s inputs cannot be read, and where (`FILE:LINE: …`).
@@ -20,6 +21,10 @@ pub enum TuneError {
         /// The path as messages name it.
         shown: String,
     },
+    /// A results file or report that cannot be read, or a value that is not JSON (as
+    /// `orch stats` says it).
+    #[error(transparent)]
+    Read(#[from] StatsError),
     /// A value that is not what the file must hold.
     #[error("{shown}:{line}: {why}")]
     Malformed {
@@ -50,58 +55,15 @@ pub fn lines_of(path: &Path) -> Result<Lines<Box<dyn BufRead>>, TuneError> {
     })
 }
 
-/// Reads every run of every file in order, handing each to `each`.
+/// Reads every run of every file in order, handing each to `each`: the files are read as
+/// `orch stats` reads them (JSON lines or pretty documents, each value placed at its line).
 pub fn read_runs(paths: &[impl AsRef<Path>], mut each: impl FnMut(Run)) -> Result<(), TuneError> {
-    for path in paths {
-        read_file(path.as_ref(), &mut each)?;
-    }
-    Ok(())
-}
-
-/// One file: JSON lines, or pretty documents when its first line opens a value it does not
-/// close.
-fn read_file(path: &Path, each: &mut impl FnMut(Run)) -> Result<(), TuneError> {
-    let shown = crate::read::display(path);
-    let mut lines = lines_of(path)?;
-    let mut first = true;
-    while let Some((at, line)) = lines.next_line()? {
-        let value = match serde_json::from_str::<Seen>(line) {
-            Ok(value) => value,
-            Err(e) if std::mem::take(&mut first) && e.is_eof() => {
-                let rest = std::io::Cursor::new(format!("{line}\n")).chain(lines.into_reader());
-                return read_documents(rest, at.number - 1, &shown, each);
-            }
-            Err(e) => return Err(TuneError::at(&shown, at.number, not_a_run(&e))),
-        };
-        first = false;
-        hand(value, &shown, at.number, each)?;
-    }
-    Ok(())
-}
-
-/// Pretty JSON values one after another, the first starting on line `skipped + 1`.
-fn read_documents(reader: impl Read, skipped: usize, shown: &str, each: &mut impl FnMut(Run)) -> Result<(), TuneError> {
-    let stream = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader)).into_iter::<Seen>();
-    for value in stream {
-        let value = value.map_err(|e| TuneError::at(shown, skipped + e.line().max(1), not_a_run(&e)))?;
-        hand(value, shown, skipped + 1, each)?;
-    }
-    Ok(())
-}
-
-/// A value handed on as a run (a results line without a report is passed over).
-fn hand(value: Seen, shown: &str, line: usize, each: &mut impl FnMut(Run)) -> Result<(), TuneError> {
-    match run_of(value) {
-        Ok(Some(run)) => each(run),
-        Ok(None) => {}
-        Err(why) => return Err(TuneError::at(shown, line, why)),
-    }
-    Ok(())
-}
-
-/// The parser's words without their place, after what the value should have been.
-fn not_a_run(e: &serde_json::Error) -> String {
-    let what = e.to_string();
-    let what = what.split(" at line ").next().unwrap_or_default().to_string();
-    format!("not a results line or run report: {what}")
+    crate::stats::read_values(paths, |value: Seen, shown, line| {
+        match run_of(value) {
+            Ok(Some(run)) => each(run),
+            Ok(None) => {}
+            Err(why) => return Err(TuneError::at(shown, line, why)),
+        }
+        Ok(())
+    })
 }

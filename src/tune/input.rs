@@ -6,6 +6,8 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use crate::stats::NotARun;
+
 /// One JSON value of an input: a results line (`caseId`, `expect`, `report`) or a report.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -94,18 +96,16 @@ pub struct Run {
     pub report: Box<Seen>,
 }
 
-/// Why a JSON value is not a run `orch tune` can learn from.
-pub const NEITHER: &str = "neither a results line (`orch test --results`) nor a run report (`orch run --format json`)";
-
-/// The run a value holds; `Ok(None)` for a results line without a report; an error when it
-/// is neither kind of value.
-pub fn run_of(value: Seen) -> Result<Option<Run>, &'static str> {
+/// The run a value holds; `Ok(None)` for a results line without a report; why not, as
+/// `orch stats` says it, when it is neither kind of value or its report has no status.
+pub fn run_of(value: Seen) -> Result<Option<Run>, NotARun> {
     match (value.case_id.is_some(), value.report) {
         // A case that forces its departments says nothing of routing.
-        (true, Some(report)) => Ok(Some(Run {
+        (true, Some(report)) if report.status.is_some() => Ok(Some(Run {
             expect: value.expect.filter(|_| value.forced_departments.is_empty()),
             report,
         })),
+        (true, Some(_)) => Err(NotARun::NoStatus),
         (true, None) => Ok(None),
         (false, _) if value.status.is_some() => Ok(Some(Run {
             expect: None,
@@ -116,6 +116,6 @@ pub fn run_of(value: Seen) -> Result<Option<Run>, &'static str> {
                 ..Seen::default()
             }),
         })),
-        (false, _) => Err(NEITHER),
+        (false, _) => Err(NotARun::Neither),
     }
 }

@@ -30,8 +30,7 @@ pub fn read(path: &Path) -> Result<HashMap<AttemptKey, bool>, TuneError> {
     let mut labels = HashMap::new();
     while let Some((at, line)) = lines.next_line()? {
         let label: Label = serde_json::from_str(line).map_err(|e| {
-            let what = e.to_string();
-            let what = what.split(" at line ").next().unwrap_or_default().to_string();
+            let what = crate::text::json_error_words(&e);
             TuneError::at(
                 &shown,
                 at.number,

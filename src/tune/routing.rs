@@ -27,8 +27,11 @@ pub struct RoutingTally {
     right_today: u64,
     /// Of them, routed right at each candidate threshold.
     right_at: [u64; STEPS],
-    /// Per department, (missed, added) at today's threshold, in config order first.
+    /// Per department, (missed, added) at today's threshold: the config's in its order,
+    /// then the others as met (sorted by name at the end).
     departments: Vec<DepartmentTuning>,
+    /// How many of `departments` are the config's.
+    known: usize,
     /// Where each department is in `departments`.
     at: HashMap<String, usize>,
 }
@@ -81,6 +84,7 @@ impl RoutingTally {
             right_today: 0,
             right_at: [0; STEPS],
             departments: Vec::new(),
+            known: config.departments.len(),
             at: HashMap::new(),
         };
         for d in &config.departments {
@@ -114,14 +118,13 @@ impl RoutingTally {
         for (k, right_at) in self.right_at.iter_mut().enumerate() {
             *right_at += u64::from(right(step(k)));
         }
-        let Some(wanted) = &expect.departments else { return };
-        let wanted: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
+        let Some(want) = &want else { return };
         let got = selected(routing, self.today);
-        for d in wanted.difference(&got) {
+        for d in want.iter().filter(|d| !got.contains(*d)) {
             let i = self.department(d);
             self.departments[i].missed += 1;
         }
-        for d in got.difference(&wanted) {
+        for d in got.iter().filter(|d| want.binary_search(d).is_err()) {
             let i = self.department(d);
             self.departments[i].added += 1;
         }
@@ -142,7 +145,8 @@ impl RoutingTally {
     }
 
     /// The proposal.
-    pub fn finish(self) -> RoutingTuning {
+    pub fn finish(mut self) -> RoutingTuning {
+        self.departments[self.known..].sort_by(|a, b| a.department.cmp(&b.department));
         let share = |right: u64| round4(right as f64 / self.runs as f64);
         let proposed = (self.runs > 0).then(|| {
             let best = (0..STEPS)

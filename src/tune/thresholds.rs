@@ -23,7 +23,7 @@ pub const MIN_LABELS: u64 = 10;
 /// The labels still waiting for their attempt, and the verdicts matched so far.
 pub struct ThresholdTally {
     /// Labels by run id, then (agent, attempt).
-    waiting: HashMap<String, HashMap<(String, u32), bool>>,
+    waiting: Waiting,
     /// Per agent, the person's passes and fails by whole score (its floor).
     agents: BTreeMap<String, Verdicts>,
 }
@@ -66,12 +66,21 @@ pub struct ProposedThreshold {
     pub kappa: f64,
 }
 
+/// Labels by run id, then agent id, then attempt: a run's attempts are looked up without
+/// building a key.
+type Waiting = HashMap<String, HashMap<String, HashMap<u32, bool>>>;
+
 impl ThresholdTally {
     /// Waiting for these labels.
     pub fn new(labels: HashMap<AttemptKey, bool>) -> Self {
-        let mut waiting: HashMap<String, HashMap<(String, u32), bool>> = HashMap::new();
+        let mut waiting: Waiting = HashMap::new();
         for ((run, agent, attempt), pass) in labels {
-            waiting.entry(run).or_default().insert((agent, attempt), pass);
+            waiting
+                .entry(run)
+                .or_default()
+                .entry(agent)
+                .or_default()
+                .insert(attempt, pass);
         }
         ThresholdTally {
             waiting,
@@ -87,9 +96,10 @@ impl ThresholdTally {
         };
         for sp in run.report.departments.iter().flat_map(|d| &d.specialist_results) {
             for a in &sp.attempts {
-                let Some(pass) = labels.remove(&(sp.agent_id.clone(), a.attempt)) else {
+                let Some(pass) = labels.get_mut(&sp.agent_id).and_then(|l| l.remove(&a.attempt)) else {
                     continue;
                 };
+                // Once per labelled attempt: the labels bound it, not the runs.
                 let verdicts = self.agents.entry(sp.agent_id.clone()).or_insert(Verdicts {
                     passes: [0; SCORES],
                     fails: [0; SCORES],

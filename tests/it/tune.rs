@@ -198,6 +198,18 @@ fn routing_accuracy_misses_additions_and_the_best_supporting_threshold_by_hand()
         })
     );
     assert_eq!(out["agents"], json!([]));
+    // Departments the config does not have come after its own, by name (not as first met).
+    let none = json!([]);
+    let unknown = |case: &str, want: &str| {
+        let expect = Some(json!({"departments": ["story", want]}));
+        run_line(case, case, "story", &[("story", 0.6)], expect, none.clone())
+    };
+    root.write("more.jsonl", unknown("u1", "zeta") + &unknown("u2", "alpha"));
+    let out = tune_json(&root, &["more.jsonl"]);
+    let names: Vec<&str> = (out["routing"]["departments"].as_array().unwrap().iter())
+        .map(|d| d["department"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["character", "story", "visual", "alpha", "zeta"]);
     // Today at 0.45, inside the best range [0.40, 1.00]: the tie goes to today's value.
     root.write("orch.yaml", "routing:\n  supportingThreshold: 0.45\n");
     let out = tune_json(&root, &["results.jsonl"]);
@@ -366,9 +378,22 @@ fn unreadable_or_malformed_inputs_exit_2_at_file_and_line() {
         .args(["tune", "results.jsonl"])
         .status(2)
         .stderr(
-            "error: results.jsonl:9: not a results line or run report: invalid type: integer `3`, expected struct Seen\n",
+            "error: results.jsonl:9:27: not a results line or run report: invalid type: integer `3`, expected struct Seen\n",
         )
         .run();
+    // Pretty values one after another: each is placed at the line it ends on, and a report
+    // without a status is refused as `orch stats` refuses it.
+    root.write(
+        "two.json",
+        "{\n  \"caseId\": \"a\",\n  \"report\": null\n}\n{\n  \"caseId\": \"b\",\n  \"report\": {\n    \"runId\": \"r\"\n  }\n}\n",
+    );
+    for command in ["tune", "stats"] {
+        Test::new(root.path())
+            .args([command, "two.json"])
+            .status(2)
+            .stderr("error: two.json:10: the results line's report has no `status`\n")
+            .run();
+    }
     root.write("results.jsonl", routed_runs());
     root.write(
         "labels.jsonl",
