@@ -24,6 +24,8 @@ pub enum Approval {
     Declined,
     /// Cancelled, or no answer came (the request failed).
     Unanswered,
+    /// Accepted, but without a boolean `approve`: no verdict given.
+    NoVerdict,
 }
 
 impl Asker {
@@ -61,7 +63,7 @@ impl Asker {
                 match content.get("approve").and_then(Value::as_bool) {
                     Some(true) => Approval::Approved,
                     Some(false) => Approval::Denied(reason),
-                    None => Approval::Unanswered,
+                    None => Approval::NoVerdict,
                 }
             }
         }

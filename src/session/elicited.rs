@@ -18,6 +18,8 @@ use crate::serve::{Approval, Asker};
 const CANNOT_ASK: &str = "no answer (the MCP client does not support elicitation)";
 /// The reason of an item whose elicitation was cancelled or failed.
 const CANCELLED: &str = "no answer (the elicitation was cancelled)";
+/// The reason of an item whose accepted elicitation said neither yes nor no.
+const NO_VERDICT: &str = "no answer (the accepted form had no boolean `approve`)";
 /// The reason of an item whose elicitation was declined.
 const DECLINED: &str = "declined";
 
@@ -66,6 +68,7 @@ impl Approver for Elicited {
                 Approval::Denied(reason) => Denial::by_person(reason.unwrap_or_else(|| NO_REASON.to_string())),
                 Approval::Declined => Denial::by_person(DECLINED),
                 Approval::Unanswered => Denial::by_policy(CANCELLED),
+                Approval::NoVerdict => Denial::by_policy(NO_VERDICT),
             };
             Verdict::Denied {
                 denial,

@@ -145,6 +145,11 @@ fn a_declined_approval_or_a_client_that_cannot_be_asked_is_a_denial() {
     let (result, _) = elicited_run(root.path(), "prompt", json!([{"action": "cancel"}]), "the scene");
     let cancelled = json!("denied by policy: no answer (the elicitation was cancelled)");
     assert_eq!(department(&result), (json!("denied"), cancelled));
+    // Accepted without a boolean `approve`: no verdict, denied by policy, with its own words.
+    let neither = json!([{"action": "accept", "content": {"approve": "maybe", "reason": "unsure"}}]);
+    let (result, _) = elicited_run(root.path(), "prompt", neither, "the scene");
+    let none = json!("denied by policy: no answer (the accepted form had no boolean `approve`)");
+    assert_eq!(department(&result), (json!("denied"), none));
     // `--approvals prompt` to a client without elicitation: denied, nobody asked.
     let python = python().unwrap();
     let command = json!([
