@@ -233,6 +233,8 @@ impl Engine {
             server: record.server.as_deref(),
             arguments: &record.arguments,
         });
+        // A call refused, denied or waiting never ran: it took no time.
+        let mut executed = false;
         let outcome = match (admit, verdict) {
             (Admit::Refuse { why, .. }, _) => refused(why, None),
             (_, Some(Verdict::Denied { denial, .. })) => refused(Refusal::Denied(denial), Some(Approval::Denied)),
@@ -254,6 +256,7 @@ impl Engine {
                     arguments,
                 };
                 record.in_doubt = turn.host.in_doubt(&request.id);
+                executed = true;
                 match turn.host.call(&request).with_context(span.clone()).await {
                     Err(e @ ToolError::NotRecorded { .. }) => {
                         end_tool_span(&span, "", Some("not_recorded"));
@@ -273,8 +276,8 @@ impl Engine {
         record.error = (!record.ok).then(|| shown.clone());
         record.result = shown;
         record.cut = cut > 0;
-        record.latency_ms = t0.elapsed().as_millis() as u64;
-        record.finished_at = self.elapsed_ms();
+        record.latency_ms = if executed { t0.elapsed().as_millis() as u64 } else { 0 };
+        record.finished_at = if executed { self.elapsed_ms() } else { started_at };
         record.approval = outcome.approval;
         Ok(record)
     }

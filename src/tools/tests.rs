@@ -21,11 +21,17 @@ pub fn fixture() -> PathBuf {
     path
 }
 
-/// A config with one server `s` running `command args` (timeout 1 s) and a head using it.
+/// A config with one server `s` running `command args` (timeout 10 s: start-up and calls
+/// finish well within it, however loaded the machine) and a head using it.
 fn config(command: &str, args: &[&str]) -> Config {
+    timed_config(command, args, 10)
+}
+
+/// [`config`] with a timeout of `seconds`, for the tests of what a timeout does.
+fn timed_config(command: &str, args: &[&str], seconds: u32) -> Config {
     let args = serde_json::to_string(args).unwrap();
     let yaml = format!(
-        "mcpServers:\n  s: {{ command: {command:?}, args: {args}, timeout: 1, cwd: {:?} }}\n\
+        "mcpServers:\n  s: {{ command: {command:?}, args: {args}, timeout: {seconds}, cwd: {:?} }}\n\
          departments: [{{ id: d, keywords: [x], head: h }}]\n\
          agents: [{{ id: h, role: head, department: d, tools: [{{ server: s }}] }}]\n",
         std::env::temp_dir()
@@ -97,7 +103,7 @@ async fn a_call_answers_with_the_text_and_is_error_is_an_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_timeout_cancels_the_call_and_the_server_goes_on() {
-    let config = config(fixture().to_str().unwrap(), &[]);
+    let config = timed_config(fixture().to_str().unwrap(), &[], 1);
     let servers = started(&config).await;
     assert_eq!(
         servers.call(&request("slow", json!({"seconds": 30}))).await,
@@ -132,7 +138,7 @@ async fn a_server_that_dies_has_exited_and_stays_so() {
 #[tokio::test(flavor = "multi_thread")]
 async fn behind_a_wrapper_that_outlives_it_a_dead_server_has_exited_too() {
     let script = format!("'{}'; exec sleep 100", fixture().display());
-    let config = config("sh", &["-c", &script]);
+    let config = timed_config("sh", &["-c", &script], 1);
     let servers = started(&config).await;
     let exited = Err(ToolError::Exited { server: "s".into() });
     // Neither the pipe (the wrapper holds it) nor the process (now `sleep`) tells: the

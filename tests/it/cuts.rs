@@ -125,7 +125,7 @@ async fn a_deadline_that_cuts_the_summary_is_a_partial_run() {
             "--specialists",
             "never",
             "--deadline",
-            "1",
+            "3",
             "Aladdin",
         ])
         .status(4)

@@ -247,6 +247,11 @@ fn stats_for_people_show_escalations_rungs_and_economy_runs() {
 #[test]
 fn the_html_report_says_when_economy_started() {
     let root = saved_economy_run();
+    // When it started is wall time: pinned, so a loaded machine reads the same page.
+    let saved_text = std::fs::read_to_string(root.path().join("saved.json")).unwrap();
+    let mut saved: Value = serde_json::from_str(&saved_text).unwrap();
+    saved["economy"]["at"] = serde_json::json!(400);
+    root.write("saved.json", saved.to_string());
     Test::new(root.path())
         .args(["report", "saved.json", "--html", "page.html"])
         .status(0)
@@ -254,7 +259,7 @@ fn the_html_report_says_when_economy_started() {
         .run();
     let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
     assert!(
-        page.contains("<p>economy: 80% of maxCalls spent at 0.0 s · lightened music</p>"),
+        page.contains("<p>economy: 80% of maxCalls spent at 0.4 s · lightened music</p>"),
         "{page}"
     );
 }

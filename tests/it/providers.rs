@@ -240,7 +240,9 @@ async fn a_garbage_body_is_a_clear_error() {
 
 #[test]
 fn connection_refused_is_reported() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // Port 9 (discard): privileged and outside the ephemeral range, so no parallel test's
+    // server can take it (a freed port 0 could be).
+    let port = 9;
     let root = solo_on(&format!("http://127.0.0.1:{port}"), ", maxRetries: 1", 10.0);
     let (code, r, _) = run_json(&root, &["Aladdin"]);
     assert_eq!(code, 1);
@@ -395,11 +397,7 @@ async fn requests_per_minute_spaces_calls_and_model_can_be_overridden() {
 
 #[test]
 fn a_provider_refused_on_loopback_fails_at_once_naming_itself_and_its_url() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = 9; // nothing listens there, and no parallel test can (see above)
     for host in ["127.0.0.1", "localhost"] {
         let root = Root::orch_yaml(format!(
             "defaults: {{ provider: local }}\nproviders:\n  local: {{ kind: openai, baseUrl: \"http://{host}:{port}/v1\", apiKeyEnv: SIGNALS_KEY }}\n\

@@ -25,9 +25,10 @@ fn fan_in(uri: &str) -> Root {
     root
 }
 
-/// Records a run where `slow`'s calls take 300 ms; returns (report, cassette hashes, cassette path).
+/// Records a run where `slow`'s calls take 1.5 s (far longer than the other's round trips, however
+/// loaded the machine); returns (report, cassette hashes, cassette path).
 async fn record(slow: &str, root_name: &str) -> (serde_json::Value, BTreeSet<String>, Root) {
-    let script = Script::new(&[]).with_agent_delay(slow, Duration::from_millis(300));
+    let script = Script::new(&[]).with_agent_delay(slow, Duration::from_millis(1500));
     let server = script.serve().await;
     let root = fan_in(&server.uri());
     let cassette = root.path().join(root_name);

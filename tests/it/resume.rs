@@ -129,13 +129,13 @@ async fn killed_when(root: &Root, args: &[&str], ready: impl Fn() -> bool + Send
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_killed_mid_tool_call_and_mid_llm_call_resumes_without_sending_a_finished_call_twice() {
-    let mut heads = Heads::default().asks("h", vec![vec![call("slow", json!({"seconds": 2}))]]);
+    let mut heads = Heads::default().asks("h", vec![vec![call("slow", json!({"seconds": 6}))]]);
     heads.slow_first.insert("g".into(), Duration::from_secs(60));
     let server = heads.serve().await;
     let root = team(&server.uri(), false);
     let (seen, calls) = (heads.clone(), root.path().join("calls.txt"));
     let ready = move || {
-        let slow_arrived = std::fs::read_to_string(&calls).is_ok_and(|t| t.contains("slow 2"));
+        let slow_arrived = std::fs::read_to_string(&calls).is_ok_and(|t| t.contains("slow 6"));
         slow_arrived && seen.agents().contains(&"g".to_string())
     };
     let args = [
@@ -171,7 +171,7 @@ async fn a_run_killed_mid_tool_call_and_mid_llm_call_resumes_without_sending_a_f
         (&call["tool"], &call["inDoubt"], &call["ok"]),
         (&json!("slow"), &json!(true), &json!(true))
     );
-    assert_eq!(tool_log(&root), ["slow 2", "slow 2"], "the call in doubt ran again");
+    assert_eq!(tool_log(&root), ["slow 6", "slow 6"], "the call in doubt ran again");
     // h's first request finished before the kill: never sent again; its second is new.
     let h = heads.bodies("h");
     assert_eq!(h.len(), 2);

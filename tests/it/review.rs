@@ -773,7 +773,7 @@ async fn the_deadline_ends_the_review_and_the_summary_after_it_is_cut_not_run() 
     let yaml = std::fs::read_to_string(studio(&server.uri(), 1, "", "").path().join("orch.yaml")).unwrap();
     let yaml = yaml.replace(
         "aggregation: { review: rv, maxRounds: 1 }",
-        "aggregation: { review: rv, maxRounds: 1, synthesize: true, masterAgent: rv }\nlimits: { deadline: 1 }",
+        "aggregation: { review: rv, maxRounds: 1, synthesize: true, masterAgent: rv }\nlimits: { deadline: 3 }",
     );
     let root = Root::orch_yaml(yaml);
     let out = Test::new(root.path())

@@ -12,8 +12,13 @@ use crate::common::mock::{bodies, chat_reply};
 use crate::common::{json, refused, Root, Test};
 
 /// Two departments on the mock; `character` has three specialists and no keyword the
-/// requests below use; the router `r` answers per `router_reply`.
+/// requests below use; the router `r` answers per `router_reply`, within 10 s.
 async fn studio(method_: &str, router_reply: ResponseTemplate) -> (MockServer, Root) {
+    studio_timed(method_, router_reply, 10).await
+}
+
+/// [`studio`] whose router times out after `timeout` seconds.
+async fn studio_timed(method_: &str, router_reply: ResponseTemplate, timeout: u32) -> (MockServer, Root) {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(body_string_contains("ROUTE THIS REQUEST."))
@@ -31,11 +36,11 @@ async fn studio(method_: &str, router_reply: ResponseTemplate) -> (MockServer, R
              http: {{ maxRetries: 0 }}\n\
              routing: {{ method: {method_}, router: r }}\n\
              departments:\n  - {{ id: character, keywords: [costume], head: ch }}\n  - {{ id: story, keywords: [scene], head: sh }}\n\
-             agents:\n  - {{ id: r, role: router, instructions: \"AGENT:r routes\", executionSettings: {{ timeout: 1 }} }}\n\
+             agents:\n  - {{ id: r, role: router, instructions: \"AGENT:r routes\", executionSettings: {{ timeout: {timeout} }} }}\n\
              \x20 - {{ id: ch, role: head, department: character }}\n  - {{ id: sh, role: head, department: story }}\n\
              \x20 - {{ id: c1, role: specialist, department: character }}\n  - {{ id: c2, role: specialist, department: character }}\n\
              \x20 - {{ id: c3, role: specialist, department: character }}\n",
-            server.uri()
+            server.uri(),
         ));
     (server, root)
 }
@@ -96,24 +101,28 @@ async fn every_router_failure_falls_back_to_keywords_and_says_why() {
         (
             ResponseTemplate::new(500).set_body_string("boom"),
             "the router's call failed: HTTP 500: boom",
+            10,
         ),
         (
             ResponseTemplate::new(200).set_body_json(chat_reply("I would pick the story team.")),
             "the router's reply is not JSON: I would pick the story team.",
+            10,
         ),
         (
             answer(json!({"departments": [{"id": "wardrobe", "relevance": 1}]})),
             "router selected no known department",
+            10,
         ),
         (
             ResponseTemplate::new(200)
                 .set_body_json(chat_reply("{}"))
                 .set_delay(Duration::from_secs(5)),
             "the router's call failed: timed out after 1 s",
+            1,
         ),
     ];
-    for (reply, why) in cases {
-        let (server, root) = studio("hybrid", reply).await;
+    for (reply, why, timeout) in cases {
+        let (server, root) = studio_timed("hybrid", reply, timeout).await;
         let report = run(&root, "Write the opening scene");
         let routing = &report["routing"];
         assert_eq!(routing["method"], "keywords", "{why}");
