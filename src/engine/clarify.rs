@@ -86,20 +86,12 @@ pub async fn ask_round(
 
 /// The report of a run that stopped for input: no department ran.
 pub fn needs_input(engine: &Engine, request: &str, asked: Asked) -> Report {
-    let mut report = Report::master_failed(request, "");
-    report.run_id = engine.run_id.clone();
+    let mut report = super::router::unrouted(engine, request, "");
     report.status = RunStatus::NeedsInput;
     report.error = None;
     report.validation = Validation {
         passed: true,
         ..Validation::default()
-    };
-    report.usage = engine.router_usage();
-    report.usage.calls = report.usage.calls.max(engine.budget.calls());
-    report.metadata.completed_steps = if engine.step_done("router") {
-        vec!["router".into()]
-    } else {
-        Vec::new()
     };
     report.questions = asked.questions;
     report.asks = true;

@@ -158,6 +158,18 @@ fn with_questions(mut report: Report, asked: Asked) -> Report {
 
 /// The report of a request that never reached a department.
 fn failed(engine: &Engine, request: &str, why: &str) -> Report {
+    let report = unrouted(engine, request, why);
+    engine.emit(Event::RunComplete {
+        status: report.status,
+        overall_quality: report.overall_quality,
+        calls: report.usage.calls,
+    });
+    report
+}
+
+/// A failed report of a request no department ran for: the router's usage and step, and
+/// how long the run took.
+pub(super) fn unrouted(engine: &Engine, request: &str, why: &str) -> Report {
     let mut report = Report::master_failed(request, why);
     report.run_id = engine.run_id.clone();
     report.usage = engine.router_usage();
@@ -168,10 +180,6 @@ fn failed(engine: &Engine, request: &str, why: &str) -> Report {
     };
     // A router's call cut short (Ctrl-C) reports no usage, but it was sent: it counts.
     report.usage.calls = report.usage.calls.max(engine.budget.calls());
-    engine.emit(Event::RunComplete {
-        status: report.status,
-        overall_quality: report.overall_quality,
-        calls: report.usage.calls,
-    });
+    report.metadata.total_execution_time = engine.elapsed_ms();
     report
 }

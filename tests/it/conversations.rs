@@ -178,12 +178,17 @@ fn a_journaled_run_that_stopped_for_input_resumes_with_its_answers() {
     assert!(report["request"].as_str().unwrap().ends_with("→ the plot"), "{report}");
 }
 
-/// A team routed by a router on the mock, answering `reply`; every other call answers text.
+/// A team routed by a router on the mock, answering `reply` after 100 ms; every other call
+/// answers text.
 async fn routed(method_: &str, reply: Value) -> (MockServer, Root) {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(body_string_contains("ROUTE THIS REQUEST."))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_reply(&reply.to_string())))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_reply(&reply.to_string()))
+                .set_delay(std::time::Duration::from_millis(100)),
+        )
         .mount(&server)
         .await;
     Mock::given(method("POST"))
@@ -212,6 +217,9 @@ async fn the_router_s_missing_information_and_questions_are_asked() {
                {"id": "q2", "text": "Which day?", "why": "missing: the outlet, the day"}])
     );
     assert_eq!(report["usage"]["calls"], 1);
+    // The run took at least the router's 100 ms, and says so.
+    let took = report["metadata"]["totalExecutionTime"].as_u64().unwrap();
+    assert!(took >= 100, "{took}");
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 1);
     let ask = sent[0]["messages"][1]["content"].as_str().unwrap();
