@@ -1,11 +1,12 @@
 //! The providers a run (or a suite) calls: real ones over HTTP, wrapped to record, read a
 //! cache through, or replaced to replay; built once, shared by every case of a suite.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cli::ReplyArgs;
-use crate::config::{Agent, Config, ProviderKind};
+use crate::config::{Agent, Assigned, Config, ProviderKind, CONTROL};
 use crate::plan::Plan;
 use crate::provider::{api_key, Anthropic, Breakers, HttpClient, OpenAi, Provider, Providers, Simulated};
 use crate::record::{load_cache, load_cassette, Opened, Stack, Tape};
@@ -145,8 +146,8 @@ fn result_budget(config: &Config) -> usize {
 /// A key that a provider in use needs but cannot find stops the run before any call.
 pub(super) fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Result<(), SessionError> {
     // Every provider of every chain: a missing key is not a failure that falls over.
-    for agent in agents_in_use(config, plan) {
-        for name in config.ladder_providers(agent, args.provider.as_deref()) {
+    for agent in agents_in_use(config, plan).into_iter().flat_map(as_runs_may_give) {
+        for name in config.ladder_providers(&agent, args.provider.as_deref()) {
             if let Some(settings) = config.settings.providers.get(&name) {
                 if let Err(e) = api_key(settings.api_key_env.as_deref()) {
                     return Err(SessionError::refused(format!("provider `{name}` cannot be used: {e}")));
@@ -155,6 +156,26 @@ pub(super) fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Resu
         }
     }
     Ok(())
+}
+
+/// `agent` as a run may give it: as assigned; not yet assigned (a suite's cases are each
+/// assigned theirs as they run), as written and as each of its variants.
+fn as_runs_may_give(agent: &Agent) -> Vec<Cow<'_, Agent>> {
+    if agent.variant.is_some() || agent.variants.is_empty() {
+        return vec![Cow::Borrowed(agent)];
+    }
+    let names = std::iter::once(CONTROL).chain(agent.variants.iter().map(|v| v.name.as_str()));
+    names
+        .map(|name| {
+            let mut varied = agent.clone();
+            varied.as_variant(Assigned {
+                name: name.to_string(),
+                slot: 0,
+                forced: true,
+            });
+            Cow::Owned(varied)
+        })
+        .collect()
 }
 
 /// Every agent the plan may call: heads, chosen specialists, the judge, the master.

@@ -141,6 +141,37 @@ fn a_variant_is_forced_and_unknown_names_are_usage_errors() {
         .run();
 }
 
+#[test]
+fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
+    // Variant `b` of `writer` runs on `remote`, whose key is not set: a suite's cases are
+    // each assigned theirs as they run, so `orch test` checks every variant's provider first.
+    let remote =
+        "providers:\n  remote: { kind: openai, baseUrl: \"http://127.0.0.1:9/v1\", apiKeyEnv: ORCH_TEST_UNSET_KEY }\n";
+    let root = config(remote);
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write("orch.yaml", yaml.replace("model: big-model,", "provider: remote,"));
+    root.write(
+        "suite.yaml",
+        "config: .\ndefaults: { specialists: always }\ncases:\n  - { id: one, prompt: Write a short product announcement }\n",
+    );
+    let refusal = "error: provider `remote` cannot be used: environment variable `ORCH_TEST_UNSET_KEY` is not set (it holds the API key)\n";
+    Test::new(root.path())
+        .args(["test", "suite.yaml", "--results", "r.jsonl"])
+        .status(2)
+        .stderr(refusal)
+        .run();
+    assert!(!root.path().join("r.jsonl").exists(), "refused before any run");
+    // A run is assigned its variant first: only the one it gets is checked.
+    let request = "Write a short product announcement";
+    assert_eq!(ran(&root, request, &["--variant", "writer=a"]), "a");
+    Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args([request, "--variant", "writer=b"])
+        .status(2)
+        .stderr(refusal)
+        .run();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_variant_settings_go_on_the_wire() {
     let server = crate::ladders::serve(&["big-model", "m"]).await;
