@@ -9,7 +9,7 @@ use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
 use super::call::Ask;
-use super::clarify::{ask_round, needs_input, Asked, Round};
+use super::clarify::{ask_round, needs_input, unrouted, Asked, Round};
 use super::Engine;
 use crate::config::RoutingMethod;
 use crate::plan::{self, clarifying_reply_schema, parse_router_reply, router_reply_schema, PlanOptions, RouterStep};
@@ -164,22 +164,5 @@ fn failed(engine: &Engine, request: &str, why: &str) -> Report {
         overall_quality: report.overall_quality,
         calls: report.usage.calls,
     });
-    report
-}
-
-/// A failed report of a request no department ran for: the router's usage and step, and
-/// how long the run took.
-pub(super) fn unrouted(engine: &Engine, request: &str, why: &str) -> Report {
-    let mut report = Report::master_failed(request, why);
-    report.run_id = engine.run_id.clone();
-    report.usage = engine.router_usage();
-    report.metadata.completed_steps = if engine.step_done("router") {
-        vec!["router".into()]
-    } else {
-        Vec::new()
-    };
-    // A router's call cut short (Ctrl-C) reports no usage, but it was sent: it counts.
-    report.usage.calls = report.usage.calls.max(engine.budget.calls());
-    report.metadata.total_execution_time = engine.elapsed_ms();
     report
 }
