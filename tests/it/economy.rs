@@ -252,12 +252,7 @@ fn the_html_report_says_when_economy_started() {
     let mut saved: Value = serde_json::from_str(&saved_text).unwrap();
     saved["economy"]["at"] = serde_json::json!(400);
     root.write("saved.json", saved.to_string());
-    Test::new(root.path())
-        .args(["report", "saved.json", "--html", "page.html"])
-        .status(0)
-        .stderr("wrote page.html\n")
-        .run();
-    let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
+    let page = crate::common::html_page(&root, "saved.json");
     assert!(
         page.contains("<p>economy: 80% of maxCalls spent at 0.4 s · lightened music</p>"),
         "{page}"

@@ -483,12 +483,7 @@ async fn the_html_timeline_gives_an_attempt_its_rung() {
     let report = run(&root, &[]);
     let poor = report["departments"][0]["specialistResults"][0]["attempts"][0]["score"].to_string();
     root.write("saved.json", report.to_string());
-    Test::new(root.path())
-        .args(["report", "saved.json", "--html", "page.html"])
-        .status(0)
-        .stderr("wrote page.html\n")
-        .run();
-    let page = std::fs::read_to_string(root.path().join("page.html")).unwrap();
+    let page = crate::common::html_page(&root, "saved.json");
     assert!(
         page.contains(&format!(
             "<title>attempt 2 · rung 1 large ↑ score {poor} &lt; 60 · score "

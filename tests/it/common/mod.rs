@@ -381,3 +381,14 @@ pub async fn signalled_when(
     .await
     .unwrap()
 }
+
+/// The HTML page `orch report FILE --html page.html` writes of the saved report `file`
+/// under `root`.
+pub fn html_page(root: &Root, file: &str) -> String {
+    Test::new(root.path())
+        .args(["report", file, "--html", "page.html"])
+        .status(0)
+        .stderr("wrote page.html\n")
+        .run();
+    std::fs::read_to_string(root.path().join("page.html")).unwrap()
+}
