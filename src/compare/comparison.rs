@@ -240,7 +240,12 @@ fn case_change(
         (_, None) => Change::Removed,
     };
     let p_value = b.zip(c).map(|(b, c)| {
-        let counts = [b.passed_runs, b.runs - b.passed_runs, c.passed_runs, c.runs - c.passed_runs];
+        let counts = [
+            b.passed_runs,
+            b.runs - b.passed_runs,
+            c.passed_runs,
+            c.runs - c.passed_runs,
+        ];
         *tests.entry(counts).or_insert_with(|| {
             let [b_passed, b_failed, c_passed, c_failed] = counts.map(u64::from);
             significant_digits(fisher_two_sided(b_passed, b_failed, c_passed, c_failed), 12)

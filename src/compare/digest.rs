@@ -132,16 +132,28 @@ mod tests {
         struct Around {
             report: Option<Saved>,
         }
-        assert_eq!((&*lean.suite, &*lean.case_id), (full.suite.as_str(), full.case_id.as_str()));
-        assert_eq!((lean.repeat, lean.passed, lean.duration_ms), (full.repeat, full.passed, full.duration_ms));
+        assert_eq!(
+            (&*lean.suite, &*lean.case_id),
+            (full.suite.as_str(), full.case_id.as_str())
+        );
+        assert_eq!(
+            (lean.repeat, lean.passed, lean.duration_ms),
+            (full.repeat, full.passed, full.duration_ms)
+        );
         assert_eq!((lean.failures, lean.error), (full.failures, full.error));
         let around: Around = serde_json::from_str(line).unwrap();
         let (lean, full) = (lean.report.unwrap(), around.report.unwrap());
         assert_eq!(lean.overall_quality, full.overall_quality);
-        assert_eq!((lean.usage.calls, lean.usage.cost_usd), (full.usage.calls, full.usage.cost_usd));
+        assert_eq!(
+            (lean.usage.calls, lean.usage.cost_usd),
+            (full.usage.calls, full.usage.cost_usd)
+        );
         assert_eq!(lean.departments.len(), full.departments.len());
         for (l, f) in lean.departments.iter().zip(&full.departments) {
-            assert_eq!((&*l.department_id, l.status, l.quality_score), (&*f.department_id, f.status, f.quality_score));
+            assert_eq!(
+                (&*l.department_id, l.status, l.quality_score),
+                (&*f.department_id, f.status, f.quality_score)
+            );
             let agents = |l: &DigestSpecialist| (l.agent_id.to_string(), l.first_accepted());
             let full_agents: Vec<_> = (f.specialist_results.iter())
                 .map(|s| (s.agent_id.clone(), s.first_accepted()))

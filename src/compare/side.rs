@@ -295,7 +295,11 @@ impl Side {
         self.cost.add(report.usage.cost_usd);
         self.calls = self.calls.saturating_add(report.usage.calls);
         // A skipped department did no work: it has no quality to count.
-        for department in report.departments.iter().filter(|d| d.status != Some(DepartmentStatus::Skipped)) {
+        for department in report
+            .departments
+            .iter()
+            .filter(|d| d.status != Some(DepartmentStatus::Skipped))
+        {
             tally(&mut self.departments, &department.department_id).add(department.quality_score);
             for specialist in &department.specialist_results {
                 if let Some(accepted) = specialist.first_accepted() {
@@ -360,25 +364,50 @@ mod tests {
     fn a_case_is_a_fixed_size_record_and_its_runs_fold_into_one() {
         // 40 bytes a case, its id kept once in the side's one string.
         assert_eq!(std::mem::size_of::<CaseRuns>(), 40);
-        let text = [line("b", 1, true), line("a", 1, false), line("b", 2, false), line("a", 2, false)].concat();
+        let text = [
+            line("b", 1, true),
+            line("a", 1, false),
+            line("b", 2, false),
+            line("a", 2, false),
+        ]
+        .concat();
         let side = side(&text).unwrap();
         let cases: Vec<_> = (side.cases.iter())
-            .map(|c| (side.id(c), c.runs, c.passed_runs, side.failures.get(c.failures as usize).cloned()))
+            .map(|c| {
+                (
+                    side.id(c),
+                    c.runs,
+                    c.passed_runs,
+                    side.failures.get(c.failures as usize).cloned(),
+                )
+            })
             .collect();
         assert_eq!(
             cases,
-            [("a", 2, 0, Some(vec!["f".to_string()])), ("b", 2, 1, Some(vec!["f".to_string()]))]
+            [
+                ("a", 2, 0, Some(vec!["f".to_string()])),
+                ("b", 2, 1, Some(vec!["f".to_string()]))
+            ]
         );
         assert_eq!(side.ids, "baba");
     }
 
     #[test]
     fn the_first_run_counted_twice_in_the_file_is_the_error_before_any_later_one() {
-        let text = [line("b", 1, true), line("a", 1, true), line("a", 1, true), line("b", 1, true)].concat();
+        let text = [
+            line("b", 1, true),
+            line("a", 1, true),
+            line("a", 1, true),
+            line("b", 1, true),
+        ]
+        .concat();
         let error = side(&(text.clone() + "nope\n")).unwrap_err().to_string();
         assert!(error.ends_with(":3: run 1 of `s/a` is also at line 2; each case run may be counted once (a shard concatenated twice, or two suites of one name?)"), "{error}");
         // A line that is not a result before any run counted twice is the error.
         let error = side(&format!("{}nope\n{}", line("a", 1, true), line("a", 1, true))).unwrap_err();
-        assert!(error.to_string().contains(":2: not a results line: expected ident"), "{error}");
+        assert!(
+            error.to_string().contains(":2: not a results line: expected ident"),
+            "{error}"
+        );
     }
 }

@@ -3,7 +3,6 @@
 //! equally likely either way. Summed in log space, so thousands of flips neither overflow nor
 //! lose the tail.
 
-
 /// The two-sided p-value `min(1, 2 · P(X ≤ min(b, c)))` for `X ~ Binomial(b + c, ½)`; 1 when
 /// nothing flipped (`b + c = 0`). Not rounded.
 pub fn two_sided(b: u64, c: u64) -> f64 {

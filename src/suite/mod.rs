@@ -32,8 +32,7 @@ pub use lines::{Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
 pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
-    append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed,
-    Summary,
+    append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed, Summary,
 };
 pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
 pub use selection::{filter as case_filter, select, Done, Runs, Selection};

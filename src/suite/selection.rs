@@ -122,7 +122,11 @@ impl<'a> Done<'a> {
     /// The repeats of `case` (of `suite`; `repeat`: `--repeat`) not done yet.
     pub fn left(&self, suite: &Suite, case: &Case, repeat: Option<u32>) -> Vec<u32> {
         (1..=repeat.unwrap_or(case.repeat))
-            .filter(|r| !self.0.is_some_and(|done| done.contains(&run_hash(&suite.name, &case.id, *r))))
+            .filter(|r| {
+                !self
+                    .0
+                    .is_some_and(|done| done.contains(&run_hash(&suite.name, &case.id, *r)))
+            })
             .collect()
     }
 }

@@ -10,9 +10,17 @@ fn junit_and_the_tree_written_a_case_at_a_time_are_the_bytes_they_were() {
     let fixtures = repo().join("tests/fixtures/scale_outputs");
     let read = |name: &str| std::fs::read_to_string(fixtures.join(name)).unwrap();
     let dir = Root::empty();
-    dir.write("results.jsonl", &read("results.jsonl"));
+    dir.write("results.jsonl", read("results.jsonl"));
     Test::new(dir.path())
-        .args(["test", "--merge", "results.jsonl", "--junit", "j.xml", "--format", "tree"])
+        .args([
+            "test",
+            "--merge",
+            "results.jsonl",
+            "--junit",
+            "j.xml",
+            "--format",
+            "tree",
+        ])
         .status(1)
         .stdout(read("tree.txt"))
         .stderr("error: 2 of 4 cases failed\n")
