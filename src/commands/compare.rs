@@ -35,8 +35,7 @@ pub fn compare(args: CompareArgs) -> Result<Exit> {
             CommandError::usage("standard input (`-`) can be read once: give BASE or CANDIDATE as a file").into(),
         );
     }
-    let base = Side::read(&args.base).map_err(CommandError::usage)?;
-    let candidate = Side::read(&args.candidate).map_err(CommandError::usage)?;
+    let (base, candidate) = Side::read_both(&args.base, &args.candidate).map_err(CommandError::usage)?;
     let judging = Judging {
         pass_rate: args.pass_rate,
         alpha: args.alpha,

@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::resolve_format;
 use crate::cli::{TestArgs, TestFormat};
 use crate::exit::{CommandError, Exit};
-use crate::render::{render_junit, summary_tree, Style};
+use crate::render::{write_junit, write_summary_tree, Style};
 use crate::suite::{Pending, Summary};
 
 /// Prints the summary, writes `--junit`, and says how it went. A JUnit file that fails to
@@ -19,7 +19,7 @@ pub fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Res
             .junit
             .as_deref()
             .map_or_else(String::new, |p| p.display().to_string());
-        let written = file.write(&render_junit(summary));
+        let written = file.write_with(|out| write_junit(summary, out));
         written.err().map(|e| format!("cannot write JUnit to {path}: {e}"))
     });
     let mut out = super::stdout();
@@ -28,7 +28,10 @@ pub fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Res
         TestFormat::Markdown => out.write_all(crate::render::markdown_suite(summary).as_bytes())?,
         TestFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());
-            writeln!(out, "{}", summary_tree(summary, style))?;
+            // A line a case: through a buffer, not a write a line.
+            let mut lines = std::io::BufWriter::with_capacity(64 << 10, &mut out);
+            write_summary_tree(summary, style, &mut lines)?;
+            lines.flush()?;
         }
     }
     out.flush()?;

@@ -4,7 +4,7 @@
 //! Every list is sorted (cases by suite and id, departments and agents by id), so the lines'
 //! order in the files never shows.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -150,14 +150,17 @@ impl Comparison {
 /// Compares `base` with `candidate`.
 pub fn compare(mut base: Side, mut candidate: Side, judging: Judging) -> Comparison {
     let cases = join(&mut base, &mut candidate, judging);
-    let passed =
-        |side: fn(&CaseChange) -> Option<Verdict>| cases.iter().filter(|c| side(c).is_some_and(|v| v.passed)).count();
-    let (base_passed, candidate_passed) = (passed(|c| c.base), passed(|c| c.candidate));
+    // The cases of a side, and those that passed.
+    let count = |side: fn(&CaseChange) -> Option<Verdict>| {
+        let verdicts = cases.iter().filter_map(side);
+        (verdicts.clone().count(), verdicts.filter(|v| v.passed).count())
+    };
+    let (base_cases, candidate_cases) = (count(|c| c.base), count(|c| c.candidate));
     let departments = departments(&base, &candidate);
     let agents = agents(&base, &candidate);
     let mut comparison = Comparison {
-        base: Totals::of(&mut base, base_passed),
-        candidate: Totals::of(&mut candidate, candidate_passed),
+        base: Totals::of(&mut base, base_cases),
+        candidate: Totals::of(&mut candidate, candidate_cases),
         regressed: 0,
         improved: 0,
         cases,
@@ -180,11 +183,13 @@ fn join(base: &mut Side, candidate: &mut Side, judging: Judging) -> Vec<CaseChan
     b_cases.reverse();
     c_cases.reverse();
     let mut cases = Vec::new();
+    // The tests of the run counts met so far: a million cases have few distinct counts.
+    let mut tests = HashMap::new();
     loop {
         let order = match (b_cases.last(), c_cases.last()) {
             (Some(b), Some(c)) => {
                 let (b_suite, c_suite) = (&base.suites[b.suite as usize], &candidate.suites[c.suite as usize]);
-                (b_suite, &b.id).cmp(&(c_suite, &c.id))
+                (b_suite, base.id(b)).cmp(&(c_suite, candidate.id(c)))
             }
             (b, _) => b.map_or(Ordering::Greater, |_| Ordering::Less),
         };
@@ -207,7 +212,8 @@ fn join(base: &mut Side, candidate: &mut Side, judging: Judging) -> Vec<CaseChan
             _ => Vec::new(),
         };
         let suite = side.suites[kept.suite as usize].clone();
-        cases.push(case_change((suite, kept.id.into()), failures, vb, vc, judging));
+        let id = side.id(&kept).to_string();
+        cases.push(case_change((suite, id), failures, vb, vc, &mut tests, judging));
         if cases.len() % (1 << 16) == 0 {
             b_cases.shrink_to_fit();
             c_cases.shrink_to_fit();
@@ -223,6 +229,7 @@ fn case_change(
     failures: Vec<String>,
     b: Option<Verdict>,
     c: Option<Verdict>,
+    tests: &mut HashMap<[u32; 4], f64>,
     judging: Judging,
 ) -> CaseChange {
     let change = match (b, c) {
@@ -233,9 +240,16 @@ fn case_change(
         (_, None) => Change::Removed,
     };
     let p_value = b.zip(c).map(|(b, c)| {
-        let failed = |v: Verdict| u64::from(v.runs - v.passed_runs);
-        let p = fisher_two_sided(u64::from(b.passed_runs), failed(b), u64::from(c.passed_runs), failed(c));
-        significant_digits(p, 12)
+        let counts = [
+            b.passed_runs,
+            b.runs - b.passed_runs,
+            c.passed_runs,
+            c.runs - c.passed_runs,
+        ];
+        *tests.entry(counts).or_insert_with(|| {
+            let [b_passed, b_failed, c_passed, c_failed] = counts.map(u64::from);
+            significant_digits(fisher_two_sided(b_passed, b_failed, c_passed, c_failed), 12)
+        })
     });
     CaseChange {
         suite,

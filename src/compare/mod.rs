@@ -6,6 +6,7 @@
 //! serde of the comparison; its tree, Markdown and page are drawn in `src/render/`.
 
 mod comparison;
+mod digest;
 mod paired;
 mod side;
 mod totals;

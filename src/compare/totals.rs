@@ -39,12 +39,13 @@ pub struct Totals {
 }
 
 impl Totals {
-    /// The totals of `side`, `passed_cases` of whose cases passed. Sorts its durations.
-    pub fn of(side: &mut Side, passed_cases: usize) -> Totals {
+    /// The totals of `side`, whose `(cases, passed_cases)` are counted by the comparison.
+    /// Sorts its durations.
+    pub fn of(side: &mut Side, (cases, passed_cases): (usize, usize)) -> Totals {
         side.durations_ms.sort_unstable();
         let runs = side.runs;
         Totals {
-            cases: side.case_count,
+            cases,
             passed_cases,
             runs: runs.count,
             passed_runs: runs.hits,

@@ -37,7 +37,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     }
     super::variants::check_flags(loaded.configs.values().map(|c| &**c), &args.variants)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
-    let done = Done::of(&resumed.records);
+    let done = Done::of(&resumed);
     let chosen = suite::select(&loaded.suites, args.shard, filter);
     // The first walk of the chosen cases: each planned, one plan kept per footprint.
     let runs_of = |i: usize, case: &suite::Case| done.left(&loaded.suites[i], case, args.repeat).len();
@@ -131,10 +131,10 @@ fn summary(
 ) -> Result<Summary, SessionError> {
     if let Some(path) = &args.resume {
         tally = Tally::default();
-        let resumed = suite::resume(path).map_err(|e| SessionError::refused(e.to_string()))?;
-        for record in resumed.records {
+        let each = |record| {
             let _ = tally.add(record, suite::ResultsPlace::default(), usize::MAX);
-        }
+        };
+        suite::resumed_each(path, each).map_err(|e| SessionError::refused(e.to_string()))?;
         let all = (chosen.suites.iter()).flat_map(|s| s.each().map(move |c| (s.name.as_str(), c)));
         for (order, (suite, case)) in all.enumerate() {
             tally.place(suite, &case.id, order);

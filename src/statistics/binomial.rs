@@ -2,6 +2,7 @@
 //! `C(c, k) / C(n, k)` that pass^k averages (the chance that k runs drawn from n all passed).
 
 /// `ln C(n, k)`, summed term by term (exact to rounding); `-∞` when `k > n` (no way to choose).
+#[cfg(test)]
 pub fn ln_choose(n: u64, k: u64) -> f64 {
     if k > n {
         return f64::NEG_INFINITY;

@@ -98,7 +98,9 @@ impl Lines<std::io::BufReader<std::fs::File>> {
         }
         // No locks on this file system: read as it is.
         let _ = file.lock_shared();
-        Ok(Some(Lines::new(std::io::BufReader::new(file), shown, MAX_LINE_BYTES)))
+        // A large buffer: files of gigabytes are read in few calls.
+        let reader = std::io::BufReader::with_capacity(256 << 10, file);
+        Ok(Some(Lines::new(reader, shown, MAX_LINE_BYTES)))
     }
 }
 

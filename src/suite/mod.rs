@@ -25,14 +25,14 @@ mod target;
 mod tool_expect;
 mod variants;
 
-pub use case_index::{hash_of as case_hash, CaseIndex, Place as ResultsPlace};
+pub use case_index::{hash_of as case_hash, Place as ResultsPlace};
 pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
 pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
-    append_after, parse as parse_results_line, passes, resume, NotAResultsLine, Record, Resumed, Summary,
+    append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed, Summary,
 };
 pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
 pub use selection::{filter as case_filter, select, Done, Runs, Selection};

@@ -157,10 +157,16 @@ impl Pending {
         })
     }
 
-    /// Replaces what the file holds with `text`.
-    pub fn write(mut self, text: &str) -> std::io::Result<()> {
+    /// Replaces what the file holds with what `write` writes, through a buffer (a document
+    /// too large to build whole).
+    pub fn write_with(
+        mut self,
+        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         self.written = true;
-        std::fs::write(&self.path, text)
+        let mut out = std::io::BufWriter::with_capacity(64 << 10, std::fs::File::create(&self.path)?);
+        write(&mut out)?;
+        std::io::Write::flush(&mut out)
     }
 }
 

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::case_index::Place;
@@ -93,11 +93,11 @@ pub struct Line<'a, R: Serialize = Report> {
     pub forced_departments: &'a [String],
 }
 
-/// One case run as read back from a results file, with as much of its report as the reader
-/// asks for (`R`): none by default (`orch compare` reads a digest of it).
+/// One case run as read back from a results file, without its report (`orch compare` reads a
+/// digest of it with its own reader).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Record<R = IgnoredAny> {
+pub struct Record {
     /// The suite file's name without extension.
     pub suite: String,
     /// The case.
@@ -115,8 +115,6 @@ pub struct Record<R = IgnoredAny> {
     /// Why the run could not be made, when it could not.
     #[serde(default)]
     pub error: Option<String>,
-    /// The run's report, as much of it as `R` reads (null when the run could not be made).
-    pub report: Option<R>,
 }
 
 /// The text of a results line, without its newline; a run whose report would make it longer
@@ -135,9 +133,9 @@ pub fn line_text<R: Serialize>(mut line: Line<R>) -> Option<String> {
 /// run to `each` with its file and where it was read (the file's index among `paths`, the
 /// line); nothing is kept, so memory follows the longest line. A line that is not a result is
 /// an error naming its place; so is a missing file; `each` may stop the reading with its own.
-pub fn each<R: DeserializeOwned>(
+pub fn each(
     paths: &[impl AsRef<Path>],
-    mut each: impl FnMut(Record<R>, &Path, Place) -> Result<(), ResultsError>,
+    mut each: impl FnMut(Record, &Path, Place) -> Result<(), ResultsError>,
 ) -> Result<(), ResultsError> {
     for (file, path) in paths.iter().enumerate() {
         let path = path.as_ref();
@@ -157,31 +155,53 @@ pub fn each<R: DeserializeOwned>(
     Ok(())
 }
 
-/// What `--resume` found in its results file.
+/// What `--resume` found in its results file: what running the rest needs, nothing per
+/// case but a 64-bit hash of each run done (SPEC §26: a million runs in 16 MB, not their
+/// records); the summary reads the file again, a line at a time ([`resumed_each`]).
 #[derive(Debug, Default)]
 pub struct Resumed {
-    /// The case runs it holds.
-    pub records: Vec<Record>,
+    /// The hash of each case run it holds ([`run_hash`]).
+    pub done: std::collections::HashSet<u64>,
     /// Its last line, cut short by a run that was killed: ignored, and cut off before
     /// anything is appended (that case run runs again).
     pub torn: Option<At>,
 }
 
+/// The hash of run `repeat` of case `id` of `suite` (SipHash with fixed keys, as
+/// [`super::case_index::hash_of`]: the same in every run).
+pub fn run_hash(suite: &str, id: &str, repeat: u32) -> u64 {
+    use std::hash::{Hash, Hasher};
+    #[allow(deprecated)]
+    let mut hasher = std::hash::SipHasher::new();
+    (suite, id, repeat).hash(&mut hasher);
+    hasher.finish()
+}
+
 /// Reads the results file `--resume` appends to (missing: empty). Its last line may be torn
 /// (no newline, not a result); a line in the middle that is not a result is an error.
 pub fn resume(path: &Path) -> Result<Resumed, ResultsError> {
-    let mut resumed = Resumed::default();
+    let mut done = std::collections::HashSet::new();
+    let torn = resumed_each(path, |record| {
+        done.insert(run_hash(&record.suite, &record.case_id, record.repeat));
+    })?;
+    Ok(Resumed { done, torn })
+}
+
+/// Hands each case run of the results file `--resume` appends to to `each`, a line at a
+/// time (missing: none); the torn last line, if any, is ignored and returned.
+pub fn resumed_each(path: &Path, mut each: impl FnMut(Record)) -> Result<Option<At>, ResultsError> {
     let Some(mut lines) = Lines::open(path)? else {
-        return Ok(resumed);
+        return Ok(None);
     };
+    let mut torn = None;
     while let Some((at, line)) = lines.next_line()? {
         match parse::<Record>(path, at, line) {
-            Ok(record) => resumed.records.push(record),
-            Err(_) if !at.ended => resumed.torn = Some(at),
+            Ok(record) => each(record),
+            Err(_) if !at.ended => torn = Some(at),
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(resumed)
+    Ok(torn)
 }
 
 /// Opens the results file `--resume` appends to: a torn last line is cut off first, and a
@@ -299,4 +319,32 @@ pub(super) fn pass_hat_k(cases: &[CaseSummary]) -> Option<crate::statistics::Pas
         .iter()
         .any(|&(_, n)| n > 1)
         .then(|| crate::statistics::PassHatK::of(&counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_keeps_a_hash_a_run_done_and_no_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let mut text = String::new();
+        for i in 0..1000 {
+            let line = format!(r#"{{"suite":"s","caseId":"c{i}","repeat":1,"passed":true,"report":{{"x":1}}}}"#);
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text.push_str(r#"{"suite":"s","caseId":"c1000","rep"#);
+        std::fs::write(&path, text).unwrap();
+        let resumed = resume(&path).unwrap();
+        // What is kept a run: one 64-bit hash (a fixed-size record), whatever the line held.
+        let done: &std::collections::HashSet<u64> = &resumed.done;
+        assert_eq!(done.len(), 1000);
+        assert!(done.contains(&run_hash("s", "c999", 1)) && !done.contains(&run_hash("s", "c999", 2)));
+        assert_eq!(resumed.torn.map(|at| at.number), Some(1001));
+        let mut read = 0;
+        assert!(resumed_each(&path, |_| read += 1).unwrap().is_some());
+        assert_eq!(read, 1000);
+    }
 }

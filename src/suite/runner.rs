@@ -171,7 +171,6 @@ impl Runner<'_> {
             failures,
             duration_ms: started.elapsed().as_millis() as u64,
             error: None,
-            report: None,
         };
         (record, report, job.order, job.case)
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-use super::results::Record;
+use super::results::{run_hash, Resumed};
 use super::runner::{CasePlan, Job};
 use super::shard::Shard;
 use super::target::Target;
@@ -109,24 +109,24 @@ pub struct Runs<'a> {
     pub done: Done<'a>,
 }
 
-/// The case runs a `--resume` file holds: (suite, case id, repeat).
+/// The case runs a `--resume` file holds, by the hash of (suite, case id, repeat).
 #[derive(Default)]
-pub struct Done<'a>(HashSet<(&'a str, &'a str, u32)>);
+pub struct Done<'a>(Option<&'a HashSet<u64>>);
 
 impl<'a> Done<'a> {
-    /// The runs of `records`.
-    pub fn of(records: &'a [Record]) -> Self {
-        Done(
-            (records.iter())
-                .map(|r| (r.suite.as_str(), r.case_id.as_str(), r.repeat))
-                .collect(),
-        )
+    /// The runs of a `--resume` file.
+    pub fn of(resumed: &'a Resumed) -> Self {
+        Done(Some(&resumed.done))
     }
 
     /// The repeats of `case` (of `suite`; `repeat`: `--repeat`) not done yet.
     pub fn left(&self, suite: &Suite, case: &Case, repeat: Option<u32>) -> Vec<u32> {
         (1..=repeat.unwrap_or(case.repeat))
-            .filter(|r| !self.0.contains(&(suite.name.as_str(), case.id.as_str(), *r)))
+            .filter(|r| {
+                !self
+                    .0
+                    .is_some_and(|done| done.contains(&run_hash(&suite.name, &case.id, *r)))
+            })
             .collect()
     }
 }

@@ -190,7 +190,6 @@ mod tests {
             },
             duration_ms: 10,
             error: None,
-            report: None,
         }
     }
 

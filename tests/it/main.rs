@@ -56,6 +56,7 @@ mod review;
 mod router;
 mod run;
 mod scale;
+mod scale_outputs;
 mod schemas;
 mod secrets;
 mod stats;
