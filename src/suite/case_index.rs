@@ -52,11 +52,17 @@ pub struct CaseIndex {
     met: Vec<Met>,
 }
 
-/// The hash of a case's key (SipHash with fixed keys: the same in every run).
+/// The hash of a case's key.
 pub fn hash_of(suite: &str, id: &str) -> u64 {
+    stable_hash(&(suite, id))
+}
+
+/// The 64-bit hash of `value` by SipHash with fixed keys: the same in every run and process
+/// (std's `RandomState` is not), so it may stand for a key kept per case or per run.
+pub fn stable_hash<T: Hash + ?Sized>(value: &T) -> u64 {
     #[allow(deprecated)]
     let mut hasher = std::hash::SipHasher::new();
-    (suite, id).hash(&mut hasher);
+    value.hash(&mut hasher);
     hasher.finish()
 }
 

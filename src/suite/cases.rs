@@ -4,7 +4,6 @@
 //! keeps per case); and a dataset's rows read again a row at a time when they run, none kept.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -28,12 +27,9 @@ pub struct Ids {
     files: Vec<Rc<str>>,
 }
 
-/// The 64-bit hash of an id (SipHash with fixed keys: the same in every run).
+/// The 64-bit hash of an id, the same in every run.
 fn hash_of(id: &str) -> u64 {
-    #[allow(deprecated)]
-    let mut hasher = std::hash::SipHasher::new();
-    id.hash(&mut hasher);
-    hasher.finish()
+    super::case_index::stable_hash(id)
 }
 
 impl Ids {
@@ -217,7 +213,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Arc<Config>, diags:
     });
     Suite {
         name: name_of(path),
-        cases,
+        cases: cases.into_iter().map(Arc::new).collect(),
         dataset,
     }
 }
@@ -227,7 +223,7 @@ impl Suite {
     /// at a time (SPEC §26: none is kept).
     pub fn each(&self) -> impl Iterator<Item = Arc<Case>> + '_ {
         let rows = self.dataset.iter().flat_map(|d| d.cases());
-        self.cases.iter().map(|c| Arc::new(c.clone())).chain(rows)
+        self.cases.iter().cloned().chain(rows)
     }
 
     /// How many cases it has, inline and rows.

@@ -180,7 +180,7 @@ pub struct Suite {
     /// The file's name without its extension (the JUnit `testsuite` and `classname`).
     pub name: String,
     /// The inline cases, in file order ([`Suite::each`] walks them and the dataset rows).
-    pub cases: Vec<Case>,
+    pub cases: Vec<Arc<Case>>,
     /// Its datasets' rows, read again a row at a time whenever the cases are walked.
     pub dataset: Option<DatasetCases>,
 }

@@ -167,14 +167,9 @@ pub struct Resumed {
     pub torn: Option<At>,
 }
 
-/// The hash of run `repeat` of case `id` of `suite` (SipHash with fixed keys, as
-/// [`super::case_index::hash_of`]: the same in every run).
+/// The hash of run `repeat` of case `id` of `suite`, the same in every run.
 pub fn run_hash(suite: &str, id: &str, repeat: u32) -> u64 {
-    use std::hash::{Hash, Hasher};
-    #[allow(deprecated)]
-    let mut hasher = std::hash::SipHasher::new();
-    (suite, id, repeat).hash(&mut hasher);
-    hasher.finish()
+    super::case_index::stable_hash(&(suite, id, repeat))
 }
 
 /// Reads the results file `--resume` appends to (missing: empty). Its last line may be torn

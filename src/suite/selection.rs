@@ -148,7 +148,7 @@ mod tests {
         };
         Suite {
             name: name.into(),
-            cases: ids.iter().map(case).collect(),
+            cases: ids.iter().map(case).map(Arc::new).collect(),
             dataset: None,
         }
     }

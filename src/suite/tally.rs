@@ -36,7 +36,7 @@ impl Tally {
     }
 
     /// Counts a run the runner made of the case at `order` among the chosen ones.
-    pub fn add_run(&mut self, record: Record, order: usize) {
+    pub fn add_run(&mut self, mut record: Record, order: usize) {
         if self.by_order.len() <= order {
             self.by_order.resize(order + 1, u32::MAX);
         }
@@ -44,9 +44,10 @@ impl Tally {
             u32::MAX => {
                 self.by_order[order] = self.cases.len() as u32;
                 let suite = self.index.name(&record.suite);
+                // The id moves into the case's line: counting needs the rest only.
                 self.cases.push(CaseSummary::new(
                     self.index.suites()[suite].clone(),
-                    record.case_id.clone(),
+                    std::mem::take(&mut record.case_id),
                     order,
                 ));
                 self.cases.len() - 1
@@ -64,7 +65,7 @@ impl Tally {
     /// Counts a run read at `at` of the case at `order` in its suites (`usize::MAX`: no
     /// order, by name). A run of a case met before in the same file is a duplicate: the first
     /// counts. Met before in another file, it is an error.
-    pub fn add(&mut self, record: Record, at: Place, order: usize) -> Result<(), Again> {
+    pub fn add(&mut self, mut record: Record, at: Place, order: usize) -> Result<(), Again> {
         let (suite, id, repeat) = (&record.suite, &record.case_id, record.repeat);
         let i = match self.find(suite, id) {
             Some(i) => match self.index.run(i, repeat, at) {
@@ -77,7 +78,7 @@ impl Tally {
                 let suite = self.index.insert(suite, id, repeat, at);
                 self.cases.push(CaseSummary::new(
                     self.index.suites()[suite].clone(),
-                    record.case_id.clone(),
+                    std::mem::take(&mut record.case_id),
                     order,
                 ));
                 self.cases.len() - 1
