@@ -341,11 +341,7 @@ fn main() {
             std::fs::write(&plan_file, plan.to_string()).unwrap();
             let me = std::env::current_exe().unwrap();
             let conc = concurrency.to_string();
-            let bare = measure_program(
-                &me,
-                &dir,
-                &["floor-client", &uri, plan_file.to_str().unwrap(), &conc],
-            );
+            let bare = measure_program(&me, &dir, &["floor-client", &uri, plan_file.to_str().unwrap(), &conc]);
             let bare_per_call = bare.cpu() / calls.max(1) as f64;
             row(
                 name,

@@ -355,7 +355,9 @@ fn read_listed(path: &Path) -> Result<Vec<u8>, Unread> {
         _ => return read_bounded(path, MAX_FILE_BYTES),
     }
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(Unread::Io)?;
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Unread::Io)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(Unread::TooLarge(
             std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len()),

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
-
 /// Calls, tokens and USD spent.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Spent {

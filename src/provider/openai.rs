@@ -4,7 +4,12 @@
 use serde_json::{json, Value};
 
 use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
-use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn};
+#[cfg(test)]
+use super::{
+    openai_wire::{schema_name, turn_messages},
+    Turn,
+};
+use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::{ProviderSettings, StructuredOutput, TokenField};
 
 /// A chat-completions endpoint.
@@ -37,28 +42,13 @@ impl OpenAi {
     }
 }
 
-/// The name a `json_schema` response format gives an agent's schema: its id, with every
-/// character but ASCII letters, digits, `_` and `-` as `_`.
-pub(super) fn schema_name(agent_id: &str) -> String {
-    agent_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// The `response_format` asking for a reply matching `schema` (SPEC §8.2), if any.
 #[cfg(test)]
 fn response_format(mode: StructuredOutput, agent_id: &str, schema: &serde_json::Value) -> Option<serde_json::Value> {
     match mode {
-        StructuredOutput::JsonSchema => {
-            Some(json!({"type": "json_schema", "json_schema": {"name": schema_name(agent_id), "schema": schema, "strict": false}}))
-        }
+        StructuredOutput::JsonSchema => Some(
+            json!({"type": "json_schema", "json_schema": {"name": schema_name(agent_id), "schema": schema, "strict": false}}),
+        ),
         StructuredOutput::JsonObject => Some(json!({"type": "json_object", "schema": schema})),
         StructuredOutput::Off => None,
     }
@@ -120,35 +110,6 @@ fn body(req: &CompletionRequest, structured: StructuredOutput, token_field: Toke
         body["tools"] = Value::Array(tools);
     }
     body
-}
-
-/// A turn as chat messages: the assistant's message with its `tool_calls` (its content
-/// `null` when it wrote nothing), or one `tool` message per result, in order. OpenAI has no
-/// error flag: a failed call's result is its error text.
-pub(super) fn turn_messages(turn: &Turn) -> Vec<Value> {
-    match turn {
-        Turn::Asked { text, calls } => {
-            let calls: Vec<Value> = calls
-                .iter()
-                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(&c.arguments)}}))
-                .collect();
-            let content = if text.is_empty() { Value::Null } else { json!(text) };
-            vec![json!({"role": "assistant", "content": content, "tool_calls": calls})]
-        }
-        Turn::Results(results) => results
-            .iter()
-            .map(|r| json!({"role": "tool", "tool_call_id": r.call_id, "content": r.text}))
-            .collect(),
-    }
-}
-
-/// Arguments as the JSON string the API echoes back: the value's compact JSON, or, for
-/// arguments that were not JSON when the model sent them (kept as a string), that string.
-fn arguments_text(arguments: &Value) -> String {
-    match arguments {
-        Value::String(raw) => raw.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// Reads `choices[0].message` (its `content` and `tool_calls`) and `usage` from a
@@ -351,7 +312,11 @@ mod tests {
         plain.temperature = f64::NAN;
         requests.push(plain);
         for req in &requests {
-            for structured in [StructuredOutput::JsonSchema, StructuredOutput::JsonObject, StructuredOutput::Off] {
+            for structured in [
+                StructuredOutput::JsonSchema,
+                StructuredOutput::JsonObject,
+                StructuredOutput::Off,
+            ] {
                 for field in [TokenField::MaxTokens, TokenField::MaxCompletionTokens] {
                     let sent = super::super::openai_wire::body_bytes(req, structured, field);
                     let value = body(req, structured, field).to_string();

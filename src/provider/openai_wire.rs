@@ -4,10 +4,9 @@
 //! of the value the unit tests build (`openai::body`), byte for byte.
 
 use serde::ser::{Serialize, SerializeSeq, Serializer};
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::openai::{schema_name, turn_messages};
-use super::CompletionRequest;
+use super::{CompletionRequest, Turn};
 use crate::config::{StructuredOutput, TokenField};
 
 /// The body of `req` as JSON bytes.
@@ -132,4 +131,48 @@ struct Function<'a> {
     description: &'a str,
     name: &'a str,
     parameters: &'a Value,
+}
+
+/// The name a `json_schema` response format gives an agent's schema: its id, with every
+/// character but ASCII letters, digits, `_` and `-` as `_`.
+pub fn schema_name(agent_id: &str) -> String {
+    agent_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A turn as chat messages: the assistant's message with its `tool_calls` (its content
+/// `null` when it wrote nothing), or one `tool` message per result, in order. OpenAI has no
+/// error flag: a failed call's result is its error text.
+pub fn turn_messages(turn: &Turn) -> Vec<Value> {
+    match turn {
+        Turn::Asked { text, calls } => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(&c.arguments)}}))
+                .collect();
+            let content = if text.is_empty() { Value::Null } else { json!(text) };
+            vec![json!({"role": "assistant", "content": content, "tool_calls": calls})]
+        }
+        Turn::Results(results) => results
+            .iter()
+            .map(|r| json!({"role": "tool", "tool_call_id": r.call_id, "content": r.text}))
+            .collect(),
+    }
+}
+
+/// Arguments as the JSON string the API echoes back: the value's compact JSON, or, for
+/// arguments that were not JSON when the model sent them (kept as a string), that string.
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
 }

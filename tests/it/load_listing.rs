@@ -12,8 +12,11 @@ fn a_link_to_a_file_is_read_and_a_dangling_link_or_a_fifo_is_refused() {
         "elsewhere/extra.yaml",
         "id: story-extra\nrole: specialist\ndepartment: nowhere\n",
     );
-    std::os::unix::fs::symlink(root.path().join("elsewhere/extra.yaml"), root.path().join("agents/linked.yaml"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        root.path().join("elsewhere/extra.yaml"),
+        root.path().join("agents/linked.yaml"),
+    )
+    .unwrap();
     // Read through the link: its agent's mistake is reported at the link's path.
     let out = Test::new(root.path()).args(["validate", "."]).status(2).run();
     assert!(
@@ -24,7 +27,11 @@ fn a_link_to_a_file_is_read_and_a_dangling_link_or_a_fifo_is_refused() {
 
     std::os::unix::fs::symlink(root.path().join("nowhere"), root.path().join("agents/dangling.yaml")).unwrap();
     let fifo = root.path().join("agents/pipe.yaml");
-    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let out = Test::new(root.path()).args(["validate", "."]).status(2).run();
     let text = stdout(&out);
     assert!(
