@@ -68,6 +68,11 @@ fn bin() -> PathBuf {
 
 /// Runs the binary `RUNS` times under GNU time: wall (measured here), user+sys, peak RSS.
 fn measure(cwd: &Path, args: &[&str]) -> Stats {
+    measure_program(&bin(), cwd, args)
+}
+
+/// Runs `program` `RUNS` times under GNU time, as [`measure`] does the binary.
+fn measure_program(program: &Path, cwd: &Path, args: &[&str]) -> Stats {
     let mut stats = Stats::default();
     let out = std::env::temp_dir().join(format!("orch-bench-time-{}", std::process::id()));
     for _ in 0..RUNS {
@@ -75,7 +80,7 @@ fn measure(cwd: &Path, args: &[&str]) -> Stats {
         let status = Command::new("/usr/bin/time")
             .args(["-f", "%U %S %M", "-o"])
             .arg(&out)
-            .arg(bin())
+            .arg(program)
             .args(args)
             .current_dir(cwd)
             .stdout(std::process::Stdio::null())
@@ -254,10 +259,30 @@ fn row(label: &str, s: &Stats, extra: &str) {
     );
 }
 
+/// `floor-client URI PLAN CONCURRENCY`: the floor's calls made by a process of its own (a
+/// bare client on its own multi-threaded runtime), so that its CPU can be measured beside
+/// orch's on the same mock.
+fn floor_process(args: &[String]) {
+    let plan: Value = serde_json::from_str(&std::fs::read_to_string(&args[1]).unwrap()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(floor(&args[0], &plan, args[2].parse().unwrap()));
+}
+
 fn main() {
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(i) = argv.iter().position(|a| a == "floor-client") {
+        return floor_process(&argv[i + 1..]);
+    }
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(mock());
     let uri = server.uri();
+    if argv.iter().any(|a| a == "serve") {
+        // `cargo bench -- serve`: the mock alone, for profiling orch against it by hand.
+        println!("{uri}");
+        loop {
+            std::thread::park();
+        }
+    }
     let mut results = serde_json::Map::new();
     let tmp = tempfile::tempdir().unwrap();
     let quick = "Create a dramatic opening scene with Aladdin stealing bread, then his escape across the rooftops";
@@ -311,16 +336,24 @@ fn main() {
             }
             let floor_median = Stats::median(&floor_ms);
             let per_call = orch.cpu() / calls.max(1) as f64;
+            // The same calls by a bare client in a process of its own: its CPU per call.
+            let plan_file = dir.join("plan.json");
+            std::fs::write(&plan_file, plan.to_string()).unwrap();
+            let me = std::env::current_exe().unwrap();
+            let conc = concurrency.to_string();
+            let bare = measure_program(&me, &dir, &["floor-client", &uri, plan_file.to_str().unwrap(), &conc]);
+            let bare_per_call = bare.cpu() / calls.max(1) as f64;
             row(
                 name,
                 &orch,
                 &format!(
-                    "floor {floor_median:.1} ms (+{:.1} ms, x{:.3}) · {calls} calls · {per_call:.3} ms cpu/call",
+                    "floor {floor_median:.1} ms (+{:.1} ms, x{:.3}) · {calls} calls · {per_call:.3} ms cpu/call (bare client {bare_per_call:.3}, {:.1} ms wall)",
                     orch.wall() - floor_median,
-                    orch.wall() / floor_median
+                    orch.wall() / floor_median,
+                    bare.wall()
                 ),
             );
-            overhead.push(json!({"shape": name, "orch": orch.json(), "floorMs": floor_median, "calls": calls, "cpuMsPerCall": per_call}));
+            overhead.push(json!({"shape": name, "orch": orch.json(), "floorMs": floor_median, "calls": calls, "cpuMsPerCall": per_call, "bareClient": bare.json(), "bareCpuMsPerCall": bare_per_call}));
         }
         results.insert("overhead".into(), Value::Array(overhead));
     }

@@ -8,11 +8,9 @@
 //! head's calls); each adds its own calls as they are made. The spend travels with the work
 //! as a task-local value, so every call made inside it is counted, however deep.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
-
-use crate::plan::{DepartmentPlan, Plan};
 
 /// Calls, tokens and USD spent.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -115,20 +113,12 @@ pub fn record(spent: Spent) {
     let _ = CURRENT.try_with(|c| c.add(spent));
 }
 
-/// What department `dp` has seen when it starts: `routing`'s spend and the `own` spend of
-/// every department it depends on, directly or through others (each once).
-pub fn before_department(plan: &Plan, dp: &DepartmentPlan, routing: Spent, own: &HashMap<String, Spent>) -> Spent {
-    let mut seen = BTreeSet::new();
-    let mut next: Vec<&String> = dp.depends_on.iter().collect();
-    while let Some(id) = next.pop() {
-        if !seen.insert(id.as_str()) {
-            continue;
-        }
-        if let Some(d) = plan.departments.iter().find(|d| &d.department_id == id) {
-            next.extend(&d.depends_on);
-        }
-    }
-    seen.iter()
+/// What a department has seen when it starts: `routing`'s spend and the `own` spend of
+/// every department it depends on, directly or through others (its `upstream`, each once,
+/// sorted).
+pub fn before_department(upstream: &[&str], routing: Spent, own: &HashMap<String, Spent>) -> Spent {
+    upstream
+        .iter()
         .filter_map(|id| own.get(*id))
         .fold(routing, |total, spent| total.plus(*spent))
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::http::{unexpected, HttpClient, KeyHeader, Post};
+use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
 use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn};
 use crate::config::ProviderSettings;
 
@@ -16,7 +16,8 @@ const SCHEMA_LINE: &str = "Reply with JSON only, matching this JSON Schema:";
 
 /// A messages endpoint.
 pub struct Anthropic {
-    base_url: String,
+    /// `{baseUrl}/messages`.
+    endpoint: Endpoint,
     key: KeyHeader,
     http: HttpClient,
 }
@@ -25,7 +26,7 @@ impl Anthropic {
     /// A provider for `settings`.
     pub fn new(settings: &ProviderSettings, http: HttpClient) -> Self {
         Anthropic {
-            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            endpoint: Endpoint::new(format!("{}/messages", settings.base_url.trim_end_matches('/'))),
             key: KeyHeader {
                 env: settings.api_key_env.clone(),
                 header: "x-api-key",
@@ -41,9 +42,9 @@ impl Provider for Anthropic {
         Box::pin(async move {
             let body = body(req);
             let post = Post {
-                url: format!("{}/messages", self.base_url),
+                url: &self.endpoint,
                 headers: vec![("anthropic-version", ANTHROPIC_VERSION.to_string())],
-                body: &body,
+                body: serde_json::to_vec(&body).expect("a JSON value always serializes"),
                 timeout: req.timeout,
                 deadline: req.deadline,
             };

@@ -43,14 +43,29 @@ pub struct KeyHeader {
     pub prefix: &'static str,
 }
 
+/// A provider's endpoint: its URL as written (for messages), parsed once for all its
+/// calls (given as text, reqwest would parse it again at every call).
+pub struct Endpoint {
+    text: String,
+    parsed: Option<reqwest::Url>,
+}
+
+impl Endpoint {
+    /// The endpoint at `text`.
+    pub fn new(text: String) -> Self {
+        let parsed = reqwest::Url::parse(&text).ok();
+        Endpoint { text, parsed }
+    }
+}
+
 /// One POST of a JSON body.
 pub struct Post<'a> {
     /// The full URL.
-    pub url: String,
+    pub url: &'a Endpoint,
     /// Extra headers (the key header is added by [`HttpClient::complete`]).
     pub headers: Vec<(&'static str, String)>,
-    /// The JSON body.
-    pub body: &'a serde_json::Value,
+    /// The JSON body, written.
+    pub body: Vec<u8>,
     /// The agent's timeout, for messages.
     pub timeout: Duration,
     /// When the whole call, transport retries included, must have ended.
@@ -143,7 +158,7 @@ impl HttpClient {
             }
             let result = self.try_once(post, left, secrets).await;
             if matches!(&result, Err(ProviderError::Http { message }) if message.starts_with(REFUSED))
-                && is_loopback(&post.url)
+                && is_loopback(&post.url.text)
             {
                 return (result, retries);
             }
@@ -178,13 +193,21 @@ impl HttpClient {
         left: Duration,
         secrets: &[String],
     ) -> Result<serde_json::Value, ProviderError> {
-        let mut req = self.client.post(&post.url).json(post.body).timeout(left);
+        let req = match &post.url.parsed {
+            Some(url) => self.client.post(url.clone()),
+            // Not a URL: reqwest's own error says why.
+            None => self.client.post(&post.url.text),
+        };
+        let mut req = req
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(post.body.clone())
+            .timeout(left);
         for (name, value) in &post.headers {
             req = req.header(*name, value);
         }
         let resp = req.send().await.map_err(|e| {
             if is_refused(&e) {
-                return self.refused(&post.url, secrets);
+                return self.refused(&post.url.text, secrets);
             }
             transport_error(e, post.timeout, secrets)
         })?;

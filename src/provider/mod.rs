@@ -8,6 +8,7 @@ mod example;
 mod fixtures;
 mod http;
 mod openai;
+mod openai_wire;
 mod simulated;
 
 use std::future::Future;

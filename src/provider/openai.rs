@@ -3,13 +3,19 @@
 
 use serde_json::{json, Value};
 
-use super::http::{unexpected, HttpClient, KeyHeader, Post};
-use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn};
+use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
+#[cfg(test)]
+use super::{
+    openai_wire::{schema_name, turn_messages},
+    Turn,
+};
+use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
 use crate::config::{ProviderSettings, StructuredOutput, TokenField};
 
 /// A chat-completions endpoint.
 pub struct OpenAi {
-    base_url: String,
+    /// `{baseUrl}/chat/completions`.
+    endpoint: Endpoint,
     /// Where the key comes from; the key itself is read at call time, never stored.
     key: KeyHeader,
     http: HttpClient,
@@ -23,7 +29,7 @@ impl OpenAi {
     /// A provider for `settings`, sharing retry settings through `http`.
     pub fn new(settings: &ProviderSettings, http: HttpClient) -> Self {
         OpenAi {
-            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            endpoint: Endpoint::new(format!("{}/chat/completions", settings.base_url.trim_end_matches('/'))),
             key: KeyHeader {
                 env: settings.api_key_env.clone(),
                 header: "authorization",
@@ -37,21 +43,12 @@ impl OpenAi {
 }
 
 /// The `response_format` asking for a reply matching `schema` (SPEC §8.2), if any.
+#[cfg(test)]
 fn response_format(mode: StructuredOutput, agent_id: &str, schema: &serde_json::Value) -> Option<serde_json::Value> {
     match mode {
-        StructuredOutput::JsonSchema => {
-            let name: String = agent_id
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-            Some(json!({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": false}}))
-        }
+        StructuredOutput::JsonSchema => Some(
+            json!({"type": "json_schema", "json_schema": {"name": schema_name(agent_id), "schema": schema, "strict": false}}),
+        ),
         StructuredOutput::JsonObject => Some(json!({"type": "json_object", "schema": schema})),
         StructuredOutput::Off => None,
     }
@@ -60,11 +57,10 @@ fn response_format(mode: StructuredOutput, agent_id: &str, schema: &serde_json::
 impl Provider for OpenAi {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let body = body(req, self.structured, self.token_field);
             let post = Post {
-                url: format!("{}/chat/completions", self.base_url),
+                url: &self.endpoint,
                 headers: Vec::new(),
-                body: &body,
+                body: super::openai_wire::body_bytes(req, self.structured, self.token_field),
                 timeout: req.timeout,
                 deadline: req.deadline,
             };
@@ -78,7 +74,9 @@ impl Provider for OpenAi {
 }
 
 /// The request body: system and user messages, then the conversation's turns; `tools`
-/// only when some are offered, so a request without tools is what it always was.
+/// only when some are offered, so a request without tools is what it always was. Sent as
+/// `openai_wire::body_bytes` writes it (the same bytes, without this value in between).
+#[cfg(test)]
 fn body(req: &CompletionRequest, structured: StructuredOutput, token_field: TokenField) -> Value {
     let mut messages = vec![
         json!({"role": "system", "content": req.system}),
@@ -112,35 +110,6 @@ fn body(req: &CompletionRequest, structured: StructuredOutput, token_field: Toke
         body["tools"] = Value::Array(tools);
     }
     body
-}
-
-/// A turn as chat messages: the assistant's message with its `tool_calls` (its content
-/// `null` when it wrote nothing), or one `tool` message per result, in order. OpenAI has no
-/// error flag: a failed call's result is its error text.
-fn turn_messages(turn: &Turn) -> Vec<Value> {
-    match turn {
-        Turn::Asked { text, calls } => {
-            let calls: Vec<Value> = calls
-                .iter()
-                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(&c.arguments)}}))
-                .collect();
-            let content = if text.is_empty() { Value::Null } else { json!(text) };
-            vec![json!({"role": "assistant", "content": content, "tool_calls": calls})]
-        }
-        Turn::Results(results) => results
-            .iter()
-            .map(|r| json!({"role": "tool", "tool_call_id": r.call_id, "content": r.text}))
-            .collect(),
-    }
-}
-
-/// Arguments as the JSON string the API echoes back: the value's compact JSON, or, for
-/// arguments that were not JSON when the model sent them (kept as a string), that string.
-fn arguments_text(arguments: &Value) -> String {
-    match arguments {
-        Value::String(raw) => raw.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// Reads `choices[0].message` (its `content` and `tool_calls`) and `usage` from a
@@ -322,5 +291,38 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no `choices[0].message.content`"));
+    }
+
+    /// What is sent is, byte for byte, the JSON of the value `body` builds, whatever the
+    /// request holds: tools, turns, a schema in each structured mode, a cap in either field.
+    #[test]
+    fn the_bytes_sent_are_the_body_value_written() {
+        let schema = std::sync::Arc::new(json!({"type": "object", "properties": {"x": {"type": "string"}}}));
+        let mut requests = Vec::new();
+        let mut plain = request("a.b c", "Design a \"costume\"\n");
+        requests.push(plain.clone());
+        plain.model = "gpt-4o-mini".into();
+        plain.max_output_tokens = 300;
+        plain.temperature = 0.1 + 0.2;
+        requests.push(plain.clone());
+        plain.tools = tools();
+        plain.turns = two_calls();
+        plain.output_schema = Some(schema);
+        requests.push(plain.clone());
+        plain.temperature = f64::NAN;
+        requests.push(plain);
+        for req in &requests {
+            for structured in [
+                StructuredOutput::JsonSchema,
+                StructuredOutput::JsonObject,
+                StructuredOutput::Off,
+            ] {
+                for field in [TokenField::MaxTokens, TokenField::MaxCompletionTokens] {
+                    let sent = super::super::openai_wire::body_bytes(req, structured, field);
+                    let value = body(req, structured, field).to_string();
+                    assert_eq!(String::from_utf8(sent).unwrap(), value, "{structured:?} {field:?}");
+                }
+            }
+        }
     }
 }

@@ -96,9 +96,14 @@ pub fn export_traces(exporter: Option<Exporter>) {
     }
 }
 
-/// The multi-threaded runtime runs are made on.
+/// The runtime runs and suites are made on: one thread. The engine is one future (its
+/// departments and calls joined, never spawned), so worker threads added no parallelism,
+/// only a hand-over between threads at every request and reply (hyper's connection tasks
+/// ran on the workers, the engine on the calling thread): two wake-ups a call, measured as
+/// about half of orch's CPU on a wide fan-out. Schema checks of large replies and reads of
+/// the terminal still run off this thread (`spawn_blocking`).
 pub fn runtime() -> Result<tokio::runtime::Runtime, SessionError> {
-    tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(SessionError::Runtime)

@@ -83,13 +83,12 @@ pub fn chat(req: &ChatRequest) -> Context {
     if req.max_tokens > 0 {
         attributes.push(KeyValue::new("gen_ai.request.max_tokens", i64::from(req.max_tokens)));
     }
-    if let Ok(url) = url::Url::parse(req.base_url) {
-        if let Some(host) = url.host_str() {
-            attributes.push(KeyValue::new("server.address", host.to_string()));
-        }
-        if let Some(port) = url.port_or_known_default() {
-            attributes.push(KeyValue::new("server.port", i64::from(port)));
-        }
+    let (host, port) = server(req.base_url);
+    if let Some(host) = host {
+        attributes.push(KeyValue::new("server.address", host));
+    }
+    if let Some(port) = port {
+        attributes.push(KeyValue::new("server.port", i64::from(port)));
     }
     if let Some(Attempt(n)) = Context::current().get::<Attempt>() {
         attributes.push(KeyValue::new("orch.attempt", i64::from(*n)));
@@ -104,6 +103,25 @@ pub fn chat(req: &ChatRequest) -> Context {
         attributes.push(KeyValue::new("gen_ai.input.messages", messages.to_string()));
     }
     start(format!("chat {}", req.model), SpanKind::Client, attributes)
+}
+
+/// The host and port of a provider's base URL, parsed once per URL: every call names one
+/// of a run's few providers, and parsing a URL costs more than the rest of the span.
+fn server(base_url: &str) -> (Option<String>, Option<u16>) {
+    type Servers = std::collections::HashMap<String, (Option<String>, Option<u16>)>;
+    static PARSED: std::sync::OnceLock<std::sync::Mutex<Servers>> = std::sync::OnceLock::new();
+    let mut parsed = PARSED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = parsed.get(base_url) {
+        return known.clone();
+    }
+    let found = url::Url::parse(base_url).map_or((None, None), |u| {
+        (u.host_str().map(str::to_string), u.port_or_known_default())
+    });
+    parsed.insert(base_url.to_string(), found.clone());
+    found
 }
 
 /// What a call got back.

@@ -35,6 +35,7 @@ mod journal_lock;
 mod ladders;
 mod layers;
 mod learning;
+mod load_listing;
 mod mcp;
 mod mcp_client;
 mod mcp_http_guard;
