@@ -6,11 +6,6 @@ use std::process::ExitCode;
 use clap::Parser;
 use orch::{Cli, Command, CommandError, Exit};
 
-/// mimalloc rather than the system's allocator: less CPU for the many small allocations of
-/// a run's calls and of loading a config (bench/README.md, "CPU per call").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
