@@ -86,7 +86,7 @@ pub async fn ask_round(
 
 /// The report of a run that stopped for input: no department ran.
 pub fn needs_input(engine: &Engine, request: &str, asked: Asked) -> Report {
-    let mut report = unrouted(engine, request, "");
+    let mut report = super::unrouted::unrouted(engine, request, "");
     report.status = RunStatus::NeedsInput;
     report.error = None;
     report.validation = Validation {
@@ -100,22 +100,5 @@ pub fn needs_input(engine: &Engine, request: &str, asked: Asked) -> Report {
         overall_quality: 0.0,
         calls: report.usage.calls,
     });
-    report
-}
-
-/// A failed report of a request no department ran for: the router's usage and step, and
-/// how long the run took.
-pub(super) fn unrouted(engine: &Engine, request: &str, why: &str) -> Report {
-    let mut report = Report::master_failed(request, why);
-    report.run_id = engine.run_id.clone();
-    report.usage = engine.router_usage();
-    report.metadata.completed_steps = if engine.step_done("router") {
-        vec!["router".into()]
-    } else {
-        Vec::new()
-    };
-    // A router's call cut short (Ctrl-C) reports no usage, but it was sent: it counts.
-    report.usage.calls = report.usage.calls.max(engine.budget.calls());
-    report.metadata.total_execution_time = engine.elapsed_ms();
     report
 }

@@ -23,6 +23,7 @@ mod specialist;
 mod stop;
 mod summary;
 mod tool_loop;
+mod unrouted;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

@@ -9,7 +9,8 @@ use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
 use super::call::Ask;
-use super::clarify::{ask_round, needs_input, unrouted, Asked, Round};
+use super::clarify::{ask_round, needs_input, Asked, Round};
+use super::unrouted::unrouted;
 use super::Engine;
 use crate::config::RoutingMethod;
 use crate::plan::{self, clarifying_reply_schema, parse_router_reply, router_reply_schema, PlanOptions, RouterStep};
