@@ -3,8 +3,9 @@
 //! release binary; peak memory comes from GNU time. Nothing here is asserted: timings on a
 //! busy machine are noisy, so they live here and not in `cargo test`, which only builds this.
 //!
-//! 1. overhead against the floor: a bare client making the same calls, in the same
-//!    dependency pattern, on the same mock server (fixed latency per call);
+//! 1. overhead against the floor: a bare client in a process of its own making the same
+//!    calls, in the same dependency pattern, on the same mock server (fixed latency per
+//!    call), in turns with orch; and against the same client inside the mock's process;
 //! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites; 6. `orch compare`
 //!    of two results files of 10,000 case runs each; 7. `orch stats`; 8. tool calls over MCP;
 //! 9. a model ladder against the large model alone (pass rate and cost, not time); 10. a
@@ -30,6 +31,8 @@ mod tools;
 const LATENCY: Duration = Duration::from_millis(50);
 /// Fresh processes per figure.
 const RUNS: usize = 5;
+/// Runs of orch and of the bare client each, in turns, in tables 1-2.
+const PAIRED_RUNS: usize = 9;
 
 /// Median, min and max of some measurements, and the peak memory seen.
 #[derive(Clone, Debug, Default)]
@@ -74,34 +77,51 @@ fn measure(cwd: &Path, args: &[&str]) -> Stats {
 /// Runs `program` `RUNS` times under GNU time, as [`measure`] does the binary.
 fn measure_program(program: &Path, cwd: &Path, args: &[&str]) -> Stats {
     let mut stats = Stats::default();
-    let out = std::env::temp_dir().join(format!("orch-bench-time-{}", std::process::id()));
     for _ in 0..RUNS {
-        let t = Instant::now();
-        let status = Command::new("/usr/bin/time")
-            .args(["-f", "%U %S %M", "-o"])
-            .arg(&out)
-            .arg(program)
-            .args(args)
-            .current_dir(cwd)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("GNU time runs the binary");
-        stats.wall_ms.push(t.elapsed().as_secs_f64() * 1000.0);
-        let _ = status;
-        let text = std::fs::read_to_string(&out).unwrap_or_default();
-        let f: Vec<f64> = text
-            .split_whitespace()
-            .rev()
-            .take(3)
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        if let [rss, sys, user] = f[..] {
-            stats.cpu_ms.push((user + sys) * 1000.0);
-            stats.rss_kb = stats.rss_kb.max(rss as u64);
-        }
+        run_timed(program, cwd, args, &mut stats);
     }
     stats
+}
+
+/// Runs orch (`args`) and the bare client (`bare`) in turns, `PAIRED_RUNS` times each, so
+/// that whatever else the machine does falls on both alike.
+fn measure_paired(cwd: &Path, args: &[&str], bare: &[&str]) -> (Stats, Stats) {
+    let me = std::env::current_exe().unwrap();
+    let (mut orch, mut client) = (Stats::default(), Stats::default());
+    for _ in 0..PAIRED_RUNS {
+        run_timed(&bin(), cwd, args, &mut orch);
+        run_timed(&me, cwd, bare, &mut client);
+    }
+    (orch, client)
+}
+
+/// One run of `program` under GNU time: its wall (measured here), user+sys and peak RSS.
+fn run_timed(program: &Path, cwd: &Path, args: &[&str], stats: &mut Stats) {
+    let out = std::env::temp_dir().join(format!("orch-bench-time-{}", std::process::id()));
+    let t = Instant::now();
+    let status = Command::new("/usr/bin/time")
+        .args(["-f", "%U %S %M", "-o"])
+        .arg(&out)
+        .arg(program)
+        .args(args)
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("GNU time runs the binary");
+    stats.wall_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+    let _ = status;
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let f: Vec<f64> = text
+        .split_whitespace()
+        .rev()
+        .take(3)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if let [rss, sys, user] = f[..] {
+        stats.cpu_ms.push((user + sys) * 1000.0);
+        stats.rss_kb = stats.rss_kb.max(rss as u64);
+    }
 }
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -329,28 +349,34 @@ fn main() {
                 .as_u64()
                 .unwrap_or(0)
                 .min(plan["minCalls"].as_u64().unwrap_or(0));
-            let orch = measure(&dir, &["run", "--format", "json", "--quiet", request]);
+            // The same calls by a bare client in a process of its own, in turns with orch:
+            // the floor a user sees (a process against the mock), and its CPU per call.
+            let plan_file = dir.join("plan.json");
+            std::fs::write(&plan_file, plan.to_string()).unwrap();
+            let conc = concurrency.to_string();
+            let (orch, bare) = measure_paired(
+                &dir,
+                &["run", "--format", "json", "--quiet", request],
+                &["floor-client", &uri, plan_file.to_str().unwrap(), &conc],
+            );
+            // The same calls from inside the mock's own process and runtime: a lower floor,
+            // with no second process to schedule.
             let mut floor_ms = Vec::new();
             for _ in 0..RUNS {
                 floor_ms.push(rt.block_on(floor(&uri, &plan, *concurrency)).as_secs_f64() * 1000.0);
             }
             let floor_median = Stats::median(&floor_ms);
             let per_call = orch.cpu() / calls.max(1) as f64;
-            // The same calls by a bare client in a process of its own: its CPU per call.
-            let plan_file = dir.join("plan.json");
-            std::fs::write(&plan_file, plan.to_string()).unwrap();
-            let me = std::env::current_exe().unwrap();
-            let conc = concurrency.to_string();
-            let bare = measure_program(&me, &dir, &["floor-client", &uri, plan_file.to_str().unwrap(), &conc]);
             let bare_per_call = bare.cpu() / calls.max(1) as f64;
             row(
                 name,
                 &orch,
                 &format!(
-                    "floor {floor_median:.1} ms (+{:.1} ms, x{:.3}) · {calls} calls · {per_call:.3} ms cpu/call (bare client {bare_per_call:.3}, {:.1} ms wall)",
-                    orch.wall() - floor_median,
+                    "bare client {:.1} ms (+{:.1} ms, x{:.3}) · in-process floor {floor_median:.1} ms (x{:.3}) · {calls} calls · {per_call:.3} ms cpu/call (bare client {bare_per_call:.3})",
+                    bare.wall(),
+                    orch.wall() - bare.wall(),
+                    orch.wall() / bare.wall(),
                     orch.wall() / floor_median,
-                    bare.wall()
                 ),
             );
             overhead.push(json!({"shape": name, "orch": orch.json(), "floorMs": floor_median, "calls": calls, "cpuMsPerCall": per_call, "bareClient": bare.json(), "bareCpuMsPerCall": bare_per_call}));
