@@ -90,10 +90,8 @@ pub fn run(
     });
     // Stops the progress bars (and closes the events file) before the report is printed.
     drop(engine);
-    // The process ends once the report is printed, so the runtime is not torn down: its idle
-    // connections (one per call in flight at the widest point, hundreds on a wide fan-out)
-    // are closed by the kernel at exit instead of one task at a time here, and a schema
-    // check the deadline abandoned is not waited for (bench/README.md, "Overhead").
+    // Not torn down: the process ends after the report, so the kernel closes its hundreds of
+    // idle connections at exit, and an abandoned schema check is not waited for.
     std::mem::forget(runtime);
     setup::export_traces(exporter);
 
