@@ -15,6 +15,7 @@ use crate::report::DepartmentStatus;
 
 /// One case run of a results line.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RunLine<'a> {
     /// The suite file's name without extension.
@@ -43,6 +44,7 @@ pub(super) struct RunLine<'a> {
 
 /// What a side counts of a run's report.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct Digest<'a> {
     /// Relevance-weighted mean quality of the successful departments.
@@ -56,6 +58,7 @@ pub(super) struct Digest<'a> {
 
 /// Calls and cost.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct DigestUsage {
     /// LLM calls made.
@@ -66,6 +69,7 @@ pub(super) struct DigestUsage {
 
 /// A department: its quality, and its specialists' first attempts.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct DigestDepartment<'a> {
     /// The department.
@@ -82,6 +86,7 @@ pub(super) struct DigestDepartment<'a> {
 
 /// A specialist: whether its first attempt was accepted.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct DigestSpecialist<'a> {
     /// The specialist.
@@ -102,6 +107,7 @@ impl DigestSpecialist<'_> {
 
 /// An attempt's decision.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct DigestAttempt<'a> {
     /// `accept`, `revise` or `discard`.

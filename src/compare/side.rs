@@ -155,13 +155,18 @@ impl Side {
         let mut side = Side::default();
         let mut read = || -> Result<(), CompareError> {
             while let Some((at, line)) = lines.next_line().map_err(ResultsError::from)? {
-                let run: RunLine = serde_json::from_str(line).map_err(|json| {
-                    ResultsError::from(NotAResultsLine {
-                        shown: shown.clone(),
-                        line: at.number,
-                        json,
-                    })
-                })?;
+                // The scanner reads the lines it is sure of; serde reads the others, and
+                // words the error of a line that is not a result.
+                let run = match super::scan::scan(line) {
+                    Some(run) => run,
+                    None => serde_json::from_str::<RunLine>(line).map_err(|json| {
+                        ResultsError::from(NotAResultsLine {
+                            shown: shown.clone(),
+                            line: at.number,
+                            json,
+                        })
+                    })?,
+                };
                 let uncounted = |why| CompareError::Uncounted {
                     shown: shown.clone(),
                     line: at.number,
