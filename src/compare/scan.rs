@@ -63,6 +63,23 @@ fn escape_len(bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// The first `"` or `\\` of `bytes` from `at`, eight bytes at a time (most strings are short:
+/// a call of `memchr` costs more than the search).
+fn quote_or_backslash(bytes: &[u8], mut at: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & (ONES << 7);
+    while let Some(eight) = bytes.get(at..at + 8) {
+        let v = u64::from_le_bytes(eight.try_into().ok()?);
+        // The lowest flag of each test is exact (a false one only follows a true one).
+        let found = zero_byte(v ^ (ONES * u64::from(b'"'))) | zero_byte(v ^ (ONES * u64::from(b'\\')));
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    bytes[at..].iter().position(|&b| b == b'"' || b == b'\\').map(|i| at + i)
+}
+
 /// Powers of ten a plain decimal is divided by (exact in `f64`).
 const POW10: [f64; 16] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
@@ -122,7 +139,7 @@ impl<'a> Scanner<'a> {
         }
         let (mut at, mut escaped) = (start + 1, false);
         loop {
-            at += memchr::memchr2(b'"', b'\\', &bytes[at..])?;
+            at = quote_or_backslash(bytes, at)?;
             if bytes[at] == b'"' {
                 break;
             }

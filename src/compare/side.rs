@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::digest::{Digest, RunLine};
 use crate::report::DepartmentStatus;
-use crate::suite::{Lines, NotAResultsLine, ResultsError};
+use crate::suite::{InputLines, NotAResultsLine, ResultsError};
 use crate::text::{check_cost, check_quality, BadFigure, Mean, UsdSum};
 
 /// Why a results file cannot be one side of a comparison, and where.
@@ -149,7 +149,7 @@ impl Side {
     /// case run at all (a gate must not pass on a suite that never ran).
     pub fn read(path: &Path) -> Result<Side, CompareError> {
         let shown = crate::read::display(path);
-        let Some(mut lines) = Lines::input(path).map_err(ResultsError::from)? else {
+        let Some(mut lines) = InputLines::input(path).map_err(ResultsError::from)? else {
             return Err(ResultsError::Missing { shown }.into());
         };
         let mut side = Side::default();
