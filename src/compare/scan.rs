@@ -407,3 +407,121 @@ impl<'a> Scanner<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line as serde reads it.
+    fn serde(line: &str) -> Result<RunLine<'_>, String> {
+        serde_json::from_str(line).map_err(|e| e.to_string())
+    }
+
+    /// Lines of every shape a comparison reads: escapes, braces and brackets in strings,
+    /// unicode escapes, keys in any order, unknown keys and values of every kind, nulls.
+    const LINES: [&str; 6] = [
+        r#"{"suite":"s\u00e9","caseId":"c\"1}","repeat":2,"shard":null,"passed":false,"failures":["minQuality: 60 is below 80","a\\b\n\u2603"],"durationMs":31,"error":"boom {[","report":{"runId":"r","status":"success","overallQuality":61.5,"usage":{"calls":7,"costUsd":0.000125,"promptTokens":9},"routing":{"primary":"d","stages":[["d"]],"x":[true,false,null,-1.5e-3,0,{"y":"}"}]},"departments":[{"departmentId":"d","status":"skipped","qualityScore":0.0},{"departmentId":"e\/f","status":"success","qualityScore":61.5,"output":{"x":[1,2]},"specialistResults":[{"agentId":"a","attempts":[{"decision":"revise"},{"decision":"accept"}]},{"agentId":"b","attempts":[]}]}]}}"#,
+        r#"{"report":null,"passed":true,"repeat":1,"caseId":"c","suite":"s","expect":{"status":"success"}}"#,
+        r#" { "suite" : "s" , "caseId" : "c" , "repeat" : 1 , "passed" : true , "report" : { "departments" : [ ] , "usage" : { } } } "#,
+        r#"{"suite":"s","caseId":"c","repeat":4294967295,"passed":true,"durationMs":18446744073709551615,"error":null,"report":{"overallQuality":85,"usage":{"costUsd":1e-6,"calls":0},"departments":[{"status":null,"qualityScore":12345678901234567890}]}}"#,
+        r#"{"suite":"","caseId":"","repeat":0,"passed":true,"failures":[],"report":{"overallQuality":33.333333333333336,"departments":[{"departmentId":"d","status":"paused","specialistResults":[{"attempts":[{"decision":"discard","x":1}]}]},{"status":"failed"}]}}"#,
+        r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"x":"\ud83d\ude00","y":[[[[{}]]]],"z":"\ud800"}"#,
+    ];
+
+    #[test]
+    fn the_scanner_reads_every_shape_as_serde_does() {
+        for line in LINES {
+            assert_eq!(scan(line), Some(serde(line).unwrap()), "{line}");
+        }
+        let run = scan(LINES[0]).unwrap();
+        assert_eq!((&*run.suite, &*run.case_id), ("sé", "c\"1}"));
+        assert_eq!(run.failures[1], "a\\b\n☃");
+        let report = run.report.unwrap();
+        assert_eq!((report.usage.calls, report.usage.cost_usd), (7, 0.000125));
+        assert_eq!(report.departments[1].department_id, "e/f");
+        assert_eq!(report.departments[1].specialist_results[0].first_accepted(), Some(false));
+    }
+
+    #[test]
+    fn every_department_status_reads_as_serde_writes_it() {
+        for status in [
+            DepartmentStatus::Success,
+            DepartmentStatus::Failed,
+            DepartmentStatus::Skipped,
+            DepartmentStatus::Paused,
+        ] {
+            let name = serde_json::to_string(&status).unwrap();
+            let line = format!(
+                r#"{{"suite":"s","caseId":"c","repeat":1,"passed":true,"report":{{"departments":[{{"status":{name}}}]}}}}"#
+            );
+            assert_eq!(scan(&line).unwrap().report.unwrap().departments[0].status, Some(status));
+        }
+    }
+
+    #[test]
+    fn on_any_doubt_the_line_goes_to_serde() {
+        let doubts = [
+            // serde refuses these: its error is the line's.
+            r#"{"suite":"s","suite":"t","caseId":"c","repeat":1,"passed":true}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"report":{"usage":{"calls":1,"calls":2}}}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1.0,"passed":true}"#,
+            r#"{"suite":"s","caseId":"c","repeat":-1,"passed":true}"#,
+            r#"{"suite":"s","caseId":"c","repeat":4294967296,"passed":true}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":"yes"}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"failures":null}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"x":01}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"x":"\q"}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"x":"\u12"}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"x":[1,]}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true} x"#,
+            r#"{"suite":"s","caseId":"c","repeat":1}"#,
+            r#"{"suite":"s","caseId":"c\ud800","repeat":1,"passed":true}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"report":{"departments":[{"status":"done"}]}}"#,
+            "{\"suite\":\"s\",\"caseId\":\"c\u{1}\",\"repeat\":1,\"passed\":true}",
+            r#"["s","c",1,true]"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":tru"#,
+            // serde reads these; the scanner leaves them to it.
+            "{\"suite\":\"s\",\"caseId\":\"c\",\"repeat\":1,\t\"passed\":true}",
+            r#"{"suite":"s","case\u0049d":"c","repeat":1,"passed":true}"#,
+            r#"{"suite":"s","caseId":"c","repeat":1,"passed":true,"report":{"departments":[{"status":"succ\u0065ss"}]}}"#,
+        ];
+        for line in doubts {
+            assert_eq!(scan(line), None, "{line}");
+        }
+        assert!(doubts[..19].iter().all(|line| serde(line).is_err()));
+        assert!(doubts[19..].iter().all(|line| serde(line).is_ok()));
+        let deep = format!(
+            r#"{{"suite":"s","caseId":"c","repeat":1,"passed":true,"x":{}{}}}"#,
+            "[".repeat(120),
+            "]".repeat(120)
+        );
+        assert_eq!((scan(&deep), serde(&deep).is_ok()), (None, true));
+    }
+
+    #[test]
+    fn a_line_cut_or_changed_anywhere_reads_as_serde_reads_it_or_goes_to_serde() {
+        // Every cut, and every byte replaced by each of a few JSON characters or dropped: the
+        // scanner reads a line only as serde does.
+        let (mut read, mut left) = (0, 0);
+        for line in LINES {
+            let bytes = line.as_bytes();
+            for at in 0..bytes.len() {
+                let mut changed = vec![bytes[..at].to_vec(), [&bytes[..at], &bytes[at + 1..]].concat()];
+                for byte in *br#""\{}[],:0-.eE+ ntfx"# {
+                    changed.push([&bytes[..at], &[byte], &bytes[at + 1..]].concat());
+                }
+                for line in changed.into_iter().filter_map(|b| String::from_utf8(b).ok()) {
+                    match scan(&line) {
+                        Some(run) => {
+                            assert_eq!(Ok(run), serde(&line), "{line}");
+                            read += 1;
+                        }
+                        None => left += 1,
+                    }
+                }
+            }
+        }
+        assert!(read > 1000 && left > 1000, "{read} read, {left} left to serde");
+    }
+}

@@ -51,9 +51,13 @@ pub struct MappedLines {
     /// The file's length when opened (under its shared lock).
     len: u64,
     shown: String,
+    /// The longest line (the cap).
+    max: usize,
+    /// The bytes mapped at a time.
+    window: usize,
     /// The window mapped, and where in the file it starts.
-    window: Option<Mmap>,
-    window_start: u64,
+    map: Option<Mmap>,
+    map_start: u64,
     next: At,
 }
 
@@ -61,6 +65,11 @@ impl MappedLines {
     /// The regular file at `path` under its shared lock (as [`Lines::open`] holds it), its
     /// first window mapped; `None` when it cannot be (then [`Lines`] reads it, and says why).
     fn open(path: &Path) -> Option<Self> {
+        Self::with(path, MAX_LINE_BYTES, WINDOW)
+    }
+
+    /// The same, each line at most `max` bytes, `window` bytes mapped at a time.
+    fn with(path: &Path, max: usize, window: usize) -> Option<Self> {
         let file = File::open(path).ok()?;
         // No locks on this file system: read as it is.
         let _ = file.lock_shared();
@@ -69,8 +78,10 @@ impl MappedLines {
             file,
             len: metadata.len(),
             shown: path.display().to_string(),
-            window: None,
-            window_start: 0,
+            max,
+            window,
+            map: None,
+            map_start: 0,
             next: At {
                 number: 1,
                 start: 0,
@@ -78,22 +89,22 @@ impl MappedLines {
             },
         };
         if lines.len > 0 {
-            lines.map(0, WINDOW).ok()?;
+            lines.map_window(0, window).ok()?;
         }
         Some(lines)
     }
 
     /// Maps `size` bytes of the file from `start` (fewer at its end), the last window unmapped
     /// first: its pages leave the process.
-    fn map(&mut self, start: u64, size: usize) -> Result<(), LinesError> {
-        self.window = None;
+    fn map_window(&mut self, start: u64, size: usize) -> Result<(), LinesError> {
+        self.map = None;
         let len = size.min((self.len - start) as usize);
-        let window = map(&self.file, start, len).map_err(|io| LinesError::Unreadable {
+        let window = map_file(&self.file, start, len).map_err(|io| LinesError::Unreadable {
             shown: self.shown.clone(),
             io,
         })?;
         let _ = window.advise(memmap2::Advice::Sequential);
-        (self.window, self.window_start) = (Some(window), start);
+        (self.map, self.map_start) = (Some(window), start);
         Ok(())
     }
 
@@ -101,23 +112,23 @@ impl MappedLines {
     /// bytes with its newline (at most the cap and two bytes, as [`Lines`] reads them), the
     /// window mapped again from the line when the line runs past it.
     fn line_at(&mut self, start: u64) -> Result<(usize, usize), LinesError> {
-        let cap = MAX_LINE_BYTES + 2; // the line, `\r` and `\n`
-        let window_end = |lines: &Self| lines.window_start + lines.window.as_ref().map_or(0, |w| w.len() as u64);
-        if self.window.is_none() || start >= window_end(self) {
-            self.map(start, WINDOW)?;
+        let cap = self.max + 2; // the line, `\r` and `\n`
+        let map_end = |lines: &Self| lines.map_start + lines.map.as_ref().map_or(0, |w| w.len() as u64);
+        if self.map.is_none() || start >= map_end(self) {
+            self.map_window(start, self.window)?;
         }
         loop {
-            let window = self.window.as_deref().unwrap_or_default();
-            let from = (start - self.window_start) as usize;
+            let window = self.map.as_deref().unwrap_or_default();
+            let from = (start - self.map_start) as usize;
             let searched = &window[from..window.len().min(from + cap)];
             if let Some(newline) = memchr::memchr(b'\n', searched) {
                 return Ok((from, newline + 1));
             }
-            if searched.len() == cap || window_end(self) == self.len {
+            if searched.len() == cap || map_end(self) == self.len {
                 return Ok((from, searched.len()));
             }
-            let size = (2 * (window.len() - from)).clamp(WINDOW, cap);
-            self.map(start, size)?;
+            let size = (2 * (window.len() - from)).clamp(self.window, cap.max(self.window));
+            self.map_window(start, size)?;
         }
     }
 
@@ -128,7 +139,7 @@ impl MappedLines {
                 return Ok(None);
             }
             let (from, read) = self.line_at(self.next.start)?;
-            let line = &self.window.as_deref().unwrap_or_default()[from..from + read];
+            let line = &self.map.as_deref().unwrap_or_default()[from..from + read];
             let at = At {
                 ended: line.ends_with(b"\n"),
                 ..self.next
@@ -138,12 +149,12 @@ impl MappedLines {
                 start: at.start + read as u64,
                 ended: true,
             };
-            let Some(end) = text_len(line, at, &self.shown, MAX_LINE_BYTES)? else {
+            let Some(end) = text_len(line, at, &self.shown, self.max)? else {
                 continue;
             };
             // Sliced again: a borrow returned from a loop must not be the one the next turn
             // maps anew (the borrow checker's "problem case 3").
-            let line = &self.window.as_deref().unwrap_or_default()[from..from + end];
+            let line = &self.map.as_deref().unwrap_or_default()[from..from + end];
             let text = std::str::from_utf8(line).map_err(|_| LinesError::NotUtf8 {
                 shown: self.shown.clone(),
                 line: at.number,
@@ -154,7 +165,7 @@ impl MappedLines {
 }
 
 /// Maps `len` bytes of `file` from `offset`, read only.
-fn map(file: &File, offset: u64, len: usize) -> std::io::Result<Mmap> {
+fn map_file(file: &File, offset: u64, len: usize) -> std::io::Result<Mmap> {
     // SAFETY: a map is unsafe because the file may change under it. It is held under its
     // shared lock (orch's writers take the exclusive one), but a process that ignores locks
     // may still write to it or cut it: bytes changed after their line was checked are read
@@ -163,4 +174,46 @@ fn map(file: &File, offset: u64, len: usize) -> std::io::Result<Mmap> {
     // against the window, never past it), and a file cut shorter than the window ends the
     // process with SIGBUS, as it would ripgrep reading through a map.
     unsafe { MmapOptions::new().offset(offset).len(len).map(file) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `next` hands out: each line and where, then the error's words if any.
+    fn all(next: &mut dyn FnMut() -> Result<Option<(At, String)>, LinesError>) -> Vec<String> {
+        let mut out = Vec::new();
+        loop {
+            match next() {
+                Ok(Some((at, line))) => out.push(format!("{at:?} {line:?}")),
+                Ok(None) => return out,
+                Err(e) => return [out, vec![e.to_string()]].concat(),
+            }
+        }
+    }
+
+    #[test]
+    fn a_mapped_file_reads_as_lines_reads_it_whatever_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let texts: [&[u8]; 7] = [
+            b"{\"a\":1}\n\n  \r\n{\"b\":\"\xc3\xa9\"}\r\n{\"c\":3}",
+            b"0123456789abcdef\r\n0123456789abcdef\n{}\n",
+            b"{}\n0123456789abcdefg\n{}\n",
+            b"{}\n0123456789abcdef0123456789abcdef",
+            b"{}\n{\"x\":\"\xff\"}\n",
+            b"\n\n\n",
+            b"",
+        ];
+        for text in texts {
+            std::fs::write(&path, text).unwrap();
+            let mut lines = Lines::new(std::io::Cursor::new(text.to_vec()), path.display().to_string(), 16);
+            let expected = all(&mut || lines.next_line().map(|l| l.map(|(at, s)| (at, s.to_string()))));
+            for window in 1..=40 {
+                let mut mapped = MappedLines::with(&path, 16, window).unwrap();
+                let read = all(&mut || mapped.next_line().map(|l| l.map(|(at, s)| (at, s.to_string()))));
+                assert_eq!(read, expected, "{window} bytes a window: {}", String::from_utf8_lossy(text));
+            }
+        }
+    }
 }
