@@ -2,6 +2,8 @@
 //! strings borrowed from the line where they hold no escape, every other member skipped
 //! unbuilt. A million lines a side are read in seconds: no report is built, and a line
 //! allocates only for its lists (departments, failures), which are usually short or empty.
+//! Lines are read into it by the scanner of `scan.rs`, and by serde when the scanner is not
+//! sure of one.
 //!
 //! The keys are those of [`crate::report::Saved`] (and of [`crate::suite::Record`] around it);
 //! the test below reads one line through both and checks they agree, so a key renamed in the

@@ -23,7 +23,11 @@ pub(super) fn scan(line: &str) -> Option<RunLine<'_>> {
     if controls != 0 {
         return None;
     }
-    let mut scanner = Scanner { text: line, at: 0, depth: 0 };
+    let mut scanner = Scanner {
+        text: line,
+        at: 0,
+        depth: 0,
+    };
     let run = scanner.run_line()?;
     scanner.space();
     (scanner.at == line.len()).then_some(run)
@@ -77,7 +81,10 @@ fn quote_or_backslash(bytes: &[u8], mut at: usize) -> Option<usize> {
         }
         at += 8;
     }
-    bytes[at..].iter().position(|&b| b == b'"' || b == b'\\').map(|i| at + i)
+    bytes[at..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\')
+        .map(|i| at + i)
 }
 
 /// Powers of ten a plain decimal is divided by (exact in `f64`).
@@ -439,7 +446,10 @@ mod tests {
         let report = run.report.unwrap();
         assert_eq!((report.usage.calls, report.usage.cost_usd), (7, 0.000125));
         assert_eq!(report.departments[1].department_id, "e/f");
-        assert_eq!(report.departments[1].specialist_results[0].first_accepted(), Some(false));
+        assert_eq!(
+            report.departments[1].specialist_results[0].first_accepted(),
+            Some(false)
+        );
     }
 
     #[test]

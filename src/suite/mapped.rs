@@ -212,7 +212,12 @@ mod tests {
             for window in 1..=40 {
                 let mut mapped = MappedLines::with(&path, 16, window).unwrap();
                 let read = all(&mut || mapped.next_line().map(|l| l.map(|(at, s)| (at, s.to_string()))));
-                assert_eq!(read, expected, "{window} bytes a window: {}", String::from_utf8_lossy(text));
+                assert_eq!(
+                    read,
+                    expected,
+                    "{window} bytes a window: {}",
+                    String::from_utf8_lossy(text)
+                );
             }
         }
     }

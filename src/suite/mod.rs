@@ -30,8 +30,8 @@ pub use case_index::{hash_of as case_hash, Place as ResultsPlace};
 pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
-pub use mapped::InputLines;
 pub use load::{load, root_of as config_root, Loaded};
+pub use mapped::InputLines;
 pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
     append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed, Summary,
