@@ -18,7 +18,7 @@ use crate::cli::{CompareArgs, FailOn, TestFormat};
 use crate::compare::{self, Comparison, Judging, Side};
 use crate::exit::{CommandError, Exit};
 use crate::read::is_stdin;
-use crate::render::{compare_html, compare_markdown, compare_tree, mcnemar_line, Style};
+use crate::render::{compare_html, compare_markdown, compare_tree, mcnemar_line, write_comparison_json, Style};
 use crate::suite::{files_apart, Named};
 
 /// Compares `args.base` with `args.candidate`.
@@ -49,7 +49,7 @@ pub fn compare(args: CompareArgs) -> Result<Exit> {
     }
     let mut out = super::stdout();
     match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
-        TestFormat::Json => super::write_json(&mut out, &comparison)?,
+        TestFormat::Json => write_comparison_json(&mut out, &comparison)?,
         TestFormat::Markdown => out.write_all(compare_markdown(&comparison).as_bytes())?,
         TestFormat::Tree => {
             let style = Style::detect(std::io::stdout().is_terminal());

@@ -2,6 +2,8 @@
 //! strings borrowed from the line where they hold no escape, every other member skipped
 //! unbuilt. A million lines a side are read in seconds: no report is built, and a line
 //! allocates only for its lists (departments, failures), which are usually short or empty.
+//! Lines are read into it by the scanner of `scan.rs`, and by serde when the scanner is not
+//! sure of one.
 //!
 //! The keys are those of [`crate::report::Saved`] (and of [`crate::suite::Record`] around it);
 //! the test below reads one line through both and checks they agree, so a key renamed in the
@@ -15,6 +17,7 @@ use crate::report::DepartmentStatus;
 
 /// One case run of a results line.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RunLine<'a> {
     /// The suite file's name without extension.
@@ -43,6 +46,7 @@ pub(super) struct RunLine<'a> {
 
 /// What a side counts of a run's report.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct Digest<'a> {
     /// Relevance-weighted mean quality of the successful departments.
@@ -56,6 +60,7 @@ pub(super) struct Digest<'a> {
 
 /// Calls and cost.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct DigestUsage {
     /// LLM calls made.
@@ -66,6 +71,7 @@ pub(super) struct DigestUsage {
 
 /// A department: its quality, and its specialists' first attempts.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct DigestDepartment<'a> {
     /// The department.
@@ -82,6 +88,7 @@ pub(super) struct DigestDepartment<'a> {
 
 /// A specialist: whether its first attempt was accepted.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct DigestSpecialist<'a> {
     /// The specialist.
@@ -102,6 +109,7 @@ impl DigestSpecialist<'_> {
 
 /// An attempt's decision.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct DigestAttempt<'a> {
     /// `accept`, `revise` or `discard`.

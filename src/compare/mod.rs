@@ -8,6 +8,7 @@
 mod comparison;
 mod digest;
 mod paired;
+mod scan;
 mod side;
 mod totals;
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::digest::{Digest, RunLine};
 use crate::report::DepartmentStatus;
-use crate::suite::{Lines, NotAResultsLine, ResultsError};
+use crate::suite::{InputLines, NotAResultsLine, ResultsError};
 use crate::text::{check_cost, check_quality, BadFigure, Mean, UsdSum};
 
 /// Why a results file cannot be one side of a comparison, and where.
@@ -149,19 +149,24 @@ impl Side {
     /// case run at all (a gate must not pass on a suite that never ran).
     pub fn read(path: &Path) -> Result<Side, CompareError> {
         let shown = crate::read::display(path);
-        let Some(mut lines) = Lines::input(path).map_err(ResultsError::from)? else {
+        let Some(mut lines) = InputLines::input(path).map_err(ResultsError::from)? else {
             return Err(ResultsError::Missing { shown }.into());
         };
         let mut side = Side::default();
         let mut read = || -> Result<(), CompareError> {
             while let Some((at, line)) = lines.next_line().map_err(ResultsError::from)? {
-                let run: RunLine = serde_json::from_str(line).map_err(|json| {
-                    ResultsError::from(NotAResultsLine {
-                        shown: shown.clone(),
-                        line: at.number,
-                        json,
-                    })
-                })?;
+                // The scanner reads the lines it is sure of; serde reads the others, and
+                // words the error of a line that is not a result.
+                let run = match super::scan::scan(line) {
+                    Some(run) => run,
+                    None => serde_json::from_str::<RunLine>(line).map_err(|json| {
+                        ResultsError::from(NotAResultsLine {
+                            shown: shown.clone(),
+                            line: at.number,
+                            json,
+                        })
+                    })?,
+                };
                 let uncounted = |why| CompareError::Uncounted {
                     shown: shown.clone(),
                     line: at.number,

@@ -11,6 +11,7 @@
 //! [`Plan`]: crate::plan::Plan
 
 mod compare_html;
+mod compare_json;
 mod compare_markdown;
 mod compare_tree;
 mod compare_words;
@@ -39,6 +40,7 @@ mod tune_tree;
 mod variants;
 
 pub use compare_html::render as compare_html;
+pub use compare_json::write_comparison_json;
 pub use compare_markdown::render as compare_markdown;
 pub use compare_tree::render as compare_tree;
 pub use compare_words::mcnemar_line;

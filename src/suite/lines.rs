@@ -191,25 +191,11 @@ impl<R: BufRead> Lines<R> {
                 start: at.start + read as u64,
                 ended: true,
             };
-            let text = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            if text.len() > self.max {
-                let cap = match self.max {
-                    m if m >= 1 << 20 => format!("{} MiB", m >> 20),
-                    m => format!("{m} bytes"),
-                };
-                return Err(LinesError::TooLong {
-                    shown: self.shown.clone(),
-                    line: at.number,
-                    cap,
-                });
-            }
-            if text.iter().all(u8::is_ascii_whitespace) {
+            let Some(end) = text_len(&self.buf, at, &self.shown, self.max)? else {
                 continue;
-            }
+            };
             // Sliced again from the buffer: a borrow returned from a loop must not be the one
             // the next turn clears (the borrow checker's "problem case 3").
-            let end = text.len();
             let text = std::str::from_utf8(&self.buf[..end]).map_err(|_| LinesError::NotUtf8 {
                 shown: self.shown.clone(),
                 line: at.number,
@@ -217,6 +203,25 @@ impl<R: BufRead> Lines<R> {
             return Ok(Some((at, text)));
         }
     }
+}
+
+/// The length of the text of `line` read at `at` (its newline and a `\r` before it cut),
+/// `None` when it is blank; a line over the cap `max` is an error naming it.
+pub(super) fn text_len(line: &[u8], at: At, shown: &str, max: usize) -> Result<Option<usize>, LinesError> {
+    let text = line.strip_suffix(b"\n").unwrap_or(line);
+    let text = text.strip_suffix(b"\r").unwrap_or(text);
+    if text.len() > max {
+        let cap = match max {
+            m if m >= 1 << 20 => format!("{} MiB", m >> 20),
+            m => format!("{m} bytes"),
+        };
+        return Err(LinesError::TooLong {
+            shown: shown.to_string(),
+            line: at.number,
+            cap,
+        });
+    }
+    Ok((!text.iter().all(u8::is_ascii_whitespace)).then_some(text.len()))
 }
 
 #[cfg(test)]

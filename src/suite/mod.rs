@@ -15,6 +15,7 @@ mod expect_written;
 mod file;
 mod lines;
 mod load;
+mod mapped;
 mod outputs;
 mod results;
 mod runner;
@@ -30,6 +31,7 @@ pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
 pub use lines::{Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
+pub use mapped::InputLines;
 pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
     append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed, Summary,

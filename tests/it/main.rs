@@ -9,6 +9,7 @@ mod chains;
 mod common;
 mod compare;
 mod compare_files;
+mod compare_scan;
 mod conditions;
 mod conversations;
 mod conversations_resume;
