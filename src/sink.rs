@@ -75,7 +75,11 @@ impl LineFile {
         let file = opened.map_err(|io| Unwritable::new(what, path, io))?;
         let regular = file.metadata().is_ok_and(|m| m.is_file());
         if empty && regular {
+            // Emptied under the exclusive lock, as a line is written: a reader holds the
+            // shared one (`orch compare` maps the file). No locks on this file system: as it is.
+            let _ = file.lock();
             file.set_len(0).map_err(|io| Unwritable::new(what, path, io))?;
+            let _ = file.unlock();
         }
         let out = if regular {
             Out::Locked(file)

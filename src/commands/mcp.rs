@@ -39,7 +39,7 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
         Some(why) => serve::Answer::failed_with(&super::validate::json_report(d), why),
     };
     let served: Arc<dyn Served> = Arc::new(Team::new(root.clone(), args.approvals, validation));
-    let runtime = session::runtime().map_err(CommandError::from)?;
+    let runtime = session::server_runtime().map_err(CommandError::from)?;
     let served_until_stopped = runtime.block_on(async {
         let signalled = session::interruption();
         let stop = async {

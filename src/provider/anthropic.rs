@@ -44,7 +44,9 @@ impl Provider for Anthropic {
             let post = Post {
                 url: &self.endpoint,
                 headers: vec![("anthropic-version", ANTHROPIC_VERSION.to_string())],
-                body: serde_json::to_vec(&body).expect("a JSON value always serializes"),
+                body: serde_json::to_vec(&body)
+                    .expect("a JSON value always serializes")
+                    .into(),
                 timeout: req.timeout,
                 deadline: req.deadline,
             };

@@ -64,8 +64,8 @@ pub struct Post<'a> {
     pub url: &'a Endpoint,
     /// Extra headers (the key header is added by [`HttpClient::complete`]).
     pub headers: Vec<(&'static str, String)>,
-    /// The JSON body, written.
-    pub body: Vec<u8>,
+    /// The JSON body, written; shared, not copied, by each try.
+    pub body: hyper::body::Bytes,
     /// The agent's timeout, for messages.
     pub timeout: Duration,
     /// When the whole call, transport retries included, must have ended.

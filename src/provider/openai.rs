@@ -60,7 +60,7 @@ impl Provider for OpenAi {
             let post = Post {
                 url: &self.endpoint,
                 headers: Vec::new(),
-                body: super::openai_wire::body_bytes(req, self.structured, self.token_field),
+                body: super::openai_wire::body_bytes(req, self.structured, self.token_field).into(),
                 timeout: req.timeout,
                 deadline: req.deadline,
             };
@@ -73,9 +73,9 @@ impl Provider for OpenAi {
     }
 }
 
-/// The request body: system and user messages, then the conversation's turns; `tools`
-/// only when some are offered, so a request without tools is what it always was. Sent as
-/// `openai_wire::body_bytes` writes it (the same bytes, without this value in between).
+/// The request body as a JSON value, built the plain way: the reference the bytes that
+/// `openai_wire::body_bytes` writes are checked against (system and user messages, then the
+/// conversation's turns; `tools` only when some are offered).
 #[cfg(test)]
 fn body(req: &CompletionRequest, structured: StructuredOutput, token_field: TokenField) -> Value {
     let mut messages = vec![
@@ -162,9 +162,10 @@ mod tests {
     use super::*;
     use crate::provider::fixtures::{request, tools, two_calls};
 
-    /// The body of `req` as compact JSON (keys sorted: orch's serde_json keeps no order).
+    /// The bytes sent for `req` (keys sorted, as serde_json writes a value).
     fn sent(req: &CompletionRequest) -> String {
-        body(req, StructuredOutput::JsonSchema, TokenField::MaxTokens).to_string()
+        let bytes = super::super::openai_wire::body_bytes(req, StructuredOutput::JsonSchema, TokenField::MaxTokens);
+        String::from_utf8(bytes).unwrap()
     }
 
     #[test]
@@ -196,7 +197,8 @@ mod tests {
     fn a_conversation_sends_the_assistant_calls_then_one_tool_message_per_result() {
         let mut req = request("a", "Summarise notes");
         req.turns = two_calls();
-        let body = body(&req, StructuredOutput::Off, TokenField::MaxTokens);
+        let bytes = super::super::openai_wire::body_bytes(&req, StructuredOutput::Off, TokenField::MaxTokens);
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
         let after_user: Vec<String> = body["messages"].as_array().unwrap()[2..]
             .iter()
             .map(Value::to_string)

@@ -106,7 +106,7 @@ pub(super) fn subject(item: &GateItem) -> String {
     }
 }
 
-/// One line of standard input, off the runtime's workers; `None` at its end.
+/// One line of standard input, read off the runtime's thread; `None` at its end.
 async fn read_line() -> Option<String> {
     let read = tokio::task::spawn_blocking(|| {
         let mut line = String::new();

@@ -35,7 +35,7 @@ pub use prepare::{
 pub use route::route;
 pub use run::run;
 pub use served::Team;
-pub use setup::{interruption, known_provider, runtime};
+pub use setup::{interruption, known_provider, runtime, server_runtime};
 pub use suite::run_suites;
 pub use suite_files::{named_files, open_junit};
 pub use variants::assign as assign_variants;

@@ -32,7 +32,8 @@ pub struct Ran {
 
 /// Runs `prompt` on `config` along `plan`, as `args` say, its gated steps decided in
 /// `mode`; `resumed` is the journal a resume read (`args.journal` names its file), whose
-/// finished calls answer again.
+/// finished calls answer again. For a process that ends after it (`orch run`, `orch
+/// resume`): its runtime is left to the kernel, never torn down.
 pub fn run(
     config: Config,
     plan: &Plan,

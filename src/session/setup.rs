@@ -109,6 +109,16 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, SessionError> {
         .map_err(SessionError::Runtime)
 }
 
+/// The runtime `orch mcp` serves on: one worker a core. A server has several clients' runs,
+/// their connections and its session sweeper going at once, each run on a blocking thread of
+/// its own ([`runtime`]'s one-thread reasoning holds for one engine, not for a server).
+pub fn server_runtime() -> Result<tokio::runtime::Runtime, SessionError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(SessionError::Runtime)
+}
+
 /// The budget of one run: the config's `limits` (calls, tokens, calls in flight, cost).
 pub fn budget(config: &Config) -> Budget {
     let limits = &config.settings.limits;

@@ -88,25 +88,34 @@ impl Lines<std::io::BufReader<std::fs::File>> {
     /// file's shared lock: lines other processes append are never seen half written.
     pub fn open(path: &Path) -> Result<Option<Self>, LinesError> {
         let shown = path.display().to_string();
-        let file = match std::fs::File::open(path) {
-            Ok(file) => file,
+        let (file, metadata) = match open_shared(path) {
+            Ok(opened) => opened,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(io) => return Err(LinesError::Unreadable { shown, io }),
         };
-        if !file.metadata().is_ok_and(|m| m.is_file()) {
+        if !metadata.is_file() {
             return Err(LinesError::NotRegular { shown });
         }
-        // No locks on this file system: read as it is.
-        let _ = file.lock_shared();
         // A large buffer: files of gigabytes are read in few calls.
         let reader = std::io::BufReader::with_capacity(256 << 10, file);
         Ok(Some(Lines::new(reader, shown, MAX_LINE_BYTES)))
     }
 }
 
+/// `path` opened for reading under its shared lock, and what it is: orch's writers take the
+/// exclusive one to append a line or to cut the file, so a reader never meets half a line or
+/// a file cut under it. A file system without locks is read as it is.
+pub(super) fn open_shared(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    let file = std::fs::File::open(path)?;
+    let _ = file.lock_shared();
+    let metadata = file.metadata()?;
+    Ok((file, metadata))
+}
+
 impl Lines<Box<dyn BufRead>> {
-    /// The lines of an input a command reads once, front to back (`orch compare`, `orch
-    /// stats`, `--merge`): a regular file (under its shared lock, as [`Lines::open`]),
+    /// The lines of an input a command reads once, front to back (`orch stats`, `--merge`,
+    /// and `orch compare`, through `InputLines`, where it cannot map): a regular file (under
+    /// its shared lock, as [`Lines::open`]),
     /// standard input for `-`, or a pipe or FIFO (`orch compare <(cat shard-*.jsonl) c.jsonl`,
     /// as ripgrep and cargo read them); `None` when nothing is at the path. A directory or a
     /// socket is refused by name.

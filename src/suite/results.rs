@@ -205,6 +205,9 @@ pub fn append_after(path: &Path, torn: Option<At>) -> Result<LineFile, Unwritabl
     let cannot = |io: std::io::Error| Unwritable::new("results", path, io);
     if let Some(at) = torn {
         let file = std::fs::OpenOptions::new().write(true).open(path).map_err(cannot)?;
+        // Cut under the exclusive lock: a reader (`orch compare` maps the file) holds the
+        // shared one. No locks on this file system: cut as it is.
+        let _ = file.lock();
         file.set_len(at.start).map_err(cannot)?;
     } else if !ends_a_line(path).map_err(cannot)? {
         std::fs::OpenOptions::new()
