@@ -580,7 +580,7 @@ mod tests {
 
     fn probe(yaml: &str) -> (Option<ProbeWire>, Vec<String>) {
         let mut diags = Vec::new();
-        let node = crate::config::node::parse_yaml(yaml).unwrap();
+        let node = crate::config::yaml::parse_yaml(yaml).unwrap();
         let key = KeySpec {
             name: "probe",
             doc: "",

@@ -401,7 +401,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::node::parse_yaml;
+    use crate::config::yaml::parse_yaml;
 
     fn decode_agent(yaml: &str) -> (Vec<AgentWire>, Vec<crate::config::Diagnostic>) {
         let mut diags = Vec::new();

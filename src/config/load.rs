@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use super::decode::Decoder;
 use super::definitions::SchemaSource;
 use super::diagnostic::Diagnostic;
-use super::node::{parse_toml, parse_yaml, At, Node, Pos};
+use super::node::{parse_toml, At, Node, Pos};
 use super::wire::{FileKind, WireConfig};
+use super::yaml::parse_yaml;
 use crate::read::{display, io_reason, read_bounded, Entry, Unread};
 
 /// Config files larger than this are refused: a real config is a few kilobytes.

@@ -23,6 +23,8 @@ mod validate;
 mod variant_rules;
 mod variants;
 mod wire;
+mod yaml;
+mod yaml_events;
 
 use std::path::Path;
 

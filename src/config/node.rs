@@ -4,10 +4,6 @@
 //! decoder (`decode.rs`) reads either format and can report *every* problem of a file with
 //! its line and column, instead of stopping at serde's first error.
 
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-
 /// A 1-based line and column in a file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pos {
@@ -107,42 +103,6 @@ pub struct SyntaxError {
     pub message: String,
 }
 
-/// Deepest nesting accepted in YAML; real configs use five or six levels.
-const MAX_YAML_DEPTH: usize = 64;
-
-/// Parses YAML text into a [`Node`].
-pub fn parse_yaml(text: &str) -> Result<Node, SyntaxError> {
-    let mut options = serde_saphyr::Options::default();
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = MAX_YAML_DEPTH;
-    options.budget = Some(budget);
-    match serde_saphyr::from_str_with_options::<serde_saphyr::Spanned<Raw>>(text, options) {
-        Ok(spanned) => Ok(Node {
-            value: spanned.value.0,
-            pos: saphyr_pos(&spanned.referenced),
-        }),
-        Err(err) => {
-            let pos = err
-                .location()
-                .map(|l| saphyr_pos(&l))
-                .unwrap_or(Pos { line: 1, column: 1 });
-            let mut message = first_line(&err.to_string());
-            if message.contains("multiple YAML documents") {
-                // serde-saphyr's hint names its own API; a config author needs this instead.
-                message = "a file holds one YAML document: remove the `---` separator, or list several definitions under `agents:` / `departments:`".into();
-            }
-            Err(SyntaxError { pos, message })
-        }
-    }
-}
-
-fn saphyr_pos(loc: &serde_saphyr::Location) -> Pos {
-    Pos {
-        line: loc.line().max(1) as u32,
-        column: loc.column().max(1) as u32,
-    }
-}
-
 /// Parses TOML text into a [`Node`]; every syntax error the parser recovers from is returned.
 pub fn parse_toml(text: &str) -> Result<Node, Vec<SyntaxError>> {
     let lines = LineIndex::new(text);
@@ -208,7 +168,7 @@ fn parse_toml_float(s: &str) -> f64 {
 
 /// The parser's message as one line, without the position (the diagnostic has it) or
 /// advice meant for programmers rather than users.
-fn first_line(s: &str) -> String {
+pub(super) fn first_line(s: &str) -> String {
     let line = s
         .lines()
         .map(str::trim)
@@ -250,105 +210,6 @@ impl<'a> LineIndex<'a> {
     }
 }
 
-/// A YAML value read through serde with positions on every child.
-struct Raw(Value);
-
-impl<'de> Deserialize<'de> for Raw {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(RawVisitor)
-    }
-}
-
-fn node_of(s: serde_saphyr::Spanned<Raw>) -> Node {
-    Node {
-        value: s.value.0,
-        pos: saphyr_pos(&s.referenced),
-    }
-}
-
-struct RawVisitor;
-
-impl<'de> Visitor<'de> for RawVisitor {
-    type Value = Raw;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a YAML value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Raw, E> {
-        Ok(Raw(Value::Bool(v)))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Raw, E> {
-        Ok(Raw(Value::Int(v)))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw, E> {
-        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Raw, E> {
-        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Raw, E> {
-        Ok(Raw(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int)))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Raw, E> {
-        Ok(Raw(Value::Float(v)))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Raw, E> {
-        Ok(Raw(Value::Str(v.to_string())))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Raw, E> {
-        Ok(Raw(Value::Str(v)))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Raw, E> {
-        Ok(Raw(Value::Null))
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Raw, E> {
-        Ok(Raw(Value::Null))
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
-        Raw::deserialize(d)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<serde_saphyr::Spanned<Raw>>()? {
-            items.push(node_of(item));
-        }
-        Ok(Raw(Value::Seq(items)))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<serde_saphyr::Spanned<KeyText>>()? {
-            let value = map.next_value::<serde_saphyr::Spanned<Raw>>()?;
-            entries.push((
-                Key {
-                    name: key.value.0,
-                    pos: saphyr_pos(&key.referenced),
-                },
-                node_of(value),
-            ));
-        }
-        Ok(Raw(Value::Map(entries)))
-    }
-}
-
-/// A map key: any scalar, read as text (`1: x` has key "1").
-struct KeyText(String);
-
-impl<'de> Deserialize<'de> for KeyText {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Raw::deserialize(d)?.0 {
-            Value::Str(s) => Ok(KeyText(s)),
-            Value::Int(i) => Ok(KeyText(i.to_string())),
-            Value::Float(f) => Ok(KeyText(f.to_string())),
-            Value::Bool(b) => Ok(KeyText(b.to_string())),
-            Value::Null => Ok(KeyText("~".into())),
-            other => Err(de::Error::custom(format!(
-                "a map key must be a plain word, found {}",
-                other.kind()
-            ))),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,21 +218,6 @@ mod tests {
         match &n.value {
             Value::Map(m) => m,
             other => panic!("expected map, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn yaml_keys_and_values_carry_positions() {
-        let n = parse_yaml("id: story\nkeywords:\n  - scene\n  - plot\n").unwrap();
-        let m = map(&n);
-        assert_eq!(m[0].0.name, "id");
-        assert_eq!(m[0].0.pos, Pos { line: 1, column: 1 });
-        assert_eq!(m[1].0.pos, Pos { line: 2, column: 1 });
-        match &m[1].1.value {
-            Value::Seq(items) => {
-                assert_eq!(items[1].pos, Pos { line: 4, column: 5 });
-            }
-            other => panic!("{other:?}"),
         }
     }
 
@@ -388,9 +234,6 @@ mod tests {
 
     #[test]
     fn syntax_errors_point_at_a_line() {
-        let e = parse_yaml("id: [unclosed\nname: x\n").unwrap_err();
-        assert_eq!(e.pos, Pos { line: 2, column: 5 });
-        assert_eq!(e.message, "illegal placement of ':' indicator");
         let e = parse_toml("a = \nb = 2\n").unwrap_err();
         assert_eq!(e[0].pos, Pos { line: 1, column: 5 });
         assert_eq!(e.len(), 1);
@@ -400,7 +243,6 @@ mod tests {
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
         let deep = "[".repeat(100_000);
-        assert!(parse_yaml(&deep).is_err());
         assert!(parse_toml(&format!("a = {deep}")).is_err());
     }
 }

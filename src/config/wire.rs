@@ -55,7 +55,7 @@ impl WireConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::node::parse_yaml;
+    use crate::config::yaml::parse_yaml;
 
     #[test]
     fn base_urls_must_be_http_urls() {

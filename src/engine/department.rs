@@ -3,8 +3,8 @@
 
 use tokio::time::Instant;
 
+use crate::trace::Traced;
 use futures::future::join_all;
-use opentelemetry::trace::FutureExt;
 
 use super::causal;
 use super::gate::Place;
@@ -310,7 +310,7 @@ async fn head_turn(
     };
     let called = engine
         .converse(head, prompt, usage, place)
-        .with_context(attempt_context(n))
+        .traced(|| attempt_context(n))
         .await;
     tool_calls.extend(called.tool_calls);
     called.result.map(|c| c.text)

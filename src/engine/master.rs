@@ -6,8 +6,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use crate::trace::Traced;
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
-use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::causal::{self, Causal, Spent};
@@ -234,7 +234,7 @@ async fn department(
         None => std::borrow::Cow::Borrowed(plan.request.as_str()),
     };
     let spend = Causal::after(before);
-    let work = run_department(engine, &request, dp, &finished).with_context(cx.clone());
+    let work = run_department(engine, &request, dp, &finished).traced(|| cx.clone());
     let mut result = causal::within(spend.clone(), work).await;
     result.conditions.splice(0..0, when);
     let mut attributes = vec![

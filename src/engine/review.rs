@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use opentelemetry::trace::FutureExt;
+use crate::trace::Traced;
 use opentelemetry::KeyValue;
 
 use super::call::Ask;
@@ -163,7 +163,7 @@ async fn ask<F: Future<Output = Stop>>(
     let ask = Ask::plain(prompt);
     let call = engine
         .call_as(reviewer, &ask, &mut usage, schema)
-        .with_context(cx.with_value(TracedAttempt(number)));
+        .traced(|| cx.with_value(TracedAttempt(number)));
     // Biased, as the summary is: a call that ends at the very instant of the stop is cut.
     let result = tokio::select! {
         biased;

@@ -6,8 +6,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::trace::Traced;
 use futures::future::join_all;
-use opentelemetry::trace::FutureExt;
 use opentelemetry::KeyValue;
 
 use super::gate::{department_item, Place, Verdict};
@@ -194,7 +194,7 @@ async fn revision(
             };
             let called = engine
                 .converse(head, ask.prompt.clone(), &mut usage, place)
-                .with_context(cx.with_value(TracedAttempt(round)))
+                .traced(|| cx.with_value(TracedAttempt(round)))
                 .await;
             end_span(&cx, vec![KeyValue::new("orch.review_round", i64::from(round))]);
             match called.result {

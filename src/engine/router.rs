@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use opentelemetry::trace::FutureExt;
+use crate::trace::Traced;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
@@ -45,7 +45,7 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
     let cx = agent_span(&agent.id, &agent.name, "router", None);
     let reply = engine
         .call_as(agent, &Ask::plain(prompt), &mut usage, Some(Arc::new(schema)))
-        .with_context(cx.with_value(TracedAttempt(1)))
+        .traced(|| cx.with_value(TracedAttempt(1)))
         .await;
     end_span(&cx, Vec::new());
     let step = match reply.result {
@@ -97,7 +97,7 @@ pub async fn run_request(
     let workflow = if workflow == "." { "orch".to_string() } else { workflow };
     let cx = workflow_span(&workflow, &engine.run_id);
     let mut report = routed_run(engine, request, options, interrupt)
-        .with_context(cx.clone())
+        .traced(|| cx.clone())
         .await;
     report.urgency = plan::urgency(request, &engine.config.settings.routing.urgent_terms);
     let mut attributes = vec![

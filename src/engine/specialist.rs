@@ -1,6 +1,6 @@
 //! One specialist's retry loop with feedback (SPEC §3.5), and the head's review of it.
 
-use opentelemetry::trace::FutureExt;
+use crate::trace::Traced;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
@@ -41,7 +41,7 @@ pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult
         "specialist",
         Some(&task.department.department_id),
     );
-    let result = attempts(engine, task).with_context(cx.clone()).await;
+    let result = attempts(engine, task).traced(|| cx.clone()).await;
     let mut attributes = vec![
         KeyValue::new("orch.score", result.quality_score),
         KeyValue::new("orch.attempts", result.attempts.len() as i64),
@@ -254,14 +254,14 @@ async fn one_attempt(
     };
     let called = engine
         .converse_on(agent, ask, &mut own, place)
-        .with_context(attempt_cx.clone())
+        .traced(|| attempt_cx.clone())
         .await;
     state.usage.add(&own);
     let model = engine.model_asked(agent, state.climb.rung, called.provider.as_deref());
     let (mut attempt, end) = match called.result {
         Ok(completion) => {
             graded(engine, task, agent, completion, called.provider, timing, state)
-                .with_context(attempt_cx)
+                .traced(|| attempt_cx)
                 .await
         }
         Err(e) => call_failed(engine, task, e, called.provider, &timing, state),

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use opentelemetry::trace::FutureExt;
+use crate::trace::Traced;
 
 use super::stop::Stop;
 use super::{CallError, Engine};
@@ -71,7 +71,7 @@ pub(super) async fn summarize(
     let cx = agent_span(&master.id, &master.name, "master", None);
     let call = engine
         .call(master, prompts::summary(&plan.request, &pairs), usage)
-        .with_context(cx.with_value(TracedAttempt(1)));
+        .traced(|| cx.with_value(TracedAttempt(1)));
     // Biased, as `run_departments` is: a summary that ends at the very instant of the
     // deadline is cut, whichever of the two woke first.
     let summary = tokio::select! {

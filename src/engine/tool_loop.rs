@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
+use crate::trace::Traced;
 use futures::future::join_all;
-use opentelemetry::trace::FutureExt;
 use tokio::time::Instant;
 
 use super::call::{Ask, Called};
@@ -257,7 +257,7 @@ impl Engine {
                 };
                 record.in_doubt = turn.host.in_doubt(&request.id);
                 executed = true;
-                match turn.host.call(&request).with_context(span.clone()).await {
+                match turn.host.call(&request).traced(|| span.clone()).await {
                     Err(e @ ToolError::NotRecorded { .. }) => {
                         end_tool_span(&span, "", Some("not_recorded"));
                         return Err(CallError::Tool(e));

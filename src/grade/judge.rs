@@ -22,17 +22,20 @@ pub fn prompt(request: &str, specialist: &str, specialization: &str, output: &st
 
 /// The JSON Schema of a grade, sent to the judge as structured output (SPEC §8.2).
 pub fn grade_schema() -> std::sync::Arc<serde_json::Value> {
-    let part = serde_json::json!({"type": "number", "minimum": 0, "maximum": 100});
-    std::sync::Arc::new(serde_json::json!({
-        "type": "object",
-        "properties": {
-            "quality": part,
-            "relevance": part,
-            "consistency": part,
-            "feedback": {"type": "string"}
-        },
-        "required": ["quality", "relevance", "consistency", "feedback"]
-    }))
+    static SCHEMA: std::sync::LazyLock<std::sync::Arc<serde_json::Value>> = std::sync::LazyLock::new(|| {
+        let part = serde_json::json!({"type": "number", "minimum": 0, "maximum": 100});
+        std::sync::Arc::new(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "quality": part,
+                "relevance": part,
+                "consistency": part,
+                "feedback": {"type": "string"}
+            },
+            "required": ["quality", "relevance", "consistency", "feedback"]
+        }))
+    });
+    SCHEMA.clone()
 }
 
 /// The most JSON objects of one reply tried as a grade: a reply that needs more is unreadable.

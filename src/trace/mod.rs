@@ -1,19 +1,25 @@
 //! Traces (SPEC §12): OpenTelemetry spans following the GenAI semantic conventions, exported
 //! by OTLP/HTTP when `--otlp URL` or `OTEL_EXPORTER_OTLP_ENDPOINT` asks for it.
 //!
-//! The engine opens its spans through the global tracer: without an exporter it is the
-//! no-op tracer, so untraced runs pay nothing. Spans find their parent in the
-//! OpenTelemetry context that each future carries (`FutureExt::with_context`), whatever
-//! task polls them. Prompts and outputs are attributes only with `--otlp-content`; an API
+//! The engine opens its spans through the global tracer, once one is installed
+//! ([`install`]). Until then no span is built and no future carries a context
+//! ([`Traced::traced`]), so untraced runs pay nothing. Spans find their parent in the
+//! OpenTelemetry context that each future carries, whatever task polls them. Prompts and outputs are attributes only with `--otlp-content`; an API
 //! key never is (no request header is ever read here).
 
 mod collector;
 mod spans;
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
+
+use futures::future::Either;
+use opentelemetry::trace::{FutureExt, WithContext};
+use opentelemetry::Context;
 
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
@@ -32,6 +38,34 @@ const MAX_SPANS: usize = 1 << 17;
 
 /// Whether prompts and outputs are exported (`--otlp-content`).
 static CONTENT: OnceLock<bool> = OnceLock::new();
+
+/// Whether a tracer is installed: until then spans are neither built nor carried.
+static EXPORTING: AtomicBool = AtomicBool::new(false);
+
+/// Whether spans are built: a tracer is installed.
+fn exporting() -> bool {
+    EXPORTING.load(Ordering::Relaxed)
+}
+
+/// Makes `provider` the global tracer's, and spans from now on built and carried.
+pub fn install(provider: SdkTracerProvider) {
+    opentelemetry::global::set_tracer_provider(provider);
+    EXPORTING.store(true, Ordering::Relaxed);
+}
+
+/// A future polled within a span's context when spans are built, and as it is otherwise.
+pub trait Traced: Future + Sized {
+    /// This future within the context `cx` makes (made only when spans are built).
+    fn traced(self, cx: impl FnOnce() -> Context) -> Either<WithContext<Self>, Self> {
+        if exporting() {
+            Either::Left(self.with_context(cx()))
+        } else {
+            Either::Right(self)
+        }
+    }
+}
+
+impl<F: Future> Traced for F {}
 
 /// Whether span attributes may hold prompts and outputs.
 fn content() -> bool {
@@ -229,7 +263,7 @@ impl Exporter {
                     .build(),
             )
             .build();
-        opentelemetry::global::set_tracer_provider(provider.clone());
+        install(provider.clone());
         Ok(Exporter {
             provider,
             endpoint: shown(&endpoint),

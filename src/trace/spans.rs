@@ -12,6 +12,9 @@ pub struct Attempt(pub u32);
 /// The current context with attempt `n`, for the calls made in it (every `chat` span
 /// carries its `orch.attempt`).
 pub fn attempt(n: u32) -> Context {
+    if !super::exporting() {
+        return Context::current();
+    }
     Context::current().with_value(Attempt(n))
 }
 
@@ -29,6 +32,9 @@ fn start(name: String, kind: SpanKind, attributes: Vec<KeyValue>) -> Context {
 
 /// The run's span: `invoke_workflow orch`.
 pub fn workflow(workflow_name: &str, run_id: &str) -> Context {
+    if !super::exporting() {
+        return Context::current();
+    }
     start(
         "invoke_workflow orch".into(),
         SpanKind::Internal,
@@ -42,6 +48,9 @@ pub fn workflow(workflow_name: &str, run_id: &str) -> Context {
 
 /// An agent's span: `invoke_agent {name}` (the router, a head, a specialist, the master).
 pub fn agent(id: &str, name: &str, role: &str, department: Option<&str>) -> Context {
+    if !super::exporting() {
+        return Context::current();
+    }
     let mut attributes = vec![
         KeyValue::new("gen_ai.operation.name", "invoke_agent"),
         KeyValue::new("gen_ai.agent.id", id.to_string()),
@@ -74,6 +83,9 @@ pub struct ChatRequest<'a> {
 
 /// One LLM call's span: `chat {model}`, kind CLIENT.
 pub fn chat(req: &ChatRequest) -> Context {
+    if !super::exporting() {
+        return Context::current();
+    }
     let mut attributes = vec![
         KeyValue::new("gen_ai.operation.name", "chat"),
         KeyValue::new("gen_ai.provider.name", req.provider.to_string()),
@@ -140,6 +152,9 @@ pub struct ChatResponse<'a> {
 
 /// Ends a call's span with what came back.
 pub fn end_chat(cx: &Context, res: &ChatResponse) {
+    if !super::exporting() {
+        return;
+    }
     let span = cx.span();
     let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", clamp(res.tokens.0)));
@@ -165,6 +180,9 @@ pub fn end_chat(cx: &Context, res: &ChatResponse) {
 
 /// Ends a span with `attributes`.
 pub fn end(cx: &Context, attributes: Vec<KeyValue>) {
+    if !super::exporting() {
+        return;
+    }
     let span = cx.span();
     span.set_attributes(attributes);
     span.end();
@@ -190,6 +208,9 @@ pub struct ToolSpan<'a> {
 
 /// One tool call's span: `execute_tool {tool}`, kind INTERNAL, under the agent's span.
 pub fn tool(call: &ToolSpan) -> Context {
+    if !super::exporting() {
+        return Context::current();
+    }
     let mut attributes = vec![
         KeyValue::new("gen_ai.operation.name", "execute_tool"),
         KeyValue::new("gen_ai.tool.name", call.tool.to_string()),
@@ -210,6 +231,9 @@ pub fn tool(call: &ToolSpan) -> Context {
 /// Ends a tool call's span: the text the model was given (exported only with
 /// `--otlp-content`) and, on failure, `error.type`.
 pub fn end_tool(cx: &Context, result: &str, error: Option<&str>) {
+    if !super::exporting() {
+        return;
+    }
     let span = cx.span();
     if super::content() {
         span.set_attribute(KeyValue::new("gen_ai.tool.call.result", result.to_string()));

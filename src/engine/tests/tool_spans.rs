@@ -37,7 +37,7 @@ fn caught() -> Caught {
         .get_or_init(|| {
             let caught = Caught::default();
             let provider = SdkTracerProvider::builder().with_span_processor(caught.clone()).build();
-            opentelemetry::global::set_tracer_provider(provider);
+            crate::trace::install(provider);
             caught
         })
         .clone()
