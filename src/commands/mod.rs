@@ -102,7 +102,7 @@ fn named(e: std::io::Error) -> std::io::Error {
 /// `main` recognises (`orch run … | head` is not an error).
 fn write_json(out: &mut impl std::io::Write, value: &impl serde::Serialize) -> std::io::Result<()> {
     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
-    serde_json::to_writer_pretty(&mut buffered, value).map_err(std::io::Error::from)?;
+    crate::render::write_pretty_json(&mut buffered, value)?;
     buffered.write_all(b"\n")?;
     buffered.flush()
 }

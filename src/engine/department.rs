@@ -208,7 +208,8 @@ async fn run_specialists(engine: &Engine, plan: &DepartmentPlan, request: &str, 
         total,
     };
     if plan.parallel {
-        return join_all((0..total).map(|i| causal::part(run_specialist(engine, task(i))))).await;
+        // Boxed: each specialist's future is large, and the list moves it twice more.
+        return join_all((0..total).map(|i| causal::part(Box::pin(run_specialist(engine, task(i)))))).await;
     }
     let mut done = Vec::new();
     for i in 0..total {

@@ -22,6 +22,7 @@ mod ladder_lines;
 mod mermaid;
 mod pass_hat_k;
 mod plan_tree;
+mod pretty_json;
 mod report_html;
 mod review;
 mod run_markdown;
@@ -46,6 +47,7 @@ pub use compare_tree::render as compare_tree;
 pub use compare_words::mcnemar_line;
 pub use mermaid::plan as mermaid_plan;
 pub use plan_tree::plan_tree;
+pub use pretty_json::write_pretty_json;
 pub use report_html::{report_page as html_report_page, ResultsPage};
 pub use run_markdown::run as markdown_run;
 #[cfg(test)]
