@@ -231,7 +231,9 @@ impl HttpClient {
         // Where a server's words enter orch, the key leaves them: from the raw text (before
         // any excerpt is cut, so not even a prefix survives) and from every string of a
         // parsed reply (where `\u0073k-…` escapes would hide it from a text search).
-        let text = String::from_utf8_lossy(&body);
+        // Checked as UTF-8 first: the lossy reading walks a valid body a byte at a time.
+        let text =
+            std::str::from_utf8(&body).map_or_else(|_| String::from_utf8_lossy(&body), std::borrow::Cow::Borrowed);
         let shown = redact(&text, secrets);
         if !(200..300).contains(&status) {
             return Err(ProviderError::Status {
