@@ -33,7 +33,10 @@ pub use routing::{supports, ExecutionMode, Routing, RoutingError};
 pub use selection::{threshold as agent_threshold, SelectedSpecialist, ThresholdSource};
 pub use tools::{tool_agents, PlannedServer};
 pub use urgency::urgency;
-pub use variant::{assign as assign_variants, check_forced as check_forced_variants, AgentVariants};
+pub use variant::{
+    assign as assign_variants, check_forced as check_forced_variants, may_give as variants_may_give,
+    names as variant_names, AgentVariants,
+};
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
 /// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.

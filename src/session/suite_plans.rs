@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::providers::agents_in_use;
+use super::variants::Forcings;
 use super::SessionError;
 use crate::suite::{self, Case, CasePlan, Loaded};
 
@@ -22,6 +23,8 @@ pub struct CasePlans {
     pub of_case: Vec<usize>,
     /// The runs to make: each chosen case's repeats not made yet.
     pub runs: usize,
+    /// The variants the chosen cases force (their `variants:`), by config root.
+    pub forced: HashMap<PathBuf, Forcings>,
 }
 
 impl CasePlans {
@@ -47,12 +50,16 @@ pub fn plan_cases(
         plans: Vec::new(),
         of_case: Vec::new(),
         runs: 0,
+        forced: HashMap::new(),
     };
     let mut seen: HashMap<Footprint, usize> = HashMap::new();
     for (i, case) in cases {
         let root = &loaded.roots[i];
         let config = &loaded.configs[root];
         planned.runs += runs_of(i, &case);
+        if !case.variants.is_empty() {
+            planned.forced.entry(root.clone()).or_default().add(&case.variants);
+        }
         let plan = suite::plan_of(config, &case).map_err(SessionError::refused)?;
         let footprint = match &plan {
             Ok(plan) => {

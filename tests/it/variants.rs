@@ -172,6 +172,48 @@ fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
         .run();
 }
 
+#[test]
+fn a_disabled_variant_without_a_key_is_refused_only_when_forced() {
+    // Variant `b` of `writer` runs on `remote`, whose key is not set, and the guard disabled
+    // it: no case is given it unless forced, so only a forcing suite needs its key.
+    let remote =
+        "providers:\n  remote: { kind: openai, baseUrl: \"http://127.0.0.1:9/v1\", apiKeyEnv: ORCH_TEST_UNSET_KEY }\n";
+    let root = config(remote);
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write("orch.yaml", yaml.replace("model: big-model,", "provider: remote,"));
+    root.write(
+        "rates.json",
+        r#"{"agents": {"writer": {"successRate": 0.5, "runs": 40, "variants": {
+            "b": {"runs": 20, "firstAttemptPassRate": 0.1, "pValue": 0.001, "disabled": true}}}}}"#,
+    );
+    let case = "{ id: one, prompt: Write a short product announcement";
+    let suite = |extra: &str| format!("config: .\ndefaults: {{ specialists: always }}\ncases:\n  - {case}{extra} }}\n");
+    root.write("suite.yaml", suite(""));
+    root.write("forcing.yaml", suite(", variants: { writer: b }"));
+    let test = |args: &[&str]| {
+        Test::new(root.path())
+            .args(["test", "--success-rates", "rates.json", "--format", "json"])
+            .args(args)
+    };
+    test(&["suite.yaml", "--results", "r.jsonl"]).status(0).run();
+    assert!(root.path().join("r.jsonl").exists(), "the suite ran");
+    let refusal = "error: provider `remote` cannot be used: environment variable `ORCH_TEST_UNSET_KEY` is not set (it holds the API key)\n";
+    test(&["forcing.yaml", "--results", "f.jsonl"])
+        .status(2)
+        .stderr(refusal)
+        .run();
+    assert!(!root.path().join("f.jsonl").exists(), "refused before any run");
+    test(&["suite.yaml", "--variant", "writer=b", "--results", "v.jsonl"])
+        .status(2)
+        .stderr(refusal)
+        .run();
+    assert!(!root.path().join("v.jsonl").exists(), "refused before any run");
+    // `--variant` wins over the case's `variants:`: control forced, `b` is never given.
+    test(&["forcing.yaml", "--variant", "writer=control", "--results", "c.jsonl"])
+        .status(0)
+        .run();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_variant_settings_go_on_the_wire() {
     let server = crate::ladders::serve(&["big-model", "m"]).await;
