@@ -21,7 +21,7 @@ use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
 pub use clarify::{clarification_line, is_follow_up, may_ask, questions, Question};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
-pub use dag::Dag;
+pub use dag::{Dag, Indices};
 pub use follow_up::{PreviousTurn, Turn};
 pub use ladder::PlannedRung;
 pub use review::ReviewPlan;
