@@ -47,12 +47,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     let mut recording = None;
     let mut built_for = HashMap::new();
     let targets = suite::targets(loaded, &planned.cases, plans, |config, plans| {
-        let forced = planned
-            .forced
-            .get(&config.root)
-            .cloned()
-            .unwrap_or_default()
-            .flagged(&args.variants);
+        let forced = planned.forced(&config.root, &args.variants);
         let (providers, tapes) = providers::build(config, plans, &forced, &args.replies, recording.clone())?;
         recording = recording.take().or(tapes.recording.clone());
         built_for.insert(config.root.clone(), tapes);
