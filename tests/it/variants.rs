@@ -141,24 +141,32 @@ fn a_variant_is_forced_and_unknown_names_are_usage_errors() {
         .run();
 }
 
-#[test]
-fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
-    // Variant `b` of `writer` runs on `remote`, whose key is not set: a suite's cases are
-    // each assigned theirs as they run, so `orch test` checks every variant's provider first.
+/// [`config`] with variant `b` of `writer` on provider `remote`, whose key is not set.
+fn keyless_b() -> Root {
     let remote =
         "providers:\n  remote: { kind: openai, baseUrl: \"http://127.0.0.1:9/v1\", apiKeyEnv: ORCH_TEST_UNSET_KEY }\n";
     let root = config(remote);
     let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
     root.write("orch.yaml", yaml.replace("model: big-model,", "provider: remote,"));
+    root
+}
+
+/// The refusal of a run that may call `remote` (see [`keyless_b`]).
+const KEYLESS: &str = "error: provider `remote` cannot be used: environment variable `ORCH_TEST_UNSET_KEY` is not set (it holds the API key)\n";
+
+#[test]
+fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
+    // A suite's cases are each assigned theirs as they run, so `orch test` checks every
+    // variant's provider first.
+    let root = keyless_b();
     root.write(
         "suite.yaml",
         "config: .\ndefaults: { specialists: always }\ncases:\n  - { id: one, prompt: Write a short product announcement }\n",
     );
-    let refusal = "error: provider `remote` cannot be used: environment variable `ORCH_TEST_UNSET_KEY` is not set (it holds the API key)\n";
     Test::new(root.path())
         .args(["test", "suite.yaml", "--results", "r.jsonl"])
         .status(2)
-        .stderr(refusal)
+        .stderr(KEYLESS)
         .run();
     assert!(!root.path().join("r.jsonl").exists(), "refused before any run");
     // A run is assigned its variant first: only the one it gets is checked.
@@ -168,19 +176,15 @@ fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
         .args(RUN_ALWAYS)
         .args([request, "--variant", "writer=b"])
         .status(2)
-        .stderr(refusal)
+        .stderr(KEYLESS)
         .run();
 }
 
 #[test]
 fn a_disabled_variant_without_a_key_is_refused_only_when_forced() {
-    // Variant `b` of `writer` runs on `remote`, whose key is not set, and the guard disabled
-    // it: no case is given it unless forced, so only a forcing suite needs its key.
-    let remote =
-        "providers:\n  remote: { kind: openai, baseUrl: \"http://127.0.0.1:9/v1\", apiKeyEnv: ORCH_TEST_UNSET_KEY }\n";
-    let root = config(remote);
-    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
-    root.write("orch.yaml", yaml.replace("model: big-model,", "provider: remote,"));
+    // The guard disabled `b`: no case is given it unless forced, so only a forcing suite
+    // needs its key.
+    let root = keyless_b();
     root.write(
         "rates.json",
         r#"{"agents": {"writer": {"successRate": 0.5, "runs": 40, "variants": {
@@ -197,15 +201,14 @@ fn a_disabled_variant_without_a_key_is_refused_only_when_forced() {
     };
     test(&["suite.yaml", "--results", "r.jsonl"]).status(0).run();
     assert!(root.path().join("r.jsonl").exists(), "the suite ran");
-    let refusal = "error: provider `remote` cannot be used: environment variable `ORCH_TEST_UNSET_KEY` is not set (it holds the API key)\n";
     test(&["forcing.yaml", "--results", "f.jsonl"])
         .status(2)
-        .stderr(refusal)
+        .stderr(KEYLESS)
         .run();
     assert!(!root.path().join("f.jsonl").exists(), "refused before any run");
     test(&["suite.yaml", "--variant", "writer=b", "--results", "v.jsonl"])
         .status(2)
-        .stderr(refusal)
+        .stderr(KEYLESS)
         .run();
     assert!(!root.path().join("v.jsonl").exists(), "refused before any run");
     // `--variant` wins over the case's `variants:`: control forced, `b` is never given.
