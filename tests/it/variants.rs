@@ -180,10 +180,9 @@ fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
         .run();
 }
 
-#[test]
-fn a_disabled_variant_without_a_key_is_refused_only_when_forced() {
-    // The guard disabled `b`: no case is given it unless forced, so only a forcing suite
-    // needs its key.
+/// [`keyless_b`] with `b` disabled by the guard (`rates.json`), a suite of one case
+/// (`suite.yaml`) and the same forcing `b` (`forcing.yaml`).
+fn keyless_b_disabled() -> Root {
     let root = keyless_b();
     root.write(
         "rates.json",
@@ -194,6 +193,14 @@ fn a_disabled_variant_without_a_key_is_refused_only_when_forced() {
     let suite = |extra: &str| format!("config: .\ndefaults: {{ specialists: always }}\ncases:\n  - {case}{extra} }}\n");
     root.write("suite.yaml", suite(""));
     root.write("forcing.yaml", suite(", variants: { writer: b }"));
+    root
+}
+
+#[test]
+fn a_disabled_variant_without_a_key_is_refused_only_when_forced() {
+    // The guard disabled `b`: no case is given it unless forced, so only a forcing suite
+    // needs its key.
+    let root = keyless_b_disabled();
     let test = |args: &[&str]| {
         Test::new(root.path())
             .args(["test", "--success-rates", "rates.json", "--format", "json"])
@@ -215,6 +222,20 @@ fn a_disabled_variant_without_a_key_is_refused_only_when_forced() {
     test(&["forcing.yaml", "--variant", "writer=control", "--results", "c.jsonl"])
         .status(0)
         .run();
+}
+
+#[test]
+fn a_served_suite_checks_a_disabled_variant_only_when_a_case_forces_it() {
+    let root = keyless_b_disabled();
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write("orch.yaml", format!("routing: {{ successRates: rates.json }}\n{yaml}"));
+    let mut session = crate::mcp_served_runs::Session::start(&root, &[]);
+    session.call(1, "test", json!({"suite": "suite.yaml"}));
+    let (is_error, texts) = session.texts(1);
+    assert!(!is_error, "{texts:?}");
+    session.call(2, "test", json!({"suite": "forcing.yaml"}));
+    let refusal = KEYLESS.trim_start_matches("error: ").trim_end().to_string();
+    assert_eq!(session.texts(2), (true, vec![refusal]));
 }
 
 #[tokio::test(flavor = "multi_thread")]
