@@ -32,28 +32,41 @@ pub fn read_bounded_shared(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
     read(path, max, true)
 }
 
+/// One open, one `fstat` of the open file (not of the path, which may change between a
+/// look and an open), then the read; only a refusal looks at the path again, to say why.
 fn read(path: &Path, max: u64, shared: bool) -> Result<Vec<u8>, Unread> {
-    match Entry::of(path) {
-        Entry::File => {}
-        Entry::Missing => return Err(Unread::Missing),
-        other => return Err(Unread::NotFile(other.describe())),
+    let file = open(path).map_err(|e| match Entry::of(path) {
+        Entry::File => Unread::Io(e),
+        Entry::Missing => Unread::Missing,
+        other => Unread::NotFile(other.describe()),
+    })?;
+    let meta = file.metadata().map_err(Unread::Io)?;
+    if !meta.is_file() {
+        return Err(Unread::NotFile(Entry::of_type(meta.file_type()).describe()));
+    }
+    // A file system without locks: read as it is.
+    if shared {
+        let _ = file.lock_shared();
     }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| {
-            // A file system without locks: read as it is.
-            if shared {
-                let _ = f.lock_shared();
-            }
-            f.take(max + 1).read_to_end(&mut bytes)
-        })
-        .map_err(Unread::Io)?;
+    file.take(max + 1).read_to_end(&mut bytes).map_err(Unread::Io)?;
     if bytes.len() as u64 > max {
-        return Err(Unread::TooLarge(
-            std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len()),
-        ));
+        return Err(Unread::TooLarge(meta.len().max(bytes.len() as u64)));
     }
     Ok(bytes)
+}
+
+/// `path` opened to read without blocking: a FIFO with no writer cannot hang the open (and
+/// a terminal does not become the process's own); regular files read as ever.
+fn open(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    options.open(path)
 }
 
 /// What a path names, following symbolic links.
@@ -74,10 +87,14 @@ impl Entry {
         if std::fs::symlink_metadata(path).is_err() {
             return Entry::Missing;
         }
-        let Ok(meta) = std::fs::metadata(path) else {
-            return Entry::Other("a dangling symbolic link");
-        };
-        let kind = meta.file_type();
+        match std::fs::metadata(path) {
+            Ok(meta) => Entry::of_type(meta.file_type()),
+            Err(_) => Entry::Other("a dangling symbolic link"),
+        }
+    }
+
+    /// What a file of type `kind` is.
+    fn of_type(kind: std::fs::FileType) -> Entry {
         if kind.is_file() {
             return Entry::File;
         }
@@ -174,6 +191,14 @@ mod tests {
                 read_bounded(&link, 9),
                 Err(Unread::NotFile("a dangling symbolic link"))
             ));
+            // Opened without blocking: no writer, and the read is refused, not hung.
+            let fifo = dir.path().join("pipe");
+            assert!(std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success());
+            assert!(matches!(read_bounded_shared(&fifo, 9), Err(Unread::NotFile("a FIFO"))));
         }
     }
 

@@ -225,44 +225,34 @@ impl<'a> Scanner<'a> {
     /// The members of the object at the cursor, each handed to `member` with its key and
     /// whether the key holds an escape (`member` reads or skips the value).
     fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str, bool) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        self.deeper()?;
-        self.space();
-        if self.peek()? == b'}' {
-            self.at += 1;
-        } else {
-            loop {
-                let (quoted, escaped) = self.string()?;
-                self.eat(b':')?;
-                member(self, &quoted[1..quoted.len() - 1], escaped)?;
-                self.space();
-                self.at += 1;
-                match self.bytes().get(self.at - 1)? {
-                    b',' => {}
-                    b'}' => break,
-                    _ => return None,
-                }
-            }
-        }
-        self.depth -= 1;
-        Some(())
+        self.entries([b'{', b'}'], |s| {
+            let (quoted, escaped) = s.string()?;
+            s.eat(b':')?;
+            member(s, &quoted[1..quoted.len() - 1], escaped)
+        })
     }
 
     /// The items of the array at the cursor, each read by `item`.
-    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.eat(b'[')?;
+    fn array(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.entries([b'[', b']'], item)
+    }
+
+    /// The entries of the object or array at the cursor, between `open` and `close`, each
+    /// read by `entry`, a comma between two.
+    fn entries(&mut self, [open, close]: [u8; 2], mut entry: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(open)?;
         self.deeper()?;
         self.space();
-        if self.peek()? == b']' {
+        if self.peek()? == close {
             self.at += 1;
         } else {
             loop {
-                item(self)?;
+                entry(self)?;
                 self.space();
                 self.at += 1;
                 match self.bytes().get(self.at - 1)? {
                     b',' => {}
-                    b']' => break,
+                    &end if end == close => break,
                     _ => return None,
                 }
             }

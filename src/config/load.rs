@@ -280,7 +280,7 @@ fn parse_all(files: &[PathBuf], kind: FileKind) -> Vec<(String, Option<Node>, Ve
     let parse = |path: &PathBuf| {
         let shown = display(path);
         let mut diags = Vec::new();
-        let node = parse_read(read_listed(path), path, &shown, kind, &mut diags);
+        let node = parse_file(path, &shown, kind, &mut diags);
         (shown, node, diags)
     };
     let cores = std::thread::available_parallelism().map_or(1, usize::from).min(8);
@@ -334,37 +334,6 @@ pub fn parse_document(path: &Path, shown: &str, diags: &mut Vec<Diagnostic>) -> 
 /// Reads and parses one file; every refusal is one clear diagnostic, never a panic.
 fn parse_file(path: &Path, shown: &str, kind: FileKind, diags: &mut Vec<Diagnostic>) -> Option<Node> {
     parse_read(read_bounded(path, MAX_FILE_BYTES), path, shown, kind, diags)
-}
-
-/// A file its directory's listing called regular, read as [`read_bounded`] would, without
-/// its two `stat`s first: opened without blocking (a FIFO that took its place since the
-/// listing cannot hang the open) and refused unless the opened file is regular.
-fn read_listed(path: &Path) -> Result<Vec<u8>, Unread> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(f) => f,
-        // Gone or changed since the listing: as any other file is read.
-        Err(_) => return read_bounded(path, MAX_FILE_BYTES),
-    };
-    match file.metadata() {
-        Ok(m) if m.is_file() => {}
-        _ => return read_bounded(path, MAX_FILE_BYTES),
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(Unread::Io)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Unread::TooLarge(
-            std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len()),
-        ));
-    }
-    Ok(bytes)
 }
 
 /// One file's bytes (or why there are none) parsed; every refusal is one clear diagnostic.

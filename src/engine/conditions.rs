@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use super::Engine;
 use crate::condition::{Condition, Dependency, Evaluation, Scope, Switch, Where};
 use crate::config::Agent;
-use crate::plan::{DepartmentPlan, Plan};
+use crate::plan::{DepartmentPlan, Indices};
 use crate::report::{DepartmentResult, DepartmentStatus, Event};
 
 /// The run's error when every selected department was skipped by its condition.
@@ -50,31 +50,15 @@ pub fn skip_reason(e: &Evaluation) -> String {
     }
 }
 
-/// The plan's departments by id: built once a run, so that finding each department's
-/// dependencies costs its dependencies, not the plan (10,000 departments: a hundred
-/// million hash insertions before).
-pub type ById<'p> = HashMap<&'p str, &'p DepartmentPlan>;
-
-/// The plan's departments by id (see [`ById`]).
-pub fn by_id(plan: &Plan) -> ById<'_> {
-    plan.departments.iter().map(|p| (p.department_id.as_str(), p)).collect()
-}
-
-/// The ids `dp` depends on, directly or through others, sorted.
-pub fn upstream<'p>(by_id: &ById<'p>, dp: &'p DepartmentPlan) -> Vec<&'p str> {
-    if dp.depends_on.is_empty() {
-        return Vec::new();
-    }
+/// The ids `dp` depends on, directly or through others, sorted; `at`: the indices of the
+/// plan's `departments` (see [`crate::plan::Dag::of`]).
+pub fn upstream<'p>(at: &Indices<'p>, departments: &'p [DepartmentPlan], dp: &'p DepartmentPlan) -> Vec<&'p str> {
     let mut seen = HashSet::new();
     let mut todo: Vec<&str> = dp.depends_on.iter().map(String::as_str).collect();
     while let Some(id) = todo.pop() {
         if seen.insert(id) {
-            todo.extend(
-                by_id
-                    .get(id)
-                    .into_iter()
-                    .flat_map(|p| p.depends_on.iter().map(String::as_str)),
-            );
+            let found = at.get(id).map(|&i| &departments[i]);
+            todo.extend(found.into_iter().flat_map(|p| p.depends_on.iter().map(String::as_str)));
         }
     }
     let mut ids: Vec<&str> = seen.into_iter().collect();

@@ -117,8 +117,7 @@ async fn run_departments<F: Future<Output = Stop>>(
     plan: &Plan,
     mut stopped: Pin<&mut F>,
 ) -> (Ended, Option<Stop>) {
-    let dag = Dag::of(&plan.departments);
-    let by_id = super::conditions::by_id(plan);
+    let (dag, at) = Dag::of(&plan.departments);
     let mut release = dag.release();
     let mut ended = Ended::default();
     let mut running = FuturesUnordered::new();
@@ -133,7 +132,7 @@ async fn run_departments<F: Future<Output = Stop>>(
                 release.finish(i);
                 continue;
             }
-            let upstream = super::conditions::upstream(&by_id, dp);
+            let upstream = super::conditions::upstream(&at, &plan.departments, dp);
             let deps = dependencies(&upstream, |id| ended.get(id));
             let when = engine.check_when(dp, deps);
             if let Some(e) = when.clone().filter(|e| e.value != Some(true)) {

@@ -21,7 +21,7 @@ use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
 pub use clarify::{clarification_line, is_follow_up, may_ask, questions, Question};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
-pub use dag::Dag;
+pub use dag::{Dag, Indices};
 pub use follow_up::{PreviousTurn, Turn};
 pub use ladder::PlannedRung;
 pub use review::ReviewPlan;
@@ -33,7 +33,10 @@ pub use routing::{supports, ExecutionMode, Routing, RoutingError};
 pub use selection::{threshold as agent_threshold, SelectedSpecialist, ThresholdSource};
 pub use tools::{tool_agents, PlannedServer};
 pub use urgency::urgency;
-pub use variant::{assign as assign_variants, check_forced as check_forced_variants, AgentVariants};
+pub use variant::{
+    assign as assign_variants, check_forced as check_forced_variants, may_give as variants_may_give,
+    names as variant_names, AgentVariants,
+};
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
 /// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.

@@ -35,6 +35,18 @@ pub fn pick(variants: &[Variant], u: u32) -> &str {
     CONTROL
 }
 
+/// Every name a variant of `agent` goes by: `control`, then its variants in written order.
+pub fn names(agent: &Agent) -> impl Iterator<Item = &str> {
+    std::iter::once(CONTROL).chain(agent.variants.iter().map(|v| v.name.as_str()))
+}
+
+/// The variants a run may give `agent` not yet assigned one: control and every variant the
+/// guard left; a disabled one only when `forced` (by `--variant` or a suite case) names it.
+pub fn may_give<'a>(agent: &'a Agent, forced: impl Fn(&str) -> bool + 'a) -> impl Iterator<Item = &'a str> {
+    let disabled = |name: &str| agent.variant_named(name).is_some_and(|v| v.disabled);
+    names(agent).filter(move |name| !disabled(name) || forced(name))
+}
+
 /// Why a `--variant AGENT=NAME` (or a suite case's `variants:`) cannot be used.
 pub fn check_forced(config: &Config, forced: &BTreeMap<String, String>) -> Result<(), String> {
     for (agent, name) in forced {
@@ -45,9 +57,7 @@ pub fn check_forced(config: &Config, forced: &BTreeMap<String, String>) -> Resul
             return Err(format!("--variant {agent}={name}: agent `{agent}` has no variants"));
         }
         if name != CONTROL && a.variant_named(name).is_none() {
-            let known: Vec<&str> = std::iter::once(CONTROL)
-                .chain(a.variants.iter().map(|v| v.name.as_str()))
-                .collect();
+            let known: Vec<&str> = names(a).collect();
             return Err(format!(
                 "--variant {agent}={name}: agent `{agent}` has no variant `{name}` (it has {})",
                 known.join(", ")

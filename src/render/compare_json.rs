@@ -13,24 +13,25 @@ use crate::compare::{CaseChange, Comparison, Verdict};
 pub fn write_comparison_json(out: &mut impl Write, comparison: &Comparison) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 20, out);
     out.write_all(b"{\n")?;
-    member(&mut out, "base", &comparison.base)?;
-    member(&mut out, "candidate", &comparison.candidate)?;
-    member(&mut out, "regressed", &comparison.regressed)?;
-    member(&mut out, "improved", &comparison.improved)?;
+    member(&mut out, "base", &comparison.base, ",")?;
+    member(&mut out, "candidate", &comparison.candidate, ",")?;
+    member(&mut out, "regressed", &comparison.regressed, ",")?;
+    member(&mut out, "improved", &comparison.improved, ",")?;
     out.write_all(b"  \"cases\": ")?;
     cases(&mut out, &comparison.cases)?;
     out.write_all(b",\n")?;
-    member(&mut out, "departments", &comparison.departments)?;
-    member(&mut out, "agents", &comparison.agents)?;
-    let mcnemar = serde_json::to_string_pretty(&comparison.mcnemar).map_err(io::Error::from)?;
-    writeln!(out, "  \"mcnemar\": {}\n}}", mcnemar.replace('\n', "\n  "))?;
+    member(&mut out, "departments", &comparison.departments, ",")?;
+    member(&mut out, "agents", &comparison.agents, ",")?;
+    member(&mut out, "mcnemar", &comparison.mcnemar, "")?;
+    out.write_all(b"}\n")?;
     out.flush()
 }
 
-/// `  "key": value,` and a newline, the value by serde, one level in.
-fn member(out: &mut impl Write, key: &str, value: &impl Serialize) -> io::Result<()> {
+/// `  "key": value`, then `end` (a comma, or nothing after the last) and a newline, the value
+/// by serde, one level in.
+fn member(out: &mut impl Write, key: &str, value: &impl Serialize, end: &str) -> io::Result<()> {
     let value = serde_json::to_string_pretty(value).map_err(io::Error::from)?;
-    writeln!(out, "  \"{key}\": {},", value.replace('\n', "\n  "))
+    writeln!(out, "  \"{key}\": {}{end}", value.replace('\n', "\n  "))
 }
 
 /// A value as serde writes it, compact (a number, a name, `null`).

@@ -6,13 +6,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cli::ReplyArgs;
-use crate::config::{Agent, Assigned, Config, ProviderKind, CONTROL};
-use crate::plan::Plan;
+use crate::config::{Agent, Assigned, Config, ProviderKind};
+use crate::plan::{variants_may_give, Plan};
 use crate::provider::{api_key, Anthropic, Breakers, HttpClient, OpenAi, Provider, Providers, Simulated};
 use crate::record::{load_cache, load_cassette, Opened, Stack, Tape};
 use crate::sink::LineFile;
 use crate::tools::{Servers, ToolHost};
 
+use super::variants::Forcings;
 use super::SessionError;
 
 /// The tapes of a run: the cassette it replays, the cache it reads, and the file it records
@@ -81,13 +82,24 @@ impl Tapes {
 
 /// The tapes of a run, read and opened: the cassette of `--replay`, the cache, and the file
 /// recorded to. A key that a used provider needs but cannot find stops the run here,
-/// before any call (and before the recording is opened).
-///
-/// `opened` is a recording or cache file another config of the same suite run already
-/// opened (it is shared, never opened twice).
+/// before any call (and before the recording is opened). Each agent of a run was given its
+/// variant already, so nothing else is forced.
 pub fn tapes(
     config: &Config,
     plans: &[&Plan],
+    args: &ReplyArgs,
+    opened: Option<Arc<LineFile>>,
+) -> Result<Tapes, SessionError> {
+    forced_tapes(config, plans, &Forcings::NONE, args, opened)
+}
+
+/// [`tapes`] for plans whose agents' variants are given as each case runs, `forced` those
+/// the cases may be forced to. `opened` is a recording or cache file another config of the
+/// same suite run already opened (it is shared, never opened twice).
+fn forced_tapes(
+    config: &Config,
+    plans: &[&Plan],
+    forced: &Forcings,
     args: &ReplyArgs,
     opened: Option<Arc<LineFile>>,
 ) -> Result<Tapes, SessionError> {
@@ -105,7 +117,7 @@ pub fn tapes(
         .map_err(SessionError::refused)?;
     if replay.is_none() {
         for plan in plans {
-            check_keys(config, plan, args)?;
+            check_keys(config, plan, forced, args)?;
         }
     }
     // Opened only now, after every pre-flight check: a refused run leaves the file as it was.
@@ -127,14 +139,15 @@ pub fn tapes(
     })
 }
 
-/// The providers of a run without a journal, and its tapes (see [`tapes`]).
+/// The providers of a run without a journal, and its tapes (see [`forced_tapes`]).
 pub fn build(
     config: &Config,
     plans: &[&Plan],
+    forced: &Forcings,
     args: &ReplyArgs,
     opened: Option<Arc<LineFile>>,
 ) -> Result<(Providers, Tapes), SessionError> {
-    let tapes = tapes(config, plans, args, opened)?;
+    let tapes = forced_tapes(config, plans, forced, args, opened)?;
     Ok((tapes.providers(config, args, None)?, tapes))
 }
 
@@ -143,10 +156,17 @@ fn result_budget(config: &Config) -> usize {
     usize::try_from(config.settings.defaults.max_tool_result_bytes).unwrap_or(usize::MAX)
 }
 
-/// A key that a provider in use needs but cannot find stops the run before any call.
-pub(super) fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Result<(), SessionError> {
+/// A key that a provider in use needs but cannot find stops the run before any call;
+/// `forced`: the variants the run may be forced to.
+pub(super) fn check_keys(
+    config: &Config,
+    plan: &Plan,
+    forced: &Forcings,
+    args: &ReplyArgs,
+) -> Result<(), SessionError> {
     // Every provider of every chain: a missing key is not a failure that falls over.
-    for agent in agents_in_use(config, plan).into_iter().flat_map(as_runs_may_give) {
+    let in_use = agents_in_use(config, plan).into_iter();
+    for agent in in_use.flat_map(|agent| as_runs_may_give(agent, forced)) {
         for name in config.ladder_providers(&agent, args.provider.as_deref()) {
             if let Some(settings) = config.settings.providers.get(&name) {
                 if let Err(e) = api_key(settings.api_key_env.as_deref()) {
@@ -159,13 +179,13 @@ pub(super) fn check_keys(config: &Config, plan: &Plan, args: &ReplyArgs) -> Resu
 }
 
 /// `agent` as a run may give it: as assigned; not yet assigned (a suite's cases are each
-/// assigned theirs as they run), as written and as each of its variants.
-fn as_runs_may_give(agent: &Agent) -> Vec<Cow<'_, Agent>> {
+/// assigned theirs as they run), as each variant it may be given (a disabled one only when
+/// `forced`).
+fn as_runs_may_give<'a>(agent: &'a Agent, forced: &Forcings) -> Vec<Cow<'a, Agent>> {
     if agent.variant.is_some() || agent.variants.is_empty() {
         return vec![Cow::Borrowed(agent)];
     }
-    let names = std::iter::once(CONTROL).chain(agent.variants.iter().map(|v| v.name.as_str()));
-    names
+    variants_may_give(agent, |name| forced.names(&agent.id, name))
         .map(|name| {
             let mut varied = agent.clone();
             varied.as_variant(Assigned {

@@ -9,12 +9,13 @@ use crate::grade::Schemas;
 use crate::plan::{Plan, RouterStep};
 use crate::report::Observers;
 
+use super::variants::Forcings;
 use super::{providers, setup, SessionError};
 
 /// The router's answer for `prompt`, as `run` would get it; `keyword_plan` is the plan by
 /// keywords, whose router's keys are checked.
 pub fn route(config: Config, prompt: &str, keyword_plan: &Plan) -> Result<RouterStep, SessionError> {
-    let (providers, _) = providers::build(&config, &[keyword_plan], &ReplyArgs::default(), None)?;
+    let (providers, _) = providers::build(&config, &[keyword_plan], &Forcings::NONE, &ReplyArgs::default(), None)?;
     let limits = &config.settings.limits;
     let budget = Budget::new(u64::from(limits.max_calls), limits.max_tokens, 1).with_max_usd(limits.max_cost_usd);
     let config = Arc::new(config);

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::BoxFuture;
 use tokio::sync::Semaphore;
 
+use super::variants::Forcings;
 use super::{checked_prompt, make_plan, providers, SessionError};
 use crate::cli::{Approvals, McpApprovals, PlanArgs, ReplyArgs};
 use crate::config::{self, Config, Diagnostic};
@@ -83,7 +84,7 @@ impl Team {
             return Ok(p.clone());
         }
         // Keys are checked per call, against the plan that call runs.
-        let (providers, _) = providers::build(config, &[], &ReplyArgs::default(), None)?;
+        let (providers, _) = providers::build(config, &[], &Forcings::NONE, &ReplyArgs::default(), None)?;
         let gate = Arc::new(Semaphore::new((settings.limits.max_concurrency as usize).max(1)));
         let built = Pool { shape, providers, gate };
         *pool = Some(built.clone());

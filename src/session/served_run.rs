@@ -8,6 +8,7 @@ use futures::FutureExt;
 
 use super::conversation::turn_of;
 use super::served::{message, off_runtime, plan_args, Pool, Team};
+use super::variants::Forcings;
 use super::{checked_prompt, exit_for, make_plan, plan_options, providers, setup, why_not_success, SessionError};
 use crate::cli::PlanArgs;
 use crate::cli::ReplyArgs;
@@ -36,7 +37,7 @@ impl Team {
             Err(e) => return Err(message(e)),
         };
         let pool = self.pool(&config).map_err(message)?;
-        providers::check_keys(&config, &plan, &ReplyArgs::default()).map_err(message)?;
+        providers::check_keys(&config, &plan, &Forcings::NONE, &ReplyArgs::default()).map_err(message)?;
         Ok((config, plan, pool))
     }
 

@@ -8,6 +8,7 @@ use futures::future::BoxFuture;
 
 use super::served::{message, Team};
 use super::setup::{self, CaseEngines};
+use super::variants::Forcings;
 use super::{providers, SessionError};
 use crate::cli::ReplyArgs;
 use crate::exit::Exit;
@@ -115,9 +116,11 @@ fn checked_plans(loaded: &Loaded, cases: &[(usize, Arc<Case>)]) -> Result<Vec<cr
         .map(|(i, case)| crate::suite::plan_of(config_of(*i), case))
         .collect::<Result<_, _>>()
         .map_err(|e| Answer::error(e.to_string()))?;
-    for ((i, _), plan) in cases.iter().zip(&plans) {
+    for ((i, case), plan) in cases.iter().zip(&plans) {
         let Ok(plan) = plan else { continue };
-        providers::check_keys(config_of(*i), plan, &ReplyArgs::default()).map_err(message)?;
+        let mut forced = Forcings::default();
+        forced.add(&case.variants);
+        providers::check_keys(config_of(*i), plan, &forced, &ReplyArgs::default()).map_err(message)?;
     }
     Ok(plans)
 }

@@ -47,7 +47,8 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     let mut recording = None;
     let mut built_for = HashMap::new();
     let targets = suite::targets(loaded, &planned.cases, plans, |config, plans| {
-        let (providers, tapes) = providers::build(config, plans, &args.replies, recording.clone())?;
+        let forced = planned.forced(&config.root, &args.variants);
+        let (providers, tapes) = providers::build(config, plans, &forced, &args.replies, recording.clone())?;
         recording = recording.take().or(tapes.recording.clone());
         built_for.insert(config.root.clone(), tapes);
         Ok::<_, SessionError>(providers)

@@ -5,11 +5,13 @@
 //! run needs only whether its case could be planned, which its footprint's plan says.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::providers::agents_in_use;
+use super::variants::Forcings;
 use super::SessionError;
+use crate::cli::VariantArgs;
 use crate::suite::{self, Case, CasePlan, Loaded};
 
 /// The chosen cases' plans, one per footprint.
@@ -22,12 +24,20 @@ pub struct CasePlans {
     pub of_case: Vec<usize>,
     /// The runs to make: each chosen case's repeats not made yet.
     pub runs: usize,
+    /// The variants the chosen cases force (their `variants:`), by config root.
+    forced: HashMap<PathBuf, Forcings>,
 }
 
 impl CasePlans {
     /// The plan that stands for each chosen case, in their order.
     pub fn each(&self) -> Vec<&CasePlan> {
         self.of_case.iter().map(|i| &self.plans[*i]).collect()
+    }
+
+    /// The variants the chosen cases of the config at `root` may be forced to: theirs, with
+    /// `--variant`'s over them.
+    pub fn forced(&self, root: &Path, args: &VariantArgs) -> Forcings {
+        self.forced.get(root).cloned().unwrap_or_default().flagged(args)
     }
 }
 
@@ -47,12 +57,16 @@ pub fn plan_cases(
         plans: Vec::new(),
         of_case: Vec::new(),
         runs: 0,
+        forced: HashMap::new(),
     };
     let mut seen: HashMap<Footprint, usize> = HashMap::new();
     for (i, case) in cases {
         let root = &loaded.roots[i];
         let config = &loaded.configs[root];
         planned.runs += runs_of(i, &case);
+        if !case.variants.is_empty() {
+            planned.forced.entry(root.clone()).or_default().add(&case.variants);
+        }
         let plan = suite::plan_of(config, &case).map_err(SessionError::refused)?;
         let footprint = match &plan {
             Ok(plan) => {

@@ -2,7 +2,7 @@
 //! variant for the run's key (`--assign KEY`, else the request as given), `--variant` and a
 //! suite case's `variants:` forcing theirs, before the request is planned.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::cli::VariantArgs;
@@ -47,4 +47,35 @@ pub fn check_flags<'a>(configs: impl Iterator<Item = &'a Config>, args: &Variant
         plan::check_forced_variants(config, &forced).map_err(SessionError::refused)?;
     }
     Ok(())
+}
+
+/// Every variant a suite's runs may be forced to, by agent: the cases' `variants:`, with
+/// `--variant` over them. A disabled variant is given only when forced, so its provider's
+/// key is needed only when this names it.
+#[derive(Clone, Debug, Default)]
+pub struct Forcings(BTreeMap<String, BTreeSet<String>>);
+
+impl Forcings {
+    /// None: each agent of a run was given its variant already.
+    pub const NONE: Forcings = Forcings(BTreeMap::new());
+
+    /// Adds the variants one case forces.
+    pub fn add(&mut self, case: &BTreeMap<String, String>) {
+        for (agent, name) in case {
+            self.0.entry(agent.clone()).or_default().insert(name.clone());
+        }
+    }
+
+    /// These with `--variant`'s over them: an agent it names is given only that one.
+    pub fn flagged(mut self, args: &VariantArgs) -> Self {
+        for (agent, name) in &args.forced {
+            self.0.insert(agent.clone(), BTreeSet::from([name.clone()]));
+        }
+        self
+    }
+
+    /// Whether some run may be forced to give `agent` its variant `name`.
+    pub fn names(&self, agent: &str, name: &str) -> bool {
+        self.0.get(agent).is_some_and(|names| names.contains(name))
+    }
 }

@@ -204,7 +204,7 @@ fn located(shown: &str, line: usize, e: &serde_json::Error) -> StatsError {
 }
 
 /// A value at `line` that is not a run to count.
-fn not_a_run(shown: &str, line: usize, why: NotARun) -> StatsError {
+pub fn not_a_run(shown: &str, line: usize, why: NotARun) -> StatsError {
     StatsError::NotARun {
         shown: shown.to_string(),
         line,

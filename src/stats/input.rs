@@ -30,21 +30,66 @@ pub enum NotARun {
     Figure(#[from] BadFigure),
 }
 
+/// A JSON value of an input file, as far as telling what it holds goes: `orch stats` and
+/// `orch tune` read different fields of it, and tell it the one way ([`holds`]).
+pub trait Value: Sized {
+    /// A results line's case: what tells a results line from a report.
+    fn is_line(&self) -> bool;
+    /// A report's status: what tells a report from other JSON.
+    fn has_status(&self) -> bool;
+    /// A results line's report, taken out of it.
+    fn take_report(&mut self) -> Option<Box<Self>>;
+}
+
+/// What a value of an input file holds.
+pub enum Holds<T> {
+    /// A results line (its report taken out) and its report.
+    Line(T, Box<T>),
+    /// A report, saved whole.
+    Report(T),
+    /// A results line without its report (the case run could not be made).
+    Unreported,
+}
+
+/// What `value` holds, or why it is neither a results line with a report nor a report.
+pub fn holds<T: Value>(mut value: T) -> Result<Holds<T>, NotARun> {
+    let report = value.take_report();
+    match (value.is_line(), report) {
+        (true, Some(report)) if report.has_status() => Ok(Holds::Line(value, report)),
+        (true, Some(_)) => Err(NotARun::NoStatus),
+        (true, None) => Ok(Holds::Unreported),
+        (false, _) if value.has_status() => Ok(Holds::Report(value)),
+        (false, _) => Err(NotARun::Neither),
+    }
+}
+
+impl Value for Saved {
+    fn is_line(&self) -> bool {
+        self.case_id.is_some()
+    }
+
+    fn has_status(&self) -> bool {
+        self.status.is_some()
+    }
+
+    fn take_report(&mut self) -> Option<Box<Self>> {
+        self.report.take()
+    }
+}
+
 /// A run, a results line without a run, or why the value is neither (or why its numbers
 /// cannot be a run's: the rules `orch compare` refuses a line by, in `crate::text`).
 pub fn kind(value: Saved) -> Result<Kind, NotARun> {
-    let run = match (value.case_id.is_some(), value.report) {
+    let run = match holds(value)? {
         // The run keeps its line's case and verdict, for pass^k (SPEC §25).
-        (true, Some(report)) if report.status.is_some() => Box::new(Saved {
-            case_id: value.case_id,
-            suite: value.suite,
-            passed: value.passed,
+        Holds::Line(line, report) => Box::new(Saved {
+            case_id: line.case_id,
+            suite: line.suite,
+            passed: line.passed,
             ..*report
         }),
-        (true, Some(_)) => return Err(NotARun::NoStatus),
-        (true, None) => return Ok(Kind::Unreported),
-        (false, _) if value.status.is_some() => Box::new(Saved { report: None, ..value }),
-        (false, _) => return Err(NotARun::Neither),
+        Holds::Report(report) => Box::new(report),
+        Holds::Unreported => return Ok(Kind::Unreported),
     };
     check(&run)?;
     Ok(Kind::Run(run))

@@ -18,8 +18,8 @@ mod summary;
 mod tally;
 mod variants;
 
-pub use files::{distinct, read_all, read_values, StatsError};
-pub use input::NotARun;
+pub use files::{distinct, not_a_run, read_all, read_values, StatsError};
+pub use input::{holds, Holds, NotARun, Value};
 pub use judges::JudgeStats;
 pub use review::line as review_line;
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};

@@ -200,7 +200,7 @@ impl<R: BufRead> Lines<R> {
                 start: at.start + read as u64,
                 ended: true,
             };
-            let Some(end) = text_len(&self.buf, at, &self.shown, self.max)? else {
+            let Some(end) = text_len(&self.buf, at.number, &self.shown, self.max)? else {
                 continue;
             };
             // Sliced again from the buffer: a borrow returned from a loop must not be the one
@@ -214,9 +214,9 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
-/// The length of the text of `line` read at `at` (its newline and a `\r` before it cut),
+/// The length of the text of `line`, line `number` (its newline and a `\r` before it cut),
 /// `None` when it is blank; a line over the cap `max` is an error naming it.
-pub(super) fn text_len(line: &[u8], at: At, shown: &str, max: usize) -> Result<Option<usize>, LinesError> {
+pub(super) fn text_len(line: &[u8], number: usize, shown: &str, max: usize) -> Result<Option<usize>, LinesError> {
     let text = line.strip_suffix(b"\n").unwrap_or(line);
     let text = text.strip_suffix(b"\r").unwrap_or(text);
     if text.len() > max {
@@ -226,7 +226,7 @@ pub(super) fn text_len(line: &[u8], at: At, shown: &str, max: usize) -> Result<O
         };
         return Err(LinesError::TooLong {
             shown: shown.to_string(),
-            line: at.number,
+            line: number,
             cap,
         });
     }

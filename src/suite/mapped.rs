@@ -148,7 +148,7 @@ impl MappedLines {
                 start: at.start + read as u64,
                 ended: true,
             };
-            let Some(end) = text_len(line, at, &self.shown, self.max)? else {
+            let Some(end) = text_len(line, at.number, &self.shown, self.max)? else {
                 continue;
             };
             // Sliced again: a borrow returned from a loop must not be the one the next turn

@@ -28,9 +28,8 @@ pub fn forced(
             );
             continue;
         };
-        let names = std::iter::once(CONTROL).chain(a.variants.iter().map(|v| v.name.as_str()));
         if name.value != CONTROL && a.variant_named(&name.value).is_none() {
-            let hint = suggestion(&name.value, names);
+            let hint = suggestion(&name.value, crate::plan::variant_names(a));
             error(
                 name.pos,
                 "missing-reference",

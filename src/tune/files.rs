@@ -62,7 +62,7 @@ pub fn read_runs(paths: &[impl AsRef<Path>], mut each: impl FnMut(Run)) -> Resul
         match run_of(value) {
             Ok(Some(run)) => each(run),
             Ok(None) => {}
-            Err(why) => return Err(TuneError::at(shown, line, why)),
+            Err(why) => return Err(crate::stats::not_a_run(shown, line, why).into()),
         }
         Ok(())
     })

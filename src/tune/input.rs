@@ -6,7 +6,7 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use crate::stats::NotARun;
+use crate::stats::{holds, Holds, NotARun, Value};
 
 /// One JSON value of an input: a results line (`caseId`, `expect`, `report`) or a report.
 #[derive(Debug, Default, Deserialize)]
@@ -99,23 +99,35 @@ pub struct Run {
 /// The run a value holds; `Ok(None)` for a results line without a report; why not, as
 /// `orch stats` says it, when it is neither kind of value or its report has no status.
 pub fn run_of(value: Seen) -> Result<Option<Run>, NotARun> {
-    match (value.case_id.is_some(), value.report) {
+    Ok(match holds(value)? {
         // A case that forces its departments says nothing of routing.
-        (true, Some(report)) if report.status.is_some() => Ok(Some(Run {
-            expect: value.expect.filter(|_| value.forced_departments.is_empty()),
+        Holds::Line(line, report) => Some(Run {
+            expect: line.expect.filter(|_| line.forced_departments.is_empty()),
             report,
-        })),
-        (true, Some(_)) => Err(NotARun::NoStatus),
-        (true, None) => Ok(None),
-        (false, _) if value.status.is_some() => Ok(Some(Run {
+        }),
+        Holds::Report(report) => Some(Run {
             expect: None,
             report: Box::new(Seen {
-                run_id: value.run_id,
-                routing: value.routing,
-                departments: value.departments,
+                run_id: report.run_id,
+                routing: report.routing,
+                departments: report.departments,
                 ..Seen::default()
             }),
-        })),
-        (false, _) => Err(NotARun::Neither),
+        }),
+        Holds::Unreported => None,
+    })
+}
+
+impl Value for Seen {
+    fn is_line(&self) -> bool {
+        self.case_id.is_some()
+    }
+
+    fn has_status(&self) -> bool {
+        self.status.is_some()
+    }
+
+    fn take_report(&mut self) -> Option<Box<Self>> {
+        self.report.take()
     }
 }

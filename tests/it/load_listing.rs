@@ -65,7 +65,4 @@ fn the_problems_of_many_files_come_in_the_order_of_their_names() {
     let mut sorted: Vec<String> = names.iter().map(|n| format!("agents/{n}.yaml")).collect();
     sorted.sort();
     assert_eq!(files, sorted);
-    assert_eq!(files[0], "agents/broken-0.yaml");
-    assert_eq!(files[1], "agents/broken-1.yaml");
-    assert_eq!(files[2], "agents/broken-10.yaml");
 }

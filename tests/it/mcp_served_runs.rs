@@ -15,7 +15,7 @@ use crate::common::{stderr, Root, Test};
 use crate::mcp::{fixture, gone};
 
 /// `orch mcp --config ROOT` over stdio, spoken to line by line.
-struct Session {
+pub(crate) struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -23,7 +23,7 @@ struct Session {
 
 impl Session {
     /// Started and initialized, with `env` set.
-    fn start(root: &Root, env: &[(&str, &str)]) -> Session {
+    pub(crate) fn start(root: &Root, env: &[(&str, &str)]) -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_orch"))
             .args(["mcp", "--config", root.path().to_str().unwrap()])
             .envs(env.iter().copied())
@@ -54,7 +54,7 @@ impl Session {
     }
 
     /// Sends `tools/call` of `tool` as request `id`.
-    fn call(&mut self, id: u64, tool: &str, arguments: Value) {
+    pub(crate) fn call(&mut self, id: u64, tool: &str, arguments: Value) {
         let params = json!({"name": tool, "arguments": arguments});
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
     }
@@ -72,7 +72,7 @@ impl Session {
     }
 
     /// The text blocks of the result of request `id`, and whether it is an error.
-    fn texts(&mut self, id: u64) -> (bool, Vec<String>) {
+    pub(crate) fn texts(&mut self, id: u64) -> (bool, Vec<String>) {
         let result = self.reply(id)["result"].clone();
         let texts = result["content"].as_array().unwrap().iter();
         let texts = texts.map(|c| c["text"].as_str().unwrap().to_string()).collect();

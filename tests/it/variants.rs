@@ -141,24 +141,32 @@ fn a_variant_is_forced_and_unknown_names_are_usage_errors() {
         .run();
 }
 
-#[test]
-fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
-    // Variant `b` of `writer` runs on `remote`, whose key is not set: a suite's cases are
-    // each assigned theirs as they run, so `orch test` checks every variant's provider first.
+/// [`config`] with variant `b` of `writer` on provider `remote`, whose key is not set.
+fn keyless_b() -> Root {
     let remote =
         "providers:\n  remote: { kind: openai, baseUrl: \"http://127.0.0.1:9/v1\", apiKeyEnv: ORCH_TEST_UNSET_KEY }\n";
     let root = config(remote);
     let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
     root.write("orch.yaml", yaml.replace("model: big-model,", "provider: remote,"));
+    root
+}
+
+/// The refusal of a run that may call `remote` (see [`keyless_b`]).
+const KEYLESS: &str = "error: provider `remote` cannot be used: environment variable `ORCH_TEST_UNSET_KEY` is not set (it holds the API key)\n";
+
+#[test]
+fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
+    // A suite's cases are each assigned theirs as they run, so `orch test` checks every
+    // variant's provider first.
+    let root = keyless_b();
     root.write(
         "suite.yaml",
         "config: .\ndefaults: { specialists: always }\ncases:\n  - { id: one, prompt: Write a short product announcement }\n",
     );
-    let refusal = "error: provider `remote` cannot be used: environment variable `ORCH_TEST_UNSET_KEY` is not set (it holds the API key)\n";
     Test::new(root.path())
         .args(["test", "suite.yaml", "--results", "r.jsonl"])
         .status(2)
-        .stderr(refusal)
+        .stderr(KEYLESS)
         .run();
     assert!(!root.path().join("r.jsonl").exists(), "refused before any run");
     // A run is assigned its variant first: only the one it gets is checked.
@@ -168,8 +176,66 @@ fn a_variant_whose_provider_has_no_key_is_refused_before_any_case_runs() {
         .args(RUN_ALWAYS)
         .args([request, "--variant", "writer=b"])
         .status(2)
-        .stderr(refusal)
+        .stderr(KEYLESS)
         .run();
+}
+
+/// [`keyless_b`] with `b` disabled by the guard (`rates.json`), a suite of one case
+/// (`suite.yaml`) and the same forcing `b` (`forcing.yaml`).
+fn keyless_b_disabled() -> Root {
+    let root = keyless_b();
+    root.write(
+        "rates.json",
+        r#"{"agents": {"writer": {"successRate": 0.5, "runs": 40, "variants": {
+            "b": {"runs": 20, "firstAttemptPassRate": 0.1, "pValue": 0.001, "disabled": true}}}}}"#,
+    );
+    let case = "{ id: one, prompt: Write a short product announcement";
+    let suite = |extra: &str| format!("config: .\ndefaults: {{ specialists: always }}\ncases:\n  - {case}{extra} }}\n");
+    root.write("suite.yaml", suite(""));
+    root.write("forcing.yaml", suite(", variants: { writer: b }"));
+    root
+}
+
+#[test]
+fn a_disabled_variant_without_a_key_is_refused_only_when_forced() {
+    // The guard disabled `b`: no case is given it unless forced, so only a forcing suite
+    // needs its key.
+    let root = keyless_b_disabled();
+    let test = |args: &[&str]| {
+        Test::new(root.path())
+            .args(["test", "--success-rates", "rates.json", "--format", "json"])
+            .args(args)
+    };
+    test(&["suite.yaml", "--results", "r.jsonl"]).status(0).run();
+    assert!(root.path().join("r.jsonl").exists(), "the suite ran");
+    test(&["forcing.yaml", "--results", "f.jsonl"])
+        .status(2)
+        .stderr(KEYLESS)
+        .run();
+    assert!(!root.path().join("f.jsonl").exists(), "refused before any run");
+    test(&["suite.yaml", "--variant", "writer=b", "--results", "v.jsonl"])
+        .status(2)
+        .stderr(KEYLESS)
+        .run();
+    assert!(!root.path().join("v.jsonl").exists(), "refused before any run");
+    // `--variant` wins over the case's `variants:`: control forced, `b` is never given.
+    test(&["forcing.yaml", "--variant", "writer=control", "--results", "c.jsonl"])
+        .status(0)
+        .run();
+}
+
+#[test]
+fn a_served_suite_checks_a_disabled_variant_only_when_a_case_forces_it() {
+    let root = keyless_b_disabled();
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write("orch.yaml", format!("routing: {{ successRates: rates.json }}\n{yaml}"));
+    let mut session = crate::mcp_served_runs::Session::start(&root, &[]);
+    session.call(1, "test", json!({"suite": "suite.yaml"}));
+    let (is_error, texts) = session.texts(1);
+    assert!(!is_error, "{texts:?}");
+    session.call(2, "test", json!({"suite": "forcing.yaml"}));
+    let refusal = KEYLESS.trim_start_matches("error: ").trim_end().to_string();
+    assert_eq!(session.texts(2), (true, vec![refusal]));
 }
 
 #[tokio::test(flavor = "multi_thread")]
