@@ -207,13 +207,14 @@ async fn run_specialists(engine: &Engine, plan: &DepartmentPlan, request: &str, 
         index: i,
         total,
     };
+    // Boxed: a specialist's future is kilobytes, moved at each wrapper; a box moves as a pointer.
+    let one = |i| causal::part(Box::pin(run_specialist(engine, task(i))));
     if plan.parallel {
-        // Boxed: each specialist's future is large, and the list moves it twice more.
-        return join_all((0..total).map(|i| causal::part(Box::pin(run_specialist(engine, task(i)))))).await;
+        return join_all((0..total).map(one)).await;
     }
     let mut done = Vec::new();
     for i in 0..total {
-        done.push(causal::part(run_specialist(engine, task(i))).await);
+        done.push(one(i).await);
     }
     done
 }

@@ -233,7 +233,8 @@ async fn department(
         None => std::borrow::Cow::Borrowed(plan.request.as_str()),
     };
     let spend = Causal::after(before);
-    let work = run_department(engine, &request, dp, &finished).traced(|| cx.clone());
+    // Boxed: the department's future is kilobytes, and each wrapper below would move it.
+    let work = Box::pin(run_department(engine, &request, dp, &finished)).traced(|| cx.clone());
     let mut result = causal::within(spend.clone(), work).await;
     result.conditions.splice(0..0, when);
     let mut attributes = vec![
