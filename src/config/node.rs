@@ -210,16 +210,18 @@ impl<'a> LineIndex<'a> {
     }
 }
 
+/// A mapping's entries (tests of the YAML and TOML readers).
+#[cfg(test)]
+pub(super) fn map(n: &Node) -> &Vec<(Key, Node)> {
+    match &n.value {
+        Value::Map(m) => m,
+        other => panic!("expected map, got {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn map(n: &Node) -> &Vec<(Key, Node)> {
-        match &n.value {
-            Value::Map(m) => m,
-            other => panic!("expected map, got {other:?}"),
-        }
-    }
 
     #[test]
     fn toml_keys_and_values_carry_positions() {

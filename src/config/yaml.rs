@@ -159,14 +159,8 @@ impl<'de> Deserialize<'de> for KeyText {
 
 #[cfg(test)]
 mod tests {
+    use super::super::node::map;
     use super::*;
-
-    fn map(n: &Node) -> &Vec<(Key, Node)> {
-        match &n.value {
-            Value::Map(m) => m,
-            other => panic!("expected map, got {other:?}"),
-        }
-    }
 
     #[test]
     fn yaml_keys_and_values_carry_positions() {
