@@ -5,8 +5,8 @@
 //! flow) holding quoted or block text and plain scalars of four shapes: a word (starting with a
 //! letter, `-y`, `/`, `$` or `./`), an integer, a decimal (`0.7`), and `true`, `false` or null (`~`, `null`, nothing).
 //! Anything else gives `None` (an anchor, an alias, a tag, another scalar, a null or decimal
-//! key, a key twice, a directive, a second document, a syntax error, more nesting or events
-//! than the limits allow), and the caller reads the text through serde-saphyr, whose values,
+//! key, a key twice, a directive, a second document, a syntax error, more nesting, events or
+//! text than the limits allow), and the caller reads the text through serde-saphyr, whose values,
 //! positions and errors are the reference: the tests hold this reader to them.
 
 use std::borrow::Cow;
@@ -21,29 +21,39 @@ const MAX_DEPTH: usize = 32;
 /// Parser events read here (serde-saphyr's own limits are far above).
 const MAX_EVENTS: usize = 100_000;
 
-/// The events of one text, counted.
+/// The events of one text, within serde-saphyr's limits (or ours, where lower): past one,
+/// there are no more events, and the text goes to serde-saphyr, which words the breach.
 struct Events<'a> {
     parser: Parser<'a, StrInput<'a>>,
-    count: usize,
+    events_left: usize,
+    scalar_bytes_left: usize,
+    max_depth: usize,
 }
 
 impl<'a> Events<'a> {
-    /// The next event, or `None` on an error, the end, or too many events.
-    fn next(&mut self) -> Option<(Event<'a>, Span)> {
-        self.count += 1;
-        if self.count > MAX_EVENTS {
-            return None;
+    fn new(text: &'a str, budget: &serde_saphyr::Budget) -> Self {
+        Events {
+            parser: Parser::new_from_str_with_options(text, options(budget)),
+            events_left: MAX_EVENTS.min(budget.max_events).min(budget.max_nodes),
+            scalar_bytes_left: budget.max_total_scalar_bytes,
+            max_depth: MAX_DEPTH.min(budget.max_depth),
         }
-        self.parser.next()?.ok()
+    }
+
+    /// The next event, or `None` on an error, at the end, or past a limit.
+    fn next(&mut self) -> Option<(Event<'a>, Span)> {
+        self.events_left = self.events_left.checked_sub(1)?;
+        let (event, span) = self.parser.next()?.ok()?;
+        if let Event::Scalar(text, ..) = &event {
+            self.scalar_bytes_left = self.scalar_bytes_left.checked_sub(text.len())?;
+        }
+        Some((event, span))
     }
 }
 
 /// `text` as a [`Node`] when it is plain YAML as the module says; `None` otherwise.
 pub fn read(text: &str, budget: &serde_saphyr::Budget) -> Option<Node> {
-    let mut events = Events {
-        parser: Parser::new_from_str_with_options(text, options(budget)),
-        count: 0,
-    };
+    let mut events = Events::new(text, budget);
     matches!(events.next()?.0, Event::StreamStart).then_some(())?;
     matches!(events.next()?.0, Event::DocumentStart(_, None)).then_some(())?;
     let (first, span) = events.next()?;
@@ -78,8 +88,8 @@ fn pos(span: &Span) -> Pos {
 fn node(events: &mut Events, event: Event, span: Span, depth: usize) -> Option<Node> {
     let value = match event {
         Event::Scalar(text, style, 0, None) => scalar(text, style)?,
-        Event::SequenceStart(_, 0, None) if depth < MAX_DEPTH => Value::Seq(items(events, depth + 1)?),
-        Event::MappingStart(_, 0, None) if depth < MAX_DEPTH => Value::Map(entries(events, depth + 1)?),
+        Event::SequenceStart(_, 0, None) if depth < events.max_depth => Value::Seq(items(events, depth + 1)?),
+        Event::MappingStart(_, 0, None) if depth < events.max_depth => Value::Map(entries(events, depth + 1)?),
         _ => return None,
     };
     Some(Node { value, pos: pos(&span) })

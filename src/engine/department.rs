@@ -3,7 +3,6 @@
 
 use tokio::time::Instant;
 
-use crate::trace::Traced;
 use futures::future::join_all;
 
 use super::causal;
@@ -18,7 +17,7 @@ use crate::report::{
     output_text, output_value, Approval, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event,
     SpecialistResult, ToolCall, Usage,
 };
-use crate::trace::attempt_context;
+use crate::trace::{attempt_context, Traced};
 
 /// A finished dependency, handed to the departments that need it.
 pub struct Finished {

@@ -6,7 +6,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use crate::trace::Traced;
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 use opentelemetry::KeyValue;
 
@@ -21,7 +20,7 @@ use crate::plan::{Dag, DepartmentPlan, DepartmentRole, Plan};
 use crate::report::{
     output_text, DepartmentMetadata, DepartmentResult, DepartmentStatus, Event, Report, RunMetadata, RunStatus, Usage,
 };
-use crate::trace::{agent_span, end_span};
+use crate::trace::{agent_span, end_span, Traced};
 
 /// Runs a plan to its report. `interrupt` resolving (Ctrl-C) stops the run: calls in flight
 /// are dropped and the report holds what finished, the rest failed with `interrupted`.

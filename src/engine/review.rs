@@ -8,7 +8,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::trace::Traced;
 use opentelemetry::KeyValue;
 
 use super::call::Ask;
@@ -19,7 +18,7 @@ use crate::config::Agent;
 use crate::plan::Plan;
 use crate::prompts::{self, Reviewed};
 use crate::report::{output_text, Conflict, DepartmentResult, DepartmentStatus, Event, ReviewCall, Usage, Validation};
-use crate::trace::{agent_span, end_span, TracedAttempt};
+use crate::trace::{agent_span, end_span, Traced, TracedAttempt};
 
 /// How a review went, for the report.
 #[derive(Default)]

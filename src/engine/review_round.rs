@@ -6,7 +6,6 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::trace::Traced;
 use futures::future::join_all;
 use opentelemetry::KeyValue;
 
@@ -16,7 +15,7 @@ use super::{far_future, CallError, Engine};
 use crate::plan::Plan;
 use crate::prompts::{self, Reviewed};
 use crate::report::{output_text, output_value, DepartmentResult, Event, Revision, Usage};
-use crate::trace::{agent_span, end_span, TracedAttempt};
+use crate::trace::{agent_span, end_span, Traced, TracedAttempt};
 
 /// A conflict as the reviewer named it, its departments checked.
 #[derive(Debug)]

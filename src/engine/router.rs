@@ -4,7 +4,6 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use crate::trace::Traced;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
@@ -16,7 +15,7 @@ use crate::config::RoutingMethod;
 use crate::plan::{self, clarifying_reply_schema, parse_router_reply, router_reply_schema, PlanOptions, RouterStep};
 use crate::prompts;
 use crate::report::{Event, Report, Usage};
-use crate::trace::{agent_span, end_span, trace_id, workflow_span, TracedAttempt};
+use crate::trace::{agent_span, end_span, trace_id, workflow_span, Traced, TracedAttempt};
 
 /// Asks the router of the config once: its answer, or why keyword routing is used instead.
 pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {

@@ -1,6 +1,5 @@
 //! One specialist's retry loop with feedback (SPEC §3.5), and the head's review of it.
 
-use crate::trace::Traced;
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
 
@@ -13,7 +12,7 @@ use crate::grade::{review, schema_feedback, Decision, ReviewStatus};
 use crate::plan::{DepartmentPlan, SelectedSpecialist};
 use crate::prompts;
 use crate::report::{output_value, Attempt, Event, SpecialistResult, Usage};
-use crate::trace::{agent_span, attempt_context, end_span};
+use crate::trace::{agent_span, attempt_context, end_span, Traced};
 
 /// Where a specialist sits among its department's tasks (seed 004's context propagation).
 pub struct Task<'a> {

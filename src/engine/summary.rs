@@ -3,14 +3,12 @@
 
 use std::future::Future;
 
-use crate::trace::Traced;
-
 use super::stop::Stop;
 use super::{CallError, Engine};
 use crate::plan::Plan;
 use crate::prompts;
 use crate::report::{output_text, DepartmentResult, Usage};
-use crate::trace::{agent_span, end_span, TracedAttempt};
+use crate::trace::{agent_span, end_span, Traced, TracedAttempt};
 
 /// How the master's summary went.
 pub(super) enum Summary {

@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use crate::trace::Traced;
 use futures::future::join_all;
 use tokio::time::Instant;
 
@@ -20,7 +19,7 @@ use crate::config::Agent;
 use crate::provider::{AskedCall, ToolResultMsg, Turn};
 use crate::report::{Approval, Event, Refusal, ToolCall, Usage};
 use crate::tools::{ToolError, ToolHost, ToolRequest};
-use crate::trace::{end_tool_span, tool_span, ToolSpan};
+use crate::trace::{end_tool_span, tool_span, ToolSpan, Traced};
 
 /// One round of an attempt's tool loop: who asked, the host that runs its calls, where.
 #[derive(Clone, Copy)]

@@ -31,9 +31,9 @@ struct Pretty {
 }
 
 impl Pretty {
-    /// A line break (after a comma unless `first`) and the current indent.
-    fn new_line<W: ?Sized + Write>(&self, out: &mut W, first: bool) -> io::Result<()> {
-        let from = usize::from(first);
+    /// A line break (after a comma when `comma`) and the current indent.
+    fn new_line<W: ?Sized + Write>(&self, out: &mut W, comma: bool) -> io::Result<()> {
+        let from = usize::from(!comma);
         out.write_all(&LINE[from..2 + 2 * self.depth.min(LEVELS)])?;
         for _ in LEVELS..self.depth {
             out.write_all(b"  ")?;
@@ -50,7 +50,7 @@ impl Pretty {
     fn close<W: ?Sized + Write>(&mut self, out: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.depth -= 1;
         if self.has_value {
-            self.new_line(out, true)?;
+            self.new_line(out, false)?;
         }
         out.write_all(bracket)
     }
@@ -66,7 +66,7 @@ impl Formatter for Pretty {
     }
 
     fn begin_array_value<W: ?Sized + Write>(&mut self, out: &mut W, first: bool) -> io::Result<()> {
-        self.new_line(out, first)
+        self.new_line(out, !first)
     }
 
     fn end_array_value<W: ?Sized + Write>(&mut self, _out: &mut W) -> io::Result<()> {
@@ -83,7 +83,7 @@ impl Formatter for Pretty {
     }
 
     fn begin_object_key<W: ?Sized + Write>(&mut self, out: &mut W, first: bool) -> io::Result<()> {
-        self.new_line(out, first)
+        self.new_line(out, !first)
     }
 
     fn begin_object_value<W: ?Sized + Write>(&mut self, out: &mut W) -> io::Result<()> {
