@@ -30,8 +30,9 @@ pub fn write_comparison_json(out: &mut impl Write, comparison: &Comparison) -> i
 /// `  "key": value`, then `end` (a comma, or nothing after the last) and a newline, the value
 /// by serde, one level in.
 fn member(out: &mut impl Write, key: &str, value: &impl Serialize, end: &str) -> io::Result<()> {
-    let value = serde_json::to_string_pretty(value).map_err(io::Error::from)?;
-    writeln!(out, "  \"{key}\": {}{end}", value.replace('\n', "\n  "))
+    write!(out, "  \"{key}\": ")?;
+    super::pretty_json::write_pretty_json_at(out, value, 1)?;
+    writeln!(out, "{end}")
 }
 
 /// A value as serde writes it, compact (a number, a name, `null`).

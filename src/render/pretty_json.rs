@@ -8,7 +8,16 @@ use serde_json::ser::Formatter;
 
 /// `value` as `serde_json::to_writer_pretty` writes it, byte for byte.
 pub fn write_pretty_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
-    let mut serializer = serde_json::Serializer::with_formatter(out, Pretty::default());
+    write_pretty_json_at(out, value, 0)
+}
+
+/// The same, for a value written `depth` levels in (its lines indented by as many levels).
+pub fn write_pretty_json_at(out: &mut impl Write, value: &impl serde::Serialize, depth: usize) -> io::Result<()> {
+    let pretty = Pretty {
+        depth,
+        has_value: false,
+    };
+    let mut serializer = serde_json::Serializer::with_formatter(out, pretty);
     value.serialize(&mut serializer).map_err(io::Error::from)
 }
 
@@ -24,7 +33,6 @@ const LINE: [u8; 2 + 2 * LEVELS] = {
 };
 
 /// serde_json's `PrettyFormatter` with an indent of two spaces.
-#[derive(Default)]
 struct Pretty {
     depth: usize,
     has_value: bool,
@@ -131,6 +139,12 @@ mod tests {
         for value in &values {
             let (ours, serdes) = both(value);
             assert_eq!(ours, serdes);
+        }
+        for value in &values {
+            let mut one_in = Vec::new();
+            super::write_pretty_json_at(&mut one_in, value, 1).unwrap();
+            let serdes = serde_json::to_string_pretty(value).unwrap().replace('\n', "\n  ");
+            assert_eq!(String::from_utf8(one_in).unwrap(), serdes);
         }
         assert!(both(&values[6])
             .0
