@@ -1,11 +1,14 @@
-//! What a compiled expression is checked for before it is kept: macros nested no deeper
-//! than [`MAX_MACRO_DEPTH`], and the departments it names.
+//! What a compiled expression is checked for before it is kept: macros nested or chained no
+//! deeper than [`MAX_MACRO_DEPTH`], and the departments it names.
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 use super::MAX_MACRO_DEPTH;
 
-/// Every sub-expression of `e`, with how many macros (comprehensions) enclose it.
+/// Every sub-expression of `e`, with how many macros (comprehensions) enclose it or take
+/// it as what they range over: in `a.map(x, …).map(y, …)` the first `map` is one deep, as a
+/// `map` inside the second's body would be, since each link of a chain can multiply what
+/// the next one turns over.
 fn walk<'e>(e: &'e IdedExpr, depth: usize, visit: &mut dyn FnMut(&'e IdedExpr, usize)) {
     visit(e, depth);
     match &e.expr {
@@ -18,7 +21,7 @@ fn walk<'e>(e: &'e IdedExpr, depth: usize, visit: &mut dyn FnMut(&'e IdedExpr, u
             }
         }
         Expr::Comprehension(c) => {
-            walk(&c.iter_range, depth, visit);
+            walk(&c.iter_range, depth + 1, visit);
             walk(&c.accu_init, depth, visit);
             for part in [&c.loop_cond, &c.loop_step, &c.result] {
                 walk(part, depth + 1, visit);
@@ -42,13 +45,14 @@ fn entry<'e>(e: &'e EntryExpr, depth: usize, visit: &mut dyn FnMut(&'e IdedExpr,
     }
 }
 
-/// Macros nested deeper than allowed are refused: a bound on how long evaluation takes.
+/// Macros nested or chained deeper than allowed are refused: a bound on how long
+/// evaluation takes.
 pub fn check(root: &IdedExpr) -> Result<(), String> {
     let mut deepest = 0;
     walk(root, 0, &mut |_, depth| deepest = deepest.max(depth));
     match deepest > MAX_MACRO_DEPTH {
         true => Err(format!(
-            "macros (all, exists, map, filter) nest {deepest} deep; at most {MAX_MACRO_DEPTH} are allowed"
+            "macros (all, exists, map, filter) nest or chain {deepest} deep; at most {MAX_MACRO_DEPTH} are allowed"
         )),
         false => Ok(()),
     }

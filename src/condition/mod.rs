@@ -2,11 +2,15 @@
 //! evaluated without any call against what a run knows at that point (the request, its
 //! complexity and urgency, the finished dependencies, an output, a tool call's arguments).
 //!
-//! CEL has no loops and no recursion, so an evaluation always ends; its size is bounded by
-//! capping an expression's length ([`MAX_LENGTH`]), the parser's nesting depth, and how deep
-//! macros (`all`, `exists`, `map`, `filter`) may nest inside one another ([`MAX_MACRO_DEPTH`]).
+//! CEL has no loops and no recursion, so an evaluation always ends; how long it takes and
+//! how much it builds are bounded twice. When it compiles: an expression's length
+//! ([`MAX_LENGTH`]), the parser's nesting depth, and how deep macros (`all`, `exists`, `map`,
+//! `filter`) may nest inside or chain onto one another ([`MAX_MACRO_DEPTH`]). When it runs:
+//! a budget of steps and of the size of what it builds, and the run's deadline
+//! ([`cost`]), since a comprehension's turns grow with what a model wrote.
 
 mod bounds;
+mod cost;
 mod scope;
 mod value;
 
@@ -19,14 +23,19 @@ pub use scope::{Dependency, Scope};
 
 /// The longest expression accepted, in characters.
 pub const MAX_LENGTH: usize = 1000;
-/// How deep macros (`all`, `exists`, `exists_one`, `map`, `filter`) may nest.
+/// How deep parentheses (and the operators and calls they hold) may nest: the parser
+/// refuses a 96th level.
+pub const MAX_NESTING: usize = 95;
+/// How deep macros (`all`, `exists`, `exists_one`, `map`, `filter`) may nest inside one
+/// another or chain onto one another (`a.map(…).map(…)` is two deep).
 pub const MAX_MACRO_DEPTH: usize = 2;
 
 /// A compiled condition and the text it was compiled from.
 #[derive(Clone)]
 pub struct Condition {
     text: Arc<str>,
-    program: Arc<cel::Program>,
+    /// The expression with every operation passed through a meter ([`cost::instrument`]).
+    metered: Arc<cel::IdedExpr>,
     departments: Arc<[String]>,
 }
 
@@ -68,7 +77,7 @@ impl Condition {
         let departments = bounds::departments(program.expression()).into();
         Ok(Condition {
             text: text.into(),
-            program: Arc::new(program),
+            metered: Arc::new(cost::instrument(program.expression())),
             departments,
         })
     }
@@ -84,10 +93,18 @@ impl Condition {
     }
 
     /// Evaluates it in `scope`: true or false, or why it could not be (a missing key, a
-    /// wrong type, a result that is not a bool).
+    /// wrong type, a result that is not a bool, a budget spent or the deadline passed: see
+    /// [`cost`]).
     pub fn evaluate(&self, scope: &Scope) -> Result<bool, String> {
-        let context = scope.context();
-        match self.program.execute(&context) {
+        let spent = cost::Spent::new(scope.deadline);
+        let mut context = scope.context();
+        cost::meter(&mut context, &spent);
+        let outcome = context.resolve(&self.metered);
+        // A bound passed inside `&&` or `||` may have been absorbed: it decides all the same.
+        if let Some(why) = spent.stopped() {
+            return Err(why);
+        }
+        match outcome {
             Ok(cel::Value::Bool(b)) => Ok(b),
             Ok(other) => Err(format!("the expression gave {}, not a bool", value::type_name(&other))),
             Err(e) => Err(value::error_text(&e)),
@@ -116,6 +133,14 @@ fn first_error(errors: &cel::ParseErrors) -> CompileError {
         };
     };
     let clamp = |n: isize| u32::try_from(n.max(1)).unwrap_or(1);
+    // The parser words its depth limit as a debug dump; say it as the bound it is.
+    if e.msg.contains("Recursion limit") {
+        return CompileError {
+            line: 1,
+            column: 1,
+            message: format!("the expression nests more than {MAX_NESTING} deep (parentheses, operators, calls); at most {MAX_NESTING} are allowed"),
+        };
+    }
     CompileError {
         line: clamp(e.pos.0),
         column: clamp(e.pos.1),

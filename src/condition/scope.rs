@@ -41,6 +41,8 @@ pub struct Scope<'a> {
     pub arguments: Option<&'a serde_json::Value>,
     /// A tool call's tool (`approve`).
     pub tool: Option<&'a str>,
+    /// When the run must end, if it must: an evaluation still going then stops.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Scope<'_> {

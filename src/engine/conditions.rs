@@ -103,6 +103,7 @@ impl Engine {
             complexity: &complexity,
             urgency,
             departments: &deps,
+            deadline: self.deadline().map(tokio::time::Instant::into_std),
             ..Scope::default()
         };
         f(&scope)

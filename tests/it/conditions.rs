@@ -428,3 +428,81 @@ fn a_replayed_run_evaluates_its_conditions_to_the_same_values() {
     assert_eq!(department(&replayed, "pay")["conditions"], conditions);
     assert_eq!(replayed["status"], "success", "{replayed:#}");
 }
+
+#[test]
+fn a_chain_of_macros_that_doubles_a_value_is_refused_when_the_config_loads() {
+    let chain = format!("[[1]]{}.size() > 0", ".map(x, x + x)".repeat(22));
+    let root = studio(&format!(", when: \"{chain}\""), 1);
+    let text = stdout(&Test::new(root.path()).args(["validate"]).status(2).run());
+    assert!(
+        text.contains(
+            "orch.yaml:3:79: error: `when` does not compile at column 1 of the expression: macros (all, exists, map, filter) nest or chain 22 deep; at most 2 are allowed"
+        ),
+        "{text}"
+    );
+}
+
+/// `a`, whose head answers `{"items": [0, …, 2999]}` from a mock server, and `b` after it
+/// with `b_keys`; both heads answer alone.
+async fn big_output(b_keys: &str) -> (wiremock::MockServer, Root) {
+    let items: Vec<u32> = (0..3000).collect();
+    let reply = serde_json::json!({ "items": items }).to_string();
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(crate::common::mock::chat_reply(&reply)))
+        .mount(&server)
+        .await;
+    let departments = format!(
+        "  - {{ id: a, keywords: [aladdin], head: ha }}\n  - {{ id: b, keywords: [aladdin], head: hb, dependsOn: [a]{b_keys} }}\n"
+    );
+    let agents = [("ha", "role: head, department: a"), ("hb", "role: head, department: b")];
+    let root = Root::orch_yaml(crate::common::mock::config_yaml(
+        &server.uri(),
+        "",
+        &departments,
+        &agents,
+    ));
+    (server, root)
+}
+
+/// Compares every item of `a`'s output with every other: 9,000,000 turns.
+const QUADRATIC: &str = "departments.a.output.items.exists(x, departments.a.output.items.exists(y, x > y + 5000))";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_when_quadratic_in_what_a_model_wrote_stops_at_its_budget_and_is_false() {
+    let (_server, root) = big_output(&format!(", when: \"{QUADRATIC}\"")).await;
+    let report = run(&root, &["--specialists", "never"]);
+    let b = department(&report, "b");
+    assert_eq!(b["status"], "skipped", "{report:#}");
+    assert_eq!(
+        b["error"],
+        format!("when: {QUADRATIC}: the expression took more than 100000 steps")
+    );
+    assert_eq!(b["conditions"][0]["value"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_condition_past_its_budget_asks_a_person() {
+    let (_server, root) = big_output(&format!(", requireApproval: \"{QUADRATIC}\"")).await;
+    let report = run(&root, &["--specialists", "never", "--approvals", "deny"]);
+    let b = department(&report, "b");
+    assert_eq!(b["approval"], "denied", "{report:#}");
+    assert_eq!(
+        b["conditions"][0]["error"],
+        "the expression took more than 100000 steps"
+    );
+}
+
+#[test]
+fn parentheses_nested_past_the_limit_are_refused_in_words() {
+    let nested = |n: usize| format!("{}true{}", "(".repeat(n), ")".repeat(n));
+    let ok = studio(&format!(", when: \"{}\"", nested(95)), 1);
+    Test::new(ok.path()).args(["validate"]).run();
+    let root = studio(&format!(", when: \"{}\"", nested(96)), 1);
+    let text = stdout(&Test::new(root.path()).args(["validate"]).status(2).run());
+    assert!(
+        text.contains("error: `when` does not compile at column 1 of the expression: the expression nests more than 95 deep (parentheses, operators, calls); at most 95 are allowed"),
+        "{text}"
+    );
+    assert!(!text.contains("ParseError"), "{text}");
+}
