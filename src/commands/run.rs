@@ -72,6 +72,10 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
             return Err(e);
         }
     }
+    // Said even with --quiet: without it a head's fixed score reads as a grade.
+    for warning in crate::report::ungraded_warnings(report) {
+        eprintln!("warning: {}", crate::text::printable(&warning));
+    }
     let mut exit = exit_for(report, args.min_quality);
     if report.status == crate::report::RunStatus::NeedsInput {
         let message = crate::session::needs_input(report, args.journal.as_deref());

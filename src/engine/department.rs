@@ -262,6 +262,7 @@ impl Work {
             status,
             output,
             quality_score: quality,
+            graded: Some(graded(status, plan.handling, self.fallback)),
             partial_synthesis_failure: self.partial_synthesis_failure,
             fallback: self.fallback,
             error,
@@ -293,6 +294,13 @@ impl Work {
             conditions: self.conditions,
         }
     }
+}
+
+/// Whether a department's quality is a grade: only when it answered through specialists
+/// and their synthesis. A head's direct answer and its fallback after no specialist passed
+/// carry the head's fixed score; a department with no answer has no quality at all.
+fn graded(status: DepartmentStatus, handling: Handling, fallback: Option<&str>) -> bool {
+    status == DepartmentStatus::Success && handling == Handling::Specialists && fallback.is_none()
 }
 
 /// One turn of the head, try `n` of its answer or synthesis (an attempt of its `chat`

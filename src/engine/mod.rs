@@ -244,7 +244,7 @@ impl Engine {
         output: &str,
         truncated: bool,
         usage: &mut Usage,
-    ) -> Result<(Grade, &'static str, Vec<f64>), CallError> {
+    ) -> Result<Graded, CallError> {
         let judge_agent = match self.config.settings.grading.method {
             GradingMethod::Heuristic => None,
             GradingMethod::Llm => self
@@ -256,21 +256,52 @@ impl Engine {
                 .and_then(|j| self.config.agent(j)),
         };
         let Some(judge_agent) = judge_agent else {
-            return Ok((heuristic_grade(request, output, truncated), "heuristic", Vec::new()));
+            return Ok(Graded::by(heuristic_grade(request, output, truncated), "heuristic"));
         };
         let prompt = judge_prompt(request, &agent.name, &agent.specialization, output);
         // The grade is asked for through structured output (`grading.structured`), and read
         // leniently: a reply the parser understands counts even if a server ignored the schema.
         let schema = self.config.settings.grading.structured.then(grade_schema);
-        let why = match self.judge(judge_agent, prompt, usage, schema).await? {
-            Ok((grade, scores)) => return Ok((grade, "llm", scores)),
+        let sent = [judge_agent.instructions.as_str(), prompt.as_str()];
+        let echo = |grade: &Grade| crate::grade::echoes(&grade.feedback, &sent);
+        let why = match self.judge(judge_agent, prompt.clone(), usage, schema).await? {
+            Ok((grade, scores)) => {
+                return Ok(Graded {
+                    echo: echo(&grade),
+                    scores,
+                    ..Graded::by(grade, "llm")
+                })
+            }
             Err(why) => why,
         };
         let mut grade = heuristic_grade(request, output, truncated);
         grade.feedback = format!("{} {}", crate::text::capitalize(&why), grade.feedback)
             .trim()
             .to_string();
-        Ok((grade, "heuristic-fallback", Vec::new()))
+        Ok(Graded::by(grade, "heuristic-fallback"))
+    }
+}
+
+/// An output's grade, who gave it, and what the judge's samples said.
+pub(crate) struct Graded {
+    pub grade: Grade,
+    /// `heuristic`, `llm` or `heuristic-fallback`.
+    pub grader: &'static str,
+    /// Each judge sample's score (none without a judge).
+    pub scores: Vec<f64>,
+    /// The judge's feedback only echoed its request: it is not put in the retry prompt.
+    pub echo: bool,
+}
+
+impl Graded {
+    /// `grade` by `grader`, with no samples and its feedback kept.
+    fn by(grade: Grade, grader: &'static str) -> Self {
+        Graded {
+            grade,
+            grader,
+            scores: Vec::new(),
+            echo: false,
+        }
     }
 }
 

@@ -223,6 +223,8 @@ impl Timing {
             judge: None,
             judge_scores: None,
             judge_spread: None,
+            feedback_dropped: false,
+            output: serde_json::Value::Null,
         }
     }
 }
@@ -326,7 +328,12 @@ async fn graded(
     let truncated = completion.truncated();
     let grading_started_at = engine.elapsed_ms();
     let text = completion.text;
-    let (grade, grader, judge_scores) = match engine
+    let super::Graded {
+        grade,
+        grader,
+        scores: judge_scores,
+        echo,
+    } = match engine
         .grade(task.request, agent, &text, truncated, &mut state.usage)
         .await
     {
@@ -345,12 +352,18 @@ async fn graded(
     let score = grade.score(&engine.config.settings.grading.weights);
     let cut_at = truncated.then(|| engine.max_output_tokens(agent));
     let verdict = scoring::verdict(score, threshold, &grade.feedback, cut_at);
-    state.feedback.extend(verdict.retry_lines);
+    // Feedback that only echoes the judge's request is kept on the attempt, not retried with.
+    let told = if echo { "" } else { grade.feedback.as_str() };
+    state
+        .feedback
+        .extend(scoring::verdict(score, threshold, told, cut_at).retry_lines);
     if state.best.as_ref().is_none_or(|(b, _)| score >= *b) {
         state.best = Some((score, text.clone()));
     }
-    state.previous = Some(text);
     let mut attempt = timing.attempt(engine, provider);
+    attempt.output = output_value(&text);
+    attempt.feedback_dropped = echo;
+    state.previous = Some(text);
     attempt.score = score;
     attempt.quality = grade.quality;
     attempt.relevance = grade.relevance;

@@ -1,5 +1,6 @@
 //! Grading a specialist's output (SPEC §3.6): the score, the decision, the review.
 
+mod echo;
 mod heuristic;
 mod judge;
 mod schema;
@@ -8,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Weights;
 
+pub use echo::echoes;
 pub use heuristic::{content_words, grade as heuristic_grade};
 pub use judge::{grade_schema, parse as parse_judgement, prompt as judge_prompt, JUDGE_MARKER};
 pub use schema::{feedback_lines as schema_feedback, SchemaError, Schemas};

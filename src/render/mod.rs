@@ -17,6 +17,7 @@ mod compare_tree;
 mod compare_words;
 mod conditions;
 mod conversation;
+mod grading;
 mod ladder;
 mod ladder_lines;
 mod mermaid;

@@ -18,6 +18,9 @@ pub fn run(report: &Report) -> String {
         waiting.as_ref().map_or(String::new(), |w| format!(" · {w}")),
         code(&excerpt(&report.request, 200)),
     );
+    if let Some(graders) = super::grading::graders(report) {
+        out.push_str(&format!("**Graders:** {}\n\n", code(&graders)));
+    }
     let mut totals = MarkdownTable::new(&[
         ("quality", Align::Right),
         ("calls", Align::Right),
@@ -25,14 +28,10 @@ pub fn run(report: &Report) -> String {
         ("cost", Align::Right),
     ]);
     totals.row([
-        waiting.map_or_else(|| fmt_score(report.overall_quality), |_| "—".to_string()),
+        waiting.map_or_else(|| quality(report), |_| "—".to_string()),
         u.calls.to_string(),
         u.prompt_tokens.saturating_add(u.completion_tokens).to_string(),
-        if u.unpriced_calls > 0 && u.cost_usd == 0.0 {
-            "unpriced".to_string()
-        } else {
-            fmt_usd(u.cost_usd)
-        },
+        super::grading::cost(u).unwrap_or_else(|| fmt_usd(0.0)),
     ]);
     out.push_str(&totals.finish());
     out.push('\n');
@@ -54,6 +53,15 @@ pub fn run(report: &Report) -> String {
         out.push_str(&details(&answer));
     }
     out
+}
+
+/// The run's quality, followed by how much of it is graded when not all of it is.
+fn quality(report: &Report) -> String {
+    let q = fmt_score(report.overall_quality);
+    match super::grading::graded_note(report) {
+        Some(note) => format!("{q} {note}"),
+        None => q,
+    }
 }
 
 /// The table of departments: status (a paused one as ⏸, never as failed), quality (a

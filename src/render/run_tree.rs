@@ -81,7 +81,7 @@ fn headline(report: &Report, style: Style) -> String {
         status,
         match super::conversation::waiting(report) {
             Some(waiting) => style.yellow(&waiting),
-            None => format!("quality {}", style.bold(&fmt_score(report.overall_quality))),
+            None => quality(report, style),
         },
         count(u.calls, "call"),
         if u.transport_retries > 0 {
@@ -95,11 +95,7 @@ fn headline(report: &Report, style: Style) -> String {
             String::new()
         },
         u.prompt_tokens.saturating_add(u.completion_tokens),
-        if u.cost_usd > 0.0 {
-            format!(" · {}", crate::text::fmt_usd(u.cost_usd))
-        } else {
-            String::new()
-        },
+        super::grading::cost(u).map_or(String::new(), |c| format!(" · {c}")),
         report.metadata.total_execution_time as f64 / 1000.0
     );
     head.push_str(&format!(
@@ -141,6 +137,18 @@ fn headline(report: &Report, style: Style) -> String {
         ));
     }
     head
+}
+
+/// `quality 85`, followed by how much of it is graded when not all of it is, and who graded.
+fn quality(report: &Report, style: Style) -> String {
+    let mut text = format!("quality {}", style.bold(&fmt_score(report.overall_quality)));
+    if let Some(note) = super::grading::graded_note(report) {
+        text.push_str(&format!(" {}", style.yellow(&note)));
+    }
+    if let Some(graders) = super::grading::graders(report) {
+        text.push_str(&format!(" · {}", printable(&graders)));
+    }
+    text
 }
 
 /// One item waiting for a decision: its id (what `orch approve` takes) and what it is.
@@ -249,8 +257,16 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
         ReviewStatus::RevisionNeeded => style.yellow("revision-needed"),
         ReviewStatus::Rejected => style.red("rejected"),
     };
+    let grader = s
+        .attempts
+        .iter()
+        .rev()
+        .find(|a| a.error.is_none() && !pending(a))
+        .map_or(String::new(), |a| {
+            format!(" {}", style.dim(&printable(&super::grading::grader_name(a))))
+        });
     let label = format!(
-        "{} {} {review} {}",
+        "{} {}{grader} {review} {}",
         style.cyan(&printable(&s.agent_id)),
         scores.join(" → "),
         style.dim(&format!(
@@ -271,12 +287,19 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
             None if fell_short => a.feedback.clone(),
             // A passing attempt is shown only for its tool calls or its rung.
             None if !a.tool_calls.is_empty() => count(a.tool_calls.len(), "tool call"),
-            None if a.rung > 0 => "passed".to_string(),
+            None if a.rung > 0 || super::grading::samples(a).is_some() => "passed".to_string(),
             None => continue,
         };
         let rung = super::ladder_lines::rung_note(a).map_or(String::new(), |r| format!(" · {}", style.dim(&r)));
         let label = format!("attempt {}{rung}: {}", a.attempt, printable(&excerpt(&text, 110)));
-        children.push(Node::new(label, tool_lines(&a.tool_calls, style)));
+        let mut lines = tool_lines(&a.tool_calls, style);
+        lines.extend(super::grading::samples(a).map(|s| Node::leaf(style.dim(&s))));
+        if a.feedback_dropped {
+            lines.push(Node::leaf(
+                style.dim("the judge's feedback only echoed its request: not retried with"),
+            ));
+        }
+        children.push(Node::new(label, lines));
     }
     Node::new(label, children)
 }

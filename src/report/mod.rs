@@ -16,8 +16,9 @@ pub use events::{Event, EventLog, Observer, Observers};
 pub use gate::{DecidedBy, Denial, GateItem, GateKind};
 pub use review::{Conflict, ReviewCall, Revision};
 pub use run::{
-    output_text, output_value, timeless, Attempt, DepartmentMetadata, DepartmentResult, DepartmentStatus, Economy,
-    Report, RunMetadata, RunStatus, SessionTurn, SpecialistResult, Usage, Validation,
+    output_text, output_value, timeless, ungraded_warnings, Attempt, DepartmentMetadata, DepartmentResult,
+    DepartmentStatus, Economy, Grading, Report, RunMetadata, RunStatus, SessionTurn, SpecialistResult, Usage,
+    Validation,
 };
 pub use tool_call::{Approval, Refusal, ToolCall};
 pub use view::{Saved, SavedAttempt, SavedDepartment, SavedSpecialist, SavedToolCall};

@@ -110,6 +110,13 @@ pub struct Attempt {
     pub decision: Decision,
     /// The feedback line sent with the next retry, or the grader's notes on a pass.
     pub feedback: String,
+    /// The judge's feedback only repeated its own request (or said nothing), so it was not
+    /// put in the retry's prompt; absent when it was not dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub feedback_dropped: bool,
+    /// The reply as graded (JSON when it is JSON); absent from compact results lines.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub output: Value,
     /// `heuristic`, `llm`, or `heuristic-fallback` (the judge's reply was unreadable).
     #[serde(deserialize_with = "grader_word")]
     pub grader: Word,
@@ -244,6 +251,11 @@ pub struct DepartmentResult {
     /// 85 head-only; else approval rate × 0.6 + mean score × 0.4.
     #[serde(serialize_with = "round2")]
     pub quality_score: f64,
+    /// Whether `quality_score` is a grade: false when it is the fixed score of a head that
+    /// answered alone (a direct answer, or the fallback after no specialist passed) or the
+    /// department ended without an answer; absent when it was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graded: Option<bool>,
     /// Every specialist, approved or not.
     pub specialist_results: Vec<SpecialistResult>,
     /// Synthesis failed 3 times; the best specialist output is used.
@@ -339,6 +351,9 @@ pub struct Report {
     /// Relevance-weighted mean quality of successful departments.
     #[serde(serialize_with = "round2")]
     pub overall_quality: f64,
+    /// How much of that quality is graded: departments graded, attempts passed.
+    #[serde(default)]
+    pub grading: Grading,
     /// The master's summary, with `aggregation.synthesize`.
     pub summary: Option<Value>,
     /// Cross-department checks.
@@ -369,6 +384,64 @@ pub struct Report {
     /// The conversation this run is a turn of (`--session`), absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionTurn>,
+}
+
+/// How much of a run's quality is a grade (`grading` in the report).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Grading {
+    /// Departments that ran (every status but `skipped`).
+    pub departments: u64,
+    /// Those whose quality is a grade ([`DepartmentResult::graded`]).
+    pub graded: u64,
+    /// Specialist attempts made.
+    pub attempts: u64,
+    /// Those whose grade met the threshold.
+    pub attempts_passed: u64,
+}
+
+impl Grading {
+    /// The grading of `departments`.
+    pub fn of(departments: &[DepartmentResult]) -> Self {
+        let ran = departments.iter().filter(|d| d.status != DepartmentStatus::Skipped);
+        let attempts = || {
+            departments
+                .iter()
+                .flat_map(|d| &d.specialist_results)
+                .flat_map(|s| &s.attempts)
+        };
+        Grading {
+            departments: ran.clone().count() as u64,
+            graded: ran.filter(|d| d.graded == Some(true)).count() as u64,
+            attempts: attempts().count() as u64,
+            attempts_passed: attempts().filter(|a| a.decision == Decision::Accept).count() as u64,
+        }
+    }
+
+    /// Whether some department that ran was not graded.
+    pub fn partial(&self) -> bool {
+        self.graded < self.departments
+    }
+}
+
+/// One line for each department whose head answered after no specialist passed its grade,
+/// having tried at least once: its quality is the head's fixed score, not a grade.
+pub fn ungraded_warnings(report: &Report) -> Vec<String> {
+    let fell_back = report.departments.iter().filter(|d| d.fallback.is_some());
+    fell_back
+        .filter_map(|d| {
+            let attempts: Vec<&Attempt> = d.specialist_results.iter().flat_map(|s| &s.attempts).collect();
+            let passed = attempts.iter().filter(|a| a.decision == Decision::Accept).count();
+            (!attempts.is_empty()).then(|| {
+                format!(
+                    "{}: no specialist passed its grade ({passed} of {} attempts); its quality {} is its head's fixed score, not a grade",
+                    d.department_id,
+                    attempts.len(),
+                    crate::text::fmt_score(d.quality_score)
+                )
+            })
+        })
+        .collect()
 }
 
 /// A run's place in a conversation (`orch run --session FILE`, SPEC §23).
@@ -407,6 +480,7 @@ impl Report {
             departments: Vec::new(),
             output: serde_json::Map::new(),
             overall_quality: 0.0,
+            grading: Grading::default(),
             summary: None,
             validation: Validation {
                 passed: false,

@@ -30,6 +30,7 @@ mod function_length;
 mod fuzz;
 mod gated;
 mod help;
+mod honest;
 mod journal_checks;
 mod journal_cuts;
 mod journal_lock;

@@ -1,0 +1,188 @@
+//! Numbers that say what they are, through the binary: a department whose quality is its
+//! head's fixed score says it is not graded (report, tree, Markdown, stderr), every grade
+//! names its grader, attempts keep their output, a judge's feedback that only echoes its
+//! request is not retried with, and an unknown cost is not written as $0.
+
+use serde_json::{json, Value};
+use wiremock::{Request, Respond, ResponseTemplate};
+
+use crate::common::mock::{chat_reply, one_department, serve_chat, Script};
+use crate::common::{department, json, stderr, stdout, Test, RUN_ALWAYS};
+
+/// One specialist `s1` on the mock whose judge gives it `score` every time.
+async fn scored(score: f64, extra: &str) -> (wiremock::MockServer, crate::common::Root) {
+    let server = Script::new(&[("s1", &[score])]).serve().await;
+    let root = one_department(
+        &server.uri(),
+        &[("s1", "role: specialist, department: d, passingThreshold: 70")],
+        extra,
+    );
+    (server, root)
+}
+
+const WARNING: &str = "warning: d: no specialist passed its grade (0 of 4 attempts); its quality 85 is its head's fixed score, not a grade\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_department_whose_specialists_all_failed_is_not_graded_and_says_so() {
+    let (_server, root) = scored(20.0, "").await;
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args(["Aladdin"])
+        .any_stderr()
+        .run();
+    let report = json(&out);
+    let d = department(&report, "d");
+    assert_eq!(d["fallback"], "head-direct", "{report:#}");
+    assert_eq!(d["graded"], false);
+    assert_eq!(
+        report["grading"],
+        json!({"departments": 1, "graded": 0, "attempts": 4, "attemptsPassed": 0})
+    );
+    assert_eq!(report["status"], "success");
+    assert_eq!(stderr(&out), WARNING);
+    // Even with --quiet.
+    let quiet = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args(["--quiet", "Aladdin"])
+        .any_stderr()
+        .run();
+    assert_eq!(stderr(&quiet), WARNING);
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["run", "--format", "tree", "--specialists", "always", "Aladdin"])
+            .any_stderr()
+            .run(),
+    );
+    let head = tree.lines().next().unwrap();
+    assert!(
+        head.contains("quality 85 (0 of 1 departments graded; 0 of 4 attempts passed) · graded by judge judge ·"),
+        "{tree}"
+    );
+    assert!(tree.contains("s1 20 → 20 → 20 → 20 judge judge rejected"), "{tree}");
+    let markdown = stdout(
+        &Test::new(root.path())
+            .args(["run", "--format", "markdown", "--specialists", "always", "Aladdin"])
+            .any_stderr()
+            .run(),
+    );
+    assert!(
+        markdown.contains("| 85 (0 of 1 departments graded; 0 of 4 attempts passed) |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("**Graders:** ` graded by judge judge `"),
+        "{markdown}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_graded_run_says_only_who_graded_and_keeps_each_attempts_output() {
+    let (_server, root) = scored(90.0, "").await;
+    let out = Test::new(root.path()).args(RUN_ALWAYS).args(["Aladdin"]).run();
+    let report = json(&out);
+    let d = department(&report, "d");
+    assert_eq!(d["graded"], true);
+    assert_eq!(
+        report["grading"],
+        json!({"departments": 1, "graded": 1, "attempts": 1, "attemptsPassed": 1})
+    );
+    let attempt = &d["specialistResults"][0]["attempts"][0];
+    assert_eq!(attempt["output"], "Draft [[s1#1]] from s1: a complete answer.");
+    assert_eq!(attempt.get("feedbackDropped"), None);
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["run", "--format", "tree", "--specialists", "always", "Aladdin"])
+            .run(),
+    );
+    let head = tree.lines().next().unwrap();
+    assert!(
+        head.contains("quality 96 · graded by judge judge · 3 calls · 54 tokens · unpriced ·"),
+        "{tree}"
+    );
+    assert!(!tree.contains("departments graded"), "{tree}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_head_answering_a_simple_request_is_not_graded_without_a_warning() {
+    let (_server, root) = scored(90.0, "").await;
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--specialists", "never", "Aladdin"])
+        .run();
+    let report = json(&out);
+    assert_eq!(department(&report, "d")["graded"], false);
+    assert_eq!(
+        report["grading"],
+        json!({"departments": 1, "graded": 0, "attempts": 0, "attemptsPassed": 0})
+    );
+    assert_eq!(stderr(&out), "");
+}
+
+/// A judge whose feedback repeats the start of its own request; every grade 20.
+#[derive(Clone)]
+struct EchoingJudge;
+
+impl Respond for EchoingJudge {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let user = body["messages"][1]["content"].as_str().unwrap_or("");
+        let text = match user.starts_with("GRADE THIS OUTPUT.") {
+            true => json!({"quality": 0.2, "relevance": 0.2, "consistency": 0.2, "feedback": "Grade this output!"})
+                .to_string(),
+            false => "A draft.".to_string(),
+        };
+        ResponseTemplate::new(200).set_body_json(chat_reply(&text))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn feedback_that_only_echoes_the_judges_request_is_not_retried_with() {
+    let server = serve_chat(EchoingJudge).await;
+    let root = one_department(
+        &server.uri(),
+        &[("s1", "role: specialist, department: d, passingThreshold: 70")],
+        "",
+    );
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args(["Aladdin"])
+        .any_stderr()
+        .run();
+    let report = json(&out);
+    let attempts = &department(&report, "d")["specialistResults"][0]["attempts"];
+    assert_eq!(attempts[0]["feedbackDropped"], true, "{report:#}");
+    assert_eq!(attempts[2]["feedbackDropped"], true);
+    assert!(attempts[0]["feedback"]
+        .as_str()
+        .unwrap()
+        .ends_with("Grade this output!"));
+    let bodies = crate::common::mock::bodies(&server).await;
+    let retries: Vec<&Value> = bodies
+        .iter()
+        .filter(|b| {
+            let user = b["messages"][1]["content"].as_str().unwrap_or("");
+            user.contains("below threshold") && !user.starts_with("GRADE THIS OUTPUT.")
+        })
+        .collect();
+    assert_eq!(retries.len(), 3);
+    for r in retries {
+        let user = r["messages"][1]["content"].as_str().unwrap();
+        assert!(!user.contains("Grade this output!"), "{user}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_judge_sample_shows_in_the_tree() {
+    let (_server, root) = scored(90.0, "").await;
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        yaml.replace("  judge: judge\n", "  judge: judge\n  samples: 3\n"),
+    );
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["run", "--format", "tree", "--specialists", "always", "Aladdin"])
+            .any_stderr()
+            .run(),
+    );
+    assert!(tree.contains("judge samples 90, 90, 90 (spread 0)"), "{tree}");
+}
