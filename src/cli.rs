@@ -435,7 +435,10 @@ impl ValueEnum for SpecialistMode {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         let (name, help) = match self {
-            SpecialistMode::Auto => ("auto", "By the request's complexity: simple, the head alone; moderate, 2; complex, 3"),
+            SpecialistMode::Auto => (
+                "auto",
+                "By the request's complexity: simple, the head alone; moderate, 2; complex, 3",
+            ),
             SpecialistMode::Always => ("always", "At least two specialists per department"),
             SpecialistMode::Never => ("never", "Heads always answer directly"),
         };

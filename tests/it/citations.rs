@@ -45,7 +45,9 @@ fn no_page_users_read_cites_a_document_that_does_not_ship() {
     let pages = pages_users_read();
     for path in &pages {
         // Pictures and other binary files hold no words.
-        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
         let rel = path.strip_prefix(repo()).unwrap().display().to_string();
         found.extend(citations(&text).into_iter().map(|c| format!("{rel}:{c}")));
     }
@@ -69,12 +71,22 @@ fn no_help_text_cites_a_document_that_does_not_ship() {
     let help = |args: &[&str]| stdout(&Test::new(root.path()).args(args).status(0).run());
     let top = help(&["--help"]);
     let commands = subcommands(&top);
-    assert!(commands.len() >= 15 && commands.contains(&"init".to_string()), "{commands:?}");
-    let mut found: Vec<String> = citations(&top).into_iter().map(|c| format!("orch --help:{c}")).collect();
+    assert!(
+        commands.len() >= 15 && commands.contains(&"init".to_string()),
+        "{commands:?}"
+    );
+    let mut found: Vec<String> = citations(&top)
+        .into_iter()
+        .map(|c| format!("orch --help:{c}"))
+        .collect();
     for command in commands.iter().filter(|c| *c != "help") {
         for flag in ["--help", "-h"] {
             let text = help(&[command, flag]);
-            found.extend(citations(&text).into_iter().map(|c| format!("orch {command} {flag}:{c}")));
+            found.extend(
+                citations(&text)
+                    .into_iter()
+                    .map(|c| format!("orch {command} {flag}:{c}")),
+            );
         }
     }
     assert!(found.is_empty(), "say these in plain words:\n{}", found.join("\n"));
@@ -85,5 +97,8 @@ fn the_citation_check_finds_what_it_looks_for() {
     assert_eq!(citations("a rule (SPEC §3.1)\nplain words"), ["1: a rule (SPEC §3.1)"]);
     assert_eq!(citations("ok\nSeed 003's planner"), ["2: Seed 003's planner"]);
     assert_eq!(citations("see SPEC.md"), ["1: see SPEC.md"]);
-    assert_eq!(citations("--seed 5, the specialists, a spec, <SPECIALISTS>"), Vec::<String>::new());
+    assert_eq!(
+        citations("--seed 5, the specialists, a spec, <SPECIALISTS>"),
+        Vec::<String>::new()
+    );
 }

@@ -104,7 +104,11 @@ fn no_option_states_its_default_twice() {
     let help = stdout(&Test::new(root.path()).args(["--help"]).status(0).run());
     let listed = help.split_once("Commands:\n").unwrap().1.split_once("\n\n").unwrap().0;
     let mut twice = Vec::new();
-    for name in listed.lines().filter_map(|l| l.split_whitespace().next()).filter(|n| *n != "help") {
+    for name in listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+    {
         // The short help puts each option on one line: its words, then clap's `[default: …]`.
         let short = stdout(&Test::new(root.path()).args([name, "-h"]).status(0).run());
         twice.extend(

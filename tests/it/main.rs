@@ -48,6 +48,7 @@ mod models;
 mod numbers;
 mod output;
 mod pictures;
+mod prerequisites;
 mod providers;
 mod readme;
 mod renderings;

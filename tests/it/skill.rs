@@ -17,7 +17,13 @@ fn blocks(text: &str, language: &str) -> Vec<Vec<String>> {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         if line.trim_start() == format!("```{language}") {
-            found.push(lines.by_ref().take_while(|l| !l.trim_start().starts_with("```")).map(str::to_string).collect());
+            found.push(
+                lines
+                    .by_ref()
+                    .take_while(|l| !l.trim_start().starts_with("```"))
+                    .map(str::to_string)
+                    .collect(),
+            );
         }
     }
     found
@@ -73,13 +79,23 @@ fn every_orch_command_in_the_skill_parses() {
     let mut commands = std::collections::BTreeSet::new();
     for words in &lines {
         let command = &words[1];
-        assert!(top.contains(&format!("\n  {command} ")), "`orch {command}` is not a command");
+        assert!(
+            top.contains(&format!("\n  {command} ")),
+            "`orch {command}` is not a command"
+        );
         commands.insert(command.clone());
         // With `--help` last, clap checks every flag and value before it and prints the help.
-        let out = Test::new(root.path()).args(&words[1..]).args(["--help"]).any_status().any_stderr().run();
+        let out = Test::new(root.path())
+            .args(&words[1..])
+            .args(["--help"])
+            .any_status()
+            .any_stderr()
+            .run();
         assert_eq!(out.status.code(), Some(0), "{words:?}: {}", stderr(&out));
     }
-    let taught = ["init", "validate", "explain", "run", "test", "compare", "stats", "tune", "approve", "resume"];
+    let taught = [
+        "init", "validate", "explain", "run", "test", "compare", "stats", "tune", "approve", "resume",
+    ];
     for command in taught {
         assert!(commands.contains(command), "the skill never shows `orch {command}`");
     }
@@ -91,17 +107,29 @@ fn the_config_and_suite_the_skill_teaches_validate_and_pass_offline() {
     // Each YAML block that opens with `# PATH` is that file of `my-team`.
     let mut written = Vec::new();
     for block in blocks(&skill(), "yaml") {
-        let Some(path) = block.first().and_then(|l| l.strip_prefix("# ")) else { continue };
+        let Some(path) = block.first().and_then(|l| l.strip_prefix("# ")) else {
+            continue;
+        };
         let path = path.trim_start_matches("my-team/");
         root.write(path, block[1..].join("\n") + "\n");
         written.push(path.to_string());
     }
-    assert_eq!(written, ["orch.yaml", "departments/character.yaml", "agents/character.yaml", "suites/smoke.yaml"]);
+    assert_eq!(
+        written,
+        [
+            "orch.yaml",
+            "departments/character.yaml",
+            "agents/character.yaml",
+            "suites/smoke.yaml"
+        ]
+    );
     Test::new(root.path())
         .args(["validate", ".", "--suite", "suites/smoke.yaml"])
         .stdout("0 errors, 0 warnings\n")
         .run();
-    let out = Test::new(root.path()).args(["test", "suites/smoke.yaml", "--format", "tree"]).run();
+    let out = Test::new(root.path())
+        .args(["test", "suites/smoke.yaml", "--format", "tree"])
+        .run();
     assert!(stdout(&out).ends_with("2 passed, 0 failed\n"), "{}", stdout(&out));
 }
 
@@ -111,6 +139,12 @@ fn shell_lines_split_as_sh_splits_them() {
         words(r#"orch run --config t "Create 'it'" > r.json   # note"#),
         ["orch", "run", "--config", "t", "Create 'it'"]
     );
-    assert_eq!(words("orch tune a.jsonl --labels l.jsonl"), ["orch", "tune", "a.jsonl", "--labels", "l.jsonl"]);
-    assert_eq!(words(r#"orch resume j --answer "" "#), ["orch", "resume", "j", "--answer", ""]);
+    assert_eq!(
+        words("orch tune a.jsonl --labels l.jsonl"),
+        ["orch", "tune", "a.jsonl", "--labels", "l.jsonl"]
+    );
+    assert_eq!(
+        words(r#"orch resume j --answer "" "#),
+        ["orch", "resume", "j", "--answer", ""]
+    );
 }
