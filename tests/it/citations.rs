@@ -30,10 +30,11 @@ fn files_under(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
-/// The files users read: the README, docs/, examples/ and the coding agents' skill.
+/// The files users read: the README, docs/, examples/, the schemas editors show, and the
+/// coding agents' skill.
 fn pages_users_read() -> Vec<PathBuf> {
     let mut files = vec![repo().join("README.md")];
-    for dir in ["docs", "examples", "skills"] {
+    for dir in ["docs", "examples", "schema", "skills"] {
         files_under(&repo().join(dir), &mut files);
     }
     files
@@ -52,6 +53,27 @@ fn no_page_users_read_cites_a_document_that_does_not_ship() {
         found.extend(citations(&text).into_iter().map(|c| format!("{rel}:{c}")));
     }
     assert!(pages.len() > 50, "the walk found too few files: {pages:?}");
+    assert!(found.is_empty(), "say these in plain words:\n{}", found.join("\n"));
+}
+
+#[test]
+fn no_file_orch_init_writes_cites_a_document_that_does_not_ship() {
+    let root = Root::empty();
+    let mut found = Vec::new();
+    for template in ["studio", "assistant", "minimal"] {
+        Test::new(root.path())
+            .args(["init", template, "--template", template])
+            .any_stderr()
+            .run();
+        let mut files = Vec::new();
+        files_under(&root.path().join(template), &mut files);
+        // The config, its suite where it has one, and the schemas under `.schema/`.
+        assert!(files.len() >= 5, "{files:?}");
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            found.extend(citations(&text).into_iter().map(|c| format!("{}:{c}", path.display())));
+        }
+    }
     assert!(found.is_empty(), "say these in plain words:\n{}", found.join("\n"));
 }
 
