@@ -78,7 +78,8 @@ pub enum Command {
     Tune(TuneArgs),
 }
 
-/// `--approvals` of `run` and `resume` (SPEC §16).
+/// `--approvals` of `run` and `resume`: how steps that wait for a person's yes are decided
+/// (docs/approvals.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
 #[strum(serialize_all = "lowercase")]
 pub enum ApprovalMode {
@@ -112,7 +113,7 @@ pub struct ApproveArgs {
     /// REASON`). Only with `--deny`: an approval has no reason anyone would read.
     #[arg(long, value_name = "TEXT", requires = "deny", value_parser = said)]
     pub reason: Option<String>,
-    /// Output format: a line per item, or a JSON array of the items [default: text]
+    /// Output format: a line per item, or a JSON array of the items.
     #[arg(long, value_enum, default_value_t = ApproveFormat::Text)]
     pub format: ApproveFormat,
 }
@@ -191,7 +192,7 @@ pub struct McpArgs {
 }
 
 /// `--approvals` of `orch mcp` and `orch test`: nobody is at a terminal to ask, so every
-/// item is decided by the flag (SPEC §16, §19).
+/// item is decided by the flag (docs/approvals.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
 #[strum(serialize_all = "lowercase")]
 pub enum Approvals {
@@ -201,8 +202,8 @@ pub enum Approvals {
     Deny,
 }
 
-/// `--approvals` of `orch mcp` (SPEC §19, §23): the flag, or the client's user asked
-/// through MCP elicitation.
+/// `--approvals` of `orch mcp`: the flag, or the client's user asked through MCP
+/// elicitation (docs/mcp-server.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
 #[strum(serialize_all = "lowercase")]
 pub enum McpApprovals {
@@ -338,10 +339,10 @@ pub struct SchemaArgs {
 /// The configs `orch init` can write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Template {
-    /// The movie studio of seed 000: six departments, a judge, a master.
+    /// The movie studio: six departments, a judge, a master.
     #[default]
     Studio,
-    /// A personal assistant's teams (seed 001), routed by a model with keywords as a net.
+    /// A personal assistant's teams, routed by a model with keywords as a net.
     Assistant,
     /// One department, one head, one specialist, in one file.
     Minimal,
@@ -434,7 +435,10 @@ impl ValueEnum for SpecialistMode {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         let (name, help) = match self {
-            SpecialistMode::Auto => ("auto", "By the request's complexity (SPEC §3.1)"),
+            SpecialistMode::Auto => (
+                "auto",
+                "By the request's complexity: simple, the head alone; moderate, 2; complex, 3",
+            ),
             SpecialistMode::Always => ("always", "At least two specialists per department"),
             SpecialistMode::Never => ("never", "Heads always answer directly"),
         };
@@ -461,7 +465,7 @@ pub struct PlanArgs {
     /// [default: routing.successRates]
     #[arg(long, value_name = "FILE")]
     pub success_rates: Option<PathBuf>,
-    /// Which variants the run gets (SPEC §22).
+    /// Which variants the run gets (docs/variants.md).
     #[command(flatten)]
     pub variants: VariantArgs,
     /// The previous turn of the conversation the run continues (`orch run --session`).
@@ -469,7 +473,7 @@ pub struct PlanArgs {
     pub previous: Option<crate::plan::PreviousTurn>,
 }
 
-/// How variants are assigned (SPEC §22): the flags `run`, `test` and `explain` share.
+/// How variants are assigned (docs/variants.md): the flags `run`, `test` and `explain` share.
 #[derive(Clone, Debug, Default, Args)]
 pub struct VariantArgs {
     /// Assign variants by this key (a user or session id) instead of the request.
@@ -651,7 +655,7 @@ pub struct TestArgs {
     /// [default: routing.successRates]
     #[arg(long, value_name = "FILE")]
     pub success_rates: Option<PathBuf>,
-    /// Which variants each case gets (SPEC §22); `--variant` wins over a case's `variants:`.
+    /// Which variants each case gets; `--variant` wins over a case's `variants:`.
     #[command(flatten)]
     pub variants: VariantArgs,
     /// Output format [default: tree on a terminal, json otherwise]
@@ -717,7 +721,7 @@ pub enum TuneFormat {
     Markdown,
 }
 
-/// `orch tune` (SPEC §25).
+/// `orch tune`: proposals learned from results (docs/tuning.md).
 #[derive(Debug, Args)]
 pub struct TuneArgs {
     /// Results files (`orch test --results`) or saved run reports (`orch run --format json`).

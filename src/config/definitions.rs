@@ -61,9 +61,9 @@ section! {
         depends_on "dependsOn": Vec<At<String>>, Rule::Strings;
         /// Thresholds, retries and parallelism.
         coordination "coordinationSettings": CoordinationWire, Rule::Section(CoordinationWire::KEYS);
-        /// Its output waits for a person's yes before it counts (SPEC §16; default false), or only when this condition over its `output` holds (SPEC §21).
+        /// Its output waits for a person's yes before it counts (default false), or only when this condition over its `output` holds.
         require_approval "requireApproval": At<crate::condition::Switch>, Rule::Switch;
-        /// A condition (CEL) checked when its dependencies have finished: false skips it (SPEC §21).
+        /// A condition (CEL) checked when its dependencies have finished: false skips it.
         when "when": At<crate::condition::Condition>, Rule::Condition;
     }
 }
@@ -103,7 +103,7 @@ section! {
         output_schema "outputSchema": At<SchemaSource>, Rule::Schema;
         /// The MCP servers whose tools it may use (heads and specialists only).
         tools "tools": At<Vec<ToolWire>>, Rule::Definitions(ToolKeys::KEYS);
-        /// Live A/B variants (SPEC §22): name to weight and settings; the agent as written is `control` (specialists and heads only).
+        /// Live A/B variants: name to weight and settings; the agent as written is `control` (specialists and heads only).
         variants "variants": At<VariantList>, Rule::Named(VariantWire::KEYS);
     }
 }

@@ -36,7 +36,7 @@ section! {
         server "server": At<String>, Rule::Reference;
         /// The tools the agent may use (default: every tool the server lists).
         allow "allow": At<Vec<At<String>>>, Rule::Strings;
-        /// Tools that need approval before they run (SPEC §16): their names (or `{tool, when}`: only when a condition over the call's `arguments` holds, SPEC §21), or `"*"` for every tool.
+        /// Tools that need approval before they run: their names (or `{tool, when}`: only when a condition over the call's `arguments` holds), or `"*"` for every tool.
         approve "approve": ApproveWire, Rule::Approve;
     }
 }

@@ -123,7 +123,7 @@ section! {
         weights "weights": At<WeightsWire> => Weights = Weights::default(), Rule::Section(WeightsWire::KEYS);
         /// The judge is asked for its grade through structured output.
         structured "structured": bool => bool = true, Rule::Bool;
-        /// How many times the judge is asked per attempt; the medians are used (SPEC §25).
+        /// How many times the judge is asked per attempt; the medians are used.
         samples "samples": u32 => u32 = 1, Rule::count(1, 5);
     }
 }

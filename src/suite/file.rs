@@ -96,7 +96,7 @@ section! {
         max_escalations "maxEscalations": u64, Rule::count(0, i64::MAX);
         /// Whether the run went into economy (`limits.economyAt`).
         economy "economy": bool, Rule::Bool;
-        /// Whether the run stopped for input at least once (SPEC §23).
+        /// Whether the run stopped for input at least once.
         asks "asks": bool, Rule::Bool;
         /// The run's urgency is within `min` and `max`.
         urgency "urgency": UrgencyWire, Rule::Section(UrgencyWire::KEYS);
@@ -126,9 +126,9 @@ section! {
         specialists "specialists": At<SpecialistMode>, Rule::Choice(SpecialistMode::VARIANTS);
         /// What the run must show.
         expect "expect": ExpectWire, Rule::Section(ExpectWire::KEYS);
-        /// Variants forced for this case (SPEC §22): agent to variant name (`--variant` wins).
+        /// Variants forced for this case: agent to variant name (`--variant` wins).
         variants "variants": crate::config::Pairs, Rule::Assignments;
-        /// Answers to the run's questions, in order (SPEC §23).
+        /// Answers to the run's questions, in order.
         answers "answers": Vec<String>, Rule::Strings;
     }
 }

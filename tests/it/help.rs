@@ -97,3 +97,25 @@ fn the_help_ends_with_examples_and_each_command_describes_itself() {
     }
     assert_eq!(checked, 15);
 }
+
+#[test]
+fn no_option_states_its_default_twice() {
+    let root = Root::empty();
+    let help = stdout(&Test::new(root.path()).args(["--help"]).status(0).run());
+    let listed = help.split_once("Commands:\n").unwrap().1.split_once("\n\n").unwrap().0;
+    let mut twice = Vec::new();
+    for name in listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+    {
+        // The short help puts each option on one line: its words, then clap's `[default: …]`.
+        let short = stdout(&Test::new(root.path()).args([name, "-h"]).status(0).run());
+        twice.extend(
+            (short.lines())
+                .filter(|l| l.matches("[default:").count() > 1)
+                .map(|l| format!("orch {name} -h: {}", l.trim())),
+        );
+    }
+    assert!(twice.is_empty(), "{}", twice.join("\n"));
+}
