@@ -41,5 +41,8 @@ pub fn suite(summary: &Summary) -> String {
     if let Some(line) = summary.pass_hat_k.as_ref().map(super::pass_hat_k::pass_hat_k_line) {
         out.push_str(&format!("\n{line}\n"));
     }
+    if let Some(note) = summary.ungraded_note() {
+        out.push_str(&format!("\n{note}\n"));
+    }
     out
 }

@@ -30,6 +30,9 @@ pub fn write_summary_tree(summary: &Summary, style: Style, out: &mut impl Write)
     if let Some(text) = summary.pass_hat_k.as_ref().map(super::pass_hat_k::pass_hat_k_line) {
         line(&text)?;
     }
+    if let Some(note) = summary.ungraded_note() {
+        line(&style.yellow(&note))?;
+    }
     let mut counts = format!("{} passed, {} failed", summary.passed, summary.failed);
     if summary.errors > 0 {
         counts.push_str(&format!(", {} errors", summary.errors));

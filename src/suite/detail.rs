@@ -74,7 +74,8 @@ fn strip(map: &mut Map<String, Value>) {
             counts.retain(|_, n| n.as_f64() != Some(0.0));
         }
     }
-    map.retain(|_, v| !is_default(v));
+    // A department's `graded: false` is kept: absent, it would read as unknown.
+    map.retain(|k, v| k == "graded" || !is_default(v));
 }
 
 /// Null, `false`, an empty list or an empty mapping.

@@ -51,11 +51,28 @@ pub fn failures(expect: &Expect, report: &Report) -> Vec<String> {
     }
     routing_failures(expect, report, &mut out);
     usage_failures(expect, report, &mut out);
+    out.extend(graded_failure(expect, report));
     out.extend(super::tool_expect::failures(&expect.tools, report));
     out.extend(ladder_failures(expect, report));
     out.extend(super::conversation_expect::failures(expect, report));
     output_failures(expect, report, &mut out);
     out
+}
+
+/// What `report` graded against `graded`: true wants every department that ran graded.
+fn graded_failure(expect: &Expect, report: &Report) -> Option<String> {
+    let g = &report.grading;
+    match expect.graded? {
+        true if g.partial() => Some(format!(
+            "graded: expected every department graded, got {} of {}",
+            g.graded, g.departments
+        )),
+        false if !g.partial() => Some(format!(
+            "graded: expected some department not graded, got {} of {}",
+            g.graded, g.departments
+        )),
+        _ => None,
+    }
 }
 
 /// What `report` ran against `primary`, `departments`, `include` and `exclude`.

@@ -22,6 +22,7 @@ impl Expect {
         put("include", list(&self.include));
         put("exclude", list(&self.exclude));
         put("minQuality", self.min_quality.map(|q| json!(q)));
+        put("graded", self.graded.map(|b| json!(b)));
         put("maxCalls", self.max_calls.map(|n| json!(n)));
         put("maxCostUsd", self.max_cost_usd.map(|c| json!(c)));
         put("toolsCalled", list(&self.tools.called));

@@ -76,6 +76,8 @@ section! {
         exclude "exclude": Vec<At<String>>, Rule::Strings;
         /// `overallQuality` is at least this.
         min_quality "minQuality": f64, Rule::between(0.0, 100.0);
+        /// true: every department that ran was graded (none stands on its head's fixed score).
+        graded "graded": bool, Rule::Bool;
         /// `usage.calls` is at most this.
         max_calls "maxCalls": u64, Rule::count(0, i64::MAX);
         /// `usage.costUsd` is at most this.
@@ -221,6 +223,8 @@ pub struct Expect {
     pub exclude: Vec<String>,
     /// `overallQuality` at least.
     pub min_quality: Option<f64>,
+    /// Every department that ran was graded (true), or some was not (false).
+    pub graded: Option<bool>,
     /// `usage.calls` at most.
     pub max_calls: Option<u64>,
     /// `usage.costUsd` at most.
@@ -308,6 +312,7 @@ pub(super) fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
         include: e.include.map(Resolve::resolve).unwrap_or_default(),
         exclude: e.exclude.map(Resolve::resolve).unwrap_or_default(),
         min_quality: e.min_quality,
+        graded: e.graded,
         max_calls: e.max_calls,
         max_cost_usd: e.max_cost_usd,
         tools: ToolExpect {

@@ -115,6 +115,21 @@ pub struct Record {
     /// Why the run could not be made, when it could not.
     #[serde(default)]
     pub error: Option<String>,
+    /// Some department that ran was not graded (its quality a head's fixed score), as its
+    /// report's `grading` says; false without a report.
+    #[serde(default, rename = "report", deserialize_with = "ungraded_of")]
+    pub ungraded: bool,
+}
+
+/// Whether a results line's report says some department that ran was not graded.
+fn ungraded_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    struct Graded {
+        #[serde(default)]
+        grading: crate::report::Grading,
+    }
+    let report = Option::<Graded>::deserialize(d)?;
+    Ok(report.is_some_and(|r| r.grading.partial()))
 }
 
 /// The text of a results line, without its newline; a run whose report would make it longer
@@ -291,9 +306,23 @@ pub struct Summary {
     /// pass^k for k = 1..N (SPEC §25), only when some case ran more than once.
     #[serde(rename = "passHatK", skip_serializing_if = "Option::is_none")]
     pub pass_hat_k: Option<crate::statistics::PassHatK>,
+    /// Case runs (repeats included) in which some department that ran was not graded.
+    #[serde(rename = "ungradedRuns")]
+    pub ungraded_runs: u64,
 }
 
 impl Summary {
+    /// `N runs had ungraded departments (a head's fixed score, not a grade)` when some did.
+    pub fn ungraded_note(&self) -> Option<String> {
+        (self.ungraded_runs > 0).then(|| {
+            format!(
+                "{} run{} had ungraded departments (a head's fixed score, not a grade)",
+                self.ungraded_runs,
+                if self.ungraded_runs == 1 { "" } else { "s" }
+            )
+        })
+    }
+
     /// `, N not run (interrupted)` when the run was cut short, else nothing.
     pub fn not_run_note(&self) -> String {
         if self.not_run.is_empty() {

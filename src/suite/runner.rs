@@ -171,6 +171,7 @@ impl Runner<'_> {
             failures,
             duration_ms: started.elapsed().as_millis() as u64,
             error: None,
+            ungraded: report.grading.partial(),
         };
         (record, report, job.order, job.case)
     }

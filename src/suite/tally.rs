@@ -16,6 +16,8 @@ pub struct Tally {
     cases: Vec<CaseSummary>,
     index: CaseIndex,
     by_order: Vec<u32>,
+    /// Runs in which some department that ran was not graded.
+    ungraded_runs: u64,
 }
 
 /// A run met again in another file: run `repeat` was first met at `first`.
@@ -90,6 +92,7 @@ impl Tally {
 
     /// Counts `record` as a run of case `i`.
     fn count(&mut self, i: usize, record: Record) {
+        self.ungraded_runs += u64::from(record.ungraded);
         let case = &mut self.cases[i];
         case.runs += 1;
         case.passed_runs += u32::from(record.passed);
@@ -116,6 +119,7 @@ impl Tally {
             mut cases,
             index,
             by_order,
+            ungraded_runs,
         } = self;
         drop((index, by_order));
         for case in &mut cases {
@@ -130,6 +134,7 @@ impl Tally {
             pass_hat_k: pass_hat_k(&cases),
             cases,
             not_run: Vec::new(),
+            ungraded_runs,
         }
     }
 }

@@ -186,3 +186,68 @@ async fn each_judge_sample_shows_in_the_tree() {
     );
     assert!(tree.contains("judge samples 90, 90, 90 (spread 0)"), "{tree}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_suite_can_require_every_department_graded_and_counts_ungraded_runs() {
+    let (_server, root) = scored(20.0, "").await;
+    root.write(
+        "graded.yaml",
+        "cases:\n  - id: all-graded\n    prompt: Aladdin\n    specialists: always\n    expect: { graded: true }\n  - id: any\n    prompt: Aladdin\n    specialists: always\n    expect: { status: success }\n",
+    );
+    let results = root.path().join("results.jsonl");
+    let out = Test::new(root.path())
+        .args(["test", "graded.yaml", "--format", "json", "--results"])
+        .args([results.to_str().unwrap()])
+        .status(1)
+        .any_stderr()
+        .run();
+    let summary = json(&out);
+    assert_eq!(summary["ungradedRuns"], 2, "{summary:#}");
+    assert_eq!(
+        summary["cases"][0]["failures"],
+        json!(["graded: expected every department graded, got 0 of 1"])
+    );
+    assert_eq!(summary["cases"][1]["passed"], true);
+    // --merge reads the same count back from the results file, as does a summary-detail file.
+    let merged = json(
+        &Test::new(root.path())
+            .args(["test", "--format", "json", "--merge"])
+            .args([results.to_str().unwrap()])
+            .status(1)
+            .any_stderr()
+            .run(),
+    );
+    assert_eq!(merged["ungradedRuns"], 2);
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["test", "graded.yaml", "--format", "tree"])
+            .status(1)
+            .any_stderr()
+            .run(),
+    );
+    assert!(
+        tree.contains("2 runs had ungraded departments (a head's fixed score, not a grade)"),
+        "{tree}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_summary_results_line_keeps_graded_false_and_drops_attempt_outputs() {
+    let (_server, root) = scored(20.0, "").await;
+    root.write(
+        "one.yaml",
+        "cases:\n  - id: one\n    prompt: Aladdin\n    specialists: always\n",
+    );
+    let results = root.path().join("summary.jsonl");
+    Test::new(root.path())
+        .args(["test", "one.yaml", "--results-detail", "summary", "--results"])
+        .args([results.to_str().unwrap()])
+        .any_status()
+        .any_stderr()
+        .run();
+    let line: Value = serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
+    let d = &line["report"]["departments"][0];
+    assert_eq!(d["graded"], false, "{line:#}");
+    assert_eq!(d["specialistResults"][0]["attempts"][0].get("output"), None);
+    assert_eq!(line["report"]["grading"]["attempts"], 4);
+}
