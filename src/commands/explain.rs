@@ -21,6 +21,9 @@ fn routing_error(e: RoutingError) -> CommandError {
 pub fn explain(args: ExplainArgs) -> Result<Exit> {
     let prompt = read_prompt(&args.plan.prompt)?;
     let mut config = load_config(&args.plan).map_err(CommandError::from)?;
+    if let Some(warning) = config.judge_samples_warning() {
+        eprintln!("warning: {}", crate::text::printable(&warning));
+    }
     session::assign_variants(&mut config, &prompt, &args.plan.variants).map_err(CommandError::from)?;
     let mut options = session::plan_options(&config, &args.plan);
     if args.route && options.router == RouterStep::NotConsulted {

@@ -207,7 +207,31 @@ pub struct Agent {
     pub variant: Option<super::variants::Assigned>,
 }
 
+/// The warning for a judge asked `samples` times at `temperature` 0, where a deterministic
+/// server gives the same grade every time (the calls multiply, the grade does not change).
+pub fn samples_warning(samples: u32, judge: &str, temperature: f64) -> Option<String> {
+    (samples > 1 && temperature == 0.0).then(|| {
+        format!(
+            "grading.samples {samples} with judge {judge} at temperature 0: a deterministic server gives the same grade {samples} times"
+        )
+    })
+}
+
 impl Config {
+    /// [`samples_warning`] for this config's judge, when it grades.
+    pub fn judge_samples_warning(&self) -> Option<String> {
+        let grading = &self.settings.grading;
+        if grading.method != super::GradingMethod::Llm {
+            return None;
+        }
+        let judge = self.agent(grading.judge.as_deref()?)?;
+        let temperature = judge
+            .execution
+            .temperature
+            .unwrap_or(self.settings.defaults.temperature);
+        samples_warning(grading.samples, &judge.id, temperature)
+    }
+
     /// The department with this id.
     pub fn department(&self, id: &str) -> Option<&Department> {
         self.index.departments.get(id).map(|&i| &self.departments[i])

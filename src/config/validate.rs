@@ -258,6 +258,7 @@ impl Checker<'_> {
         let grading = s.grading.clone().unwrap_or_default();
         self.agent_references(s, &grading);
         self.weights(&grading);
+        self.samples(s, &grading);
         self.reviewer(s);
     }
 
@@ -414,6 +415,30 @@ impl Checker<'_> {
                     ),
                 ));
             }
+        }
+    }
+
+    /// A judge asked more than once at temperature 0: the samples cannot differ.
+    fn samples(&mut self, s: &SettingsWire, grading: &GradingWire) {
+        let (Some(judge), Some(samples)) = (&grading.judge, grading.samples) else {
+            return;
+        };
+        if grading.method.as_ref().is_none_or(|m| m.value != GradingMethod::Llm) {
+            return;
+        }
+        let Some(agent) = self.agents.get(judge.value.as_str()) else {
+            return;
+        };
+        let default = s.defaults.as_ref().and_then(|d| d.temperature);
+        let temperature = agent.execution.as_ref().and_then(|e| e.temperature).or(default);
+        let warning = super::model::samples_warning(
+            samples,
+            &judge.value,
+            temperature.unwrap_or(super::sections::Defaults::default().temperature),
+        );
+        if let Some(warning) = warning {
+            self.out
+                .push(Diagnostic::warning(self.settings_file, judge.pos, "samples", warning));
         }
     }
 

@@ -251,3 +251,29 @@ async fn a_summary_results_line_keeps_graded_false_and_drops_attempt_outputs() {
     assert_eq!(d["specialistResults"][0]["attempts"][0].get("output"), None);
     assert_eq!(line["report"]["grading"]["attempts"], 4);
 }
+
+#[test]
+fn validate_and_explain_warn_of_judge_samples_that_cannot_differ() {
+    let config = |temperature: &str| {
+        format!(
+            "grading: {{ method: llm, judge: judge, samples: 3 }}\n\
+             departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\n\
+             agents:\n  - {{ id: h, role: head, department: d }}\n  - {{ id: s, role: specialist, department: d }}\n\
+             \x20 - {{ id: judge, role: judge{temperature} }}\n"
+        )
+    };
+    let warning =
+        "grading.samples 3 with judge judge at temperature 0: a deterministic server gives the same grade 3 times";
+    let cold = crate::common::Root::orch_yaml(config(", executionSettings: { temperature: 0 }"));
+    let text = stdout(&Test::new(cold.path()).args(["validate"]).run());
+    assert!(text.contains(&format!("orch.yaml:1:32: warning: {warning}")), "{text}");
+    let out = Test::new(cold.path())
+        .args(["explain", "--format", "json", "Aladdin"])
+        .any_stderr()
+        .run();
+    assert_eq!(stderr(&out), format!("warning: {warning}\n"));
+    // At the default temperature (0.7) the samples can differ: no warning.
+    let warm = crate::common::Root::orch_yaml(config(""));
+    let text = stdout(&Test::new(warm.path()).args(["validate"]).run());
+    assert!(!text.contains("grading.samples"), "{text}");
+}
