@@ -386,10 +386,9 @@ async fn aggregate<F: Future<Output = Stop>>(
         validation: review::validation(issues, review),
         usage,
         metadata: metadata(engine, plan, stop),
-        error: match all_skipped {
-            true => Some(ALL_SKIPPED.to_string()),
-            false => run_error(status, stop),
-        },
+        error: all_skipped
+            .then(|| ALL_SKIPPED.to_string())
+            .or_else(|| run_error(status, stop)),
         pending: pending_in_plan_order(engine, plan),
         trace_id: None,
         economy: engine.economy_report(plan),

@@ -427,7 +427,10 @@ impl Grading {
 /// One line for each department whose head answered after no specialist passed its grade,
 /// having tried at least once: its quality is the head's fixed score, not a grade.
 pub fn ungraded_warnings(report: &Report) -> Vec<String> {
-    let fell_back = report.departments.iter().filter(|d| d.fallback.is_some());
+    let fell_back = report
+        .departments
+        .iter()
+        .filter(|d| d.fallback.is_some() && d.status == DepartmentStatus::Success);
     fell_back
         .filter_map(|d| {
             let attempts: Vec<&Attempt> = d.specialist_results.iter().flat_map(|s| &s.attempts).collect();

@@ -196,6 +196,7 @@ mod tests {
             },
             duration_ms: 10,
             error: None,
+            ungraded: false,
         }
     }
 

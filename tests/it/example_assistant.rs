@@ -21,6 +21,7 @@ fn all_passed() -> serde_json::Value {
             "calendar-goes-to-utility",
             "fallback-for-anything-else",
         ],
+        3,
     )
 }
 

@@ -31,6 +31,7 @@ fn all_passed() -> serde_json::Value {
     example::all_passed(
         "research",
         &["lighthouse-brief", "harbour-survey", "short-answer-reads-nothing"],
+        1,
     )
 }
 

@@ -141,7 +141,10 @@ fn report_renders_a_saved_run_again_in_the_format_asked() {
             .stderr("")
             .run(),
     );
-    assert!(tree.starts_with("run success · quality 96.98 · 16 calls"), "{tree}");
+    assert!(
+        tree.starts_with("run success · quality 96.98 · graded by heuristic · 16 calls"),
+        "{tree}"
+    );
     assert!(
         tree.ends_with(&format!("└── validation: passed\n\n{SUMMARY}")),
         "{tree}"

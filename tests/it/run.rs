@@ -673,7 +673,7 @@ fn tree_snapshot_of_the_quick_start() {
     let text = crate::common::stdout(&out);
     // What the README promises of this command, and no colour when not a terminal.
     assert!(
-        text.contains("character-appearance-specialist 43.62 → 98.59 approved"),
+        text.contains("character-appearance-specialist 43.62 → 98.59 heuristic approved"),
         "{text}"
     );
     assert!(!text.contains('\x1b'), "{text:?}");

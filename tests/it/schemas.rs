@@ -101,7 +101,9 @@ async fn a_megabyte_reply_that_fails_its_schema_makes_no_megabyte_errors() {
         .args(RUN_ALWAYS)
         .args(["Aladdin"])
         .status(0)
+        .any_stderr()
         .run();
+    assert_eq!(crate::common::only_ungraded_warnings(&out), 1);
     let report = json(&out);
     let errors = &report["departments"][0]["specialistResults"][0]["attempts"][0]["schemaErrors"];
     let message = errors[0]["message"].as_str().unwrap();
@@ -130,7 +132,9 @@ async fn seven_megabytes_of_unclosed_brackets_cost_one_bounded_pass() {
         .args(RUN_ALWAYS)
         .args(["--deadline", "3", "Aladdin"])
         .status(0)
+        .any_stderr()
         .run();
+    assert_eq!(crate::common::only_ungraded_warnings(&out), 1);
     let report = json(&out);
     let d = &report["departments"][0];
     // Both attempts read and refused well within the deadline (64 starts read whole took

@@ -25,6 +25,8 @@ fn the_shipped_suites_pass() {
     let summary = json(&out);
     assert_eq!(summary["passed"], 12);
     assert_eq!(summary["failed"], 0);
+    // The heads that answer simple requests alone are not graded.
+    assert_eq!(summary["ungradedRuns"], 8);
     assert_eq!(
         summary["cases"][0],
         serde_json::json!({
@@ -65,6 +67,7 @@ fn the_shipped_suites_pass() {
              ✓ studio/heads-answer-directly\n\
              ✓ studio/specialists-always\n\
              ✓ studio/unroutable-request-fails\n\
+             8 runs had ungraded departments (a head's fixed score, not a grade)\n\
              12 passed, 0 failed\n",
         )
         .stderr("")

@@ -12,7 +12,14 @@ const ECHO_FAIL: &str = "[{ server: fx, allow: [echo, fail] }]";
 
 /// A run of [`RUN_ALWAYS`] on `root` that must succeed: its report.
 fn run(root: &Root, request: &str) -> Value {
-    json(&Test::new(root.path()).args(RUN_ALWAYS).args([request]).status(0).run())
+    let out = Test::new(root.path())
+        .args(RUN_ALWAYS)
+        .args([request])
+        .status(0)
+        .any_stderr()
+        .run();
+    crate::common::only_ungraded_warnings(&out);
+    json(&out)
 }
 
 /// `s`'s first attempt in `report`.

@@ -72,7 +72,8 @@ fn tool_suite_summary() -> serde_json::Value {
                 "maxToolCalls: 1 tool calls, more than 0"
             ]}
         ],
-        "notRun": []
+        "notRun": [],
+        "ungradedRuns": 0
     })
 }
 

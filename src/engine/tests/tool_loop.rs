@@ -380,11 +380,11 @@ async fn the_tree_shows_a_line_per_tool_call_under_its_attempt() {
     let tree = String::from_utf8(out).unwrap();
     assert_eq!(
         tree,
-        "run success · quality 86.44 · 3 calls · 3 tool calls · 45 tokens · 0.4 s\n\
+        "run success · quality 86.44 · graded by heuristic · 3 calls · 3 tool calls · 45 tokens · 0.4 s\n\
          request: \"read the notes\"\n\
          routing: single · primary d\n\
          ├── d ✓ quality 86.44 (3 calls, 400 ms)\n\
-         │   ├── reader 66.1 approved (threshold 0)\n\
+         │   ├── reader 66.1 heuristic approved (threshold 0)\n\
          │   │   ├── Auto-approved (no threshold set)\n\
          │   │   └── attempt 1: 3 tool calls\n\
          │   │       ├── files.read_file ok 100 ms\n\

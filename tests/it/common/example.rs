@@ -52,13 +52,14 @@ pub fn assert_recording_matches(suite: &str, cassette: &str, passed: Value) {
     );
 }
 
-/// A suite's JSON summary when each of `ids` passed once.
-pub fn all_passed(suite: &str, ids: &[&str]) -> Value {
+/// A suite's JSON summary when each of `ids` passed once, `ungraded` of them with some
+/// department that stood on its head's fixed score.
+pub fn all_passed(suite: &str, ids: &[&str], ungraded: u64) -> Value {
     let cases: Vec<Value> = ids
         .iter()
         .map(|id| json!({"suite": suite, "id": id, "passed": true, "runs": 1, "passedRuns": 1, "failures": []}))
         .collect();
-    json!({"passed": ids.len(), "failed": 0, "errors": 0, "skipped": 0, "cases": cases, "notRun": []})
+    json!({"passed": ids.len(), "failed": 0, "errors": 0, "skipped": 0, "cases": cases, "notRun": [], "ungradedRuns": ungraded})
 }
 
 /// Replays `suite` from its committed `cassette` with no PATH (so `npx` cannot even be

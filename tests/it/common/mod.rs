@@ -392,3 +392,19 @@ pub fn html_page(root: &Root, file: &str) -> String {
         .run();
     std::fs::read_to_string(root.path().join("page.html")).unwrap()
 }
+
+/// Asserts that `o`'s stderr holds nothing but `orch run`'s warnings of departments whose
+/// head answered after no specialist passed (its quality a fixed score, not a grade), for
+/// runs whose scripts fail every attempt on purpose; returns how many there were.
+pub fn only_ungraded_warnings(o: &Output) -> usize {
+    let text = stderr(o);
+    for line in text.lines() {
+        assert!(
+            line.starts_with("warning: ")
+                && line.contains(": no specialist passed its grade (")
+                && line.ends_with("is its head's fixed score, not a grade"),
+            "unexpected stderr: {text}"
+        );
+    }
+    text.lines().count()
+}
