@@ -4,7 +4,8 @@
 
 use super::tree::{Node, Style};
 use crate::stats::{percent, AgentStats, Stats};
-use crate::text::{count, fmt_usd, markdown_code as cell, printable, Align, MarkdownTable};
+use super::stats_tree::cost;
+use crate::text::{count, markdown_code as cell, printable, Align, MarkdownTable};
 
 /// Whether any run went into economy or any specialist has an attempt above rung 0.
 pub fn shown(stats: &Stats) -> bool {
@@ -45,7 +46,7 @@ pub fn rung_nodes(a: &AgentStats, style: Style) -> Vec<Node> {
                 printable(&r.model),
                 count(r.attempts, "attempt"),
                 percent(r.pass_rate),
-                fmt_usd(r.cost_usd)
+                cost(r.cost_usd, r.priced)
             )))
         })
         .collect()
@@ -71,7 +72,7 @@ pub fn rungs_table(stats: &Stats) -> String {
                 cell(&r.model),
                 r.attempts.to_string(),
                 percent(r.pass_rate),
-                fmt_usd(r.cost_usd),
+                cost(r.cost_usd, r.priced),
             ]);
         }
     }

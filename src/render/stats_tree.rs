@@ -2,7 +2,7 @@
 //! specialists under it.
 
 use super::tree::{Node, Style};
-use crate::stats::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
+use crate::stats::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Priced, Stats};
 use crate::stats::{LEVELS, METHODS, STATUSES};
 use crate::text::{count, fmt_usd, printable};
 
@@ -77,18 +77,38 @@ pub(super) fn together(files: usize) -> String {
     )
 }
 
+/// A cost as people should read it: `$0.01`; `unpriced` when every call was of a model
+/// without a price (its $0 is unknown, not free); `$0.01 + 2 unpriced calls` when some were.
+pub(super) fn cost(usd: f64, priced: Priced) -> String {
+    match priced.unpriced {
+        0 => fmt_usd(usd),
+        n if n >= priced.calls && usd == 0.0 => "unpriced".into(),
+        n => format!("{} + {}", fmt_usd(usd), count(n, "unpriced call")),
+    }
+}
+
+/// `33.3% graded`, or `graded unknown` when no run said (reports of an older orch).
+pub(super) fn graded(d: &DepartmentStats) -> String {
+    match d.graded_rate {
+        Some(_) => format!("{} graded", percent(d.graded_rate)),
+        None => "graded unknown".into(),
+    }
+}
+
 /// A department's line, its specialists under it.
 fn department(d: &DepartmentStats, stats: &Stats, style: Style) -> Node {
     let label = format!(
         "{} {}",
         style.bold(&printable(&d.department)),
         style.dim(&format!(
-            "{}, {} success, mean quality {}, {} calls a run, {}",
+            "{}, {} success, {}, mean quality {} graded · {} all runs, {} calls a run, {}",
             count(d.runs, "run"),
             percent(d.success_rate),
+            graded(d),
             two(d.mean_quality),
+            two(d.mean_quality_all),
             two(d.mean_calls),
-            fmt_usd(d.cost_usd)
+            cost(d.cost_usd, d.priced)
         ))
     );
     let agents = stats
@@ -117,10 +137,13 @@ fn agent(a: &AgentStats, style: Style) -> Node {
             millis(a.latency_ms_p95),
             count(a.tool_calls, "tool call"),
             super::stats_ladder::escalations(a),
-            fmt_usd(a.cost_usd)
+            cost(a.cost_usd, a.priced)
         ))
     );
-    let mut below = super::stats_ladder::rung_nodes(a, style);
+    let mut below: Vec<Node> = (a.by_grader.iter())
+        .map(|g| Node::leaf(style.dim(&super::stats_learning::grader_line(g))))
+        .collect();
+    below.extend(super::stats_ladder::rung_nodes(a, style));
     below.extend(super::variants::stats_nodes(a, style));
     Node::new(label, below)
 }

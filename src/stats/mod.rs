@@ -9,6 +9,7 @@
 //! different files count twice: telling repeats apart would need a key per run in memory.
 
 mod files;
+mod graders;
 mod input;
 mod judges;
 mod latency;
@@ -22,7 +23,9 @@ pub use files::{distinct, not_a_run, read_all, read_values, StatsError};
 pub use input::{holds, Holds, NotARun, Value};
 pub use judges::JudgeStats;
 pub use review::line as review_line;
-pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
+pub use graders::GraderStats;
+pub use judges::JudgeTally;
+pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Priced, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};
 pub use tally::Tally;
 pub use variants::VariantStats;
