@@ -101,7 +101,7 @@ fn department(d: &DepartmentStats, stats: &Stats, style: Style) -> Node {
         "{} {}",
         style.bold(&printable(&d.department)),
         style.dim(&format!(
-            "{}, {} success, {}, mean quality {} graded · {} all runs, {} calls a run, {}",
+            "{}, {} success, {}, mean quality {} (graded), {} (all runs), {} calls a run, {}",
             count(d.runs, "run"),
             percent(d.success_rate),
             graded(d),
