@@ -3,8 +3,8 @@
 //! shown in code spans, in tables of the one Markdown table writer, so nothing in them
 //! renders or splits a row.
 
+use super::stats_ladder::cost;
 use crate::stats::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
-use super::stats_tree::cost;
 use crate::text::{count, markdown_code as cell, Align, MarkdownTable};
 
 /// The whole page.

@@ -1,10 +1,11 @@
 //! The tree `orch stats` prints on a terminal: totals first, then each department with its
 //! specialists under it.
 
+use super::stats_ladder::cost;
 use super::tree::{Node, Style};
-use crate::stats::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Priced, Stats};
+use crate::stats::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 use crate::stats::{LEVELS, METHODS, STATUSES};
-use crate::text::{count, fmt_usd, printable};
+use crate::text::{count, printable};
 
 /// Builds the tree of the analytics.
 pub fn stats_tree(stats: &Stats, style: Style) -> Node {
@@ -77,18 +78,8 @@ pub(super) fn together(files: usize) -> String {
     )
 }
 
-/// A cost as people should read it: `$0.01`; `unpriced` when every call was of a model
-/// without a price (its $0 is unknown, not free); `$0.01 + 2 unpriced calls` when some were.
-pub(super) fn cost(usd: f64, priced: Priced) -> String {
-    match priced.unpriced {
-        0 => fmt_usd(usd),
-        n if n >= priced.calls && usd == 0.0 => "unpriced".into(),
-        n => format!("{} + {}", fmt_usd(usd), count(n, "unpriced call")),
-    }
-}
-
 /// `33.3% graded`, or `graded unknown` when no run said (reports of an older orch).
-pub(super) fn graded(d: &DepartmentStats) -> String {
+fn graded(d: &DepartmentStats) -> String {
     match d.graded_rate {
         Some(_) => format!("{} graded", percent(d.graded_rate)),
         None => "graded unknown".into(),

@@ -220,7 +220,11 @@ pub struct SavedMetadata {
 /// A specialist's final result.
 #[derive(Debug, Default, Deserialize)]
 #[cfg_attr(test, derive(serde::Serialize))]
-#[serde(rename_all = "camelCase", default, bound(deserialize = "A: Deserialize<'de> + Default"))]
+#[serde(
+    rename_all = "camelCase",
+    default,
+    bound(deserialize = "A: Deserialize<'de> + Default")
+)]
 pub struct SavedSpecialist<A = IgnoredAny> {
     /// The specialist.
     pub agent_id: String,
@@ -254,7 +258,11 @@ impl<A> SavedSpecialist<A> {
 /// One quality attempt.
 #[derive(Debug, Default, Deserialize)]
 #[cfg_attr(test, derive(serde::Serialize))]
-#[serde(rename_all = "camelCase", default, bound(deserialize = "A: Deserialize<'de> + Default"))]
+#[serde(
+    rename_all = "camelCase",
+    default,
+    bound(deserialize = "A: Deserialize<'de> + Default")
+)]
 pub struct SavedAttempt<A = IgnoredAny> {
     /// 1-based.
     pub attempt: u32,

@@ -19,7 +19,7 @@ struct Counts {
     attempts: u64,
     passes: u64,
     cost: UsdSum,
-    priced: super::summary::Priced,
+    priced: super::priced::Priced,
 }
 
 /// One rung of a specialist over every run.
@@ -40,7 +40,7 @@ pub struct RungStats {
     pub cost_usd: f64,
     /// Its calls and those of unpriced models (not in the JSON).
     #[serde(skip)]
-    pub priced: super::summary::Priced,
+    pub priced: super::priced::Priced,
 }
 
 impl RungTally {

@@ -106,25 +106,7 @@ pub struct DepartmentStats {
     /// Its calls and, of them, those of models without a price (for the tree and Markdown:
     /// `unpriced` is not `$0.00`).
     #[serde(skip)]
-    pub priced: Priced,
-}
-
-/// Calls, and those of models without a `[pricing]` entry: what tells a cost of $0 from
-/// one that is unknown.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Priced {
-    /// LLM calls.
-    pub calls: u64,
-    /// Of them, calls of unpriced models.
-    pub unpriced: u64,
-}
-
-impl Priced {
-    /// Counts the calls of a usage.
-    pub fn add(&mut self, usage: &crate::report::Usage) {
-        self.calls = self.calls.saturating_add(usage.calls);
-        self.unpriced = self.unpriced.saturating_add(usage.unpriced_calls);
-    }
+    pub priced: super::priced::Priced,
 }
 
 /// One specialist over its final results (one a run that spawned it).
@@ -171,7 +153,7 @@ pub struct AgentStats {
     pub by_grader: Vec<super::graders::GraderStats>,
     /// Its calls and those of unpriced models (not in the JSON).
     #[serde(skip)]
-    pub priced: Priced,
+    pub priced: super::priced::Priced,
 }
 
 fn rate<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {

@@ -4,12 +4,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::input::Kind;
 use super::graders::GraderTally;
+use super::input::Kind;
 use super::judges::JudgeTally;
 use super::latency::Latencies;
+use super::priced::Priced;
 use super::rungs::RungTally;
-use super::summary::{AgentStats, DepartmentStats, Priced, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
+use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
 use crate::report::{RunStatus, Saved, SavedDepartment, SavedSpecialist};
 use crate::statistics::PassHatK;

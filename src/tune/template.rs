@@ -42,19 +42,22 @@ pub fn write(files: &[impl AsRef<Path>], out: &Path) -> Result<u64, TemplateErro
     let mut writer = std::io::BufWriter::new(file);
     let mut written = 0;
     let io = |e: std::io::Error| TemplateError::Io(shown.clone(), e.to_string());
-    crate::stats::read_values(files, |value: Saved<IgnoredAny, Value>, name, line| -> Result<(), TemplateError> {
-        let report = match holds(value) {
-            Ok(Holds::Line(_, report)) => *report,
-            Ok(Holds::Report(report)) => report,
-            Ok(Holds::Unreported) => return Ok(()),
-            Err(why) => return Err(crate::stats::not_a_run(name, line, why).into()),
-        };
-        for line in lines(report) {
-            writeln!(writer, "{line}").map_err(io)?;
-            written += 1;
-        }
-        Ok(())
-    })?;
+    crate::stats::read_values(
+        files,
+        |value: Saved<IgnoredAny, Value>, name, line| -> Result<(), TemplateError> {
+            let report = match holds(value) {
+                Ok(Holds::Line(_, report)) => *report,
+                Ok(Holds::Report(report)) => report,
+                Ok(Holds::Unreported) => return Ok(()),
+                Err(why) => return Err(crate::stats::not_a_run(name, line, why).into()),
+            };
+            for line in lines(report) {
+                writeln!(writer, "{line}").map_err(io)?;
+                written += 1;
+            }
+            Ok(())
+        },
+    )?;
     writer.flush().map_err(io)?;
     Ok(written)
 }

@@ -441,7 +441,8 @@ fn stats_flags_a_judge_whose_scores_barely_vary() {
 fn sampled_report(attempts: &[(f64, &[f64])]) -> String {
     let attempts: Vec<serde_json::Value> = (attempts.iter().enumerate())
         .map(|(i, (score, samples))| {
-            let spread = samples.iter().cloned().fold(f64::MIN, f64::max) - samples.iter().cloned().fold(f64::MAX, f64::min);
+            let spread =
+                samples.iter().cloned().fold(f64::MIN, f64::max) - samples.iter().cloned().fold(f64::MAX, f64::min);
             let mut a = json!({"attempt": i + 1, "score": score, "decision": "discard", "judge": "j", "grader": "llm"});
             if !samples.is_empty() {
                 a["judgeScores"] = json!(samples);
@@ -462,7 +463,13 @@ fn stats_flags_a_judge_that_gives_one_score_to_most_attempts_however_far_the_res
     let root = Root::empty();
     let stats = |attempts: &[(f64, &[f64])]| {
         root.write("runs.jsonl", sampled_report(attempts));
-        json(&Test::new(root.path()).args(["stats", "runs.jsonl", "--format", "json"]).status(0).run())["judges"][0].clone()
+        json(
+            &Test::new(root.path())
+                .args(["stats", "runs.jsonl", "--format", "json"])
+                .status(0)
+                .run(),
+        )["judges"][0]
+            .clone()
     };
     // 18 of 20 attempts 50.6, two outliers 40 and 90: mean 52.04, squared deviations
     // 18·1.44² + 12.04² + 37.96² = 1623.248, σ = √81.1624 = 9.01, far above 2; but one score
@@ -470,7 +477,11 @@ fn stats_flags_a_judge_that_gives_one_score_to_most_attempts_however_far_the_res
     // 2; one sampled once (spread 0 of one sample) is not among them.
     let mut attempts: Vec<(f64, &[f64])> = vec![(50.6, &[]); 15];
     // (A hand-written file: its scores need not be its samples' medians; the spread is read.)
-    attempts.extend([(50.6, &[50.6, 50.6][..]), (50.6, &[40.0, 44.0][..]), (50.6, &[50.6][..])]);
+    attempts.extend([
+        (50.6, &[50.6, 50.6][..]),
+        (50.6, &[40.0, 44.0][..]),
+        (50.6, &[50.6][..]),
+    ]);
     attempts.extend([(40.0, &[][..]), (90.0, &[][..])]);
     assert_eq!(attempts.len(), 20);
     assert_eq!(
@@ -481,17 +492,37 @@ fn stats_flags_a_judge_that_gives_one_score_to_most_attempts_however_far_the_res
     // The same share over 19 attempts is too few to tell.
     assert_eq!(stats(&attempts[1..])["uninformative"], json!(false));
     // Exactly 80 % (16 of 20) is flagged; 75 % (15 of 20) is not.
-    let spread: Vec<(f64, &[f64])> = [vec![(50.6, &[][..]); 16], vec![(10.0, &[][..]), (30.0, &[][..]), (70.0, &[][..]), (90.0, &[][..])]].concat();
+    let spread: Vec<(f64, &[f64])> = [
+        vec![(50.6, &[][..]); 16],
+        vec![(10.0, &[][..]), (30.0, &[][..]), (70.0, &[][..]), (90.0, &[][..])],
+    ]
+    .concat();
     assert_eq!(stats(&spread)["modeShare"], json!(0.8));
     assert_eq!(stats(&spread)["uninformative"], json!(true));
     let mut below = spread.clone();
     below[0].0 = 60.0;
-    assert_eq!((stats(&below)["modeShare"].clone(), stats(&below)["uninformative"].clone()), (json!(0.75), json!(false)));
+    assert_eq!(
+        (
+            stats(&below)["modeShare"].clone(),
+            stats(&below)["uninformative"].clone()
+        ),
+        (json!(0.75), json!(false))
+    );
     // The tree and the Markdown say which rule flagged it, and the spread.
     root.write("runs.jsonl", sampled_report(&attempts));
-    let tree = stdout(&Test::new(root.path()).args(["stats", "runs.jsonl", "--format", "tree"]).status(0).run());
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["stats", "runs.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
     let line = ": 20 graded, mean score 52.04, std dev 9.01, most common score 90.0% of grades (3 distinct), mean spread 2.00 between samples, uninformative (one score covers 90.0% of its grades)";
     assert!(tree.contains(&format!("judge j{line}\n")), "{tree}");
-    let markdown = stdout(&Test::new(root.path()).args(["stats", "runs.jsonl", "--format", "markdown"]).status(0).run());
+    let markdown = stdout(
+        &Test::new(root.path())
+            .args(["stats", "runs.jsonl", "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
     assert!(markdown.contains(&format!("\njudge ` j `{line}\n")), "{markdown}");
 }

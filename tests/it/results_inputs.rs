@@ -304,7 +304,10 @@ fn stats_and_compare_show_no_value_with_the_same_mark() {
             .status(0)
             .run(),
     );
-    assert!(markdown.contains("| ` d ` | 1 | 0.0% | unknown | - | - |"), "{markdown}");
+    assert!(
+        markdown.contains("| ` d ` | 1 | 0.0% | unknown | - | - |"),
+        "{markdown}"
+    );
     assert!(!format!("{tree}{markdown}").contains('–'), "{tree}{markdown}");
 }
 

@@ -530,38 +530,80 @@ fn graded_attempt(score: f64, decision: &str, grader: &str, judge: Option<&str>)
 /// skipped once and `art` whose every call was unpriced.
 fn graded_runs() -> Root {
     let root = Root::empty();
-    let usage = |calls: u64, cost: f64, unpriced: u64| json!({"calls": calls, "costUsd": cost, "unpricedCalls": unpriced});
+    let usage =
+        |calls: u64, cost: f64, unpriced: u64| json!({"calls": calls, "costUsd": cost, "unpricedCalls": unpriced});
     let w = |attempts: Vec<Value>, usage: Value| specialist("w", "approved", 80.0, attempts, usage);
     let run = |departments: Vec<Value>| {
         json!({"version": 1, "runId": "r", "status": "success", "departments": departments}).to_string() + "\n"
     };
     let runs = [
         run(vec![
-            told("story", "success", 90.0, Some(true), usage(4, 0.002, 0), vec![w(
-                vec![graded_attempt(60.0, "revise", "llm", Some("j")), graded_attempt(80.0, "accept", "llm", Some("j"))],
-                usage(2, 0.001, 0),
-            )]),
+            told(
+                "story",
+                "success",
+                90.0,
+                Some(true),
+                usage(4, 0.002, 0),
+                vec![w(
+                    vec![
+                        graded_attempt(60.0, "revise", "llm", Some("j")),
+                        graded_attempt(80.0, "accept", "llm", Some("j")),
+                    ],
+                    usage(2, 0.001, 0),
+                )],
+            ),
             json!({"departmentId": "music", "status": "skipped"}),
         ]),
         run(vec![
-            told("story", "success", 85.0, Some(false), usage(3, 0.0, 3), vec![w(
-                vec![graded_attempt(40.0, "discard", "heuristic-fallback", None), graded_attempt(50.0, "discard", "heuristic", None)],
-                usage(2, 0.0, 2),
-            )]),
-            told("art", "success", 75.0, Some(true), usage(2, 0.0, 2), vec![specialist(
-                "a",
-                "approved",
+            told(
+                "story",
+                "success",
+                85.0,
+                Some(false),
+                usage(3, 0.0, 3),
+                vec![w(
+                    vec![
+                        graded_attempt(40.0, "discard", "heuristic-fallback", None),
+                        graded_attempt(50.0, "discard", "heuristic", None),
+                    ],
+                    usage(2, 0.0, 2),
+                )],
+            ),
+            told(
+                "art",
+                "success",
                 75.0,
-                vec![graded_attempt(75.0, "accept", "llm", Some("j"))],
+                Some(true),
                 usage(2, 0.0, 2),
-            )]),
+                vec![specialist(
+                    "a",
+                    "approved",
+                    75.0,
+                    vec![graded_attempt(75.0, "accept", "llm", Some("j"))],
+                    usage(2, 0.0, 2),
+                )],
+            ),
         ]),
-        run(vec![told("story", "success", 70.0, Some(true), usage(2, 0.001, 1), vec![w(
-            vec![graded_attempt(70.0, "accept", "heuristic", None)],
-            usage(1, 0.001, 0),
-        )])]),
+        run(vec![told(
+            "story",
+            "success",
+            70.0,
+            Some(true),
+            usage(2, 0.001, 1),
+            vec![w(
+                vec![graded_attempt(70.0, "accept", "heuristic", None)],
+                usage(1, 0.001, 0),
+            )],
+        )]),
         run(vec![told("story", "success", 85.0, None, usage(1, 0.0, 0), vec![])]),
-        run(vec![told("story", "failed", 0.0, Some(false), usage(0, 0.0, 0), vec![])]),
+        run(vec![told(
+            "story",
+            "failed",
+            0.0,
+            Some(false),
+            usage(0, 0.0, 0),
+            vec![],
+        )]),
     ];
     root.write("graded.jsonl", runs.concat());
     root
@@ -570,7 +612,12 @@ fn graded_runs() -> Root {
 #[test]
 fn graded_runs_apart_from_a_heads_fixed_score_each_grader_named_and_unpriced_costs_said() {
     let root = graded_runs();
-    let v = json_of(&Test::new(root.path()).args(["stats", "graded.jsonl", "--format", "json"]).status(0).run());
+    let v = json_of(
+        &Test::new(root.path())
+            .args(["stats", "graded.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
     // story: 5 runs, 4 succeeded (90, 85, 70, 85). Four say whether graded (the older report
     // does not): 2 graded of 4. Graded and successful: 90 and 70, mean 80; all successful:
     // 330 / 4 = 82.5. music, skipped, says nothing.
@@ -598,7 +645,12 @@ fn graded_runs_apart_from_a_heads_fixed_score_each_grader_named_and_unpriced_cos
         v["agents"][0]["byGrader"],
         json!([{"grader": "llm", "attempts": 1, "passRate": 1.0, "meanScore": 75.0}])
     );
-    let tree = stdout(&Test::new(root.path()).args(["stats", "graded.jsonl", "--format", "tree"]).status(0).run());
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["stats", "graded.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
     for line in [
         "art 1 run, 100.0% success, 100.0% graded, mean quality 75.00 (graded), 75.00 (all runs), 2.00 calls a run, unpriced\n",
         "story 5 runs, 80.0% success, 50.0% graded, mean quality 80.00 (graded), 82.50 (all runs), 2.00 calls a run, $0.0030 + 4 unpriced calls\n",
@@ -611,7 +663,12 @@ fn graded_runs_apart_from_a_heads_fixed_score_each_grader_named_and_unpriced_cos
     }
     assert!(tree.contains(", 0 tool calls, $0.0020 + 2 unpriced calls\n"), "{tree}");
     assert!(tree.contains(", 0 tool calls, unpriced\n"), "{tree}");
-    let markdown = stdout(&Test::new(root.path()).args(["stats", "graded.jsonl", "--format", "markdown"]).status(0).run());
+    let markdown = stdout(
+        &Test::new(root.path())
+            .args(["stats", "graded.jsonl", "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
     for row in [
         "| ` art ` | 1 | 100.0% | 100.0% | 75.00 | 75.00 | 2.00 | unpriced |\n",
         "| ` story ` | 5 | 80.0% | 50.0% | 80.00 | 82.50 | 2.00 | $0.0030 + 4 unpriced calls |\n",

@@ -220,8 +220,16 @@ fn routing_accuracy_misses_additions_and_the_best_supporting_threshold_by_hand()
     );
     // Today's threshold proposed again is no change, and the proposal says why.
     assert_eq!(out["routing"]["note"], json!("no threshold does better than today's"));
-    let tree = crate::common::stdout(&Test::new(root.path()).args(["tune", "results.jsonl", "--format", "tree"]).status(0).run());
-    assert!(tree.contains("no change: no threshold does better than today's\n"), "{tree}");
+    let tree = crate::common::stdout(
+        &Test::new(root.path())
+            .args(["tune", "results.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
+    assert!(
+        tree.contains("no change: no threshold does better than today's\n"),
+        "{tree}"
+    );
 }
 
 /// Attempts of character-appearance (12, over three runs) and story-writer (3), and their
@@ -360,7 +368,10 @@ fn write_copies_the_config_with_the_proposals_which_validate_accepts() {
     assert_eq!(again["routing"]["note"], json!("no threshold does better than today's"));
     assert_eq!(again["agents"][0]["threshold"], json!(63));
     assert_eq!(again["agents"][0]["proposed"], Value::Null);
-    assert_eq!(again["agents"][0]["note"], json!("today's threshold is already among the best"));
+    assert_eq!(
+        again["agents"][0]["note"],
+        json!("today's threshold is already among the best")
+    );
     // A DIR that holds something is refused; an empty one is written into.
     Test::new(root.path())
         .args(["tune", "results.jsonl", "--write", "proposal"])
@@ -596,10 +607,23 @@ fn scores_that_do_not_separate_the_labels_propose_nothing_and_write_nothing() {
     let agent = scored_agent(&root);
     assert_eq!(
         (&agent["labels"], &agent["proposed"], &agent["note"]),
-        (&json!(10), &Value::Null, &json!("the scores do not separate the labels (best J 0)"))
+        (
+            &json!(10),
+            &Value::Null,
+            &json!("the scores do not separate the labels (best J 0)")
+        )
     );
     Test::new(root.path())
-        .args(["tune", "scored.jsonl", "--labels", "scored-labels.jsonl", "--format", "json", "--write", "copy"])
+        .args([
+            "tune",
+            "scored.jsonl",
+            "--labels",
+            "scored-labels.jsonl",
+            "--format",
+            "json",
+            "--write",
+            "copy",
+        ])
         .status(0)
         .any_stderr()
         .run();
@@ -607,12 +631,22 @@ fn scores_that_do_not_separate_the_labels_propose_nothing_and_write_nothing() {
     assert_eq!(read("copy/agents/character.yaml"), read("agents/character.yaml"));
     let markdown = crate::common::stdout(
         &Test::new(root.path())
-            .args(["tune", "scored.jsonl", "--labels", "scored-labels.jsonl", "--format", "markdown"])
+            .args([
+                "tune",
+                "scored.jsonl",
+                "--labels",
+                "scored-labels.jsonl",
+                "--format",
+                "markdown",
+            ])
             .status(0)
             .run(),
     );
     assert!(markdown.contains("No change proposed.\n"), "{markdown}");
-    assert!(markdown.contains("| the scores do not separate the labels (best J 0) |"), "{markdown}");
+    assert!(
+        markdown.contains("| the scores do not separate the labels (best J 0) |"),
+        "{markdown}"
+    );
 }
 
 #[test]
@@ -629,7 +663,11 @@ fn a_threshold_that_already_agrees_perfectly_is_not_moved() {
     let agent = scored_agent(&root);
     assert_eq!(
         (&agent["kappa"], &agent["proposed"], &agent["note"]),
-        (&json!(1.0), &Value::Null, &json!("today's threshold is already among the best"))
+        (
+            &json!(1.0),
+            &Value::Null,
+            &json!("today's threshold is already among the best")
+        )
     );
 }
 
@@ -647,7 +685,11 @@ fn a_threshold_that_separates_better_but_agrees_worse_is_not_proposed() {
     let agent = scored_agent(&root);
     assert_eq!(
         (&agent["kappa"], &agent["proposed"], &agent["note"]),
-        (&json!(0.375), &Value::Null, &json!("no threshold agrees better than today's"))
+        (
+            &json!(0.375),
+            &Value::Null,
+            &json!("no threshold agrees better than today's")
+        )
     );
 }
 
@@ -658,7 +700,15 @@ fn an_uninformative_judge_over_the_labelled_attempts_comes_first() {
     // 16 attempts 50.6 (failed by the person) and 4 of 90 (passed): at 51 J = 1 and κ = 1,
     // against today's 95 (nothing passes: J 0, κ 0). Graded by the heuristic, 51 is proposed.
     let attempts = |judge: Option<&'static str>| -> Vec<(f64, bool, Option<&str>)> {
-        (0..20).map(|i| if i < 16 { (50.6, false, judge) } else { (90.0, true, judge) }).collect()
+        (0..20)
+            .map(|i| {
+                if i < 16 {
+                    (50.6, false, judge)
+                } else {
+                    (90.0, true, judge)
+                }
+            })
+            .collect()
     };
     scored(&root, &attempts(None));
     let agent = scored_agent(&root);
@@ -674,7 +724,14 @@ fn an_uninformative_judge_over_the_labelled_attempts_comes_first() {
     );
     let tree = crate::common::stdout(
         &Test::new(root.path())
-            .args(["tune", "scored.jsonl", "--labels", "scored-labels.jsonl", "--format", "tree"])
+            .args([
+                "tune",
+                "scored.jsonl",
+                "--labels",
+                "scored-labels.jsonl",
+                "--format",
+                "tree",
+            ])
             .status(0)
             .run(),
     );
@@ -699,23 +756,57 @@ fn a_label_template_lists_every_attempt_and_reads_back_as_labels() {
             {"agentId": "story-writer", "attempts": [attempt(1, 90.0, "heuristic-fallback", None)]}
         ])
     };
-    let results = run_line("a", "run-a", "character", &[("character", 0.7)], None, specialists(true))
-        + &run_line("b", "run-b", "character", &[("character", 0.7)], None, specialists(false));
+    let results = run_line(
+        "a",
+        "run-a",
+        "character",
+        &[("character", 0.7)],
+        None,
+        specialists(true),
+    ) + &run_line(
+        "b",
+        "run-b",
+        "character",
+        &[("character", 0.7)],
+        None,
+        specialists(false),
+    );
     root.write("results.jsonl", results);
     Test::new(root.path())
-        .args(["tune", "results.jsonl", "--label-template", "to-label.jsonl", "--format", "json"])
+        .args([
+            "tune",
+            "results.jsonl",
+            "--label-template",
+            "to-label.jsonl",
+            "--format",
+            "json",
+        ])
         .status(0)
-        .stderr("wrote to-label.jsonl (6 attempts to label: set each `pass` to true or false, then pass it as --labels)\n")
+        .stderr(
+            "wrote to-label.jsonl (6 attempts to label: set each `pass` to true or false, then pass it as --labels)\n",
+        )
         .run();
     let lines = lines_of(&root.path().join("to-label.jsonl"));
-    let line = |run: &str, agent: &str, n: u32, score: f64, grader: &str, output: Value| {
-        json!({"runId": run, "agentId": agent, "attempt": n, "score": score, "grader": grader, "output": output, "pass": null})
-    };
+    let line = |run: &str, agent: &str, n: u32, score: f64, grader: &str, output: Value| json!({"runId": run, "agentId": agent, "attempt": n, "score": score, "grader": grader, "output": output, "pass": null});
     assert_eq!(
         lines,
         vec![
-            line("run-a", "character-appearance", 1, 40.0, "heuristic", json!("A knight in tin armour")),
-            line("run-a", "character-appearance", 2, 72.5, "llm", json!({"name": "Aladdin", "age": 19})),
+            line(
+                "run-a",
+                "character-appearance",
+                1,
+                40.0,
+                "heuristic",
+                json!("A knight in tin armour")
+            ),
+            line(
+                "run-a",
+                "character-appearance",
+                2,
+                72.5,
+                "llm",
+                json!({"name": "Aladdin", "age": 19})
+            ),
             line("run-a", "story-writer", 1, 90.0, "heuristic-fallback", Value::Null),
             line("run-b", "character-appearance", 1, 40.0, "heuristic", Value::Null),
             line("run-b", "character-appearance", 2, 72.5, "llm", Value::Null),
@@ -746,10 +837,16 @@ fn a_label_template_lists_every_attempt_and_reads_back_as_labels() {
         .collect();
     assert_eq!(
         labels,
-        vec![(json!("character-appearance"), json!(2)), (json!("story-writer"), json!(1))]
+        vec![
+            (json!("character-appearance"), json!(2)),
+            (json!("story-writer"), json!(1))
+        ]
     );
     // Other keys are still refused (a misspelt `pass` is not a label).
-    root.write("labels.jsonl", "{\"runId\": \"run-a\", \"agentId\": \"s\", \"attempt\": 1, \"passs\": true, \"pass\": true}\n");
+    root.write(
+        "labels.jsonl",
+        "{\"runId\": \"run-a\", \"agentId\": \"s\", \"attempt\": 1, \"passs\": true, \"pass\": true}\n",
+    );
     let err = crate::common::stderr(
         &Test::new(root.path())
             .args(["tune", "results.jsonl", "--labels", "labels.jsonl"])
