@@ -1,5 +1,5 @@
 //! `orch tune FILE... [--config PATH] [--labels FILE] [--format tree|json|markdown]
-//! [--write DIR] [--label-template OUT]` (SPEC §25): proposals learned from results and a
+//! [--write DIR] [--label-template OUT]`: proposals learned from results and a
 //! person's labels, printed; with `--write`, a copy of the config with them; with
 //! `--label-template`, every attempt as a line to label. Unreadable or malformed inputs
 //! exit 2, located `FILE:LINE`.

@@ -1,4 +1,4 @@
-//! Judge health (SPEC §25): per LLM judge, the attempts it graded and how their scores are
+//! Judge health: per LLM judge, the attempts it graded and how their scores are
 //! spread. A judge that does not discriminate is flagged `uninformative`: once it graded at
 //! least 20 attempts, when their standard deviation is under 2, or when one score (the same
 //! value to 2 decimals) covers at least 80 % of them, however far a few outliers lie. Sums
