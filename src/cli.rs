@@ -730,9 +730,12 @@ pub struct TuneArgs {
     /// Config root whose thresholds are today's [env: ORCH_CONFIG; default: .]
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// A person's verdicts: JSON lines `{"runId", "agentId", "attempt", "pass"}`.
+    /// A person's verdicts: JSON lines `{"runId", "agentId", "attempt", "pass"}` (a filled-in template reads as it is; `pass: null` lines are skipped).
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
+    /// Write every attempt of the FILEs to this new file as a line to label (`"pass": null` for a person to fill in; then pass it as --labels).
+    #[arg(long, value_name = "OUT")]
+    pub label_template: Option<PathBuf>,
     /// Output format [default: tree on a terminal, json otherwise]
     #[arg(long, value_enum)]
     pub format: Option<TuneFormat>,

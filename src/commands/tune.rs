@@ -1,6 +1,7 @@
 //! `orch tune FILE... [--config PATH] [--labels FILE] [--format tree|json|markdown]
-//! [--write DIR]` (SPEC §25): proposals learned from results and a person's labels,
-//! printed; with `--write`, a copy of the config with them. Unreadable or malformed inputs
+//! [--write DIR] [--label-template OUT]`: proposals learned from results and a
+//! person's labels, printed; with `--write`, a copy of the config with them; with
+//! `--label-template`, every attempt as a line to label. Unreadable or malformed inputs
 //! exit 2, located `FILE:LINE`.
 
 use std::io::{IsTerminal, Write};
@@ -18,6 +19,14 @@ pub fn tune(args: TuneArgs) -> Result<Exit> {
     super::inputs_apart(&args.files, "--labels", args.labels.as_deref(), false)?;
     let root = locate_root(args.config.as_deref());
     let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
+    if let Some(out) = &args.label_template {
+        let written = crate::tune::write_label_template(&args.files, out).map_err(CommandError::usage)?;
+        eprintln!(
+            "wrote {} ({} to label: set each `pass` to true or false, then pass it as --labels)",
+            out.display(),
+            crate::text::count(written, "attempt")
+        );
+    }
     let tuning = crate::tune::tune(&config, &args.files, args.labels.as_deref()).map_err(CommandError::usage)?;
     if let Some(dir) = &args.write {
         let written = crate::tune::write_config(&config, &tuning.changes(), dir).map_err(|e| match e.is_refusal() {

@@ -3,7 +3,7 @@
 //! runs have a ladder or an economy, so the stats of a team without them read as before.
 
 use super::tree::{Node, Style};
-use crate::stats::{percent, AgentStats, Stats};
+use crate::stats::{percent, AgentStats, Priced, Stats};
 use crate::text::{count, fmt_usd, markdown_code as cell, printable, Align, MarkdownTable};
 
 /// Whether any run went into economy or any specialist has an attempt above rung 0.
@@ -45,7 +45,7 @@ pub fn rung_nodes(a: &AgentStats, style: Style) -> Vec<Node> {
                 printable(&r.model),
                 count(r.attempts, "attempt"),
                 percent(r.pass_rate),
-                fmt_usd(r.cost_usd)
+                cost(r.cost_usd, r.priced)
             )))
         })
         .collect()
@@ -71,7 +71,7 @@ pub fn rungs_table(stats: &Stats) -> String {
                 cell(&r.model),
                 r.attempts.to_string(),
                 percent(r.pass_rate),
-                fmt_usd(r.cost_usd),
+                cost(r.cost_usd, r.priced),
             ]);
         }
     }
@@ -79,4 +79,14 @@ pub fn rungs_table(stats: &Stats) -> String {
         return String::new();
     }
     format!("\n{}", table.finish())
+}
+
+/// A cost as people should read it: `$0.01`; `unpriced` when every call was of a model
+/// without a price (its $0 is unknown, not free); `$0.01 + 2 unpriced calls` when some were.
+pub fn cost(usd: f64, priced: Priced) -> String {
+    match priced.unpriced {
+        0 => fmt_usd(usd),
+        n if n >= priced.calls && usd == 0.0 => "unpriced".into(),
+        n => format!("{} + {}", fmt_usd(usd), count(n, "unpriced call")),
+    }
 }

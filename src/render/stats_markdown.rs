@@ -3,8 +3,9 @@
 //! shown in code spans, in tables of the one Markdown table writer, so nothing in them
 //! renders or splits a row.
 
+use super::stats_ladder::cost;
 use crate::stats::{counts, in_order, millis, percent, two, Stats, LEVELS, METHODS, STATUSES};
-use crate::text::{count, fmt_usd, markdown_code as cell, Align, MarkdownTable};
+use crate::text::{count, markdown_code as cell, Align, MarkdownTable};
 
 /// The whole page.
 pub fn stats_markdown(stats: &Stats) -> String {
@@ -23,6 +24,7 @@ pub fn stats_markdown(stats: &Stats) -> String {
     out.push_str(&departments(stats));
     out.push('\n');
     out.push_str(&agents(stats));
+    out.push_str(&graders(stats));
     out.push_str(&super::stats_ladder::rungs_table(stats));
     out.push_str(&super::variants::stats_table(stats));
     out.push_str(&super::stats_learning::markdown(stats));
@@ -77,18 +79,26 @@ fn departments(stats: &Stats) -> String {
         ("department", Align::Left),
         ("runs", Align::Right),
         ("success", Align::Right),
-        ("mean quality", Align::Right),
+        ("graded", Align::Right),
+        ("mean quality (graded)", Align::Right),
+        ("mean quality (all runs)", Align::Right),
         ("calls a run", Align::Right),
         ("cost", Align::Right),
     ]);
     for d in &stats.departments {
+        let graded = match d.graded_rate {
+            Some(_) => percent(d.graded_rate),
+            None => "unknown".into(),
+        };
         departments.row([
             cell(&d.department),
             d.runs.to_string(),
             percent(d.success_rate),
+            graded,
             two(d.mean_quality),
+            two(d.mean_quality_all),
             two(d.mean_calls),
-            fmt_usd(d.cost_usd),
+            cost(d.cost_usd, d.priced),
         ]);
     }
     departments.finish()
@@ -123,8 +133,36 @@ fn agents(stats: &Stats) -> String {
             millis(a.latency_ms_p50),
             millis(a.latency_ms_p95),
             a.tool_calls.to_string(),
-            fmt_usd(a.cost_usd),
+            cost(a.cost_usd, a.priced),
         ]);
     }
     agents.finish()
+}
+
+/// A row per grader of each specialist; nothing when no attempt names its grader.
+fn graders(stats: &Stats) -> String {
+    let mut table = MarkdownTable::new(&[
+        ("agent", Align::Left),
+        ("graded by", Align::Left),
+        ("attempts", Align::Right),
+        ("pass", Align::Right),
+        ("mean score", Align::Right),
+    ]);
+    let mut rows = 0;
+    for a in &stats.agents {
+        for g in &a.by_grader {
+            rows += 1;
+            table.row([
+                cell(&a.agent_id),
+                g.grader.to_string(),
+                g.attempts.to_string(),
+                percent(g.pass_rate),
+                two(g.mean_score),
+            ]);
+        }
+    }
+    match rows {
+        0 => String::new(),
+        _ => format!("\n{}", table.finish()),
+    }
 }

@@ -1,10 +1,11 @@
 //! The tree `orch stats` prints on a terminal: totals first, then each department with its
 //! specialists under it.
 
+use super::stats_ladder::cost;
 use super::tree::{Node, Style};
 use crate::stats::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 use crate::stats::{LEVELS, METHODS, STATUSES};
-use crate::text::{count, fmt_usd, printable};
+use crate::text::{count, printable};
 
 /// Builds the tree of the analytics.
 pub fn stats_tree(stats: &Stats, style: Style) -> Node {
@@ -77,18 +78,28 @@ pub(super) fn together(files: usize) -> String {
     )
 }
 
+/// `33.3% graded`, or `graded unknown` when no run said (reports of an older orch).
+fn graded(d: &DepartmentStats) -> String {
+    match d.graded_rate {
+        Some(_) => format!("{} graded", percent(d.graded_rate)),
+        None => "graded unknown".into(),
+    }
+}
+
 /// A department's line, its specialists under it.
 fn department(d: &DepartmentStats, stats: &Stats, style: Style) -> Node {
     let label = format!(
         "{} {}",
         style.bold(&printable(&d.department)),
         style.dim(&format!(
-            "{}, {} success, mean quality {}, {} calls a run, {}",
+            "{}, {} success, {}, mean quality {} (graded), {} (all runs), {} calls a run, {}",
             count(d.runs, "run"),
             percent(d.success_rate),
+            graded(d),
             two(d.mean_quality),
+            two(d.mean_quality_all),
             two(d.mean_calls),
-            fmt_usd(d.cost_usd)
+            cost(d.cost_usd, d.priced)
         ))
     );
     let agents = stats
@@ -117,10 +128,13 @@ fn agent(a: &AgentStats, style: Style) -> Node {
             millis(a.latency_ms_p95),
             count(a.tool_calls, "tool call"),
             super::stats_ladder::escalations(a),
-            fmt_usd(a.cost_usd)
+            cost(a.cost_usd, a.priced)
         ))
     );
-    let mut below = super::stats_ladder::rung_nodes(a, style);
+    let mut below: Vec<Node> = (a.by_grader.iter())
+        .map(|g| Node::leaf(style.dim(&super::stats_learning::grader_line(g))))
+        .collect();
+    below.extend(super::stats_ladder::rung_nodes(a, style));
     below.extend(super::variants::stats_nodes(a, style));
     Node::new(label, below)
 }

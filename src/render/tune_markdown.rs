@@ -11,10 +11,11 @@ pub fn tune_markdown(tuning: &Tuning) -> String {
     let r = &tuning.routing;
     let mut out = String::from("## orch tune\n\n");
     out.push_str(&format!(
-        "Routing: {} case runs whose case expects a primary or departments; accuracy {} at `supportingThreshold` {}.\n\n",
+        "Routing: {} case runs whose case expects a primary or departments; accuracy {} at `supportingThreshold` {}{}.\n\n",
         r.runs,
         percent(r.accuracy),
-        r.today
+        r.today,
+        r.note.as_ref().map_or(String::new(), |n| format!("; {n}"))
     ));
     out.push_str("### Proposed changes\n\n");
     let changes = tuning.changes();

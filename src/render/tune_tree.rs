@@ -45,11 +45,14 @@ fn routing(r: &RoutingTuning, style: Style) -> Node {
             percent(r.accuracy),
             r.today
         )),
-        Node::leaf(format!(
-            "proposed supportingThreshold {}: accuracy {}",
-            style.bold(&proposed.supporting_threshold.to_string()),
-            percent(Some(proposed.accuracy))
-        )),
+        Node::leaf(match &r.note {
+            Some(note) => style.yellow(&format!("no change: {note}")),
+            None => format!(
+                "proposed supportingThreshold {}: accuracy {}",
+                style.bold(&proposed.supporting_threshold.to_string()),
+                percent(Some(proposed.accuracy))
+            ),
+        }),
     ];
     let departments: Vec<Node> = r
         .departments

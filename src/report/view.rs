@@ -10,7 +10,9 @@
 //! still reads); unknown fields are ignored. Typed: a field that is there with the wrong type
 //! is an error, which the readers locate. Outputs are the type parameter `O`: read as JSON
 //! where a page shows them (`Saved<Value>`), skipped without being kept elsewhere (the default,
-//! [`IgnoredAny`]), so a reader of many runs holds none of their texts.
+//! [`IgnoredAny`]), so a reader of many runs holds none of their texts. Attempts' replies are
+//! the second parameter `A`, skipped unless a reader asks for them (`orch tune
+//! --label-template` does).
 //!
 //! [`Report`]: super::Report
 
@@ -28,9 +30,9 @@ use super::tool_call::Approval;
 #[serde(
     rename_all = "camelCase",
     default,
-    bound(deserialize = "O: Deserialize<'de> + Default")
+    bound(deserialize = "O: Deserialize<'de> + Default, A: Deserialize<'de> + Default")
 )]
-pub struct Saved<O = IgnoredAny> {
+pub struct Saved<O = IgnoredAny, A = IgnoredAny> {
     /// The run's id.
     pub run_id: String,
     /// How the run ended; present in every report (what tells a report from other JSON).
@@ -40,9 +42,13 @@ pub struct Saved<O = IgnoredAny> {
     /// Null when the master failed before routing finished.
     pub routing: Option<SavedRouting>,
     /// Every selected department, in plan order.
-    pub departments: Vec<SavedDepartment<O>>,
+    pub departments: Vec<SavedDepartment<O, A>>,
     /// Relevance-weighted mean quality of the successful departments.
     pub overall_quality: f64,
+    /// Departments that ran and were graded, attempts made and passed (absent in reports of
+    /// an older orch: unknown).
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
+    pub grading: Option<SavedGrading>,
     /// The master's summary (null without one).
     pub summary: O,
     /// Calls, tokens and cost of the whole run.
@@ -66,7 +72,7 @@ pub struct Saved<O = IgnoredAny> {
     /// A results line's wall time.
     pub duration_ms: u64,
     /// A results line's run (null when it could not be made or was too large to write).
-    pub report: Option<Box<Saved<O>>>,
+    pub report: Option<Box<Saved<O, A>>>,
     /// The cross-department checks and the review (SPEC §24).
     pub validation: SavedValidation,
     /// Whether the run stopped for input at least once (SPEC §23).
@@ -80,6 +86,22 @@ pub struct Saved<O = IgnoredAny> {
     /// The items a paused run waits on (only their number is read).
     #[cfg_attr(test, serde(skip_serializing))]
     pub pending: Vec<IgnoredAny>,
+}
+
+/// How much of a run was graded: departments that ran (not skipped), those whose quality is
+/// a grade (not a head's fixed score), specialist attempts made and those that passed.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
+#[serde(rename_all = "camelCase", default)]
+pub struct SavedGrading {
+    /// Departments that ran.
+    pub departments: u64,
+    /// Of them, the graded ones.
+    pub graded: u64,
+    /// Specialist attempts made.
+    pub attempts: u64,
+    /// Of them, those that passed.
+    pub attempts_passed: u64,
 }
 
 /// The cross-department checks and the review's conclusions (SPEC §24).
@@ -136,9 +158,9 @@ impl Default for SavedRouting {
 #[serde(
     rename_all = "camelCase",
     default,
-    bound(deserialize = "O: Deserialize<'de> + Default")
+    bound(deserialize = "O: Deserialize<'de> + Default, A: Deserialize<'de> + Default")
 )]
-pub struct SavedDepartment<O = IgnoredAny> {
+pub struct SavedDepartment<O = IgnoredAny, A = IgnoredAny> {
     /// The department.
     pub department_id: String,
     /// How it ended (absent: unknown, never a success).
@@ -147,8 +169,12 @@ pub struct SavedDepartment<O = IgnoredAny> {
     pub output: O,
     /// Its quality (0..=100).
     pub quality_score: f64,
+    /// Whether that quality is a grade (false: its head's fixed score for an answer of its
+    /// own); absent for a skipped department and in reports of an older orch (unknown).
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
+    pub graded: Option<bool>,
     /// Its specialists' final results.
-    pub specialist_results: Vec<SavedSpecialist>,
+    pub specialist_results: Vec<SavedSpecialist<A>>,
     /// Synthesis failed 3 times.
     pub partial_synthesis_failure: bool,
     /// `head-direct` when the head answered after every specialist failed.
@@ -169,7 +195,7 @@ pub struct SavedDepartment<O = IgnoredAny> {
     pub conditions: Vec<crate::condition::Evaluation>,
 }
 
-impl<O> SavedDepartment<O> {
+impl<O, A> SavedDepartment<O, A> {
     /// Whether it succeeded.
     pub fn succeeded(&self) -> bool {
         self.status == Some(DepartmentStatus::Success)
@@ -194,8 +220,12 @@ pub struct SavedMetadata {
 /// A specialist's final result.
 #[derive(Debug, Default, Deserialize)]
 #[cfg_attr(test, derive(serde::Serialize))]
-#[serde(rename_all = "camelCase", default)]
-pub struct SavedSpecialist {
+#[serde(
+    rename_all = "camelCase",
+    default,
+    bound(deserialize = "A: Deserialize<'de> + Default")
+)]
+pub struct SavedSpecialist<A = IgnoredAny> {
     /// The specialist.
     pub agent_id: String,
     /// Its best attempt's score.
@@ -205,14 +235,14 @@ pub struct SavedSpecialist {
     /// Its passing threshold.
     pub threshold: u32,
     /// Every attempt, in order.
-    pub attempts: Vec<SavedAttempt>,
+    pub attempts: Vec<SavedAttempt<A>>,
     /// Its calls and cost.
     pub usage: Usage,
     /// The variant that ran (SPEC §22); `None` for an agent with no variants.
     pub variant: Option<String>,
 }
 
-impl SavedSpecialist {
+impl<A> SavedSpecialist<A> {
     /// Its final result passed its head's review (approved or revision-needed, SPEC §3.7).
     pub fn passed(&self) -> bool {
         matches!(self.review_status.as_str(), "approved" | "revision-needed")
@@ -228,8 +258,12 @@ impl SavedSpecialist {
 /// One quality attempt.
 #[derive(Debug, Default, Deserialize)]
 #[cfg_attr(test, derive(serde::Serialize))]
-#[serde(rename_all = "camelCase", default)]
-pub struct SavedAttempt {
+#[serde(
+    rename_all = "camelCase",
+    default,
+    bound(deserialize = "A: Deserialize<'de> + Default")
+)]
+pub struct SavedAttempt<A = IgnoredAny> {
     /// 1-based.
     pub attempt: u32,
     /// Its score.
@@ -258,9 +292,20 @@ pub struct SavedAttempt {
     pub usage: Usage,
     /// The LLM judge that graded it (null or absent otherwise).
     pub judge: Option<String>,
+    /// What graded it: `heuristic`, `llm` or `heuristic-fallback` ("" when absent).
+    pub grader: String,
+    /// Each judge sample's score (absent without a judge).
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
+    pub judge_scores: Option<Vec<f64>>,
+    /// The highest sample's score less the lowest (absent without a judge).
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
+    pub judge_spread: Option<f64>,
+    /// Its reply as graded (absent in summary results and reports of an older orch).
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
+    pub output: Option<A>,
 }
 
-impl SavedAttempt {
+impl<A> SavedAttempt<A> {
     /// Whether it stopped at a tool call waiting for a decision.
     pub fn pending(&self) -> bool {
         self.tool_calls.iter().any(|c| c.approval == Some(Approval::Pending))
@@ -387,7 +432,7 @@ mod tests {
     #[test]
     fn every_key_the_view_reads_is_one_the_report_writes() {
         let written = serde_json::to_value(full_report()).unwrap();
-        let view: Saved<Value> = serde_json::from_value(written.clone()).unwrap();
+        let view: Saved<Value, Value> = serde_json::from_value(written.clone()).unwrap();
         let back = serde_json::to_value(&view).unwrap();
         assert_eq!(within(&back, &written, ""), Ok(()));
         // Every list the view reads was read (the check above would pass on empty lists).

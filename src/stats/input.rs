@@ -63,7 +63,7 @@ pub fn holds<T: Value>(mut value: T) -> Result<Holds<T>, NotARun> {
     }
 }
 
-impl Value for Saved {
+impl<O, A> Value for Saved<O, A> {
     fn is_line(&self) -> bool {
         self.case_id.is_some()
     }

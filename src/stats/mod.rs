@@ -9,9 +9,11 @@
 //! different files count twice: telling repeats apart would need a key per run in memory.
 
 mod files;
+mod graders;
 mod input;
 mod judges;
 mod latency;
+mod priced;
 mod review;
 mod rungs;
 mod summary;
@@ -19,8 +21,11 @@ mod tally;
 mod variants;
 
 pub use files::{distinct, not_a_run, read_all, read_values, StatsError};
+pub use graders::GraderStats;
 pub use input::{holds, Holds, NotARun, Value};
 pub use judges::JudgeStats;
+pub use judges::JudgeTally;
+pub use priced::Priced;
 pub use review::line as review_line;
 pub use summary::{counts, in_order, millis, percent, two, AgentStats, DepartmentStats, Stats};
 pub use summary::{LEVELS, METHODS, STATUSES};

@@ -19,6 +19,7 @@ struct Counts {
     attempts: u64,
     passes: u64,
     cost: UsdSum,
+    priced: super::priced::Priced,
 }
 
 /// One rung of a specialist over every run.
@@ -37,6 +38,9 @@ pub struct RungStats {
     /// USD of those attempts' own calls (the judge's not included).
     #[serde(serialize_with = "crate::text::usd")]
     pub cost_usd: f64,
+    /// Its calls and those of unpriced models (not in the JSON).
+    #[serde(skip)]
+    pub priced: super::priced::Priced,
 }
 
 impl RungTally {
@@ -46,6 +50,7 @@ impl RungTally {
         c.attempts += 1;
         c.passes += u64::from(a.decision == "accept");
         c.cost.add(a.usage.cost_usd);
+        c.priced.add(&a.usage);
     }
 
     /// The rungs, lowest first.
@@ -58,6 +63,7 @@ impl RungTally {
                 attempts: c.attempts,
                 pass_rate: Some(c.passes as f64 / c.attempts.max(1) as f64),
                 cost_usd: c.cost.value(),
+                priced: c.priced,
             })
             .collect()
     }

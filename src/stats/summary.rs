@@ -86,15 +86,27 @@ pub struct DepartmentStats {
     /// Share of those runs in which it succeeded.
     #[serde(serialize_with = "rate")]
     pub success_rate: Option<f64>,
-    /// Mean quality of its successful runs (a failed department has no quality to average).
+    /// Share of its runs whose quality is a grade, over the runs that say (a report of an
+    /// older orch does not: unknown, in neither count); null when none says.
+    #[serde(serialize_with = "rate")]
+    pub graded_rate: Option<f64>,
+    /// Mean quality of its successful graded runs (null when none was graded).
     #[serde(serialize_with = "round2_opt")]
     pub mean_quality: Option<f64>,
+    /// Mean quality of all its successful runs, a head's fixed score for an answer of its own
+    /// included (a failed department has no quality to average).
+    #[serde(serialize_with = "round2_opt")]
+    pub mean_quality_all: Option<f64>,
     /// Mean LLM calls per run (head, specialists, judge, synthesis).
     #[serde(serialize_with = "round2_opt")]
     pub mean_calls: Option<f64>,
     /// USD over every run.
     #[serde(serialize_with = "crate::text::usd")]
     pub cost_usd: f64,
+    /// Its calls and, of them, those of models without a price (for the tree and Markdown:
+    /// `unpriced` is not `$0.00`).
+    #[serde(skip)]
+    pub priced: super::priced::Priced,
 }
 
 /// One specialist over its final results (one a run that spawned it).
@@ -137,6 +149,11 @@ pub struct AgentStats {
     pub by_rung: Vec<super::rungs::RungStats>,
     /// Its results by variant (SPEC §22): control first, each variant against it.
     pub variants: Vec<super::variants::VariantStats>,
+    /// Its attempts by what graded them (per attempt, heuristic first).
+    pub by_grader: Vec<super::graders::GraderStats>,
+    /// Its calls and those of unpriced models (not in the JSON).
+    #[serde(skip)]
+    pub priced: super::priced::Priced,
 }
 
 fn rate<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {

@@ -4,9 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::graders::GraderTally;
 use super::input::Kind;
 use super::judges::JudgeTally;
 use super::latency::Latencies;
+use super::priced::Priced;
 use super::rungs::RungTally;
 use super::summary::{AgentStats, DepartmentStats, RoutingStats, Stats, LEVELS, METHODS, STATUSES};
 use crate::config::{LearnedRate, SuccessRates};
@@ -52,8 +54,14 @@ struct DepartmentTally {
     successes: u64,
     /// Quality of its successful runs.
     quality: Mean,
+    /// Runs that say whether they were graded, and of them the graded ones.
+    told: u64,
+    graded: u64,
+    /// Quality of its successful graded runs.
+    graded_quality: Mean,
     calls: u64,
     cost: UsdSum,
+    priced: Priced,
 }
 
 /// One specialist's counts over its final results.
@@ -77,6 +85,9 @@ struct AgentTally {
     rungs: RungTally,
     /// Its results by variant (SPEC §22).
     variants: super::variants::VariantTally,
+    /// Its attempts by grader.
+    graders: GraderTally,
+    priced: Priced,
 }
 
 impl Tally {
@@ -131,8 +142,17 @@ impl Tally {
             t.successes += 1;
             t.quality.add(d.quality_score);
         }
+        // A report of an older orch says nothing: counted neither graded nor not.
+        if let Some(graded) = d.graded {
+            t.told += 1;
+            t.graded += u64::from(graded);
+            if graded && d.succeeded() {
+                t.graded_quality.add(d.quality_score);
+            }
+        }
         t.calls = t.calls.saturating_add(d.usage.calls);
         t.cost.add(d.usage.cost_usd);
+        t.priced.add(&d.usage);
         self.head_direct += u64::from(d.fallback.as_deref() == Some("head-direct"));
         self.partial_synthesis += u64::from(d.partial_synthesis_failure);
         for s in &d.specialist_results {
@@ -158,13 +178,21 @@ impl Tally {
         for a in &s.attempts {
             if let Some(judge) = &a.judge {
                 self.judges.add(judge, a.score);
+                // Sampled more than once: its spread says whether the samples could differ.
+                if let (Some(scores), Some(spread)) = (&a.judge_scores, a.judge_spread) {
+                    if scores.len() > 1 {
+                        self.judges.add_spread(judge, spread);
+                    }
+                }
             }
             t.latencies.record(a.latency_ms);
             t.rungs.add(a);
+            t.graders.add(a);
         }
         t.escalations = t.escalations.saturating_add(s.usage.escalations);
         t.tool_calls = t.tool_calls.saturating_add(s.usage.tool_calls);
         t.cost.add(s.usage.cost_usd);
+        t.priced.add(&s.usage);
         t.variants.add(s);
     }
 
@@ -193,9 +221,12 @@ impl Tally {
                 department: id.clone(),
                 runs: t.runs,
                 success_rate: ratio(t.successes, t.runs),
-                mean_quality: t.quality.value(),
+                graded_rate: ratio(t.graded, t.told),
+                mean_quality: t.graded_quality.value(),
+                mean_quality_all: t.quality.value(),
                 mean_calls: mean(t.calls as f64, t.runs),
                 cost_usd: t.cost.value(),
+                priced: t.priced,
             })
             .collect();
         departments.sort_by(|a, b| a.department.cmp(&b.department));
@@ -255,6 +286,8 @@ impl AgentTally {
             escalations: self.escalations,
             by_rung: self.rungs.stats(),
             variants: self.variants.stats(),
+            by_grader: self.graders.stats(),
+            priced: self.priced,
         }
     }
 }

@@ -86,6 +86,8 @@ pub struct AttemptSeen {
     pub attempt: u32,
     /// Its score (0..=100).
     pub score: f64,
+    /// The LLM judge that graded it (null otherwise).
+    pub judge: Option<String>,
 }
 
 /// A case run to learn from: its expectations (a results line's) and its report.

@@ -1,10 +1,13 @@
 //! A person's verdicts on graded outputs (`--labels FILE`, SPEC §25): JSON lines
 //! `{"runId", "agentId", "attempt", "pass"}`, read first and indexed by the attempt they
 //! judge, so only the scores of labelled attempts are kept while the results stream by.
+//! A filled-in `--label-template` reads as it is: its `score`, `grader` and `output` are
+//! allowed (and not read), and a line whose `pass` is still null is one not labelled yet.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::files::{lines_of, TuneError};
@@ -19,11 +22,20 @@ struct Label {
     run_id: String,
     agent_id: String,
     attempt: u32,
-    pass: bool,
+    /// Required, null while a person has not decided.
+    #[serde(deserialize_with = "Option::deserialize")]
+    pass: Option<bool>,
+    /// The template's score, grader and reply, there for the person.
+    #[serde(default, rename = "score")]
+    _score: IgnoredAny,
+    #[serde(default, rename = "grader")]
+    _grader: IgnoredAny,
+    #[serde(default, rename = "output")]
+    _output: IgnoredAny,
 }
 
 /// Every label of the file, by the attempt it judges; a later label of one attempt
-/// replaces an earlier one (a person changed their mind).
+/// replaces an earlier one (a person changed their mind); a null `pass` is no label.
 pub fn read(path: &Path) -> Result<HashMap<AttemptKey, bool>, TuneError> {
     let shown = crate::read::display(path);
     let mut lines = lines_of(path)?;
@@ -37,7 +49,9 @@ pub fn read(path: &Path) -> Result<HashMap<AttemptKey, bool>, TuneError> {
                 format!("not a label ({{\"runId\", \"agentId\", \"attempt\", \"pass\"}}): {what}"),
             )
         })?;
-        labels.insert((label.run_id, label.agent_id, label.attempt), label.pass);
+        if let Some(pass) = label.pass {
+            labels.insert((label.run_id, label.agent_id, label.attempt), pass);
+        }
     }
     Ok(labels)
 }

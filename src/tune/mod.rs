@@ -2,7 +2,8 @@
 //! place. Routing: the `supportingThreshold` that routes the most case runs to exactly the
 //! departments their case expects, replayed from the stored relevances. Thresholds: with a
 //! person's labels, each agent's agreement with them and the Youden-optimal threshold.
-//! `--write DIR` copies the config root with the proposals applied.
+//! `--write DIR` copies the config root with the proposals applied; `--label-template OUT`
+//! writes every attempt as a line for a person to label.
 //!
 //! Streamed: labels are read first, then every input a value at a time into counters
 //! bounded by the config (and the labels), never by the runs.
@@ -12,6 +13,7 @@ mod files;
 mod input;
 mod labels;
 mod routing;
+mod template;
 mod thresholds;
 mod write;
 
@@ -21,6 +23,7 @@ use serde::Serialize;
 
 pub use files::TuneError;
 pub use routing::RoutingTuning;
+pub use template::write as write_label_template;
 pub use thresholds::AgentTuning;
 pub use write::write as write_config;
 

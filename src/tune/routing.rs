@@ -44,6 +44,10 @@ pub struct RoutingTuning {
     pub accuracy: Option<f64>,
     /// The best threshold and its accuracy (null without runs).
     pub proposed: Option<ProposedRouting>,
+    /// Why the proposal changes nothing (`no threshold does better than today's`), when it
+    /// is today's threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Per department, the runs where it was missed or added.
     pub departments: Vec<DepartmentTuning>,
     /// Today's `supportingThreshold`.
@@ -163,9 +167,12 @@ impl RoutingTally {
                 accuracy: share(self.right_at[best]),
             }
         });
+        // Ties go to the one nearest today's: today's is proposed only when none does better.
+        let same = proposed.as_ref().is_some_and(|p| p.supporting_threshold == self.today);
         RoutingTuning {
             accuracy: (self.runs > 0).then(|| share(self.right_today)),
             proposed,
+            note: same.then(|| "no threshold does better than today's".to_string()),
             departments: self.departments,
             today: self.today,
             runs: self.runs,

@@ -2,9 +2,17 @@
 //! (score ≥ threshold) agrees with the verdicts at today's threshold (Cohen's κ, the true
 //! and false pass rates), and the whole threshold 0..=100 that maximizes Youden's J.
 //!
+//! A threshold is proposed only when it separates the labels (its J is above 0), today's
+//! is not among the best already, and it agrees with the person better than today's (a
+//! higher κ); and never from the scores of a judge that barely varies over the labelled
+//! attempts. Otherwise the proposal is null and a note says why, the first that holds of:
+//! `too few labels (n)`, `judge uninformative`, `the scores do not separate the labels
+//! (best J 0)`, `today's threshold is already among the best`, `no threshold agrees
+//! better than today's`.
+//!
 //! Memory: the labels, indexed by run; per labelled agent, two counters per whole score.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -13,6 +21,7 @@ use super::labels::AttemptKey;
 use super::round4;
 use crate::config::Config;
 use crate::statistics::Agreement;
+use crate::stats::JudgeTally;
 
 /// Whole thresholds 0..=100.
 const SCORES: usize = 101;
@@ -26,12 +35,16 @@ pub struct ThresholdTally {
     waiting: Waiting,
     /// Per agent, the person's passes and fails by whole score (its floor).
     agents: BTreeMap<String, Verdicts>,
+    /// The scores each judge gave the labelled attempts.
+    judges: JudgeTally,
 }
 
 /// A person's verdicts on one agent's attempts, by the attempt's whole score.
 struct Verdicts {
     passes: [u64; SCORES],
     fails: [u64; SCORES],
+    /// The judges that graded them.
+    judges: BTreeSet<String>,
 }
 
 /// What `orch tune --labels` proposes for one agent.
@@ -50,9 +63,9 @@ pub struct AgentTuning {
     pub true_pass_rate: f64,
     /// The share of the person's fails scored ≥ threshold.
     pub false_pass_rate: f64,
-    /// The Youden-optimal threshold and κ there; null with too few labels.
+    /// The Youden-optimal threshold and κ there; null when none is proposed.
     pub proposed: Option<ProposedThreshold>,
-    /// `too few labels (n)` when there are.
+    /// Why none is proposed (see the module's doc).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -85,6 +98,7 @@ impl ThresholdTally {
         ThresholdTally {
             waiting,
             agents: BTreeMap::new(),
+            judges: JudgeTally::default(),
         }
     }
 
@@ -103,7 +117,12 @@ impl ThresholdTally {
                 let verdicts = self.agents.entry(sp.agent_id.clone()).or_insert(Verdicts {
                     passes: [0; SCORES],
                     fails: [0; SCORES],
+                    judges: BTreeSet::new(),
                 });
+                if let Some(judge) = &a.judge {
+                    self.judges.add(judge, a.score);
+                    verdicts.judges.insert(judge.clone());
+                }
                 let whole = a.score.floor().clamp(0.0, 100.0) as usize;
                 match pass {
                     true => verdicts.passes[whole] += 1,
@@ -119,7 +138,8 @@ impl ThresholdTally {
             .into_iter()
             .map(|(id, verdicts)| {
                 let today = today(config, &id);
-                verdicts.tuning(id, today)
+                let flat = verdicts.judges.iter().any(|j| self.judges.uninformative(j));
+                verdicts.tuning(id, today, flat)
             })
             .collect()
     }
@@ -152,26 +172,15 @@ impl Verdicts {
         }
     }
 
-    /// The agent's tuning, today's threshold `today`.
-    fn tuning(&self, agent_id: String, today: u32) -> AgentTuning {
+    /// The agent's tuning, today's threshold `today`; `flat`: a judge of its labelled
+    /// attempts is uninformative over them.
+    fn tuning(&self, agent_id: String, today: u32, flat: bool) -> AgentTuning {
         let now = self.agreement(today);
         let labels = self.passes.iter().chain(&self.fails).sum();
-        let enough = labels >= MIN_LABELS;
-        let proposed = enough.then(|| {
-            // Ties (equal J, to float noise): the lowest threshold, met first.
-            let mut best = (0, self.agreement(0).youden());
-            for t in 1..SCORES as u32 {
-                let j = self.agreement(t).youden();
-                if j > best.1 + 1e-12 {
-                    best = (t, j);
-                }
-            }
-            let best = best.0;
-            ProposedThreshold {
-                threshold: best,
-                kappa: round4(self.agreement(best).kappa()),
-            }
-        });
+        let (proposed, note) = match self.proposal(labels, today, flat) {
+            Ok(p) => (Some(p), None),
+            Err(note) => (None, Some(note)),
+        };
         AgentTuning {
             agent_id,
             labels,
@@ -180,10 +189,42 @@ impl Verdicts {
             true_pass_rate: round4(now.true_pass_rate()),
             false_pass_rate: round4(now.false_pass_rate()),
             proposed,
-            note: (!enough).then(|| format!("too few labels ({labels})")),
+            note,
+        }
+    }
+
+    /// The threshold to propose over `labels` labels, or why none is (the module's doc).
+    fn proposal(&self, labels: u64, today: u32, flat: bool) -> Result<ProposedThreshold, String> {
+        if labels < MIN_LABELS {
+            return Err(format!("too few labels ({labels})"));
+        }
+        if flat {
+            return Err("judge uninformative".into());
+        }
+        // Ties (equal J, to float noise): the lowest threshold, met first.
+        let mut best = (0, self.agreement(0).youden());
+        for t in 1..SCORES as u32 {
+            let j = self.agreement(t).youden();
+            if j > best.1 + EPSILON {
+                best = (t, j);
+            }
+        }
+        let (threshold, j) = best;
+        let kappa = round4(self.agreement(threshold).kappa());
+        if j <= EPSILON {
+            Err("the scores do not separate the labels (best J 0)".into())
+        } else if self.agreement(today).youden() >= j - EPSILON {
+            Err("today's threshold is already among the best".into())
+        } else if kappa <= round4(self.agreement(today).kappa()) {
+            Err("no threshold agrees better than today's".into())
+        } else {
+            Ok(ProposedThreshold { threshold, kappa })
         }
     }
 }
+
+/// Two values of Youden's J closer than this are equal (float noise).
+const EPSILON: f64 = 1e-12;
 
 /// The counts at or above whole score `t`, and below it.
 fn above_below(counts: &[u64; SCORES], t: usize) -> (u64, u64) {

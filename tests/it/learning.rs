@@ -391,8 +391,10 @@ fn stats_flags_a_judge_whose_scores_barely_vary() {
     assert_eq!(
         stats["judges"],
         json!([
-            {"agentId": "flat", "graded": 20, "meanScore": 50.6, "stdDev": 0.0, "uninformative": true},
-            {"agentId": "sharp", "graded": 2, "meanScore": 60.0, "stdDev": 20.0, "uninformative": false}
+            {"agentId": "flat", "graded": 20, "meanScore": 50.6, "stdDev": 0.0, "modeShare": 1.0,
+             "distinctScores": 1, "meanSpread": null, "uninformative": true},
+            {"agentId": "sharp", "graded": 2, "meanScore": 60.0, "stdDev": 20.0, "modeShare": 0.5,
+             "distinctScores": 2, "meanSpread": null, "uninformative": false}
         ])
     );
     let tree = stdout(
@@ -403,12 +405,14 @@ fn stats_flags_a_judge_whose_scores_barely_vary() {
     );
     assert!(
         tree.contains(
-            "judge flat: 20 graded, mean score 50.60, std dev 0.00, uninformative (its scores barely vary)\n"
+            "judge flat: 20 graded, mean score 50.60, std dev 0.00, most common score 100.0% of grades (1 distinct), uninformative (its scores barely vary)\n"
         ),
         "{tree}"
     );
     assert!(
-        tree.contains("judge sharp: 2 graded, mean score 60.00, std dev 20.00\n"),
+        tree.contains(
+            "judge sharp: 2 graded, mean score 60.00, std dev 20.00, most common score 50.0% of grades (2 distinct)\n"
+        ),
         "{tree}"
     );
     let markdown = stdout(
@@ -418,7 +422,7 @@ fn stats_flags_a_judge_whose_scores_barely_vary() {
             .run(),
     );
     assert!(
-        markdown.contains("\njudge ` flat `: 20 graded, mean score 50.60, std dev 0.00, uninformative"),
+        markdown.contains("\njudge ` flat `: 20 graded, mean score 50.60, std dev 0.00, most common score 100.0% of grades (1 distinct), uninformative (its scores barely vary)\n"),
         "{markdown}"
     );
     // 19 attempts are too few to call a judge uninformative.
@@ -430,4 +434,95 @@ fn stats_flags_a_judge_whose_scores_barely_vary() {
             .run(),
     );
     assert_eq!(few["judges"][0]["uninformative"], false);
+}
+
+/// A saved report of specialist `s`'s attempts graded by judge `j`: each a score, and the
+/// scores of its samples when it was asked more than once.
+fn sampled_report(attempts: &[(f64, &[f64])]) -> String {
+    let attempts: Vec<serde_json::Value> = (attempts.iter().enumerate())
+        .map(|(i, (score, samples))| {
+            let spread =
+                samples.iter().cloned().fold(f64::MIN, f64::max) - samples.iter().cloned().fold(f64::MAX, f64::min);
+            let mut a = json!({"attempt": i + 1, "score": score, "decision": "discard", "judge": "j", "grader": "llm"});
+            if !samples.is_empty() {
+                a["judgeScores"] = json!(samples);
+                a["judgeSpread"] = json!((spread * 100.0).round() / 100.0);
+            }
+            a
+        })
+        .collect();
+    json!({"version": 1, "runId": "r", "status": "success",
+        "departments": [{"departmentId": "d", "status": "success", "qualityScore": 85, "graded": false,
+            "specialistResults": [{"agentId": "s", "qualityScore": 50.6, "attempts": attempts}]}]})
+    .to_string()
+        + "\n"
+}
+
+#[test]
+fn stats_flags_a_judge_that_gives_one_score_to_most_attempts_however_far_the_rest() {
+    let root = Root::empty();
+    let stats = |attempts: &[(f64, &[f64])]| {
+        root.write("runs.jsonl", sampled_report(attempts));
+        json(
+            &Test::new(root.path())
+                .args(["stats", "runs.jsonl", "--format", "json"])
+                .status(0)
+                .run(),
+        )["judges"][0]
+            .clone()
+    };
+    // 18 of 20 attempts 50.6, two outliers 40 and 90: mean 52.04, squared deviations
+    // 18·1.44² + 12.04² + 37.96² = 1623.248, σ = √81.1624 = 9.01, far above 2; but one score
+    // covers 90 % ≥ 80 %. Two attempts were sampled twice (spreads 0 and 4): mean spread
+    // 2; one sampled once (spread 0 of one sample) is not among them.
+    let mut attempts: Vec<(f64, &[f64])> = vec![(50.6, &[]); 15];
+    // (A hand-written file: its scores need not be its samples' medians; the spread is read.)
+    attempts.extend([
+        (50.6, &[50.6, 50.6][..]),
+        (50.6, &[40.0, 44.0][..]),
+        (50.6, &[50.6][..]),
+    ]);
+    attempts.extend([(40.0, &[][..]), (90.0, &[][..])]);
+    assert_eq!(attempts.len(), 20);
+    assert_eq!(
+        stats(&attempts),
+        json!({"agentId": "j", "graded": 20, "meanScore": 52.04, "stdDev": 9.01, "modeShare": 0.9,
+               "distinctScores": 3, "meanSpread": 2.0, "uninformative": true})
+    );
+    // The same share over 19 attempts is too few to tell.
+    assert_eq!(stats(&attempts[1..])["uninformative"], json!(false));
+    // Exactly 80 % (16 of 20) is flagged; 75 % (15 of 20) is not.
+    let spread: Vec<(f64, &[f64])> = [
+        vec![(50.6, &[][..]); 16],
+        vec![(10.0, &[][..]), (30.0, &[][..]), (70.0, &[][..]), (90.0, &[][..])],
+    ]
+    .concat();
+    assert_eq!(stats(&spread)["modeShare"], json!(0.8));
+    assert_eq!(stats(&spread)["uninformative"], json!(true));
+    let mut below = spread.clone();
+    below[0].0 = 60.0;
+    assert_eq!(
+        (
+            stats(&below)["modeShare"].clone(),
+            stats(&below)["uninformative"].clone()
+        ),
+        (json!(0.75), json!(false))
+    );
+    // The tree and the Markdown say which rule flagged it, and the spread.
+    root.write("runs.jsonl", sampled_report(&attempts));
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["stats", "runs.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
+    let line = ": 20 graded, mean score 52.04, std dev 9.01, most common score 90.0% of grades (3 distinct), mean spread 2.00 between samples, uninformative (one score covers 90.0% of its grades)";
+    assert!(tree.contains(&format!("judge j{line}\n")), "{tree}");
+    let markdown = stdout(
+        &Test::new(root.path())
+            .args(["stats", "runs.jsonl", "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
+    assert!(markdown.contains(&format!("\njudge ` j `{line}\n")), "{markdown}");
 }

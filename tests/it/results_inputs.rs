@@ -297,14 +297,17 @@ fn stats_and_compare_show_no_value_with_the_same_mark() {
             .status(0)
             .run(),
     );
-    assert!(tree.contains("mean quality -, "), "{tree}");
+    assert!(tree.contains("mean quality - (graded), - (all runs), "), "{tree}");
     let markdown = stdout(
         &Test::new(root.path())
             .args(["stats", "r.jsonl", "--format", "markdown"])
             .status(0)
             .run(),
     );
-    assert!(markdown.contains("| ` d ` | 1 | 0.0% | - |"), "{markdown}");
+    assert!(
+        markdown.contains("| ` d ` | 1 | 0.0% | unknown | - | - |"),
+        "{markdown}"
+    );
     assert!(!format!("{tree}{markdown}").contains('–'), "{tree}{markdown}");
 }
 

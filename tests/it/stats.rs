@@ -96,24 +96,40 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
         "routing": {"primary": {"d": 3}, "methods": {"keywords": 3, "llm": 0, "hybrid": 0},
                     "fallbackRate": 0.0, "routerErrorRate": 0.0},
         "complexity": {"simple": 3, "moderate": 0, "complex": 0},
-        "departments": [{"department": "d", "runs": 3, "successRate": 1.0, "meanQuality": 80.67,
+        // Graded or not is the report's to say (see below); the all-runs mean is the same
+        // either way.
+        "departments": [{"department": "d", "runs": 3, "successRate": 1.0, "meanQualityAll": 80.67,
                          "meanCalls": 6.33, "costUsd": 0.000475}],
         "agents": [
             {"agentId": "s1", "department": "d", "runs": 3, "attempts": 3, "firstAttemptPassRate": 1.0,
              "passRate": 1.0, "meanRetries": 0.0, "meanScore": 90.0, "toolCalls": 0, "costUsd": 0.00015,
-             "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 3, "passRate": 1.0, "costUsd": 0.000075}], "variants": []},
+             "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 3, "passRate": 1.0, "costUsd": 0.000075}], "variants": [],
+             "byGrader": [{"grader": "llm", "attempts": 3, "passRate": 1.0, "meanScore": 90.0}]},
             {"agentId": "s2", "department": "d", "runs": 3, "attempts": 5, "firstAttemptPassRate": 0.3333,
              "passRate": 0.6667, "meanRetries": 0.67, "meanScore": 63.33, "toolCalls": 0, "costUsd": 0.00025,
-             "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 5, "passRate": 0.4, "costUsd": 0.000125}], "variants": []}
+             "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 5, "passRate": 0.4, "costUsd": 0.000125}], "variants": [],
+             // 40, 70, 40, 40, 80: two of five reach 70; mean 270 / 5.
+             "byGrader": [{"grader": "llm", "attempts": 5, "passRate": 0.4, "meanScore": 54.0}]}
         ],
         "headDirectFallbacks": 0, "partialSynthesisFailures": 0, "transportRetries": 0, "circuitsOpened": {},
         "economyRuns": 0,
         "passHatK": {"1": 1.0, "2": 1.0, "3": 1.0},
         // The judge graded 90, 90, 90 and 40, 70, 40, 40, 80: mean 540 / 8 = 67.5; squared
         // deviations 3·22.5² + 3·27.5² + 2.5² + 12.5² = 3950, σ = √(3950 / 8) = 22.22.
-        "judges": [{"agentId": "judge", "graded": 8, "meanScore": 67.5, "stdDev": 22.22, "uninformative": false}],
+        // 40 is its most common score: 3 of 8 (0.375), of 4 distinct (40, 70, 80, 90).
+        "judges": [{"agentId": "judge", "graded": 8, "meanScore": 67.5, "stdDev": 22.22, "modeShare": 0.375,
+                    "distinctScores": 4, "meanSpread": null, "uninformative": false}],
         "clarificationRate": 0.0
     });
+    let mut v = v;
+    let department = v["departments"][0].as_object_mut().unwrap();
+    let graded = (department.remove("gradedRate"), department.remove("meanQuality"));
+    // Every department of these runs was graded when its report says so; a report that
+    // does not say is unknown, in neither count.
+    assert!(
+        graded == (Some(json!(1.0)), Some(json!(80.67))) || graded == (Some(Value::Null), Some(Value::Null)),
+        "{graded:?}"
+    );
     assert_eq!(v, expected);
     // (passes + 1) / (runs + 2): s1 (3 + 1) / 5, s2 (2 + 1) / 5.
     let rates: Value = serde_json::from_str(&std::fs::read_to_string(root.path().join("rates.json")).unwrap()).unwrap();

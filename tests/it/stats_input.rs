@@ -208,16 +208,22 @@ fn every_counter_with_exact_figures_from_both_kinds_of_input() {
                     "fallbackRate": 0.2, "routerErrorRate": 0.2},
         "complexity": {"simple": 1, "moderate": 2, "complex": 1},
         "departments": [
-            {"department": "music", "runs": 1, "successRate": 0.0, "meanQuality": null, "meanCalls": 0.0, "costUsd": 0.0},
-            {"department": "story", "runs": 4, "successRate": 0.75, "meanQuality": 82.5, "meanCalls": 5.5, "costUsd": 0.0085}
+            // No report says whether it was graded (an older orch's): unknown, so no
+            // graded-only mean either.
+            {"department": "music", "runs": 1, "successRate": 0.0, "gradedRate": null, "meanQuality": null,
+             "meanQualityAll": null, "meanCalls": 0.0, "costUsd": 0.0},
+            {"department": "story", "runs": 4, "successRate": 0.75, "gradedRate": null, "meanQuality": null,
+             "meanQualityAll": 82.5, "meanCalls": 5.5, "costUsd": 0.0085}
         ],
         "agents": [
             {"agentId": "v", "department": "story", "runs": 1, "attempts": 2, "firstAttemptPassRate": 0.0, "passRate": 0.0,
              "meanRetries": 1.0, "meanScore": 30.0, "latencyMsP50": 5, "latencyMsP95": 7, "toolCalls": 0, "costUsd": 0.0005,
-             "escalations": 0, "byRung": [{"rung": 0, "model": "", "attempts": 2, "passRate": 0.0, "costUsd": 0.0}], "variants": []},
+             "escalations": 0, "byRung": [{"rung": 0, "model": "", "attempts": 2, "passRate": 0.0, "costUsd": 0.0}], "variants": [],
+             "byGrader": []},
             {"agentId": "w", "department": "story", "runs": 4, "attempts": 10, "firstAttemptPassRate": 0.25, "passRate": 0.75,
              "meanRetries": 1.5, "meanScore": 66.25, "latencyMsP50": 500, "latencyMsP95": 1000, "toolCalls": 2, "costUsd": 0.004,
-             "escalations": 0, "byRung": [{"rung": 0, "model": "", "attempts": 10, "passRate": 0.3, "costUsd": 0.0}], "variants": []}
+             "escalations": 0, "byRung": [{"rung": 0, "model": "", "attempts": 10, "passRate": 0.3, "costUsd": 0.0}], "variants": [],
+             "byGrader": []}
         ],
         "headDirectFallbacks": 1, "partialSynthesisFailures": 1, "transportRetries": 5,
         "circuitsOpened": {"cloud": 1, "local": 2},
@@ -256,8 +262,8 @@ fn the_tree_and_the_markdown() {
 ├── complexity: simple 1 · moderate 2 · complex 1
 ├── pass^k (k runs in a row all pass): k=1 100.0%, k=2 100.0%
 ├── departments
-│   ├── music 1 run, 0.0% success, mean quality -, 0.00 calls a run, $0.00
-│   └── story 4 runs, 75.0% success, mean quality 82.50, 5.50 calls a run, $0.0085
+│   ├── music 1 run, 0.0% success, graded unknown, mean quality - (graded), - (all runs), 0.00 calls a run, $0.00
+│   └── story 4 runs, 75.0% success, graded unknown, mean quality - (graded), 82.50 (all runs), 5.50 calls a run, $0.0085
 │       ├── v 1 run, 2 attempts, first attempt 0.0%, pass 0.0%, 1.00 retries a run, score 30.00, p50 5 ms, p95 7 ms, 0 tool calls, $0.0005
 │       └── w 4 runs, 10 attempts, first attempt 25.0%, pass 75.0%, 1.50 retries a run, score 66.25, p50 500 ms, p95 1000 ms, 2 tool calls, $0.0040
 └── 1 head-direct fallback · 1 partial synthesis failure · 5 transport retries · circuits opened: cloud 1 · local 2
@@ -289,10 +295,10 @@ note: the runs of the 2 files are counted together, not per file (`orch compare 
 | transport retries | 5 |
 | circuits opened | ` cloud 1 · local 2 ` |
 
-| department | runs | success | mean quality | calls a run | cost |
-| --- | ---: | ---: | ---: | ---: | ---: |
-| ` music ` | 1 | 0.0% | - | 0.00 | $0.00 |
-| ` story ` | 4 | 75.0% | 82.50 | 5.50 | $0.0085 |
+| department | runs | success | graded | mean quality (graded) | mean quality (all runs) | calls a run | cost |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| ` music ` | 1 | 0.0% | unknown | - | - | 0.00 | $0.00 |
+| ` story ` | 4 | 75.0% | unknown | - | 82.50 | 5.50 | $0.0085 |
 
 | agent | department | runs | attempts | first attempt | pass | retries a run | score | p50 | p95 | tool calls | cost |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
@@ -425,7 +431,7 @@ fn figures_do_not_depend_on_the_order_of_the_runs() {
             .run();
         let v = json_of(&out);
         (
-            v["departments"][0]["meanQuality"].clone(),
+            v["departments"][0]["meanQualityAll"].clone(),
             v["agents"][0]["meanScore"].clone(),
         )
     };
@@ -501,4 +507,175 @@ fn stats_over_several_files_says_it_does_not_split_them() {
         markdown.starts_with(&format!("## orch stats: 2 runs\n\n{note}.\n\n")),
         "{markdown}"
     );
+}
+
+/// A department of a report that says whether it was graded: status, quality, `graded`
+/// (None: the key is absent), usage, specialists.
+fn told(id: &str, status: &str, quality: f64, graded: Option<bool>, usage: Value, specialists: Vec<Value>) -> Value {
+    let mut d = json!({"departmentId": id, "status": status, "qualityScore": quality,
+                       "specialistResults": specialists, "usage": usage});
+    if let Some(g) = graded {
+        d["graded"] = json!(g);
+    }
+    d
+}
+
+/// An attempt: score, decision, grader, judge.
+fn graded_attempt(score: f64, decision: &str, grader: &str, judge: Option<&str>) -> Value {
+    json!({"attempt": 1, "score": score, "decision": decision, "grader": grader, "judge": judge})
+}
+
+/// Five runs of `story` (graded, its head's fixed 85 after every attempt failed, graded
+/// with an unpriced call, a report of an older orch that does not say, failed), `music`
+/// skipped once and `art` whose every call was unpriced.
+fn graded_runs() -> Root {
+    let root = Root::empty();
+    let usage =
+        |calls: u64, cost: f64, unpriced: u64| json!({"calls": calls, "costUsd": cost, "unpricedCalls": unpriced});
+    let w = |attempts: Vec<Value>, usage: Value| specialist("w", "approved", 80.0, attempts, usage);
+    let run = |departments: Vec<Value>| {
+        json!({"version": 1, "runId": "r", "status": "success", "departments": departments}).to_string() + "\n"
+    };
+    let runs = [
+        run(vec![
+            told(
+                "story",
+                "success",
+                90.0,
+                Some(true),
+                usage(4, 0.002, 0),
+                vec![w(
+                    vec![
+                        graded_attempt(60.0, "revise", "llm", Some("j")),
+                        graded_attempt(80.0, "accept", "llm", Some("j")),
+                    ],
+                    usage(2, 0.001, 0),
+                )],
+            ),
+            json!({"departmentId": "music", "status": "skipped"}),
+        ]),
+        run(vec![
+            told(
+                "story",
+                "success",
+                85.0,
+                Some(false),
+                usage(3, 0.0, 3),
+                vec![w(
+                    vec![
+                        graded_attempt(40.0, "discard", "heuristic-fallback", None),
+                        graded_attempt(50.0, "discard", "heuristic", None),
+                    ],
+                    usage(2, 0.0, 2),
+                )],
+            ),
+            told(
+                "art",
+                "success",
+                75.0,
+                Some(true),
+                usage(2, 0.0, 2),
+                vec![specialist(
+                    "a",
+                    "approved",
+                    75.0,
+                    vec![graded_attempt(75.0, "accept", "llm", Some("j"))],
+                    usage(2, 0.0, 2),
+                )],
+            ),
+        ]),
+        run(vec![told(
+            "story",
+            "success",
+            70.0,
+            Some(true),
+            usage(2, 0.001, 1),
+            vec![w(
+                vec![graded_attempt(70.0, "accept", "heuristic", None)],
+                usage(1, 0.001, 0),
+            )],
+        )]),
+        run(vec![told("story", "success", 85.0, None, usage(1, 0.0, 0), vec![])]),
+        run(vec![told(
+            "story",
+            "failed",
+            0.0,
+            Some(false),
+            usage(0, 0.0, 0),
+            vec![],
+        )]),
+    ];
+    root.write("graded.jsonl", runs.concat());
+    root
+}
+
+#[test]
+fn graded_runs_apart_from_a_heads_fixed_score_each_grader_named_and_unpriced_costs_said() {
+    let root = graded_runs();
+    let v = json_of(
+        &Test::new(root.path())
+            .args(["stats", "graded.jsonl", "--format", "json"])
+            .status(0)
+            .run(),
+    );
+    // story: 5 runs, 4 succeeded (90, 85, 70, 85). Four say whether graded (the older report
+    // does not): 2 graded of 4. Graded and successful: 90 and 70, mean 80; all successful:
+    // 330 / 4 = 82.5. music, skipped, says nothing.
+    assert_eq!(
+        v["departments"],
+        json!([
+            {"department": "art", "runs": 1, "successRate": 1.0, "gradedRate": 1.0, "meanQuality": 75.0,
+             "meanQualityAll": 75.0, "meanCalls": 2.0, "costUsd": 0.0},
+            {"department": "music", "runs": 1, "successRate": 0.0, "gradedRate": null, "meanQuality": null,
+             "meanQualityAll": null, "meanCalls": 0.0, "costUsd": 0.0},
+            {"department": "story", "runs": 5, "successRate": 0.8, "gradedRate": 0.5, "meanQuality": 80.0,
+             "meanQualityAll": 82.5, "meanCalls": 2.0, "costUsd": 0.003}
+        ])
+    );
+    // w per attempt: the heuristic (its fallback after a failed judge included) 40, 50, 70,
+    // one accepted; the judge 60, 80, one accepted.
+    assert_eq!(
+        v["agents"][1]["byGrader"],
+        json!([
+            {"grader": "heuristic", "attempts": 3, "passRate": 0.3333, "meanScore": 53.33},
+            {"grader": "llm", "attempts": 2, "passRate": 0.5, "meanScore": 70.0}
+        ])
+    );
+    assert_eq!(
+        v["agents"][0]["byGrader"],
+        json!([{"grader": "llm", "attempts": 1, "passRate": 1.0, "meanScore": 75.0}])
+    );
+    let tree = stdout(
+        &Test::new(root.path())
+            .args(["stats", "graded.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
+    for line in [
+        "art 1 run, 100.0% success, 100.0% graded, mean quality 75.00 (graded), 75.00 (all runs), 2.00 calls a run, unpriced\n",
+        "story 5 runs, 80.0% success, 50.0% graded, mean quality 80.00 (graded), 82.50 (all runs), 2.00 calls a run, $0.0030 + 4 unpriced calls\n",
+        "music 1 run, 0.0% success, graded unknown, mean quality - (graded), - (all runs), 0.00 calls a run, $0.00\n",
+        "│   │       └── graded by llm: 1 attempt, pass 100.0%, mean score 75.00\n",
+        "│           ├── graded by heuristic: 3 attempts, pass 33.3%, mean score 53.33\n",
+        "│           └── graded by llm: 2 attempts, pass 50.0%, mean score 70.00\n",
+    ] {
+        assert!(tree.contains(line), "{line}\n{tree}");
+    }
+    assert!(tree.contains(", 0 tool calls, $0.0020 + 2 unpriced calls\n"), "{tree}");
+    assert!(tree.contains(", 0 tool calls, unpriced\n"), "{tree}");
+    let markdown = stdout(
+        &Test::new(root.path())
+            .args(["stats", "graded.jsonl", "--format", "markdown"])
+            .status(0)
+            .run(),
+    );
+    for row in [
+        "| ` art ` | 1 | 100.0% | 100.0% | 75.00 | 75.00 | 2.00 | unpriced |\n",
+        "| ` story ` | 5 | 80.0% | 50.0% | 80.00 | 82.50 | 2.00 | $0.0030 + 4 unpriced calls |\n",
+        "| ` w ` | heuristic | 3 | 33.3% | 53.33 |\n",
+        "| ` w ` | llm | 2 | 50.0% | 70.00 |\n",
+    ] {
+        assert!(markdown.contains(row), "{row}\n{markdown}");
+    }
+    assert!(markdown.contains(" | 0 | $0.0020 + 2 unpriced calls |\n"), "{markdown}");
 }

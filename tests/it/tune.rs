@@ -218,6 +218,18 @@ fn routing_accuracy_misses_additions_and_the_best_supporting_threshold_by_hand()
         out["routing"]["proposed"],
         json!({"supportingThreshold": 0.45, "accuracy": 0.6667})
     );
+    // Today's threshold proposed again is no change, and the proposal says why.
+    assert_eq!(out["routing"]["note"], json!("no threshold does better than today's"));
+    let tree = crate::common::stdout(
+        &Test::new(root.path())
+            .args(["tune", "results.jsonl", "--format", "tree"])
+            .status(0)
+            .run(),
+    );
+    assert!(
+        tree.contains("no change: no threshold does better than today's\n"),
+        "{tree}"
+    );
 }
 
 /// Attempts of character-appearance (12, over three runs) and story-writer (3), and their
@@ -350,11 +362,16 @@ fn write_copies_the_config_with_the_proposals_which_validate_accepts() {
         .status(0)
         .any_stderr()
         .run();
-    // Learned again against the copy, nothing is left to change.
+    // Learned again against the copy, nothing is left to change, and each says why.
     let again = tune_json(&root, &[&learn[..], &["--config", "proposal"]].concat());
     assert_eq!(again["routing"]["proposed"]["supportingThreshold"], json!(0.4));
+    assert_eq!(again["routing"]["note"], json!("no threshold does better than today's"));
     assert_eq!(again["agents"][0]["threshold"], json!(63));
-    assert_eq!(again["agents"][0]["proposed"]["threshold"], json!(63));
+    assert_eq!(again["agents"][0]["proposed"], Value::Null);
+    assert_eq!(
+        again["agents"][0]["note"],
+        json!("today's threshold is already among the best")
+    );
     // A DIR that holds something is refused; an empty one is written into.
     Test::new(root.path())
         .args(["tune", "results.jsonl", "--write", "proposal"])
@@ -552,4 +569,290 @@ fn the_readme_tuning_walkthrough_runs_as_written_on_the_studio() {
     sh(dir.path(), &again, &[]);
     let compared: Value = serde_json::from_slice(&sh(dir.path(), &compare, &[]).stdout).unwrap();
     assert_eq!(compared["regressed"], json!(0));
+}
+
+/// One run (`run-s`) of character-appearance, an attempt per `(score, the person's verdict,
+/// its judge)`, written as `scored.jsonl`, and the labels as `scored-labels.jsonl`.
+fn scored(root: &Root, attempts: &[(f64, bool, Option<&str>)]) {
+    let made: Vec<Value> = (attempts.iter().enumerate())
+        .map(|(i, (score, _, judge))| json!({"attempt": i + 1, "score": score, "judge": judge}))
+        .collect();
+    let specialists = json!([{"agentId": "character-appearance", "attempts": made}]);
+    root.write(
+        "scored.jsonl",
+        run_line("s", "run-s", "character", &[("character", 0.7)], None, specialists),
+    );
+    let labels: String = (attempts.iter().enumerate())
+        .map(|(i, (_, pass, _))| {
+            let label = json!({"runId": "run-s", "agentId": "character-appearance", "attempt": i + 1, "pass": pass});
+            label.to_string() + "\n"
+        })
+        .collect();
+    root.write("scored-labels.jsonl", labels);
+}
+
+/// What tune says of character-appearance over `scored.jsonl` and its labels.
+fn scored_agent(root: &Root) -> Value {
+    tune_json(root, &["scored.jsonl", "--labels", "scored-labels.jsonl"])["agents"][0].clone()
+}
+
+#[test]
+fn scores_that_do_not_separate_the_labels_propose_nothing_and_write_nothing() {
+    let root = team();
+    // Every attempt 50.6 (a judge that gives one score), 3 passed by the person, 7 failed:
+    // at every threshold both rates are equal, J = 0 everywhere. Proposing threshold 0 (κ 0)
+    // would pass every draft.
+    let flat: Vec<(f64, bool, Option<&str>)> = (0..10).map(|i| (50.6, i < 3, None)).collect();
+    scored(&root, &flat);
+    let agent = scored_agent(&root);
+    assert_eq!(
+        (&agent["labels"], &agent["proposed"], &agent["note"]),
+        (
+            &json!(10),
+            &Value::Null,
+            &json!("the scores do not separate the labels (best J 0)")
+        )
+    );
+    Test::new(root.path())
+        .args([
+            "tune",
+            "scored.jsonl",
+            "--labels",
+            "scored-labels.jsonl",
+            "--format",
+            "json",
+            "--write",
+            "copy",
+        ])
+        .status(0)
+        .any_stderr()
+        .run();
+    let read = |rel: &str| std::fs::read_to_string(root.path().join(rel)).unwrap();
+    assert_eq!(read("copy/agents/character.yaml"), read("agents/character.yaml"));
+    let markdown = crate::common::stdout(
+        &Test::new(root.path())
+            .args([
+                "tune",
+                "scored.jsonl",
+                "--labels",
+                "scored-labels.jsonl",
+                "--format",
+                "markdown",
+            ])
+            .status(0)
+            .run(),
+    );
+    assert!(markdown.contains("No change proposed.\n"), "{markdown}");
+    assert!(
+        markdown.contains("| the scores do not separate the labels (best J 0) |"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn a_threshold_that_already_agrees_perfectly_is_not_moved() {
+    let root = team();
+    // Today 60: every pass scores ≥ 60 and every fail below: J = 1 and κ = 1 today. The
+    // lowest threshold with J = 1 is 46 (the highest fail is 45), as good and no better.
+    let perfect: Vec<(f64, bool, Option<&str>)> = [60.0, 70.0, 80.0, 90.0, 95.0, 10.0, 20.0, 30.0, 40.0, 45.0]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (*s, i < 5, None))
+        .collect();
+    scored(&root, &perfect);
+    let agent = scored_agent(&root);
+    assert_eq!(
+        (&agent["kappa"], &agent["proposed"], &agent["note"]),
+        (
+            &json!(1.0),
+            &Value::Null,
+            &json!("today's threshold is already among the best")
+        )
+    );
+}
+
+#[test]
+fn a_threshold_that_separates_better_but_agrees_worse_is_not_proposed() {
+    let root = team();
+    root.write("orch.yaml", "defaults:\n  passingThreshold: 25\n");
+    // Passes 10 30 50 50 80 80 90 90, fails 20 70. Today 25: 7 of 8 passes and 1 of 2 fails
+    // above, J = 0.375; pₒ = 8/10, pₑ = 0.8·0.8 + 0.2·0.2 = 0.68, κ = 0.12 / 0.32 = 0.375.
+    // Best J at 71 (the lowest above the fail 70): 4/8 − 0 = 0.5, but pₒ = 6/10, pₑ = 0.4·0.8
+    // + 0.6·0.2 = 0.44, κ = 0.16 / 0.56 = 0.2857 < 0.375.
+    let passes = [10.0, 30.0, 50.0, 50.0, 80.0, 80.0, 90.0, 90.0].map(|s| (s, true, None));
+    let fails = [20.0, 70.0].map(|s| (s, false, None));
+    scored(&root, &[&passes[..], &fails[..]].concat());
+    let agent = scored_agent(&root);
+    assert_eq!(
+        (&agent["kappa"], &agent["proposed"], &agent["note"]),
+        (
+            &json!(0.375),
+            &Value::Null,
+            &json!("no threshold agrees better than today's")
+        )
+    );
+}
+
+#[test]
+fn an_uninformative_judge_over_the_labelled_attempts_comes_first() {
+    let root = team();
+    root.write("orch.yaml", "defaults:\n  passingThreshold: 95\n");
+    // 16 attempts 50.6 (failed by the person) and 4 of 90 (passed): at 51 J = 1 and κ = 1,
+    // against today's 95 (nothing passes: J 0, κ 0). Graded by the heuristic, 51 is proposed.
+    let attempts = |judge: Option<&'static str>| -> Vec<(f64, bool, Option<&str>)> {
+        (0..20)
+            .map(|i| {
+                if i < 16 {
+                    (50.6, false, judge)
+                } else {
+                    (90.0, true, judge)
+                }
+            })
+            .collect()
+    };
+    scored(&root, &attempts(None));
+    let agent = scored_agent(&root);
+    assert_eq!(agent["proposed"], json!({"threshold": 51, "kappa": 1.0}));
+    assert_eq!(agent.get("note"), None);
+    // Graded by judge `j`, which gave one score to 16 of the 20 labelled attempts (80 %,
+    // though its σ is 15.76): nothing is learned from its scores.
+    scored(&root, &attempts(Some("j")));
+    let agent = scored_agent(&root);
+    assert_eq!(
+        (&agent["proposed"], &agent["note"]),
+        (&Value::Null, &json!("judge uninformative"))
+    );
+    let tree = crate::common::stdout(
+        &Test::new(root.path())
+            .args([
+                "tune",
+                "scored.jsonl",
+                "--labels",
+                "scored-labels.jsonl",
+                "--format",
+                "tree",
+            ])
+            .status(0)
+            .run(),
+    );
+    assert!(tree.contains("judge uninformative\n"), "{tree}");
+}
+
+#[test]
+fn a_label_template_lists_every_attempt_and_reads_back_as_labels() {
+    let root = team();
+    let attempt = |n: u32, score: f64, grader: &str, output: Option<Value>| {
+        let mut a = json!({"attempt": n, "score": score, "grader": grader});
+        if let Some(o) = output {
+            a["output"] = o;
+        }
+        a
+    };
+    let specialists = |outputs: bool| {
+        let text = outputs.then(|| json!("A knight in tin armour"));
+        let object = outputs.then(|| json!({"name": "Aladdin", "age": 19}));
+        json!([
+            {"agentId": "character-appearance", "attempts": [attempt(1, 40.0, "heuristic", text), attempt(2, 72.5, "llm", object)]},
+            {"agentId": "story-writer", "attempts": [attempt(1, 90.0, "heuristic-fallback", None)]}
+        ])
+    };
+    let results = run_line(
+        "a",
+        "run-a",
+        "character",
+        &[("character", 0.7)],
+        None,
+        specialists(true),
+    ) + &run_line(
+        "b",
+        "run-b",
+        "character",
+        &[("character", 0.7)],
+        None,
+        specialists(false),
+    );
+    root.write("results.jsonl", results);
+    Test::new(root.path())
+        .args([
+            "tune",
+            "results.jsonl",
+            "--label-template",
+            "to-label.jsonl",
+            "--format",
+            "json",
+        ])
+        .status(0)
+        .stderr(
+            "wrote to-label.jsonl (6 attempts to label: set each `pass` to true or false, then pass it as --labels)\n",
+        )
+        .run();
+    let lines = lines_of(&root.path().join("to-label.jsonl"));
+    let line = |run: &str, agent: &str, n: u32, score: f64, grader: &str, output: Value| json!({"runId": run, "agentId": agent, "attempt": n, "score": score, "grader": grader, "output": output, "pass": null});
+    assert_eq!(
+        lines,
+        vec![
+            line(
+                "run-a",
+                "character-appearance",
+                1,
+                40.0,
+                "heuristic",
+                json!("A knight in tin armour")
+            ),
+            line(
+                "run-a",
+                "character-appearance",
+                2,
+                72.5,
+                "llm",
+                json!({"name": "Aladdin", "age": 19})
+            ),
+            line("run-a", "story-writer", 1, 90.0, "heuristic-fallback", Value::Null),
+            line("run-b", "character-appearance", 1, 40.0, "heuristic", Value::Null),
+            line("run-b", "character-appearance", 2, 72.5, "llm", Value::Null),
+            line("run-b", "story-writer", 1, 90.0, "heuristic-fallback", Value::Null),
+        ]
+    );
+    // A template is never written over (it may hold a person's verdicts).
+    Test::new(root.path())
+        .args(["tune", "results.jsonl", "--label-template", "to-label.jsonl"])
+        .status(2)
+        .stderr("error: --label-template to-label.jsonl: the file exists (tune never writes over a file)\n")
+        .run();
+    // Filled in for three attempts, left null for the rest: read back as it is, the null
+    // ones skipped (3 labels, not 6).
+    let filled: String = (lines.iter().enumerate())
+        .map(|(i, l)| {
+            let mut l = l.clone();
+            if i < 3 {
+                l["pass"] = json!(i != 0);
+            }
+            l.to_string() + "\n"
+        })
+        .collect();
+    root.write("labels.jsonl", filled);
+    let out = tune_json(&root, &["results.jsonl", "--labels", "labels.jsonl"]);
+    let labels: Vec<(Value, Value)> = (out["agents"].as_array().unwrap().iter())
+        .map(|a| (a["agentId"].clone(), a["labels"].clone()))
+        .collect();
+    assert_eq!(
+        labels,
+        vec![
+            (json!("character-appearance"), json!(2)),
+            (json!("story-writer"), json!(1))
+        ]
+    );
+    // Other keys are still refused (a misspelt `pass` is not a label).
+    root.write(
+        "labels.jsonl",
+        "{\"runId\": \"run-a\", \"agentId\": \"s\", \"attempt\": 1, \"passs\": true, \"pass\": true}\n",
+    );
+    let err = crate::common::stderr(
+        &Test::new(root.path())
+            .args(["tune", "results.jsonl", "--labels", "labels.jsonl"])
+            .status(2)
+            .any_stderr()
+            .run(),
+    );
+    assert!(err.contains("unknown field `passs`"), "{err}");
 }
