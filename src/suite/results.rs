@@ -189,12 +189,21 @@ pub fn resumed_each(path: &Path, mut each: impl FnMut(Record)) -> Result<Option<
         return Ok(None);
     };
     let mut torn = None;
-    while let Some((at, line)) = lines.next_line()? {
-        match parse::<Record>(path, at, line) {
-            Ok(record) => each(record),
-            Err(_) if !at.ended => torn = Some(at),
-            Err(e) => return Err(e.into()),
+    while let Some((at, bytes)) = lines.next_bytes()? {
+        // Torn is decided before decoding: a kill may cut a line inside a character.
+        if !at.ended {
+            let record = std::str::from_utf8(bytes).ok().and_then(|line| parse::<Record>(path, at, line).ok());
+            match record {
+                Some(record) => each(record),
+                None => torn = Some(at),
+            }
+            continue;
         }
+        let line = std::str::from_utf8(bytes).map_err(|_| LinesError::NotUtf8 {
+            shown: path.display().to_string(),
+            line: at.number,
+        })?;
+        each(parse::<Record>(path, at, line)?);
     }
     Ok(torn)
 }
