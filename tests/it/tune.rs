@@ -635,3 +635,44 @@ fn write_copies_exactly_the_files_the_loader_read_and_never_leaves_dir() {
     std::fs::remove_file(&outside).unwrap();
     assert!(!root.path().join("a").exists(), "nothing is written");
 }
+
+#[test]
+fn a_relevance_or_a_score_out_of_range_is_refused_as_compare_and_stats_refuse_a_quality() {
+    let root = team();
+    let expect = Some(json!({"primary": "story"}));
+    let relevance = |r: f64| run_line("r1", "run-1", "story", &[("story", r)], expect.clone(), json!([]));
+    for (value, shown) in [(1.5, "1.5"), (-0.25, "-0.25")] {
+        root.write("bad.jsonl", routed_runs() + &relevance(value));
+        Test::new(root.path())
+            .args(["tune", "bad.jsonl"])
+            .status(2)
+            .stdout("")
+            .stderr(format!(
+                "error: bad.jsonl:9: the relevance of department `story` is {shown}; a relevance is between 0 and 1\n"
+            ))
+            .run();
+    }
+    let specialists = json!([{"agentId": "story-writer", "attempts": [{"attempt": 1, "score": 150.0}]}]);
+    root.write(
+        "bad.jsonl",
+        run_line("r1", "run-1", "story", &[("story", 0.5)], None, specialists),
+    );
+    Test::new(root.path())
+        .args(["tune", "bad.jsonl"])
+        .status(2)
+        .stderr(
+            "error: bad.jsonl:1: the score of attempt 1 of specialist `story-writer` is 150.0; a quality is between 0 and 100\n",
+        )
+        .run();
+    // The words `orch compare` and `orch stats` refuse a quality out of range in.
+    let quality = routed_runs().replacen("\"runId\":\"run-1\"", "\"overallQuality\":150.0,\"runId\":\"run-1\"", 1);
+    root.write("quality.jsonl", quality);
+    for command in [&["compare", "quality.jsonl", "results.jsonl"][..], &["stats", "quality.jsonl"]] {
+        root.write("results.jsonl", routed_runs());
+        Test::new(root.path())
+            .args(command)
+            .status(2)
+            .stderr("error: quality.jsonl:1: overallQuality is 150.0; a quality is between 0 and 100\n")
+            .run();
+    }
+}
