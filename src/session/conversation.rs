@@ -8,8 +8,8 @@ use std::path::Path;
 use super::SessionError;
 use crate::cli::PlanArgs;
 use crate::plan::{PreviousTurn, Turn};
-use crate::suite::{At, Lines, LinesError};
 use crate::report::{output_text, DepartmentStatus, Report, RunStatus, SessionTurn};
+use crate::suite::{At, Lines, LinesError};
 use crate::text::printable;
 
 /// The last turn of the conversation in `file` and its number; none without a file, for a

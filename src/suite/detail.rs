@@ -118,8 +118,8 @@ fn drop_keys(map: &mut Map<String, Value>, keys: &[&str]) {
 }
 
 /// Calls `f` on each mapping of `items`.
-fn each_object(items: &mut [Value], mut f: impl FnMut(&mut Map<String, Value>)) {
-    items.iter_mut().filter_map(Value::as_object_mut).for_each(|m| f(m));
+fn each_object(items: &mut [Value], f: impl FnMut(&mut Map<String, Value>)) {
+    items.iter_mut().filter_map(Value::as_object_mut).for_each(f);
 }
 
 /// Removes the texts of a mapping and of everything inside it; a tool call loses its result

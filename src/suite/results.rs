@@ -192,7 +192,9 @@ pub fn resumed_each(path: &Path, mut each: impl FnMut(Record)) -> Result<Option<
     while let Some((at, bytes)) = lines.next_bytes()? {
         // Torn is decided before decoding: a kill may cut a line inside a character.
         if !at.ended {
-            let record = std::str::from_utf8(bytes).ok().and_then(|line| parse::<Record>(path, at, line).ok());
+            let record = std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|line| parse::<Record>(path, at, line).ok());
             match record {
                 Some(record) => each(record),
                 None => torn = Some(at),

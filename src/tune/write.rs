@@ -72,7 +72,11 @@ pub fn write(config: &Config, changes: &[Change], dir: &Path) -> Result<Vec<Path
 fn copies(config: &Config, dir: &Path) -> Result<(Vec<(PathBuf, PathBuf)>, PathBuf), WriteError> {
     let root = &config.root;
     let single = matches!(Entry::of(root), Entry::File);
-    let base = if single { root.parent().unwrap_or(Path::new("")) } else { root.as_path() };
+    let base = if single {
+        root.parent().unwrap_or(Path::new(""))
+    } else {
+        root.as_path()
+    };
     let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut settings = dir.join("orch.yaml");
     for file in &config.files.definitions {

@@ -117,7 +117,13 @@ fn a_studio_case_s_summary_line_is_under_a_kilobyte_and_keeps_an_empty_supportin
     assert_eq!(routing(&summary[0])["supporting"], serde_json::json!([]));
     assert_eq!(routing(&summary[1])["supporting"], serde_json::json!(["visual"]));
     // What no reader of results reads is left out.
-    for key in ["departmentName", "completedSteps", "matchedKeywords", "executionMode", "version"] {
+    for key in [
+        "departmentName",
+        "completedSteps",
+        "matchedKeywords",
+        "executionMode",
+        "version",
+    ] {
         assert!(full[0].contains(&format!("\"{key}\"")), "{key}");
         assert!(!summary.iter().any(|l| l.contains(&format!("\"{key}\""))), "{key}");
     }

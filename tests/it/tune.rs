@@ -616,7 +616,11 @@ fn write_copies_exactly_the_files_the_loader_read_and_never_leaves_dir() {
             "schemas/visual.json",
         ]
     );
-    Test::new(root.path()).args(["validate", "proposal"]).status(0).any_stderr().run();
+    Test::new(root.path())
+        .args(["validate", "proposal"])
+        .status(0)
+        .any_stderr()
+        .run();
 
     // A relative reference that leaves the root is refused before anything is written.
     root.write(
@@ -667,7 +671,10 @@ fn a_relevance_or_a_score_out_of_range_is_refused_as_compare_and_stats_refuse_a_
     // The words `orch compare` and `orch stats` refuse a quality out of range in.
     let quality = routed_runs().replacen("\"runId\":\"run-1\"", "\"overallQuality\":150.0,\"runId\":\"run-1\"", 1);
     root.write("quality.jsonl", quality);
-    for command in [&["compare", "quality.jsonl", "results.jsonl"][..], &["stats", "quality.jsonl"]] {
+    for command in [
+        &["compare", "quality.jsonl", "results.jsonl"][..],
+        &["stats", "quality.jsonl"],
+    ] {
         root.write("results.jsonl", routed_runs());
         Test::new(root.path())
             .args(command)

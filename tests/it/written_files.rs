@@ -23,7 +23,14 @@ fn a_results_line_cut_inside_a_character_is_a_warning_and_its_run_runs_again() {
     let shown = results.to_str().unwrap();
     let run = |args: &[&str]| {
         Test::new(&repo())
-            .args(["test", "tests/suites/studio.yaml", "--filter", "^character-", "--format", "json"])
+            .args([
+                "test",
+                "tests/suites/studio.yaml",
+                "--filter",
+                "^character-",
+                "--format",
+                "json",
+            ])
             .args(args)
     };
     run(&["--results", shown]).status(0).stderr("").run();
@@ -173,5 +180,7 @@ fn runs_sharing_a_conversation_at_once_report_the_turns_the_file_holds() {
     assert_eq!(turns, (1..=RUNS as u64).collect::<Vec<_>>());
     let text = std::fs::read_to_string(&chat).unwrap();
     assert_eq!(text.lines().count(), RUNS, "{text}");
-    assert!(text.lines().all(|l| serde_json::from_str::<Value>(l).unwrap()["kind"] == "turn"));
+    assert!(text
+        .lines()
+        .all(|l| serde_json::from_str::<Value>(l).unwrap()["kind"] == "turn"));
 }
