@@ -43,3 +43,12 @@ measure "orch stats (full)" "$orch" stats full.jsonl --format json
 measure "orch stats (summary)" "$orch" stats summary.jsonl --format json
 bytes full full.jsonl
 bytes summary summary.jsonl
+# The shipped studio's suite with summary results: each case's line, in bytes (the goal is
+# under 1 KB a case).
+"$orch" test "$root/tests/suites/studio.yaml" --format json --quiet --results-detail summary --results studio.jsonl > /dev/null 2>&1 || true
+python3 - studio.jsonl <<'PY'
+import json, sys
+sizes = sorted((len(line.rstrip("\n").encode()), json.loads(line)["caseId"]) for line in open(sys.argv[1]))
+print("| studio case, summary line | %d bytes median, %d under 1 KB of %d, largest %d (%s) |"
+      % (sizes[len(sizes) // 2][0], sum(s < 1024 for s, _ in sizes), len(sizes), sizes[-1][0], sizes[-1][1]))
+PY

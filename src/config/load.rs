@@ -33,6 +33,30 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// The display path of the settings file (where global problems point).
     pub settings_file: String,
+    /// Every file read: the settings file, the definition files, the `outputSchema` files.
+    pub files: ConfigFiles,
+}
+
+/// The files a config was read from, as the loader found them: what `orch tune --write`
+/// copies, and nothing else.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigFiles {
+    /// The settings file (or the single-file config) and each definition file read, in
+    /// the order read.
+    pub definitions: Vec<PathBuf>,
+    /// Each `outputSchema` file an agent names.
+    pub schemas: Vec<SchemaFile>,
+}
+
+/// An `outputSchema` file, as named and as read.
+#[derive(Clone, Debug)]
+pub struct SchemaFile {
+    /// The file naming it, as messages show it.
+    pub named_in: String,
+    /// The path as written (relative to the file naming it, or absolute).
+    pub written: String,
+    /// The path read.
+    pub path: PathBuf,
 }
 
 /// Reads a config root (a directory, or a single file holding everything inline), and the
@@ -57,6 +81,11 @@ fn read_schemas(loaded: &mut Loaded) {
             continue;
         };
         let path = Path::new(&agent.file).parent().unwrap_or(Path::new("")).join(rel);
+        loaded.files.schemas.push(SchemaFile {
+            named_in: agent.file.clone(),
+            written: rel.clone(),
+            path: path.clone(),
+        });
         let shown = display(&path);
         let parsed = match read_bounded(&path, MAX_FILE_BYTES) {
             Ok(bytes) => String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string()),
@@ -99,6 +128,7 @@ fn read_files(root: &Path) -> Loaded {
     };
     if is_file {
         loaded.settings_file = shown.clone();
+        loaded.files.definitions.push(root.to_path_buf());
         read_file(root, &shown, FileKind::Settings, &mut loaded);
         return loaded;
     }
@@ -192,11 +222,13 @@ fn read_layout(root: &Path, settings: Option<PathBuf>, dirs: Folders, loaded: &m
         loaded.settings_file = display(&path);
         let shown = loaded.settings_file.clone();
         read_file(&path, &shown, FileKind::Settings, loaded);
+        loaded.files.definitions.push(path);
     } else {
         loaded.settings_file = display(&root.join("orch.toml"));
     }
     for (dir, kind) in dirs {
         let files = config_files(&root.join(dir), &mut loaded.diagnostics);
+        loaded.files.definitions.extend(files.iter().cloned());
         // Read and parsed on every core, decoded in file order: the same diagnostics in
         // the same order as one by one.
         for (shown, node, diags) in parse_all(&files, kind) {

@@ -32,7 +32,7 @@ pub(crate) use decode::{resolve_field, resolved_ty, section};
 pub use decode::{Decoder, FromNode, Resolve};
 pub use definitions::{AgentKeys, Coordination, DepartmentKeys};
 pub use diagnostic::{suggestion, Diagnostic, Severity};
-pub use load::{locate_root, parse_document};
+pub use load::{locate_root, parse_document, ConfigFiles};
 pub use mcp::Pairs;
 pub use model::{Agent, AgentKey, Config, Department, ProviderSettings};
 pub use node::{At, Node, Pos};
@@ -92,7 +92,9 @@ pub fn load(root: &Path) -> Result<(Config, Vec<Diagnostic>), ConfigError> {
         diags.sort_by_key(|d| d.severity);
         return Err(ConfigError { diagnostics: diags });
     }
-    Ok((Config::resolve(root.to_path_buf(), &loaded.wire), diags))
+    let mut config = Config::resolve(root.to_path_buf(), &loaded.wire);
+    config.files = loaded.files;
+    Ok((config, diags))
 }
 
 /// Loads a config held in one string, as if it were a single-file config (tests).

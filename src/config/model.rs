@@ -24,6 +24,8 @@ pub struct Config {
     pub departments: Vec<Department>,
     /// Agents in the order their files were read.
     pub agents: Vec<Agent>,
+    /// The files it was read from (none for a config made from a string).
+    pub files: super::ConfigFiles,
     /// Where each id is in `departments` / `agents`, and each department's active
     /// specialists: look-ups stay O(1) with 10,000 agents.
     index: Index,
@@ -406,6 +408,7 @@ impl Config {
                 .collect(),
             agents: wire.agents.iter().map(resolve_agent).collect(),
             settings,
+            files: super::ConfigFiles::default(),
             index: Index::default(),
         }
         .indexed()

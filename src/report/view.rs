@@ -353,7 +353,7 @@ mod tests {
             "attempt": 1, "score": 80.0, "quality": 0.8, "relevance": 0.8, "consistency": 0.8,
             "decision": "accept", "feedback": "", "grader": "llm", "error": null, "latencyMs": 5,
             "startedAt": 1, "finishedAt": 6, "gradingStartedAt": 4, "finishReason": "stop",
-            "truncated": false, "provider": "p"
+            "truncated": false, "provider": "p", "output": "the reply"
         }))
         .unwrap();
         let call: ToolCall = serde_json::from_value(json!({
@@ -375,7 +375,7 @@ mod tests {
         specialist.attempts.push(attempt);
         let department: DepartmentResult = serde_json::from_value(json!({
             "departmentId": "d", "departmentName": "D", "headExecutionId": "h", "status": "success",
-            "output": "o", "qualityScore": 80.0, "specialistResults": [],
+            "output": "o", "qualityScore": 80.0, "graded": true, "specialistResults": [],
             "partialSynthesisFailure": false, "fallback": "head-direct", "error": null, "usage": {},
             "approval": null,
             "metadata": {"analysisTime": 0, "specialistsUsed": 1, "totalExecutionTime": 6,
@@ -395,6 +395,7 @@ mod tests {
         }))
         .unwrap();
         report.summary = Some(json!("a summary"));
+        report.grading = crate::report::Grading::of(&report.departments);
         report
     }
 

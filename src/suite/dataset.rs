@@ -44,12 +44,21 @@ pub struct Rows<T> {
     current: Option<(Rc<str>, Reader)>,
     /// Every problem met so far.
     pub diags: Vec<Diagnostic>,
+    /// Every problem met so far, once each: a CSV header's bad column is met in every row,
+    /// at the header's line, and said once.
+    said: std::collections::HashSet<(String, u32, u32, String)>,
 }
 
 /// One open dataset file.
 enum Reader {
     Json(Lines<BufReader<std::fs::File>>),
-    Csv(CsvRows<BufReader<std::fs::File>>, Vec<String>),
+    Csv(CsvRows<BufReader<std::fs::File>>, Header),
+}
+
+/// A CSV dataset's header: its cells (the keys of every row) and where it is.
+struct Header {
+    names: Vec<String>,
+    pos: Pos,
 }
 
 impl<T> Rows<T> {
@@ -63,6 +72,7 @@ impl<T> Rows<T> {
             suite_shown: suite_shown.to_string(),
             current: None,
             diags: Vec::new(),
+            said: std::collections::HashSet::new(),
         }
     }
 
@@ -122,6 +132,18 @@ impl<T> Rows<T> {
     }
 }
 
+impl<T> Rows<T> {
+    /// Keeps of the problems from `from` on those not said before.
+    fn say_once(&mut self, from: usize) {
+        let said = &mut self.said;
+        let mut at = 0;
+        self.diags.retain(|d| {
+            at += 1;
+            at <= from || said.insert((d.file.clone(), d.line, d.column, d.message.clone()))
+        });
+    }
+}
+
 impl<T> Iterator for Rows<T> {
     type Item = (Rc<str>, T);
 
@@ -133,8 +155,11 @@ impl<T> Iterator for Rows<T> {
             let Some((shown, node)) = self.next_node() else {
                 continue;
             };
+            let before = self.diags.len();
             let mut decoder = Decoder::new(&shown, &mut self.diags);
-            if let Some(case) = (self.decode)(&mut decoder, &node) {
+            let case = (self.decode)(&mut decoder, &node);
+            self.say_once(before);
+            if let Some(case) = case {
                 return Some((shown, case));
             }
         }
@@ -152,19 +177,32 @@ fn open(path: &Path, shown: &str) -> Result<Reader, String> {
         Ok(None) => return Err(format!("cannot read dataset {shown}: no such file")),
         Err(e) => return Err(format!("dataset {e}")),
     };
+    let mut reader = lines.into_reader();
+    skip_bom(&mut reader).map_err(|e| format!("cannot read dataset {shown}: {e}"))?;
     if extension == "jsonl" {
-        return Ok(Reader::Json(Lines::new(
-            lines.into_reader(),
-            shown.into(),
-            MAX_ROW_BYTES,
-        )));
+        return Ok(Reader::Json(Lines::new(reader, shown.into(), MAX_ROW_BYTES)));
     }
-    let mut rows = CsvRows::new(lines.into_reader(), MAX_ROW_BYTES);
+    let mut rows = CsvRows::new(reader, MAX_ROW_BYTES);
     match rows.next_record() {
-        Some(Ok((_, header))) => Ok(Reader::Csv(rows, header)),
+        Some(Ok((line, names))) => {
+            let pos = Pos {
+                line: line as u32,
+                column: 1,
+            };
+            Ok(Reader::Csv(rows, Header { names, pos }))
+        }
         Some(Err((line, e))) => Err(format!("{shown}:{line}: {}", csv_words(e))),
         None => Err(format!("dataset {shown} has no header row")),
     }
+}
+
+/// Skips a UTF-8 byte order mark at the start of `reader` (spreadsheets' "CSV UTF-8" begins
+/// with one).
+fn skip_bom(reader: &mut impl std::io::BufRead) -> std::io::Result<()> {
+    if reader.fill_buf()?.starts_with(b"\xef\xbb\xbf") {
+        reader.consume(3);
+    }
+    Ok(())
 }
 
 /// A line error of a JSON lines dataset, at its line.
@@ -198,17 +236,18 @@ fn csv_words(e: CsvError) -> String {
 }
 
 /// A CSV row as a case's node: `id` and `prompt` text, every other cell JSON when it parses
-/// and text otherwise, an empty cell absent; `expect.KEY` columns go under `expect`.
-fn csv_node(header: &[String], cells: Vec<String>, pos: Pos) -> Result<Node, String> {
-    if cells.len() > header.len() {
+/// and text otherwise, an empty cell absent; `expect.KEY` columns go under `expect`. Its
+/// values are placed at the row, its keys at the header (where a bad key is fixed).
+fn csv_node(header: &Header, cells: Vec<String>, pos: Pos) -> Result<Node, String> {
+    if cells.len() > header.names.len() {
         return Err(format!(
             "the row has {} cells, the header {}",
             cells.len(),
-            header.len()
+            header.names.len()
         ));
     }
     let mut entries: Vec<(NodeKey, Node)> = Vec::new();
-    for (name, cell) in header.iter().zip(cells).filter(|(_, c)| !c.is_empty()) {
+    for (name, cell) in header.names.iter().zip(cells).filter(|(_, c)| !c.is_empty()) {
         let value = match name.as_str() {
             "id" | "prompt" => Node {
                 value: NodeValue::Str(cell),
@@ -225,7 +264,10 @@ fn csv_node(header: &[String], cells: Vec<String>, pos: Pos) -> Result<Node, Str
         let (outer, inner) = name
             .split_once('.')
             .map_or((name.as_str(), None), |(o, i)| (o, Some(i)));
-        let key = |name: &str| NodeKey { name: name.into(), pos };
+        let key = |name: &str| NodeKey {
+            name: name.into(),
+            pos: header.pos,
+        };
         let Some(inner) = inner else {
             entries.push((key(outer), value));
             continue;

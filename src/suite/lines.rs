@@ -170,6 +170,12 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
+    /// The lines of `reader` (shown as `shown` in errors), each at most the cap of results
+    /// lines: for a file the caller opened and locked itself (to append after reading it).
+    pub fn of(reader: R, shown: String) -> Self {
+        Lines::new(reader, shown, MAX_LINE_BYTES)
+    }
+
     /// The reader, just past the last line handed out (a pretty document read on from there).
     pub fn into_reader(self) -> R {
         self.reader
@@ -178,6 +184,27 @@ impl<R: BufRead> Lines<R> {
     /// The next line that is not blank, and where it is; a line over the cap or not UTF-8 is
     /// an error naming it.
     pub fn next_line(&mut self) -> Result<Option<(At, &str)>, LinesError> {
+        let Some((at, end)) = self.advance()? else {
+            return Ok(None);
+        };
+        let text = std::str::from_utf8(&self.buf[..end]).map_err(|_| LinesError::NotUtf8 {
+            shown: self.shown.clone(),
+            line: at.number,
+        })?;
+        Ok(Some((at, text)))
+    }
+
+    /// The next line that is not blank, and where it is, not yet decoded: a reader that
+    /// forgives a torn last line (no newline: a writer killed mid-line, maybe inside a
+    /// character) decides that from [`At::ended`] before decoding. A line over the cap is an
+    /// error naming it.
+    pub fn next_bytes(&mut self) -> Result<Option<(At, &[u8])>, LinesError> {
+        Ok(self.advance()?.map(|(at, end)| (at, &self.buf[..end])))
+    }
+
+    /// Reads the next line that is not blank into the buffer: where it is, and the length
+    /// of its text.
+    fn advance(&mut self) -> Result<Option<(At, usize)>, LinesError> {
         loop {
             self.buf.clear();
             let cap = self.max as u64 + 2; // the line, `\r` and `\n`
@@ -203,13 +230,7 @@ impl<R: BufRead> Lines<R> {
             let Some(end) = text_len(&self.buf, at.number, &self.shown, self.max)? else {
                 continue;
             };
-            // Sliced again from the buffer: a borrow returned from a loop must not be the one
-            // the next turn clears (the borrow checker's "problem case 3").
-            let text = std::str::from_utf8(&self.buf[..end]).map_err(|_| LinesError::NotUtf8 {
-                shown: self.shown.clone(),
-                line: at.number,
-            })?;
-            return Ok(Some((at, text)));
+            return Ok(Some((at, end)));
         }
     }
 }

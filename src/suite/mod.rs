@@ -29,7 +29,7 @@ mod variants;
 pub use case_index::{hash_of as case_hash, Place as ResultsPlace};
 pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
-pub use lines::{Lines, LinesError};
+pub use lines::{At, Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
 pub use mapped::InputLines;
 pub use outputs::{apart as files_apart, Named, Pending};

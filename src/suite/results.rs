@@ -121,15 +121,22 @@ pub struct Record {
     pub ungraded: bool,
 }
 
-/// Whether a results line's report says some department that ran was not graded.
+/// Whether a results line's report says some department that ran was not graded: one
+/// whose `graded` is false (a skipped department has none). Read from the departments, not
+/// the run's `grading`, which summary lines leave out as the departments say it.
 fn ungraded_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     #[derive(Deserialize)]
-    struct Graded {
+    struct Department {
         #[serde(default)]
-        grading: crate::report::Grading,
+        graded: Option<bool>,
     }
-    let report = Option::<Graded>::deserialize(d)?;
-    Ok(report.is_some_and(|r| r.grading.partial()))
+    #[derive(Deserialize)]
+    struct Departments {
+        #[serde(default)]
+        departments: Vec<Department>,
+    }
+    let report = Option::<Departments>::deserialize(d)?;
+    Ok(report.is_some_and(|r| r.departments.iter().any(|d| d.graded == Some(false))))
 }
 
 /// The text of a results line, without its newline; a run whose report would make it longer
@@ -204,12 +211,23 @@ pub fn resumed_each(path: &Path, mut each: impl FnMut(Record)) -> Result<Option<
         return Ok(None);
     };
     let mut torn = None;
-    while let Some((at, line)) = lines.next_line()? {
-        match parse::<Record>(path, at, line) {
-            Ok(record) => each(record),
-            Err(_) if !at.ended => torn = Some(at),
-            Err(e) => return Err(e.into()),
+    while let Some((at, bytes)) = lines.next_bytes()? {
+        // Torn is decided before decoding: a kill may cut a line inside a character.
+        if !at.ended {
+            let record = std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|line| parse::<Record>(path, at, line).ok());
+            match record {
+                Some(record) => each(record),
+                None => torn = Some(at),
+            }
+            continue;
         }
+        let line = std::str::from_utf8(bytes).map_err(|_| LinesError::NotUtf8 {
+            shown: path.display().to_string(),
+            line: at.number,
+        })?;
+        each(parse::<Record>(path, at, line)?);
     }
     Ok(torn)
 }

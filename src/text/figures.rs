@@ -1,6 +1,6 @@
-//! The rules `orch stats` and `orch compare` share when they read runs back from files
-//! (results lines, saved reports), so the two never disagree on the same runs: which numbers
-//! a report may hold, how a share is rounded, how a missing value is shown, and whether a
+//! The rules `orch stats`, `orch compare` and `orch tune` share when they read runs back from
+//! files (results lines, saved reports), so they never disagree on the same runs: which
+//! numbers a report may hold (each refuses, in the same words, those it reads), how a share is rounded, how a missing value is shown, and whether a
 //! specialist's first attempt passed.
 
 use serde::{Serialize, Serializer};
@@ -40,6 +40,14 @@ pub enum BadFigure {
         /// The value, as JSON writes it.
         value: String,
     },
+    /// A routing relevance outside 0..=1.
+    #[error("{what} is {value}; a relevance is between 0 and 1")]
+    Relevance {
+        /// Where it was read (`the relevance of department `d``).
+        what: String,
+        /// The value, as JSON writes it.
+        value: String,
+    },
     /// A cost below 0 or beyond [`MAX_COST_USD`].
     #[error("{what} is {value}; a run's cost is between 0 and {}", json_number(MAX_COST_USD))]
     Cost {
@@ -57,6 +65,18 @@ pub fn check_quality(what: &str, v: f64) -> Result<(), BadFigure> {
         return Ok(());
     }
     Err(BadFigure::Quality {
+        what: what.to_string(),
+        value: json_number(v),
+    })
+}
+
+/// Why `v` cannot be a routing relevance (`what` names where it was read), if it cannot: a
+/// relevance is between 0 and 1.
+pub fn check_relevance(what: &str, v: f64) -> Result<(), BadFigure> {
+    if (0.0..=1.0).contains(&v) {
+        return Ok(());
+    }
+    Err(BadFigure::Relevance {
         what: what.to_string(),
         value: json_number(v),
     })

@@ -7,6 +7,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use crate::stats::{holds, Holds, NotARun, Value};
+use crate::text::{check_quality, check_relevance, BadFigure};
 
 /// One JSON value of an input: a results line (`caseId`, `expect`, `report`) or a report.
 #[derive(Debug, Default, Deserialize)]
@@ -99,8 +100,38 @@ pub struct Run {
 }
 
 /// The run a value holds; `Ok(None)` for a results line without a report; why not, as
-/// `orch stats` says it, when it is neither kind of value or its report has no status.
+/// `orch stats` says it, when it is neither kind of value, its report has no status, or it
+/// holds a relevance or a score out of range (refused in the words `orch stats` and `orch
+/// compare` refuse a quality in).
 pub fn run_of(value: Seen) -> Result<Option<Run>, NotARun> {
+    let run = run_held(value)?;
+    if let Some(run) = &run {
+        check(&run.report)?;
+    }
+    Ok(run)
+}
+
+/// The figures tune reads of a run, each in its range: every routing relevance in 0..=1,
+/// every attempt's score in 0..=100.
+fn check(report: &Seen) -> Result<(), BadFigure> {
+    for score in report.routing.iter().flat_map(|r| &r.scores) {
+        let what = format!("the relevance of department `{}`", score.department);
+        check_relevance(&what, score.relevance)?;
+    }
+    for specialist in report.departments.iter().flat_map(|d| &d.specialist_results) {
+        for attempt in &specialist.attempts {
+            let what = format!(
+                "the score of attempt {} of specialist `{}`",
+                attempt.attempt, specialist.agent_id
+            );
+            check_quality(&what, attempt.score)?;
+        }
+    }
+    Ok(())
+}
+
+/// The run a value holds, unchecked.
+fn run_held(value: Seen) -> Result<Option<Run>, NotARun> {
     Ok(match holds(value)? {
         // A case that forces its departments says nothing of routing.
         Holds::Line(line, report) => Some(Run {

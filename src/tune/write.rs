@@ -1,14 +1,15 @@
-//! `orch tune --write DIR` (SPEC §25): a copy of the config root with the proposals
-//! applied, never the root itself. Copied: the settings file (`orch.toml`/`orch.yaml`, or a
-//! single-file config, as `orch.yaml`/`orch.toml`), `departments/`, `agents/`, and the files
-//! they reference (`outputSchema` files, `routing.successRates`). Applied: the proposed
-//! `supportingThreshold` in `routing`, and each learned threshold as the agent's own
+//! `orch tune --write DIR`: a copy of the config root with the proposals applied, never
+//! the root itself. Copied: exactly the files the loader read (the settings file, or a
+//! single-file config as `orch.yaml`/`orch.toml`; the `.yaml`, `.yml` and `.toml` files
+//! directly in `departments/` and `agents/`; each `outputSchema` file) and the
+//! `routing.successRates` file; never a subfolder, never through a link to a directory. A
+//! reference by absolute path is kept as it is (the copy reads the same file); a relative
+//! one that leaves the config root is refused before anything is written. Applied: the
+//! proposed `supportingThreshold` in `routing`, and each learned threshold as the agent's own
 //! `passingThreshold`, edited into the text so comments and layout stay. The copy is then
 //! loaded back: a proposal the copy does not hold is an error, never a silent miss.
 
 use std::path::{Path, PathBuf};
-
-use regex::Regex;
 
 use super::edit::{set_passing_threshold, set_supporting_threshold, Syntax};
 use super::Change;
@@ -24,6 +25,17 @@ pub enum WriteError {
     /// DIR is there and is not a directory.
     #[error("--write {0}: not a directory")]
     NotADirectory(String),
+    /// A relative reference that leaves the config root: its copy would be written
+    /// outside DIR, or read a different file.
+    #[error("cannot write the config copy: {named_in}: {key} `{written}` is outside the config root; give it as an absolute path, or move the file under the root")]
+    Outside {
+        /// The file naming it, as messages show it.
+        named_in: String,
+        /// The key naming it.
+        key: &'static str,
+        /// The path as written.
+        written: String,
+    },
     /// A file that cannot be read or written.
     #[error("cannot write the config copy: {0}")]
     Io(String),
@@ -35,47 +47,99 @@ pub enum WriteError {
 impl WriteError {
     /// DIR cannot be written into at all (a usage error, exit 2); else the copy failed.
     pub fn is_refusal(&self) -> bool {
-        matches!(self, WriteError::NotEmpty(_) | WriteError::NotADirectory(_))
+        matches!(
+            self,
+            WriteError::NotEmpty(_) | WriteError::NotADirectory(_) | WriteError::Outside { .. }
+        )
     }
 }
 
 /// Writes the copy of `config`'s root into `dir` with `changes` applied; the files written.
 pub fn write(config: &Config, changes: &[Change], dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
+    let (copies, settings) = copies(config, dir)?;
     prepare(dir)?;
-    let root = &config.root;
     let mut written = Vec::new();
-    let settings = if matches!(Entry::of(root), Entry::File) {
-        let name = match Syntax::of(root) {
-            Syntax::Toml => "orch.toml",
-            Syntax::Yaml => "orch.yaml",
-        };
-        copy(root, &dir.join(name), &mut written)?;
-        let base = root.parent().unwrap_or(Path::new(""));
-        references(root, base, dir, config, &mut written)?;
-        dir.join(name)
-    } else {
-        for name in ["orch.toml", "orch.yaml"] {
-            if matches!(Entry::of(&root.join(name)), Entry::File) {
-                copy(&root.join(name), &dir.join(name), &mut written)?;
-            }
-        }
-        for folder in ["departments", "agents"] {
-            copy_tree(&root.join(folder), &dir.join(folder), &mut written)?;
-        }
-        for file in written.clone() {
-            let from = root.join(file.strip_prefix(dir).unwrap_or(&file));
-            references(&from, root, dir, config, &mut written)?;
-        }
-        let toml = dir.join("orch.toml");
-        if toml.exists() {
-            toml
-        } else {
-            dir.join("orch.yaml")
-        }
-    };
+    for (from, to) in &copies {
+        copy(from, to, &mut written)?;
+    }
     apply(changes, &settings, dir, &mut written)?;
     check(changes, dir)?;
     Ok(written)
+}
+
+/// Each file to copy and where to, and the settings file of the copy (it may not exist
+/// yet); a reference that leaves the config root is refused, before anything is written.
+fn copies(config: &Config, dir: &Path) -> Result<(Vec<(PathBuf, PathBuf)>, PathBuf), WriteError> {
+    let root = &config.root;
+    let single = matches!(Entry::of(root), Entry::File);
+    let base = if single {
+        root.parent().unwrap_or(Path::new(""))
+    } else {
+        root.as_path()
+    };
+    let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut settings = dir.join("orch.yaml");
+    for file in &config.files.definitions {
+        let to = if single {
+            let name = match Syntax::of(root) {
+                Syntax::Toml => "orch.toml",
+                Syntax::Yaml => "orch.yaml",
+            };
+            dir.join(name)
+        } else {
+            dir.join(file.strip_prefix(root).unwrap_or(file))
+        };
+        if single || to.parent() == Some(dir) {
+            settings = to.clone();
+        }
+        copies.push((file.clone(), to));
+    }
+    let rates = &config.settings.routing.success_rates;
+    let referenced = (config.files.schemas.iter())
+        .map(|s| (s.named_in.clone(), "outputSchema", s.written.clone(), s.path.clone()))
+        .chain((!rates.is_empty()).then(|| {
+            let shown = display(config.files.definitions.first().unwrap_or(root));
+            (shown, "routing.successRates", rates.clone(), base.join(rates))
+        }));
+    for (named_in, key, written, path) in referenced {
+        if Path::new(&written).is_absolute() || !matches!(Entry::of(&path), Entry::File) {
+            continue;
+        }
+        let Some(inside) = inside(base, &path) else {
+            return Err(WriteError::Outside { named_in, key, written });
+        };
+        let to = dir.join(inside);
+        if !copies.iter().any(|(_, t)| *t == to) {
+            copies.push((path, to));
+        }
+    }
+    Ok((copies, settings))
+}
+
+/// `path` relative to `base`, when it is inside it, both read as written (`.` and `..`
+/// resolved by name, as the paths were joined); `None` when it leaves `base`.
+fn inside(base: &Path, path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let (base, path) = (by_name(base), by_name(path));
+    let rest = path.strip_prefix(base.as_slice())?;
+    let normal = rest.iter().all(|c| matches!(c, Component::Normal(_)));
+    (normal && !rest.is_empty()).then(|| rest.iter().collect())
+}
+
+/// The parts of `path` with `.` dropped and `name/..` cancelled, by name only.
+fn by_name(path: &Path) -> Vec<std::path::Component<'_>> {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// DIR made ready: created, or an existing empty directory.
@@ -103,54 +167,6 @@ fn copy(from: &Path, to: &Path, written: &mut Vec<PathBuf>) -> Result<(), WriteE
     std::fs::copy(from, to).map_err(|e| io(from, e))?;
     if !written.iter().any(|w| w == to) {
         written.push(to.to_path_buf());
-    }
-    Ok(())
-}
-
-/// Copies a folder's files and folders (absent: nothing).
-fn copy_tree(from: &Path, to: &Path, written: &mut Vec<PathBuf>) -> Result<(), WriteError> {
-    if !matches!(Entry::of(from), Entry::Dir) {
-        return Ok(());
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(from)
-        .map_err(|e| io(from, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for path in entries {
-        let target = to.join(path.file_name().unwrap_or_default());
-        match Entry::of(&path) {
-            Entry::Dir => copy_tree(&path, &target, written)?,
-            Entry::File => copy(&path, &target, written)?,
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Copies what `file` (a config file under `base`) references, to the same place under
-/// `dir`: its `outputSchema` files; and, for the settings, the `successRates` file.
-fn references(
-    file: &Path,
-    base: &Path,
-    dir: &Path,
-    config: &Config,
-    written: &mut Vec<PathBuf>,
-) -> Result<(), WriteError> {
-    let schema = Regex::new(r#"outputSchema\s*[:=]\s*["']?([^"'\s{#]+)"#).expect("a fixed pattern");
-    let text = std::fs::read_to_string(file).map_err(|e| io(file, e))?;
-    let here = file.parent().unwrap_or(Path::new(""));
-    let mut wanted: Vec<PathBuf> = schema.captures_iter(&text).map(|c| here.join(&c[1])).collect();
-    let rates = &config.settings.routing.success_rates;
-    if !rates.is_empty() {
-        wanted.push(base.join(rates));
-    }
-    for path in wanted {
-        let Ok(inside) = path.strip_prefix(base) else { continue };
-        let target = dir.join(inside);
-        if matches!(Entry::of(&path), Entry::File) && !target.exists() {
-            copy(&path, &target, written)?;
-        }
     }
     Ok(())
 }

@@ -201,3 +201,37 @@ fn rows_read_again_as_they_run_keep_file_order_shards_repeats_and_resume() {
         82
     );
 }
+
+#[test]
+fn a_dataset_starting_with_a_byte_order_mark_is_read_and_header_errors_are_at_line_1() {
+    // Spreadsheets' "CSV UTF-8" and some editors' JSON lines begin with a UTF-8 BOM.
+    let root = suite("[rows.jsonl, rows.csv]");
+    root.write(
+        "rows.jsonl",
+        "\u{feff}{\"id\": \"j1\", \"prompt\": \"Design the costume of Aladdin\"}\n",
+    );
+    root.write(
+        "rows.csv",
+        "\u{feff}id,prompt,expect.primary\nc1,Design the costume of Aladdin,character\n",
+    );
+    let out = Test::new(root.path())
+        .args(["test", "s.yaml", "--format", "json"])
+        .status(0)
+        .run();
+    let want: Vec<(String, bool)> = ["inline", "j1", "c1"].iter().map(|id| (id.to_string(), true)).collect();
+    assert_eq!(ids(&json(&out)), want);
+    // A bad column is the header's: said once, at line 1, however many rows there are.
+    root.write(
+        "rows.csv",
+        "\u{feff}id,prompt,bogus,expect.nope\nc1,Design the costume,1,2\nc2,Design the scene,3,4\n",
+    );
+    Test::new(root.path())
+        .args(["validate", "--suite", "s.yaml"])
+        .status(2)
+        .stdout(
+            "rows.csv:1:1: error: unknown key `bogus` in a case\n\
+             rows.csv:1:1: error: unknown key `nope` in `expect`\n\
+             2 errors, 0 warnings\n",
+        )
+        .run();
+}

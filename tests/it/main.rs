@@ -83,3 +83,4 @@ mod traces;
 mod tune;
 mod validate;
 mod variants;
+mod written_files;

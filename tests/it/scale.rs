@@ -94,6 +94,41 @@ fn summary_results_read_like_full_ones_in_merge_resume_compare_and_stats() {
     assert_eq!(std::fs::read_to_string(&resumed).unwrap().lines().count(), 12);
 }
 
+#[test]
+fn a_studio_case_s_summary_line_is_under_a_kilobyte_and_keeps_an_empty_supporting_list() {
+    let dir = Root::empty();
+    let file = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let cases = ["--filter", "^(character-costume|story-opening-then-visual)$"];
+    let lines = |detail: &str| {
+        let results = file(&format!("{detail}.jsonl"));
+        let args = ["--results-detail", detail, "--results", &results];
+        orch_json(&[&["test", STUDIO, "--format", "json"][..], &cases, &args].concat(), 0);
+        let text = std::fs::read_to_string(&results).unwrap();
+        text.lines().map(str::to_string).collect::<Vec<_>>()
+    };
+    let (full, summary) = (lines("full"), lines("summary"));
+    assert_eq!(summary.len(), 2);
+    for line in &summary {
+        assert!(line.len() < 1024, "{} bytes: {line}", line.len());
+    }
+    // Routed to one department: no supporting one, written `[]` in both kinds of line.
+    let routing = |line: &str| serde_json::from_str::<Value>(line).unwrap()["report"]["routing"].clone();
+    assert_eq!(routing(&full[0])["supporting"], serde_json::json!([]));
+    assert_eq!(routing(&summary[0])["supporting"], serde_json::json!([]));
+    assert_eq!(routing(&summary[1])["supporting"], serde_json::json!(["visual"]));
+    // What no reader of results reads is left out.
+    for key in [
+        "departmentName",
+        "completedSteps",
+        "matchedKeywords",
+        "executionMode",
+        "version",
+    ] {
+        assert!(full[0].contains(&format!("\"{key}\"")), "{key}");
+        assert!(!summary.iter().any(|l| l.contains(&format!("\"{key}\""))), "{key}");
+    }
+}
+
 /// The shell command of the one container of a Job in examples/ci/kubernetes/, as shipped.
 fn job_command(file: &str) -> String {
     let text = std::fs::read_to_string(repo().join("examples/ci/kubernetes").join(file)).unwrap();

@@ -856,3 +856,133 @@ fn a_label_template_lists_every_attempt_and_reads_back_as_labels() {
     );
     assert!(err.contains("unknown field `passs`"), "{err}");
 }
+
+/// Every file under `dir`, relative to it, sorted (links listed, never followed).
+fn files_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if std::fs::symlink_metadata(&path).unwrap().is_dir() {
+                todo.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(unix)]
+#[test]
+fn write_copies_exactly_the_files_the_loader_read_and_never_leaves_dir() {
+    let root = team();
+    root.write("results.jsonl", routed_runs());
+    // What the loader never reads: a subfolder, a file of another kind, links to folders.
+    root.write("agents/old/character.yaml", "not: read\n");
+    root.write("agents/README.md", "notes\n");
+    std::os::unix::fs::symlink("../departments", root.path().join("agents/more")).unwrap();
+    std::os::unix::fs::symlink("../schemas", root.path().join("departments/shared")).unwrap();
+    // What it reads: a schema beside the root's files, and one by absolute path (kept).
+    root.write("schemas/visual.json", "{\"type\": \"object\"}\n");
+    let elsewhere = Root::empty();
+    let absolute = elsewhere.write("story.json", "{\"type\": \"object\"}\n");
+    root.write(
+        "agents/visual.yaml",
+        "agents:\n  - id: visual-head\n    role: head\n    department: visual\n    outputSchema: ../schemas/visual.json\n",
+    );
+    root.write(
+        "agents/story.yaml",
+        format!(
+            "agents:\n  - id: story-head\n    role: head\n    department: story\n    outputSchema: {}\n  - id: story-writer\n    role: specialist\n    department: story\n",
+            absolute.display()
+        ),
+    );
+    Test::new(root.path())
+        .args(["tune", "results.jsonl", "--format", "json", "--write", "proposal"])
+        .status(0)
+        .stderr("wrote proposal (8 files with 1 change)\n")
+        .run();
+    let copied = root.path().join("proposal");
+    assert_eq!(
+        files_under(&copied),
+        [
+            "agents/character.yaml",
+            "agents/story.yaml",
+            "agents/visual.yaml",
+            "departments/character.yaml",
+            "departments/story.yaml",
+            "departments/visual.yaml",
+            "orch.yaml",
+            "schemas/visual.json",
+        ]
+    );
+    Test::new(root.path())
+        .args(["validate", "proposal"])
+        .status(0)
+        .any_stderr()
+        .run();
+
+    // A relative reference that leaves the root is refused before anything is written.
+    root.write(
+        "agents/visual.yaml",
+        "agents:\n  - id: visual-head\n    role: head\n    department: visual\n    outputSchema: ../../x.json\n",
+    );
+    let outside = root.path().parent().unwrap().join("x.json");
+    std::fs::write(&outside, "{\"type\": \"object\"}\n").unwrap();
+    Test::new(root.path())
+        .args(["tune", "results.jsonl", "--write", "a/b/out"])
+        .status(2)
+        .stderr(
+            "error: cannot write the config copy: agents/visual.yaml: outputSchema `../../x.json` is outside the config root; give it as an absolute path, or move the file under the root\n",
+        )
+        .run();
+    std::fs::remove_file(&outside).unwrap();
+    assert!(!root.path().join("a").exists(), "nothing is written");
+}
+
+#[test]
+fn a_relevance_or_a_score_out_of_range_is_refused_as_compare_and_stats_refuse_a_quality() {
+    let root = team();
+    let expect = Some(json!({"primary": "story"}));
+    let relevance = |r: f64| run_line("r1", "run-1", "story", &[("story", r)], expect.clone(), json!([]));
+    for (value, shown) in [(1.5, "1.5"), (-0.25, "-0.25")] {
+        root.write("bad.jsonl", routed_runs() + &relevance(value));
+        Test::new(root.path())
+            .args(["tune", "bad.jsonl"])
+            .status(2)
+            .stdout("")
+            .stderr(format!(
+                "error: bad.jsonl:9: the relevance of department `story` is {shown}; a relevance is between 0 and 1\n"
+            ))
+            .run();
+    }
+    let specialists = json!([{"agentId": "story-writer", "attempts": [{"attempt": 1, "score": 150.0}]}]);
+    root.write(
+        "bad.jsonl",
+        run_line("r1", "run-1", "story", &[("story", 0.5)], None, specialists),
+    );
+    Test::new(root.path())
+        .args(["tune", "bad.jsonl"])
+        .status(2)
+        .stderr(
+            "error: bad.jsonl:1: the score of attempt 1 of specialist `story-writer` is 150.0; a quality is between 0 and 100\n",
+        )
+        .run();
+    // The words `orch compare` and `orch stats` refuse a quality out of range in.
+    let quality = routed_runs().replacen("\"runId\":\"run-1\"", "\"overallQuality\":150.0,\"runId\":\"run-1\"", 1);
+    root.write("quality.jsonl", quality);
+    for command in [
+        &["compare", "quality.jsonl", "results.jsonl"][..],
+        &["stats", "quality.jsonl"],
+    ] {
+        root.write("results.jsonl", routed_runs());
+        Test::new(root.path())
+            .args(command)
+            .status(2)
+            .stderr("error: quality.jsonl:1: overallQuality is 150.0; a quality is between 0 and 100\n")
+            .run();
+    }
+}
