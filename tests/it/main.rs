@@ -79,3 +79,4 @@ mod traces;
 mod tune;
 mod validate;
 mod variants;
+mod worst_case;
