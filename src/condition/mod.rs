@@ -7,6 +7,7 @@
 //! macros (`all`, `exists`, `map`, `filter`) may nest inside one another ([`MAX_MACRO_DEPTH`]).
 
 mod bounds;
+mod names;
 mod scope;
 mod value;
 
@@ -81,6 +82,12 @@ impl Condition {
     /// The department ids it names as `departments.ID` or `departments['ID']`, sorted.
     pub fn departments(&self) -> &[String] {
         &self.departments
+    }
+
+    /// The names it reads from its scope (`request`, `output`, …), sorted: a macro's own
+    /// variables are not among them.
+    pub fn variables(&self) -> Vec<String> {
+        names::free(self.program.expression())
     }
 
     /// Evaluates it in `scope`: true or false, or why it could not be (a missing key, a
