@@ -11,6 +11,7 @@
 
 mod bounds;
 mod cost;
+mod names;
 mod scope;
 mod value;
 
@@ -37,6 +38,8 @@ pub struct Condition {
     /// The expression with every operation passed through a meter ([`cost::instrument`]).
     metered: Arc<cel::IdedExpr>,
     departments: Arc<[String]>,
+    /// The names it reads from its scope, sorted.
+    variables: Arc<[String]>,
 }
 
 /// Why an expression does not compile: a message and where in the expression (1-based).
@@ -79,6 +82,7 @@ impl Condition {
             text: text.into(),
             metered: Arc::new(cost::instrument(program.expression())),
             departments,
+            variables: names::free(program.expression()).into(),
         })
     }
 
@@ -90,6 +94,12 @@ impl Condition {
     /// The department ids it names as `departments.ID` or `departments['ID']`, sorted.
     pub fn departments(&self) -> &[String] {
         &self.departments
+    }
+
+    /// The names it reads from its scope (`request`, `output`, …), sorted: a macro's own
+    /// variables are not among them.
+    pub fn variables(&self) -> &[String] {
+        &self.variables
     }
 
     /// Evaluates it in `scope`: true or false, or why it could not be (a missing key, a

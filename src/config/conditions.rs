@@ -61,21 +61,16 @@ impl FromNode for Switch {
 pub struct ApproveEntry {
     /// The tool, where it is written.
     pub tool: At<String>,
-    /// Its condition, when it has one.
-    pub when: Option<Condition>,
+    /// Its condition, where it is written, when it has one.
+    pub when: Option<At<Condition>>,
 }
 
-/// Reads one `approve` entry: a string, or a mapping of `tool` and `when`.
+/// Reads one `approve` entry: a string, or a mapping of `tool` and `when`. A tool's name is
+/// never empty.
 pub fn approve_entry(d: &mut Decoder, item: &Node) -> Option<ApproveEntry> {
     let entries = match &item.value {
         Value::Str(s) => {
-            return Some(ApproveEntry {
-                tool: At {
-                    value: s.clone(),
-                    pos: item.pos,
-                },
-                when: None,
-            })
+            return named_tool(d, s, item.pos).map(|tool| ApproveEntry { tool, when: None });
         }
         Value::Map(entries) => entries,
         _ => {
@@ -92,17 +87,14 @@ pub fn approve_entry(d: &mut Decoder, item: &Node) -> Option<ApproveEntry> {
         );
     }
     let tool = match item.entry("tool") {
-        Some((
-            _,
-            Node {
-                value: Value::Str(s),
-                pos,
-            },
-        )) => At {
-            value: s.clone(),
-            pos: *pos,
+        Some((_, node)) => match &node.value {
+            Value::Str(s) => named_tool(d, s, node.pos)?,
+            _ => {
+                d.type_error(node, "`tool` in an entry of `approve`", "a tool's name (a string)");
+                return None;
+            }
         },
-        _ => {
+        None => {
             d.error(
                 item.pos,
                 "missing-key",
@@ -112,8 +104,28 @@ pub fn approve_entry(d: &mut Decoder, item: &Node) -> Option<ApproveEntry> {
         }
     };
     let when = match item.entry("when") {
-        Some((_, node)) => Some(compile(d, node, "when")?),
+        Some((_, node)) => Some(At {
+            value: compile(d, node, "when")?,
+            pos: node.pos,
+        }),
         None => None,
     };
     Some(ApproveEntry { tool, when })
+}
+
+/// The tool `name` at `pos`, or an error when it is empty (no tool has an empty name, so
+/// such an entry could never match a call).
+fn named_tool(d: &mut Decoder, name: &str, pos: super::node::Pos) -> Option<At<String>> {
+    if name.trim().is_empty() {
+        d.error(
+            pos,
+            "invalid-value",
+            "an entry of `approve` names no tool (an empty name); write a tool's name, or \"*\" for every tool".into(),
+        );
+        return None;
+    }
+    Some(At {
+        value: name.to_string(),
+        pos,
+    })
 }

@@ -130,12 +130,13 @@ fn read_files(root: &Path) -> Loaded {
         loaded.settings_file = shown.clone();
         loaded.files.definitions.push(root.to_path_buf());
         read_file(root, &shown, FileKind::Settings, &mut loaded);
-        return loaded;
+    } else {
+        let Some((settings, dirs)) = layout(root, &shown, &mut loaded.diagnostics) else {
+            return loaded;
+        };
+        read_layout(root, settings, dirs, &mut loaded);
     }
-    let Some((settings, dirs)) = layout(root, &shown, &mut loaded.diagnostics) else {
-        return loaded;
-    };
-    read_layout(root, settings, dirs, &mut loaded);
+    // A single file and a directory alike: a config without a department runs nothing.
     if loaded.wire.departments.is_empty() && !loaded.diagnostics.iter().any(Diagnostic::is_error) {
         loaded.diagnostics.push(whole_file(
             &loaded.settings_file.clone(),

@@ -1,9 +1,13 @@
 //! JSON Schemas (draft 2020-12) for editors, generated from the same key tables the decoder
 //! reads (`spec.rs`), so they cannot drift from what `orch validate` accepts: every key with
-//! its type, range, choices, default and doc, and `additionalProperties: false`.
+//! its type, range, choices, default and doc, the keys a mapping must have (`required`),
+//! and `additionalProperties: false`.
 
 use serde_json::{json, Map, Value};
 
+use super::definitions::{AgentKeys, DepartmentKeys};
+use super::ladder::RungWire;
+use super::mcp::ToolKeys;
 use super::spec::{KeySpec, Rule};
 
 /// The name of an environment variable.
@@ -93,11 +97,11 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
 fn approve() -> Value {
     json!({
         "oneOf": [{"const": "*"}, {"type": "array", "items": {"oneOf": [
-            {"type": "string"},
+            {"type": "string", "minLength": 1},
             {
                 "type": "object",
                 "properties": {
-                    "tool": {"type": "string"},
+                    "tool": {"type": "string", "minLength": 1},
                     "when": {"type": "string", "description": "A condition (CEL) over `arguments` and `tool`: approval only when it holds."}
                 },
                 "required": ["tool"],
@@ -118,7 +122,34 @@ pub fn object(keys: &[KeySpec], defaults: Option<&Value>) -> Value {
         }
         properties.insert(k.name.to_string(), s);
     }
-    json!({"type": "object", "properties": properties, "additionalProperties": false})
+    let mut schema = json!({"type": "object", "properties": properties, "additionalProperties": false});
+    let required = required(keys);
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+/// The keys a mapping with `keys` must have (the loader refuses it without them): a
+/// department's `id` and `head`, an agent's `id` and `role`, a rung's `model`, a tool
+/// entry's `server`, and a suite case's `id` and `prompt` (the mapping with `prompt` and
+/// `expect`).
+fn required(keys: &[KeySpec]) -> &'static [&'static str] {
+    let is = |of: &[KeySpec]| of.len() == keys.len() && of.iter().zip(keys).all(|(a, b)| a.name == b.name);
+    let has = |name: &str| keys.iter().any(|k| k.name == name);
+    if is(DepartmentKeys::KEYS) {
+        &["id", "head"]
+    } else if is(AgentKeys::KEYS) {
+        &["id", "role"]
+    } else if is(RungWire::KEYS) {
+        &["model"]
+    } else if is(ToolKeys::KEYS) {
+        &["server"]
+    } else if has("prompt") && has("expect") {
+        &["id", "prompt"]
+    } else {
+        &[]
+    }
 }
 
 /// A file that holds one definition (a mapping with `keys`) or a list under `list_key`.

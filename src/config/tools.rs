@@ -184,7 +184,9 @@ fn approve_when(approve: Option<&ApproveWire>) -> std::collections::BTreeMap<Str
         .collect();
     let mut out: std::collections::BTreeMap<String, crate::condition::Condition> = Default::default();
     for e in entries {
-        let Some(when) = &e.when else { continue };
+        let Some(when) = e.when.as_ref().map(|w| &w.value) else {
+            continue;
+        };
         if always.contains(e.tool.value.as_str()) || always.contains("*") {
             continue;
         }

@@ -47,7 +47,9 @@ pub fn check(wire: &WireConfig, settings_file: &str) -> Vec<Diagnostic> {
     checker.api_keys();
     checker.schemas();
     super::tools_check::check(wire, settings_file, &mut checker.out);
-    checker.out.extend(super::condition_check::check(&wire.departments));
+    checker
+        .out
+        .extend(super::condition_check::check(&wire.departments, &wire.agents));
     let providers: Vec<&str> = checker.providers.keys().copied().collect();
     let unknown_provider = |name: &str| unknown("provider", name, providers.iter());
     super::rungs::check(wire, &providers, unknown_provider, &mut checker.out);

@@ -1,6 +1,6 @@
-//! Variants (SPEC §22), once the config is read: `variants` checked (specialists and heads
-//! only, no `control`, weights at most 1, providers that exist), and a variant's settings
-//! laid over the agent as written ("control").
+//! Variants, once the config is read: `variants` checked (specialists and heads only, no
+//! `control`, weights at most 1, providers that exist, `escalate` only on a specialist's
+//! variant), and a variant's settings laid over the agent as written ("control").
 
 use super::diagnostic::Diagnostic;
 use super::model::Agent;
@@ -9,8 +9,8 @@ use super::variants::{basis_points, Assigned, Variant, BASIS, CONTROL};
 use super::wire::WireConfig;
 
 /// Checks every agent's `variants`: specialists and heads only, no `control`, weights at
-/// most 10,000 basis points in all, not both `temperature` and its execution setting, and
-/// each provider named exists.
+/// most 10,000 basis points in all, not both `temperature` and its execution setting, no
+/// `escalate` on a head's variant, and each provider named exists.
 pub fn check(wire: &WireConfig, providers: &[&str], unknown: impl Fn(&str) -> String, out: &mut Vec<Diagnostic>) {
     for a in &wire.agents {
         let Some(list) = &a.variants else {
@@ -48,6 +48,17 @@ pub fn check(wire: &WireConfig, providers: &[&str], unknown: impl Fn(&str) -> St
                         ),
                     ));
                 }
+            }
+            if let Some(l) = v
+                .escalate
+                .as_ref()
+                .filter(|l| a.role.value != Role::Specialist && !l.value.is_empty())
+            {
+                let (agent, role, variant) = (&a.id.value, a.role.value, &name.value);
+                let message = format!(
+                    "agent `{agent}` has role {role}: `escalate` in variant `{variant}` is for specialists only (heads, judges, routers and masters never escalate)"
+                );
+                out.push(error(l.pos, "invalid-value", message));
             }
             let chains = v.provider.iter().chain(
                 v.escalate

@@ -4,11 +4,8 @@
 use futures::future::BoxFuture;
 
 use super::Engine;
-use crate::plan::{self, clarification_line, PlanOptions, Question};
+use crate::plan::{self, clarification_line, PlanOptions, Question, ROUNDS};
 use crate::report::{Event, Report, RunStatus, Validation};
-
-/// Rounds of questions a run asks at most; then routing goes on with what it has.
-pub const ROUNDS: u32 = 2;
 
 /// Answers a run's questions.
 pub trait Answerer: Send + Sync {

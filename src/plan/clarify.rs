@@ -40,6 +40,23 @@ pub fn confidence(config: &Config, request: &str, router: &RouterStep) -> f64 {
     }
 }
 
+/// Rounds of questions a run asks at most; then routing goes on with what it has.
+pub const ROUNDS: u32 = 2;
+
+/// The router's calls a run of the plan may make at most: none without a router; else its
+/// first, and one more after each of the [`ROUNDS`] rounds of answered questions when the
+/// run may ask (not `urgent`).
+pub fn router_calls(config: &Config, routing: &super::Routing, options: &PlanOptions, urgent: bool) -> u64 {
+    if routing.router.is_none() {
+        return 0;
+    }
+    1 + if may_ask(config, options) && !urgent {
+        u64::from(ROUNDS)
+    } else {
+        0
+    }
+}
+
 /// Whether a run planned with `options` may stop to ask (SPEC §23): `clarifyBelow` > 0 and
 /// no `--department`. Such a run is planned even when nothing matches: it asks first.
 pub fn may_ask(config: &Config, options: &PlanOptions) -> bool {

@@ -1,5 +1,6 @@
-//! The most a plan can cost (SPEC §8.3): every call of the worst case, each reply at its
-//! `maxOutputTokens` and each prompt estimated at 4 characters a token, at `[pricing]`.
+//! The most a plan can cost: every call of the worst case (the router's, the departments',
+//! the summary's and the review's), each reply at its `maxOutputTokens` and each prompt
+//! estimated at 4 characters a token, at `[pricing]`.
 //! Unknown (`None`) when a model in the plan has no price, or a priced agent has no cap.
 //! Each request of a tool loop is priced like the first: tool results and earlier replies
 //! that a later request carries are not estimated.
@@ -13,8 +14,8 @@ fn agent_cost(config: &Config, agent_id: &str, calls: u64, prompt_chars: usize) 
     agent_cost_on(config, agent_id, 0, calls, prompt_chars)
 }
 
-/// [`agent_cost`] on rung `rung` of the agent's ladder (SPEC §20): its first provider's
-/// price of its model.
+/// [`agent_cost`] on rung `rung` of the agent's ladder: its first provider's price of its
+/// model.
 fn agent_cost_on(config: &Config, agent_id: &str, rung: usize, calls: u64, prompt_chars: usize) -> Option<f64> {
     if calls == 0 {
         return Some(0.0);
@@ -48,9 +49,7 @@ pub fn department_cost(
 ) -> Option<f64> {
     let chars = request.chars().count();
     let retries = u64::from(department_retries);
-    let head_requests = config
-        .agent(head)
-        .map_or(1, |h| requests_per_attempt(max_tool_calls(config, h)));
+    let head_requests = head_requests(config, head);
     if specialists.is_empty() {
         return agent_cost(config, head, (1 + retries) * head_requests, chars);
     }
@@ -67,14 +66,46 @@ pub fn department_cost(
         total += agent_cost(config, judge, attempts * samples, chars)?;
     }
     for s in specialists {
-        // Each attempt at its rung's price, as if every retry escalated.
+        // Attempt n runs at most on rung min(n - 1, top), and on any rung below it too
+        // (economy sends attempts back to rung 0): each at the dearest of those rungs.
         let top = config.agent(&s.agent_id).map_or(0, |a| config.top_rung(a));
         for n in 1..=u64::from(s.max_attempts) {
-            let rung = super::ladder::worst_rung(n, top);
-            total += agent_cost_on(config, &s.agent_id, rung, s.requests_per_attempt(), chars)?;
+            let highest = super::ladder::worst_rung(n, top);
+            total += dearest_rung_cost(config, &s.agent_id, highest, s.requests_per_attempt(), chars)?;
         }
     }
     Some(total)
+}
+
+/// The dearest of [`agent_cost_on`] over rungs 0..=`highest`; unknown when any is.
+fn dearest_rung_cost(config: &Config, agent_id: &str, highest: usize, calls: u64, chars: usize) -> Option<f64> {
+    (0..=highest).try_fold(0.0_f64, |dearest, rung| {
+        agent_cost_on(config, agent_id, rung, calls, chars).map(|c| dearest.max(c))
+    })
+}
+
+/// Requests one call of `agent_id` may send: a tool loop's `maxToolCalls + 1`, else 1.
+fn head_requests(config: &Config, agent_id: &str) -> u64 {
+    config
+        .agent(agent_id)
+        .map_or(1, |h| requests_per_attempt(max_tool_calls(config, h)))
+}
+
+/// The router's `calls` (its first, and one after each round of answered questions), each
+/// prompt estimated as the request and every department's line in the router's prompt.
+pub fn router_cost(config: &Config, calls: u64, request: &str) -> Option<f64> {
+    let Some(router) = config.settings.routing.router.as_deref().filter(|_| calls > 0) else {
+        return Some(0.0);
+    };
+    let listing: usize = config
+        .departments
+        .iter()
+        .map(|d| {
+            let keywords: usize = d.keywords.iter().map(|k| k.phrase.chars().count() + 2).sum();
+            d.id.chars().count() + d.name.chars().count() + d.description.chars().count().min(300) + keywords
+        })
+        .sum();
+    agent_cost(config, router, calls, request.chars().count() + listing)
 }
 
 /// The master's summary call, when the plan has one.
@@ -87,9 +118,9 @@ pub fn summary_cost(config: &Config, request: &str) -> Option<f64> {
     }
 }
 
-/// The review's calls at the worst (SPEC §24): the reviewer asked 1 + `maxRounds` times and
-/// each planned department's head revising once a round. Outputs the prompts carry are not
-/// estimated, as tool results are not.
+/// The review's calls at the worst: the reviewer asked 1 + `maxRounds` times and each
+/// planned department's head revising once a round (every request of its tool loop, when it
+/// has tools). Outputs the prompts carry are not estimated, as tool results are not.
 pub fn review_cost(config: &Config, review: Option<&super::ReviewPlan>, heads: &[&str], request: &str) -> Option<f64> {
     let Some(review) = review else { return Some(0.0) };
     let chars = request.chars().count();
@@ -97,22 +128,25 @@ pub fn review_cost(config: &Config, review: Option<&super::ReviewPlan>, heads: &
     let reviewer = agent_cost(config, &review.agent_id, 1 + rounds, chars)?;
     heads
         .iter()
-        .map(|head| agent_cost(config, head, rounds, chars))
+        .map(|head| agent_cost(config, head, rounds * head_requests(config, head), chars))
         .sum::<Option<f64>>()
         .map(|revisions| reviewer + revisions)
 }
 
-/// The most the whole plan can cost: its departments, the summary and the review.
+/// The most the whole plan can cost: the router's `router_calls`, its departments, the
+/// summary and the review.
 pub fn plan_cost(
     config: &Config,
     departments: &[super::DepartmentPlan],
     review: Option<&super::ReviewPlan>,
+    router_calls: u64,
     request: &str,
 ) -> Option<f64> {
     let heads: Vec<&str> = departments.iter().map(|d| d.head.as_str()).collect();
     departments
         .iter()
         .map(|d| d.max_cost_usd)
+        .chain([router_cost(config, router_calls, request)])
         .chain([summary_cost(config, request)])
         .chain([review_cost(config, review, &heads, request)])
         .sum()

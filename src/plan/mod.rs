@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
-pub use clarify::{clarification_line, is_follow_up, may_ask, questions, Question};
+pub use clarify::{clarification_line, is_follow_up, may_ask, questions, Question, ROUNDS};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
 pub use dag::{Dag, Indices};
 pub use follow_up::{PreviousTurn, Turn};
@@ -235,7 +235,7 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
     let llm_grading = config.settings.grading.method == GradingMethod::Llm;
     let urgency = urgency::urgency(request, &config.settings.routing.urgent_terms);
     let planning = Planning {
-        urgent: urgency > config.settings.routing.urgent_above,
+        urgent: is_urgent(config, urgency),
         config,
         request,
         options,
@@ -256,9 +256,11 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
     }
     let summary = config.settings.aggregation.synthesize;
     let call_budget = u64::from(config.settings.limits.max_calls);
-    // The router's one call, when it is (or would be) asked.
+    // The router's first call, when it is (or would be) asked; at most its calls after
+    // each round of answered questions too.
+    let router_calls = clarify::router_calls(config, &routing, options, is_urgent(config, urgency));
     let extra = u64::from(summary) + u64::from(routing.router.is_some());
-    let review = review::plan(config, departments.len());
+    let review = review::plan(config, &departments);
     // A department with `when` may be skipped: the fewest calls count it as not run, the
     // most as run (SPEC §21).
     let min_calls = departments
@@ -268,9 +270,11 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         .sum::<u64>()
         + extra
         + review.as_ref().map_or(0, |r| r.min_calls);
-    let max_calls =
-        departments.iter().map(|d| d.max_calls).sum::<u64>() + extra + review.as_ref().map_or(0, |r| r.max_calls);
-    let max_cost_usd = cost::plan_cost(config, &departments, review.as_ref(), request);
+    let max_calls = departments.iter().map(|d| d.max_calls).sum::<u64>()
+        + u64::from(summary)
+        + router_calls
+        + review.as_ref().map_or(0, |r| r.max_calls);
+    let max_cost_usd = cost::plan_cost(config, &departments, review.as_ref(), router_calls, request);
     let mcp_servers = tools::servers(config, &tools::tool_agents(config, &departments, &routing));
     Ok(Plan {
         request: request.to_string(),
@@ -290,6 +294,11 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
         review,
         urgency,
     })
+}
+
+/// Whether a request of `urgency` is urgent: above `routing.urgentAbove`.
+fn is_urgent(config: &Config, urgency: f64) -> bool {
+    urgency > config.settings.routing.urgent_above
 }
 
 /// What every department's plan is made from.

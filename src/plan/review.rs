@@ -1,5 +1,5 @@
-//! The cross-department review in a plan (SPEC §24): who reviews, how many rounds, and the
-//! calls it may add.
+//! The cross-department review in a plan: who reviews, how many rounds, and the calls it
+//! may add.
 
 use serde::Serialize;
 
@@ -15,23 +15,28 @@ pub struct ReviewPlan {
     pub max_rounds: u32,
     /// The fewest calls it adds: one review.
     pub min_calls: u64,
-    /// The most: 1 + maxRounds × (1 + departments).
+    /// The most: 1 + maxRounds × (1 + the heads' requests), where a head's revision is one
+    /// request, or its tool loop's `maxToolCalls + 1` when it has tools.
     pub max_calls: u64,
 }
 
-/// The review of a plan with `departments` planned departments: none without a reviewer
-/// or with fewer than two departments (no review can run).
-pub fn plan(config: &Config, departments: usize) -> Option<ReviewPlan> {
+/// The review of a plan of `departments`: none without a reviewer or with fewer than two
+/// departments (no review can run).
+pub fn plan(config: &Config, departments: &[super::DepartmentPlan]) -> Option<ReviewPlan> {
     let aggregation = &config.settings.aggregation;
     let agent_id = aggregation.review.clone()?;
-    if departments < 2 {
+    if departments.len() < 2 {
         return None;
     }
     let rounds = u64::from(aggregation.max_rounds);
+    let revisions: u64 = departments
+        .iter()
+        .map(|d| super::tools::requests_per_attempt(d.head_max_tool_calls))
+        .sum();
     Some(ReviewPlan {
         agent_id,
         max_rounds: aggregation.max_rounds,
         min_calls: 1,
-        max_calls: 1 + rounds * (1 + departments as u64),
+        max_calls: 1 + rounds * (1 + revisions),
     })
 }

@@ -826,6 +826,38 @@ fn explain_prices_the_reviewers_calls_and_each_heads_revisions() {
     assert!((added - 0.007).abs() < 1e-9, "{with} {without}");
 }
 
+#[test]
+fn a_head_with_tools_revises_in_a_tool_loop_counted_and_priced() {
+    // Head `ha` may make 2 tool calls an attempt: 3 requests a revision. Every reply at 1,000
+    // tokens of $1 a million, prompts free: $0.001 a call.
+    let config = |review: &str| {
+        Root::orch_yaml(format!(
+            "defaults: {{ provider: local, model: priced, maxOutputTokens: 1000 }}\n\
+             providers:\n  local: {{ kind: openai, baseUrl: \"http://127.0.0.1:9/v1\" }}\n\
+             pricing:\n  priced: {{ input: 0, output: 1.0 }}\n\
+             mcpServers:\n  fx: {{ command: x }}\n\
+             aggregation: {{ review: \"{review}\", maxRounds: 2 }}\n\
+             departments:\n  - {{ id: a, keywords: [alpha], head: ha }}\n  - {{ id: b, keywords: [beta], head: hb }}\n\
+             agents:\n  - {{ id: ha, role: head, department: a, tools: [{{ server: fx }}], executionSettings: {{ maxToolCalls: 2 }} }}\n\
+             \x20 - {{ id: hb, role: head, department: b }}\n  - {{ id: rv, role: judge }}\n"
+        ))
+    };
+    let plan = |root: &Root| {
+        json(
+            &Test::new(root.path())
+                .args(["explain", "--specialists", "never", "--format", "json", "alpha beta"])
+                .run(),
+        )
+    };
+    let (with, without) = (plan(&config("rv")), plan(&config("")));
+    // 1 review, then 2 rounds of: 1 review, 3 requests of `ha`, 1 of `hb`.
+    assert_eq!(with["review"]["maxCalls"], 1 + 2 * (1 + 3 + 1), "{with}");
+    let calls = with["maxCalls"].as_u64().unwrap() - without["maxCalls"].as_u64().unwrap();
+    assert_eq!(calls, 11);
+    let added = with["maxCostUsd"].as_f64().unwrap() - without["maxCostUsd"].as_f64().unwrap();
+    assert!((added - 0.011).abs() < 1e-9, "{with} {without}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_during_the_review_leaves_the_run_partial_not_a_success() {
     let script = crate::common::mock::Script::new(&[]).with_agent_delay("rv", std::time::Duration::from_secs(60));
