@@ -94,8 +94,8 @@ pub fn check(departments: &[DepartmentWire], agents: &[AgentWire]) -> Vec<Diagno
     let mut diags = Vec::new();
     for w in &written {
         for name in w.condition.variables() {
-            if !w.place.sees(&name) {
-                diags.push(Diagnostic::error(w.file, w.pos, "unknown-name", w.place.unseen(&name)));
+            if !w.place.sees(name) {
+                diags.push(Diagnostic::error(w.file, w.pos, "unknown-name", w.place.unseen(name)));
             }
         }
         for id in w.condition.departments() {
