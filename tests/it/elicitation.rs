@@ -100,6 +100,24 @@ fn a_declined_or_cancelled_question_leaves_the_run_needs_input() {
     assert_eq!(result["structuredContent"]["status"], "needs-input");
 }
 
+#[test]
+fn a_question_the_client_never_answers_ends_at_the_deadline_as_needs_input() {
+    if python().is_none() {
+        return;
+    }
+    let root = Root::orch_yaml(format!("{TEAM}limits: {{ deadline: 1 }}\n"));
+    // The answer comes 30 s late: the run has ended at its deadline of 1 s by then.
+    let late = json!([{"after": 30, "action": "accept", "content": {"answer": "the plot"}}]);
+    let (result, asked) = elicited_run(root.path(), "deny", late, "tell me about the scene");
+    assert_eq!(asked.len(), 1);
+    let report = &result["structuredContent"];
+    assert_eq!(
+        (&report["status"], &report["asks"], &report["departments"]),
+        (&json!("needs-input"), &json!(true), &json!([]))
+    );
+    assert_eq!(report["questions"][0]["text"], WHICH);
+}
+
 fn approval_schema() -> Value {
     json!({"type": "object", "properties": {"approve": {"type": "boolean"}, "reason": {"type": "string"}},
            "required": ["approve"]})
