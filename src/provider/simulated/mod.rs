@@ -328,8 +328,14 @@ fn synthesis(req: &CompletionRequest, rng: &mut Rng) -> String {
     out
 }
 
+/// The master's summary of the departments in the prompt: each block's `## NAME` follows an
+/// empty line, while a heading an output starts with follows its department's line directly.
 fn summary(req: &CompletionRequest) -> String {
-    let departments: Vec<&str> = req.prompt.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    let lines: Vec<&str> = req.prompt.lines().collect();
+    let departments: Vec<&str> = (lines.windows(2))
+        .filter(|pair| pair[0].is_empty())
+        .filter_map(|pair| pair[1].strip_prefix("## "))
+        .collect();
     format!(
         "# Production summary\n\n{} delivered: {}.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's core.",
         crate::text::count(departments.len(), "department"),
