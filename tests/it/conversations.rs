@@ -575,4 +575,9 @@ fn the_planner_example_asks_hurries_and_follows_up_offline() {
         ),
         (json!("outlets"), json!("follow-up of turn 1"), json!(2))
     );
+    // The router found nothing relevant in the follow-up: an answer, not a failure.
+    assert_eq!(
+        (&follow_up["routing"]["method"], &follow_up["routing"]["routerError"]),
+        (&json!("hybrid"), &Value::Null)
+    );
 }
