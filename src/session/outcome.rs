@@ -78,7 +78,10 @@ pub fn needs_input(report: &Report, journal: Option<&std::path::Path>) -> String
 
 /// How many questions a run that stopped to ask asked: "needs input: 1 question asked".
 fn asked(report: &Report) -> String {
-    format!("needs input: {} asked", crate::text::count(report.questions.len(), "question"))
+    format!(
+        "needs input: {} asked",
+        crate::text::count(report.questions.len(), "question")
+    )
 }
 
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, paused 5, below

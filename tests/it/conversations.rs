@@ -150,7 +150,16 @@ fn answers_on_the_terminal_are_appended_and_routing_runs_again_at_most_twice() {
 #[test]
 fn a_question_nobody_answers_ends_at_the_deadline_as_needs_input() {
     let root = Root::orch_yaml(TEAM);
-    let args = ["run", "--format", "json", "--approvals", "prompt", "--deadline", "1", "the scene"];
+    let args = [
+        "run",
+        "--format",
+        "json",
+        "--approvals",
+        "prompt",
+        "--deadline",
+        "1",
+        "the scene",
+    ];
     let out = crate::common::with_silent_stdin(root.path(), &args);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let report = json(&out);
