@@ -49,7 +49,9 @@ pub enum Uncounted {
     /// The same case run was counted already.
     #[error(
         "run {repeat} of `{suite}/{case}` is also at line {first}; each case run may be counted \
-         once (a shard concatenated twice, or two suites of one name?)"
+         once (a suite run twice into one file: `orch test --results` appends, so give each run a \
+         fresh file, or finish an interrupted one with `--resume`; or a shard concatenated twice, \
+         or two suites of one name)"
     )]
     Twice {
         /// Which run of the case.
@@ -407,7 +409,7 @@ mod tests {
         ]
         .concat();
         let error = side(&(text.clone() + "nope\n")).unwrap_err().to_string();
-        assert!(error.ends_with(":3: run 1 of `s/a` is also at line 2; each case run may be counted once (a shard concatenated twice, or two suites of one name?)"), "{error}");
+        assert!(error.ends_with(":3: run 1 of `s/a` is also at line 2; each case run may be counted once (a suite run twice into one file: `orch test --results` appends, so give each run a fresh file, or finish an interrupted one with `--resume`; or a shard concatenated twice, or two suites of one name)"), "{error}");
         // A line that is not a result before any run counted twice is the error.
         let error = side(&format!("{}nope\n{}", line("a", 1, true), line("a", 1, true))).unwrap_err();
         assert!(

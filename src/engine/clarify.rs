@@ -1,9 +1,9 @@
-//! Asking before guessing (SPEC §23): the rounds of questions before a run routes, and who
+//! Asking before guessing: the rounds of questions before a run routes, and who
 //! answers them (a person at the terminal, `orch resume --answer`, an MCP client).
 
 use futures::future::BoxFuture;
 
-use super::Engine;
+use super::{far_future, Engine};
 use crate::plan::{self, clarification_line, PlanOptions, Question, ROUNDS};
 use crate::report::{Event, Report, RunStatus, Validation};
 
@@ -62,10 +62,13 @@ pub async fn ask_round(
         q.id = format!("q{}", asked.questions.len() + 1);
         asked.questions.push(q.clone());
     }
+    // Answers are waited for inside the run's deadline, as approvals are: one that has not
+    // come when it passes leaves the question unanswered.
+    let deadline = engine.deadline().unwrap_or_else(far_future);
     let mut lines = Vec::new();
     for q in &questions {
-        match engine.answerer.answer(q).await {
-            Some(a) if !a.trim().is_empty() => lines.push(clarification_line(q, &a)),
+        match tokio::time::timeout_at(deadline, engine.answerer.answer(q)).await {
+            Ok(Some(a)) if !a.trim().is_empty() => lines.push(clarification_line(q, &a)),
             _ => break,
         }
     }

@@ -102,7 +102,14 @@ pub async fn serve_http(
                 if !token.admits(request.headers()) {
                     return Ok::<_, Infallible>(unauthorized::<Full<Bytes>>().map(BodyExt::boxed));
                 }
-                Ok(service.handle(request).await)
+                let closes = request.method() == hyper::Method::DELETE;
+                let mut response = service.handle(request).await;
+                // A session closed by its client: 200, as clients (the Python SDK's among
+                // them) expect, where rmcp answers 202.
+                if closes && response.status() == hyper::StatusCode::ACCEPTED {
+                    *response.status_mut() = hyper::StatusCode::OK;
+                }
+                Ok(response)
             }
         });
         tokio::spawn(async move {

@@ -1,4 +1,4 @@
-//! Who answers a run's questions (SPEC §23): the `--answer`s of `orch resume`, in order,
+//! Who answers a run's questions: the `--answer`s of `orch resume`, in order,
 //! then a person at the terminal (`--approvals prompt`); else nobody (`needs-input`).
 
 use std::io::Write;
@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 
+use super::approvals::OpenLine;
 use crate::cli::ApprovalMode;
 use crate::engine::{Answerer, NoAnswers};
 use crate::plan::Question;
@@ -43,7 +44,8 @@ impl Answerer for Answers {
 }
 
 /// Asks `question` on stderr and reads one line of standard input; an empty line or the
-/// end of input leaves it unanswered.
+/// end of input leaves it unanswered. The question's line is ended when no Enter ends it
+/// (the end of input, or the run's deadline passing while it waits).
 async fn ask(question: &Question) -> Option<String> {
     let shown = format!(
         "question {}: {}\n  ({})\nanswer: ",
@@ -54,6 +56,7 @@ async fn ask(question: &Question) -> Option<String> {
     let mut err = std::io::stderr();
     let _ = err.write_all(shown.as_bytes());
     let _ = err.flush();
+    let mut open = OpenLine(true);
     let read = tokio::task::spawn_blocking(|| {
         let mut line = String::new();
         match std::io::stdin().read_line(&mut line) {
@@ -61,5 +64,8 @@ async fn ask(question: &Question) -> Option<String> {
             Ok(_) => Some(line.trim().to_string()),
         }
     });
-    read.await.ok().flatten().filter(|a| !a.is_empty())
+    let answer = read.await.ok().flatten();
+    // The person's Enter ended the line.
+    open.0 = answer.is_none();
+    answer.filter(|a| !a.is_empty())
 }

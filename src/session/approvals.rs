@@ -183,7 +183,7 @@ impl Approver for Prompter {
 /// Whether the terminal's last line is a question no Enter has ended. Dropped so (standard
 /// input closed, or the run stopped while it waited: Ctrl-C, the deadline) it ends the
 /// line, so the `error:` that follows starts a line of its own.
-struct OpenLine(bool);
+pub(super) struct OpenLine(pub(super) bool);
 
 impl Drop for OpenLine {
     fn drop(&mut self) {

@@ -9,12 +9,7 @@ pub fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) ->
     match exit {
         Exit::Success => None,
         Exit::Interrupted | Exit::Terminated => Some("interrupted; the report holds what finished".into()),
-        Exit::Failed => Some(
-            report
-                .error
-                .clone()
-                .unwrap_or_else(|| "unable to generate: every department failed".into()),
-        ),
+        Exit::Failed => Some(failure(report)),
         Exit::Partial => {
             let not_ok = report
                 .departments
@@ -35,8 +30,26 @@ pub fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) ->
             crate::text::fmt_score(report.overall_quality),
             crate::text::fmt_score(min_quality.unwrap_or_default())
         )),
+        Exit::Paused if report.status == RunStatus::NeedsInput => Some(format!(
+            "{}; answer them from a client that supports elicitation, or in the prompt of a new run",
+            asked(report)
+        )),
         Exit::Paused => Some(waiting(report)),
         Exit::Usage => None,
+    }
+}
+
+/// The run's error; when every department failed, with the first one's cause
+/// (``unable to generate: every department failed; first, `story`: connection refused by …``).
+fn failure(report: &Report) -> String {
+    const EVERY: &str = "unable to generate: every department failed";
+    let error = report.error.as_deref().unwrap_or(EVERY);
+    let first = (report.departments.iter())
+        .find(|d| d.status == DepartmentStatus::Failed)
+        .and_then(|d| Some((&d.department_id, d.error.as_deref()?)));
+    match first {
+        Some((id, cause)) if error == EVERY => format!("{error}; first, `{id}`: {cause}"),
+        _ => error.to_string(),
     }
 }
 
@@ -47,10 +60,9 @@ pub fn waiting(report: &Report) -> String {
     format!("paused: {} {verb} for a decision", crate::text::count(n, "item"))
 }
 
-/// The one line of a run that stopped to ask (SPEC §23): how many questions, and how to
+/// The one line of a run that stopped to ask: how many questions, and how to
 /// answer them (`orch resume FILE --answer TEXT` with a journal, else on the terminal).
 pub fn needs_input(report: &Report, journal: Option<&std::path::Path>) -> String {
-    let open = report.questions.len();
     let how = match journal {
         Some(file) => format!(
             "answer with `orch resume {} --answer TEXT` (one per question, in order)",
@@ -61,7 +73,15 @@ pub fn needs_input(report: &Report, journal: Option<&std::path::Path>) -> String
                 .into()
         }
     };
-    format!("needs input: {} asked; {how}", crate::text::count(open, "question"))
+    format!("{}; {how}", asked(report))
+}
+
+/// How many questions a run that stopped to ask asked: "needs input: 1 question asked".
+fn asked(report: &Report) -> String {
+    format!(
+        "needs input: {} asked",
+        crate::text::count(report.questions.len(), "question")
+    )
 }
 
 /// The exit code of a finished run: interrupted 130, failed 1, partial 4, paused 5, below

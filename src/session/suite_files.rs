@@ -8,7 +8,7 @@ use std::path::Path;
 use super::SessionError;
 use crate::cli::TestArgs;
 use crate::sink::LineFile;
-use crate::suite::{self, Named, Pending, Resumed};
+use crate::suite::{self, Done, Named, Pending, Resumed, Selection, Suite};
 
 /// `--resume`'s file (appended after its last whole line) or `--results`'s, if given.
 pub fn results_file(args: &TestArgs, resumed: &Resumed) -> Result<Option<LineFile>, SessionError> {
@@ -18,6 +18,36 @@ pub fn results_file(args: &TestArgs, resumed: &Resumed) -> Result<Option<LineFil
         (None, None) => return Ok(None),
     };
     file.map(Some).map_err(|e| SessionError::refused(e.to_string()))
+}
+
+/// Warns when `--results` (not `--resume`) names a file that already holds runs of the
+/// cases about to run: it is appended to, and `orch compare` counts each case run once.
+pub fn warn_if_held(args: &TestArgs, suites: &[Suite], chosen: Selection) {
+    let (None, Some(path)) = (&args.resume, &args.results) else {
+        return;
+    };
+    // A file that is not a results file is refused when it is read; nothing to warn of here.
+    let Ok(held) = suite::resume(path) else {
+        return;
+    };
+    if held.done.is_empty() {
+        return;
+    }
+    let done = Done::of(&held);
+    let again = (chosen.each())
+        .filter(|(i, case)| {
+            let repeats = args.repeat.unwrap_or(case.repeat) as usize;
+            done.left(&suites[*i], case, args.repeat).len() < repeats
+        })
+        .count();
+    if again > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: {} already holds runs of {} about to run: `--results` appends, and `orch compare` refuses a file holding a case run twice; give each suite run a fresh file, or finish an interrupted one with `--resume`",
+            crate::text::printable(&path.display().to_string()),
+            crate::text::count(again, "case")
+        );
+    }
 }
 
 /// `--junit`, checked writable before anything runs.

@@ -213,7 +213,9 @@ fn unreadable_and_malformed_files_are_located_and_exit_2() {
         "twice.jsonl",
         Some(&format!("{good}{good}")),
         "twice.jsonl:3: run 1 of `s/steady` is also at line 1; each case run may be counted once \
-         (a shard concatenated twice, or two suites of one name?)",
+         (a suite run twice into one file: `orch test --results` appends, so give each run a fresh \
+         file, or finish an interrupted one with `--resume`; or a shard concatenated twice, or two \
+         suites of one name)",
     );
     refused(
         "empty.jsonl",
@@ -348,4 +350,39 @@ fn markdown_lists_at_most_fifty_cases_regressions_first() {
     assert!(rows[49].contains("` s/r49 `"));
     assert!(text.contains("\n…and 11 more (`orch compare --format json` lists every case).\n"));
     assert!(text.starts_with("## ✗ orch compare: 60 regressed (0 significant at alpha 0.05), 1 improved,"));
+}
+
+#[test]
+fn a_suite_run_twice_into_one_results_file_warns_and_compare_says_how_to_mend_it() {
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "config: .\ncases:\n  - { id: a, prompt: a scene }\n  - { id: b, prompt: a character }\n",
+    );
+    let run = || Test::new(root.path()).args(["test", "s.yaml", "--results", "r.jsonl"]);
+    run().status(0).stderr("").run();
+    // The second run appends both cases again, and says so.
+    run()
+        .status(0)
+        .stderr(
+            "warning: r.jsonl already holds runs of 2 cases about to run: `--results` appends, and `orch compare` \
+             refuses a file holding a case run twice; give each suite run a fresh file, or finish an interrupted one \
+             with `--resume`\n",
+        )
+        .run();
+    // A fresh file gets no warning.
+    Test::new(root.path())
+        .args(["test", "s.yaml", "--results", "fresh.jsonl"])
+        .status(0)
+        .stderr("")
+        .run();
+    Test::new(root.path())
+        .args(["compare", "fresh.jsonl", "r.jsonl"])
+        .status(2)
+        .stderr(
+            "error: r.jsonl:3: run 1 of `s/a` is also at line 1; each case run may be counted once (a suite run \
+             twice into one file: `orch test --results` appends, so give each run a fresh file, or finish an \
+             interrupted one with `--resume`; or a shard concatenated twice, or two suites of one name)\n",
+        )
+        .run();
 }

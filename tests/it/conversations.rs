@@ -148,6 +148,38 @@ fn answers_on_the_terminal_are_appended_and_routing_runs_again_at_most_twice() {
 }
 
 #[test]
+fn a_question_nobody_answers_ends_at_the_deadline_as_needs_input() {
+    let root = Root::orch_yaml(TEAM);
+    let args = [
+        "run",
+        "--format",
+        "json",
+        "--approvals",
+        "prompt",
+        "--deadline",
+        "1",
+        "the scene",
+    ];
+    let out = crate::common::with_silent_stdin(root.path(), &args);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(
+        (&report["status"], &report["asks"], &report["departments"]),
+        (&json!("needs-input"), &json!(true), &json!([]))
+    );
+    assert_eq!(report["questions"][0]["text"], WHICH);
+    assert_eq!(report["usage"]["calls"], 0);
+    // The question's line is ended before the error line.
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "question q1: {WHICH}\n  (confidence 0.35 below clarifyBelow 0.5)\nanswer: \nerror: needs input: 1 question asked; \
+             run again with `--approvals prompt` to answer on the terminal, or with `--journal FILE` to answer later\n"
+        )
+    );
+}
+
+#[test]
 fn a_journaled_run_that_stopped_for_input_resumes_with_its_answers() {
     let root = Root::orch_yaml(TEAM);
     let journal = root.path().join("run.journal");
@@ -551,5 +583,10 @@ fn the_planner_example_asks_hurries_and_follows_up_offline() {
             follow_up["session"]["turn"].clone()
         ),
         (json!("outlets"), json!("follow-up of turn 1"), json!(2))
+    );
+    // The router found nothing relevant in the follow-up: an answer, not a failure.
+    assert_eq!(
+        (&follow_up["routing"]["method"], &follow_up["routing"]["routerError"]),
+        (&json!("hybrid"), &Value::Null)
     );
 }

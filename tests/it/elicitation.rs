@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::common::mcp_client::{client, over_stdio, python};
+use crate::common::mcp_client::{client, over_stdio, python, texts};
 use crate::common::{blocking, Root};
 
 // The team and the question of the conversations tests (two character specialists
@@ -98,6 +98,29 @@ fn a_declined_or_cancelled_question_leaves_the_run_needs_input() {
     let args = json!({"prompt": "tell me about the scene"}).to_string();
     let (result, _) = client(&python, &over_stdio(root.path()), &["call", "run", &args], &[]);
     assert_eq!(result["structuredContent"]["status"], "needs-input");
+    // Its message says what stopped it, as the CLI's `error:` line does.
+    assert_eq!(
+        texts(&result).last().copied(),
+        Some("needs input: 1 question asked; answer them from a client that supports elicitation, or in the prompt of a new run")
+    );
+}
+
+#[test]
+fn a_question_the_client_never_answers_ends_at_the_deadline_as_needs_input() {
+    if python().is_none() {
+        return;
+    }
+    let root = Root::orch_yaml(format!("{TEAM}limits: {{ deadline: 1 }}\n"));
+    // The answer comes 30 s late: the run has ended at its deadline of 1 s by then.
+    let late = json!([{"after": 30, "action": "accept", "content": {"answer": "the plot"}}]);
+    let (result, asked) = elicited_run(root.path(), "deny", late, "tell me about the scene");
+    assert_eq!(asked.len(), 1);
+    let report = &result["structuredContent"];
+    assert_eq!(
+        (&report["status"], &report["asks"], &report["departments"]),
+        (&json!("needs-input"), &json!(true), &json!([]))
+    );
+    assert_eq!(report["questions"][0]["text"], WHICH);
 }
 
 fn approval_schema() -> Value {

@@ -18,7 +18,7 @@ async fn a_run_where_every_department_fails_says_so_on_stderr() {
     let out = Test::new(root.path())
         .args(["run", "--format", "json", "Aladdin"])
         .status(1)
-        .stderr("error: unable to generate: every department failed\n")
+        .stderr("error: unable to generate: every department failed; first, `d`: HTTP 400: bad request\n")
         .run();
     assert_eq!(json(&out)["status"], "failed");
 }

@@ -133,6 +133,21 @@ fn past_the_session_cap_the_longest_idle_session_is_dropped() {
 }
 
 #[test]
+fn a_session_the_client_closes_is_answered_200_and_is_gone() {
+    let root = Root::minimal();
+    let server = Server::start(&root, ":0", &[], &[]);
+    let id = server.session(&[]);
+    let closed = Client::new()
+        .delete(format!("http://127.0.0.1:{}/mcp", server.port))
+        .header("mcp-session-id", &id)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .unwrap();
+    assert_eq!(closed.status(), StatusCode::OK);
+    assert_eq!(server.list(&id, &[]).0, StatusCode::NOT_FOUND);
+}
+
+#[test]
 fn a_foreign_origin_is_refused_and_a_loopback_one_served() {
     let root = Root::minimal();
     let server = Server::start(&root, ":0", &[], &[]);

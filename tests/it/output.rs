@@ -60,6 +60,19 @@ fn text_prints_the_summary_alone_and_the_tree_ends_with_it() {
     assert_eq!(tree.matches("Production summary").count(), 1, "{tree}");
 }
 
+#[test]
+fn the_summary_counts_the_departments_not_the_headings_of_their_outputs() {
+    // Character's head answers directly, its output starting with a heading of its own.
+    Test::new(&repo())
+        .args(["run", "--format", "text", "Design the main character's costume"])
+        .status(0)
+        .stdout(
+            "# Production summary\n\n1 department delivered: Character Department.\n\nEach output builds on the \
+             ones it depends on, and the pieces agree on the request's core.\n",
+        )
+        .run();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_summary_each_department_s_output_under_its_name_a_json_one_pretty() {
     let server = answering("{\"scene\": \"rooftops\", \"beats\": [1, 2]}").await;

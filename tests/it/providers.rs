@@ -259,6 +259,24 @@ fn connection_refused_is_reported() {
     assert_eq!(r["status"], "failed");
 }
 
+#[test]
+fn a_failed_run_s_error_line_names_the_first_department_s_cause() {
+    let port = 9;
+    let root = solo_on(&format!("http://127.0.0.1:{port}"), ", maxRetries: 1", 10.0);
+    for format in ["text", "json"] {
+        let out = orch(root.path(), &["run", "--format", format, "Aladdin"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: unable to generate: every department failed; first, `d`: HTTP error: connection refused \
+                 by provider `mock` at http://127.0.0.1:{port}/chat/completions (is its server running?)\n"
+            ),
+            "--format {format}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_https_base_url_speaks_tls() {
     // A plain-HTTP server behind an https:// URL: the client's TLS hello gets no TLS back.

@@ -322,7 +322,7 @@ async fn max_calls_is_never_exceeded_and_the_report_is_still_printed() {
     let root = chain(&server.uri(), "");
     let out = json_run(&root, &["--max-calls", "5", CHAIN_REQUEST])
         .status(1)
-        .stderr("error: unable to generate: every department failed\n")
+        .stderr("error: unable to generate: every department failed; first, `audio`: budget exhausted: limits.maxCalls (5) reached\n")
         .run();
     let r = json(&out);
     assert_eq!(script.seen().len(), 5);

@@ -11,7 +11,8 @@ Scenarios (each prints one JSON document on stdout, results as they are on the w
     progress NAME ARGS         one tools/call with a progressToken: result and notifications
     elicit REPLIES NAME ARGS   one tools/call from a client that declares elicitation: each
                                elicitation/create gets the next of REPLIES (`{"action", "content"}`;
-                               `cancel` once they run out); the result and what was asked
+                               `cancel` once they run out; a reply with `"after": SECONDS` is sent
+                               that late); the result and what was asked
 """
 
 import json
@@ -35,7 +36,8 @@ def replying(replies, asked):
 
     async def callback(context, params):
         asked.append(wire(params))
-        reply = replies.pop(0) if replies else {"action": "cancel"}
+        reply = dict(replies.pop(0) if replies else {"action": "cancel"})
+        await anyio.sleep(reply.pop("after", 0))
         return types.ElicitResult(**reply)
 
     return callback

@@ -121,9 +121,11 @@ impl Provider for Simulated {
     }
 }
 
-/// The simulated router (SPEC §9): a department's relevance grows with the words it shares
-/// with the request (its name, description and keywords, plurals folded), 1 − 0.6ⁿ for n
-/// shared words; complexity by the request's length.
+/// The simulated router: a department's relevance grows with the words it shares with the
+/// request (its name, description and keywords, plurals folded), 1 − 0.6ⁿ for n shared
+/// words; complexity by the request's length. A request that shares no word with any
+/// department gets every department at relevance 0, as a model that found nothing relevant
+/// answers (an empty list would read as an unusable reply).
 fn router_reply(prompt: &str) -> String {
     let stem = |w: &str| w.strip_suffix('s').filter(|s| s.len() > 3).unwrap_or(w).to_string();
     let words_of = |text: &str| -> Vec<String> {
@@ -136,12 +138,14 @@ fn router_reply(prompt: &str) -> String {
     let request = prompt.lines().find_map(|l| l.strip_prefix("Request: ")).unwrap_or("");
     let asked = words_of(request);
     let mut departments = Vec::new();
+    let mut unrelated = Vec::new();
     for line in prompt.lines().filter_map(|l| l.strip_prefix("- id: ")) {
         let (id, rest) = line.split_once(" | ").unwrap_or((line, ""));
         let known = words_of(rest);
         let mut shared: Vec<&str> = asked.iter().filter(|w| known.contains(w)).map(String::as_str).collect();
         shared.dedup();
         if shared.is_empty() {
+            unrelated.push(serde_json::json!({"id": id.trim(), "relevance": 0.0, "reason": "shares no word"}));
             continue;
         }
         let relevance = crate::text::round_to_2(1.0 - 0.6f64.powi(shared.len() as i32));
@@ -150,6 +154,9 @@ fn router_reply(prompt: &str) -> String {
             "relevance": relevance,
             "reason": format!("shares {}", shared.join(", ")),
         }));
+    }
+    if departments.is_empty() {
+        departments = unrelated;
     }
     let complexity = match request.split_whitespace().count() {
         0..=8 => "simple",
@@ -328,8 +335,14 @@ fn synthesis(req: &CompletionRequest, rng: &mut Rng) -> String {
     out
 }
 
+/// The master's summary of the departments in the prompt: each block's `## NAME` follows an
+/// empty line, while a heading an output starts with follows its department's line directly.
 fn summary(req: &CompletionRequest) -> String {
-    let departments: Vec<&str> = req.prompt.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    let lines: Vec<&str> = req.prompt.lines().collect();
+    let departments: Vec<&str> = (lines.windows(2))
+        .filter(|pair| pair[0].is_empty())
+        .filter_map(|pair| pair[1].strip_prefix("## "))
+        .collect();
     format!(
         "# Production summary\n\n{} delivered: {}.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's core.",
         crate::text::count(departments.len(), "department"),

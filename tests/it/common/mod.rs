@@ -278,6 +278,32 @@ pub fn orch_with_stdin(cwd: &Path, args: &[&str], stdin: Option<&[u8]>) -> Outpu
         .run()
 }
 
+/// The binary run in `cwd` with `args`, its standard input kept open and silent until it
+/// ends (a person who never answers); a binary still running after 60 s is killed and fails.
+pub fn with_silent_stdin(cwd: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ORCH_CONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let silent = child.stdin.take();
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() >= give_up {
+            let _ = child.kill();
+            panic!("orch {args:?} still waited for standard input after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    drop(silent);
+    child.wait_with_output().unwrap()
+}
+
 /// Runs a blocking wait; inside a (multi-thread) tokio test it tells the runtime, so the
 /// in-process mock server keeps its worker threads while the binary runs.
 pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
