@@ -1,4 +1,4 @@
-//! Table 10: a condition (SPEC §21) compiled once and evaluated many times, in process, as a
+//! Table 10: a condition compiled once and evaluated many times, in process, as a
 //! run does: the CEL expression of a department's `when` over a dependency's structured
 //! output, and of a `requireApproval` over the department's own. Microseconds expected.
 

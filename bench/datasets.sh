@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Suites at scale (SPEC §26), measured from outside: N one-department cases from a generated
+# Suites at scale, measured from outside: N one-department cases from a generated
 # JSON lines dataset, checked (`orch validate --suite`), run on the simulated provider with
 # full and summary results; then `--merge`, `orch compare` and `orch stats` of the results.
 # Prints time, peak RSS (GNU time) and results bytes per case. Nothing is asserted: these are

@@ -1,4 +1,4 @@
-//! Table 9: a two-rung model ladder against the large model alone (SPEC §20). A mock whose
+//! Table 9: a two-rung model ladder against the large model alone. A mock whose
 //! small model's drafts pass at 60% and large model's at 95% (each request decided by a hash
 //! of its model and messages, so every run of the table gives the same figures), priced
 //! 0.15/0.60 and 2.50/10.00 USD per million tokens; 1,000 runs of each config through

@@ -1,4 +1,4 @@
-//! Table 7: `orch stats` over results files of 10,000 and 100,000 runs (SPEC §18: streamed,
+//! Table 7: `orch stats` over results files of 10,000 and 100,000 runs (streamed,
 //! memory bounded by the agents, not the runs). The 10,000 runs are made by `orch test` on the
 //! shipped studio (simulated provider): 1,000 cases, 10 repeats; the 100,000-run file is that
 //! file ten times over (`orch stats` counts every line it reads).

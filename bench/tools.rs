@@ -1,4 +1,4 @@
-//! Table 8: tool calls (SPEC §15, issue #23). One stdio MCP server that answers at once (the
+//! Table 8: tool calls (issue #23). One stdio MCP server that answers at once (the
 //! test fixture's `echo`, release build) and a mock LLM with no latency whose first reply to
 //! the one specialist asks for N `echo` calls (distinct texts, so none is a repeat) and whose
 //! second is the answer. Runs with N = 1 and N = 100 make the same two requests, start the

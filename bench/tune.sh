@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `orch tune` at scale (SPEC §25, issue 39), measured from outside: a generated results file
+# `orch tune` at scale (issue 39), measured from outside: a generated results file
 # of N case runs (each with its case's `expect`, a routing of six departments' relevances and
 # two departments of two specialists, two graded attempts each), and a labels file of 1,000
 # verdicts; then `orch tune` with and without `--labels`. Prints time and peak RSS (GNU

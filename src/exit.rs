@@ -1,4 +1,4 @@
-//! Exit codes, for every command (SPEC §5).
+//! Exit codes, for every command.
 
 use std::process::ExitCode;
 
@@ -15,8 +15,8 @@ pub enum Exit {
     BelowMinQuality,
     /// 4: status `partial`.
     Partial,
-    /// 5: status `paused`: items wait for a decision (`--approvals defer`, SPEC §16), or
-    /// `needs-input`: the run asks before it guesses (SPEC §23).
+    /// 5: status `paused`: items wait for a decision (`--approvals defer`), or
+    /// `needs-input`: the run asks before it guesses.
     Paused,
     /// 130: interrupted by Ctrl-C.
     Interrupted,

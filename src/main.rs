@@ -116,7 +116,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// A usage error as the one `error:` line every error is (SPEC §5): clap's message, its
+/// A usage error as the one `error:` line every error is: clap's message, its
 /// possible values and tip on the same line, and where help is.
 fn usage_error(e: &clap::Error) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};

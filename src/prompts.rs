@@ -1,4 +1,4 @@
-//! The prompts the engine sends, word for word as SPEC §3.5, §3.8 and seed 000 give them,
+//! The prompts the engine sends, word for word as the design fixes them,
 //! and the markers in them that the simulated provider reads (one spelling, here).
 
 /// Starts a retry prompt.
@@ -16,7 +16,7 @@ pub const SYNTHESIS_MARKER: &str = "You are the department head. Review and synt
 /// Marks the master's summary prompt.
 pub const SUMMARY_MARKER: &str = "You are the master orchestrator. Summarize";
 
-/// A dependency's output handed to a department (seed 001's handoff context).
+/// A dependency's output handed to a department.
 pub struct Handoff<'a> {
     /// The dependency.
     pub department: &'a str,
@@ -40,7 +40,7 @@ pub fn with_handoff(request: &str, handoffs: &[Handoff]) -> String {
     p
 }
 
-/// The retry prompt of SPEC §3.5.
+/// The retry prompt: the task, the previous output and every feedback line so far.
 pub fn retry(request: &str, previous_output: &str, feedback: &[String]) -> String {
     format!(
         "{ORIGINAL_REQUEST} {request}\n\n\
@@ -66,7 +66,7 @@ pub fn feedback_line(score: f64, threshold: u32, grader_feedback: &str) -> Strin
     line
 }
 
-/// The feedback line of an attempt cut by the length cap (SPEC §8.1); `cap` 0 is the
+/// The feedback line of an attempt cut by the length cap; `cap` 0 is the
 /// provider's own limit.
 pub fn truncated_line(cap: u32) -> String {
     if cap > 0 {
@@ -82,7 +82,7 @@ pub const ORIGINAL_REQUEST_LINE: &str = "Original request: ";
 /// The first line of every router prompt; the simulated provider recognises it.
 pub const ROUTER_MARKER: &str = "ROUTE THIS REQUEST.";
 
-/// The router's prompt (SPEC §9): the request and every department, one line each
+/// The router's prompt: the request and every department, one line each
 /// (`- id: … | name: … | description: … | keywords: …`), and the reply wanted.
 pub fn router(request: &str, departments: &[crate::config::Department]) -> String {
     let mut p = format!("{ROUTER_MARKER}\n\nRequest: {request}\n\nDepartments:\n");
@@ -105,7 +105,7 @@ pub fn router(request: &str, departments: &[crate::config::Department]) -> Strin
     p
 }
 
-/// The router's prompt when the config asks for clarification (SPEC §23): [`router`]'s,
+/// The router's prompt when the config asks for clarification: [`router`]'s,
 /// asking also for its confidence, the critical information missing and its questions.
 pub fn router_clarifying(request: &str, departments: &[crate::config::Department]) -> String {
     let mut p = router(request, departments);
@@ -130,7 +130,7 @@ pub struct SynthesisInput<'a> {
     pub output: &'a str,
 }
 
-/// The head's synthesis prompt (seed 000 §7).
+/// The head's synthesis prompt.
 pub fn synthesis(request: &str, inputs: &[SynthesisInput]) -> String {
     let mut p = format!(
         "{ORIGINAL_REQUEST_LINE}{request}\n\n\
@@ -166,11 +166,11 @@ pub fn summary(request: &str, outputs: &[(&str, &str)]) -> String {
     p
 }
 
-/// The first line of every reviewer prompt (SPEC §24); the simulated provider recognises it.
+/// The first line of every reviewer prompt; the simulated provider recognises it.
 pub const REVIEW_MARKER: &str = "REVIEW THE DEPARTMENTS' OUTPUTS TOGETHER.";
 /// Starts each department's block in a reviewer prompt.
 pub const REVIEW_DEPARTMENT: &str = "--- department: ";
-/// Starts each issue line of a revision prompt (SPEC §24).
+/// Starts each issue line of a revision prompt.
 pub const REVISION_REQUEST: &str = "REVISION REQUEST: ";
 
 /// A successful department's output, as the reviewer reads it.
@@ -185,7 +185,7 @@ pub struct Reviewed<'a> {
     pub output: &'a str,
 }
 
-/// The reviewer's prompt (SPEC §24): review `number` of the request's successful
+/// The reviewer's prompt: review `number` of the request's successful
 /// departments, each under a `--- department: ID | NAME | quality Q` line, and the reply wanted.
 pub fn review(request: &str, number: u32, departments: &[Reviewed]) -> String {
     let mut p = format!("{REVIEW_MARKER}\nReview: {number}\n\nRequest: {request}\n");
@@ -208,7 +208,7 @@ pub fn review(request: &str, number: u32, departments: &[Reviewed]) -> String {
     p
 }
 
-/// A department head's revision prompt (SPEC §24): one `REVISION REQUEST: <issue>` line per
+/// A department head's revision prompt: one `REVISION REQUEST: <issue>` line per
 /// issue, the request, the other named departments' outputs, and its own output.
 pub fn revision(request: &str, issues: &[&str], others: &[Reviewed], own: &Reviewed) -> String {
     let mut p: String = issues.iter().map(|i| format!("{REVISION_REQUEST}{i}\n")).collect();

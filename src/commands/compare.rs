@@ -1,9 +1,9 @@
-//! `orch compare BASE CANDIDATE` (SPEC §17): both results files read a line at a time, the
+//! `orch compare BASE CANDIDATE`: both results files read a line at a time, the
 //! comparison printed in its format (and written to `--html`), and the exit code of
 //! `--fail-on` (`significant` also fails when McNemar's test over the cases leans to
-//! regressions, SPEC §25).
+//! regressions).
 //!
-//! Decisions SPEC leaves open: `--html` writes the page *and* the chosen format is printed
+//! Decisions of our own: `--html` writes the page *and* the chosen format is printed
 //! (as `orch test --junit` does), so one run both gates and leaves an artifact; a removed
 //! or added case never fails the command (there is no base verdict to fall from); a file
 //! with no case run is refused (exit 2) rather than compared as empty, so a suite that

@@ -1,4 +1,4 @@
-//! `orch mcp` (SPEC §19): the config served as MCP tools over stdio or streamable HTTP. A
+//! `orch mcp`: the config served as MCP tools over stdio or streamable HTTP. A
 //! missing config root stops it (exit 2); one line on stderr says where it serves; a signal
 //! or the client closing stdin stops it (exit 0: a server asked to stop has not failed).
 
@@ -65,7 +65,7 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
 }
 
 /// Who may call the server on `address`: beyond loopback only the holders of the token
-/// `--token-env` names (SPEC §19); on loopback, anyone, or those holders when it is given.
+/// `--token-env` names; on loopback, anyone, or those holders when it is given.
 /// The token itself is never shown.
 fn http_options(address: SocketAddr, token_env: Option<&str>) -> Result<HttpOptions, CommandError> {
     let token = match token_env {
@@ -91,7 +91,7 @@ fn http_options(address: SocketAddr, token_env: Option<&str>) -> Result<HttpOpti
     })
 }
 
-/// The cap on open sessions: SPEC's, or for tests a smaller one from `ORCH_TEST_MCP_SESSIONS`
+/// The cap on open sessions: 1,000, or for tests a smaller one from `ORCH_TEST_MCP_SESSIONS`
 /// (a test cannot open a thousand sessions cheaply; not a user setting, so not documented).
 fn session_limits() -> SessionLimits {
     let most = std::env::var("ORCH_TEST_MCP_SESSIONS")

@@ -1,4 +1,4 @@
-//! What `orch approve FILE` shows of a journal's pending items (SPEC §16, §27): without ids
+//! What `orch approve FILE` shows of a journal's pending items: without ids
 //! or `--all` it lists them and decides nothing; a line per item, or the items as JSON.
 
 use std::io::Write;

@@ -1,6 +1,6 @@
 //! `orch report FILE [--format tree|markdown|text|json] [--html OUT]`: a saved run report
-//! printed again in the format asked (SPEC §27), or a run report or suite results file as
-//! one page (SPEC §14). A results file is read a line at a time (its size has no limit, its
+//! printed again in the format asked, or a run report or suite results file as
+//! one page. A results file is read a line at a time (its size has no limit, its
 //! lines do); a run report is one JSON document, read whole.
 
 use std::io::Write;

@@ -1,4 +1,4 @@
-//! `orch approve` and `orch resume` (SPEC §16): decisions appended to a journal, and the
+//! `orch approve` and `orch resume`: decisions appended to a journal, and the
 //! journal's run carried on from where it stopped.
 
 use std::io::Write;

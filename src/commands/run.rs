@@ -130,7 +130,7 @@ fn format(args: &RunArgs) -> RunFormat {
     resolve_format(args.format, RunFormat::Tree, RunFormat::Json)
 }
 
-/// Prints a run's report in `format` (SPEC §14, §27): the JSON, the tree then the answer,
+/// Prints a run's report in `format`: the JSON, the tree then the answer,
 /// the Markdown summary, or the answer alone (nothing when the run has none).
 pub(super) fn print_report(report: &Report, format: RunFormat) -> Result<()> {
     let mut out = super::stdout();

@@ -1,4 +1,4 @@
-//! `orch schema [KIND]`: the JSON Schemas of orch's files (SPEC §13), from the key tables.
+//! `orch schema [KIND]`: the JSON Schemas of orch's files, from the key tables.
 
 use std::io::Write;
 

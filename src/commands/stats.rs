@@ -1,5 +1,5 @@
 //! `orch stats FILE... [--format tree|json|markdown] [--success-rates OUT]`: analytics over
-//! every run the files hold, and each specialist's learned success rate (SPEC §18).
+//! every run the files hold, and each specialist's learned success rate.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;

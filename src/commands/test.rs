@@ -1,4 +1,4 @@
-//! `orch test` (SPEC §10): the glue between the flags and `suite`. Suites loaded, cases
+//! `orch test`: the glue between the flags and `suite`. Suites loaded, cases
 //! selected and planned, providers built per config; `suite`'s runner makes the runs through
 //! the same engine as `orch run`; then the summary, JUnit and the exit code.
 

@@ -1,4 +1,4 @@
-//! `orch tools` (SPEC §15): starts every configured MCP server, prints each with its tools
+//! `orch tools`: starts every configured MCP server, prints each with its tools
 //! (name, description, the agents that may use it, those that need approval), stops them.
 //! A server that fails to start, or an `allow` naming a tool no server lists, is the one
 //! `error:` line (exit 2) and nothing is printed: the same check `run` makes.

@@ -1,4 +1,4 @@
-//! The comparison of two results files (SPEC §17): each case judged on each side by §10's
+//! The comparison of two results files: each case judged on each side by the suite's
 //! rule and classified, with Fisher's exact p-value over its run counts; the totals of both
 //! sides; per department its quality and per agent its first-attempt pass rate, on each side.
 //! Every list is sorted (cases by suite and id, departments and agents by id), so the lines'
@@ -119,14 +119,14 @@ pub struct Comparison {
     /// The `--alpha` the cases were judged significant against.
     #[serde(skip)]
     pub alpha: f64,
-    /// The exact McNemar test over the cases on both sides (SPEC §25).
+    /// The exact McNemar test over the cases on both sides.
     pub mcnemar: Mcnemar,
 }
 
 /// How cases are judged: `--pass-rate` and `--alpha`.
 #[derive(Clone, Copy, Debug)]
 pub struct Judging {
-    /// Share of a case's runs that must pass (SPEC §10).
+    /// Share of a case's runs that must pass.
     pub pass_rate: f64,
     /// A p-value below this is significant.
     pub alpha: f64,

@@ -1,4 +1,4 @@
-//! A results line as a comparison reads it (SPEC §17, §26): only the fields a side counts,
+//! A results line as a comparison reads it: only the fields a side counts,
 //! strings borrowed from the line where they hold no escape, every other member skipped
 //! unbuilt. A million lines a side are read in seconds: no report is built, and a line
 //! allocates only for its lists (departments, failures), which are usually short or empty.

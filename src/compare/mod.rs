@@ -1,6 +1,6 @@
-//! `orch compare` (SPEC §17): did a change make the agents worse? Two results files of
+//! `orch compare`: did a change make the agents worse? Two results files of
 //! `orch test --results` (shards concatenated, in any order) are read a line at a time and
-//! compared case by case: each side's verdict by §10's pass rate, the change, and Fisher's
+//! compared case by case: each side's verdict by the suite's pass rate, the change, and Fisher's
 //! exact test over the run counts, McNemar's over the cases' flips; the totals of each side with the Wilson interval of its
 //! pass rate; per department its quality and per agent its first-attempt pass rate. JSON is
 //! serde of the comparison; its tree, Markdown and page are drawn in `src/render/`.

@@ -1,4 +1,4 @@
-//! The paired test of a comparison (SPEC §25): the cases on both sides are pairs, and the
+//! The paired test of a comparison: the cases on both sides are pairs, and the
 //! exact McNemar test asks whether the ones that flipped lean one way more than chance.
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! The fast path of reading a results line (SPEC §26: a million lines a side in seconds): a
+//! The fast path of reading a results line (a million lines a side in seconds): a
 //! scanner of the few keys a comparison reads, the rest of the line checked to be JSON and
 //! skipped without being decoded. It answers only when it is sure: a line it reads is one
 //! serde reads, to the same [`RunLine`] (the tests below check it on lines cut and mutated at

@@ -1,4 +1,4 @@
-//! One side of a comparison, read from a results file a line at a time (SPEC §17): per case
+//! One side of a comparison, read from a results file a line at a time: per case
 //! its runs, passed runs and failed expectations; per side the tallies of its totals; per
 //! department and agent their tallies. A line's report is read through the report's one
 //! view ([`Saved`], its outputs skipped) and dropped, so memory follows the number of cases
@@ -65,8 +65,8 @@ pub enum Uncounted {
     },
 }
 
-/// The runs of one case on one side: what its verdict and the tree need, nothing more (SPEC
-/// §26: a million cases a side in little memory, 40 bytes a case and its id once). While the
+/// The runs of one case on one side: what its verdict and the tree need, nothing more (a
+/// million cases a side in little memory, 40 bytes a case and its id once). While the
 /// file is read it is one run (its repeat and line); the runs of a case are then folded into
 /// one, found next to each other once sorted.
 #[derive(Clone, Copy, Debug)]

@@ -1,4 +1,4 @@
-//! The totals of one side (SPEC §17): cases, runs, the pass rate of runs with its 95% Wilson
+//! The totals of one side: cases, runs, the pass rate of runs with its 95% Wilson
 //! interval, mean quality, cost, calls, and the median and 95th percentile of run durations.
 
 use serde::Serialize;

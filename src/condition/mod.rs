@@ -1,4 +1,4 @@
-//! Conditions (SPEC §21): CEL expressions compiled once, when the config loads, and
+//! Conditions: CEL expressions compiled once, when the config loads, and
 //! evaluated without any call against what a run knows at that point (the request, its
 //! complexity and urgency, the finished dependencies, an output, a tool call's arguments).
 //!

@@ -1,4 +1,4 @@
-//! What a condition sees (SPEC §21): `request`, `complexity`, `urgency`, `departments`, and
+//! What a condition sees: `request`, `complexity`, `urgency`, `departments`, and
 //! where it is written, `output` or `arguments` and `tool`.
 
 use std::collections::HashMap;
@@ -31,7 +31,7 @@ pub struct Scope<'a> {
     pub request: &'a str,
     /// `simple`, `moderate` or `complex`.
     pub complexity: &'a str,
-    /// 0..1 (SPEC §23).
+    /// 0..1.
     pub urgency: f64,
     /// The finished dependencies.
     pub departments: &'a [Dependency],

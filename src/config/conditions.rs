@@ -1,4 +1,4 @@
-//! Conditions as written (SPEC §21): a department's `when`, `requireApproval` as true/false
+//! Conditions as written: a department's `when`, `requireApproval` as true/false
 //! or a condition, a tool's `approve` entry as a name or `{tool, when}`. Each compiles when
 //! the file is read (a syntax error at its place); the departments they name are checked in
 //! `condition_check.rs` once every department is known.

@@ -392,7 +392,7 @@ impl FromNode for Vec<String> {
     }
 }
 
-/// A provider name, or a list of them tried in order (SPEC §11): `provider = ["local", "openai"]`.
+/// A provider name, or a list of them tried in order: `provider = ["local", "openai"]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chain(pub Vec<At<String>>);
 

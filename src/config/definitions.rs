@@ -1,4 +1,4 @@
-//! Agents and departments as written (SPEC §1.2, §1.3), one line per key, and the files of
+//! Agents and departments as written, one line per key, and the files of
 //! `agents/` and `departments/` that hold them.
 
 use std::ops::Deref;

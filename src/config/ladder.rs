@@ -1,4 +1,4 @@
-//! Model ladders (SPEC §20): an agent's `escalate` list of rungs as written and resolved
+//! Model ladders: an agent's `escalate` list of rungs as written and resolved
 //! (their checks and the chain each rung asks are in `rungs.rs`).
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! Finding a config root and reading its files into wire structs (SPEC §1).
+//! Finding a config root and reading its files into wire structs.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! `[mcpServers.NAME]` and an agent's `tools` as written (SPEC §15), one line per key, and
+//! `[mcpServers.NAME]` and an agent's `tools` as written, one line per key, and
 //! what can be checked inside one entry: the server's name, `command` xor `url`, keys of the
 //! other transport, names of variables and headers, an empty `allow`. References across the
 //! config (an unknown server, tools on a judge) are checked in `tools_check.rs`.

@@ -1,4 +1,4 @@
-//! Config: files -> node tree -> wire structs -> checked model (SPEC §1).
+//! Config: files -> node tree -> wire structs -> checked model.
 
 mod condition_check;
 mod conditions;

@@ -52,7 +52,7 @@ struct Index {
     specialists: HashMap<String, Vec<usize>>,
 }
 
-/// Global settings (SPEC §1.1), each section with its defaults filled in.
+/// Global settings, each section with its defaults filled in.
 #[derive(Clone, Debug)]
 pub struct Settings {
     /// `[defaults]`.
@@ -140,7 +140,7 @@ pub struct Keyword {
     pub weight: f64,
 }
 
-/// A department (SPEC §1.2).
+/// A department.
 #[derive(Clone, Debug)]
 pub struct Department {
     /// Unique among departments.
@@ -159,14 +159,14 @@ pub struct Department {
     pub depends_on: Vec<String>,
     /// `coordinationSettings`.
     pub coordination: Coordination,
-    /// Its output waits for a person's yes (`requireApproval`, SPEC §16): never, always, or
-    /// when a condition over its output holds (SPEC §21).
+    /// Its output waits for a person's yes (`requireApproval`): never, always, or
+    /// when a condition over its output holds.
     pub require_approval: crate::condition::Switch,
-    /// Run only when this condition holds (`when`, SPEC §21).
+    /// Run only when this condition holds (`when`).
     pub when: Option<crate::condition::Condition>,
 }
 
-/// An agent (SPEC §1.3).
+/// An agent.
 #[derive(Clone, Debug)]
 pub struct Agent {
     /// Unique among agents.
@@ -193,7 +193,7 @@ pub struct Agent {
     pub provider: Option<Vec<String>>,
     /// Overrides the provider's model.
     pub model: Option<String>,
-    /// Rungs above its own provider and model (`escalate`, SPEC §20), in order.
+    /// Rungs above its own provider and model (`escalate`), in order.
     pub escalate: Vec<super::ladder::Rung>,
     /// `executionSettings`.
     pub execution: Execution,
@@ -203,7 +203,7 @@ pub struct Agent {
     pub output_schema: Option<Arc<serde_json::Value>>,
     /// The MCP servers whose tools it may use (empty: it only writes).
     pub tools: Vec<ToolUse>,
-    /// Its variants (SPEC §22), in written order; empty: none.
+    /// Its variants, in written order; empty: none.
     pub variants: Vec<super::variants::Variant>,
     /// The variant this run gives it (`control`: as written); `None` when it has no variants.
     pub variant: Option<super::variants::Assigned>,

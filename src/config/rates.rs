@@ -1,9 +1,9 @@
-//! Learned success rates (SPEC §18): the file `orch stats --success-rates` writes and `run`,
+//! Learned success rates: the file `orch stats --success-rates` writes and `run`,
 //! `explain` and `test` read (`--success-rates FILE`, else `routing.successRates`). One type
 //! for both sides, so the writer and the reader cannot disagree on the format.
 //!
 //! A specialist named in the file ranks by its learned rate instead of its configured
-//! `successRate` (SPEC §3.3). Ids the config lacks, and agents that are not specialists, are
+//! `successRate`. Ids the config lacks, and agents that are not specialists, are
 //! ignored: one file learned from many suites serves every config that shares some agents.
 
 use std::collections::BTreeMap;
@@ -98,7 +98,7 @@ pub struct LearnedRate {
     pub success_rate: f64,
     /// The final results it was learned from.
     pub runs: u64,
-    /// Its variants against control (SPEC §22 guard), control included; absent without any.
+    /// Its variants against control, control included; absent without any.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub variants: BTreeMap<String, super::variants::VariantRate>,
 }

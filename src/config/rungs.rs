@@ -1,4 +1,4 @@
-//! Model ladders (SPEC §20), once the config is read: `escalate` checked (only specialists
+//! Model ladders, once the config is read: `escalate` checked (only specialists
 //! escalate, each rung's providers exist), and the providers and model each rung asks.
 
 use super::diagnostic::Diagnostic;

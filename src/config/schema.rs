@@ -93,7 +93,7 @@ fn value(rule: &Rule, default: Option<&Value>) -> Value {
     schema
 }
 
-/// `"*"`, or a list of tool names and `{tool, when}` entries (SPEC §16, §21).
+/// `"*"`, or a list of tool names and `{tool, when}` entries.
 fn approve() -> Value {
     json!({
         "oneOf": [{"const": "*"}, {"type": "array", "items": {"oneOf": [

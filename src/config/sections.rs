@@ -1,4 +1,4 @@
-//! The settings file (`orch.toml` / `orch.yaml`, SPEC §1.1), one line per key: each line is
+//! The settings file (`orch.toml` / `orch.yaml`), one line per key: each line is
 //! the key's name, doc, rule, wire type, resolved type and default. A new key is one line.
 
 use strum::VariantNames;
@@ -13,7 +13,7 @@ use super::types::{
     MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
 };
 
-/// The default list of words that make a request `complex` (SPEC §1.1).
+/// The default list of words that make a request `complex`.
 pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
     "comprehensive",
     "detailed",
@@ -29,7 +29,7 @@ pub const DEFAULT_COMPLEX_TERMS: &[&str] = &[
     "integrate",
 ];
 
-/// The default words that make a request urgent (SPEC §23).
+/// The default words that make a request urgent.
 pub const DEFAULT_URGENT_TERMS: &[&str] = &[
     "urgent",
     "urgently",

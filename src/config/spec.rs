@@ -90,9 +90,9 @@ pub enum Rule {
     /// A map of MCP server names (`[a-zA-Z0-9_-]+`) to mappings with these keys, each with
     /// exactly one of `command` and `url`.
     Servers(&'static [KeySpec]),
-    /// A map of agent ids to variant names (a suite case's `variants`, SPEC §22).
+    /// A map of agent ids to variant names (a suite case's `variants`).
     Assignments,
-    /// A condition: a CEL expression in a string (SPEC §21).
+    /// A condition: a CEL expression in a string.
     Condition,
     /// true, false, or a condition (`requireApproval`).
     Switch,

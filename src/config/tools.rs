@@ -1,4 +1,4 @@
-//! MCP servers and an agent's tools, resolved (SPEC §15): what `explain` shows and what a run
+//! MCP servers and an agent's tools, resolved: what `explain` shows and what a run
 //! will start. Built from wire entries that `validate` found free of errors.
 
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ pub struct McpServer {
     pub timeout: f64,
 }
 
-/// Which tools of a server need approval (SPEC §16). `"*"` means every tool whether it is
+/// Which tools of a server need approval. `"*"` means every tool whether it is
 /// the whole value or an entry of the list (`approve: ["*"]`): a gate never opens because of
 /// how it was spelled.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,8 +77,8 @@ pub struct ToolUse {
     pub allow: Option<Vec<String>>,
     /// The tools that need approval.
     pub approve: Approve,
-    /// The tools of `approve` that need it only when a condition holds (`{tool, when}`,
-    /// SPEC §21), by tool; a tool also named without a condition is not here.
+    /// The tools of `approve` that need it only when a condition holds (`{tool, when}`),
+    /// by tool; a tool also named without a condition is not here.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub approve_when: BTreeMap<String, crate::condition::Condition>,
 }
@@ -135,7 +135,7 @@ fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
 
 /// The NAMES of every variable whose value orch holds as a secret: each provider's
 /// `apiKeyEnv` (the built-in ones included), each server's `headersEnv` variables and its
-/// `passEnv`. Their values are never shown where a tool server's words are (SPEC §15).
+/// `passEnv`. Their values are never shown where a tool server's words are.
 pub fn secret_variables(config: &super::Config) -> std::collections::BTreeSet<&str> {
     let keys = config
         .settings

@@ -1,4 +1,4 @@
-//! The second pass over tools (SPEC §15): each agent's `tools` against `mcpServers` and its
+//! The second pass over tools: each agent's `tools` against `mcpServers` and its
 //! role, and the variables `headersEnv` names.
 
 use std::collections::HashSet;

@@ -22,7 +22,7 @@ pub enum Role {
     Router,
 }
 
-/// Where the success rate that ranks a specialist came from (SPEC §18).
+/// Where the success rate that ranks a specialist came from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
@@ -34,12 +34,12 @@ pub enum SuccessRateSource {
     Learned,
 }
 
-/// How the master chooses departments (SPEC §9).
+/// How the master chooses departments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Display, EnumString, VariantNames)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum RoutingMethod {
-    /// Keyword relevance (SPEC §2): explainable, free.
+    /// Keyword relevance: explainable, free.
     #[default]
     Keywords,
     /// The router agent's relevances replace keyword relevance.
@@ -63,7 +63,7 @@ pub enum ProviderKind {
     Simulated,
 }
 
-/// How a provider's server takes a JSON Schema for the reply (SPEC §8.2).
+/// How a provider's server takes a JSON Schema for the reply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
@@ -77,7 +77,7 @@ pub enum StructuredOutput {
     Off,
 }
 
-/// The request field an openai-kind provider puts the reply cap in (SPEC §11).
+/// The request field an openai-kind provider puts the reply cap in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]

@@ -1,5 +1,5 @@
 //! The second pass: what the config means. Duplicate ids, references, heads, cycles,
-//! settings that contradict each other, and the warnings of SPEC §1.4.
+//! settings that contradict each other, and the warnings `orch validate` gives.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -377,7 +377,7 @@ impl Checker<'_> {
         );
     }
 
-    /// `aggregation.review` (SPEC §24): an agent with role judge or master.
+    /// `aggregation.review`: an agent with role judge or master.
     fn reviewer(&mut self, s: &SettingsWire) {
         let file = self.settings_file;
         let aggregation = s.aggregation.clone().unwrap_or_default();

@@ -1,4 +1,4 @@
-//! Variants (SPEC §22), resolved: an agent's variants, the one a run gives it, and a
+//! Variants, resolved: an agent's variants, the one a run gives it, and a
 //! variant's line in a success-rates file (their checks and their effect: `variant_rules.rs`).
 
 use serde::Serialize;
@@ -38,7 +38,7 @@ pub struct Variant {
     pub escalate: Option<Vec<Rung>>,
     /// Execution settings laid key by key over the agent's.
     pub execution: Option<Execution>,
-    /// Marked worse than control by a success-rates file (SPEC §22 guard): never assigned.
+    /// Marked worse than control by a success-rates file: never assigned.
     pub disabled: bool,
 }
 
@@ -86,7 +86,7 @@ pub struct Assigned {
     pub forced: bool,
 }
 
-/// One variant of an agent in a success-rates file (SPEC §22 guard).
+/// One variant of an agent in a success-rates file.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VariantRate {

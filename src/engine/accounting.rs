@@ -1,4 +1,4 @@
-//! What one call to a provider spent, counted into a usage (SPEC §8): pure arithmetic, so
+//! What one call to a provider spent, counted into a usage: pure arithmetic, so
 //! the numbers a report shows can be checked without a provider.
 
 use crate::config::Price;

@@ -1,4 +1,4 @@
-//! The run's hard budgets: calls, tokens, USD and calls in flight (seed 002: the run must end).
+//! The run's hard budgets: calls, tokens, USD and calls in flight (the run must end).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -1,5 +1,5 @@
 //! One LLM call of an agent, as the engine makes it: down the agent's provider chain
-//! (SPEC §11), each provider behind its circuit breaker, paced by its rate limit, inside
+//!, each provider behind its circuit breaker, paced by its rate limit, inside
 //! the agent's timeout, counted against the run's budgets and into a usage.
 
 use std::sync::Arc;
@@ -36,7 +36,7 @@ pub struct Called {
     pub result: Result<Completion, CallError>,
     /// The provider that answered, or the last one tried.
     pub provider: Option<String>,
-    /// The tool calls made on the way to it (SPEC §15), in the order asked.
+    /// The tool calls made on the way to it, in the order asked.
     pub tool_calls: Vec<ToolCall>,
 }
 
@@ -61,9 +61,9 @@ pub struct Ask {
     pub tools: Arc<[OfferedTool]>,
     /// The turns after the user message.
     pub turns: Vec<Turn>,
-    /// The rung of the agent's ladder asked (SPEC §20; 0: its own provider and model).
+    /// The rung of the agent's ladder asked (0: its own provider and model).
     pub rung: usize,
-    /// The judge sample asked (SPEC §25; 0 unless `grading.samples` > 1).
+    /// The judge sample asked (0 unless `grading.samples` > 1).
     pub sample: u32,
 }
 

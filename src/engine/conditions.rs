@@ -1,4 +1,4 @@
-//! Conditions in a run (SPEC §21): a department's `when`, checked when its dependencies
+//! Conditions in a run: a department's `when`, checked when its dependencies
 //! have finished; `requireApproval` as a condition over its output; a tool's conditional
 //! `approve` entry over the call's arguments. No call is made: each is a CEL evaluation,
 //! kept in the report with its value or error and told in a `condition` event.
@@ -86,7 +86,7 @@ pub fn dependencies<'r>(upstream: &[&str], ended: impl Fn(&str) -> Option<&'r De
 }
 
 impl Engine {
-    /// Sets the request as routed and its urgency (SPEC §23), which every condition sees.
+    /// Sets the request as routed and its urgency, which every condition sees.
     pub(super) fn set_condition_run(&self, request: &str, urgency: f64) {
         *locked(&self.scopes.run) = (request.to_string(), urgency);
     }

@@ -1,4 +1,4 @@
-//! A department head (SPEC §3): answer directly, or run specialists, review them, and
+//! A department head: answer directly, or run specialists, review them, and
 //! synthesize; fall back to answering directly when none passes; retry its own work.
 
 use tokio::time::Instant;
@@ -74,7 +74,7 @@ pub async fn run_department(
     work.result(outcome, engine, plan, deps)
 }
 
-/// The output of a department with `requireApproval`, once decided (SPEC §16): as it is
+/// The output of a department with `requireApproval`, once decided: as it is
 /// when approved; the department's failure (`denied: REASON`, never retried) when denied;
 /// the department's pause when left pending; the deadline's failure when it passes first.
 async fn approved_output(
@@ -134,7 +134,7 @@ struct Work {
     specialist_score: Option<f64>,
     /// The decision on its output (`requireApproval`).
     approval: Option<Approval>,
-    /// Its `requireApproval` condition's evaluation (SPEC §21).
+    /// Its `requireApproval` condition's evaluation.
     conditions: Vec<crate::condition::Evaluation>,
 }
 

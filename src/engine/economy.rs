@@ -1,4 +1,4 @@
-//! Economy (`limits.economyAt`, SPEC §20): once any budget of the run is spent to that
+//! Economy (`limits.economyAt`): once any budget of the run is spent to that
 //! share, no attempt escalates any more, a supporting department not yet started is skipped
 //! and a primary one not yet started is answered by its head in one call. Nothing already
 //! running is cut.

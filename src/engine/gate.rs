@@ -1,4 +1,4 @@
-//! Gates (SPEC §16): the steps that wait for a person's yes, how they are asked, and the
+//! Gates: the steps that wait for a person's yes, how they are asked, and the
 //! ids they go by. The engine asks an [`Approver`] and goes on with its [`Verdict`]; who
 //! answers (a flag, the terminal, a journal's decisions) is the command layer's business.
 

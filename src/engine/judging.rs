@@ -1,4 +1,4 @@
-//! The LLM judge asked `grading.samples` times per attempt (SPEC §25): each sample a call of
+//! The LLM judge asked `grading.samples` times per attempt: each sample a call of
 //! the same request (its number joins the request hash when there are several), the
 //! attempt's parts the medians of the samples read, the feedback the first's. A sample whose
 //! call failed or whose reply cannot be read is left out; when all are, the caller grades

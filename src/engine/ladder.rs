@@ -1,4 +1,4 @@
-//! Model ladders (SPEC §20): which rung a specialist's next attempt runs on, and why.
+//! Model ladders: which rung a specialist's next attempt runs on, and why.
 
 use crate::report::Attempt;
 
@@ -12,7 +12,7 @@ pub struct Climb {
 }
 
 /// Whether an attempt that did not pass was graded below its threshold (a reply that
-/// failed its `outputSchema` included, score 0): a failed call is not (SPEC §11's business).
+/// failed its `outputSchema` included, score 0): a failed call is not.
 pub fn graded_below(attempt: &Attempt) -> bool {
     attempt.error.is_none() || !attempt.schema_errors.is_empty()
 }

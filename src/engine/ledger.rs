@@ -1,4 +1,4 @@
-//! One attempt's book of tool calls (SPEC §15 "Bounds"): every call the model asks for
+//! One attempt's book of tool calls: every call the model asks for
 //! counts toward `maxToolCalls`, run or refused; past it, calls are refused and no tools are
 //! offered; the same tool with the same arguments runs at most twice; a name no server
 //! lists, or one `allow` excludes, is refused. Pure: the engine asks, in the reply's order.

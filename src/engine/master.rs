@@ -181,8 +181,8 @@ async fn run_departments<F: Future<Output = Stop>>(
 
 /// How long past the deadline the departments then running may take to end. Every call,
 /// tool call and approval they wait on ends at the deadline, so they end at once; one still
-/// busy past this (checking a huge reply) is dropped, so the report comes within SPEC
-/// §8.4's second.
+/// busy past this (checking a huge reply) is dropped, so the report comes within a
+/// second of the deadline.
 const DEADLINE_GRACE: Duration = Duration::from_millis(500);
 
 /// The departments running when the deadline passed, as each ended (within
@@ -226,7 +226,7 @@ async fn department(
     let dp = light.as_ref().unwrap_or(&plan.departments[i]);
     let head = engine.config.agent_at(dp.head_agent);
     let cx = agent_span(&head.id, &head.name, "head", Some(&dp.department_id));
-    // A department of the previous turn sees it (SPEC §23) in every call.
+    // A department of the previous turn sees it in every call.
     let request = match &dp.previous_turn {
         Some(block) => std::borrow::Cow::Owned(format!("{}\n\n{block}", plan.request)),
         None => std::borrow::Cow::Borrowed(plan.request.as_str()),
@@ -326,13 +326,13 @@ async fn aggregate<F: Future<Output = Stop>>(
     mut stopped: Pin<&mut F>,
 ) -> Report {
     in_plan_order_of_departments(plan, &mut departments);
-    // The review starts once no department runs or waits (SPEC §24).
+    // The review starts once no department runs or waits.
     let waiting = departments.iter().any(|d| d.status == DepartmentStatus::Paused);
     let review = match stop.is_none() && !waiting {
         true => review::review(engine, plan, &mut departments, stopped.as_mut()).await,
         false => None,
     };
-    // A stop the review met is spent: the summary is cut by it (§8.4), and Ctrl-C is the run's.
+    // A stop the review met is spent: the summary is cut by it, and Ctrl-C is the run's.
     let review_stop = review.as_ref().and_then(|r| r.stopped);
     let mut usage = engine.router_usage();
     departments.iter().for_each(|d| usage.add(&d.usage));
@@ -482,7 +482,7 @@ fn metadata(engine: &Engine, plan: &Plan, stop: Option<Stop>) -> RunMetadata {
     }
 }
 
-/// The cross-department checks (SPEC §4): every selected department reported and
+/// The cross-department checks: every selected department reported and
 /// succeeded, and each received the outputs it depends on.
 fn cross_checks(plan: &Plan, departments: &[DepartmentResult]) -> Vec<String> {
     let mut issues = Vec::new();

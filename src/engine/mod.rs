@@ -67,19 +67,19 @@ pub struct Engine {
     schemas: Arc<Schemas>,
     /// What the router's call spent (added to the run's usage).
     router_usage: Mutex<Usage>,
-    /// What answers the agents' tool calls (SPEC §15); `None` when no planned agent has tools.
+    /// What answers the agents' tool calls; `None` when no planned agent has tools.
     tools: Option<Arc<dyn ToolHost>>,
     /// Providers whose circuit opened during the run.
     circuits_opened: Mutex<std::collections::BTreeSet<String>>,
-    /// Who decides the gated steps (SPEC §16); `--approvals deny` unless set.
+    /// Who decides the gated steps; `--approvals deny` unless set.
     approver: Arc<dyn Approver>,
     /// Items left waiting for a decision, in the order they were met.
     pending: Mutex<Vec<crate::report::GateItem>>,
-    /// Whether, since when and why the run is in economy (`limits.economyAt`, SPEC §20).
+    /// Whether, since when and why the run is in economy (`limits.economyAt`).
     economy: economy::Watch,
-    /// What each department's conditions see of its dependencies (SPEC §21).
+    /// What each department's conditions see of its dependencies.
     scopes: conditions::Scopes,
-    /// Who answers the run's questions (SPEC §23); nobody unless set.
+    /// Who answers the run's questions; nobody unless set.
     answerer: Arc<dyn Answerer>,
 }
 
@@ -99,7 +99,7 @@ pub enum CallError {
     #[error("empty reply")]
     Empty,
     /// A gated step waits for a decision (`--approvals defer`): the work that needs it
-    /// stops here, and the run pauses (SPEC §16).
+    /// stops here, and the run pauses.
     #[error("paused: waiting for approval")]
     Paused,
     /// A person (`denied: REASON`) or a policy (`denied by policy: REASON`) denied the
@@ -122,7 +122,7 @@ pub enum CallError {
 
 impl CallError {
     /// Whether the run itself cut the call (a budget spent, the deadline passed): work not
-    /// done, which no fallback may hide (SPEC §6, §8.3, §8.4).
+    /// done, which no fallback may hide.
     pub fn is_cut(&self) -> bool {
         matches!(self, CallError::Budget(_) | CallError::Deadline | CallError::Paused)
     }
@@ -189,7 +189,7 @@ impl Engine {
         self
     }
 
-    /// The same engine with `answerer` answering its questions (SPEC §23).
+    /// The same engine with `answerer` answering its questions.
     pub fn with_answerer(mut self, answerer: Arc<dyn Answerer>) -> Self {
         self.answerer = answerer;
         self

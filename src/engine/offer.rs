@@ -1,4 +1,4 @@
-//! The tools an agent offers its model (SPEC §15 "Offered tools"): the allowed tools of its
+//! The tools an agent offers its model: the allowed tools of its
 //! servers, each schema without `$schema`, a name two servers share offered as
 //! `SERVER__TOOL` for both; and the way back from a name the model calls to a server's tool.
 //! Pure: the servers' lists come in as a function.

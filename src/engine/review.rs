@@ -1,4 +1,4 @@
-//! The cross-department review (SPEC §24): once every department has ended, a reviewer reads
+//! The cross-department review: once every department has ended, a reviewer reads
 //! the successful departments' outputs together and names the conflicts between them; each
 //! department a conflict names gets one revision call by its head, and the reviewer checks
 //! again, up to `aggregation.maxRounds` rounds. Nothing here fails the run: a call the run
@@ -42,7 +42,7 @@ pub(super) struct Review {
     pub stopped: Option<Stop>,
 }
 
-/// The run's `validation`: the cross-department `issues`, then the review's (SPEC §24).
+/// The run's `validation`: the cross-department `issues`, then the review's.
 /// Conflicts the last review left unresolved leave it not passed.
 pub(super) fn validation(mut issues: Vec<String>, review: Option<Review>) -> Validation {
     let Some(review) = review else {

@@ -1,4 +1,4 @@
-//! One revision round of the review (SPEC §24): every department the round's conflicts name
+//! One revision round of the review: every department the round's conflicts name
 //! gets one call by its head, all in parallel, carrying every issue; a revision that fails
 //! its head's `outputSchema` (or its call) is dropped, and one of a department with
 //! `requireApproval` is gated again. Revisions are not graded: quality stays.
@@ -231,7 +231,7 @@ fn failed(id: &str, round: u32, e: CallError) -> Outcome {
 }
 
 /// A revision of a department with `requireApproval` (true, or a condition that holds over
-/// the revised output), decided again (SPEC §16) inside the run's deadline; any other
+/// the revised output), decided again inside the run's deadline; any other
 /// revision as it is.
 async fn gated(engine: &Engine, plan: &Plan, d: &DepartmentResult, head: &str, text: String, round: u32) -> Outcome {
     let id = &d.department_id;

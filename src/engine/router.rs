@@ -1,4 +1,4 @@
-//! The router's one call (SPEC §9): asked before any department starts; a failed call or an
+//! The router's one call: asked before any department starts; a failed call or an
 //! unusable reply hands the request back to keyword routing, saying why. Never retried.
 
 use std::future::Future;
@@ -58,7 +58,7 @@ pub async fn ask_router(engine: &Engine, request: &str) -> RouterStep {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .add(&usage);
-    // Asked again after answers (SPEC §23): the step is the same, done once.
+    // Asked again after answers: the step is the same, done once.
     if !engine.step_done("router") {
         engine.complete_step("router".into());
     }
@@ -87,7 +87,7 @@ pub async fn run_request(
     options: PlanOptions,
     interrupt: impl Future<Output = ()>,
 ) -> Report {
-    // The run's span (SPEC §12): everything below is its child, whatever task polls it.
+    // The run's span: everything below is its child, whatever task polls it.
     let workflow = engine
         .config
         .root
@@ -103,7 +103,7 @@ pub async fn run_request(
         KeyValue::new("orch.status", report.status.to_string()),
         KeyValue::new("orch.overall_quality", report.overall_quality),
     ];
-    // Why the run went into economy (SPEC §20: every decision lands in the trace).
+    // Why the run went into economy (every decision lands in the trace).
     if let Some(economy) = &report.economy {
         attributes.push(KeyValue::new("orch.economy", economy.reason.clone()));
     }
@@ -112,7 +112,7 @@ pub async fn run_request(
     report
 }
 
-/// The router (when asked), the questions (when the request is unclear, SPEC §23: answered,
+/// The router (when asked), the questions (when the request is unclear: answered,
 /// the request gains its `CLARIFICATION:` lines and routing runs again), the plan, the run.
 async fn routed_run(
     engine: &Engine,

@@ -1,5 +1,5 @@
-//! Pure verdicts on scores: a graded attempt's (SPEC §3.5), a department's quality (SPEC
-//! §3.10, seed 000 §8) and the run's.
+//! Pure verdicts on scores: a graded attempt's, a department's quality and
+//! the run's.
 
 use crate::grade::{decide, passes, Decision, ReviewStatus};
 use crate::prompts;

@@ -1,4 +1,4 @@
-//! One specialist's retry loop with feedback (SPEC §3.5), and the head's review of it.
+//! One specialist's retry loop with feedback, and the head's review of it.
 
 use opentelemetry::KeyValue;
 use tokio::time::Instant;
@@ -14,7 +14,7 @@ use crate::prompts;
 use crate::report::{output_value, Attempt, Event, SpecialistResult, Usage};
 use crate::trace::{agent_span, attempt_context, end_span, Traced};
 
-/// Where a specialist sits among its department's tasks (seed 004's context propagation).
+/// Where a specialist sits among its department's tasks.
 pub struct Task<'a> {
     /// The department.
     pub department: &'a DepartmentPlan,
@@ -30,7 +30,7 @@ pub struct Task<'a> {
     pub total: usize,
 }
 
-/// Runs one specialist inside its `invoke_agent` span (SPEC §12): its calls, and the judge's
+/// Runs one specialist inside its `invoke_agent` span: its calls, and the judge's
 /// calls that grade them, are children of it.
 pub async fn run_specialist(engine: &Engine, task: Task<'_>) -> SpecialistResult {
     let agent = engine.config.agent_at(task.specialist.agent);
@@ -126,7 +126,7 @@ struct Loop {
     last_error: Option<String>,
     /// Why the run cut the loop short, if it did.
     cut: Option<String>,
-    /// The rung of the next attempt, and why it climbed (SPEC §20).
+    /// The rung of the next attempt, and why it climbed.
     climb: Climb,
 }
 
@@ -375,7 +375,7 @@ async fn graded(
     attempt.finish_reason = completion.finish_reason;
     attempt.truncated = truncated;
     if grader == "llm" {
-        // Every sample's score and their spread (SPEC §25; `[score]` and 0 with one sample).
+        // Every sample's score and their spread (`[score]` and 0 with one sample).
         let spread = judge_scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
             - judge_scores.iter().cloned().fold(f64::INFINITY, f64::min);
         attempt.judge = engine.config.settings.grading.judge.clone();

@@ -1,4 +1,4 @@
-//! The master's summary (SPEC §4): one call over the successful departments' outputs,
+//! The master's summary: one call over the successful departments' outputs,
 //! never retried, inside the run's deadline and Ctrl-C; and how it went, for the report.
 
 use std::future::Future;

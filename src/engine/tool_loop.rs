@@ -1,4 +1,4 @@
-//! The tool loop of one attempt (SPEC §15 "The loop"): each request offers the agent's
+//! The tool loop of one attempt: each request offers the agent's
 //! tools; a reply asking for tool calls has them run (those of one reply concurrently) and
 //! their results sent back in the order asked; a reply without tool calls, or any reply to
 //! a request that offered none (whose calls are then neither run nor counted), is the
@@ -65,7 +65,7 @@ impl Engine {
         self.converse_on(agent, Ask::plain(prompt), usage, place).await
     }
 
-    /// [`Engine::converse`] with the request's rung of the agent's ladder (SPEC §20) in `ask`.
+    /// [`Engine::converse`] with the request's rung of the agent's ladder in `ask`.
     pub(super) async fn converse_on(&self, agent: &Agent, ask: Ask, usage: &mut Usage, place: Place<'_>) -> Called {
         match self.offer_for(agent) {
             Some(toolbox) => self.tool_loop(agent, ask, usage, place, toolbox).await,
@@ -282,7 +282,7 @@ impl Engine {
     }
 
     /// Asks for approval of an admitted call whose tool needs it (a conditional approval only
-    /// when its condition holds, SPEC §21): the verdict, and the condition's evaluation.
+    /// when its condition holds): the verdict, and the condition's evaluation.
     async fn gate_call(
         &self,
         turn: &Round<'_>,
@@ -380,7 +380,7 @@ fn refused(why: Refusal, approval: Option<Approval>) -> Outcome {
     }
 }
 
-/// A call the host ran: its text, or its error's (SPEC §15's words).
+/// A call the host ran: its text, or its error's.
 fn ran(result: Result<String, ToolError>) -> Outcome {
     let error_type = result.as_ref().err().map(|e| match e {
         ToolError::IsError { .. } => "tool_error",

@@ -1,4 +1,4 @@
-//! The LLM judge (SPEC §3.6): the prompt it is sent, and reading its reply.
+//! The LLM judge: the prompt it is sent, and reading its reply.
 
 use super::Grade;
 
@@ -20,7 +20,7 @@ pub fn prompt(request: &str, specialist: &str, specialization: &str, output: &st
     )
 }
 
-/// The JSON Schema of a grade, sent to the judge as structured output (SPEC §8.2).
+/// The JSON Schema of a grade, sent to the judge as structured output.
 pub fn grade_schema() -> std::sync::Arc<serde_json::Value> {
     static SCHEMA: std::sync::LazyLock<std::sync::Arc<serde_json::Value>> = std::sync::LazyLock::new(|| {
         let part = serde_json::json!({"type": "number", "minimum": 0, "maximum": 100});

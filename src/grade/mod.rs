@@ -1,4 +1,4 @@
-//! Grading a specialist's output (SPEC §3.6): the score, the decision, the review.
+//! Grading a specialist's output: the score, the decision, the review.
 
 mod echo;
 mod heuristic;
@@ -47,7 +47,7 @@ impl Grade {
     }
 }
 
-/// What to do with one attempt (seed 000 §4).
+/// What to do with one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
@@ -76,7 +76,7 @@ pub fn passes(score: f64, threshold: u32) -> bool {
     threshold == 0 || score >= f64::from(threshold)
 }
 
-/// The head's review of a specialist's final result (SPEC §3.7).
+/// The head's review of a specialist's final result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]

@@ -1,4 +1,4 @@
-//! Structured output checked locally (SPEC §8.2): servers may ignore a schema, so every
+//! Structured output checked locally: servers may ignore a schema, so every
 //! reply of an agent with `outputSchema` is read for its first JSON value (code fences and
 //! prose around it allowed) and validated against the schema (draft 2020-12).
 

@@ -1,4 +1,4 @@
-//! Asking before guessing (SPEC §23): the routing confidence, and the questions a run asks
+//! Asking before guessing: the routing confidence, and the questions a run asks
 //! instead of running when it is too low or the router names missing information.
 
 use serde::{Deserialize, Serialize};
@@ -22,7 +22,7 @@ pub struct Question {
 }
 
 /// The routing confidence of `request`: the primary's relevance (keywords; merged with the
-/// router's as §9 merges), or the router's `confidence` (llm; hybrid: the larger of the
+/// router's as a hybrid router merges them), or the router's `confidence` (llm; hybrid: the larger of the
 /// keyword primary's relevance and it). 0 when nothing matched. Unrounded.
 pub fn confidence(config: &Config, request: &str, router: &RouterStep) -> f64 {
     let index = WordIndex::new(request);
@@ -57,7 +57,7 @@ pub fn router_calls(config: &Config, routing: &super::Routing, options: &PlanOpt
     }
 }
 
-/// Whether a run planned with `options` may stop to ask (SPEC §23): `clarifyBelow` > 0 and
+/// Whether a run planned with `options` may stop to ask: `clarifyBelow` > 0 and
 /// no `--department`. Such a run is planned even when nothing matches: it asks first.
 pub fn may_ask(config: &Config, options: &PlanOptions) -> bool {
     config.settings.routing.clarify_below > 0.0 && options.departments.is_empty()
@@ -135,7 +135,7 @@ pub fn clarification_line(question: &Question, answer: &str) -> String {
     format!("CLARIFICATION: {} → {}", one_line(&question.text), one_line(answer))
 }
 
-/// Whether `request` is a follow-up (SPEC §23): a previous turn exists, it ran a department
+/// Whether `request` is a follow-up: a previous turn exists, it ran a department
 /// this config has, no `--department` was given, and no department scores above
 /// `supportingThreshold` (with the router's relevance, when it answered).
 pub fn is_follow_up(config: &Config, request: &str, options: &PlanOptions) -> bool {

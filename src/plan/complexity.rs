@@ -1,4 +1,4 @@
-//! How complex a request is (SPEC §3.1), which decides whether heads use specialists.
+//! How complex a request is, which decides whether heads use specialists.
 
 use serde::{Deserialize, Serialize};
 
@@ -49,10 +49,10 @@ pub struct Complexity {
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Source {
-    /// Word count, parts and complex terms (SPEC §3.1).
+    /// Word count, parts and complex terms.
     #[default]
     Words,
-    /// The router's `complexity` (SPEC §9).
+    /// The router's `complexity`.
     Router,
 }
 

@@ -1,11 +1,11 @@
-//! Follow-ups in a conversation (SPEC §23): the previous turn, the departments a follow-up
+//! Follow-ups in a conversation: the previous turn, the departments a follow-up
 //! goes to, and the `PREVIOUS TURN:` block each of them gets.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The most bytes of a department's previous output its block holds (cut as §15 cuts).
+/// The most bytes of a department's previous output its block holds (cut as a tool's result is cut).
 pub const PREVIOUS_OUTPUT_BYTES: usize = 8_000;
 
 /// One turn of a conversation, as its file keeps it (`{"kind": "turn", …}`).

@@ -1,4 +1,4 @@
-//! A specialist's model ladder in the plan (SPEC §20): the rungs above its own provider and
+//! A specialist's model ladder in the plan: the rungs above its own provider and
 //! model, as `explain` lists them, and the price of each attempt on its rung.
 
 use serde::{Serialize, Serializer};
@@ -48,7 +48,7 @@ pub fn economy_off(share: &f64) -> bool {
     *share <= 0.0
 }
 
-/// The budgets economy watches (SPEC §20): those `limits` sets, in the order `maxCalls`,
+/// The budgets economy watches: those `limits` sets, in the order `maxCalls`,
 /// `maxTokens`, `maxCostUsd`, `deadline`; none when economy is off.
 pub fn economy_budgets(config: &Config) -> Vec<&'static str> {
     let l = &config.settings.limits;

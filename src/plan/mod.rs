@@ -39,7 +39,7 @@ pub use variant::{
 };
 
 /// Whether department heads use their specialists (`--specialists`, a suite's
-/// `specialists`; SPEC §3.1). The one enum for it: the CLI and suite files parse into it.
+/// `specialists`). The one enum for it: the CLI and suite files parse into it.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, strum::EnumString, strum::VariantNames, strum::Display,
 )]
@@ -64,7 +64,7 @@ pub struct PlanOptions {
     pub specialists: SpecialistMode,
     /// The router's part, when the config routes by a model.
     pub router: RouterStep,
-    /// The previous turn of the conversation this run continues (`--session`, SPEC §23).
+    /// The previous turn of the conversation this run continues (`--session`).
     pub previous: Option<PreviousTurn>,
 }
 
@@ -114,8 +114,8 @@ pub struct DepartmentPlan {
     /// The head, as the run looks it up ([`Config::agent_at`]).
     #[serde(skip)]
     pub head_agent: AgentKey,
-    /// Whether its output waits for a person's yes before anyone uses it (SPEC §16): as
-    /// written, `true`, `false` or a condition (SPEC §21).
+    /// Whether its output waits for a person's yes before anyone uses it: as
+    /// written, `true`, `false` or a condition.
     pub require_approval: crate::condition::Switch,
     /// The MCP servers whose tools the head may use.
     pub head_tools: Vec<ToolUse>,
@@ -136,14 +136,14 @@ pub struct DepartmentPlan {
     pub min_calls: u64,
     /// The most calls it can take.
     pub max_calls: u64,
-    /// The most it can cost in USD (SPEC §8.3); null when a model has no price or no cap.
+    /// The most it can cost in USD; null when a model has no price or no cap.
     #[serde(serialize_with = "crate::text::usd_opt")]
     pub max_cost_usd: Option<f64>,
-    /// Run only when this condition holds (`when`, SPEC §21), as written.
+    /// Run only when this condition holds (`when`), as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub when: Option<crate::condition::Condition>,
     /// The `PREVIOUS TURN:` block every call of it gets, when it ran in the previous turn of
-    /// the conversation (SPEC §23).
+    /// the conversation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_turn: Option<String>,
 }
@@ -173,25 +173,25 @@ pub struct Plan {
     /// The most the run can cost in USD; null when a model has no price or no cap.
     #[serde(serialize_with = "crate::text::usd_opt")]
     pub max_cost_usd: Option<f64>,
-    /// `limits.economyAt` (SPEC §20): the share of a budget whose spending starts economy;
+    /// `limits.economyAt`: the share of a budget whose spending starts economy;
     /// absent when 0 (off).
     #[serde(skip_serializing_if = "ladder::economy_off")]
     pub economy_at: f64,
-    /// The budgets economy watches, those the config sets, in the order of SPEC §20
+    /// The budgets economy watches, those the config sets, in this order
     /// (`maxCalls`, `maxTokens`, `maxCostUsd`, `deadline`); absent when economy is off.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub economy_budgets: Vec<&'static str>,
     /// What to change when nothing matched the request (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
-    /// Each agent with variants (SPEC §22): its variants and weights, the one this request
+    /// Each agent with variants: its variants and weights, the one this request
     /// gets, and those disabled; absent when no agent has variants.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<AgentVariants>,
-    /// The cross-department review (SPEC §24) and the calls it may add; absent without one.
+    /// The cross-department review and the calls it may add; absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewPlan>,
-    /// The request's urgency (SPEC §23): above `routing.urgentAbove`, heads answer directly.
+    /// The request's urgency: above `routing.urgentAbove`, heads answer directly.
     #[serde(serialize_with = "round2")]
     pub urgency: f64,
 }
@@ -199,7 +199,7 @@ pub struct Plan {
 /// What to change when nothing matches a request and no department takes it.
 pub const NO_MATCH_HINT: &str = "add to a department keywords that such requests contain, or set `routing.fallbackDepartment` to the department that takes what nothing matches";
 
-/// Builds the plan of `request` (SPEC §2–3). Fails only when routing fails.
+/// Builds the plan of `request`. Fails only when routing fails.
 pub fn build(config: &Config, request: &str, options: &PlanOptions) -> Result<Plan, RoutingError> {
     assemble(config, request, options, false)
 }
@@ -262,7 +262,7 @@ fn assemble(config: &Config, request: &str, options: &PlanOptions, keep_unmatche
     let extra = u64::from(summary) + u64::from(routing.router.is_some());
     let review = review::plan(config, &departments);
     // A department with `when` may be skipped: the fewest calls count it as not run, the
-    // most as run (SPEC §21).
+    // most as run.
     let min_calls = departments
         .iter()
         .filter(|d| d.when.is_none())
@@ -310,7 +310,7 @@ struct Planning<'a> {
     routing: &'a Routing,
     complexity: &'a Complexity,
     llm_grading: bool,
-    /// Urgent (SPEC §23): heads answer directly unless `--specialists` says otherwise.
+    /// Urgent: heads answer directly unless `--specialists` says otherwise.
     urgent: bool,
     /// The selected departments' ids.
     selected: std::collections::HashSet<&'a str>,
@@ -340,7 +340,7 @@ impl Planning<'_> {
         let head_max_tool_calls = tools::max_tool_calls(config, head);
         let head_requests = tools::requests_per_attempt(head_max_tool_calls);
         let retries = dept.coordination.max_retries;
-        // Each graded attempt asks the judge `grading.samples` times (SPEC §25).
+        // Each graded attempt asks the judge `grading.samples` times.
         let judge_calls = if self.llm_grading {
             u64::from(config.settings.grading.samples)
         } else {
@@ -392,7 +392,7 @@ fn role_of(id: &str, routing: &Routing, options: &PlanOptions) -> DepartmentRole
     }
 }
 
-/// Synthesis attempts on a failed call or an empty reply (SPEC §3.8).
+/// Synthesis attempts on a failed call or an empty reply.
 pub const SYNTHESIS_ATTEMPTS: u64 = 3;
 
 /// The fewest and most LLM calls of one department.

@@ -1,4 +1,4 @@
-//! Routing by a model (SPEC §9, seed 001): what the router was asked for, what its reply
+//! Routing by a model: what the router was asked for, what its reply
 //! means, and what happened when it was asked (or not). The call itself is the engine's.
 
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ pub struct RouterAnswer {
     pub ignored_ids: Vec<String>,
     /// Its complexity, when it gave one.
     pub complexity: Option<Level>,
-    /// Its confidence in 0..1 (SPEC §23), when it gave one.
+    /// Its confidence in 0..1, when it gave one.
     pub confidence: Option<f64>,
     /// The critical information it says the request lacks.
     pub missing: Vec<String>,
@@ -87,7 +87,7 @@ pub struct RouterInfo {
     pub run_may_differ: bool,
 }
 
-/// The JSON Schema of a router's reply, sent as structured output (SPEC §8.2).
+/// The JSON Schema of a router's reply, sent as structured output.
 pub fn reply_schema() -> Value {
     json!({
         "type": "object",
@@ -169,8 +169,8 @@ fn strings(list: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The router's reply schema when the config asks for clarification (`clarifyBelow` > 0,
-/// SPEC §23): [`reply_schema`] with the optional `confidence`, `missing` and `questions`.
+/// The router's reply schema when the config asks for clarification (`clarifyBelow` >
+/// 0): [`reply_schema`] with the optional `confidence`, `missing` and `questions`.
 pub fn clarifying_reply_schema() -> Value {
     let mut schema = reply_schema();
     let properties = &mut schema["properties"];

@@ -1,4 +1,4 @@
-//! The master orchestrator's routing (SPEC §2): keyword relevance, primary and supporting
+//! The master orchestrator's routing: keyword relevance, primary and supporting
 //! departments, execution mode and the dependency DAG's stages.
 
 use std::cmp::Ordering;
@@ -159,7 +159,7 @@ fn score(dept: &Department, index: &WordIndex) -> DepartmentScore {
     }
 }
 
-/// Whether a department of this relevance supports the primary at `threshold` (SPEC §2:
+/// Whether a department of this relevance supports the primary at `threshold` (
 /// strictly above it). The one rule: routing selects by it, `orch tune` replays it.
 pub fn supports(relevance: f64, threshold: f64) -> bool {
     relevance > threshold
@@ -172,7 +172,7 @@ fn rank(a: &DepartmentScore, b: &DepartmentScore) -> Ordering {
         .then(a.department.cmp(&b.department))
 }
 
-/// Keyword relevance of `s` merged with the router's (SPEC §9): `llm` takes the router's,
+/// Keyword relevance of `s` merged with the router's: `llm` takes the router's,
 /// `hybrid` the larger of both; the reason says where the relevance came from.
 fn merge(s: &mut DepartmentScore, answer: &RouterAnswer, method: RoutingMethod) {
     let said = answer.relevance.get(&s.department).copied();
@@ -312,7 +312,7 @@ fn select<'c>(
     Err(RoutingError::NoMatch)
 }
 
-/// The departments of the previous turn, when this request is a follow-up of it (SPEC §23:
+/// The departments of the previous turn, when this request is a follow-up of it (
 /// no `--department`, nothing scores above `supportingThreshold`), their reasons
 /// `follow-up of turn N`; `None` otherwise.
 fn follow<'c>(

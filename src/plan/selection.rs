@@ -1,4 +1,4 @@
-//! Which specialists a head spawns, and the threshold and attempts of each (SPEC §3.3–3.5).
+//! Which specialists a head spawns, and the threshold and attempts of each.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +17,7 @@ pub enum ThresholdSource {
     Default,
 }
 
-/// The threshold of an agent: its own, else its department's, else the default (seed 000's
+/// The threshold of an agent: its own, else its department's, else the default (the
 /// threshold matrix: 70 → 70; 0 → 0; missing with department 80 → 80; both missing → 60).
 pub fn threshold(agent: &Agent, dept: Option<&Department>, default: u32) -> (u32, ThresholdSource) {
     match (
@@ -47,7 +47,7 @@ pub struct SelectedSpecialist {
     pub max_attempts: u32,
     /// The agent's skills found in the request.
     pub matched_skills: Vec<String>,
-    /// Used to rank specialists: the configured `successRate`, or a learned one (SPEC §18).
+    /// Used to rank specialists: the configured `successRate`, or a learned one.
     pub success_rate: f64,
     /// `config` or `learned`: which of the two ranked it.
     pub success_rate_source: SuccessRateSource,
@@ -56,7 +56,7 @@ pub struct SelectedSpecialist {
     /// Tool calls one attempt may make (absent without tools).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tool_calls: Option<u32>,
-    /// The rungs a retry climbs after a grade below its threshold (`escalate`, SPEC §20);
+    /// The rungs a retry climbs after a grade below its threshold (`escalate`);
     /// absent without a ladder.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub escalate: Vec<super::PlannedRung>,

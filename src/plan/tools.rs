@@ -1,4 +1,4 @@
-//! Tools in a plan (SPEC §15): the requests an attempt of an agent with tools may send, the
+//! Tools in a plan: the requests an attempt of an agent with tools may send, the
 //! agents whose tools a run of the plan may call, and the MCP servers it starts (explain
 //! starts none, and lists the same servers a run starts).
 

@@ -1,4 +1,4 @@
-//! Urgency (SPEC §23): how many of `routing.urgentTerms` a request holds, as a score.
+//! Urgency: how many of `routing.urgentTerms` a request holds, as a score.
 
 use crate::text::WordIndex;
 
@@ -6,7 +6,7 @@ use crate::text::WordIndex;
 const PER_TERM: f64 = 0.45;
 
 /// min(1, 0.45 × the number of distinct urgent terms in `request`), terms matched as whole
-/// words (a multi-word term as a phrase), as keywords match (SPEC §2).
+/// words (a multi-word term as a phrase), as keywords match.
 pub fn urgency(request: &str, terms: &[String]) -> f64 {
     let index = WordIndex::new(request);
     let mut seen = std::collections::HashSet::new();

@@ -1,4 +1,4 @@
-//! Variant assignment (SPEC §22): which variant of each agent a run gets. Sticky and
+//! Variant assignment: which variant of each agent a run gets. Sticky and
 //! deterministic: u = FNV-1a 64 of `KEY + "\n" + agentId`, mod 10,000; the variants take
 //! consecutive basis-point slices in written order, control the rest. A disabled variant's
 //! slice returns to control; the other slices never shift.
@@ -98,7 +98,7 @@ pub struct PlannedVariant {
     pub weight: f64,
 }
 
-/// An agent's variants in a plan (SPEC §22): which one this request gets, and why.
+/// An agent's variants in a plan: which one this request gets, and why.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentVariants {

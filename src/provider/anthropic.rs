@@ -11,7 +11,7 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` sent with every request (the API requires one).
 const MAX_TOKENS: u32 = 4096;
 
-/// Put before the schema in the system prompt (SPEC §8.2).
+/// Put before the schema in the system prompt.
 const SCHEMA_LINE: &str = "Reply with JSON only, matching this JSON Schema:";
 
 /// A messages endpoint.
@@ -142,7 +142,7 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
         text,
         prompt_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0),
         completion_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0),
-        // SPEC §8.1 speaks OpenAI's words: `max_tokens` is `length`, a natural end is `stop`,
+        // The report speaks OpenAI's words: `max_tokens` is `length`, a natural end is `stop`,
         // and `tool_use` is `tool_calls`.
         finish_reason: v["stop_reason"].as_str().map(|r| {
             match r {

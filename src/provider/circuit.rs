@@ -1,4 +1,4 @@
-//! Circuit breakers (SPEC §11, seed 004): per provider, shared by a whole run (and every
+//! Circuit breakers: per provider, shared by a whole run (and every
 //! case of a suite). `circuitFailures` consecutive failed calls open a circuit; while open
 //! the provider is skipped; after `circuitCooldown` exactly one call probes it. Only a
 //! verdict on the server's health decides: a success closes the circuit, a server failure

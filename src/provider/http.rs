@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::{api_key, Completion, Outcome, ProviderError};
 use crate::config::Http as HttpSettings;
 
-/// Statuses worth another try (SPEC §1.1 `[http]`): never other 4xx.
+/// Statuses worth another try: never other 4xx.
 pub const RETRYABLE: &[u16] = &[408, 409, 429, 500, 502, 503, 504, 529];
 
 /// A shared HTTP client with retry settings and an optional rate limit.

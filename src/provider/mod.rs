@@ -49,12 +49,12 @@ pub struct CompletionRequest {
     pub max_output_tokens: u32,
     /// The JSON Schema the reply should match, sent as the provider's structured output.
     pub output_schema: Option<std::sync::Arc<serde_json::Value>>,
-    /// The tools offered to the model (SPEC §15); empty: none offered.
+    /// The tools offered to the model; empty: none offered.
     pub tools: std::sync::Arc<[OfferedTool]>,
     /// The conversation after the user message: the model's tool calls and their results,
     /// in order (empty on an attempt's first request).
     pub turns: Vec<Turn>,
-    /// The rung of the agent's ladder asked (SPEC §20): the simulated provider writes better
+    /// The rung of the agent's ladder asked: the simulated provider writes better
     /// drafts above rung 0. Not sent, not hashed: the model name says it on the wire.
     #[serde(skip)]
     pub rung: usize,
@@ -64,11 +64,11 @@ pub struct CompletionRequest {
     /// When the call, transport retries included, must have ended.
     #[serde(skip)]
     pub deadline: tokio::time::Instant,
-    /// The variant of the agent asked (SPEC §22); `None` for an agent with no variants.
+    /// The variant of the agent asked; `None` for an agent with no variants.
     /// Not sent: it joins the cassette key only.
     #[serde(skip)]
     pub variant: Option<String>,
-    /// The judge sample this request is (SPEC §25: 1..=N with `grading.samples` > 1, else 0).
+    /// The judge sample this request is (1..=N with `grading.samples` > 1, else 0).
     /// Not sent; it joins the request hash only when not 0, so each sample replays its own
     /// reply and every cassette recorded with one sample still replays.
     #[serde(skip)]
@@ -86,7 +86,7 @@ pub struct Completion {
     pub completion_tokens: u64,
     /// Why the reply ended: `stop`, `length` (cut by the cap), or the provider's own word.
     pub finish_reason: Option<String>,
-    /// The tool calls the reply asks for, in the order it lists them (SPEC §15).
+    /// The tool calls the reply asks for, in the order it lists them.
     pub tool_calls: Vec<AskedCall>,
 }
 
@@ -213,7 +213,7 @@ pub enum ProviderError {
         /// The variable's name.
         variable: String,
     },
-    /// The provider's circuit is open: it was skipped (SPEC §11).
+    /// The provider's circuit is open: it was skipped.
     #[error("circuit open: provider `{provider}` failed too often and is resting")]
     CircuitOpen {
         /// The provider skipped.
@@ -311,7 +311,7 @@ impl Providers {
         self
     }
 
-    /// The providers an agent calls on rung `rung` of its ladder (SPEC §20), in order, each
+    /// The providers an agent calls on rung `rung` of its ladder, in order, each
     /// with the model asked of it: `--provider` and `--model` apply to rung 0 only.
     pub fn chain_on(&self, config: &crate::config::Config, agent: &crate::config::Agent, rung: usize) -> Vec<Link> {
         let (provider, model) = (self.override_provider.as_deref(), self.override_model.as_deref());

@@ -42,7 +42,7 @@ impl OpenAi {
     }
 }
 
-/// The `response_format` asking for a reply matching `schema` (SPEC §8.2), if any.
+/// The `response_format` asking for a reply matching `schema`, if any.
 #[cfg(test)]
 fn response_format(mode: StructuredOutput, agent_id: &str, schema: &serde_json::Value) -> Option<serde_json::Value> {
     match mode {

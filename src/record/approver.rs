@@ -1,4 +1,4 @@
-//! The approver that writes to a journal (SPEC §16): the decisions a journal holds answer
+//! The approver that writes to a journal: the decisions a journal holds answer
 //! first, and every other decision, or an item left pending, is appended as it is made.
 
 use std::collections::HashSet;

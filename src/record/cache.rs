@@ -1,4 +1,4 @@
-//! The response cache (`--cache FILE`, SPEC §8.5): a cassette read through. A request found
+//! The response cache (`--cache FILE`): a cassette read through. A request found
 //! in it is answered from it; a missing one goes to the provider, and its successful reply
 //! is appended. Failed calls and error replies are never stored.
 

@@ -36,7 +36,7 @@ fn not_recorded(tape: &Queues<Entry>, req: &CompletionRequest, hash: String) -> 
 /// temperature and who asks (`{"agent": ID}`), as 32 hex digits. The cap and schema, and
 /// the offered tools and the turns of a tool loop, join the key only when present. Two
 /// agents sending the same request are two keys, so their replies never swap on replay;
-/// a variant (SPEC §22) joins the asker's object only when there is one, so cassettes of
+/// a variant joins the asker's object only when there is one, so cassettes of
 /// agents without variants keep replaying, and two variants replay apart.
 pub fn request_hash(kind: ProviderKind, req: &CompletionRequest) -> String {
     let mut key = key_parts(kind, req);
@@ -76,7 +76,7 @@ fn key_parts(kind: ProviderKind, req: &CompletionRequest) -> Vec<serde_json::Val
         key.push(serde_json::json!(req.turns));
     }
     if req.sample > 0 {
-        // A judge sample (SPEC §25) keys apart from the others; one sample keys as before.
+        // A judge sample keys apart from the others; one sample keys as before.
         key.push(serde_json::json!({"sample": req.sample}));
     }
     key

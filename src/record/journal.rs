@@ -1,4 +1,4 @@
-//! A run's journal (`--journal FILE`, SPEC §16): a cassette ([`super::tape`]) with four
+//! A run's journal (`--journal FILE`): a cassette ([`super::tape`]) with four
 //! more kinds of line, each written and flushed as it happens:
 //!
 //! - `{"kind": "run", "request", "config", "options"}`: the first line, what `orch resume`

@@ -1,4 +1,4 @@
-//! The journal's provider and tool host (SPEC §16): the cassette's recorder and cache with a
+//! The journal's provider and tool host: the cassette's recorder and cache with a
 //! memory of what finished. Every finished call a journal holds answers its step again and
 //! is never sent again; anything else goes live and is appended, with a `tool_start` line
 //! before each tool call.

@@ -1,4 +1,4 @@
-//! One orch at a time on a journal (SPEC §16): `run --journal`, `resume` and `approve` hold
+//! One orch at a time on a journal: `run --journal`, `resume` and `approve` hold
 //! an advisory lock (`flock`) of the lock file beside it, `FILE.lock`, for as long as they
 //! use it, and write their process id in it. A second one refuses (exit 2) rather than run
 //! the same calls twice, or append a decision under a running run.

@@ -1,4 +1,4 @@
-//! A run's journal as `run` and `resume` open it (SPEC §16): its first line (the request,
+//! A run's journal as `run` and `resume` open it: its first line (the request,
 //! the config root with a digest of its files, and every option that shapes the run), or
 //! the journal a resume read, appended to.
 

@@ -1,4 +1,4 @@
-//! The tool hosts of `--record`, `--replay` and `--cache` (SPEC §15 "Cassettes"), the tool
+//! The tool hosts of `--record`, `--replay` and `--cache`, the tool
 //! side of [`super::Recorder`], [`super::Replayer`] and [`super::Cache`]: they write to the
 //! same cassette file and read the same [`Tape`], so one file holds a run's LLM exchanges
 //! and its tool calls.

@@ -1,4 +1,4 @@
-//! A cassette's tool lines (SPEC §15 "Cassettes"): a server's tool list, and one tool call
+//! A cassette's tool lines: a server's tool list, and one tool call
 //! that ran, keyed by a hash of who called what with which arguments.
 
 use std::borrow::Cow;
@@ -54,7 +54,7 @@ pub struct ToolEntry {
     /// sent can be told apart without keeping it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub whole_sha256: Option<String>,
-    /// The call's step id, in a journal (SPEC §16): it answers that step of a resumed run,
+    /// The call's step id, in a journal: it answers that step of a resumed run,
     /// and closes the `tool_start` of the same id. Absent from cassettes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,

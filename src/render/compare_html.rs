@@ -1,4 +1,4 @@
-//! `orch compare --html OUT`: the comparison as one self-contained page (SPEC §14: no
+//! `orch compare --html OUT`: the comparison as one self-contained page (no
 //! script, no network, orch's own style inline). Every case is listed, changed ones first;
 //! every text is escaped, and the markup is well-formed XML, so tests parse it back.
 

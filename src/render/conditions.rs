@@ -1,4 +1,4 @@
-//! Conditions in the pictures (SPEC §21): a department skipped by its `when` shows the
+//! Conditions in the pictures: a department skipped by its `when` shows the
 //! condition that skipped it; every other evaluation shows as `where: expression → value`
 //! (or its error); the plan shows each condition as written.
 

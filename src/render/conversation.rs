@@ -1,4 +1,4 @@
-//! A run's conversation (SPEC §23) in every picture: its urgency, the questions it asked
+//! A run's conversation in every picture: its urgency, the questions it asked
 //! (and why), and its turn of a session: lines the tree, Markdown and HTML share.
 
 use serde_json::Value;

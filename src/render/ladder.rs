@@ -1,4 +1,4 @@
-//! The Markdown of model ladders and economy (SPEC §20): the attempts that ran above rung 0,
+//! The Markdown of model ladders and economy: the attempts that ran above rung 0,
 //! and the economy line.
 
 use crate::report::Report;

@@ -1,4 +1,4 @@
-//! What a run's tree says of model ladders and economy (SPEC §20): an attempt's rung, model
+//! What a run's tree says of model ladders and economy: an attempt's rung, model
 //! and why it climbed; when and why the run went into economy, and what it skipped.
 
 use super::tree::{Node, Style};

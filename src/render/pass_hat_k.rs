@@ -1,4 +1,4 @@
-//! How the suite and stats pictures write pass^k (SPEC §25): one line, k by k.
+//! How the suite and stats pictures write pass^k: one line, k by k.
 
 use crate::statistics::PassHatK;
 

@@ -135,7 +135,7 @@ fn calls_line(plan: &Plan, style: Style) -> Node {
     ))
 }
 
-/// `economy: from 80% of maxCalls or maxCostUsd spent: …` (SPEC §20), when economy is on;
+/// `economy: from 80% of maxCalls or maxCostUsd spent: …`, when economy is on;
 /// the share as a percentage without trailing zeros, as a run's economy reason writes it.
 fn economy_line(plan: &Plan) -> Option<String> {
     let (last, first) = plan.economy_budgets.split_last()?;

@@ -131,7 +131,7 @@ fn report_body(report: &Saved<Value>, full: bool) -> String {
 }
 
 /// `economy: 80% of maxCalls spent at 0.4 s · skipped music · lightened plot`, when the run
-/// went into economy (SPEC §20), as the tree writes it; read leniently from a saved report.
+/// went into economy, as the tree writes it; read leniently from a saved report.
 fn economy_line(report: &Saved<Value>) -> Option<String> {
     let e = report.economy.as_ref().filter(|e| e.is_object())?;
     let mut line = format!(

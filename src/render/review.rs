@@ -1,4 +1,4 @@
-//! The cross-department review (SPEC §24) in pictures: its line in a plan, its block in a
+//! The cross-department review in pictures: its line in a plan, its block in a
 //! run's tree (after the departments) and its section in a run's Markdown.
 
 use super::tree::{Node, Style};

@@ -1,7 +1,7 @@
 //! The timeline of `orch report --html`: a row per head (its department, start to end) and
 //! per specialist (each attempt's call, coloured by its decision, failures marked, the
 //! judge's grading beside it), on one time axis; each tool call is a mark of its own on the
-//! row of the agent that made it (SPEC §15). Reads the report's lenient view, like the page.
+//! row of the agent that made it. Reads the report's lenient view, like the page.
 
 use std::fmt::Write;
 
@@ -72,7 +72,7 @@ pub fn timeline(report: &Saved<Value>) -> String {
     draw(&rows, end_of_run)
 }
 
-/// The review's rows (SPEC §24): the reviewer's calls on one row, then each revised
+/// The review's rows: the reviewer's calls on one row, then each revised
 /// department's revision calls on a row of its own.
 fn review_rows(report: &Saved<Value>) -> Vec<Row> {
     let calls = &report.validation.reviews;
@@ -193,7 +193,7 @@ fn attempt_bars(a: &SavedAttempt) -> Vec<Bar> {
 }
 
 /// ` · rung 1 gpt-4o ↑ score 54.2 < 65`: where an attempt above rung 0 of its model ladder
-/// ran, and why it climbed (SPEC §20); nothing on rung 0.
+/// ran, and why it climbed; nothing on rung 0.
 fn rung_of(a: &SavedAttempt) -> String {
     let why = a.escalated.as_deref().map_or(String::new(), |e| format!(" ↑ {e}"));
     match a.rung {

@@ -14,7 +14,7 @@ use crate::report::{
 };
 use crate::text::{count, excerpt, fmt_score, printable, printable_text};
 
-/// Writes the tree of a run report, then its answer in full (SPEC §27), after a blank line.
+/// Writes the tree of a run report, then its answer in full, after a blank line.
 pub fn write_run_tree(report: &Report, style: Style, out: &mut impl std::io::Write) -> std::io::Result<()> {
     render(&run_tree(report, style), out)?;
     if let Some(answer) = answer(report) {

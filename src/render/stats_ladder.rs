@@ -1,4 +1,4 @@
-//! What `orch stats` tells people of model ladders and economy (SPEC §20): the runs that went
+//! What `orch stats` tells people of model ladders and economy: the runs that went
 //! into economy, each specialist's escalations and its attempts by rung. Shown only when the
 //! runs have a ladder or an economy, so the stats of a team without them read as before.
 

@@ -1,4 +1,4 @@
-//! What `orch stats` learned from grades (SPEC §25), for the tree and the Markdown: pass^k
+//! What `orch stats` learned from grades, for the tree and the Markdown: pass^k
 //! over the cases, each LLM judge's health (a judge whose scores barely vary, or that gives
 //! one score to most attempts, is `uninformative`), and what graded each specialist.
 

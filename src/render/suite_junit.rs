@@ -8,7 +8,7 @@ use std::io::Write;
 use crate::suite::{CaseSummary, Summary};
 use crate::text::escape_markup as escape;
 
-/// Writes the JUnit document of a summary to `out` a case at a time (SPEC §26: never built
+/// Writes the JUnit document of a summary to `out` a case at a time (never built
 /// whole in memory; give it a buffered writer).
 pub fn write(summary: &Summary, out: &mut impl Write) -> std::io::Result<()> {
     let mut suites: Vec<&str> = Vec::new();

@@ -7,7 +7,7 @@ use super::tree::Style;
 use crate::suite::Summary;
 use crate::text::{printable, printable_lines};
 
-/// Writes the summary as lines for a terminal, a case at a time (SPEC §26: never built whole
+/// Writes the summary as lines for a terminal, a case at a time (never built whole
 /// in memory; give it a buffered writer).
 pub fn write_summary_tree(summary: &Summary, style: Style, out: &mut impl Write) -> std::io::Result<()> {
     // Each line escaped as the whole text was: nothing escaped spans a newline.

@@ -1,4 +1,4 @@
-//! Variants (SPEC §22) in the pictures: the plan's assignment in `explain`'s tree, the
+//! Variants in the pictures: the plan's assignment in `explain`'s tree, the
 //! variant of each agent in a run's tree, Markdown and HTML, and each specialist's
 //! variants in the stats.
 
@@ -103,7 +103,7 @@ fn figures(v: &crate::stats::VariantStats) -> [String; 5] {
     ]
 }
 
-/// A table of every specialist's variants (SPEC §22); nothing when none has any.
+/// A table of every specialist's variants; nothing when none has any.
 pub fn stats_table(stats: &Stats) -> String {
     let mut table = MarkdownTable::new(&[
         ("agent", Align::Left),

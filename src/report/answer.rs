@@ -1,4 +1,4 @@
-//! What a person reads first (SPEC §27): the answer of a run, in full. The master's summary
+//! What a person reads first: the answer of a run, in full. The master's summary
 //! when there is one, else each successful department's output under a `## NAME` line; a
 //! run that paused, or in which nothing succeeded, has none. `--format text` prints it
 //! alone, the tree after its structure, Markdown inside `<details>`.

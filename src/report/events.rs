@@ -1,4 +1,4 @@
-//! Run events (SPEC §6 `--events`): what happened, as it happened, one JSON object a line.
+//! Run events: what happened, as it happened, one JSON object a line.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,7 +13,7 @@ use crate::text::round2;
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    /// The router answered, or failed and keyword routing took over (SPEC §9).
+    /// The router answered, or failed and keyword routing took over.
     #[serde(rename_all = "camelCase")]
     Router {
         /// The router agent.
@@ -69,7 +69,7 @@ pub enum Event {
         task_index: usize,
         /// Specialists in the department.
         total_tasks: usize,
-        /// The agent's variant (SPEC §22); absent for an agent with no variants.
+        /// The agent's variant; absent for an agent with no variants.
         #[serde(skip_serializing_if = "Option::is_none")]
         variant: Option<String>,
     },
@@ -95,7 +95,7 @@ pub enum Event {
         passed: bool,
         /// Why the call failed, when it did.
         error: Option<String>,
-        /// The agent's variant (SPEC §22); absent for an agent with no variants.
+        /// The agent's variant; absent for an agent with no variants.
         #[serde(skip_serializing_if = "Option::is_none")]
         variant: Option<String>,
     },
@@ -109,7 +109,7 @@ pub enum Event {
         /// Whether this attempt produced output.
         succeeded: bool,
     },
-    /// A tool call ended (ran, failed, or refused by orch), SPEC §15.
+    /// A tool call ended (ran, failed, or refused by orch).
     #[serde(rename_all = "camelCase")]
     ToolCall {
         /// The department.
@@ -127,7 +127,7 @@ pub enum Event {
         /// Milliseconds it took.
         latency_ms: u64,
     },
-    /// A gated item was decided, or left pending (SPEC §16).
+    /// A gated item was decided, or left pending.
     #[serde(rename_all = "camelCase")]
     Approval {
         /// The item's id (as in the report's `pending` and the journal).
@@ -139,7 +139,7 @@ pub enum Event {
         /// `prompt`, `flag` or `journal`.
         by: super::gate::DecidedBy,
     },
-    /// The run went into economy (SPEC §20): sent once, when it starts.
+    /// The run went into economy: sent once, when it starts.
     Economy {
         /// `economy: 80% of maxCostUsd spent`.
         reason: String,
@@ -170,21 +170,21 @@ pub enum Event {
         /// Calls made.
         calls: u64,
     },
-    /// The reviewer answered (SPEC §24): one event per reviewer call.
+    /// The reviewer answered: one event per reviewer call.
     Review {
         /// The review's number (from 1).
         round: u32,
         /// The conflicts it named.
         conflicts: usize,
     },
-    /// A department's head was asked for a revision (SPEC §24).
+    /// A department's head was asked for a revision.
     Revision {
         /// The department.
         department: String,
         /// The revision round (from 1).
         round: u32,
     },
-    /// A condition was evaluated (SPEC §21): a department's `when` or `requireApproval`, or a
+    /// A condition was evaluated: a department's `when` or `requireApproval`, or a
     /// tool's `approve` entry.
     Condition {
         /// The department.
@@ -202,7 +202,7 @@ pub enum Event {
         /// Why evaluation failed; null when it did not.
         error: Option<String>,
     },
-    /// The run asked before routing (SPEC §23): its questions, and whether they were answered.
+    /// The run asked before routing: its questions, and whether they were answered.
     Clarification {
         /// 1 or 2: the round of questions.
         round: u32,

@@ -1,4 +1,4 @@
-//! What waits for a person's yes (SPEC §16): a tool call in an `approve` list, or the output
+//! What waits for a person's yes: a tool call in an `approve` list, or the output
 //! of a department with `requireApproval: true`; and how it was decided.
 
 use serde::{Deserialize, Serialize};
@@ -58,7 +58,7 @@ pub enum DecidedBy {
 
 /// A no, and whose it is: a person's (at the prompt, or with `orch approve`), or a
 /// policy's (`--approvals deny`, a standard input closed before any answer). The words the
-/// model and the report get say which (SPEC §16, §27).
+/// model and the report get say which.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Denial {
     /// Why, as the person or the policy says it.

@@ -1,4 +1,4 @@
-//! What the cross-department review (SPEC §24) adds to the report: the conflicts the reviewer
+//! What the cross-department review adds to the report: the conflicts the reviewer
 //! named, each department's revisions, and the reviewer's calls (for the timeline).
 
 use serde::{Deserialize, Deserializer, Serialize};

@@ -1,4 +1,4 @@
-//! The run report (SPEC §6): one type, serialized as JSON and walked by the tree renderer.
+//! The run report: one type, serialized as JSON and walked by the tree renderer.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,10 +19,10 @@ pub enum RunStatus {
     Partial,
     /// None succeeded, or the master failed.
     Failed,
-    /// Stopped with items waiting for a person's decision (`--approvals defer`, SPEC §16):
+    /// Stopped with items waiting for a person's decision (`--approvals defer`):
     /// `orch approve` then `orch resume` carry it on. Exit 5.
     Paused,
-    /// Stopped to ask before guessing (SPEC §23): no department ran; `questions` says what
+    /// Stopped to ask before guessing: no department ran; `questions` says what
     /// to answer. Exit 5.
     #[serde(rename = "needs-input")]
     #[strum(serialize = "needs-input")]
@@ -65,9 +65,9 @@ pub struct Usage {
     pub cached_calls: u64,
     /// Moves of a call to the next provider of its chain (after a failure or past an open circuit).
     pub fallbacks: u64,
-    /// Tool calls the models asked for (SPEC §15), run or refused: what `maxToolCalls` counts.
+    /// Tool calls the models asked for, run or refused: what `maxToolCalls` counts.
     pub tool_calls: u64,
-    /// Attempts that ran one rung above their predecessor (SPEC §20).
+    /// Attempts that ran one rung above their predecessor.
     pub escalations: u64,
 }
 
@@ -139,10 +139,10 @@ pub struct Attempt {
     /// How the reply failed the agent's `outputSchema` (at most 10); absent when it did not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schema_errors: Vec<crate::grade::SchemaError>,
-    /// The tool calls its model asked for, in the order asked (SPEC §15).
+    /// The tool calls its model asked for, in the order asked.
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
-    /// The rung of the agent's ladder it ran on (0: its own provider and model; SPEC §20).
+    /// The rung of the agent's ladder it ran on (0: its own provider and model).
     #[serde(default)]
     pub rung: usize,
     /// The model name sent (the last provider's tried, when its chain failed over).
@@ -154,7 +154,7 @@ pub struct Attempt {
     /// Its own calls (the judge's not included), tokens and cost.
     #[serde(default)]
     pub usage: Usage,
-    /// The LLM judge that graded it (SPEC §25; null when another grader did).
+    /// The LLM judge that graded it (null when another grader did).
     #[serde(default)]
     pub judge: Option<String>,
     /// Each judge sample's score (on every attempt the LLM judge graded).
@@ -196,12 +196,12 @@ pub struct SpecialistResult {
     pub usage: Usage,
     /// Why no attempt produced output, when none did.
     pub error: Option<String>,
-    /// The variant that ran (SPEC §22; `control`: as written); null for an agent with no variants.
+    /// The variant that ran (`control`: as written); null for an agent with no variants.
     #[serde(default)]
     pub variant: Option<String>,
 }
 
-/// Department metadata (seed 000 §9, plus what orch adds).
+/// Department metadata (plus what orch adds).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DepartmentMetadata {
@@ -270,18 +270,18 @@ pub struct DepartmentResult {
     /// The head's own tool calls (its answers and syntheses), in the order asked.
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
-    /// The decision on its output when it sets `requireApproval` (SPEC §16); null otherwise.
+    /// The decision on its output when it sets `requireApproval`; null otherwise.
     pub approval: Option<super::tool_call::Approval>,
     /// Times and counts.
     pub metadata: DepartmentMetadata,
-    /// The head's variant (SPEC §22); null for a head with no variants.
+    /// The head's variant; null for a head with no variants.
     #[serde(default)]
     pub variant: Option<String>,
-    /// Its outputs revised at the reviewer's request (SPEC §24), in round order; `output`
+    /// Its outputs revised at the reviewer's request, in round order; `output`
     /// is the last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revisions: Vec<super::review::Revision>,
-    /// Each condition evaluated for it (`when`, `requireApproval`; SPEC §21); absent when none.
+    /// Each condition evaluated for it (`when`, `requireApproval`); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::condition::Evaluation>,
 }
@@ -293,7 +293,7 @@ pub struct Validation {
     pub passed: bool,
     /// One sentence each.
     pub issues: Vec<String>,
-    /// After a review (SPEC §24): no conflict left; null after a reply that could not be
+    /// After a review: no conflict left; null after a reply that could not be
     /// read; absent when no review ran.
     #[serde(
         default,
@@ -326,7 +326,7 @@ pub struct RunMetadata {
     pub seed: u64,
     /// True when the run was interrupted (Ctrl-C).
     pub interrupted: bool,
-    /// Providers whose circuit opened during the run (SPEC §11), by name.
+    /// Providers whose circuit opened during the run, by name.
     pub circuits_opened: Vec<String>,
 }
 
@@ -364,15 +364,15 @@ pub struct Report {
     pub metadata: RunMetadata,
     /// Why the run failed, when it did.
     pub error: Option<String>,
-    /// The items waiting for a decision when the run paused (SPEC §16), in plan order.
+    /// The items waiting for a decision when the run paused, in plan order.
     #[serde(default)]
     pub pending: Vec<super::gate::GateItem>,
     /// The OpenTelemetry trace of the run (32 lowercase hex), when traces are exported.
     pub trace_id: Option<String>,
-    /// When and why the run went into economy (SPEC §20); null when it did not.
+    /// When and why the run went into economy; null when it did not.
     #[serde(default)]
     pub economy: Option<Economy>,
-    /// The request's urgency (SPEC §23): 0 when no urgent term matched.
+    /// The request's urgency: 0 when no urgent term matched.
     #[serde(default, serialize_with = "round2")]
     pub urgency: f64,
     /// True when the run stopped for input at least once (answered or not).
@@ -447,7 +447,7 @@ pub fn ungraded_warnings(report: &Report) -> Vec<String> {
         .collect()
 }
 
-/// A run's place in a conversation (`orch run --session FILE`, SPEC §23).
+/// A run's place in a conversation (`orch run --session FILE`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SessionTurn {
@@ -457,7 +457,7 @@ pub struct SessionTurn {
     pub turn: u64,
 }
 
-/// A run's economy (`limits.economyAt`, SPEC §20): from when, why, and what it cost.
+/// A run's economy (`limits.economyAt`): from when, why, and what it cost.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Economy {

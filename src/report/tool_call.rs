@@ -1,11 +1,11 @@
-//! One tool call as the report keeps it (SPEC §15 "Report"), and the refusals orch gives
+//! One tool call as the report keeps it, and the refusals orch gives
 //! the model instead of running a call: their texts live here, once, so the engine that
 //! words them and the suites that tell them from a server's errors cannot disagree.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A person's decision on a tool that needs approval (SPEC §16).
+/// A person's decision on a tool that needs approval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
@@ -46,7 +46,7 @@ pub struct ToolCall {
     pub finished_at: u64,
     /// Null when the tool needs no approval; else the decision.
     pub approval: Option<Approval>,
-    /// A resumed run (SPEC §16) found this call started and never finished in its journal,
+    /// A resumed run found this call started and never finished in its journal,
     /// and ran it again: it may have run twice. Absent when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_doubt: bool,
@@ -55,7 +55,7 @@ pub struct ToolCall {
     /// from the error's text, which a server's own error could mimic.
     #[serde(skip)]
     pub refused: bool,
-    /// Its `approve` condition's evaluation (SPEC §21); absent when it has none.
+    /// Its `approve` condition's evaluation; absent when it has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::condition::Evaluation>,
 }
@@ -79,7 +79,7 @@ impl ToolCall {
 }
 
 /// Why orch did not run a tool call; its text (`Display`) is the error result the model
-/// gets, exactly as SPEC §15 and §16 word it.
+/// gets, exactly as docs/tools.md and docs/approvals.md word it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// The attempt's `maxToolCalls` was reached.

@@ -1,4 +1,4 @@
-//! The report read back (SPEC §6): one lenient `Deserialize` view of what [`Report`] writes
+//! The report read back: one lenient `Deserialize` view of what [`Report`] writes
 //! ([`Saved`] and the types it holds), for every reader of saved runs (`orch stats`, `orch
 //! compare`, the pages of `orch report`, and `orch tune`). Never string keys: a field renamed
 //! in the report fails the build of a reader or the test below
@@ -73,9 +73,9 @@ pub struct Saved<O = IgnoredAny, A = IgnoredAny> {
     pub duration_ms: u64,
     /// A results line's run (null when it could not be made or was too large to write).
     pub report: Option<Box<Saved<O, A>>>,
-    /// The cross-department checks and the review (SPEC §24).
+    /// The cross-department checks and the review.
     pub validation: SavedValidation,
-    /// Whether the run stopped for input at least once (SPEC §23).
+    /// Whether the run stopped for input at least once.
     pub asks: bool,
     /// The request's urgency (0 when absent).
     pub urgency: f64,
@@ -104,7 +104,7 @@ pub struct SavedGrading {
     pub attempts_passed: u64,
 }
 
-/// The cross-department checks and the review's conclusions (SPEC §24).
+/// The cross-department checks and the review's conclusions.
 #[derive(Debug, Default, Deserialize)]
 #[cfg_attr(test, derive(serde::Serialize))]
 #[serde(default)]
@@ -187,10 +187,10 @@ pub struct SavedDepartment<O = IgnoredAny, A = IgnoredAny> {
     pub tool_calls: Vec<SavedToolCall>,
     /// Times, complexity, dependencies.
     pub metadata: SavedMetadata,
-    /// Its outputs revised at the reviewer's request (SPEC §24).
+    /// Its outputs revised at the reviewer's request.
     #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
     pub revisions: Vec<super::review::Revision<O>>,
-    /// Each condition evaluated for it (SPEC §21).
+    /// Each condition evaluated for it.
     #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
     pub conditions: Vec<crate::condition::Evaluation>,
 }
@@ -238,12 +238,12 @@ pub struct SavedSpecialist<A = IgnoredAny> {
     pub attempts: Vec<SavedAttempt<A>>,
     /// Its calls and cost.
     pub usage: Usage,
-    /// The variant that ran (SPEC §22); `None` for an agent with no variants.
+    /// The variant that ran; `None` for an agent with no variants.
     pub variant: Option<String>,
 }
 
 impl<A> SavedSpecialist<A> {
-    /// Its final result passed its head's review (approved or revision-needed, SPEC §3.7).
+    /// Its final result passed its head's review (approved or revision-needed).
     pub fn passed(&self) -> bool {
         matches!(self.review_status.as_str(), "approved" | "revision-needed")
     }
@@ -333,7 +333,7 @@ pub struct SavedToolCall {
     pub finished_at: u64,
     /// Null when the tool needs no approval; else the decision.
     pub approval: Option<Approval>,
-    /// Each `approve` condition evaluated for it (SPEC §21).
+    /// Each `approve` condition evaluated for it.
     #[cfg_attr(test, serde(skip_serializing_if = "Vec::is_empty"))]
     pub conditions: Vec<crate::condition::Evaluation>,
 }

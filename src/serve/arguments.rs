@@ -18,9 +18,9 @@ pub struct RunCall {
     pub departments: Vec<String>,
     /// `--specialists`.
     pub specialists: SpecialistMode,
-    /// The key variants are assigned by (SPEC §22; absent: the request).
+    /// The key variants are assigned by (absent: the request).
     pub assign: Option<String>,
-    /// The conversation this run is the next turn of, by name (SPEC §23).
+    /// The conversation this run is the next turn of, by name.
     pub session: Option<String>,
 }
 

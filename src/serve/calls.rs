@@ -1,6 +1,6 @@
 //! The calls `orch mcp` has in flight, so that a server asked to stop (a signal, the client
 //! closing stdin) ends them and waits for their cleanup before orch exits: a run's or a
-//! suite's MCP servers are stopped, their process groups killed (SPEC §15), never left behind.
+//! suite's MCP servers are stopped, their process groups killed, never left behind.
 
 use std::future::Future;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Asking the person behind an MCP client (SPEC §23): when the client declares the
+//! Asking the person behind an MCP client: when the client declares the
 //! `elicitation` capability, a served run's questions and approvals are each one
 //! `elicitation/create` (a form: a message and the schema of the answer wanted).
 

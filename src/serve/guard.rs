@@ -1,4 +1,4 @@
-//! Who may talk to `orch mcp --http` (SPEC §19, Part IV amendment): a request from a foreign
+//! Who may talk to `orch mcp --http` (Part IV amendment): a request from a foreign
 //! browser page is refused (403, by rmcp's `Origin` check, given the loopback origins here),
 //! and when a bearer token is set, a request without it is refused (401) before anything else
 //! is looked at.

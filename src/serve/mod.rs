@@ -1,4 +1,4 @@
-//! `orch mcp` (SPEC §19): the config served as MCP tools (`run`, `explain`, `validate`,
+//! `orch mcp`: the config served as MCP tools (`run`, `explain`, `validate`,
 //! `test`) over stdio or streamable HTTP, with rmcp's server side. This layer speaks MCP:
 //! the tools and their argument schemas, arguments checked, answers turned into tool results
 //! (errors included: never a dropped connection), progress notifications, the transports.

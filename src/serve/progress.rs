@@ -1,4 +1,4 @@
-//! Progress of a served run (SPEC §19): when the client's `tools/call` carries a
+//! Progress of a served run: when the client's `tools/call` carries a
 //! `progressToken`, one `notifications/progress` per finished department, `progress` counting
 //! them from 1 and `total` the departments the master routed the request to.
 

@@ -29,7 +29,7 @@ pub trait Served: Send + Sync + 'static {
     fn root(&self) -> &Path;
     /// `orch run`: the report, told to `observer` as it goes; `stop` resolving (the client
     /// cancelled the call, or the server is stopping) interrupts it, its tool servers stopped.
-    /// `asker`: the client, when it can be asked the run's questions and approvals (SPEC §23).
+    /// `asker`: the client, when it can be asked the run's questions and approvals.
     fn run(
         &self,
         call: RunCall,

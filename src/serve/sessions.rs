@@ -1,4 +1,4 @@
-//! The sessions of `orch mcp --http` (SPEC §19, Part IV amendment): rmcp's in-memory session
+//! The sessions of `orch mcp --http` (Part IV amendment): rmcp's in-memory session
 //! manager, bounded. At most [`SessionLimits::most`] sessions are open (a new one first drops
 //! the longest idle), and a session idle for [`SessionLimits::idle`] is closed, so clients
 //! that initialize once and leave cost nothing for long. A session is idle while none of its
@@ -25,7 +25,7 @@ pub struct SessionLimits {
 }
 
 impl Default for SessionLimits {
-    /// SPEC §19: 1,000 sessions, 10 idle minutes.
+    /// At most 1,000 sessions, each closed after 10 idle minutes.
     fn default() -> Self {
         SessionLimits {
             most: 1_000,

@@ -1,4 +1,4 @@
-//! Who decides a run's gated steps (SPEC §16): the flag, or a person at the terminal; behind
+//! Who decides a run's gated steps: the flag, or a person at the terminal; behind
 //! the decisions of a journal when the run has one (`record` writes them down).
 
 use std::collections::HashSet;

@@ -1,4 +1,4 @@
-//! A conversation kept in a file (`orch run --session FILE`, SPEC §23): JSON lines, one
+//! A conversation kept in a file (`orch run --session FILE`): JSON lines, one
 //! turn a run, read before the run (its last turn is what a follow-up continues) and
 //! appended to after it, flushed. A last line cut short is ignored with a warning.
 

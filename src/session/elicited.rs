@@ -1,4 +1,4 @@
-//! A served run's questions and approvals asked of the MCP client's user (SPEC §23): each
+//! A served run's questions and approvals asked of the MCP client's user: each
 //! one `elicitation/create`, when the client declares elicitation; else as before (questions
 //! leave the run `needs-input`; under `--approvals prompt` each item is denied).
 

@@ -1,4 +1,4 @@
-//! The options of a journaled run (SPEC §16), as its `run` line keeps them, read back into
+//! The options of a journaled run, as its `run` line keeps them, read back into
 //! the flags of the run it began (what `orch resume` runs again).
 
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ pub struct RunOptions {
     concurrency: Option<u32>,
     assign: Option<String>,
     variants: Vec<(String, String)>,
-    /// `--session`: the conversation a resume continues (SPEC §23).
+    /// `--session`: the conversation a resume continues.
     session: Option<PathBuf>,
 }
 

@@ -62,7 +62,7 @@ pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
 pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, SessionError> {
     let options = plan_options(config, args);
     match plan::build(config, prompt, &options) {
-        // A run that may ask asks before it fails for want of a match (SPEC §23).
+        // A run that may ask asks before it fails for want of a match.
         Err(RoutingError::NoMatch) if plan::may_ask(config, &options) => plan::unmatched(config, prompt, &options),
         built => built,
     }

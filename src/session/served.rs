@@ -25,15 +25,15 @@ use crate::serve::{Answer, Asker, RunCall, Served};
 pub struct Team {
     pub(super) root: PathBuf,
     /// `--approvals` as a flag: how steps that need a person's approval are decided in
-    /// served suites, and in served runs unless `prompt` asks the client (SPEC §16, §19,
-    /// §23); a served run never reads stdin (the protocol's) and never defers (no journal).
+    /// served suites, and in served runs unless `prompt` asks the client;
+    /// a served run never reads stdin (the protocol's) and never defers (no journal).
     pub(super) approvals: Approvals,
     pool: Arc<Mutex<Option<Pool>>>,
     /// What `validate` answers with: the diagnostics as `orch validate --format json` prints them.
     validation: Validation,
-    /// The conversations of `run` calls with a `session`, in memory (SPEC §23).
+    /// The conversations of `run` calls with a `session`, in memory.
     pub(super) conversations: Arc<Mutex<super::served_conversations::Conversations>>,
-    /// `--approvals` as given: `prompt` asks a run's items through elicitation (SPEC §23).
+    /// `--approvals` as given: `prompt` asks a run's items through elicitation.
     pub(super) asked_approvals: McpApprovals,
 }
 

@@ -1,4 +1,4 @@
-//! `orch mcp`'s conversations (SPEC §23): the turns of each `session` a `run` call names,
+//! `orch mcp`'s conversations: the turns of each `session` a `run` call names,
 //! in memory, bounded: at most [`MAX_SESSIONS`] (the least recently used dropped first),
 //! each keeping its last [`MAX_TURNS`] turns.
 

@@ -97,7 +97,7 @@ impl Team {
     }
 }
 
-/// `run` calls with a `session` (SPEC §23): their conversations, kept by the team.
+/// `run` calls with a `session`: their conversations, kept by the team.
 impl Team {
     /// `orch run`'s planning flags for `call`, with its session's previous turn.
     pub(super) fn plan_args_of(&self, call: &RunCall) -> PlanArgs {

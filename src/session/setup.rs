@@ -138,9 +138,9 @@ pub struct CaseEngines {
     pub seed: u64,
     /// What answers the tool calls of each config's runs, by config root.
     pub tools: HashMap<PathBuf, Arc<dyn ToolHost>>,
-    /// How gated steps are decided: a suite never asks nor waits (SPEC §16).
+    /// How gated steps are decided: a suite never asks nor waits.
     pub approvals: crate::cli::Approvals,
-    /// `--assign` and `--variant` (SPEC §22), checked against every config.
+    /// `--assign` and `--variant`, checked against every config.
     pub variants: crate::cli::VariantArgs,
 }
 

@@ -1,4 +1,4 @@
-//! The plans of a suite's chosen cases, kept one per footprint (SPEC §26: memory bounded by
+//! The plans of a suite's chosen cases, kept one per footprint (memory bounded by
 //! work in flight): a plan is computed for every case and dropped, and only the first plan
 //! of each distinct footprint (its config, the agents it may call, the ones with tools, or
 //! why routing found none) is kept. Keys are checked and servers started for those; a case

@@ -1,4 +1,4 @@
-//! Variants (SPEC §22) as a session gives them: each agent with variants assigned its
+//! Variants as a session gives them: each agent with variants assigned its
 //! variant for the run's key (`--assign KEY`, else the request as given), `--variant` and a
 //! suite case's `variants:` forcing theirs, before the request is planned.
 

@@ -1,4 +1,4 @@
-//! How well a pass/fail rule agrees with a person's verdicts (SPEC §25): Cohen's κ (agreement
+//! How well a pass/fail rule agrees with a person's verdicts: Cohen's κ (agreement
 //! beyond chance) and Youden's J (true pass rate minus false pass rate), over the 2×2 table of
 //! (rule says pass, person says pass).
 

@@ -1,4 +1,4 @@
-//! Binomial coefficients (SPEC §25): in log space for the exact tests, and as the ratio
+//! Binomial coefficients: in log space for the exact tests, and as the ratio
 //! `C(c, k) / C(n, k)` that pass^k averages (the chance that k runs drawn from n all passed).
 
 /// `ln C(n, k)`, summed term by term (exact to rounding); `-∞` when `k > n` (no way to choose).

@@ -1,4 +1,4 @@
-//! Fisher's exact test on a 2×2 table of run counts (SPEC §17): how likely a split at least
+//! Fisher's exact test on a 2×2 table of run counts: how likely a split at least
 //! as uneven as the one seen is, if both sides passed at the same rate. Exact for any counts:
 //! every probability is summed in log space, so 1,000 repeats a side neither overflow nor
 //! lose the small tail.

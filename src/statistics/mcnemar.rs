@@ -1,4 +1,4 @@
-//! The exact McNemar test of paired verdicts (SPEC §25): of the cases that flipped between two
+//! The exact McNemar test of paired verdicts: of the cases that flipped between two
 //! sides, `b` one way and `c` the other, how likely a split at least as uneven is if a flip is
 //! equally likely either way. Summed in log space, so thousands of flips neither overflow nor
 //! lose the tail.

@@ -1,4 +1,4 @@
-//! pass^k (SPEC §25, τ-bench's estimator): for k = 1..N, the mean over cases of
+//! pass^k (τ-bench's estimator): for k = 1..N, the mean over cases of
 //! C(c, k) / C(n, k), c a case's passed runs and n its own run count, over the cases with
 //! n ≥ k: the chance that k runs in a row all pass. pass^1 is the plain pass rate; a model
 //! that passes once in 61% of tries can pass eight times in a row far less often.

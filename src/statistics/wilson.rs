@@ -1,4 +1,4 @@
-//! The Wilson score interval of a pass rate (SPEC §17): unlike the normal approximation it
+//! The Wilson score interval of a pass rate: unlike the normal approximation it
 //! stays inside [0, 1] and says something at 0 or all passed, with a handful of runs.
 
 /// The standard normal quantile of 0.975: a two-sided 95% interval.

@@ -1,4 +1,4 @@
-//! What `orch stats` reads of a run report (SPEC §6), from results lines (`orch test
+//! What `orch stats` reads of a run report, from results lines (`orch test
 //! --results`) or saved reports (`orch run --format json`), told apart by content.
 //!
 //! Read through the report's one view ([`Saved`]): outputs, prompts and everything else are
@@ -81,7 +81,7 @@ impl<O, A> Value for Saved<O, A> {
 /// cannot be a run's: the rules `orch compare` refuses a line by, in `crate::text`).
 pub fn kind(value: Saved) -> Result<Kind, NotARun> {
     let run = match holds(value)? {
-        // The run keeps its line's case and verdict, for pass^k (SPEC §25).
+        // The run keeps its line's case and verdict, for pass^k.
         Holds::Line(line, report) => Box::new(Saved {
             case_id: line.case_id,
             suite: line.suite,

@@ -1,6 +1,5 @@
-//! `orch stats` (SPEC §18): decision analytics over many runs, read back from results files
-//! and saved reports, and the success rates they teach (seed 003's analytics, seed 000's
-//! selection by success rate).
+//! `orch stats`: decision analytics over many runs, read back from results files
+//! and saved reports, and the success rates they teach.
 //!
 //! Streamed: files are read a value at a time into a [`Tally`] of counts per department,
 //! agent, primary, method, level and provider; memory follows the config, not the runs.

@@ -1,4 +1,4 @@
-//! Conflict and resolution rates per department pair (SPEC §24 in `orch stats`): how often a
+//! Conflict and resolution rates per department pair: how often a
 //! review found two departments disagreeing, and how often their revisions settled it.
 
 use std::collections::BTreeMap;

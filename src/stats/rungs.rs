@@ -1,4 +1,4 @@
-//! Model ladders in `orch stats` (SPEC §20): each specialist's attempts by rung and model,
+//! Model ladders in `orch stats`: each specialist's attempts by rung and model,
 //! how many passed and what their own calls cost.
 
 use std::collections::BTreeMap;

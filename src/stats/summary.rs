@@ -1,4 +1,4 @@
-//! What `orch stats` prints (SPEC §18), as one type: serialized as JSON, walked by the tree
+//! What `orch stats` prints, as one type: serialized as JSON, walked by the tree
 //! and Markdown renderers.
 //!
 //! Rounding: rates to 4 decimals, means (scores, quality, calls, retries) to 2, USD to 6.
@@ -18,7 +18,7 @@ pub struct Stats {
     pub runs: u64,
     /// Results lines without a report (the case run could not be made): not in `runs`.
     pub unreported: u64,
-    /// Runs by status: success, partial, failed (every key present), and `paused` (SPEC §16)
+    /// Runs by status: success, partial, failed (every key present), and `paused`
     /// when a run was.
     #[serde(serialize_with = "ordered_status")]
     pub by_status: BTreeMap<String, u64>,
@@ -37,23 +37,23 @@ pub struct Stats {
     pub partial_synthesis_failures: u64,
     /// HTTP retries inside calls, over every run.
     pub transport_retries: u64,
-    /// Circuits opened, by provider (SPEC §11).
+    /// Circuits opened, by provider.
     pub circuits_opened: BTreeMap<String, u64>,
-    /// Runs that went into economy (`limits.economyAt`, SPEC §20).
+    /// Runs that went into economy (`limits.economyAt`).
     pub economy_runs: u64,
     /// The distinct files read (the tree and Markdown say their runs are counted together).
     #[serde(skip)]
     pub files: usize,
-    /// Conflict and resolution rates per department pair over the reviewed runs (SPEC §24);
+    /// Conflict and resolution rates per department pair over the reviewed runs;
     /// absent when no run was reviewed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reviews: Vec<super::review::PairStats>,
-    /// pass^k over the cases of results lines, each with its own run count (SPEC §25).
+    /// pass^k over the cases of results lines, each with its own run count.
     #[serde(rename = "passHatK")]
     pub pass_hat_k: crate::statistics::PassHatK,
-    /// Each LLM judge's health, by id (SPEC §25).
+    /// Each LLM judge's health, by id.
     pub judges: Vec<super::judges::JudgeStats>,
-    /// Share of runs that stopped for input at least once (SPEC §23).
+    /// Share of runs that stopped for input at least once.
     #[serde(serialize_with = "rate")]
     pub clarification_rate: Option<f64>,
 }
@@ -143,11 +143,11 @@ pub struct AgentStats {
     /// USD over every run (its judge calls included).
     #[serde(serialize_with = "crate::text::usd")]
     pub cost_usd: f64,
-    /// Attempts that climbed a rung of its model ladder, over every run (SPEC §20).
+    /// Attempts that climbed a rung of its model ladder, over every run.
     pub escalations: u64,
     /// Its attempts by rung and model, lowest rung first.
     pub by_rung: Vec<super::rungs::RungStats>,
-    /// Its results by variant (SPEC §22): control first, each variant against it.
+    /// Its results by variant: control first, each variant against it.
     pub variants: Vec<super::variants::VariantStats>,
     /// Its attempts by what graded them (per attempt, heuristic first).
     pub by_grader: Vec<super::graders::GraderStats>,
@@ -177,7 +177,7 @@ fn ordered_methods<S: Serializer>(m: &BTreeMap<String, u64>, s: S) -> Result<S::
 pub const STATUSES: [&str; 3] = ["success", "partial", "failed"];
 /// The complexity levels, simplest first.
 pub const LEVELS: [&str; 3] = ["simple", "moderate", "complex"];
-/// The routing methods (SPEC §9).
+/// The routing methods.
 pub const METHODS: [&str; 3] = ["keywords", "llm", "hybrid"];
 
 /// A map with the `first` names in their order, then any other in sorted order.

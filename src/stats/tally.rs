@@ -1,6 +1,6 @@
 //! The counts `orch stats` keeps while it reads: one entry per department, agent, primary,
 //! method, level and provider, none per run, so memory follows the size of the config and not
-//! the number of runs (SPEC §18: 10,000 runs or 10 million, the same few kilobytes).
+//! the number of runs (10,000 runs or 10 million, the same few kilobytes).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -36,14 +36,14 @@ pub struct Tally {
     circuits: BTreeMap<String, u64>,
     /// Runs that went into economy.
     economy_runs: u64,
-    /// Conflicts and resolutions per department pair (SPEC §24).
+    /// Conflicts and resolutions per department pair.
     reviews: super::review::ReviewTally,
-    /// Per case of a results line, by a 64-bit hash of (suite, id) (SPEC §26: 16 bytes a
+    /// Per case of a results line, by a 64-bit hash of (suite, id) (16 bytes a
     /// case, not its names): its passed runs and its runs, for pass^k.
     cases: HashMap<u64, (u32, u32)>,
-    /// The scores each LLM judge gave (SPEC §25).
+    /// The scores each LLM judge gave.
     judges: JudgeTally,
-    /// Runs that stopped for input at least once (SPEC §23).
+    /// Runs that stopped for input at least once.
     asked: u64,
 }
 
@@ -83,7 +83,7 @@ struct AgentTally {
     escalations: u64,
     /// Its attempts by rung and model.
     rungs: RungTally,
-    /// Its results by variant (SPEC §22).
+    /// Its results by variant.
     variants: super::variants::VariantTally,
     /// Its attempts by grader.
     graders: GraderTally,

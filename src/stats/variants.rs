@@ -1,4 +1,4 @@
-//! Variants in `orch stats` (SPEC §22): each specialist's results split by the variant that
+//! Variants in `orch stats`: each specialist's results split by the variant that
 //! ran, every variant against control (Wilson's interval of its first-attempt pass rate,
 //! Fisher's exact test against control's), and the guard the success-rates file keeps.
 

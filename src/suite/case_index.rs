@@ -1,4 +1,4 @@
-//! Cases found by suite and id in little memory (SPEC §26 "Memory"), for readers that fold a
+//! Cases found by suite and id in little memory, for readers that fold a
 //! million case runs into per-case counts (`orch test`, `--merge`, `orch compare`): a 64-bit
 //! hash a case (the rare collision kept apart exactly, by name), each suite name kept once,
 //! and where each run of a case was first met, inline for the usual one run.

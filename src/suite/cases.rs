@@ -1,4 +1,4 @@
-//! A suite's cases one at a time (SPEC §26 "Memory"): a decoded suite checked against its
+//! A suite's cases one at a time: a decoded suite checked against its
 //! config (inline cases kept, dataset rows only counted); a case as written made into a case,
 //! its problems told; ids kept unique by a 64-bit hash each (the one thing a suite's check
 //! keeps per case); and a dataset's rows read again a row at a time when they run, none kept.
@@ -156,7 +156,7 @@ impl Unchecked {
 }
 
 /// The meaning of a decoded suite: ids, prompts, department ids, regexes. Inline cases are
-/// kept; dataset rows are checked a row at a time and only counted (SPEC §26).
+/// kept; dataset rows are checked a row at a time and only counted.
 fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Arc<Config>, diags: &mut Vec<Diagnostic>) -> Suite {
     let defaults = wire.defaults.clone().unwrap_or_default().resolve();
     let mut ids = Ids::default();
@@ -220,7 +220,7 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Arc<Config>, diags:
 
 impl Suite {
     /// Every case in file order: the inline ones, then each dataset's rows, read again a row
-    /// at a time (SPEC §26: none is kept).
+    /// at a time (none is kept).
     pub fn each(&self) -> impl Iterator<Item = Arc<Case>> + '_ {
         let rows = self.dataset.iter().flat_map(|d| d.cases());
         self.cases.iter().cloned().chain(rows)

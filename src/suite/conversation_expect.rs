@@ -1,4 +1,4 @@
-//! A case's expectations of a conversation (SPEC §23): whether the run asked, its urgency.
+//! A case's expectations of a conversation: whether the run asked, its urgency.
 
 use super::file::Expect;
 use crate::report::Report;

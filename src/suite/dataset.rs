@@ -1,4 +1,4 @@
-//! Datasets (SPEC §26): a suite's cases taken from files beside it, JSON lines or CSV with a
+//! Datasets: a suite's cases taken from files beside it, JSON lines or CSV with a
 //! header, read one row at a time and never whole. Each row becomes the same positioned node
 //! an inline case is, decoded by the suite's own case decoder, so a row takes every case key.
 

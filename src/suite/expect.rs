@@ -8,7 +8,7 @@ use crate::report::{DepartmentStatus, Report, RunStatus};
 use crate::text::fmt_score;
 
 /// The text `contains`, `notContains` and `matches` search: every department output (strings as they are,
-/// JSON serialized) and the summary, joined by newlines (SPEC §10).
+/// JSON serialized) and the summary, joined by newlines.
 fn output_text(report: &Report) -> String {
     let text = |v: &Value| match v {
         Value::String(s) => s.clone(),
@@ -156,7 +156,7 @@ fn output_failures(expect: &Expect, report: &Report, out: &mut Vec<String>) {
     }
 }
 
-/// `maxEscalations` and `economy` (SPEC §20), each failure starting with its key.
+/// `maxEscalations` and `economy`, each failure starting with its key.
 fn ladder_failures(expect: &Expect, report: &Report) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(max) = expect.max_escalations {

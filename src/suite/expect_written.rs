@@ -1,6 +1,6 @@
-//! A case's expectations as written (SPEC §25): what a results line carries as `"expect"`,
+//! A case's expectations as written: what a results line carries as `"expect"`,
 //! so `orch tune` learns from the runs without the suite file. Keys as the suite spells
-//! them, in SPEC's order; a regex as its pattern; absent keys left out.
+//! them, in the documented order (docs/ci.md); a regex as its pattern; absent keys left out.
 
 use serde_json::{json, Map, Value};
 

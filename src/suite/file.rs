@@ -23,9 +23,9 @@ pub enum Status {
     Partial,
     /// None succeeded.
     Failed,
-    /// Items wait for a decision (SPEC §16).
+    /// Items wait for a decision.
     Paused,
-    /// The run asked before it guessed (SPEC §23).
+    /// The run asked before it guessed.
     #[strum(serialize = "needs-input")]
     NeedsInput,
 }
@@ -202,7 +202,7 @@ pub struct Case {
     pub repeat: u32,
     /// What the run must show.
     pub expect: Expect,
-    /// The variants it forces (SPEC §22), by agent.
+    /// The variants it forces, by agent.
     pub variants: std::collections::BTreeMap<String, String>,
     /// Answers to the run's questions, in order.
     pub answers: Vec<String>,

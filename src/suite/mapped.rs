@@ -1,4 +1,4 @@
-//! A results file read through a memory map, a window at a time (`orch compare`, SPEC §26):
+//! A results file read through a memory map, a window at a time (`orch compare`):
 //! its lines are handed out where the kernel keeps the file, never copied through `read`
 //! (two files of a gigabyte each: two gigabytes not copied), and the pages resident in the
 //! process are those of one window, never the file's. Lines are the same as [`Lines`]

@@ -1,4 +1,4 @@
-//! Suites (`orch test`, SPEC §10): files of cases with expectations, read with the config's
+//! Suites (`orch test`): files of cases with expectations, read with the config's
 //! located diagnostics; which case runs a shard makes; the runner that makes them through
 //! the engine, `--jobs` at a time; what a report must show to pass; the results lines that
 //! shards write and merges read, in suite order; the summary for people; JUnit for CI; the

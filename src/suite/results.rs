@@ -1,4 +1,4 @@
-//! Results lines (`--results FILE`, SPEC §10): one JSON line per case run, appended and
+//! Results lines (`--results FILE`): one JSON line per case run, appended and
 //! flushed as each finishes, so shards' files concatenate, `--resume` knows what is done and
 //! `--merge` summarises without running. Summaries count cases, after repeats.
 
@@ -83,7 +83,7 @@ pub struct Line<'a, R: Serialize = Report> {
     pub error: Option<&'a str>,
     /// The run's report.
     pub report: Option<&'a R>,
-    /// The case's expectations as written (SPEC §25); absent when it has none.
+    /// The case's expectations as written; absent when it has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<&'a serde_json::Value>,
     /// The departments the case ran exactly (its `departments`, like `--department`): routing
@@ -178,7 +178,7 @@ pub fn each(
 }
 
 /// What `--resume` found in its results file: what running the rest needs, nothing per
-/// case but a 64-bit hash of each run done (SPEC §26: a million runs in 16 MB, not their
+/// case but a 64-bit hash of each run done (a million runs in 16 MB, not their
 /// records); the summary reads the file again, a line at a time ([`resumed_each`]).
 #[derive(Debug, Default)]
 pub struct Resumed {
@@ -321,7 +321,7 @@ pub struct Summary {
     /// cut short never reads as complete.
     #[serde(rename = "notRun")]
     pub not_run: Vec<String>,
-    /// pass^k for k = 1..N (SPEC §25), only when some case ran more than once.
+    /// pass^k for k = 1..N, only when some case ran more than once.
     #[serde(rename = "passHatK", skip_serializing_if = "Option::is_none")]
     pub pass_hat_k: Option<crate::statistics::PassHatK>,
     /// Case runs (repeats included) in which some department that ran was not graded.
@@ -352,7 +352,7 @@ impl Summary {
 }
 
 /// Whether a case of `runs` runs, `passed_runs` of which passed, passes: at least
-/// `pass_rate` of its runs passed (SPEC §10; a case with no run does not).
+/// `pass_rate` of its runs passed (a case with no run does not).
 pub fn passes(passed_runs: u32, runs: u32, pass_rate: f64) -> bool {
     runs > 0 && f64::from(passed_runs) >= pass_rate * f64::from(runs) - 1e-9
 }

@@ -64,9 +64,9 @@ pub struct CaseRun<'a> {
     pub gate: Arc<Semaphore>,
     /// Resolves when the run must stop.
     pub interrupt: LocalBoxFuture<'static, ()>,
-    /// The variants the case forces (SPEC §22).
+    /// The variants the case forces.
     pub variants: &'a std::collections::BTreeMap<String, String>,
-    /// The case's `answers` to the run's questions, in order (SPEC §23).
+    /// The case's `answers` to the run's questions, in order.
     pub answers: &'a [String],
 }
 
@@ -233,7 +233,7 @@ pub fn plan_of(config: &Config, case: &Case) -> Result<CasePlan, Unplannable> {
     let options = options_of(config, case);
     match plan::build(config, &case.prompt, &options) {
         Ok(plan) => Ok(Ok(plan)),
-        // A case that may ask asks before it fails for want of a match (SPEC §23).
+        // A case that may ask asks before it fails for want of a match.
         Err(RoutingError::NoMatch) if plan::may_ask(config, &options) => {
             Ok(plan::unmatched(config, &case.prompt, &options).map_err(|_| RoutingError::NoMatch))
         }

@@ -41,7 +41,7 @@ pub fn filter(pattern: &str) -> Result<Regex, BadFilter> {
 }
 
 /// The cases one `orch test` chooses: those of its shard that `--filter` keeps, walked a case
-/// at a time (SPEC §26: a dataset's rows are read again, never kept).
+/// at a time (a dataset's rows are read again, never kept).
 #[derive(Clone, Copy)]
 pub struct Selection<'a> {
     /// The suites chosen from.

@@ -1,4 +1,4 @@
-//! `--shard K/N`: which of N machines runs a case, from its id alone (SPEC §10), so a case
+//! `--shard K/N`: which of N machines runs a case, from its id alone, so a case
 //! never moves when others are added and N jobs split a suite with no coordinator.
 
 use std::fmt;

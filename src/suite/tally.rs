@@ -1,4 +1,4 @@
-//! The summary of a test run, kept as it is made (SPEC §26 "Memory"): per case only what the
+//! The summary of a test run, kept as it is made: per case only what the
 //! summary shows (its counts and distinct failures) and where each of its runs was first met,
 //! folded in a run at a time, from the runner or from results files read a line at a time;
 //! never the runs themselves, never their reports.
@@ -156,7 +156,7 @@ impl CaseSummary {
     }
 }
 
-/// `--merge`: the summary of results files read a line at a time (SPEC §26), by suite and
+/// `--merge`: the summary of results files read a line at a time, by suite and
 /// case id; one case run in two files is an error naming both places.
 pub fn merge(paths: &[impl AsRef<Path>], pass_rate: f64) -> Result<Summary, ResultsError> {
     let mut tally = Tally::default();

@@ -1,4 +1,4 @@
-//! A suite's tool expectations (SPEC §15 "Suites"): `toolsCalled`, `toolsNotCalled` and
+//! A suite's tool expectations: `toolsCalled`, `toolsNotCalled` and
 //! `maxToolCalls`, checked in the suite file and against a run's report.
 
 use crate::config::{suggestion, At, Config, Diagnostic};

@@ -1,4 +1,4 @@
-//! A case's `variants: {AGENT: NAME}` (SPEC §22): the variants it forces, checked against
+//! A case's `variants: {AGENT: NAME}`: the variants it forces, checked against
 //! the config it runs on (`--variant` wins over them).
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! A long text cut to a budget of bytes, keeping its head and its tail (SPEC §15: a tool's
+//! A long text cut to a budget of bytes, keeping its head and its tail (a tool's
 //! result longer than `maxToolResultBytes` before the model sees it).
 
 /// `text` as it is when it fits in `max` bytes, and 0; else its first three quarters and its

@@ -1,8 +1,8 @@
-//! Scores as the report holds them (2 decimals, SPEC §3.10) and as people read them.
+//! Scores as the report holds them (2 decimals) and as people read them.
 
 use serde::Serializer;
 
-/// Rounds to 2 decimals (every score in the report, SPEC §3.10).
+/// Rounds to 2 decimals (every score in the report).
 pub fn round_to_2(v: f64) -> f64 {
     round_to(v, 2)
 }
@@ -26,7 +26,7 @@ pub fn round2_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Erro
     }
 }
 
-/// Rounds USD to 6 decimals (every `costUsd`, SPEC §8.3).
+/// Rounds USD to 6 decimals (every `costUsd`).
 pub fn round_usd(v: f64) -> f64 {
     (v * 1e6).round() / 1e6
 }

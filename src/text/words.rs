@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-/// Lower-cased words of `text`, split on every non-alphanumeric character (SPEC §2.1):
+/// Lower-cased words of `text`, split on every non-alphanumeric character:
 /// `image-quality` and `image quality` both become `["image", "quality"]`.
 pub fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())

@@ -1,4 +1,4 @@
-//! The HTTP side of remote MCP servers (streamable HTTP, SPEC §15): orch's own reqwest
+//! The HTTP side of remote MCP servers (streamable HTTP): orch's own reqwest
 //! client (its TLS from `tls`, redirects not followed) and the `headersEnv` headers, their
 //! values read from the environment when the server starts.
 

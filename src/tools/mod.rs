@@ -1,4 +1,4 @@
-//! Tools over MCP (SPEC §15): the tools an agent may call, served by Model Context Protocol
+//! Tools over MCP: the tools an agent may call, served by Model Context Protocol
 //! servers, and the one trait the engine calls them through ([`ToolHost`]), so a live
 //! server, a cassette's recording and a read-through cache answer alike.
 
@@ -39,7 +39,7 @@ pub struct ToolRequest {
 }
 
 /// Why a tool call has no good result. Its text (`Display`) is what the model is given,
-/// exactly as SPEC §15 words it, except [`ToolError::NotRecorded`], which fails the attempt.
+/// exactly as docs/tools.md words it, except [`ToolError::NotRecorded`], which fails the attempt.
 #[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ToolError {
@@ -95,7 +95,7 @@ pub trait ToolHost: Send + Sync {
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>>;
 
     /// Whether the call of step `id` started in an earlier run and never finished there, so
-    /// that running it now may run it twice (a resumed journal, SPEC §16). No other host knows.
+    /// that running it now may run it twice (a resumed journal). No other host knows.
     fn in_doubt(&self, id: &str) -> bool {
         let _ = id;
         false

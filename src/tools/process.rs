@@ -1,4 +1,4 @@
-//! The process of a stdio MCP server (SPEC §15): started in a cleared environment and its
+//! The process of a stdio MCP server: started in a cleared environment and its
 //! own process group, the tail of its stderr kept for error messages, its exit watched, and
 //! stopped (stdin closed by the caller, then the whole group killed after 2 s).
 

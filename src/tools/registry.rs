@@ -1,4 +1,4 @@
-//! The MCP servers of a run (SPEC §15): started together before the first LLM call, every
+//! The MCP servers of a run: started together before the first LLM call, every
 //! tool an `allow` names checked, answering the engine's tool calls, stopped together.
 
 use std::collections::{BTreeMap, BTreeSet};

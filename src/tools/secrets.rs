@@ -1,4 +1,4 @@
-//! The secrets orch holds, as a tool server's words must never show them (SPEC §15): the
+//! The secrets orch holds, as a tool server's words must never show them: the
 //! values of every provider's `apiKeyEnv`, every server's `headersEnv` variables and its
 //! `passEnv`, read when the servers start. What a server says (results, error texts, its
 //! tool list, the stderr a failed start quotes) has each one replaced by `[REDACTED]`

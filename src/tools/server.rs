@@ -1,4 +1,4 @@
-//! One MCP server (SPEC §15): started (a stdio child process or a streamable HTTP
+//! One MCP server: started (a stdio child process or a streamable HTTP
 //! endpoint), initialized and its tools listed within its `timeout`; called with the
 //! timeout and MCP cancellation; stopped.
 

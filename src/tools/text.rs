@@ -1,4 +1,4 @@
-//! An MCP tool result as the text the model is given (SPEC §15): its text blocks joined by
+//! An MCP tool result as the text the model is given: its text blocks joined by
 //! newlines; `structuredContent` as JSON when there is no text block; other blocks as
 //! `[image MIME]`, `[audio MIME]`, `[resource URI]`.
 

@@ -1,4 +1,4 @@
-//! Traces (SPEC §12): OpenTelemetry spans following the GenAI semantic conventions, exported
+//! Traces: OpenTelemetry spans following the GenAI semantic conventions, exported
 //! by OTLP/HTTP when `--otlp URL` or `OTEL_EXPORTER_OTLP_ENDPOINT` asks for it.
 //!
 //! The engine opens its spans through the global tracer, once one is installed

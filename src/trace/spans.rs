@@ -1,6 +1,6 @@
-//! The spans of a run, named and attributed as SPEC §12 and the OpenTelemetry GenAI
+//! The spans of a run, named and attributed as docs/traces.md lists them and the OpenTelemetry GenAI
 //! semantic conventions say: `invoke_workflow orch` > `invoke_agent {name}` > `chat {model}`
-//! and `execute_tool {tool}` (SPEC §15).
+//! and `execute_tool {tool}`.
 
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{global, Array, Context, KeyValue, StringValue, Value};
@@ -77,7 +77,7 @@ pub struct ChatRequest<'a> {
     pub base_url: &'a str,
     /// The system and user messages (exported only with `--otlp-content`).
     pub messages: (&'a str, &'a str),
-    /// The rung of the agent's model ladder asked (SPEC §20; 0: its own provider and model).
+    /// The rung of the agent's model ladder asked (0: its own provider and model).
     pub rung: usize,
 }
 

@@ -1,7 +1,7 @@
 //! What `orch tune` reads of a results line or a saved report: the case's `expect`, the
 //! routing (primary, supporting, each department's relevance) and every specialist
 //! attempt's score. Everything else (outputs, prompts, feedback) is skipped unread, so a
-//! full results line and a summary one read alike (SPEC §26).
+//! full results line and a summary one read alike.
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;

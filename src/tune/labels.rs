@@ -1,4 +1,4 @@
-//! A person's verdicts on graded outputs (`--labels FILE`, SPEC §25): JSON lines
+//! A person's verdicts on graded outputs (`--labels FILE`): JSON lines
 //! `{"runId", "agentId", "attempt", "pass"}`, read first and indexed by the attempt they
 //! judge, so only the scores of labelled attempts are kept while the results stream by.
 //! A filled-in `--label-template` reads as it is: its `score`, `grader` and `output` are

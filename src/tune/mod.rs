@@ -1,4 +1,4 @@
-//! `orch tune` (SPEC §25): proposals for the config learned from results, never applied in
+//! `orch tune`: proposals for the config learned from results, never applied in
 //! place. Routing: the `supportingThreshold` that routes the most case runs to exactly the
 //! departments their case expects, replayed from the stored relevances. Thresholds: with a
 //! person's labels, each agent's agreement with them and the Youden-optimal threshold.

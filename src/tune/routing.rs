@@ -1,4 +1,4 @@
-//! Routing learned from expectations (SPEC §25): over the case runs whose case expects a
+//! Routing learned from expectations: over the case runs whose case expects a
 //! `primary` or `departments`, how often the selected set was right at today's
 //! `supportingThreshold`, which departments were missed or added, and the threshold in
 //! [0, 1] (steps of 0.01) that would have been right most often, replayed from the stored

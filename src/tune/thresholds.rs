@@ -1,4 +1,4 @@
-//! Thresholds learned from a person's labels (SPEC §25): per agent, how well
+//! Thresholds learned from a person's labels: per agent, how well
 //! (score ≥ threshold) agrees with the verdicts at today's threshold (Cohen's κ, the true
 //! and false pass rates), and the whole threshold 0..=100 that maximizes Youden's J.
 //!

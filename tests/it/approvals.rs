@@ -1,4 +1,4 @@
-//! Approvals (SPEC §16) through the binary: a deferred run, `orch approve` and `orch resume`
+//! Approvals through the binary: a deferred run, `orch approve` and `orch resume`
 //! sending each call once; `--approvals` in each mode (the prompt under a pseudo-terminal);
 //! denials reaching the model and failing departments; served runs and suites; `approve`
 //! lists (`*` inside a list, a name the server does not list); the prompt's Ctrl-C.

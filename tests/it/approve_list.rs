@@ -1,4 +1,4 @@
-//! `orch approve FILE` through the binary (SPEC §16, §27): without ids or `--all` it lists
+//! `orch approve FILE` through the binary: without ids or `--all` it lists
 //! what is pending and decides nothing; `--all` decides every pending item; an id named
 //! twice is decided once; a reason without `--deny` is refused.
 

@@ -1,4 +1,4 @@
-//! Provider fallback chains and circuit breakers (SPEC §11) through the binary, against
+//! Provider fallback chains and circuit breakers through the binary, against
 //! two mock servers at once: a local one that is down (or comes back), a hosted one.
 
 use std::time::Duration;

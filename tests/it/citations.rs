@@ -1,5 +1,5 @@
-//! The words a user reads stand on their own: no page, example, README line or help text
-//! cites a document that does not ship with orch (a contract's section numbers, design
+//! The words a user or a maintainer reads stand on their own: no page, example, README
+//! line, help text, source, test or benchmark cites a document that does not ship with orch (a contract's section numbers, design
 //! seeds). Each rule is said in plain words, or points to the docs/ page that says it.
 
 use std::path::{Path, PathBuf};
@@ -54,6 +54,33 @@ fn no_page_users_read_cites_a_document_that_does_not_ship() {
     }
     assert!(pages.len() > 50, "the walk found too few files: {pages:?}");
     assert!(found.is_empty(), "say these in plain words:\n{}", found.join("\n"));
+}
+
+/// The repository's own files: the code, its tests and fixtures, the benchmarks and the
+/// manifest (all but this file, whose tests hold citations on purpose).
+fn files_maintainers_read() -> Vec<PathBuf> {
+    let mut files = vec![repo().join("Cargo.toml")];
+    for dir in ["src", "tests", "bench", "scripts"] {
+        files_under(&repo().join(dir), &mut files);
+    }
+    let this = repo().join(file!());
+    files.retain(|f| *f != this);
+    files
+}
+
+#[test]
+fn no_source_test_or_bench_file_cites_a_document_that_does_not_ship() {
+    let mut found = Vec::new();
+    let files = files_maintainers_read();
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let rel = path.strip_prefix(repo()).unwrap().display().to_string();
+        found.extend(citations(&text).into_iter().map(|c| format!("{rel}:{c}")));
+    }
+    assert!(files.len() > 300, "the walk found too few files: {}", files.len());
+    assert!(found.is_empty(), "state the rule where it is enforced:\n{}", found.join("\n"));
 }
 
 #[test]

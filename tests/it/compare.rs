@@ -1,4 +1,4 @@
-//! `orch compare` end to end (SPEC §17): two results files written by `orch test` over two
+//! `orch compare` end to end: two results files written by `orch test` over two
 //! configs (the candidate tightens one specialist's threshold and loosens another's), against
 //! a scripted mock whose grades are known, so every case's change, p-value, interval and
 //! exit code is known in advance; and shards concatenated in any order.

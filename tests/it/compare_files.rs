@@ -1,4 +1,4 @@
-//! `orch compare` over results files written here line by line (SPEC §17), so every number
+//! `orch compare` over results files written here line by line, so every number
 //! is known: the tree and Markdown exactly, `--pass-rate` judging each side, Fisher's p of
 //! [[8, 2], [1, 5]] through the binary, broken files located (exit 2), and the page
 //! self-contained with every text escaped.

@@ -1,4 +1,4 @@
-//! `orch compare` over results files of more than one map window (8 MB, SPEC §26): a file
+//! `orch compare` over results files of more than one map window (8 MB): a file
 //! read through its map and the same bytes from standard input compare alike; lines in any
 //! dress (escapes, spaces, CRLF, blank lines, a tab, a last line without its newline) read as
 //! serde reads them; a broken line past the first window is located, in serde's words.

@@ -1,4 +1,4 @@
-//! Conditions (SPEC §21) through the binary: a department's `when`, `requireApproval` as a
+//! Conditions through the binary: a department's `when`, `requireApproval` as a
 //! condition over its structured output, a tool's `approve` entry `{tool, when}`; their
 //! errors at file:line:column, the report's `conditions`, events, `explain`, and a resumed
 //! run that evaluates them again to the same values.

@@ -1,4 +1,4 @@
-//! Clarification, urgency and follow-ups (SPEC §23) through the binary: the urgency of a
+//! Clarification, urgency and follow-ups through the binary: the urgency of a
 //! request, the questions a run asks before it guesses (exit 5, `needs-input`), their
 //! answers on the terminal and by `orch resume --answer`, and the router's part in it.
 

@@ -1,4 +1,4 @@
-//! A session run that stops for input (SPEC §23) through the binary: the journal keeps its
+//! A session run that stops for input through the binary: the journal keeps its
 //! `--session`, so `orch resume --answer` continues the conversation and appends the turn
 //! the stopped run did not; the headline of a stopped run says what it waits for.
 

@@ -1,4 +1,4 @@
-//! Work the run cut (SPEC §6, §8.3, §8.4): a budget, the deadline or Ctrl-C that stops a
+//! Work the run cut: a budget, the deadline or Ctrl-C that stops a
 //! call is never hidden by a fallback (a heuristic grade, the best output, a missing
 //! summary): the work not done fails with its reason and the run is `partial` or `failed`.
 

@@ -1,4 +1,4 @@
-//! Datasets (SPEC §26): a suite's cases from JSON lines and CSV files beside it, with the
+//! Datasets: a suite's cases from JSON lines and CSV files beside it, with the
 //! suite's defaults, ids unique across inline cases and rows, and every bad row refused at
 //! FILE:LINE before any case runs, by `orch test` and `orch validate --suite` alike.
 

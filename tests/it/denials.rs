@@ -1,4 +1,4 @@
-//! Whose no a denial is (SPEC §16, §27) through the binary: a flag's or a closed standard
+//! Whose no a denial is through the binary: a flag's or a closed standard
 //! input's is `denied by policy: REASON` for the model, the report and a department; a
 //! person's keeps `denied by a person: REASON` / `denied: REASON`; a resume says the same.
 

@@ -1,4 +1,4 @@
-//! Economy (`limits.economyAt`, SPEC §20) through the binary: once a budget is spent to the
+//! Economy (`limits.economyAt`) through the binary: once a budget is spent to the
 //! share, no attempt escalates, a supporting department not yet started is skipped and a
 //! primary one not yet started is answered by its head alone.
 

@@ -1,4 +1,4 @@
-//! MCP elicitation in `orch mcp` (SPEC §23) through the official Python SDK's client
+//! MCP elicitation in `orch mcp` through the official Python SDK's client
 //! (`tests/mcp_client/client.py`, scenario `elicit`): a served run's questions and its
 //! approvals (`--approvals prompt`) asked as `elicitation/create`, accepted or declined.
 //! Skipped, as the other `orch mcp` tests are, when `ORCH_TEST_PYTHON` is not set.

@@ -42,7 +42,7 @@ fn a_refused_run_leaves_an_existing_cassette_alone() {
 fn min_quality_is_a_number_from_0_to_100() {
     let root = Root::minimal();
     for bad in ["NaN", "1e999", "-1", "101", "inf"] {
-        // A usage error is one `error:` line, like every error (SPEC §5).
+        // A usage error is one `error:` line, like every error.
         Test::new(root.path())
             .args(["run", &format!("--min-quality={bad}"), "Aladdin"])
             .status(2)

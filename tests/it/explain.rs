@@ -1,4 +1,4 @@
-//! `orch explain` end to end: routing of seed 000's examples in both formats, bad input,
+//! `orch explain` end to end: routing of the worked examples in both formats, bad input,
 //! and insta snapshots of the tree.
 
 use crate::common::{department, json, orch, orch_with_stdin, repo, stderr, stdout, Root, Test};

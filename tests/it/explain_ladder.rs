@@ -1,4 +1,4 @@
-//! `orch explain` of a model ladder (SPEC §20): each specialist's rungs in its plan entry
+//! `orch explain` of a model ladder: each specialist's rungs in its plan entry
 //! and its tree, and `maxCostUsd` with every retry priced at its rung.
 
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! `explain` saying what it does not know (SPEC §9, §16, §27) through the binary: a router
+//! `explain` saying what it does not know through the binary: a router
 //! not consulted (the run may differ), complexity the router set, a request nothing
 //! matches (the plan, a hint, then the error; `run` gives the same hint), and gates.
 

@@ -1,4 +1,4 @@
-//! One orch at a time on a journal (SPEC §16): while a run holds its journal (here, waiting
+//! One orch at a time on a journal: while a run holds its journal (here, waiting
 //! for a person's answer to an approval question), a second `resume`, `run --journal` or
 //! `approve` on it refuses with exit 2 and names the holder's pid.
 

@@ -1,4 +1,4 @@
-//! Model ladders (SPEC §20) through the binary, over real HTTP in both wire formats: a
+//! Model ladders through the binary, over real HTTP in both wire formats: a
 //! specialist's attempt graded below its threshold sends the next one a rung up.
 
 use serde_json::{json, Value};

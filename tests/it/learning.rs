@@ -1,4 +1,4 @@
-//! Learning from grades (SPEC §25) through the binary, with every value computed by hand
+//! Learning from grades through the binary, with every value computed by hand
 //! here: McNemar's paired test in `orch compare`, pass^k in `orch test` and `orch stats`,
 //! judge samples and judge health.
 

@@ -1,5 +1,5 @@
 //! MCP servers started, stopped and kept apart from orch's environment by `run` and `test`
-//! (SPEC §15), against the scripted server `tests/fixtures/mcp_server.rs` (example
+//!, against the scripted server `tests/fixtures/mcp_server.rs` (example
 //! `mcp-fixture`) and a scripted LLM (wiremock): the servers start before the first LLM call,
 //! a server that cannot start stops the command with one `error:` line, and no process of a
 //! server's group outlives orch.

@@ -1,4 +1,4 @@
-//! The MCP client side (SPEC §15) under hostile or slow servers, through the binary: the
+//! The MCP client side under hostile or slow servers, through the binary: the
 //! bounds of a server's tool listing, the start-up timeout's words, the protocol revision
 //! orch proposes, the servers `explain` lists against those a run starts, and tool calls the
 //! deadline cut.

@@ -1,4 +1,4 @@
-//! `orch mcp --http` facing clients it should not serve (SPEC §19, Part IV amendment), over
+//! `orch mcp --http` facing clients it should not serve (Part IV amendment), over
 //! real HTTP: foreign origins (403), requests without the bearer token (401), an address
 //! beyond loopback without a token (exit 2 before binding), and more sessions than the cap
 //! (the longest idle one is dropped).

@@ -1,4 +1,4 @@
-//! `orch mcp` (SPEC §19) through a real client nobody here wrote: the official Python SDK
+//! `orch mcp` through a real client nobody here wrote: the official Python SDK
 //! (`tests/mcp_client/client.py`), over stdio and over streamable HTTP on loopback. `.ci/run`
 //! installs it and sets `ORCH_TEST_PYTHON`; without that variable these tests say so and pass.
 

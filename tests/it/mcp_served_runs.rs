@@ -1,4 +1,4 @@
-//! Runs served by `orch mcp` (SPEC §19) and the MCP servers they start (§15), stopped and
+//! Runs served by `orch mcp` and the MCP servers they start, stopped and
 //! abandoned: a server stopped mid-run, a client that hangs up mid-run, a tool server that
 //! prints its token as it dies, a suite with several problems, more clients than file
 //! descriptors. Driven by hand over stdio (JSON-RPC lines), since the SDK's client cannot

@@ -1,4 +1,4 @@
-//! `orch tools` (SPEC §15) against the scripted MCP server, a server nobody here wrote
+//! `orch tools` against the scripted MCP server, a server nobody here wrote
 //! (`@modelcontextprotocol/server-everything` from `node_modules`, installed by `npm ci`),
 //! and a scripted streamable HTTP endpoint (wiremock): the `headersEnv` header arrives, a
 //! redirect is not followed.

@@ -1,4 +1,4 @@
-//! Real models (SPEC §8, issue #8), through the binary against a mock server: output caps
+//! Real models (issue #8), through the binary against a mock server: output caps
 //! sent as `max_tokens`, why each reply ended, the retry feedback of a cut reply, and the
 //! heuristic grade of a cut reply.
 

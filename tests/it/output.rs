@@ -1,4 +1,4 @@
-//! Output for people (SPEC §27) through the binary: the answer in full after the tree, alone
+//! Output for people through the binary: the answer in full after the tree, alone
 //! with `--format text`, in `<details>` in Markdown; `orch report --format`; pending items
 //! shown as pending; a head's direct answer as `85, not graded`; one Markdown table writer
 //! whose cells nothing can leave.

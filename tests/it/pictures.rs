@@ -1,4 +1,4 @@
-//! Pictures (SPEC §14) through the binary: the Mermaid plan, Markdown summaries for CI, and
+//! Pictures through the binary: the Mermaid plan, Markdown summaries for CI, and
 //! the self-contained HTML report (well-formed, escaped, its timeline in the report's time).
 
 use std::time::Duration;

@@ -156,7 +156,7 @@ fn a_cassette_with_a_bom_replays() {
     assert_eq!(json(&again)["overallQuality"], json(&first)["overallQuality"]);
 }
 
-/// A cassette also holds tool lines (SPEC §15): a run without tools replays from it as
+/// A cassette also holds tool lines: a run without tools replays from it as
 /// before, and a line of a kind orch does not know is refused where it is.
 #[test]
 fn a_cassette_with_tool_lines_replays_and_an_unknown_kind_is_refused() {

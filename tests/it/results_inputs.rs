@@ -1,4 +1,4 @@
-//! The inputs of `orch compare` (SPEC §17) and `orch stats` (§18) as users hand them: an
+//! The inputs of `orch compare` and `orch stats` as users hand them: an
 //! output named as an input, input on a pipe or standard input, a directory, reports of
 //! paused runs, crafted numbers refused or saturated; and the two agree (the same
 //! figures, the same mark for no value, the same words for refused numbers).
@@ -141,7 +141,7 @@ fn a_directory_is_named_as_one() {
     }
 }
 
-/// A saved report of a run paused for approval (SPEC §16): status `paused`, one department
+/// A saved report of a run paused for approval: status `paused`, one department
 /// paused and one that succeeded.
 fn paused_report() -> Value {
     let department = |id: &str, status: &str| {

@@ -1,4 +1,4 @@
-//! Journals and resumes (SPEC §16) through the binary: `orch approve` refusing what is not
+//! Journals and resumes through the binary: `orch approve` refusing what is not
 //! pending, a journal cut mid-line, a changed config, and runs killed with SIGKILL in the
 //! middle of a tool call and of an LLM call, then resumed.
 

@@ -1,4 +1,4 @@
-//! Cross-department review (SPEC §24) through the binary: the reviewer's request on both wire
+//! Cross-department review through the binary: the reviewer's request on both wire
 //! formats, rounds and their numbering, resolution, dropped ids and conflicts, one revision call
 //! per department carrying every issue, unreadable replies, budgets, schemas, approvals, the
 //! simulated reviewer's round, explain, journal and resume, and stats.

@@ -1,4 +1,4 @@
-//! Routing by a model (SPEC §9) through the binary: the router's request, its answer
+//! Routing by a model through the binary: the router's request, its answer
 //! replacing or joining keyword relevance, invented ids set aside, its complexity deciding
 //! the specialists, and every way it can fail falling back to keywords, saying why.
 

@@ -1,4 +1,4 @@
-//! `orch run` end to end through the binary: seed 000's numbers from a scripted judge behind
+//! `orch run` end to end through the binary: the design's numbers from a scripted judge behind
 //! a real HTTP mock server, exit codes, budgets, DAG order and handoff, determinism.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Suites at scale (SPEC §26): compact results read like full ones by `--merge`, `--resume`,
+//! Suites at scale: compact results read like full ones by `--merge`, `--resume`,
 //! `orch compare` and `orch stats`; and shards run as a Kubernetes Indexed Job runs them
 //! (N processes, `JOB_COMPLETION_INDEX`) merge into the summary of one process.
 

@@ -1,4 +1,4 @@
-//! The outputs of `orch test` at scale (SPEC §26): the JUnit file and the tree summary are
+//! The outputs of `orch test` at scale: the JUnit file and the tree summary are
 //! written a case at a time through a buffer, never built whole, and their bytes are those
 //! the whole-document renderings wrote (the fixtures were written by them): escapes, repeats,
 //! errors, two suites.

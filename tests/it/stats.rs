@@ -1,4 +1,4 @@
-//! `orch stats` end to end (SPEC §18): exact figures from results files that `orch test`
+//! `orch stats` end to end: exact figures from results files that `orch test`
 //! wrote against a scripted judge, the learned success rates and the selection they change,
 //! hand-written reports for percentiles and every counter, both kinds of input, malformed
 //! input located.

@@ -1,5 +1,5 @@
 //! `orch stats` on hand-written input: known latencies (nearest-rank percentiles), every
-//! counter of SPEC §18 with exact figures in the three formats, both kinds of input (results
+//! counter with exact figures in the three formats, both kinds of input (results
 //! lines and saved reports, pretty and concatenated), malformed input located, and a file
 //! given twice (a hard link) counted once.
 

@@ -1,4 +1,4 @@
-//! Structured output (SPEC §8.2) through the binary: the schema as each provider kind takes
+//! Structured output through the binary: the schema as each provider kind takes
 //! it, every reply checked locally, pointed feedback on a mismatch, the judge's grade asked
 //! for the same way, and every schema problem found by `validate` at its key.
 

@@ -1,4 +1,4 @@
-//! `orch test` end to end (SPEC §10): the shipped suites pass, shards split a suite with no
+//! `orch test` end to end: the shipped suites pass, shards split a suite with no
 //! coordinator, results resume and merge, JUnit parses back, repeats meet a pass rate, and
 //! a broken suite stops before anything runs; `notContains` ignores case.
 

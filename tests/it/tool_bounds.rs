@@ -1,4 +1,4 @@
-//! The tool loop's bounds and failures through the binary (SPEC §15 "Bounds", "Results"):
+//! The tool loop's bounds and failures through the binary:
 //! what a refused, cut or failed call gives the model (the LLM on wiremock), and that the
 //! run goes on; the scripted MCP server's log shows which calls reached it.
 

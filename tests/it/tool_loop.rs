@@ -1,4 +1,4 @@
-//! The tool loop through the binary (SPEC §15 "Offered tools", "The loop"): the LLM on
+//! The tool loop through the binary: the LLM on
 //! wiremock in both wire formats, the tools on the scripted MCP server
 //! (`tests/fixtures/mcp_server.rs`), whose log shows which calls reached it and in what order.
 

@@ -1,4 +1,4 @@
-//! Tools with no key and no network (SPEC §15 "Simulated provider", "Suites"): the built-in
+//! Tools with no key and no network: the built-in
 //! simulated provider calls a tool of the scripted MCP server and quotes its result; suites
 //! hold tool expectations, live and from a committed cassette with no server.
 

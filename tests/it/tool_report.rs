@@ -1,4 +1,4 @@
-//! Where a tool call shows (SPEC §15 "Report"), through the binary: `toolCalls` on attempts
+//! Where a tool call shows, through the binary: `toolCalls` on attempts
 //! and on the department of a head with tools, `usage.toolCalls`, `tool_call` events,
 //! `execute_tool` spans over OTLP, and the tree and Markdown of a tool-using run.
 
@@ -65,7 +65,7 @@ async fn tool_calls_are_on_attempts_on_the_department_and_in_every_usage() {
     let raw = json(&out);
     let d = &raw["departments"][0];
     let attempt = &d["specialistResults"][0]["attempts"][0];
-    // Every field of SPEC §15, no other.
+    // Every field a tool call has, no other.
     let keys: Vec<&str> = attempt["toolCalls"][0]
         .as_object()
         .unwrap()

@@ -1,4 +1,4 @@
-//! Tool calls in cassettes through the binary (SPEC §15 "Cassettes"): `--record` writes each
+//! Tool calls in cassettes through the binary: `--record` writes each
 //! server's tool list and each call beside the LLM lines; `--replay` answers both with no
 //! server and no LLM; `--cache` reads through. The LLM on wiremock, the tools on the
 //! scripted MCP server, whose log counts the calls that reached it.

@@ -1,4 +1,4 @@
-//! Config tooling (SPEC §13) end to end: the shipped schemas equal `orch schema`, every
+//! Config tooling end to end: the shipped schemas equal `orch schema`, every
 //! shipped file names its schema and validates against it, `orch init` writes configs that
 //! validate clean and run and never overwrites, completions name every subcommand, and a
 //! terminal gets rustc-style diagnostics while a pipe keeps the one-line form; every init

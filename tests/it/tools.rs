@@ -1,4 +1,4 @@
-//! Tools over MCP (SPEC §15, issue #23), the part that needs no server: the config keys and
+//! Tools over MCP (issue #23), the part that needs no server: the config keys and
 //! every rule of `validate`, what `explain` shows (tools, the servers a run starts, the loop
 //! in `maxCalls`), the JSON Schemas, a suite's tool expectations, and `run` / `test` refusing
 //! agents with tools until servers are started.

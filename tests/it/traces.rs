@@ -1,4 +1,4 @@
-//! Traces (SPEC §12) through the binary, received by an in-process OTLP/HTTP collector:
+//! Traces through the binary, received by an in-process OTLP/HTTP collector:
 //! span names, kinds and parents, the GenAI attributes with the mock server's token
 //! counts, `traceId` in the report, and no prompt text or key unless asked for.
 
@@ -257,7 +257,7 @@ fn an_otlp_endpoint_that_is_not_http_is_refused_before_anything_runs() {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_chat_span_has_its_attempt() {
     // A specialist, its judge, the head's synthesis and the master's summary; then the
-    // head answering directly: each `chat` span carries `orch.attempt` (SPEC §12).
+    // head answering directly: each `chat` span carries `orch.attempt`.
     let otlp = collector().await;
     let script = Script::new(&[]);
     let llm = script.serve().await;

@@ -1,4 +1,4 @@
-//! `orch tune` (SPEC §25) through the binary: results lines that carry their case's
+//! `orch tune` through the binary: results lines that carry their case's
 //! `expect`, routing accuracy and the `supportingThreshold` that maximizes it, per-agent
 //! agreement with a person's labels (Cohen's κ, Youden's J), `--write`. Every expected value
 //! is computed by hand in the test that checks it.

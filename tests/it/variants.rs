@@ -1,4 +1,4 @@
-//! Variants (SPEC §22) through the binary: the config's checks, the assignment pinned to
+//! Variants through the binary: the config's checks, the assignment pinned to
 //! the FNV-1a slots, forcing, the variant's settings on the wire, the report, events and
 //! cassettes, `orch stats` by variant with figures computed by hand, and the guard.
 

@@ -1,4 +1,4 @@
-//! Economy by the deadline's time (SPEC §20), on tokio's paused clock: exact on any machine.
+//! Economy by the deadline's time, on tokio's paused clock: exact on any machine.
 
 use super::super::Budget;
 use super::{config, run_with, Scripted, CHAIN};

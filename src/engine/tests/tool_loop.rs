@@ -1,4 +1,4 @@
-//! The tool loop (SPEC §15) on the fakes of `tool_host.rs`: concurrency and order, the end
+//! The tool loop on the fakes of `tool_host.rs`: concurrency and order, the end
 //! of the loop, the limit, the repeated-call guard, errors the model is given, the cut,
 //! accounting, budgets and the deadline, and the records a report keeps.
 

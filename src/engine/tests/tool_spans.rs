@@ -1,4 +1,4 @@
-//! The `execute_tool` spans of the tool loop (SPEC §15 "Report"), caught by a span
+//! The `execute_tool` spans of the tool loop, caught by a span
 //! processor set as the global tracer's for this test process.
 
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,4 +1,4 @@
-//! The simulated reviewer and revisions (SPEC §24): in review 1 the reviewer names one
+//! The simulated reviewer and revisions: in review 1 the reviewer names one
 //! conflict between the two successful departments of lowest quality (ties by id), and none
 //! after, so the offline demo shows a round; a head's revision keeps its output and says
 //! what it changed.

@@ -1,4 +1,4 @@
-//! The simulated provider's tool use (SPEC §15): on an agent's first request with tools it
+//! The simulated provider's tool use: on an agent's first request with tools it
 //! calls the alphabetically first one, with arguments made from its schema; once the
 //! results are in, its answer quotes the first line of the first one.
 
@@ -120,7 +120,7 @@ pub fn quoted(draft: &str, quote: &str) -> String {
 }
 
 impl Simulated {
-    /// The reply asking for one tool call, on an agent's first request with tools (SPEC §15);
+    /// The reply asking for one tool call, on an agent's first request with tools;
     /// its id is a hash of the seed, the agent and the tool, so replies stay deterministic.
     pub(super) fn tool_call(&self, req: &CompletionRequest) -> Option<Completion> {
         let word = longest_word(super::original_request(&req.prompt));

@@ -1,4 +1,4 @@
-//! A scripted LLM for the tool loop (SPEC §15), in either wire format: each agent (found by
+//! A scripted LLM for the tool loop, in either wire format: each agent (found by
 //! the `AGENT:<id>` marker of its instructions) gets the reply its script lists for the turn
 //! it is at, counted by the assistant turns its request already carries, so a retried
 //! attempt hears the same script again and nothing depends on arrival order. Past its
