@@ -80,7 +80,11 @@ fn no_source_test_or_bench_file_cites_a_document_that_does_not_ship() {
         found.extend(citations(&text).into_iter().map(|c| format!("{rel}:{c}")));
     }
     assert!(files.len() > 300, "the walk found too few files: {}", files.len());
-    assert!(found.is_empty(), "state the rule where it is enforced:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "state the rule where it is enforced:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

@@ -162,7 +162,10 @@ fn the_approvals_walkthrough_runs_as_written_on_the_research_example() {
     assert_eq!(std::fs::read_to_string(&draft).unwrap(), "lighthouse");
 }
 
+/// A whole `cargo install` (a release build of every dependency, about 5 minutes on 2 cores):
+/// the slow tier, which `cargo test -- --ignored` and CI run, so `cargo test` stays quick.
 #[test]
+#[ignore = "a full cargo install (about 5 minutes): run with --ignored, as CI does"]
 fn the_install_line_installs_a_working_orch() {
     let [line] = block("install").try_into().expect("one command");
     assert!(line.starts_with("cargo install "), "{line}");

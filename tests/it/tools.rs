@@ -52,7 +52,7 @@ fn every_mistake() -> Root {
 }
 
 #[test]
-fn validate_reports_every_rule_of_section_15_at_once() {
+fn validate_reports_every_tool_rule_at_once() {
     let out = Test::new(every_mistake().path())
         .args(["validate"])
         .status(2)
@@ -230,7 +230,7 @@ fn without_tools_explain_is_as_before() {
 }
 
 #[test]
-fn the_schemas_carry_the_keys_of_section_15() {
+fn the_schemas_carry_the_tool_keys() {
     let settings = json(
         &Test::new(&crate::common::repo())
             .args(["schema", "settings"])
