@@ -111,18 +111,11 @@ pub fn capitalize(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A short unique id: `prefix-` and 12 hex digits from the clock, the process and a counter.
+/// A short unique id: `prefix-` and 12 random hex digits.
 pub fn new_id(prefix: &str) -> String {
-    use sha2::{Digest, Sha256};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = Sha256::new();
-    h.update(format!("{:?}", std::time::SystemTime::now()));
-    h.update(std::process::id().to_le_bytes());
-    h.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let d = h.finalize();
-    let hex: String = d[..6].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}-{hex}")
+    // 48 random bits of a version 4 UUID, as 12 lowercase hex digits.
+    let hex = uuid::Uuid::new_v4().simple().to_string();
+    format!("{prefix}-{}", &hex[..12])
 }
 
 #[cfg(test)]

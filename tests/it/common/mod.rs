@@ -74,6 +74,8 @@ impl Root {
 /// Unless told otherwise, a run must exit 0 and print nothing on standard error (as just's
 /// `Test` expects): [`Test::status`] and [`Test::stderr`] say what else to expect, and
 /// [`Test::any_status`] and [`Test::any_stderr`] say that the test reads them itself.
+/// A test that builds one and never runs it checks nothing: the compiler says so.
+#[must_use = "a Test checks nothing until `.run()`"]
 pub struct Test {
     cwd: PathBuf,
     args: Vec<String>,
