@@ -20,6 +20,13 @@ async fn scored(score: f64, extra: &str) -> (wiremock::MockServer, crate::common
     (server, root)
 }
 
+/// What `orch run --specialists always Aladdin` prints on `root` in `format` (its stderr,
+/// the warning or nothing, is checked where it matters).
+fn shown(root: &crate::common::Root, format: &str) -> String {
+    let args = ["run", "--format", format, "--specialists", "always", "Aladdin"];
+    stdout(&Test::new(root.path()).args(args).any_stderr().run())
+}
+
 const WARNING: &str = "warning: d: no specialist passed its grade (0 of 4 attempts); its quality 85 is its head's fixed score, not a grade\n";
 
 #[tokio::test(flavor = "multi_thread")]
@@ -47,24 +54,14 @@ async fn a_department_whose_specialists_all_failed_is_not_graded_and_says_so() {
         .any_stderr()
         .run();
     assert_eq!(stderr(&quiet), WARNING);
-    let tree = stdout(
-        &Test::new(root.path())
-            .args(["run", "--format", "tree", "--specialists", "always", "Aladdin"])
-            .any_stderr()
-            .run(),
-    );
+    let tree = shown(&root, "tree");
     let head = tree.lines().next().unwrap();
     assert!(
         head.contains("quality 85 (0 of 1 departments graded; 0 of 4 attempts passed) · graded by judge judge ·"),
         "{tree}"
     );
     assert!(tree.contains("s1 20 → 20 → 20 → 20 judge judge rejected"), "{tree}");
-    let markdown = stdout(
-        &Test::new(root.path())
-            .args(["run", "--format", "markdown", "--specialists", "always", "Aladdin"])
-            .any_stderr()
-            .run(),
-    );
+    let markdown = shown(&root, "markdown");
     assert!(
         markdown.contains("| 85 (0 of 1 departments graded; 0 of 4 attempts passed) |"),
         "{markdown}"
@@ -89,11 +86,7 @@ async fn a_graded_run_says_only_who_graded_and_keeps_each_attempts_output() {
     let attempt = &d["specialistResults"][0]["attempts"][0];
     assert_eq!(attempt["output"], "Draft [[s1#1]] from s1: a complete answer.");
     assert_eq!(attempt.get("feedbackDropped"), None);
-    let tree = stdout(
-        &Test::new(root.path())
-            .args(["run", "--format", "tree", "--specialists", "always", "Aladdin"])
-            .run(),
-    );
+    let tree = shown(&root, "tree");
     let head = tree.lines().next().unwrap();
     assert!(
         head.contains("quality 96 · graded by judge judge · 3 calls · 54 tokens · unpriced ·"),
@@ -178,12 +171,7 @@ async fn each_judge_sample_shows_in_the_tree() {
         "orch.yaml",
         yaml.replace("  judge: judge\n", "  judge: judge\n  samples: 3\n"),
     );
-    let tree = stdout(
-        &Test::new(root.path())
-            .args(["run", "--format", "tree", "--specialists", "always", "Aladdin"])
-            .any_stderr()
-            .run(),
-    );
+    let tree = shown(&root, "tree");
     assert!(tree.contains("judge samples 90, 90, 90 (spread 0)"), "{tree}");
 }
 
