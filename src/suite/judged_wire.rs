@@ -5,9 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::cases::Error;
 use super::judged::AnswerSchema;
 use crate::config::{At, Config, Decoder, FromNode, KeySpec, Node, NodeValue, Pos, Role, SchemaSource};
+
+/// Where a problem is and what it is: the code and its words.
+type Error<'e> = dyn FnMut(Pos, &'static str, String) + 'e;
 
 /// The most items a rubric holds.
 const MAX_ITEMS: usize = 20;
