@@ -30,7 +30,7 @@ use std::path::Path;
 
 pub(crate) use decode::{resolve_field, resolved_ty, section};
 pub use decode::{Decoder, FromNode, Resolve};
-pub use definitions::{AgentKeys, Coordination, DepartmentKeys};
+pub use definitions::{AgentKeys, Coordination, DepartmentKeys, SchemaSource};
 pub use diagnostic::{suggestion, Diagnostic, Severity};
 pub use load::{locate_root, parse_document, ConfigFiles};
 pub use mcp::Pairs;

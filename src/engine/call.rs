@@ -65,6 +65,9 @@ pub struct Ask {
     pub rung: usize,
     /// The judge sample asked (0 unless `grading.samples` > 1).
     pub sample: u32,
+    /// A word that joins the cassette key in the variant's place (`expect` for the judging
+    /// of a suite case's answer), so those calls replay apart from the agent's own.
+    pub marker: Option<&'static str>,
 }
 
 impl Ask {
@@ -238,7 +241,7 @@ impl Engine {
             rung: ask.rung,
             timeout,
             deadline,
-            variant: agent.variant_name().map(str::to_string),
+            variant: (ask.marker.map(str::to_string)).or_else(|| agent.variant_name().map(str::to_string)),
             sample: ask.sample,
         }
     }

@@ -66,6 +66,34 @@ impl Engine {
     }
 }
 
+/// Asks the agent `judge` about a suite case's answer, `grading.samples` times one after
+/// another, each call down the judge's provider chain like every other (budget, retries,
+/// breakers, cassettes under the marker `expect`, cache, traces) with `schema` sent as
+/// structured output. Each sample's reply text or why the call failed, and what they spent.
+pub async fn ask_about_answer(
+    engine: &Engine,
+    judge: &str,
+    prompt: String,
+    schema: Arc<serde_json::Value>,
+) -> (Vec<Result<String, String>>, Usage) {
+    let mut usage = Usage::default();
+    let Some(agent) = engine.config.agent(judge) else {
+        return (vec![Err(format!("unknown agent `{judge}`"))], usage);
+    };
+    let samples = engine.config.settings.grading.samples.max(1);
+    let mut replies = Vec::new();
+    for sample in 1..=samples {
+        let ask = call::Ask {
+            sample: if samples > 1 { sample } else { 0 },
+            marker: Some("expect"),
+            ..call::Ask::plain(prompt.clone())
+        };
+        let called = engine.call_as(agent, &ask, &mut usage, Some(schema.clone())).await;
+        replies.push(called.result.map(|c| c.text).map_err(|e| e.to_string()));
+    }
+    (replies, usage)
+}
+
 /// The grade whose parts are the samples' medians (the mean of the two middle values of an
 /// even number), with the first sample's feedback.
 fn medians(grades: &[Grade]) -> Grade {

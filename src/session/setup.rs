@@ -15,7 +15,7 @@ use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::report::{Observers, Report};
-use crate::suite::{CaseEngine, CaseRun};
+use crate::suite::{CaseEngine, CaseRun, JudgeReplies, JudgeRun};
 use crate::tools::{Servers, ToolHost};
 use crate::trace::Exporter;
 
@@ -160,6 +160,22 @@ impl CaseEngine for CaseEngines {
         .with_approver(Arc::new(flag(self.approvals)))
         .with_answerer(super::answers::answerer(crate::cli::ApprovalMode::Deny, run.answers));
         Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
+    }
+
+    fn judge<'a>(&'a self, run: JudgeRun<'a>) -> LocalBoxFuture<'a, JudgeReplies> {
+        // The judging comes after the run: an engine of its own, with the config's budget.
+        let config = &run.target.config;
+        let engine = Engine::new(EngineParts {
+            run_id: crate::text::new_id("run"),
+            config: config.clone(),
+            schemas: run.target.schemas.clone(),
+            providers: run.target.providers.clone(),
+            budget: budget(config).with_gate(run.gate),
+            observer: Box::new(Observers(Vec::new())),
+            seed: self.seed,
+            tools: None,
+        });
+        Box::pin(async move { engine::ask_about_answer(&engine, run.judge, run.prompt, run.schema).await })
     }
 }
 

@@ -11,7 +11,10 @@ use std::sync::Arc;
 use regex::Regex;
 
 use super::dataset::Rows;
-use super::file::{decode_row, expect_of, name_of, CaseWire, DatasetCases, Defaults, SuiteWire, Unchecked};
+use super::file::{
+    decode_row, expect_of, name_of, CaseWire, DatasetCases, Defaults, ExpectWire, JudgedParts, SuiteWire, Unchecked,
+};
+use super::judged_wire;
 use super::tool_expect::check_names;
 use super::{Case, Suite};
 use crate::config::{suggestion, At, Config, Diagnostic, Pos, Resolve};
@@ -66,13 +69,8 @@ impl Ids {
 
 /// Case `c` made into a case run on `config`, when it has an `id`: its prompt, departments,
 /// regexes and variants checked, each problem told to `error`.
-pub fn made(
-    c: &CaseWire,
-    id: Option<At<String>>,
-    defaults: &Defaults,
-    config: &Config,
-    error: &mut Error,
-) -> Option<Case> {
+pub fn made(c: &CaseWire, id: Option<At<String>>, on: On, error: &mut Error) -> Option<Case> {
+    let On { defaults, config, .. } = on;
     let prompt = c.prompt.as_ref().map(|p| p.value.clone()).unwrap_or_default();
     if prompt.trim().is_empty() {
         let message = match &id {
@@ -95,6 +93,7 @@ pub fn made(
         error(c.pos, "invalid-value", message.into());
     }
     let matches = compile_matches(e.matches.iter().flatten(), error);
+    let (judge, judged) = judged_parts(c, &e, on, error);
     let id = id?;
     Some(Case {
         id: id.value,
@@ -102,10 +101,45 @@ pub fn made(
         departments: c.departments.clone().map(Resolve::resolve).unwrap_or_default(),
         specialists: c.specialists.clone().map_or(defaults.specialists, |s| s.value),
         repeat: defaults.repeat,
-        expect: expect_of(e, matches),
+        expect: expect_of(e, matches, judged),
         variants: super::variants::forced(c.variants.as_ref(), config, &mut |p, code, m| error(p, code, m)),
         answers: c.answers.clone().unwrap_or_default(),
+        judge,
     })
+}
+
+/// What a case is made against: its suite's defaults and file, and the config it runs on.
+#[derive(Clone, Copy)]
+pub struct On<'a> {
+    /// The suite's `defaults`.
+    pub defaults: &'a Defaults,
+    /// The config the case runs on.
+    pub config: &'a Config,
+    /// The suite file (an `answerSchema` file is relative to it).
+    pub suite: &'a Path,
+}
+
+/// A case's judge and its `rubric`, `reference` and `answerSchema`, checked: a case that
+/// asks a judge and has none is an error at its `rubric` (or `reference`).
+fn judged_parts(c: &CaseWire, e: &ExpectWire, on: On, error: &mut Error) -> (Option<String>, JudgedParts) {
+    let judge = match &c.judge {
+        Some(named) => judged_wire::judge(Some(named), on.config, error),
+        None => (on.defaults.judge.clone()).or_else(|| on.config.settings.grading.judge.clone()),
+    };
+    let rubric = judged_wire::rubric_items(e.rubric.as_ref(), error);
+    let reference = judged_wire::reference(e.reference.as_ref(), error);
+    let asks = e
+        .rubric
+        .as_ref()
+        .map(|r| (r.pos, "rubric"))
+        .or(e.reference.as_ref().map(|r| (r.pos, "reference")));
+    if let (Some((pos, key)), None) = (asks, &judge) {
+        let message =
+            format!("`{key}` needs a judge: set the case's `judge`, the suite's `defaults.judge` or `grading.judge`");
+        error(pos, "missing-reference", message);
+    }
+    let schema = judged_wire::answer_schema(e.answer_schema.as_ref(), on.suite, error);
+    (judge, (rubric, reference, schema))
 }
 
 /// The regexes of `matches`, each that does not compile an error at its place.
@@ -131,7 +165,12 @@ impl DatasetCases {
     pub fn cases(&self) -> impl Iterator<Item = Arc<Case>> + '_ {
         let rows = Rows::new(&self.path, &self.shown, &self.files, decode_row);
         rows.filter_map(|(_, c)| {
-            let case = made(&c, c.id.clone(), &self.defaults, &self.config, &mut |_, _, _| {});
+            let on = On {
+                defaults: &self.defaults,
+                config: &self.config,
+                suite: &self.path,
+            };
+            let case = made(&c, c.id.clone(), on, &mut |_, _, _| {});
             case.map(Arc::new)
         })
     }
@@ -159,11 +198,16 @@ impl Unchecked {
 /// kept; dataset rows are checked a row at a time and only counted.
 fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Arc<Config>, diags: &mut Vec<Diagnostic>) -> Suite {
     let defaults = wire.defaults.clone().unwrap_or_default().resolve();
+    let mut problems: Vec<(Rc<str>, Pos, &'static str, String)> = Vec::new();
+    let suite_shown: Rc<str> = shown.into();
+    // The suite's own judge, checked once where it is written.
+    let default_judge = wire.defaults.as_ref().and_then(|d| d.judge.as_ref());
+    judged_wire::judge(default_judge, config, &mut |pos, code, m| {
+        problems.push((suite_shown.clone(), pos, code, m))
+    });
     let mut ids = Ids::default();
     let (mut cases, mut rows_count) = (Vec::new(), 0);
-    let mut problems: Vec<(Rc<str>, Pos, &'static str, String)> = Vec::new();
     let mut tool_names = Vec::new();
-    let suite_shown: Rc<str> = shown.into();
     let datasets = wire.dataset.clone().unwrap_or_default();
     // Inline cases first, then each dataset's rows, one at a time: one check for both.
     let mut rows = Rows::new(path, shown, &datasets, decode_row);
@@ -181,7 +225,12 @@ fn check(path: &Path, shown: &str, wire: SuiteWire, config: &Arc<Config>, diags:
             e.map(|e| check_names(&e.tools_called, &e.tools_not_called, config, &shown))
                 .unwrap_or_default(),
         );
-        match made(&c, id, &defaults, config, &mut error) {
+        let on = On {
+            defaults: &defaults,
+            config,
+            suite: path,
+        };
+        match made(&c, id, on, &mut error) {
             Some(case) if is_inline => cases.push(case),
             Some(_) => rows_count += 1,
             None => {}

@@ -9,8 +9,12 @@ use regex::Regex;
 use strum::{EnumString, VariantNames};
 
 use super::dataset::Datasets;
+use super::judged::AnswerSchema;
+use super::judged_wire::Rubric;
 use super::tool_expect::ToolExpect;
-use crate::config::{parse_document, section, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Resolve, Rule};
+use crate::config::{
+    parse_document, section, At, Config, Decoder, Diagnostic, FromNode, KeySpec, Node, Resolve, Rule, SchemaSource,
+};
 use crate::plan::SpecialistMode;
 
 /// The status a case expects.
@@ -58,6 +62,8 @@ section! {
             Rule::Choice(SpecialistMode::VARIANTS);
         /// Runs of each case (`--repeat` overrides it).
         repeat "repeat": u32 => u32 = 1, Rule::count(1, 1000);
+        /// The agent (role `judge`) that judges `rubric` and `reference` (else `grading.judge`).
+        judge "judge": At<String> => String, Rule::Reference;
     }
 }
 
@@ -102,6 +108,13 @@ section! {
         asks "asks": bool, Rule::Bool;
         /// The run's urgency is within `min` and `max`.
         urgency "urgency": UrgencyWire, Rule::Section(UrgencyWire::KEYS);
+        /// Criteria the judge passes or fails on the answer: one, or a list of 1 to 20.
+        rubric "rubric": At<Rubric>, Rule::Chain;
+        /// What the answer must agree with, as the judge reads it (at most 10,000 characters).
+        reference "reference": At<String>, Rule::Text;
+        /// A JSON Schema the answer's first JSON value must match (inline, or a file relative
+        /// to the suite file); checked without a call.
+        answer_schema "answerSchema": At<SchemaSource>, Rule::Schema;
     }
 }
 
@@ -132,6 +145,9 @@ section! {
         variants "variants": crate::config::Pairs, Rule::Assignments;
         /// Answers to the run's questions, in order.
         answers "answers": Vec<String>, Rule::Strings;
+        /// The agent (role `judge`) that judges `rubric` and `reference` (else the suite's
+        /// `defaults.judge`, else `grading.judge`).
+        judge "judge": At<String>, Rule::Reference;
     }
 }
 
@@ -206,6 +222,8 @@ pub struct Case {
     pub variants: std::collections::BTreeMap<String, String>,
     /// Answers to the run's questions, in order.
     pub answers: Vec<String>,
+    /// The judge of its `rubric` and `reference`: its own, the suite's, or `grading.judge`.
+    pub judge: Option<String>,
 }
 
 /// What a run must show; every part optional.
@@ -245,6 +263,19 @@ pub struct Expect {
     pub asks: Option<bool>,
     /// The urgency's bounds, `min` and `max`.
     pub urgency: (Option<f64>, Option<f64>),
+    /// Criteria the judge passes or fails on the answer.
+    pub rubric: Vec<String>,
+    /// What the answer must agree with.
+    pub reference: Option<String>,
+    /// The schema the answer's JSON must match.
+    pub answer_schema: Option<AnswerSchema>,
+}
+
+impl Expect {
+    /// Whether a judge is asked about the answer (a `rubric` or a `reference`).
+    pub fn judged(&self) -> bool {
+        !self.rubric.is_empty() || self.reference.is_some()
+    }
 }
 
 /// A suite file decoded, not yet checked against the config it runs on.
@@ -303,8 +334,9 @@ pub(super) fn decode_row(d: &mut Decoder, node: &Node) -> Option<CaseWire> {
     CaseWire::from_node(d, node, &key, "")
 }
 
-/// What a case expects, from its `expect` as written and its compiled `matches`.
-pub(super) fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
+/// What a case expects, from its `expect` as written, its compiled `matches` and its judged
+/// parts checked.
+pub(super) fn expect_of(e: ExpectWire, matches: Vec<Regex>, judged: JudgedParts) -> Expect {
     Expect {
         status: e.status.map(|s| s.value),
         primary: e.primary.map(|p| p.value),
@@ -327,8 +359,14 @@ pub(super) fn expect_of(e: ExpectWire, matches: Vec<Regex>) -> Expect {
         economy: e.economy,
         asks: e.asks,
         urgency: e.urgency.map_or((None, None), |u| (u.min, u.max)),
+        rubric: judged.0,
+        reference: judged.1,
+        answer_schema: judged.2,
     }
 }
+
+/// A case's `rubric`, `reference` and `answerSchema`, checked.
+pub(super) type JudgedParts = (Vec<String>, Option<String>, Option<AnswerSchema>);
 
 /// A suite's name: its file's name without the extension.
 pub fn name_of(path: &Path) -> String {

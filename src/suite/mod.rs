@@ -13,6 +13,8 @@ mod detail;
 mod expect;
 mod expect_written;
 mod file;
+mod judged;
+mod judged_wire;
 mod lines;
 mod load;
 mod mapped;
@@ -36,7 +38,7 @@ pub use outputs::{apart as files_apart, Named, Pending};
 pub use results::{
     append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed, Summary,
 };
-pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Runner};
+pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, JudgeReplies, JudgeRun, Runner};
 pub use selection::{filter as case_filter, select, Done, Runs, Selection};
 pub use shard::Shard;
 pub use tally::{merge, Tally};

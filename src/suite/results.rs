@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::case_index::Place;
+use super::judged::{JudgeUsage, Judged};
 use super::lines::{At, Lines, LinesError, MAX_LINE_BYTES};
 use crate::report::Report;
 use crate::sink::{LineFile, Unwritable};
@@ -83,6 +84,8 @@ pub struct Line<'a, R: Serialize = Report> {
     pub error: Option<&'a str>,
     /// The run's report.
     pub report: Option<&'a R>,
+    /// The answer as judged against the case's `rubric` and `reference`; null when it was not.
+    pub judged: Option<&'a Judged>,
     /// The case's expectations as written; absent when it has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<&'a serde_json::Value>,
@@ -119,6 +122,19 @@ pub struct Record {
     /// report's `grading` says; false without a report.
     #[serde(default, rename = "report", deserialize_with = "ungraded_of")]
     pub ungraded: bool,
+    /// What the run's judging calls spent (its line's `judged.usage`).
+    #[serde(default, rename = "judged", deserialize_with = "judge_usage_of")]
+    pub judge_usage: JudgeUsage,
+}
+
+/// What a results line's `judged` says its judging calls spent (nothing when null).
+fn judge_usage_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<JudgeUsage, D::Error> {
+    #[derive(Deserialize)]
+    struct Judged {
+        #[serde(default)]
+        usage: JudgeUsage,
+    }
+    Ok(Option::<Judged>::deserialize(d)?.map(|j| j.usage).unwrap_or_default())
 }
 
 /// Whether a results line's report says some department that ran was not graded: one
@@ -327,6 +343,10 @@ pub struct Summary {
     /// Case runs (repeats included) in which some department that ran was not graded.
     #[serde(rename = "ungradedRuns")]
     pub ungraded_runs: u64,
+    /// What the judging calls of `rubric` and `reference` spent, summed over the runs (not
+    /// in any run's own usage: they are made after it ends).
+    #[serde(rename = "judgeUsage")]
+    pub judge_usage: JudgeUsage,
 }
 
 impl Summary {

@@ -12,6 +12,7 @@ use futures::StreamExt;
 use tokio::sync::{watch, Semaphore};
 
 use super::detail::Detail;
+use super::judged::{self, Judged};
 use super::results::{self, Line, Record};
 use super::shard::Shard;
 use super::tally::Tally;
@@ -19,7 +20,10 @@ use super::target::Target;
 use super::{expect, Case, Suite};
 use crate::config::Config;
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
-use crate::report::Report;
+use crate::report::{Report, RunStatus};
+
+/// A finished run: its report and its answer as judged.
+type Ran = (Report, Option<Judged>);
 use crate::sink::LineFile;
 
 /// A case's plan, or why routing found none ([`RoutingError::NoMatch`]: the run is then
@@ -70,11 +74,30 @@ pub struct CaseRun<'a> {
     pub answers: &'a [String],
 }
 
+/// One judging of a case run's answer handed to the engine.
+pub struct JudgeRun<'a> {
+    /// The config and providers the case ran on.
+    pub target: &'a Target,
+    /// The judge agent.
+    pub judge: &'a str,
+    /// The user text: the answer, the criteria, the reference.
+    pub prompt: String,
+    /// The verdicts' schema, sent as structured output.
+    pub schema: Arc<serde_json::Value>,
+    /// The gate every call passes through.
+    pub gate: Arc<Semaphore>,
+}
+
+/// Each judging sample's reply text or why its call failed, and what the calls spent.
+pub type JudgeReplies = (Vec<Result<String, String>>, crate::report::Usage);
+
 /// Runs one case through the engine, as `orch run` would. The command layer implements it:
 /// this layer sits beside `engine` and does not import it.
 pub trait CaseEngine {
     /// The report of one case run.
     fn run<'a>(&'a self, run: CaseRun<'a>) -> LocalBoxFuture<'a, Report>;
+    /// The judge's replies about a case run's answer (`grading.samples` calls).
+    fn judge<'a>(&'a self, run: JudgeRun<'a>) -> LocalBoxFuture<'a, JudgeReplies>;
 }
 
 /// How the case runs are made and where each finished one goes.
@@ -116,9 +139,10 @@ impl Runner<'_> {
             .map(|job| self.run_job(job, stopped.clone()))
             .buffer_unordered(self.jobs)
             // A run cut short by a signal is not a result: it is left for `--resume` to make.
-            .filter(|(_, report, _, _)| std::future::ready(!report.metadata.interrupted))
+            .filter(|(_, (report, _), _, _)| std::future::ready(!report.metadata.interrupted))
             .fold(Tally::default(), |mut tally, (record, report, order, case)| {
-                self.write_line(&record, &report, &case);
+                let (report, judged) = report;
+                self.write_line(&record, (&report, judged.as_ref()), &case);
                 drop(report);
                 (self.finished)(&record);
                 tally.add_run(record, order);
@@ -136,9 +160,70 @@ impl Runner<'_> {
 
     /// One case run: the engine's report, checked against the case's expectations (and
     /// the case, for its expectations as written on its results line).
-    async fn run_job(&self, job: Job<'_>, mut stopped: watch::Receiver<bool>) -> (Record, Report, usize, Arc<Case>) {
+    async fn run_job(&self, job: Job<'_>, stopped: watch::Receiver<bool>) -> (Record, Ran, usize, Arc<Case>) {
         let started = Instant::now();
-        let report = match job.plan {
+        let report = self.report_of(&job, stopped).await;
+        let mut failures = expect::failures(&job.case.expect, &report);
+        let judged = match report.metadata.interrupted {
+            true => None,
+            false => self.judged(&job, &report, &mut failures).await,
+        };
+        let record = Record {
+            suite: job.suite.name.clone(),
+            case_id: job.case.id.clone(),
+            repeat: job.repeat,
+            passed: failures.is_empty(),
+            failures,
+            duration_ms: started.elapsed().as_millis() as u64,
+            error: None,
+            ungraded: report.grading.partial(),
+            judge_usage: judged.as_ref().map(|j| j.usage).unwrap_or_default(),
+        };
+        (record, (report, judged), job.order, job.case)
+    }
+
+    /// The answer of a finished run judged against its case's `rubric` and `reference`
+    /// (when it has them and the run ended `success` or `partial`), the failures added to
+    /// `failures`; `answerSchema` checked on the answer.
+    async fn judged(&self, job: &Job<'_>, report: &Report, failures: &mut Vec<String>) -> Option<Judged> {
+        let expect = &job.case.expect;
+        let answer = crate::report::answer(report).unwrap_or_default();
+        failures.extend((expect.answer_schema.as_ref()).and_then(|s| judged::schema_failure(s, &answer)));
+        if !expect.judged() {
+            return None;
+        }
+        if !matches!(report.status, RunStatus::Success | RunStatus::Partial) {
+            let status = report.status.to_string();
+            failures.extend(judged::not_judged(
+                !expect.rubric.is_empty(),
+                expect.reference.is_some(),
+                &status,
+            ));
+            return None;
+        }
+        let judge = job.case.judge.as_deref()?;
+        let asked = judged::Asked {
+            judge,
+            rubric: &expect.rubric,
+            reference: expect.reference.as_deref(),
+            samples: job.target.config.settings.grading.samples.max(1),
+        };
+        let run = JudgeRun {
+            target: job.target,
+            judge,
+            prompt: judged::prompt(answer.trim_end_matches('\n'), asked.rubric, asked.reference),
+            schema: Arc::new(judged::schema()),
+            gate: self.gate.clone(),
+        };
+        let (replies, usage) = self.engine.judge(run).await;
+        let judged = judged::read(&asked, &replies, &usage);
+        failures.extend(judged.failures());
+        Some(judged)
+    }
+
+    /// The engine's report of one case run, or the failed one a signal or routing gives.
+    async fn report_of(&self, job: &Job<'_>, mut stopped: watch::Receiver<bool>) -> Report {
+        match job.plan {
             // After a signal no case starts, whatever its plan.
             _ if *stopped.borrow() => {
                 let mut report = Report::master_failed(&job.case.prompt, "interrupted");
@@ -161,31 +246,20 @@ impl Runner<'_> {
                 self.engine.run(run).await
             }
             Err(why) => Report::master_failed(&job.case.prompt, &why.to_string()),
-        };
-        let failures = expect::failures(&job.case.expect, &report);
-        let record = Record {
-            suite: job.suite.name.clone(),
-            case_id: job.case.id.clone(),
-            repeat: job.repeat,
-            passed: failures.is_empty(),
-            failures,
-            duration_ms: started.elapsed().as_millis() as u64,
-            error: None,
-            ungraded: report.grading.partial(),
-        };
-        (record, report, job.order, job.case)
+        }
     }
 
     /// Appends the run's line to `--results`, if given, with the report or its summary.
-    fn write_line(&self, record: &Record, report: &Report, case: &Case) {
+    fn write_line(&self, record: &Record, (report, judged): (&Report, Option<&Judged>), case: &Case) {
         let Some(out) = self.results else { return };
         let expect = case.expect.written();
         let case = (expect.as_ref(), case.departments.as_slice());
         let text = match self.detail {
-            Detail::Full => results::line_text(self.line(record, Some(report), case)),
+            Detail::Full => results::line_text(self.line(record, (Some(report), judged), case)),
             Detail::Summary => {
                 let summary = serde_json::to_value(report).map(super::detail::summary_of).ok();
-                results::line_text(self.line(record, summary.as_ref(), case))
+                let judged = judged.map(Judged::without_reasons);
+                results::line_text(self.line(record, (summary.as_ref(), judged.as_ref()), case))
             }
         };
         if let Some(text) = text {
@@ -198,7 +272,7 @@ impl Runner<'_> {
     fn line<'r, R: serde::Serialize>(
         &self,
         record: &'r Record,
-        report: Option<&'r R>,
+        (report, judged): (Option<&'r R>, Option<&'r Judged>),
         (expect, forced): (Option<&'r serde_json::Value>, &'r [String]),
     ) -> Line<'r, R> {
         Line {
@@ -211,6 +285,7 @@ impl Runner<'_> {
             duration_ms: record.duration_ms,
             error: record.error.as_deref(),
             report,
+            judged,
             expect,
             forced_departments: forced,
         }

@@ -145,6 +145,7 @@ mod tests {
             expect: Default::default(),
             variants: Default::default(),
             answers: Vec::new(),
+            judge: None,
         };
         Suite {
             name: name.into(),

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use super::case_index::{CaseIndex, Place};
+use super::judged::JudgeUsage;
 use super::results::{self, pass_hat_k, passes, CaseSummary, Record, ResultsError, Summary};
 
 /// The summary being made: its cases, and what finds them: for runs read from files, the
@@ -18,6 +19,8 @@ pub struct Tally {
     by_order: Vec<u32>,
     /// Runs in which some department that ran was not graded.
     ungraded_runs: u64,
+    /// What the judging calls of the runs spent.
+    judge_usage: JudgeUsage,
 }
 
 /// A run met again in another file: run `repeat` was first met at `first`.
@@ -93,6 +96,7 @@ impl Tally {
     /// Counts `record` as a run of case `i`.
     fn count(&mut self, i: usize, record: Record) {
         self.ungraded_runs += u64::from(record.ungraded);
+        self.judge_usage.add(&record.judge_usage);
         let case = &mut self.cases[i];
         case.runs += 1;
         case.passed_runs += u32::from(record.passed);
@@ -120,6 +124,7 @@ impl Tally {
             index,
             by_order,
             ungraded_runs,
+            judge_usage,
         } = self;
         drop((index, by_order));
         for case in &mut cases {
@@ -135,6 +140,7 @@ impl Tally {
             cases,
             not_run: Vec::new(),
             ungraded_runs,
+            judge_usage,
         }
     }
 }
@@ -197,6 +203,7 @@ mod tests {
             duration_ms: 10,
             error: None,
             ungraded: false,
+            judge_usage: Default::default(),
         }
     }
 

@@ -36,6 +36,7 @@ mod honest;
 mod journal_checks;
 mod journal_cuts;
 mod journal_lock;
+mod judged;
 mod ladders;
 mod layers;
 mod learning;
