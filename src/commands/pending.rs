@@ -97,15 +97,19 @@ mod tests {
 
     #[test]
     fn a_line_names_the_item_and_cuts_what_it_shows() {
-        let tool = item(json!({"id": "tool-0a1b2c3d", "kind": "tool", "department": "d", "agentId": "h",
-            "server": "files", "tool": "echo", "arguments": {"text": "hi\u{1b}[2J"}, "output": null}));
+        let tool = item(
+            json!({"id": "tool-0a1b2c3d", "kind": "tool", "department": "d", "agentId": "h",
+            "server": "files", "tool": "echo", "arguments": {"text": "hi\u{1b}[2J"}, "output": null}),
+        );
         assert_eq!(
             line(&tool),
             "tool-0a1b2c3d  tool        in d, agent h calls files.echo with {\"text\":\"hi\\u001b[2J\"}"
         );
         let long = "word ".repeat(100);
-        let dept = item(json!({"id": "dept-0a1b2c3d", "kind": "department", "department": "e", "agentId": "g",
-            "server": null, "tool": null, "arguments": null, "output": format!("Line one\n{long}")}));
+        let dept = item(
+            json!({"id": "dept-0a1b2c3d", "kind": "department", "department": "e", "agentId": "g",
+            "server": null, "tool": null, "arguments": null, "output": format!("Line one\n{long}")}),
+        );
         let shown = line(&dept);
         assert!(
             shown.starts_with("dept-0a1b2c3d  department  in e, head g wrote: Line one word word"),

@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::future::BoxFuture;
 use super::journal::{DecidedIn, Decision, JournalLine};
 use super::opened::Opened;
 use crate::engine::{Approver, Verdict};
 use crate::report::{Approval, DecidedBy, Denial, GateItem};
 use crate::sink::LineFile;
+use futures::future::BoxFuture;
 
 /// The reason of a bare `n` at the prompt, and of a denial written without one.
 pub const NO_REASON: &str = "no reason given";
