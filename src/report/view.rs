@@ -56,7 +56,7 @@ pub struct Saved<O = IgnoredAny, A = IgnoredAny> {
     /// Times, steps, circuits opened.
     pub metadata: RunMetadata,
     /// When and why the run went into economy (null when it did not).
-    pub economy: Option<serde_json::Value>,
+    pub economy: Option<super::run::Economy>,
     /// Why the run failed (in a results line: why the case run could not be made).
     pub error: Option<String>,
     /// A results line's case (absent in a report).
@@ -79,10 +79,10 @@ pub struct Saved<O = IgnoredAny, A = IgnoredAny> {
     pub asks: bool,
     /// The request's urgency (0 when absent).
     pub urgency: f64,
-    /// The questions asked, as written (`id`, `text`, `why`).
-    pub questions: Vec<serde_json::Value>,
-    /// Its turn of a conversation (`file`, `turn`).
-    pub session: Option<serde_json::Value>,
+    /// The questions asked.
+    pub questions: Vec<crate::plan::Question>,
+    /// Its turn of a conversation.
+    pub session: Option<super::run::SessionTurn>,
     /// The items a paused run waits on (only their number is read).
     #[cfg_attr(test, serde(skip_serializing))]
     pub pending: Vec<IgnoredAny>,
