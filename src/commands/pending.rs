@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::cli::{ApproveArgs, ApproveFormat};
 use crate::exit::{CommandError, Exit};
 use crate::record::Journal;
+use crate::report::{GateItem, GateKind};
 use crate::text::{excerpt, printable};
 
 /// How much of a tool call's arguments or a department's output a line shows.
@@ -26,7 +27,7 @@ pub fn list(args: &ApproveArgs, journal: &Journal) -> Result<Exit> {
     let undecided = journal.undecided();
     let mut out = super::stdout();
     if args.format == ApproveFormat::Json {
-        let items: Vec<&Value> = undecided.iter().map(|(_, item)| item).collect();
+        let items: Vec<Value> = undecided.iter().map(|item| shown(item)).collect();
         super::write_json(&mut out, &items)?;
     }
     let file = printable(&args.file.display().to_string()).into_owned();
@@ -35,8 +36,8 @@ pub fn list(args: &ApproveArgs, journal: &Journal) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     if args.format == ApproveFormat::Text {
-        for (id, item) in &undecided {
-            writeln!(out, "{}", line(id, item))?;
+        for item in &undecided {
+            writeln!(out, "{}", line(item))?;
         }
     }
     out.flush()?;
@@ -49,31 +50,36 @@ pub fn list(args: &ApproveArgs, journal: &Journal) -> Result<Exit> {
 
 /// One pending item on one line: its id, its kind, where it is and who asks, and the tool
 /// call or the output, cut to a line (`--format json` gives it whole).
-pub fn line(id: &str, item: &Value) -> String {
-    let s = |k: &str| item[k].as_str().unwrap_or_default().to_string();
-    let kind = item["kind"].as_str().unwrap_or("department");
-    let what = match kind {
-        "tool" => format!(
+pub fn line(item: &GateItem) -> String {
+    let what = match item.kind {
+        GateKind::Tool => format!(
             "agent {} calls {}.{} with {}",
-            s("agentId"),
-            s("server"),
-            s("tool"),
-            excerpt(&item["arguments"].to_string(), SHOWN)
+            item.agent_id,
+            item.server.as_deref().unwrap_or_default(),
+            item.tool.as_deref().unwrap_or_default(),
+            excerpt(&item.arguments.to_string(), SHOWN)
         ),
-        _ => {
-            let output = match &item["output"] {
+        GateKind::Department => {
+            let output = match &item.output {
                 Value::String(text) => text.clone(),
                 other => other.to_string(),
             };
-            format!("head {} wrote: {}", s("agentId"), excerpt(&output, SHOWN))
+            format!("head {} wrote: {}", item.agent_id, excerpt(&output, SHOWN))
         }
     };
-    printable(&format!("{id}  {kind:<10}  in {}, {what}", s("department"))).into_owned()
+    let (id, kind) = (&item.id, item.kind.to_string());
+    printable(&format!("{id}  {kind:<10}  in {}, {what}", item.department)).into_owned()
+}
+
+/// An item as `--format json` prints it: an object whose keys are in sorted order, as the
+/// journal writes it.
+fn shown(item: &GateItem) -> Value {
+    serde_json::to_value(item).unwrap_or(Value::Null)
 }
 
 /// A decided item as `--format json` prints it: the item, with its decision and reason.
-pub fn decided(item: &Value, decision: &str, reason: Option<&str>) -> Value {
-    let mut shown = item.clone();
+pub fn decided(item: &GateItem, decision: &str, reason: Option<&str>) -> Value {
+    let mut shown = shown(item);
     if let Value::Object(map) = &mut shown {
         map.insert("decision".into(), json!(decision));
         map.insert("reason".into(), json!(reason));
@@ -85,18 +91,26 @@ pub fn decided(item: &Value, decision: &str, reason: Option<&str>) -> Value {
 mod tests {
     use super::*;
 
+    fn item(value: Value) -> GateItem {
+        serde_json::from_value(value).unwrap()
+    }
+
     #[test]
     fn a_line_names_the_item_and_cuts_what_it_shows() {
-        let tool = json!({"id": "tool-0a1b2c3d", "kind": "tool", "department": "d", "agentId": "h",
-            "server": "files", "tool": "echo", "arguments": {"text": "hi\u{1b}[2J"}, "output": null});
+        let tool = item(
+            json!({"id": "tool-0a1b2c3d", "kind": "tool", "department": "d", "agentId": "h",
+            "server": "files", "tool": "echo", "arguments": {"text": "hi\u{1b}[2J"}, "output": null}),
+        );
         assert_eq!(
-            line("tool-0a1b2c3d", &tool),
+            line(&tool),
             "tool-0a1b2c3d  tool        in d, agent h calls files.echo with {\"text\":\"hi\\u001b[2J\"}"
         );
         let long = "word ".repeat(100);
-        let dept = json!({"id": "dept-0a1b2c3d", "kind": "department", "department": "e", "agentId": "g",
-            "server": null, "tool": null, "arguments": null, "output": format!("Line one\n{long}")});
-        let shown = line("dept-0a1b2c3d", &dept);
+        let dept = item(
+            json!({"id": "dept-0a1b2c3d", "kind": "department", "department": "e", "agentId": "g",
+            "server": null, "tool": null, "arguments": null, "output": format!("Line one\n{long}")}),
+        );
+        let shown = line(&dept);
         assert!(
             shown.starts_with("dept-0a1b2c3d  department  in e, head g wrote: Line one word word"),
             "{shown}"

@@ -9,7 +9,7 @@ use super::pending;
 use crate::cli::{ApproveArgs, ApproveFormat, ResumeArgs};
 use crate::exit::{CommandError, Exit};
 use crate::record::{self, approve_line, config_digest, load_journal, reopen_journal, Journal, JournalLine, NO_REASON};
-use crate::report::Approval;
+use crate::report::{Approval, GateItem, GateKind};
 use crate::session::{self, RunOptions};
 use crate::text::printable;
 
@@ -41,9 +41,8 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
         return Err(CommandError::usage("the journal has no `run` line").into());
     };
     let bad = |what: &str| CommandError::usage(format!("{}: the `run` line's {what}", args.file.display()));
-    let root = config["root"].as_str().ok_or_else(|| bad("config has no `root`"))?;
-    let root = std::path::PathBuf::from(root);
-    if config["digest"].as_str() != Some(config_digest(&root).as_str()) {
+    let root = config.root;
+    if config.digest != config_digest(&root) {
         let _ = writeln!(
             std::io::stderr(),
             "warning: the config's files changed since the journal began; the calls that differ go live"
@@ -72,8 +71,8 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
     if args.ids.is_empty() && !args.all {
         return super::pending::list(&args, &journal);
     }
-    let undecided: Vec<&(String, serde_json::Value)> = journal.undecided();
-    let chosen: Vec<&(String, serde_json::Value)> = if args.all {
+    let undecided: Vec<&GateItem> = journal.undecided();
+    let chosen: Vec<&GateItem> = if args.all {
         undecided.clone()
     } else {
         // An id named twice is decided once.
@@ -113,7 +112,8 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
     };
     let mut out = super::stdout();
     let mut shown = Vec::new();
-    for (id, item) in chosen {
+    for item in chosen {
+        let id = &item.id;
         let line = approve_line(id, decision, reason.clone());
         file.line(&line.text());
         match args.format {
@@ -133,11 +133,11 @@ pub fn approve(args: ApproveArgs) -> Result<Exit> {
 /// The pending item `id` names, or why it names none (exit 2).
 fn chosen<'j>(
     journal: &Journal,
-    undecided: &[&'j (String, serde_json::Value)],
+    undecided: &[&'j GateItem],
     id: &str,
     args: &ApproveArgs,
-) -> Result<&'j (String, serde_json::Value), CommandError> {
-    if let Some(item) = undecided.iter().find(|(p, _)| p == id) {
+) -> Result<&'j GateItem, CommandError> {
+    if let Some(item) = undecided.iter().find(|item| item.id == id) {
         return Ok(item);
     }
     let shown = args.file.display();
@@ -147,7 +147,7 @@ fn chosen<'j>(
             d.decision
         )));
     }
-    let ids: Vec<&str> = undecided.iter().map(|(p, _)| p.as_str()).collect();
+    let ids: Vec<&str> = undecided.iter().map(|item| item.id.as_str()).collect();
     let known = match ids.as_slice() {
         [] => "nothing is pending".to_string(),
         ids => format!("pending: {}", ids.join(", ")),
@@ -158,16 +158,15 @@ fn chosen<'j>(
 }
 
 /// A pending item in a few words: who calls what, or whose output.
-fn described(item: &serde_json::Value) -> String {
-    let s = |k: &str| item[k].as_str().unwrap_or_default().to_string();
-    match item["kind"].as_str() {
-        Some("tool") => format!(
+fn described(item: &GateItem) -> String {
+    match item.kind {
+        GateKind::Tool => format!(
             "{} calls {}.{} with {}",
-            s("agentId"),
-            s("server"),
-            s("tool"),
-            crate::text::excerpt(&item["arguments"].to_string(), 80)
+            item.agent_id,
+            item.server.as_deref().unwrap_or_default(),
+            item.tool.as_deref().unwrap_or_default(),
+            crate::text::excerpt(&item.arguments.to_string(), 80)
         ),
-        _ => format!("the output of department {}", s("department")),
+        GateKind::Department => format!("the output of department {}", item.department),
     }
 }

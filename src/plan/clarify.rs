@@ -10,8 +10,10 @@ use super::PlanOptions;
 use crate::config::{Config, RoutingMethod};
 use crate::text::{fmt_score, WordIndex};
 
-/// One question a run asks before it routes again.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One question a run asks before it routes again. Read leniently (a saved report's
+/// question missing a part reads it empty).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Question {
     /// `q1`, `q2`, … in the order asked.
     pub id: String,

@@ -4,14 +4,12 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::future::BoxFuture;
-use serde_json::Value;
-
-use super::journal::{Decision, JournalLine};
+use super::journal::{DecidedIn, Decision, JournalLine};
 use super::opened::Opened;
 use crate::engine::{Approver, Verdict};
 use crate::report::{Approval, DecidedBy, Denial, GateItem};
 use crate::sink::LineFile;
+use futures::future::BoxFuture;
 
 /// The reason of a bare `n` at the prompt, and of a denial written without one.
 pub const NO_REASON: &str = "no reason given";
@@ -22,7 +20,7 @@ impl Opened {
         Arc::new(Journaled {
             inner,
             decided: self.read.decisions.values().cloned().collect(),
-            pending: Mutex::new(self.read.pending.iter().map(|(id, _)| id.clone()).collect()),
+            pending: Mutex::new(self.read.pending.iter().map(|item| item.id.clone()).collect()),
             out: self.file.clone(),
         })
     }
@@ -51,7 +49,7 @@ impl Approver for Journaled {
                         let reason = d.reason.clone().unwrap_or_else(|| NO_REASON.to_string());
                         Verdict::Denied {
                             // A journal from before `policy` was written: the flag's no is a policy's.
-                            denial: match d.policy || d.by == "flag" {
+                            denial: match d.policy || d.by == DecidedIn::Flag {
                                 true => Denial::by_policy(reason),
                                 false => Denial::by_person(reason),
                             },
@@ -68,8 +66,7 @@ impl Approver for Journaled {
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .insert(item.id.clone());
-                    let item = serde_json::to_value(item).unwrap_or(Value::Null);
-                    fresh.then_some(JournalLine::Pending { item })
+                    fresh.then_some(JournalLine::Pending { item: item.clone() })
                 }
                 Verdict::Approved(by) => Some(decision_line(&item.id, Approval::Approved, None, *by)),
                 Verdict::Denied { denial, by } => Some(denied_line(&item.id, denial, *by)),
@@ -88,7 +85,7 @@ fn decision_line(id: &str, decision: Approval, reason: Option<&str>, by: Decided
         id: id.to_string(),
         decision,
         reason: reason.map(str::to_string),
-        by: by.to_string(),
+        by: by.into(),
         policy: false,
     })
 }
@@ -108,7 +105,7 @@ pub fn approve_line(id: &str, decision: Approval, reason: Option<String>) -> Jou
         id: id.to_string(),
         decision,
         reason,
-        by: "approve".into(),
+        by: DecidedIn::Approve,
         policy: false,
     })
 }

@@ -14,13 +14,14 @@
 //! being written: a last line cut short is ignored, and cut off before anything is appended.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use super::tape::Tape;
 use super::tool_line::ToolEntry;
-use crate::report::Approval;
+use crate::report::{Approval, GateItem};
 
 /// A journal line that is not a cassette's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -30,8 +31,8 @@ pub enum JournalLine {
     Run {
         /// The request as given.
         request: String,
-        /// `{"root", "digest"}`: the config root (absolute) and a digest of its files.
-        config: Value,
+        /// The config root and a digest of its files.
+        config: RunConfig,
         /// Every option that shapes the run, by its flag's name.
         options: Value,
     },
@@ -44,9 +45,54 @@ pub enum JournalLine {
     Approval(Decision),
     /// An item left waiting for a decision.
     Pending {
-        /// The item, as the report's `pending` lists it.
-        item: Value,
+        /// The item, as the report's `pending` lists it (its keys written in sorted order).
+        #[serde(serialize_with = "keys_sorted")]
+        item: GateItem,
     },
+}
+
+/// The config a journal's run read: where it is, and what its files held.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// A digest of the config's files ([`super::config_digest`]): a resume warns when it
+    /// differs.
+    pub digest: String,
+    /// The config root, absolute.
+    pub root: PathBuf,
+}
+
+/// Who made a decision a journal holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum DecidedIn {
+    /// A person at the run's prompt.
+    Prompt,
+    /// The run's `--approvals` flag.
+    Flag,
+    /// A person with `orch approve`.
+    Approve,
+    /// A decision already in the journal, carried over by a resume.
+    Journal,
+}
+
+impl From<crate::report::DecidedBy> for DecidedIn {
+    fn from(by: crate::report::DecidedBy) -> Self {
+        use crate::report::DecidedBy;
+        match by {
+            DecidedBy::Prompt => DecidedIn::Prompt,
+            DecidedBy::Flag => DecidedIn::Flag,
+            DecidedBy::Journal => DecidedIn::Journal,
+        }
+    }
+}
+
+/// A pending item as journals have always written it: an object whose keys are in sorted
+/// order (not the order of the item's fields), so a journal's bytes stay as they were.
+fn keys_sorted<S: Serializer>(item: &GateItem, out: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(item)
+        .map_err(serde::ser::Error::custom)?
+        .serialize(out)
 }
 
 impl JournalLine {
@@ -67,7 +113,7 @@ pub struct Decision {
     #[serde(default)]
     pub reason: Option<String>,
     /// Who decided: `prompt`, `flag` or `approve`.
-    pub by: String,
+    pub by: DecidedIn,
     /// Whether a policy said no rather than a person (`--approvals deny`, a standard input
     /// closed before any answer); written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -88,7 +134,7 @@ pub struct Journal {
     /// Decisions by item id (the last one of an id wins).
     pub decisions: HashMap<String, Decision>,
     /// Items left pending, in the order written, each id once.
-    pub pending: Vec<(String, Value)>,
+    pub pending: Vec<GateItem>,
     /// The line number of a last line cut short (ignored), if there was one.
     pub cut_line: Option<usize>,
     /// Bytes up to the end of the last whole line.
@@ -100,13 +146,13 @@ pub struct Journal {
 impl Journal {
     /// The pending items no decision answers yet, by department then id (parallel
     /// branches write theirs in whichever order they pause; this one is the same every time).
-    pub fn undecided(&self) -> Vec<&(String, Value)> {
-        let mut undecided: Vec<&(String, Value)> = self
+    pub fn undecided(&self) -> Vec<&GateItem> {
+        let mut undecided: Vec<&GateItem> = self
             .pending
             .iter()
-            .filter(|(id, _)| !self.decisions.contains_key(id))
+            .filter(|item| !self.decisions.contains_key(&item.id))
             .collect();
-        undecided.sort_by(|(a, x), (b, y)| (x["department"].as_str(), a).cmp(&(y["department"].as_str(), b)));
+        undecided.sort_by(|x, y| (&x.department, &x.id).cmp(&(&y.department, &y.id)));
         undecided
     }
 
@@ -136,9 +182,8 @@ impl Journal {
                         self.decisions.insert(d.id.clone(), d);
                     }
                     JournalLine::Pending { item } => {
-                        let id = item["id"].as_str().unwrap_or_default().to_string();
-                        if !self.pending.iter().any(|(p, _)| *p == id) {
-                            self.pending.push((id, item));
+                        if !self.pending.iter().any(|p| p.id == item.id) {
+                            self.pending.push(item);
                         }
                     }
                 }
@@ -179,7 +224,7 @@ mod tests {
                 r#"{{"kind":"tool","hash":"t","agentId":"a","server":"s","tool":"echo","arguments":{{}},"result":"ok","ok":true,"error":null,"id":"{id}"}}"#
             )
         };
-        let pending = r#"{"kind":"pending","item":{"id":"dept-1","kind":"department","department":"b"}}"#;
+        let pending = r#"{"kind":"pending","item":{"agentId":"h","id":"dept-1","kind":"department","department":"b"}}"#;
         let text = [
             RUN,
             LLM,
@@ -188,8 +233,8 @@ mod tests {
             r#"{"kind":"tool_start","id":"tool-b"}"#,
             pending,
             pending,
-            r#"{"kind":"pending","item":{"id":"tool-c","kind":"tool","department":"b"}}"#,
-            r#"{"kind":"pending","item":{"id":"tool-b","kind":"tool","department":"a"}}"#,
+            r#"{"kind":"pending","item":{"agentId":"h","id":"tool-c","kind":"tool","department":"b"}}"#,
+            r#"{"kind":"pending","item":{"agentId":"h","id":"tool-b","kind":"tool","department":"a"}}"#,
             r#"{"kind":"approval","id":"dept-1","decision":"denied","reason":"no","by":"approve"}"#,
         ]
         .join("\n")
@@ -203,7 +248,7 @@ mod tests {
         assert_eq!(j.in_doubt, HashSet::from(["tool-b".to_string()]));
         assert_eq!(j.pending.len(), 3, "an item pending twice is listed once");
         assert_eq!(j.decisions["dept-1"].decision, Approval::Denied);
-        let undecided: Vec<&str> = j.undecided().iter().map(|(id, _)| id.as_str()).collect();
+        let undecided: Vec<&str> = j.undecided().iter().map(|item| item.id.as_str()).collect();
         assert_eq!(undecided, ["tool-b", "tool-c"], "by department, then id");
         assert_eq!(j.cut_line, None);
     }
@@ -227,6 +272,24 @@ mod tests {
             err.starts_with(&format!("{}:2: not a journal line:", path.display())),
             "{err}"
         );
+    }
+
+    #[test]
+    fn each_kind_of_line_is_written_back_byte_for_byte() {
+        // As orch writes them: the config's keys and an item's are in sorted order.
+        let lines = [
+            r#"{"kind":"run","request":"r","config":{"digest":"0f","root":"/c"},"options":{"budget":null,"parallel":2}}"#.to_string(),
+            r#"{"kind":"tool_start","id":"tool-0a1b2c3d"}"#.into(),
+            r#"{"kind":"approval","id":"dept-1","decision":"denied","reason":"no","by":"flag","policy":true}"#.into(),
+            r#"{"kind":"approval","id":"dept-2","decision":"approved","reason":null,"by":"prompt"}"#.into(),
+            r#"{"kind":"approval","id":"dept-3","decision":"approved","reason":null,"by":"journal"}"#.into(),
+            r#"{"kind":"pending","item":{"agentId":"h","arguments":{"b":1,"a":[2]},"department":"d","id":"tool-1","kind":"tool","output":null,"server":"files","tool":"echo"}}"#.into(),
+            r#"{"kind":"pending","item":{"agentId":"h","arguments":null,"department":"d","id":"dept-4","kind":"department","output":"Done.","server":null,"tool":null}}"#.into(),
+        ];
+        for text in lines {
+            let line: JournalLine = serde_json::from_str(&text).unwrap();
+            assert_eq!(line.text(), text.replace(r#"{"b":1,"a":[2]}"#, r#"{"a":[2],"b":1}"#));
+        }
     }
 
     #[test]

@@ -152,7 +152,10 @@ mod tests {
         let path = dir.path().join("run.journal");
         let run = JournalLine::Run {
             request: "r".into(),
-            config: json!({}),
+            config: crate::record::journal::RunConfig {
+                digest: String::new(),
+                root: "/c".into(),
+            },
             options: json!({}),
         };
         std::fs::write(&path, run.text() + "\n").unwrap();

@@ -6,10 +6,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::journal::{Journal, JournalLine};
+use super::journal::{Journal, JournalLine, RunConfig};
 use super::lock::{hold, Held};
 use super::RecordError;
 use crate::sink::{LineFile, Unwritable};
@@ -87,7 +87,10 @@ pub fn open(
     let file = LineFile::create(path, "the journal")?;
     let line = JournalLine::Run {
         request: request.to_string(),
-        config: json!({"root": root, "digest": config_digest(root)}),
+        config: RunConfig {
+            digest: config_digest(root),
+            root: root.to_path_buf(),
+        },
         options,
     };
     file.line(&line.text());

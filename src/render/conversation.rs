@@ -1,32 +1,26 @@
 //! A run's conversation in every picture: its urgency, the questions it asked
 //! (and why), and its turn of a session: lines the tree, Markdown and HTML share.
 
-use serde_json::Value;
-
 use super::tree::{Node, Style};
-use crate::report::Report;
+use crate::plan::Question;
+use crate::report::{Report, SessionTurn};
 use crate::text::{fmt_score, printable};
 
 /// The lines of a run's conversation, none when it had no urgency, asked nothing and is
 /// no turn of a session: `urgency 0.9`, `turn 2 of chat.jsonl`, `q1: TEXT (WHY)`.
-pub fn lines(urgency: f64, questions: &[Value], session: Option<&Value>) -> (Vec<String>, Vec<String>) {
+pub fn lines(urgency: f64, questions: &[Question], session: Option<&SessionTurn>) -> (Vec<String>, Vec<String>) {
     let mut head = Vec::new();
     if urgency > 0.0 {
         head.push(format!("urgency {}", fmt_score(urgency)));
     }
-    if let Some(s) = session.filter(|s| s.is_object()) {
-        let file = s["file"].as_str().unwrap_or_default();
-        head.push(format!(
-            "turn {} of {}",
-            s["turn"].as_u64().unwrap_or(0),
-            printable(file)
-        ));
+    if let Some(s) = session {
+        head.push(format!("turn {} of {}", s.turn, printable(&s.file)));
     }
     let asked = questions
         .iter()
         .map(|q| {
-            let s = |k: &str| printable(q[k].as_str().unwrap_or_default()).into_owned();
-            format!("{}: {} ({})", s("id"), s("text"), s("why"))
+            let (id, text, why) = (printable(&q.id), printable(&q.text), printable(&q.why));
+            format!("{id}: {text} ({why})")
         })
         .collect();
     (head, asked)
@@ -34,13 +28,7 @@ pub fn lines(urgency: f64, questions: &[Value], session: Option<&Value>) -> (Vec
 
 /// The tree's node of a run's conversation, when it has one.
 pub fn tree_node(report: &Report, style: Style) -> Option<Node> {
-    let questions: Vec<Value> = report
-        .questions
-        .iter()
-        .filter_map(|q| serde_json::to_value(q).ok())
-        .collect();
-    let session = report.session.as_ref().and_then(|s| serde_json::to_value(s).ok());
-    let (head, asked) = lines(report.urgency, &questions, session.as_ref());
+    let (head, asked) = lines(report.urgency, &report.questions, report.session.as_ref());
     if head.is_empty() && asked.is_empty() {
         return None;
     }
@@ -57,7 +45,7 @@ pub fn tree_node(report: &Report, style: Style) -> Option<Node> {
 }
 
 /// The HTML paragraph of a saved run's conversation, when it has one (text escaped).
-pub fn html(urgency: f64, questions: &[Value], session: Option<&Value>) -> String {
+pub fn html(urgency: f64, questions: &[Question], session: Option<&SessionTurn>) -> String {
     let (head, asked) = lines(urgency, questions, session);
     let all: Vec<String> = head.into_iter().chain(asked).collect();
     match all.is_empty() {

@@ -133,19 +133,14 @@ fn report_body(report: &Saved<Value>, full: bool) -> String {
 /// `economy: 80% of maxCalls spent at 0.4 s · skipped music · lightened plot`, when the run
 /// went into economy, as the tree writes it; read leniently from a saved report.
 fn economy_line(report: &Saved<Value>) -> Option<String> {
-    let e = report.economy.as_ref().filter(|e| e.is_object())?;
-    let mut line = format!(
-        "{} at {:.1} s",
-        e["reason"].as_str().unwrap_or("economy"),
-        e["at"].as_u64().unwrap_or(0) as f64 / 1000.0
-    );
-    for key in ["skipped", "lightened"] {
-        let ids: Vec<&str> = e[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+    let e = report.economy.as_ref()?;
+    // A report saved without a reason names the state itself.
+    let reason = match e.reason.as_str() {
+        "" => "economy",
+        reason => reason,
+    };
+    let mut line = format!("{reason} at {:.1} s", e.at as f64 / 1000.0);
+    for (key, ids) in [("skipped", &e.skipped), ("lightened", &e.lightened)] {
         if !ids.is_empty() {
             line.push_str(&format!(" · {key} {}", ids.join(", ")));
         }

@@ -21,4 +21,4 @@ pub use run::{
     Validation,
 };
 pub use tool_call::{Approval, Refusal, ToolCall};
-pub use view::{Saved, SavedAttempt, SavedDepartment, SavedSpecialist, SavedToolCall};
+pub use view::{Saved, SavedAttempt, SavedDepartment, SavedExpect, SavedRouting, SavedSpecialist, SavedToolCall};

@@ -56,7 +56,7 @@ pub struct Saved<O = IgnoredAny, A = IgnoredAny> {
     /// Times, steps, circuits opened.
     pub metadata: RunMetadata,
     /// When and why the run went into economy (null when it did not).
-    pub economy: Option<serde_json::Value>,
+    pub economy: Option<super::run::Economy>,
     /// Why the run failed (in a results line: why the case run could not be made).
     pub error: Option<String>,
     /// A results line's case (absent in a report).
@@ -79,13 +79,29 @@ pub struct Saved<O = IgnoredAny, A = IgnoredAny> {
     pub asks: bool,
     /// The request's urgency (0 when absent).
     pub urgency: f64,
-    /// The questions asked, as written (`id`, `text`, `why`).
-    pub questions: Vec<serde_json::Value>,
-    /// Its turn of a conversation (`file`, `turn`).
-    pub session: Option<serde_json::Value>,
+    /// The questions asked.
+    pub questions: Vec<crate::plan::Question>,
+    /// Its turn of a conversation.
+    pub session: Option<super::run::SessionTurn>,
     /// The items a paused run waits on (only their number is read).
     #[cfg_attr(test, serde(skip_serializing))]
     pub pending: Vec<IgnoredAny>,
+    /// A results line's case expectations as written (absent: the case has none; only the
+    /// routing ones are read).
+    pub expect: Option<SavedExpect>,
+    /// A results line's departments its case forced (routing did not choose them).
+    pub forced_departments: Vec<String>,
+}
+
+/// The routing expectations of a case, as its results lines carry them.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
+#[serde(default)]
+pub struct SavedExpect {
+    /// `expect.primary`.
+    pub primary: Option<String>,
+    /// `expect.departments`: exactly these ran.
+    pub departments: Option<Vec<String>>,
 }
 
 /// How much of a run was graded: departments that ran (not skipped), those whose quality is
@@ -138,6 +154,19 @@ pub struct SavedRouting {
     pub router_error: Option<String>,
     /// The DAG in stages.
     pub stages: Vec<Vec<String>>,
+    /// Every department's relevance (a summary keeps those above 0).
+    pub scores: Vec<SavedScore>,
+}
+
+/// One department's relevance to the request.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
+#[serde(default)]
+pub struct SavedScore {
+    /// The department.
+    pub department: String,
+    /// Its relevance (0..=1), as stored.
+    pub relevance: f64,
 }
 
 impl Default for SavedRouting {
@@ -148,6 +177,7 @@ impl Default for SavedRouting {
             method: "keywords".into(),
             router_error: None,
             stages: Vec::new(),
+            scores: Vec::new(),
         }
     }
 }
@@ -389,7 +419,8 @@ mod tests {
         department.tool_calls.push(call);
         report.departments.push(department);
         report.routing = serde_json::from_value(json!({
-            "primary": "d", "supporting": [], "executionMode": "single", "scores": [],
+            "primary": "d", "supporting": [], "executionMode": "single",
+            "scores": [{"department": "d", "relevance": 0.8, "priority": 0, "reason": "r", "matchedKeywords": []}],
             "stages": [["d"]], "ignoredDependencies": [], "fallback": false, "method": "keywords",
             "routerError": "x", "ignoredIds": []
         }))
@@ -400,7 +431,7 @@ mod tests {
     }
 
     /// The keys of a results line around a report, which a report itself has not.
-    const LINE_KEYS: [&str; 7] = [
+    const LINE_KEYS: [&str; 9] = [
         "caseId",
         "suite",
         "repeat",
@@ -408,6 +439,8 @@ mod tests {
         "failures",
         "durationMs",
         "report",
+        "expect",
+        "forcedDepartments",
     ];
 
     /// Whether every key of `view` (the view written back) is in `written` with the same
@@ -440,7 +473,9 @@ mod tests {
         let d = &view.departments[0];
         assert_eq!(d.specialist_results[0].attempts[0].tool_calls.len(), 1);
         assert_eq!((d.tool_calls.len(), d.metadata.dependencies_received.len()), (1, 1));
-        assert_eq!(view.routing.map(|r| r.stages), Some(vec![vec!["d".to_string()]]));
+        let routing = view.routing.unwrap();
+        assert_eq!(routing.stages, vec![vec!["d".to_string()]]);
+        assert_eq!(routing.scores.len(), 1);
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod variants;
 
 pub use files::{distinct, not_a_run, read_all, read_values, StatsError};
 pub use graders::GraderStats;
-pub use input::{holds, Holds, NotARun, Value};
+pub use input::{holds, Holds, NotARun};
 pub use judges::JudgeStats;
 pub use judges::JudgeTally;
 pub use priced::Priced;

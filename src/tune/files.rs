@@ -5,7 +5,8 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use super::input::{run_of, Run, Seen};
+use super::input::{run_of, Run};
+use crate::report::Saved;
 use crate::stats::StatsError;
 use crate::suite::{Lines, LinesError};
 
@@ -58,7 +59,7 @@ pub fn lines_of(path: &Path) -> Result<Lines<Box<dyn BufRead>>, TuneError> {
 /// Reads every run of every file in order, handing each to `each`: the files are read as
 /// `orch stats` reads them (JSON lines or pretty documents, each value placed at its line).
 pub fn read_runs(paths: &[impl AsRef<Path>], mut each: impl FnMut(Run)) -> Result<(), TuneError> {
-    crate::stats::read_values(paths, |value: Seen, shown, line| {
+    crate::stats::read_values(paths, |value: Saved, shown, line| {
         match run_of(value) {
             Ok(Some(run)) => each(run),
             Ok(None) => {}

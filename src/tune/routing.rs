@@ -10,9 +10,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::input::{RoutingSeen, Run};
+use super::input::Run;
 use super::round4;
 use crate::config::Config;
+use crate::report::SavedRouting;
 
 /// Candidate thresholds: 0.00, 0.01, …, 1.00.
 const STEPS: usize = 101;
@@ -187,7 +188,7 @@ fn step(k: usize) -> f64 {
 
 /// The departments a run selects at `threshold`: its primary, and the others whose stored
 /// relevance supports it by routing's rule. No routing: none.
-fn selected(routing: Option<&RoutingSeen>, threshold: f64) -> BTreeSet<&str> {
+fn selected(routing: Option<&SavedRouting>, threshold: f64) -> BTreeSet<&str> {
     let Some(r) = routing else {
         return BTreeSet::new();
     };
@@ -215,7 +216,7 @@ struct Members {
 
 impl Members {
     /// The names of `routing` looked up in `want` once.
-    fn of(want: &[&str], routing: Option<&RoutingSeen>) -> Members {
+    fn of(want: &[&str], routing: Option<&SavedRouting>) -> Members {
         let has = |d: &str| want.binary_search(&d).is_ok();
         let Some(r) = routing else {
             return Members {

@@ -262,6 +262,25 @@ fn the_html_report_says_when_economy_started() {
     );
 }
 
+#[test]
+fn the_html_report_says_a_saved_run_s_turn_and_questions() {
+    let root = saved_economy_run();
+    let saved_text = std::fs::read_to_string(root.path().join("saved.json")).unwrap();
+    let mut saved: Value = serde_json::from_str(&saved_text).unwrap();
+    saved["session"] = serde_json::json!({"file": "chat.jsonl", "turn": 2});
+    // A question saved without its reason reads it empty.
+    saved["questions"] = serde_json::json!([
+        {"id": "q1", "text": "Which era?", "why": "missing: era"},
+        {"id": "q2", "text": "Whose story?"}
+    ]);
+    root.write("saved.json", saved.to_string());
+    let page = crate::common::html_page(&root, "saved.json");
+    assert!(
+        page.contains("<p>turn 2 of chat.jsonl · q1: Which era? (missing: era) · q2: Whose story? ()</p>"),
+        "{page}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_run_s_span_says_why_it_went_into_economy() {
     use crate::traces::{collector, received, spans};

@@ -391,11 +391,12 @@ fn write_copies_the_config_with_the_proposals_which_validate_accepts() {
 fn unreadable_or_malformed_inputs_exit_2_at_file_and_line() {
     let root = team();
     root.write("results.jsonl", routed_runs() + "{\"caseId\": \"x\", \"report\": 3}\n");
+    // Read through the one view of saved runs, worded as `orch stats` words it.
     Test::new(root.path())
         .args(["tune", "results.jsonl"])
         .status(2)
         .stderr(
-            "error: results.jsonl:9:27: not a results line or run report: invalid type: integer `3`, expected struct Seen\n",
+            "error: results.jsonl:9:27: not a results line or run report: invalid type: integer `3`, expected struct Saved\n",
         )
         .run();
     // Pretty values one after another: each is placed at the line it ends on, and a report
