@@ -240,7 +240,22 @@ impl Engine {
             deadline,
             variant: agent.variant_name().map(str::to_string),
             sample: ask.sample,
+            context_tokens: self.context_tokens(agent, link),
         }
+    }
+
+    /// The context window asked of `link` for `agent`: the agent's `contextTokens`, else its
+    /// provider's; `None` for a provider kind that takes no window per request.
+    fn context_tokens(&self, agent: &Agent, link: &Link) -> Option<u32> {
+        (link.kind == ProviderKind::Ollama).then(|| {
+            agent.execution.context_tokens.unwrap_or_else(|| {
+                self.config
+                    .settings
+                    .providers
+                    .get(&link.name)
+                    .map_or(crate::config::DEFAULT_CONTEXT_TOKENS, |p| p.context_tokens)
+            })
+        })
     }
 
     /// What a provider's outcome comes to: counted into `usage` and the run's budgets,
@@ -372,6 +387,7 @@ fn chat_span(link: &Link, request: &CompletionRequest) -> opentelemetry::Context
         provider: match link.kind {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Ollama => "ollama",
             ProviderKind::Simulated => "orch.simulated",
         },
         model: &request.model,

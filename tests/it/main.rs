@@ -48,6 +48,7 @@ mod mcp_served_runs;
 mod mcp_tools;
 mod models;
 mod numbers;
+mod ollama;
 mod output;
 mod pictures;
 mod prerequisites;
