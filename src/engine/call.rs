@@ -38,6 +38,8 @@ pub struct Called {
     pub provider: Option<String>,
     /// The tool calls made on the way to it, in the order asked.
     pub tool_calls: Vec<ToolCall>,
+    /// Characters of the reasoning block removed from the start of the reply.
+    pub reasoning_chars: u64,
 }
 
 impl Called {
@@ -47,6 +49,7 @@ impl Called {
             result,
             provider,
             tool_calls: Vec::new(),
+            reasoning_chars: 0,
         }
     }
 }
@@ -140,7 +143,7 @@ impl Engine {
             }
             tried = Some(link.name.clone());
             match self.call_once(agent, link, ask, usage, output_schema.clone()).await {
-                Ok(completion) => return Called::of(Ok(completion), tried),
+                Ok(completion) => return self.without_reasoning(link, Called::of(Ok(completion), tried)),
                 Err(CallError::Provider(e)) if e.fails_over() => failure = CallError::Provider(e),
                 Err(e) => return Called::of(Err(e), tried),
             }
@@ -188,6 +191,9 @@ impl Engine {
         let cut = outcome.result.is_err() && Instant::now() >= window.run_deadline;
         end_chat_span(&span, &outcome);
         let settled = self.settle(link, &request.model, outcome, cut, usage);
+        if let Ok(completion) = &settled {
+            self.check_cut_prompt(link, &request, completion);
+        }
         self.check_economy();
         settled
     }

@@ -40,6 +40,7 @@ mod ladders;
 mod layers;
 mod learning;
 mod load_listing;
+mod local_models;
 mod mcp;
 mod mcp_client;
 mod mcp_http_guard;

@@ -72,7 +72,7 @@ async fn a_run_speaks_the_native_api_with_the_window_thinking_off_and_native_usa
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_window_comes_from_the_agent_then_the_provider_and_a_schema_goes_in_format() {
-    let server = ollama(200, chat(r#"{"answer": "bread"}"#, "stop")).await;
+    let server = ollama(200, chat(r#"<think>a noun</think> {"answer": "bread"}"#, "stop")).await;
     let root = solo(&server.uri(), ", contextTokens: 32768", "");
     assert_eq!(run(&root).0, 0);
     let schema = ", outputSchema: { type: object, properties: { answer: { type: string } }, required: [answer] }";
