@@ -439,7 +439,14 @@ macro_rules! choice_from_node {
         }
     )*};
 }
-choice_from_node!(Role, GradingMethod, GradingScale, ProviderKind, RoutingMethod, TokenField);
+choice_from_node!(
+    Role,
+    GradingMethod,
+    GradingScale,
+    ProviderKind,
+    RoutingMethod,
+    TokenField
+);
 
 impl FromNode for StructuredOutput {
     fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {

@@ -9,8 +9,8 @@ use super::mcp::{McpServerEntry, McpServerWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
-    GradingMethod, GradingScale, MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
-    MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
+    GradingMethod, GradingScale, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
+    MAX_BACKOFF_CAP_SECS, MAX_CONTEXT_TOKENS, MAX_TIMEOUT_SECS, MIN_CONTEXT_TOKENS,
 };
 
 /// The default list of words that make a request `complex`.

@@ -50,7 +50,9 @@ impl Engine {
     /// own counted the prompt at exactly a usual default window while orch's estimate of it
     /// (every character sent as input, 4 to a token) is larger: the server likely cut it.
     pub(super) fn check_cut_prompt(&self, link: &Link, request: &CompletionRequest, completion: &Completion) {
-        let openai_own = ProviderSettings::builtin("openai").map(|p| p.base_url).unwrap_or_default();
+        let openai_own = ProviderSettings::builtin("openai")
+            .map(|p| p.base_url)
+            .unwrap_or_default();
         if link.kind != ProviderKind::OpenAi || link.base_url.trim_end_matches('/') == openai_own {
             return;
         }
@@ -85,7 +87,11 @@ fn input_chars(request: &CompletionRequest) -> u64 {
     for turn in &request.turns {
         chars += match turn {
             Turn::Asked { text, calls } => {
-                count(text) + calls.iter().map(|c| count(&c.name) + count(&c.arguments.to_string())).sum::<u64>()
+                count(text)
+                    + calls
+                        .iter()
+                        .map(|c| count(&c.name) + count(&c.arguments.to_string()))
+                        .sum::<u64>()
             }
             Turn::Results(results) => results.iter().map(|r| count(&r.text)).sum(),
         };

@@ -205,7 +205,10 @@ mod tests {
         req.tools = tools();
         req.turns = two_calls();
         let b = body(&req, Some(7));
-        assert_eq!(b["options"], json!({"num_ctx": 8192, "num_predict": 300, "seed": 7, "temperature": 0.7}));
+        assert_eq!(
+            b["options"],
+            json!({"num_ctx": 8192, "num_predict": 300, "seed": 7, "temperature": 0.7})
+        );
         assert_eq!(b["format"], json!({"type": "object"}));
         assert_eq!(b["tools"][0]["function"]["name"], "search");
         assert_eq!(

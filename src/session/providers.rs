@@ -68,7 +68,9 @@ impl Tapes {
                     ProviderKind::Simulated => Arc::new(Simulated::new(args.seed)),
                     ProviderKind::OpenAi => Arc::new(OpenAi::new(settings, http()?)),
                     ProviderKind::Anthropic => Arc::new(Anthropic::new(settings, http()?)),
-                    ProviderKind::Ollama => Arc::new(Ollama::new(settings, http()?, (args.seed != 0).then_some(args.seed))),
+                    ProviderKind::Ollama => {
+                        Arc::new(Ollama::new(settings, http()?, (args.seed != 0).then_some(args.seed)))
+                    }
                 })
             };
             by_name.insert(name.clone(), stack.provider(settings.kind, live)?);

@@ -33,8 +33,12 @@ impl Respond for Thinker {
 /// One department with specialist `s` graded by the judge, on `uri`, `provider` added to
 /// the mock provider's keys.
 fn root(uri: &str, provider: &str) -> Root {
-    let yaml = one_department_yaml(uri, &[("s", "role: specialist, department: d, passingThreshold: 50")], "")
-        .replace("    baseUrl: ", &format!("{provider}    baseUrl: "));
+    let yaml = one_department_yaml(
+        uri,
+        &[("s", "role: specialist, department: d, passingThreshold: 50")],
+        "",
+    )
+    .replace("    baseUrl: ", &format!("{provider}    baseUrl: "));
     Root::orch_yaml(yaml)
 }
 
@@ -78,7 +82,10 @@ async fn strip_reasoning_off_keeps_the_block() {
     .await;
     let (r, _) = run(&root(&server.uri(), "    stripReasoning: false\n"), &[], "Aladdin");
     let attempt = &r["departments"][0]["specialistResults"][0]["attempts"][0];
-    assert_eq!(attempt["output"], "<thinking>x</thinking> Aladdin steals the bread and runs.");
+    assert_eq!(
+        attempt["output"],
+        "<thinking>x</thinking> Aladdin steals the bread and runs."
+    );
     assert_eq!(attempt["reasoningChars"], 0);
 }
 
@@ -91,7 +98,10 @@ async fn a_block_never_closed_is_kept_with_one_warning() {
     .await;
     let (r, err) = run(&root(&server.uri(), ""), &[], "Aladdin");
     let attempt = &r["departments"][0]["specialistResults"][0]["attempts"][0];
-    assert_eq!(attempt["output"], "<think>and on and on Aladdin steals the bread and runs.");
+    assert_eq!(
+        attempt["output"],
+        "<think>and on and on Aladdin steals the bread and runs."
+    );
     assert_eq!(attempt["reasoningChars"], 0);
     let warning = "warning: mock began a reply with a reasoning block it never closed: the reply is kept whole\n";
     assert_eq!(err.matches(warning).count(), 1, "{err}");
@@ -165,7 +175,12 @@ async fn a_pass_fail_judge_scores_0_or_100_and_samples_as_shares() {
     let sent = crate::common::mock::bodies(&server).await;
     let judged = sent
         .iter()
-        .find(|b| b["messages"][1]["content"].as_str().unwrap().starts_with("GRADE THIS OUTPUT."))
+        .find(|b| {
+            b["messages"][1]["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("GRADE THIS OUTPUT.")
+        })
         .unwrap();
     assert_eq!(
         judged["response_format"]["json_schema"]["schema"],

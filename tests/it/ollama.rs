@@ -82,7 +82,10 @@ async fn the_window_comes_from_the_agent_then_the_provider_and_a_schema_goes_in_
     assert_eq!(code, 0, "{r:#}");
     let sent = bodies(&server).await;
     assert_eq!(sent[0]["options"]["num_ctx"], 32768);
-    assert_eq!(sent[1]["options"], json!({"num_ctx": 1024, "num_predict": 200, "temperature": 0.7}));
+    assert_eq!(
+        sent[1]["options"],
+        json!({"num_ctx": 1024, "num_predict": 200, "temperature": 0.7})
+    );
     assert_eq!(
         sent[1]["format"],
         json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})
@@ -123,7 +126,11 @@ async fn a_reply_without_counts_is_estimated_at_four_characters_a_token() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unknown_model_is_the_server_s_own_words() {
-    let server = ollama(404, json!({"error": "model \"qwen3:4b\" not found, try pulling it first"})).await;
+    let server = ollama(
+        404,
+        json!({"error": "model \"qwen3:4b\" not found, try pulling it first"}),
+    )
+    .await;
     let (code, r) = run(&solo(&server.uri(), "", ""));
     assert_eq!(code, 1, "{r:#}");
     let error = r["departments"][0]["error"].as_str().unwrap();
@@ -164,7 +171,11 @@ fn a_window_out_of_range_is_refused() {
     let root = solo("http://localhost:11434", ", contextTokens: 100", "");
     let out = refused(root.path());
     assert!(out.contains("contextTokens") && out.contains("512"), "{out}");
-    let root = solo("http://localhost:11434", "", ", executionSettings: { contextTokens: 2000000 }");
+    let root = solo(
+        "http://localhost:11434",
+        "",
+        ", executionSettings: { contextTokens: 2000000 }",
+    );
     let out = refused(root.path());
     assert!(out.contains("contextTokens") && out.contains("1048576"), "{out}");
 }
