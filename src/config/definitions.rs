@@ -39,6 +39,9 @@ section! {
         max_output_tokens "maxOutputTokens": u32 => u32, Rule::count(0, MAX_OUTPUT_TOKENS);
         /// Tool calls one attempt may make (overrides `defaults.maxToolCalls`).
         max_tool_calls "maxToolCalls": u32 => u32, Rule::count(0, MAX_TOOL_CALLS);
+        /// The context window asked of an ollama provider, in tokens (overrides the provider's).
+        context_tokens "contextTokens": u32 => u32,
+            Rule::count(super::types::MIN_CONTEXT_TOKENS, super::types::MAX_CONTEXT_TOKENS);
     }
 }
 

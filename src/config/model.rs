@@ -94,6 +94,10 @@ pub struct ProviderSettings {
     pub structured_output: StructuredOutput,
     /// The request field of the reply cap (openai kind).
     pub token_field: TokenField,
+    /// The context window asked of the server (ollama kind), in tokens.
+    pub context_tokens: u32,
+    /// Remove a leading reasoning block (`<think>…</think>`) from replies.
+    pub strip_reasoning: bool,
 }
 
 /// Provider names that need no `[providers]` entry.
@@ -116,6 +120,8 @@ impl ProviderSettings {
                 Some("ANTHROPIC_API_KEY"),
                 "claude-3-5-haiku-latest",
             ),
+            // The base of every `kind = "ollama"` entry; not a provider of its own.
+            "ollama" => (ProviderKind::Ollama, "http://localhost:11434", None, ""),
             _ => return None,
         };
         Some(ProviderSettings {
@@ -127,6 +133,8 @@ impl ProviderSettings {
             requests_per_minute: 0,
             structured_output: StructuredOutput::default(),
             token_field: TokenField::default(),
+            context_tokens: super::types::DEFAULT_CONTEXT_TOKENS,
+            strip_reasoning: true,
         })
     }
 }
@@ -379,6 +387,8 @@ impl Config {
                     requests_per_minute: keys.requests_per_minute.unwrap_or(0),
                     structured_output: keys.structured_output.clone().map(Resolve::resolve).unwrap_or_default(),
                     token_field: keys.token_field.clone().map(Resolve::resolve).unwrap_or_default(),
+                    context_tokens: keys.context_tokens.unwrap_or(base.context_tokens),
+                    strip_reasoning: keys.strip_reasoning.unwrap_or(true),
                 },
             );
         }

@@ -9,8 +9,8 @@ use super::mcp::{McpServerEntry, McpServerWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
-    GradingMethod, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
-    MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
+    GradingMethod, GradingScale, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
+    MAX_BACKOFF_CAP_SECS, MAX_CONTEXT_TOKENS, MAX_TIMEOUT_SECS, MIN_CONTEXT_TOKENS,
 };
 
 /// The default list of words that make a request `complex`.
@@ -121,6 +121,9 @@ section! {
         judge "judge": At<String> => String, Rule::Reference;
         /// The weights of quality, relevance and consistency.
         weights "weights": At<WeightsWire> => Weights = Weights::default(), Rule::Section(WeightsWire::KEYS);
+        /// `score` (0-100 parts) or `pass-fail` (the judge says pass or not: 100 or 0).
+        scale "scale": At<GradingScale> => GradingScale = GradingScale::default(),
+            Rule::Choice(GradingScale::VARIANTS);
         /// The judge is asked for its grade through structured output.
         structured "structured": bool => bool = true, Rule::Bool;
         /// How many times the judge is asked per attempt; the medians are used.
@@ -199,6 +202,10 @@ section! {
         token_field "tokenField": At<TokenField>, Rule::Choice(TokenField::VARIANTS);
         /// How its server takes a reply's JSON Schema: `json_schema`, `json_object` or `off`.
         structured_output "structuredOutput": At<StructuredOutput>, Rule::Choice(StructuredOutput::VARIANTS);
+        /// The context window asked of the server, in tokens (ollama kind; default 8192).
+        context_tokens "contextTokens": u32, Rule::count(MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS);
+        /// Remove a leading `<think>…</think>` block from replies (default true).
+        strip_reasoning "stripReasoning": bool, Rule::Bool;
     }
 }
 

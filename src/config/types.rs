@@ -59,6 +59,8 @@ pub enum ProviderKind {
     OpenAi,
     /// Anthropic messages API.
     Anthropic,
+    /// Ollama's native chat API (`/api/chat`), which takes the context window per request.
+    Ollama,
     /// The built-in offline provider.
     Simulated,
 }
@@ -100,6 +102,25 @@ pub enum GradingMethod {
     /// A judge agent grades.
     Llm,
 }
+
+/// The scale a judge grades on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum GradingScale {
+    /// Quality, relevance and consistency, each from 0 to 1, weighted into 0-100.
+    #[default]
+    Score,
+    /// Pass or not: 100 or 0 (small local models answer a yes/no far more reliably).
+    PassFail,
+}
+
+/// The smallest context window a provider may ask for, in tokens.
+pub const MIN_CONTEXT_TOKENS: i64 = 512;
+/// The largest context window a provider may ask for, in tokens.
+pub const MAX_CONTEXT_TOKENS: i64 = 1_048_576;
+/// The context window an ollama provider asks for when none is set.
+pub const DEFAULT_CONTEXT_TOKENS: u32 = 8_192;
 
 /// The longest `timeout` a config may set (seconds): a day is plenty for one call.
 pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;

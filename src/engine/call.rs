@@ -38,6 +38,8 @@ pub struct Called {
     pub provider: Option<String>,
     /// The tool calls made on the way to it, in the order asked.
     pub tool_calls: Vec<ToolCall>,
+    /// Characters of the reasoning block removed from the start of the reply.
+    pub reasoning_chars: u64,
 }
 
 impl Called {
@@ -47,6 +49,7 @@ impl Called {
             result,
             provider,
             tool_calls: Vec::new(),
+            reasoning_chars: 0,
         }
     }
 }
@@ -143,7 +146,7 @@ impl Engine {
             }
             tried = Some(link.name.clone());
             match self.call_once(agent, link, ask, usage, output_schema.clone()).await {
-                Ok(completion) => return Called::of(Ok(completion), tried),
+                Ok(completion) => return self.without_reasoning(link, Called::of(Ok(completion), tried)),
                 Err(CallError::Provider(e)) if e.fails_over() => failure = CallError::Provider(e),
                 Err(e) => return Called::of(Err(e), tried),
             }
@@ -191,6 +194,9 @@ impl Engine {
         let cut = outcome.result.is_err() && Instant::now() >= window.run_deadline;
         end_chat_span(&span, &outcome);
         let settled = self.settle(link, &request.model, outcome, cut, usage);
+        if let Ok(completion) = &settled {
+            self.check_cut_prompt(link, &request, completion);
+        }
         self.check_economy();
         settled
     }
@@ -243,7 +249,22 @@ impl Engine {
             deadline,
             variant: (ask.marker.map(str::to_string)).or_else(|| agent.variant_name().map(str::to_string)),
             sample: ask.sample,
+            context_tokens: self.context_tokens(agent, link),
         }
+    }
+
+    /// The context window asked of `link` for `agent`: the agent's `contextTokens`, else its
+    /// provider's; `None` for a provider kind that takes no window per request.
+    fn context_tokens(&self, agent: &Agent, link: &Link) -> Option<u32> {
+        (link.kind == ProviderKind::Ollama).then(|| {
+            agent.execution.context_tokens.unwrap_or_else(|| {
+                self.config
+                    .settings
+                    .providers
+                    .get(&link.name)
+                    .map_or(crate::config::DEFAULT_CONTEXT_TOKENS, |p| p.context_tokens)
+            })
+        })
     }
 
     /// What a provider's outcome comes to: counted into `usage` and the run's budgets,
@@ -375,6 +396,7 @@ fn chat_span(link: &Link, request: &CompletionRequest) -> opentelemetry::Context
         provider: match link.kind {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Ollama => "ollama",
             ProviderKind::Simulated => "orch.simulated",
         },
         model: &request.model,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{call, CallError, Engine};
 use crate::config::Agent;
-use crate::grade::{parse_judgement, Grade};
+use crate::grade::{combine_verdicts, parse_judgement, parse_verdict, Grade};
 use crate::report::Usage;
 
 /// The judge's grade (medians) and each sample's score, or why no sample could be read.
@@ -25,6 +25,8 @@ impl Engine {
         schema: Option<Arc<serde_json::Value>>,
     ) -> Result<Judged, CallError> {
         let grading = &self.config.settings.grading;
+        let pass_fail = grading.scale == crate::config::GradingScale::PassFail;
+        let read = if pass_fail { parse_verdict } else { parse_judgement };
         let samples = grading.samples.max(1);
         let mut grades: Vec<Grade> = Vec::new();
         let mut why = None;
@@ -39,7 +41,7 @@ impl Engine {
                 .result
                 .map(|c| c.text);
             match reply {
-                Ok(reply) => match parse_judgement(&reply) {
+                Ok(reply) => match read(&reply) {
                     Some(grade) => grades.push(grade),
                     None => {
                         why.get_or_insert_with(|| {
@@ -62,7 +64,12 @@ impl Engine {
             return Ok(Err(why.unwrap_or_default()));
         }
         let scores = grades.iter().map(|g| g.score(&grading.weights)).collect();
-        Ok(Ok((medians(&grades), scores)))
+        let grade = if pass_fail {
+            combine_verdicts(&grades)
+        } else {
+            medians(&grades)
+        };
+        Ok(Ok((grade, scores)))
     }
 }
 

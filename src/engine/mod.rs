@@ -13,6 +13,7 @@ mod gate;
 mod judging;
 mod ladder;
 mod ledger;
+mod local;
 mod master;
 mod offer;
 mod review;
@@ -72,6 +73,8 @@ pub struct Engine {
     tools: Option<Arc<dyn ToolHost>>,
     /// Providers whose circuit opened during the run.
     circuits_opened: Mutex<std::collections::BTreeSet<String>>,
+    /// The warnings already printed this run (each is said once per provider).
+    said: Mutex<std::collections::BTreeSet<String>>,
     /// Who decides the gated steps; `--approvals deny` unless set.
     approver: Arc<dyn Approver>,
     /// Items left waiting for a decision, in the order they were met.
@@ -177,6 +180,7 @@ impl Engine {
             router_usage: Mutex::new(Usage::default()),
             tools,
             circuits_opened: Mutex::new(std::collections::BTreeSet::new()),
+            said: Mutex::new(std::collections::BTreeSet::new()),
             approver: Arc::new(Flag::Deny),
             pending: Mutex::new(Vec::new()),
             scopes: conditions::Scopes::default(),
@@ -259,10 +263,18 @@ impl Engine {
         let Some(judge_agent) = judge_agent else {
             return Ok(Graded::by(heuristic_grade(request, output, truncated), "heuristic"));
         };
-        let prompt = judge_prompt(request, &agent.name, &agent.specialization, output);
+        let pass_fail = self.config.settings.grading.scale == crate::config::GradingScale::PassFail;
+        let prompt = match pass_fail {
+            true => crate::grade::verdict_prompt(request, &agent.name, &agent.specialization, output),
+            false => judge_prompt(request, &agent.name, &agent.specialization, output),
+        };
         // The grade is asked for through structured output (`grading.structured`), and read
         // leniently: a reply the parser understands counts even if a server ignored the schema.
-        let schema = self.config.settings.grading.structured.then(grade_schema);
+        let schema = match pass_fail {
+            true => crate::grade::verdict_schema(),
+            false => grade_schema(),
+        };
+        let schema = self.config.settings.grading.structured.then_some(schema);
         let sent = [judge_agent.instructions.as_str(), prompt.as_str()];
         let echo = |grade: &Grade| crate::grade::echoes(&grade.feedback, &sent);
         let why = match self.judge(judge_agent, prompt.clone(), usage, schema).await? {

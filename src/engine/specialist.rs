@@ -213,6 +213,7 @@ impl Timing {
             grading_started_at: None,
             finish_reason: None,
             truncated: false,
+            reasoning_chars: 0,
             provider,
             schema_errors: Vec::new(),
             tool_calls: Vec::new(),
@@ -268,6 +269,7 @@ async fn one_attempt(
         Err(e) => call_failed(engine, task, e, called.provider, &timing, state),
     };
     attempt.tool_calls = called.tool_calls;
+    attempt.reasoning_chars = called.reasoning_chars;
     attempt.rung = state.climb.rung;
     attempt.model = model;
     attempt.escalated = state.climb.escalated.clone();

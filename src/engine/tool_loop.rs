@@ -103,7 +103,7 @@ impl Engine {
                 false => Arc::default(),
             };
             let called = self.call_as(agent, &ask, usage, agent.output_schema.clone()).await;
-            let provider = called.provider;
+            let (provider, reasoning_chars) = (called.provider, called.reasoning_chars);
             let reply = match called.result {
                 Ok(c) if !ask.tools.is_empty() && !c.tool_calls.is_empty() => c,
                 result => {
@@ -111,6 +111,7 @@ impl Engine {
                         result,
                         provider,
                         tool_calls: records,
+                        reasoning_chars,
                     };
                     return self.final_reply(agent, called).await;
                 }
@@ -138,6 +139,7 @@ impl Engine {
                         result: Err(e),
                         provider,
                         tool_calls: records,
+                        reasoning_chars: 0,
                     };
                 }
             };
@@ -149,6 +151,7 @@ impl Engine {
                     result: Err(CallError::Paused),
                     provider,
                     tool_calls: records,
+                    reasoning_chars: 0,
                 };
             }
             ask.turns.push(Turn::Asked {

@@ -70,7 +70,7 @@ pub fn parse(reply: &str) -> Option<Grade> {
 /// The balanced `{…}` spans of `text` (byte ranges), in order of their start, found in one
 /// scan. Strings are tracked only inside braces: quotes in the prose around an object are
 /// not JSON.
-fn objects(text: &str) -> Vec<(usize, usize)> {
+pub(super) fn objects(text: &str) -> Vec<(usize, usize)> {
     let mut open = Vec::new();
     let mut spans = Vec::new();
     let mut in_string = false;

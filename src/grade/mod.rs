@@ -3,6 +3,7 @@
 mod echo;
 mod heuristic;
 mod judge;
+mod pass_fail;
 mod schema;
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,9 @@ use crate::config::Weights;
 pub use echo::echoes;
 pub use heuristic::{content_words, grade as heuristic_grade};
 pub use judge::{grade_schema, parse as parse_judgement, prompt as judge_prompt, JUDGE_MARKER};
+pub use pass_fail::{
+    combine as combine_verdicts, parse as parse_verdict, prompt as verdict_prompt, schema as verdict_schema,
+};
 pub use schema::{feedback_lines as schema_feedback, SchemaError, Schemas};
 
 /// The three parts of a grade, each in [0, 1], and what to improve.

@@ -26,6 +26,7 @@ pub fn request(agent: &str, prompt: &str) -> CompletionRequest {
         deadline: tokio::time::Instant::now(),
         variant: None,
         sample: 0,
+        context_tokens: None,
     }
 }
 

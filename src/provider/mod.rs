@@ -7,6 +7,7 @@ mod example;
 #[cfg(test)]
 mod fixtures;
 mod http;
+mod ollama;
 mod openai;
 mod openai_wire;
 mod simulated;
@@ -22,6 +23,7 @@ pub use circuit::{Breakers, Change};
 #[cfg(test)]
 pub(crate) use fixtures::{request, tools, two_calls};
 pub use http::HttpClient;
+pub use ollama::Ollama;
 pub use openai::OpenAi;
 pub use simulated::Simulated;
 
@@ -73,6 +75,10 @@ pub struct CompletionRequest {
     /// reply and every cassette recorded with one sample still replays.
     #[serde(skip)]
     pub sample: u32,
+    /// The context window asked of the server (`num_ctx`), for the ollama kind only; it
+    /// joins the request hash when set.
+    #[serde(skip)]
+    pub context_tokens: Option<u32>,
 }
 
 /// A provider's answer.

@@ -75,6 +75,10 @@ fn key_parts(kind: ProviderKind, req: &CompletionRequest) -> Vec<serde_json::Val
         key.push(serde_json::json!(req.tools));
         key.push(serde_json::json!(req.turns));
     }
+    if let Some(window) = req.context_tokens {
+        // Only the ollama kind sends a window; other requests key as before.
+        key.push(serde_json::json!({"contextTokens": window}));
+    }
     if req.sample > 0 {
         // A judge sample keys apart from the others; one sample keys as before.
         key.push(serde_json::json!({"sample": req.sample}));

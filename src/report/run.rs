@@ -134,6 +134,10 @@ pub struct Attempt {
     pub finish_reason: Option<String>,
     /// The reply was cut by the length cap (`maxOutputTokens`).
     pub truncated: bool,
+    /// Characters of the reasoning block (`<think>…</think>`) removed from the start of the
+    /// reply before it was graded (0 when none).
+    #[serde(default)]
+    pub reasoning_chars: u64,
     /// The provider that answered (or the last one tried, when none did).
     pub provider: Option<String>,
     /// How the reply failed the agent's `outputSchema` (at most 10); absent when it did not.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::cli::ReplyArgs;
 use crate::config::{Agent, Assigned, Config, ProviderKind};
 use crate::plan::{variants_may_give, Plan};
-use crate::provider::{api_key, Anthropic, Breakers, HttpClient, OpenAi, Provider, Providers, Simulated};
+use crate::provider::{api_key, Anthropic, Breakers, HttpClient, Ollama, OpenAi, Provider, Providers, Simulated};
 use crate::record::{load_cache, load_cassette, Opened, Stack, Tape};
 use crate::sink::LineFile;
 use crate::tools::{Servers, ToolHost};
@@ -68,6 +68,9 @@ impl Tapes {
                     ProviderKind::Simulated => Arc::new(Simulated::new(args.seed)),
                     ProviderKind::OpenAi => Arc::new(OpenAi::new(settings, http()?)),
                     ProviderKind::Anthropic => Arc::new(Anthropic::new(settings, http()?)),
+                    ProviderKind::Ollama => {
+                        Arc::new(Ollama::new(settings, http()?, (args.seed != 0).then_some(args.seed)))
+                    }
                 })
             };
             by_name.insert(name.clone(), stack.provider(settings.kind, live)?);
