@@ -40,7 +40,7 @@ pub use node::{Key as NodeKey, Value as NodeValue};
 pub use output_schema::compile as compile_output_schema;
 pub use rates::{learn_success_rates, LearnedRate, RatesError, SuccessRates};
 pub use schema::{definition_file as definition_file_schema, object as object_schema};
-pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
+pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, Tokens, SettingsWire, Weights};
 #[cfg(test)]
 pub use sections::{DEFAULT_COMPLEX_TERMS, DEFAULT_URGENT_TERMS};
 pub use spec::{KeySpec, Rule};

@@ -211,13 +211,45 @@ section! {
         input "input": f64 => f64 = 0.0, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
         /// USD per million completion tokens.
         output "output": f64 => f64 = 0.0, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
+        /// USD per million prompt tokens read from the provider's prompt cache (default: `input`).
+        cache_read "cacheRead": f64 => f64, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
+        /// USD per million prompt tokens written to the provider's prompt cache (default: `input`).
+        cache_write "cacheWrite": f64 => f64, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
     }
 }
 
+/// The tokens of one call, as a price reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// Every input token, cached ones included.
+    pub prompt: u64,
+    /// Output tokens.
+    pub completion: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+}
+
 impl Price {
-    /// USD of one call with these token counts.
-    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
-        (prompt_tokens as f64 * self.input + completion_tokens as f64 * self.output) / 1e6
+    /// USD of one call: uncached input at `input`, cache reads at `cacheRead` and cache
+    /// writes at `cacheWrite` (each `input` when unset), output at `output`.
+    pub fn cost(&self, t: &Tokens) -> f64 {
+        let uncached = t.prompt.saturating_sub(t.cache_read).saturating_sub(t.cache_write);
+        let read = self.cache_read.unwrap_or(self.input);
+        let write = self.cache_write.unwrap_or(self.input);
+        (uncached as f64 * self.input
+            + t.cache_read as f64 * read
+            + t.cache_write as f64 * write
+            + t.completion as f64 * self.output)
+            / 1e6
+    }
+
+    /// USD of a call at the worst: every input token at the dearer of `input` and
+    /// `cacheWrite` (a plan cannot know what the cache will hold).
+    pub fn worst_cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        let input = self.input.max(self.cache_write.unwrap_or(0.0));
+        (prompt_tokens as f64 * input + completion_tokens as f64 * self.output) / 1e6
     }
 }
 

@@ -262,6 +262,26 @@ impl Checker<'_> {
         self.weights(&grading);
         self.samples(s, &grading);
         self.reviewer(s);
+        self.cache_prices(s);
+    }
+
+    /// A priced model without `cacheRead`: its cached input tokens are priced as input, which
+    /// overstates what a provider with prompt caching bills (a free model is left alone).
+    fn cache_prices(&mut self, s: &SettingsWire) {
+        for p in s.pricing.iter().flatten() {
+            let input = p.value.input.unwrap_or(0.0);
+            if p.value.cache_read.is_none() && input > 0.0 {
+                self.out.push(Diagnostic::warning(
+                    self.settings_file,
+                    p.name.pos,
+                    "no-cache-price",
+                    format!(
+                        "pricing of {} has no cacheRead: cached input is priced as input",
+                        p.name.value
+                    ),
+                ));
+            }
+        }
     }
 
     /// Providers' `tokenField`, and the providers of `defaults.provider`.

@@ -138,10 +138,17 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
             arguments: b.get("input").cloned().unwrap_or_else(|| json!({})),
         })
         .collect();
+    let usage = &v["usage"];
+    let count = |key: &str| usage[key].as_u64().unwrap_or(0);
+    let (read, write) = (count("cache_read_input_tokens"), count("cache_creation_input_tokens"));
     Ok(Completion {
         text,
-        prompt_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0),
-        completion_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        // `input_tokens` counts only the tokens after the last cache mark: with the cached
+        // ones added, the prompt count means every input token, as it does for OpenAI.
+        prompt_tokens: count("input_tokens").saturating_add(read).saturating_add(write),
+        completion_tokens: count("output_tokens"),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
         // The report speaks OpenAI's words: `max_tokens` is `length`, a natural end is `stop`,
         // and `tool_use` is `tool_calls`.
         finish_reason: v["stop_reason"].as_str().map(|r| {
@@ -240,6 +247,7 @@ mod tests {
                 completion_tokens: 2,
                 finish_reason: None,
                 tool_calls: Vec::new(),
+                ..Completion::default()
             }
         );
         assert!(parse(&json!({"type": "error"})).is_err());
@@ -270,6 +278,7 @@ mod tests {
                         arguments: json!({"query": "cave"}),
                     },
                 ],
+                ..Completion::default()
             }
         );
     }

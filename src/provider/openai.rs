@@ -132,6 +132,11 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
         text,
         prompt_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
         completion_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+        // Cached tokens are part of `prompt_tokens`; the API reports no cache writes.
+        cache_read_tokens: v["usage"]["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap_or(0),
+        cache_write_tokens: 0,
         finish_reason: first["finish_reason"].as_str().map(str::to_string),
         tool_calls,
     })
@@ -246,6 +251,7 @@ mod tests {
                 completion_tokens: 1,
                 finish_reason: None,
                 tool_calls: Vec::new(),
+                ..Completion::default()
             }
         );
         assert!(parse(&json!({"choices": []}))
