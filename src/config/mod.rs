@@ -46,7 +46,8 @@ pub use sections::{DEFAULT_COMPLEX_TERMS, DEFAULT_URGENT_TERMS};
 pub use spec::{KeySpec, Rule};
 pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
 pub use types::{
-    seconds, GradingMethod, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource, TokenField,
+    seconds, CacheTtl, GradingMethod, PromptCache, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource,
+    TokenField,
 };
 pub use variants::{Assigned, Variant, VariantRate, BASIS, CONTROL};
 

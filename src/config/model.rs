@@ -10,7 +10,7 @@ use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution, Sch
 use super::node::At;
 use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing};
 use super::tools::{McpServer, ToolUse};
-use super::types::{ProviderKind, Role, StructuredOutput, SuccessRateSource, TokenField};
+use super::types::{CacheTtl, PromptCache, ProviderKind, Role, StructuredOutput, SuccessRateSource, TokenField};
 use super::wire::WireConfig;
 
 /// A whole config, resolved.
@@ -94,7 +94,16 @@ pub struct ProviderSettings {
     pub structured_output: StructuredOutput,
     /// The request field of the reply cap (openai kind).
     pub token_field: TokenField,
+    /// Whether it asks for prompt caching.
+    pub prompt_cache: PromptCache,
+    /// How long a cached prefix lives (anthropic kind).
+    pub cache_ttl: CacheTtl,
+    /// Whether `prompt_cache_key` is sent (openai kind, with `promptCache = "auto"`).
+    pub prompt_cache_key: bool,
 }
+
+/// The built-in `openai` provider's URL: the one server sent `prompt_cache_key` by default.
+const OPENAI_URL: &str = "https://api.openai.com/v1";
 
 /// Provider names that need no `[providers]` entry.
 pub const BUILTIN_PROVIDERS: &[&str] = &["simulated", "openai", "anthropic"];
@@ -106,7 +115,7 @@ impl ProviderSettings {
             "simulated" => (ProviderKind::Simulated, "", None, "simulated"),
             "openai" => (
                 ProviderKind::OpenAi,
-                "https://api.openai.com/v1",
+                OPENAI_URL,
                 Some("OPENAI_API_KEY"),
                 "gpt-4o-mini",
             ),
@@ -127,6 +136,10 @@ impl ProviderSettings {
             requests_per_minute: 0,
             structured_output: StructuredOutput::default(),
             token_field: TokenField::default(),
+            prompt_cache: PromptCache::default(),
+            cache_ttl: CacheTtl::default(),
+            // Some compatible servers refuse fields they do not know: OpenAI's own only.
+            prompt_cache_key: name == "openai",
         })
     }
 }
@@ -363,22 +376,29 @@ impl Config {
                 None if BUILTIN_PROVIDERS.contains(&name.as_str()) => base.api_key_env,
                 None => None,
             };
+            let base_url = keys
+                .base_url
+                .clone()
+                .unwrap_or(base.base_url)
+                .trim_end_matches('/')
+                .to_string();
             providers.insert(
                 name.clone(),
                 ProviderSettings {
                     name,
                     kind: p.kind,
-                    base_url: keys
-                        .base_url
-                        .clone()
-                        .unwrap_or(base.base_url)
-                        .trim_end_matches('/')
-                        .to_string(),
                     api_key_env,
                     model: keys.model.clone().unwrap_or(base.model),
                     requests_per_minute: keys.requests_per_minute.unwrap_or(0),
                     structured_output: keys.structured_output.clone().map(Resolve::resolve).unwrap_or_default(),
                     token_field: keys.token_field.clone().map(Resolve::resolve).unwrap_or_default(),
+                    prompt_cache: keys.prompt_cache.clone().map(Resolve::resolve).unwrap_or_default(),
+                    cache_ttl: keys.cache_ttl.clone().map(Resolve::resolve).unwrap_or_default(),
+                    prompt_cache_key: keys
+                        .prompt_cache_key
+                        .clone()
+                        .map_or(p.kind == ProviderKind::OpenAi && base_url == OPENAI_URL, Resolve::resolve),
+                    base_url,
                 },
             );
         }

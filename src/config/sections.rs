@@ -9,7 +9,7 @@ use super::mcp::{McpServerEntry, McpServerWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
-    GradingMethod, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
+    CacheTtl, GradingMethod, PromptCache, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
     MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
 };
 
@@ -199,6 +199,12 @@ section! {
         token_field "tokenField": At<TokenField>, Rule::Choice(TokenField::VARIANTS);
         /// How its server takes a reply's JSON Schema: `json_schema`, `json_object` or `off`.
         structured_output "structuredOutput": At<StructuredOutput>, Rule::Choice(StructuredOutput::VARIANTS);
+        /// Whether to ask for prompt caching: `auto` (default) or `off`.
+        prompt_cache "promptCache": At<PromptCache>, Rule::Choice(PromptCache::VARIANTS);
+        /// How long Anthropic keeps a cached prefix (anthropic kind): `5m` (default) or `1h`.
+        cache_ttl "cacheTtl": At<CacheTtl>, Rule::Choice(CacheTtl::VARIANTS);
+        /// Send `prompt_cache_key` (openai kind; default: true on OpenAI's own URL only).
+        prompt_cache_key "promptCacheKey": At<bool>, Rule::Bool;
     }
 }
 

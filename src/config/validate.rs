@@ -265,6 +265,23 @@ impl Checker<'_> {
         self.cache_prices(s);
     }
 
+    /// `cacheTtl` (Anthropic's cache marks) and `promptCacheKey` (OpenAI's field) on a
+    /// provider of another kind, where they would mean nothing.
+    fn cache_keys_of(&mut self, p: &ProviderEntry) {
+        let ttl = p.keys.cache_ttl.as_ref().map(|t| t.pos).filter(|_| p.kind != ProviderKind::Anthropic);
+        let key = p.keys.prompt_cache_key.as_ref().map(|k| k.pos).filter(|_| p.kind != ProviderKind::OpenAi);
+        for (pos, name, kind) in [(ttl, "cacheTtl", "anthropic"), (key, "promptCacheKey", "openai")] {
+            if let Some(pos) = pos {
+                self.out.push(Diagnostic::error(
+                    self.settings_file,
+                    pos,
+                    "invalid-value",
+                    format!("`{name}` is for the {kind} kind only; provider `{}` is {}", p.name.value, p.kind),
+                ));
+            }
+        }
+    }
+
     /// A priced model without `cacheRead`: its cached input tokens are priced as input, which
     /// overstates what a provider with prompt caching bills (a free model is left alone).
     fn cache_prices(&mut self, s: &SettingsWire) {
@@ -299,6 +316,7 @@ impl Checker<'_> {
                     ),
                 ));
             }
+            self.cache_keys_of(p);
         }
         for p in s.defaults.iter().flat_map(|d| d.provider.iter()).flat_map(|c| &c.0) {
             if !self.providers.contains_key(p.value.as_str()) {
