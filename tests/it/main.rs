@@ -51,6 +51,7 @@ mod numbers;
 mod output;
 mod pictures;
 mod prerequisites;
+mod prompt_cache;
 mod providers;
 mod readme;
 mod renderings;
