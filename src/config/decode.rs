@@ -13,7 +13,9 @@ use strum::VariantNames;
 use super::diagnostic::{suggestion, Diagnostic};
 use super::node::{At, Key, Node, Pos, Value};
 use super::spec::{is_env_name, names, KeySpec, Rule};
-use super::types::{CacheTtl, GradingMethod, PromptCache, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField};
+use super::types::{
+    CacheTtl, GradingMethod, PromptCache, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField,
+};
 
 /// A number as a message shows it: `1e20`, not twenty digits.
 fn shown(x: f64) -> String {
@@ -440,7 +442,15 @@ macro_rules! choice_from_node {
         }
     )*};
 }
-choice_from_node!(Role, GradingMethod, ProviderKind, RoutingMethod, TokenField, PromptCache, CacheTtl);
+choice_from_node!(
+    Role,
+    GradingMethod,
+    ProviderKind,
+    RoutingMethod,
+    TokenField,
+    PromptCache,
+    CacheTtl
+);
 
 impl FromNode for StructuredOutput {
     fn from_node(d: &mut Decoder, node: &Node, key: &KeySpec, what: &str) -> Option<Self> {

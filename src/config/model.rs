@@ -113,12 +113,7 @@ impl ProviderSettings {
     pub fn builtin(name: &str) -> Option<Self> {
         let (kind, base_url, key, model) = match name {
             "simulated" => (ProviderKind::Simulated, "", None, "simulated"),
-            "openai" => (
-                ProviderKind::OpenAi,
-                OPENAI_URL,
-                Some("OPENAI_API_KEY"),
-                "gpt-4o-mini",
-            ),
+            "openai" => (ProviderKind::OpenAi, OPENAI_URL, Some("OPENAI_API_KEY"), "gpt-4o-mini"),
             "anthropic" => (
                 ProviderKind::Anthropic,
                 "https://api.anthropic.com/v1",
@@ -394,10 +389,10 @@ impl Config {
                     token_field: keys.token_field.clone().map(Resolve::resolve).unwrap_or_default(),
                     prompt_cache: keys.prompt_cache.clone().map(Resolve::resolve).unwrap_or_default(),
                     cache_ttl: keys.cache_ttl.clone().map(Resolve::resolve).unwrap_or_default(),
-                    prompt_cache_key: keys
-                        .prompt_cache_key
-                        .clone()
-                        .map_or(p.kind == ProviderKind::OpenAi && base_url == OPENAI_URL, Resolve::resolve),
+                    prompt_cache_key: keys.prompt_cache_key.clone().map_or(
+                        p.kind == ProviderKind::OpenAi && base_url == OPENAI_URL,
+                        Resolve::resolve,
+                    ),
                     base_url,
                 },
             );

@@ -9,8 +9,8 @@ use super::mcp::{McpServerEntry, McpServerWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
-    CacheTtl, GradingMethod, PromptCache, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
-    MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
+    CacheTtl, GradingMethod, PromptCache, ProviderKind, RoutingMethod, StructuredOutput, TokenField,
+    MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS, MAX_TIMEOUT_SECS,
 };
 
 /// The default list of words that make a request `complex`.

@@ -268,15 +268,28 @@ impl Checker<'_> {
     /// `cacheTtl` (Anthropic's cache marks) and `promptCacheKey` (OpenAI's field) on a
     /// provider of another kind, where they would mean nothing.
     fn cache_keys_of(&mut self, p: &ProviderEntry) {
-        let ttl = p.keys.cache_ttl.as_ref().map(|t| t.pos).filter(|_| p.kind != ProviderKind::Anthropic);
-        let key = p.keys.prompt_cache_key.as_ref().map(|k| k.pos).filter(|_| p.kind != ProviderKind::OpenAi);
+        let ttl = p
+            .keys
+            .cache_ttl
+            .as_ref()
+            .map(|t| t.pos)
+            .filter(|_| p.kind != ProviderKind::Anthropic);
+        let key = p
+            .keys
+            .prompt_cache_key
+            .as_ref()
+            .map(|k| k.pos)
+            .filter(|_| p.kind != ProviderKind::OpenAi);
         for (pos, name, kind) in [(ttl, "cacheTtl", "anthropic"), (key, "promptCacheKey", "openai")] {
             if let Some(pos) = pos {
                 self.out.push(Diagnostic::error(
                     self.settings_file,
                     pos,
                     "invalid-value",
-                    format!("`{name}` is for the {kind} kind only; provider `{}` is {}", p.name.value, p.kind),
+                    format!(
+                        "`{name}` is for the {kind} kind only; provider `{}` is {}",
+                        p.name.value, p.kind
+                    ),
                 ));
             }
         }

@@ -76,7 +76,11 @@ mod tests {
         let spend = Spend {
             transport_retries: 2,
             price: price(),
-            tokens: Some(Tokens { prompt: 1000, completion: 500, ..Tokens::default() }),
+            tokens: Some(Tokens {
+                prompt: 1000,
+                completion: 500,
+                ..Tokens::default()
+            }),
             ..Spend::default()
         };
         // (1000 × 2 + 500 × 8) / 1e6
@@ -120,7 +124,11 @@ mod tests {
             let spend = Spend {
                 cached: true,
                 price,
-                tokens: Some(Tokens { prompt: 1000, completion: 500, ..Tokens::default() }),
+                tokens: Some(Tokens {
+                    prompt: 1000,
+                    completion: 500,
+                    ..Tokens::default()
+                }),
                 ..Spend::default()
             };
             assert_eq!(record(&mut usage, &spend), Some(Charge { tokens: 1500, usd: 0.0 }));
@@ -134,7 +142,11 @@ mod tests {
     fn an_unpriced_reply_counts_its_tokens_at_no_cost() {
         let mut usage = Usage::default();
         let spend = Spend {
-            tokens: Some(Tokens { prompt: 10, completion: 20, ..Tokens::default() }),
+            tokens: Some(Tokens {
+                prompt: 10,
+                completion: 20,
+                ..Tokens::default()
+            }),
             ..Spend::default()
         };
         assert_eq!(record(&mut usage, &spend), Some(Charge { tokens: 30, usd: 0.0 }));
@@ -171,7 +183,11 @@ mod tests {
         };
         let spend = Spend {
             transport_retries: 5,
-            tokens: Some(Tokens { prompt: 5, completion: u64::MAX, ..Tokens::default() }),
+            tokens: Some(Tokens {
+                prompt: 5,
+                completion: u64::MAX,
+                ..Tokens::default()
+            }),
             ..Spend::default()
         };
         assert_eq!(

@@ -259,16 +259,12 @@ impl Engine {
             transport_retries: outcome.transport_retries,
             cached: outcome.cached,
             price: self.config.price(&link.name, model),
-            tokens: outcome
-                .result
-                .as_ref()
-                .ok()
-                .map(|c| Tokens {
-                    prompt: c.prompt_tokens,
-                    completion: c.completion_tokens,
-                    cache_read: c.cache_read_tokens,
-                    cache_write: c.cache_write_tokens,
-                }),
+            tokens: outcome.result.as_ref().ok().map(|c| Tokens {
+                prompt: c.prompt_tokens,
+                completion: c.completion_tokens,
+                cache_read: c.cache_read_tokens,
+                cache_write: c.cache_write_tokens,
+            }),
         };
         let charge = accounting::record(usage, &spend);
         let completion = match outcome.result {

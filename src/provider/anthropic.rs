@@ -108,7 +108,12 @@ fn mark(body: &mut Value, ttl: CacheTtl, follow_up: bool) {
     if let Some(system) = body["system"].as_str().filter(|s| !s.is_empty()) {
         body["system"] = json!([{"type": "text", "text": system, "cache_control": control}]);
     }
-    if let Some(last) = body["tools"].as_array_mut().and_then(|t| t.last_mut()) {
+    // `get_mut`: indexing a missing key would add `"tools": null`.
+    if let Some(last) = body
+        .get_mut("tools")
+        .and_then(Value::as_array_mut)
+        .and_then(|t| t.last_mut())
+    {
         last["cache_control"] = control.clone();
     }
     if !follow_up {
@@ -388,6 +393,8 @@ mod tests {
         req.tools = tools();
         req.turns = two_calls();
         assert!(marks_of(&body(&req, None)).is_empty());
+        let untooled = body(&request("a", "Plain"), Some(CacheTtl::FiveMinutes));
+        assert_eq!(untooled.get("tools"), None, "no tools offered, none sent");
         req.system = String::new();
         let body = body(&req, Some(CacheTtl::FiveMinutes));
         assert_eq!(body["system"], "");

@@ -63,7 +63,8 @@ impl Provider for OpenAi {
             let post = Post {
                 url: &self.endpoint,
                 headers: Vec::new(),
-                body: super::openai_wire::keyed_body_bytes(req, self.structured, self.token_field, self.cache_key).into(),
+                body: super::openai_wire::keyed_body_bytes(req, self.structured, self.token_field, self.cache_key)
+                    .into(),
                 timeout: req.timeout,
                 deadline: req.deadline,
             };
@@ -341,10 +342,13 @@ mod tests {
     fn a_cache_key_names_the_agent_between_model_and_temperature() {
         let mut req = request("writer", "Design a costume");
         req.model = "gpt-4o-mini".into();
-        let bytes = super::super::openai_wire::keyed_body_bytes(&req, StructuredOutput::Off, TokenField::MaxTokens, true);
+        let bytes =
+            super::super::openai_wire::keyed_body_bytes(&req, StructuredOutput::Off, TokenField::MaxTokens, true);
         let mut expected = body(&req, StructuredOutput::Off, TokenField::MaxTokens);
         expected["prompt_cache_key"] = json!("writer");
         assert_eq!(String::from_utf8(bytes).unwrap(), expected.to_string());
-        assert!(expected.to_string().contains(r#""model":"gpt-4o-mini","prompt_cache_key":"writer","temperature""#));
+        assert!(expected
+            .to_string()
+            .contains(r#""model":"gpt-4o-mini","prompt_cache_key":"writer","temperature""#));
     }
 }

@@ -161,7 +161,10 @@ pub fn end_chat(cx: &Context, res: &ChatResponse) {
     let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", clamp(res.tokens.0)));
     span.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", clamp(res.tokens.1)));
-    span.set_attribute(KeyValue::new("gen_ai.usage.cache_read.input_tokens", clamp(res.cache.0)));
+    span.set_attribute(KeyValue::new(
+        "gen_ai.usage.cache_read.input_tokens",
+        clamp(res.cache.0),
+    ));
     span.set_attribute(KeyValue::new(
         "gen_ai.usage.cache_creation.input_tokens",
         clamp(res.cache.1),

@@ -104,7 +104,12 @@ async fn anthropic_prompt_tokens_count_every_input_token_and_writes_are_priced()
     let u = &report["usage"];
     assert_eq!(u["calls"], 1, "{report:#}");
     assert_eq!(
-        (&u["promptTokens"], &u["cacheReadTokens"], &u["cacheWriteTokens"], &u["completionTokens"]),
+        (
+            &u["promptTokens"],
+            &u["cacheReadTokens"],
+            &u["cacheWriteTokens"],
+            &u["completionTokens"]
+        ),
         (&json!(1250), &json!(1000), &json!(200), &json!(20))
     );
     // (50 × 3 + 1000 × 0.3 + 200 × 3.75 + 20 × 15) / 1e6
@@ -116,6 +121,7 @@ async fn anthropic_prompt_tokens_count_every_input_token_and_writes_are_priced()
         json!([{"type": "text", "text": "AGENT:h leads", "cache_control": {"type": "ephemeral"}}])
     );
     assert_eq!(sent[0].to_string().matches("cache_control").count(), 1);
+    assert_eq!(sent[0].get("tools"), None, "no tools offered, none sent");
     assert_eq!(sent[0]["messages"][0]["content"], REQUEST);
 }
 
@@ -141,7 +147,12 @@ async fn openai_gets_the_agent_as_prompt_cache_key_when_allowed_and_never_when_o
     assert_eq!(bodies(&server).await[0]["prompt_cache_key"], "h");
 
     let server = answering(openai_reply()).await;
-    let root = solo("openai", &server.uri(), ", promptCacheKey: true, promptCache: \"off\"", "");
+    let root = solo(
+        "openai",
+        &server.uri(),
+        ", promptCacheKey: true, promptCache: \"off\"",
+        "",
+    );
     run(&root, "json", &[]);
     assert_eq!(bodies(&server).await[0].get("prompt_cache_key"), None);
 }
@@ -191,7 +202,12 @@ async fn the_marks_are_outside_the_request_hash() {
     let hashes = |p: &std::path::Path| -> Vec<String> {
         let text = std::fs::read_to_string(p).unwrap();
         text.lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["hash"].as_str().unwrap().to_string())
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["hash"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
             .collect()
     };
     assert_eq!(hashes(&plain), hashes(&marked));
@@ -214,7 +230,10 @@ async fn stats_give_each_agent_its_cached_tokens_and_hit_rate() {
     let stats = json(&out);
     let s = &stats["agents"][0];
     assert_eq!(s["agentId"], "s");
-    assert_eq!((&s["cacheReadTokens"], &s["cacheHitRate"]), (&json!(1920), &json!(0.96)));
+    assert_eq!(
+        (&s["cacheReadTokens"], &s["cacheHitRate"]),
+        (&json!(1920), &json!(0.96))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -246,11 +265,7 @@ async fn an_agent_s_system_prompt_is_the_same_on_every_call() {
     run(&root, "json", &RUN_ALWAYS[3..]);
     let sent = bodies(&server).await;
     for agent in ["AGENT:h", "AGENT:s"] {
-        let systems: Vec<String> = sent
-            .iter()
-            .map(system_of)
-            .filter(|s| s.starts_with(agent))
-            .collect();
+        let systems: Vec<String> = sent.iter().map(system_of).filter(|s| s.starts_with(agent)).collect();
         assert!(systems.len() >= 2, "{agent}: {systems:?}");
         assert!(systems.iter().all(|s| s == &systems[0]), "{agent}: {systems:?}");
     }

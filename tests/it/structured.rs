@@ -183,10 +183,7 @@ async fn anthropic_gets_the_schema_in_the_system_prompt() {
         .iter()
         .map(|r| serde_json::from_slice(&r.body).unwrap())
         .collect();
-    let specialist = bodies
-        .iter()
-        .find(|b| system_of(b).starts_with("AGENT:s"))
-        .unwrap();
+    let specialist = bodies.iter().find(|b| system_of(b).starts_with("AGENT:s")).unwrap();
     let schema: Value = serde_json::from_str(SHOTS).unwrap();
     assert_eq!(
         system_of(specialist),
