@@ -270,3 +270,30 @@ async fn an_agent_s_system_prompt_is_the_same_on_every_call() {
         assert!(systems.iter().all(|s| s == &systems[0]), "{agent}: {systems:?}");
     }
 }
+
+/// `explain`'s worst case prices every input token at the dearer of `input` and
+/// `cacheWrite`: output free, a write price 4 × input makes the bound 4 × as high.
+#[test]
+fn the_worst_case_prices_input_at_the_dearer_of_input_and_cache_write() {
+    let worst = |price: &str| -> f64 {
+        let root = Root::orch_yaml(format!(
+            "defaults: {{ provider: mock, model: m, maxOutputTokens: 7 }}\n\
+             providers:\n  mock: {{ kind: anthropic, baseUrl: \"http://127.0.0.1:9\" }}\n\
+             pricing:\n  m: {{ {price} }}\n\
+             departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\n\
+             agents:\n  - {{ id: h, role: head, department: d, instructions: \"AGENT:h leads\" }}\n"
+        ));
+        let plan = json(
+            &Test::new(root.path())
+                .args(["explain", "--format", "json", REQUEST])
+                .run(),
+        );
+        plan["maxCostUsd"].as_f64().unwrap()
+    };
+    let plain = worst("input: 1, output: 0, cacheRead: 0.1");
+    let dear_writes = worst("input: 1, output: 0, cacheRead: 0.1, cacheWrite: 4");
+    let cheap_writes = worst("input: 1, output: 0, cacheRead: 0.1, cacheWrite: 0.5");
+    assert!(plain > 0.0);
+    assert!((dear_writes - 4.0 * plain).abs() < 1e-9, "{plain} {dear_writes}");
+    assert_eq!(cheap_writes, plain);
+}
