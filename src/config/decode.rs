@@ -13,7 +13,9 @@ use strum::VariantNames;
 use super::diagnostic::{suggestion, Diagnostic};
 use super::node::{At, Key, Node, Pos, Value};
 use super::spec::{is_env_name, names, KeySpec, Rule};
-use super::types::{GradingMethod, GradingScale, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField};
+use super::types::{
+    CacheTtl, GradingMethod, GradingScale, PromptCache, ProviderKind, Role, RoutingMethod, StructuredOutput, TokenField,
+};
 
 /// A number as a message shows it: `1e20`, not twenty digits.
 fn shown(x: f64) -> String {
@@ -68,6 +70,8 @@ macro_rules! resolve_as_is {
 }
 resolve_as_is!(
     TokenField,
+    PromptCache,
+    CacheTtl,
     RoutingMethod,
     StructuredOutput,
     u32,
@@ -445,7 +449,9 @@ choice_from_node!(
     GradingScale,
     ProviderKind,
     RoutingMethod,
-    TokenField
+    TokenField,
+    PromptCache,
+    CacheTtl
 );
 
 impl FromNode for StructuredOutput {

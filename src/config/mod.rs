@@ -40,14 +40,14 @@ pub use node::{Key as NodeKey, Value as NodeValue};
 pub use output_schema::compile as compile_output_schema;
 pub use rates::{learn_success_rates, LearnedRate, RatesError, SuccessRates};
 pub use schema::{definition_file as definition_file_schema, object as object_schema};
-pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Weights};
+pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing, SettingsWire, Tokens, Weights};
 #[cfg(test)]
 pub use sections::{DEFAULT_COMPLEX_TERMS, DEFAULT_URGENT_TERMS};
 pub use spec::{KeySpec, Rule};
 pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
 pub use types::{
-    seconds, GradingMethod, GradingScale, ProviderKind, Role, RoutingMethod, StructuredOutput, SuccessRateSource,
-    TokenField, DEFAULT_CONTEXT_TOKENS,
+    seconds, CacheTtl, GradingMethod, GradingScale, PromptCache, ProviderKind, Role, RoutingMethod, StructuredOutput,
+    SuccessRateSource, TokenField, DEFAULT_CONTEXT_TOKENS,
 };
 pub use variants::{Assigned, Variant, VariantRate, BASIS, CONTROL};
 

@@ -10,7 +10,7 @@ use super::definitions::{AgentWire, Coordination, DepartmentWire, Execution, Sch
 use super::node::At;
 use super::sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing};
 use super::tools::{McpServer, ToolUse};
-use super::types::{ProviderKind, Role, StructuredOutput, SuccessRateSource, TokenField};
+use super::types::{CacheTtl, PromptCache, ProviderKind, Role, StructuredOutput, SuccessRateSource, TokenField};
 use super::wire::WireConfig;
 
 /// A whole config, resolved.
@@ -98,7 +98,16 @@ pub struct ProviderSettings {
     pub context_tokens: u32,
     /// Remove a leading reasoning block (`<think>…</think>`) from replies.
     pub strip_reasoning: bool,
+    /// Whether it asks for prompt caching.
+    pub prompt_cache: PromptCache,
+    /// How long a cached prefix lives (anthropic kind).
+    pub cache_ttl: CacheTtl,
+    /// Whether `prompt_cache_key` is sent (openai kind, with `promptCache = "auto"`).
+    pub prompt_cache_key: bool,
 }
+
+/// The built-in `openai` provider's URL: the one server sent `prompt_cache_key` by default.
+const OPENAI_URL: &str = "https://api.openai.com/v1";
 
 /// Provider names that need no `[providers]` entry.
 pub const BUILTIN_PROVIDERS: &[&str] = &["simulated", "openai", "anthropic"];
@@ -108,12 +117,7 @@ impl ProviderSettings {
     pub fn builtin(name: &str) -> Option<Self> {
         let (kind, base_url, key, model) = match name {
             "simulated" => (ProviderKind::Simulated, "", None, "simulated"),
-            "openai" => (
-                ProviderKind::OpenAi,
-                "https://api.openai.com/v1",
-                Some("OPENAI_API_KEY"),
-                "gpt-4o-mini",
-            ),
+            "openai" => (ProviderKind::OpenAi, OPENAI_URL, Some("OPENAI_API_KEY"), "gpt-4o-mini"),
             "anthropic" => (
                 ProviderKind::Anthropic,
                 "https://api.anthropic.com/v1",
@@ -135,6 +139,10 @@ impl ProviderSettings {
             token_field: TokenField::default(),
             context_tokens: super::types::DEFAULT_CONTEXT_TOKENS,
             strip_reasoning: true,
+            prompt_cache: PromptCache::default(),
+            cache_ttl: CacheTtl::default(),
+            // Some compatible servers refuse fields they do not know: OpenAI's own only.
+            prompt_cache_key: name == "openai",
         })
     }
 }
@@ -371,17 +379,17 @@ impl Config {
                 None if BUILTIN_PROVIDERS.contains(&name.as_str()) => base.api_key_env,
                 None => None,
             };
+            let base_url = keys
+                .base_url
+                .clone()
+                .unwrap_or(base.base_url)
+                .trim_end_matches('/')
+                .to_string();
             providers.insert(
                 name.clone(),
                 ProviderSettings {
                     name,
                     kind: p.kind,
-                    base_url: keys
-                        .base_url
-                        .clone()
-                        .unwrap_or(base.base_url)
-                        .trim_end_matches('/')
-                        .to_string(),
                     api_key_env,
                     model: keys.model.clone().unwrap_or(base.model),
                     requests_per_minute: keys.requests_per_minute.unwrap_or(0),
@@ -389,6 +397,13 @@ impl Config {
                     token_field: keys.token_field.clone().map(Resolve::resolve).unwrap_or_default(),
                     context_tokens: keys.context_tokens.unwrap_or(base.context_tokens),
                     strip_reasoning: keys.strip_reasoning.unwrap_or(true),
+                    prompt_cache: keys.prompt_cache.clone().map(Resolve::resolve).unwrap_or_default(),
+                    cache_ttl: keys.cache_ttl.clone().map(Resolve::resolve).unwrap_or_default(),
+                    prompt_cache_key: keys.prompt_cache_key.clone().map_or(
+                        p.kind == ProviderKind::OpenAi && base_url == OPENAI_URL,
+                        Resolve::resolve,
+                    ),
+                    base_url,
                 },
             );
         }

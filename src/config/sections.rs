@@ -9,8 +9,8 @@ use super::mcp::{McpServerEntry, McpServerWire};
 use super::node::{At, Node, Value};
 use super::spec::{KeySpec, Rule, MAX_OUTPUT_TOKENS, MAX_TOOL_CALLS, TEMPERATURE, TIMEOUT, UNIT};
 use super::types::{
-    GradingMethod, GradingScale, ProviderKind, RoutingMethod, StructuredOutput, TokenField, MAX_BACKOFF_BASE_SECS,
-    MAX_BACKOFF_CAP_SECS, MAX_CONTEXT_TOKENS, MAX_TIMEOUT_SECS, MIN_CONTEXT_TOKENS,
+    CacheTtl, GradingMethod, GradingScale, PromptCache, ProviderKind, RoutingMethod, StructuredOutput, TokenField,
+    MAX_BACKOFF_BASE_SECS, MAX_BACKOFF_CAP_SECS, MAX_CONTEXT_TOKENS, MAX_TIMEOUT_SECS, MIN_CONTEXT_TOKENS,
 };
 
 /// The default list of words that make a request `complex`.
@@ -206,6 +206,12 @@ section! {
         context_tokens "contextTokens": u32, Rule::count(MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS);
         /// Remove a leading `<think>…</think>` block from replies (default true).
         strip_reasoning "stripReasoning": bool, Rule::Bool;
+        /// Whether to ask for prompt caching: `auto` (default) or `off`.
+        prompt_cache "promptCache": At<PromptCache>, Rule::Choice(PromptCache::VARIANTS);
+        /// How long Anthropic keeps a cached prefix (anthropic kind): `5m` (default) or `1h`.
+        cache_ttl "cacheTtl": At<CacheTtl>, Rule::Choice(CacheTtl::VARIANTS);
+        /// Send `prompt_cache_key` (openai kind; default: true on OpenAI's own URL only).
+        prompt_cache_key "promptCacheKey": At<bool>, Rule::Bool;
     }
 }
 
@@ -218,13 +224,45 @@ section! {
         input "input": f64 => f64 = 0.0, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
         /// USD per million completion tokens.
         output "output": f64 => f64 = 0.0, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
+        /// USD per million prompt tokens read from the provider's prompt cache (default: `input`).
+        cache_read "cacheRead": f64 => f64, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
+        /// USD per million prompt tokens written to the provider's prompt cache (default: `input`).
+        cache_write "cacheWrite": f64 => f64, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
     }
 }
 
+/// The tokens of one call, as a price reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// Every input token, cached ones included.
+    pub prompt: u64,
+    /// Output tokens.
+    pub completion: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+}
+
 impl Price {
-    /// USD of one call with these token counts.
-    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
-        (prompt_tokens as f64 * self.input + completion_tokens as f64 * self.output) / 1e6
+    /// USD of one call: uncached input at `input`, cache reads at `cacheRead` and cache
+    /// writes at `cacheWrite` (each `input` when unset), output at `output`.
+    pub fn cost(&self, t: &Tokens) -> f64 {
+        let uncached = t.prompt.saturating_sub(t.cache_read).saturating_sub(t.cache_write);
+        let read = self.cache_read.unwrap_or(self.input);
+        let write = self.cache_write.unwrap_or(self.input);
+        (uncached as f64 * self.input
+            + t.cache_read as f64 * read
+            + t.cache_write as f64 * write
+            + t.completion as f64 * self.output)
+            / 1e6
+    }
+
+    /// USD of a call at the worst: every input token at the dearer of `input` and
+    /// `cacheWrite` (a plan cannot know what the cache will hold).
+    pub fn worst_cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        let input = self.input.max(self.cache_write.unwrap_or(0.0));
+        (prompt_tokens as f64 * input + completion_tokens as f64 * self.output) / 1e6
     }
 }
 

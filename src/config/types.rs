@@ -91,6 +91,32 @@ pub enum TokenField {
     MaxCompletionTokens,
 }
 
+/// Whether a provider asks for prompt caching.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum PromptCache {
+    /// Anthropic's cache marks; OpenAI's `prompt_cache_key` where `promptCacheKey` allows.
+    #[default]
+    Auto,
+    /// Nothing asked (OpenAI still caches long prefixes on its own).
+    Off,
+}
+
+/// How long Anthropic keeps a cached prefix (its write price depends on it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+pub enum CacheTtl {
+    /// Five minutes, refreshed on each hit (a write costs 1.25 × input).
+    #[default]
+    #[serde(rename = "5m")]
+    #[strum(serialize = "5m")]
+    FiveMinutes,
+    /// An hour (a write costs 2 × input).
+    #[serde(rename = "1h")]
+    #[strum(serialize = "1h")]
+    OneHour,
+}
+
 /// How specialist outputs are graded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
 #[serde(rename_all = "lowercase")]

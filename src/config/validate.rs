@@ -262,6 +262,56 @@ impl Checker<'_> {
         self.weights(&grading);
         self.samples(s, &grading);
         self.reviewer(s);
+        self.cache_prices(s);
+    }
+
+    /// `cacheTtl` (Anthropic's cache marks) and `promptCacheKey` (OpenAI's field) on a
+    /// provider of another kind, where they would mean nothing.
+    fn cache_keys_of(&mut self, p: &ProviderEntry) {
+        let ttl = p
+            .keys
+            .cache_ttl
+            .as_ref()
+            .map(|t| t.pos)
+            .filter(|_| p.kind != ProviderKind::Anthropic);
+        let key = p
+            .keys
+            .prompt_cache_key
+            .as_ref()
+            .map(|k| k.pos)
+            .filter(|_| p.kind != ProviderKind::OpenAi);
+        for (pos, name, kind) in [(ttl, "cacheTtl", "anthropic"), (key, "promptCacheKey", "openai")] {
+            if let Some(pos) = pos {
+                self.out.push(Diagnostic::error(
+                    self.settings_file,
+                    pos,
+                    "invalid-value",
+                    format!(
+                        "`{name}` is for the {kind} kind only; provider `{}` is {}",
+                        p.name.value, p.kind
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// A priced model without `cacheRead`: its cached input tokens are priced as input, which
+    /// overstates what a provider with prompt caching bills (a free model is left alone).
+    fn cache_prices(&mut self, s: &SettingsWire) {
+        for p in s.pricing.iter().flatten() {
+            let input = p.value.input.unwrap_or(0.0);
+            if p.value.cache_read.is_none() && input > 0.0 {
+                self.out.push(Diagnostic::warning(
+                    self.settings_file,
+                    p.name.pos,
+                    "no-cache-price",
+                    format!(
+                        "pricing of {} has no cacheRead: cached input is priced as input",
+                        p.name.value
+                    ),
+                ));
+            }
+        }
     }
 
     /// Providers' `tokenField`, and the providers of `defaults.provider`.
@@ -279,6 +329,7 @@ impl Checker<'_> {
                     ),
                 ));
             }
+            self.cache_keys_of(p);
         }
         for p in s.defaults.iter().flat_map(|d| d.provider.iter()).flat_map(|c| &c.0) {
             if !self.providers.contains_key(p.value.as_str()) {

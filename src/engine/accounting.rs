@@ -1,7 +1,7 @@
 //! What one call to a provider spent, counted into a usage: pure arithmetic, so
 //! the numbers a report shows can be checked without a provider.
 
-use crate::config::Price;
+use crate::config::{Price, Tokens};
 use crate::report::Usage;
 
 /// What a provider's outcome says one call spent.
@@ -13,8 +13,8 @@ pub struct Spend {
     pub cached: bool,
     /// The model's price, `None` when the config has none.
     pub price: Option<Price>,
-    /// The reply's prompt and completion tokens, when there is a reply.
-    pub tokens: Option<(u64, u64)>,
+    /// The reply's tokens, when there is a reply.
+    pub tokens: Option<Tokens>,
 }
 
 /// What the run's budgets are charged for a call that answered.
@@ -44,13 +44,15 @@ pub fn record(usage: &mut Usage, spend: &Spend) -> Option<Charge> {
     if price.is_none() {
         usage.unpriced_calls += 1;
     }
-    let (prompt_tokens, completion_tokens) = spend.tokens?;
-    usage.prompt_tokens = usage.prompt_tokens.saturating_add(prompt_tokens);
-    usage.completion_tokens = usage.completion_tokens.saturating_add(completion_tokens);
-    let usd = price.map_or(0.0, |p| p.cost(prompt_tokens, completion_tokens));
+    let tokens = spend.tokens?;
+    usage.prompt_tokens = usage.prompt_tokens.saturating_add(tokens.prompt);
+    usage.completion_tokens = usage.completion_tokens.saturating_add(tokens.completion);
+    usage.cache_read_tokens = usage.cache_read_tokens.saturating_add(tokens.cache_read);
+    usage.cache_write_tokens = usage.cache_write_tokens.saturating_add(tokens.cache_write);
+    let usd = price.map_or(0.0, |p| p.cost(&tokens));
     usage.cost_usd += usd;
     Some(Charge {
-        tokens: prompt_tokens.saturating_add(completion_tokens),
+        tokens: tokens.prompt.saturating_add(tokens.completion),
         usd,
     })
 }
@@ -64,6 +66,7 @@ mod tests {
         Some(Price {
             input: 2.0,
             output: 8.0,
+            ..Price::default()
         })
     }
 
@@ -73,7 +76,11 @@ mod tests {
         let spend = Spend {
             transport_retries: 2,
             price: price(),
-            tokens: Some((1000, 500)),
+            tokens: Some(Tokens {
+                prompt: 1000,
+                completion: 500,
+                ..Tokens::default()
+            }),
             ..Spend::default()
         };
         // (1000 × 2 + 500 × 8) / 1e6
@@ -117,7 +124,11 @@ mod tests {
             let spend = Spend {
                 cached: true,
                 price,
-                tokens: Some((1000, 500)),
+                tokens: Some(Tokens {
+                    prompt: 1000,
+                    completion: 500,
+                    ..Tokens::default()
+                }),
                 ..Spend::default()
             };
             assert_eq!(record(&mut usage, &spend), Some(Charge { tokens: 1500, usd: 0.0 }));
@@ -131,7 +142,11 @@ mod tests {
     fn an_unpriced_reply_counts_its_tokens_at_no_cost() {
         let mut usage = Usage::default();
         let spend = Spend {
-            tokens: Some((10, 20)),
+            tokens: Some(Tokens {
+                prompt: 10,
+                completion: 20,
+                ..Tokens::default()
+            }),
             ..Spend::default()
         };
         assert_eq!(record(&mut usage, &spend), Some(Charge { tokens: 30, usd: 0.0 }));
@@ -168,7 +183,11 @@ mod tests {
         };
         let spend = Spend {
             transport_retries: 5,
-            tokens: Some((5, u64::MAX)),
+            tokens: Some(Tokens {
+                prompt: 5,
+                completion: u64::MAX,
+                ..Tokens::default()
+            }),
             ..Spend::default()
         };
         assert_eq!(

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::accounting::{self, Spend};
 use super::causal::{self, Spent};
 use super::{far_future, CallError, Engine};
-use crate::config::{Agent, ProviderKind};
+use crate::config::{Agent, ProviderKind, Tokens};
 use crate::provider::{Change, Completion, CompletionRequest, Link, OfferedTool, Outcome, ProviderError, Turn};
 use crate::report::{Event, ToolCall, Usage};
 use crate::trace::{self, ChatRequest, ChatResponse};
@@ -283,11 +283,12 @@ impl Engine {
             transport_retries: outcome.transport_retries,
             cached: outcome.cached,
             price: self.config.price(&link.name, model),
-            tokens: outcome
-                .result
-                .as_ref()
-                .ok()
-                .map(|c| (c.prompt_tokens, c.completion_tokens)),
+            tokens: outcome.result.as_ref().ok().map(|c| Tokens {
+                prompt: c.prompt_tokens,
+                completion: c.completion_tokens,
+                cache_read: c.cache_read_tokens,
+                cache_write: c.cache_write_tokens,
+            }),
         };
         let charge = accounting::record(usage, &spend);
         let completion = match outcome.result {
@@ -417,6 +418,7 @@ fn end_chat_span(span: &opentelemetry::Context, outcome: &Outcome) {
         &ChatResponse {
             finish_reason: completion.and_then(|c| c.finish_reason.as_deref()),
             tokens: completion.map_or((0, 0), |c| (c.prompt_tokens, c.completion_tokens)),
+            cache: completion.map_or((0, 0), |c| (c.cache_read_tokens, c.cache_write_tokens)),
             text: completion.map(|c| c.text.as_str()),
             transport_retries: outcome.transport_retries,
             error: error_type.as_deref(),

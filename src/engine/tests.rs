@@ -97,6 +97,7 @@ impl Provider for Scripted {
                 completion_tokens: 5,
                 finish_reason: Some("stop".into()),
                 tool_calls: Vec::new(),
+                ..Completion::default()
             }))
         })
     }

@@ -24,7 +24,7 @@ fn agent_cost_on(config: &Config, agent_id: &str, rung: usize, calls: u64, promp
     let links = config.rung_links(agent, rung, None, None);
     let (provider, model) = links.first()?;
     let price = config.price(provider, model)?;
-    if price.input == 0.0 && price.output == 0.0 {
+    if price.input == 0.0 && price.output == 0.0 && price.cache_write.unwrap_or(0.0) == 0.0 {
         return Some(0.0);
     }
     let cap = agent
@@ -35,7 +35,7 @@ fn agent_cost_on(config: &Config, agent_id: &str, rung: usize, calls: u64, promp
         return None;
     }
     let prompt = (prompt_chars + agent.instructions.chars().count()).div_ceil(4) as u64;
-    Some(calls as f64 * price.cost(prompt, u64::from(cap)))
+    Some(calls as f64 * price.worst_cost(prompt, u64::from(cap)))
 }
 
 /// The most one department can cost: the calls of [`super::department_calls`]'s maximum,

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
 use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn};
-use crate::config::ProviderSettings;
+use crate::config::{CacheTtl, PromptCache, ProviderSettings};
 
 /// The API version sent in `anthropic-version`.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -20,6 +20,8 @@ pub struct Anthropic {
     endpoint: Endpoint,
     key: KeyHeader,
     http: HttpClient,
+    /// How long the cache marks ask a prefix to be kept; `None`: no marks (`promptCache = "off"`).
+    cache: Option<CacheTtl>,
 }
 
 impl Anthropic {
@@ -33,6 +35,7 @@ impl Anthropic {
                 prefix: "",
             },
             http: http.named(&settings.name),
+            cache: (settings.prompt_cache == PromptCache::Auto).then_some(settings.cache_ttl),
         }
     }
 }
@@ -40,7 +43,7 @@ impl Anthropic {
 impl Provider for Anthropic {
     fn complete<'a>(&'a self, req: &'a CompletionRequest) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let body = body(req);
+            let body = body(req, self.cache);
             let post = Post {
                 url: &self.endpoint,
                 headers: vec![("anthropic-version", ANTHROPIC_VERSION.to_string())],
@@ -60,8 +63,8 @@ impl Provider for Anthropic {
 }
 
 /// The request body: the user message, then the conversation's turns; `tools` only when
-/// some are offered, so a request without tools is what it always was.
-fn body(req: &CompletionRequest) -> Value {
+/// some are offered. With `cache`, the prompt carries cache marks (see [`mark`]).
+fn body(req: &CompletionRequest, cache: Option<CacheTtl>) -> Value {
     // Anthropic has no schema parameter: the schema goes into the system prompt.
     let system = match &req.output_schema {
         Some(schema) => format!("{}\n\n{SCHEMA_LINE}\n{schema}", req.system),
@@ -85,7 +88,48 @@ fn body(req: &CompletionRequest) -> Value {
             .collect();
         body["tools"] = Value::Array(tools);
     }
+    if let Some(ttl) = cache {
+        mark(&mut body, ttl, !req.turns.is_empty());
+    }
     body
+}
+
+/// Places the cache marks, at most three (the API takes four): the system prompt, sent as
+/// one text block, and the last tool definition; in a tool loop's follow-up requests
+/// (`follow_up`), the last content block of the newest user message too, so each request
+/// reads the conversation the one before it wrote. A short prompt is marked all the same
+/// (the provider ignores a mark below its minimum).
+fn mark(body: &mut Value, ttl: CacheTtl, follow_up: bool) {
+    let control = match ttl {
+        CacheTtl::FiveMinutes => json!({"type": "ephemeral"}),
+        CacheTtl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
+    };
+    // An empty text block is refused: an empty system prompt stays an unmarked string.
+    if let Some(system) = body["system"].as_str().filter(|s| !s.is_empty()) {
+        body["system"] = json!([{"type": "text", "text": system, "cache_control": control}]);
+    }
+    // `get_mut`: indexing a missing key would add `"tools": null`.
+    if let Some(last) = body
+        .get_mut("tools")
+        .and_then(Value::as_array_mut)
+        .and_then(|t| t.last_mut())
+    {
+        last["cache_control"] = control.clone();
+    }
+    if !follow_up {
+        return;
+    }
+    let newest_user = body["messages"]
+        .as_array_mut()
+        .and_then(|m| m.iter_mut().rev().find(|m| m["role"] == "user"));
+    if let Some(message) = newest_user {
+        if let Some(text) = message["content"].as_str() {
+            message["content"] = json!([{"type": "text", "text": text}]);
+        }
+        if let Some(block) = message["content"].as_array_mut().and_then(|c| c.last_mut()) {
+            block["cache_control"] = control;
+        }
+    }
 }
 
 /// A turn as one message: the assistant's text block (when it wrote any) and a `tool_use`
@@ -138,10 +182,17 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
             arguments: b.get("input").cloned().unwrap_or_else(|| json!({})),
         })
         .collect();
+    let usage = &v["usage"];
+    let count = |key: &str| usage[key].as_u64().unwrap_or(0);
+    let (read, write) = (count("cache_read_input_tokens"), count("cache_creation_input_tokens"));
     Ok(Completion {
         text,
-        prompt_tokens: v["usage"]["input_tokens"].as_u64().unwrap_or(0),
-        completion_tokens: v["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        // `input_tokens` counts only the tokens after the last cache mark: with the cached
+        // ones added, the prompt count means every input token, as it does for OpenAI.
+        prompt_tokens: count("input_tokens").saturating_add(read).saturating_add(write),
+        completion_tokens: count("output_tokens"),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
         // The report speaks OpenAI's words: `max_tokens` is `length`, a natural end is `stop`,
         // and `tool_use` is `tool_calls`.
         finish_reason: v["stop_reason"].as_str().map(|r| {
@@ -166,7 +217,7 @@ mod tests {
     fn a_request_without_tools_has_no_tools_key() {
         let req = request("a", "Design a costume");
         assert_eq!(
-            body(&req).to_string(),
+            body(&req, None).to_string(),
             r#"{"max_tokens":4096,"messages":[{"content":"Design a costume","role":"user"}],"model":"","system":"You design the physical appearance of characters.","temperature":0.7}"#
         );
     }
@@ -176,7 +227,7 @@ mod tests {
         let mut req = request("a", "Summarise notes");
         req.tools = tools();
         assert_eq!(
-            body(&req)["tools"].to_string(),
+            body(&req, None)["tools"].to_string(),
             concat!(
                 r#"[{"description":"Search the notes","input_schema":{"properties":{"limit":{"type":"integer"},"query":{"type":"string"}},"required":["query"],"type":"object"},"name":"search"},"#,
                 r#"{"description":"Read a file","input_schema":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"},"name":"read_file"}]"#
@@ -188,7 +239,7 @@ mod tests {
     fn a_conversation_sends_the_tool_uses_then_one_user_turn_of_results() {
         let mut req = request("a", "Summarise notes");
         req.turns = two_calls();
-        let body = body(&req);
+        let body = body(&req, None);
         let messages: Vec<String> = body["messages"]
             .as_array()
             .unwrap()
@@ -240,6 +291,7 @@ mod tests {
                 completion_tokens: 2,
                 finish_reason: None,
                 tool_calls: Vec::new(),
+                ..Completion::default()
             }
         );
         assert!(parse(&json!({"type": "error"})).is_err());
@@ -270,7 +322,82 @@ mod tests {
                         arguments: json!({"query": "cave"}),
                     },
                 ],
+                ..Completion::default()
             }
         );
+    }
+
+    /// Every `cache_control` of a body, as JSON paths.
+    fn marks(v: &Value, path: String, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if k == "cache_control" {
+                        out.push(format!("{path} {v}"));
+                    } else {
+                        marks(v, format!("{path}.{k}"), out);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    marks(v, format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn marks_of(v: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        marks(v, String::new(), &mut out);
+        out
+    }
+
+    #[test]
+    fn a_first_request_marks_the_system_prompt_and_the_last_tool_only() {
+        let mut req = request("a", "Summarise notes");
+        req.tools = tools();
+        let body = body(&req, Some(CacheTtl::FiveMinutes));
+        assert_eq!(
+            marks_of(&body),
+            [
+                r#".system[0] {"type":"ephemeral"}"#,
+                r#".tools[1] {"type":"ephemeral"}"#
+            ]
+        );
+        assert_eq!(
+            body["system"][0]["text"],
+            "You design the physical appearance of characters."
+        );
+        assert_eq!(body["messages"][0]["content"], "Summarise notes");
+    }
+
+    #[test]
+    fn a_follow_up_marks_the_newest_user_message_s_last_block_for_an_hour() {
+        let mut req = request("a", "Summarise notes");
+        req.turns = two_calls();
+        let body = body(&req, Some(CacheTtl::OneHour));
+        assert_eq!(
+            marks_of(&body),
+            [
+                r#".messages[2].content[1] {"ttl":"1h","type":"ephemeral"}"#,
+                r#".system[0] {"ttl":"1h","type":"ephemeral"}"#
+            ]
+        );
+    }
+
+    #[test]
+    fn without_caching_nothing_is_marked_and_an_empty_system_stays_a_string() {
+        let mut req = request("a", "Summarise notes");
+        req.tools = tools();
+        req.turns = two_calls();
+        assert!(marks_of(&body(&req, None)).is_empty());
+        let untooled = body(&request("a", "Plain"), Some(CacheTtl::FiveMinutes));
+        assert_eq!(untooled.get("tools"), None, "no tools offered, none sent");
+        req.system = String::new();
+        let body = body(&req, Some(CacheTtl::FiveMinutes));
+        assert_eq!(body["system"], "");
+        assert_eq!(marks_of(&body).len(), 2);
     }
 }

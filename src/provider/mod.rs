@@ -90,6 +90,10 @@ pub struct Completion {
     pub prompt_tokens: u64,
     /// Tokens received, as the provider reports them.
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache.
+    pub cache_read_tokens: u64,
+    /// Of `prompt_tokens`, those written to the provider's prompt cache.
+    pub cache_write_tokens: u64,
     /// Why the reply ended: `stop`, `length` (cut by the cap), or the provider's own word.
     pub finish_reason: Option<String>,
     /// The tool calls the reply asks for, in the order it lists them.

@@ -148,6 +148,7 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
         completion_tokens: v["eval_count"].as_u64().unwrap_or(0),
         finish_reason: v["done_reason"].as_str().map(str::to_string),
         tool_calls,
+        ..Completion::default()
     })
 }
 

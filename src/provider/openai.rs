@@ -10,7 +10,7 @@ use super::{
     Turn,
 };
 use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError};
-use crate::config::{ProviderSettings, StructuredOutput, TokenField};
+use crate::config::{PromptCache, ProviderSettings, StructuredOutput, TokenField};
 
 /// A chat-completions endpoint.
 pub struct OpenAi {
@@ -23,6 +23,8 @@ pub struct OpenAi {
     structured: StructuredOutput,
     /// Where the reply cap goes.
     token_field: TokenField,
+    /// Whether `prompt_cache_key` is sent.
+    cache_key: bool,
 }
 
 impl OpenAi {
@@ -38,6 +40,7 @@ impl OpenAi {
             http: http.named(&settings.name),
             structured: settings.structured_output,
             token_field: settings.token_field,
+            cache_key: settings.prompt_cache == PromptCache::Auto && settings.prompt_cache_key,
         }
     }
 }
@@ -60,7 +63,8 @@ impl Provider for OpenAi {
             let post = Post {
                 url: &self.endpoint,
                 headers: Vec::new(),
-                body: super::openai_wire::body_bytes(req, self.structured, self.token_field).into(),
+                body: super::openai_wire::keyed_body_bytes(req, self.structured, self.token_field, self.cache_key)
+                    .into(),
                 timeout: req.timeout,
                 deadline: req.deadline,
             };
@@ -132,6 +136,11 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
         text,
         prompt_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
         completion_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+        // Cached tokens are part of `prompt_tokens`; the API reports no cache writes.
+        cache_read_tokens: v["usage"]["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap_or(0),
+        cache_write_tokens: 0,
         finish_reason: first["finish_reason"].as_str().map(str::to_string),
         tool_calls,
     })
@@ -246,6 +255,7 @@ mod tests {
                 completion_tokens: 1,
                 finish_reason: None,
                 tool_calls: Vec::new(),
+                ..Completion::default()
             }
         );
         assert!(parse(&json!({"choices": []}))
@@ -326,5 +336,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_cache_key_names_the_agent_between_model_and_temperature() {
+        let mut req = request("writer", "Design a costume");
+        req.model = "gpt-4o-mini".into();
+        let bytes =
+            super::super::openai_wire::keyed_body_bytes(&req, StructuredOutput::Off, TokenField::MaxTokens, true);
+        let mut expected = body(&req, StructuredOutput::Off, TokenField::MaxTokens);
+        expected["prompt_cache_key"] = json!("writer");
+        assert_eq!(String::from_utf8(bytes).unwrap(), expected.to_string());
+        assert!(expected
+            .to_string()
+            .contains(r#""model":"gpt-4o-mini","prompt_cache_key":"writer","temperature""#));
     }
 }

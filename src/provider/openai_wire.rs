@@ -9,8 +9,20 @@ use serde_json::{json, Value};
 use super::{CompletionRequest, Turn};
 use crate::config::{StructuredOutput, TokenField};
 
-/// The body of `req` as JSON bytes.
+/// The body of `req` as JSON bytes, without a cache key.
+#[cfg(test)]
 pub fn body_bytes(req: &CompletionRequest, structured: StructuredOutput, token_field: TokenField) -> Vec<u8> {
+    keyed_body_bytes(req, structured, token_field, false)
+}
+
+/// The body of `req` as JSON bytes; with `cache_key`, it names the agent as its
+/// `prompt_cache_key`, so the server routes an agent's requests to where its prefix is cached.
+pub fn keyed_body_bytes(
+    req: &CompletionRequest,
+    structured: StructuredOutput,
+    token_field: TokenField,
+    cache_key: bool,
+) -> Vec<u8> {
     let cap = (req.max_output_tokens > 0).then_some(req.max_output_tokens);
     let format = req.output_schema.as_deref().and_then(|schema| match structured {
         StructuredOutput::JsonSchema => Some(Format {
@@ -34,6 +46,7 @@ pub fn body_bytes(req: &CompletionRequest, structured: StructuredOutput, token_f
         max_tokens: cap.filter(|_| token_field == TokenField::MaxTokens),
         messages: Messages(req),
         model: (!req.model.is_empty()).then_some(req.model.as_str()),
+        prompt_cache_key: cache_key.then_some(req.agent_id.as_str()),
         response_format: format,
         temperature: req.temperature,
         tools: req
@@ -64,6 +77,8 @@ struct Wire<'a> {
     messages: Messages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<Format<'a>>,
     temperature: f64,

@@ -238,6 +238,7 @@ mod tests {
                 completion_tokens: 3,
                 finish_reason: Some("stop".into()),
                 tool_calls: Vec::new(),
+                ..Completion::default()
             }
         );
     }

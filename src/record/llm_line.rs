@@ -46,12 +46,27 @@ pub struct Entry {
     /// The tool calls the reply asked for (absent when none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<AskedCall>,
+    /// Prompt tokens read from the provider's prompt cache (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+/// Whether a count is 0 (such counts are left out of a line).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Entry {
     /// The entry of one exchange: `req` (whose [`request_hash`] is `hash`) sent to a provider
     /// of kind `kind`, and its outcome.
     pub fn of(hash: String, kind: ProviderKind, req: &CompletionRequest, outcome: &Outcome) -> Entry {
+        let cache = outcome
+            .result
+            .as_ref()
+            .map_or((0, 0), |c| (c.cache_read_tokens, c.cache_write_tokens));
         let (text, error, prompt_tokens, completion_tokens, finish_reason, tool_calls) = match &outcome.result {
             Ok(c) => (
                 Some(c.text.clone()),
@@ -78,6 +93,8 @@ impl Entry {
             system_hash: Some(short_hash(&req.system)),
             prompt_hash: Some(short_hash(&req.prompt)),
             tool_calls,
+            cache_read_tokens: cache.0,
+            cache_write_tokens: cache.1,
         }
     }
 
@@ -90,6 +107,8 @@ impl Entry {
                 completion_tokens: self.completion_tokens,
                 finish_reason: self.finish_reason,
                 tool_calls: self.tool_calls,
+                cache_read_tokens: self.cache_read_tokens,
+                cache_write_tokens: self.cache_write_tokens,
             }),
             (None, Some(e)) => Err(e),
             (None, None) => Err(ProviderError::Decode {

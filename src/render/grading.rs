@@ -71,3 +71,14 @@ pub fn cost(u: &Usage) -> Option<String> {
         )),
     }
 }
+
+/// `cached N%`: the share of input tokens read from a provider's prompt cache, to a whole
+/// percent; None when it rounds to 0.
+pub fn cached(u: &Usage) -> Option<String> {
+    if u.prompt_tokens == 0 {
+        return None;
+    }
+    let share = u.cache_read_tokens.min(u.prompt_tokens) as f64 / u.prompt_tokens as f64;
+    let percent = (share * 100.0).round() as u64;
+    (percent > 0).then(|| format!("cached {percent}%"))
+}

@@ -30,7 +30,10 @@ pub fn run(report: &Report) -> String {
     totals.row([
         waiting.map_or_else(|| quality(report), |_| "—".to_string()),
         u.calls.to_string(),
-        u.prompt_tokens.saturating_add(u.completion_tokens).to_string(),
+        {
+            let tokens = u.prompt_tokens.saturating_add(u.completion_tokens);
+            super::grading::cached(u).map_or(tokens.to_string(), |c| format!("{tokens} ({c})"))
+        },
         super::grading::cost(u).unwrap_or_else(|| fmt_usd(0.0)),
     ]);
     out.push_str(&totals.finish());

@@ -76,7 +76,7 @@ fn headline(report: &Report, style: Style) -> String {
     };
     let u = &report.usage;
     let mut head = format!(
-        "{} {} · {} · {}{}{} · {} tokens{} · {:.1} s",
+        "{} {} · {} · {}{}{} · {} tokens{}{} · {:.1} s",
         style.bold("run"),
         status,
         match super::conversation::waiting(report) {
@@ -95,6 +95,7 @@ fn headline(report: &Report, style: Style) -> String {
             String::new()
         },
         u.prompt_tokens.saturating_add(u.completion_tokens),
+        super::grading::cached(u).map_or(String::new(), |c| format!(" ({c})")),
         super::grading::cost(u).map_or(String::new(), |c| format!(" · {c}")),
         report.metadata.total_execution_time as f64 / 1000.0
     );

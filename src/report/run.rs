@@ -52,10 +52,14 @@ pub struct Usage {
     pub calls: u64,
     /// HTTP retries inside those calls (not quality attempts).
     pub transport_retries: u64,
-    /// Tokens sent.
+    /// Tokens sent: every input token, cached ones included.
     pub prompt_tokens: u64,
     /// Tokens received.
     pub completion_tokens: u64,
+    /// Of the tokens sent, those the provider read from its prompt cache.
+    pub cache_read_tokens: u64,
+    /// Of the tokens sent, those the provider wrote to its prompt cache.
+    pub cache_write_tokens: u64,
     /// USD spent, by `[pricing]` (calls of unpriced models count 0), 6 decimals.
     #[serde(serialize_with = "crate::text::usd")]
     pub cost_usd: f64,
@@ -79,6 +83,8 @@ impl Usage {
         self.transport_retries = self.transport_retries.saturating_add(other.transport_retries);
         self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
         self.completion_tokens = self.completion_tokens.saturating_add(other.completion_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(other.cache_write_tokens);
         self.cost_usd += other.cost_usd;
         self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
         self.cached_calls = self.cached_calls.saturating_add(other.cached_calls);

@@ -140,6 +140,11 @@ pub struct AgentStats {
     pub latency_ms_p95: Option<u64>,
     /// Tool calls (`usage.toolCalls`; 0 in reports that have none).
     pub tool_calls: u64,
+    /// Input tokens read from a provider's prompt cache, over every run.
+    pub cache_read_tokens: u64,
+    /// `cacheReadTokens` / `promptTokens` over every run; null when it sent no input token.
+    #[serde(serialize_with = "rate")]
+    pub cache_hit_rate: Option<f64>,
     /// USD over every run (its judge calls included).
     #[serde(serialize_with = "crate::text::usd")]
     pub cost_usd: f64,

@@ -78,6 +78,9 @@ struct AgentTally {
     score: Mean,
     latencies: Latencies,
     tool_calls: u64,
+    /// Input tokens sent, and of them those read from a prompt cache.
+    prompt_tokens: u64,
+    cache_read_tokens: u64,
     cost: UsdSum,
     /// Attempts that climbed a rung.
     escalations: u64,
@@ -191,6 +194,8 @@ impl Tally {
         }
         t.escalations = t.escalations.saturating_add(s.usage.escalations);
         t.tool_calls = t.tool_calls.saturating_add(s.usage.tool_calls);
+        t.prompt_tokens = t.prompt_tokens.saturating_add(s.usage.prompt_tokens);
+        t.cache_read_tokens = t.cache_read_tokens.saturating_add(s.usage.cache_read_tokens);
         t.cost.add(s.usage.cost_usd);
         t.priced.add(&s.usage);
         t.variants.add(s);
@@ -282,6 +287,9 @@ impl AgentTally {
             latency_ms_p50: self.latencies.percentile(50.0),
             latency_ms_p95: self.latencies.percentile(95.0),
             tool_calls: self.tool_calls,
+            cache_read_tokens: self.cache_read_tokens,
+            // A report may claim more cached tokens than sent: the rate stays a share.
+            cache_hit_rate: ratio(self.cache_read_tokens.min(self.prompt_tokens), self.prompt_tokens),
             cost_usd: self.cost.value(),
             escalations: self.escalations,
             by_rung: self.rungs.stats(),

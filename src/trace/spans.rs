@@ -140,8 +140,10 @@ fn server(base_url: &str) -> (Option<String>, Option<u16>) {
 pub struct ChatResponse<'a> {
     /// Why the reply ended, when the provider said.
     pub finish_reason: Option<&'a str>,
-    /// Tokens sent and received.
+    /// Tokens sent (cached ones included) and received.
     pub tokens: (u64, u64),
+    /// Of the tokens sent, those read from and written to the provider's prompt cache.
+    pub cache: (u64, u64),
     /// The reply (exported only with `--otlp-content`).
     pub text: Option<&'a str>,
     /// Transport retries inside the call.
@@ -159,6 +161,14 @@ pub fn end_chat(cx: &Context, res: &ChatResponse) {
     let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", clamp(res.tokens.0)));
     span.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", clamp(res.tokens.1)));
+    span.set_attribute(KeyValue::new(
+        "gen_ai.usage.cache_read.input_tokens",
+        clamp(res.cache.0),
+    ));
+    span.set_attribute(KeyValue::new(
+        "gen_ai.usage.cache_creation.input_tokens",
+        clamp(res.cache.1),
+    ));
     span.set_attribute(KeyValue::new(
         "orch.transport_retries",
         i64::from(res.transport_retries),

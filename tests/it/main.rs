@@ -54,6 +54,7 @@ mod ollama;
 mod output;
 mod pictures;
 mod prerequisites;
+mod prompt_cache;
 mod providers;
 mod readme;
 mod renderings;

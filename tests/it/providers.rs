@@ -127,7 +127,7 @@ async fn shipped_studio_over_anthropic() {
     let requests = server.received_requests().await.unwrap();
     let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
     assert_eq!(body["max_tokens"], 4096);
-    assert!(body["system"].as_str().unwrap().len() > 10);
+    assert!(crate::common::turns::system_of(&body).len() > 10);
     assert_eq!(body["messages"][0]["role"], "user");
 }
 

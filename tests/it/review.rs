@@ -224,7 +224,7 @@ async fn the_reviewer_is_sent_its_schema_over_anthropic_in_the_system_prompt() {
         .into_iter()
         .find(|b| b.to_string().contains(REVIEW))
         .unwrap();
-    let system = review["system"].as_str().unwrap();
+    let system = crate::common::turns::system_of(&review);
     assert!(
         system.starts_with("AGENT:rv reviews\n\nReply with JSON only, matching this JSON Schema:\n{"),
         "{system}"

@@ -102,11 +102,13 @@ async fn exact_figures_and_learned_rates_from_a_scripted_suite() {
                          "meanCalls": 6.33, "costUsd": 0.000475}],
         "agents": [
             {"agentId": "s1", "department": "d", "runs": 3, "attempts": 3, "firstAttemptPassRate": 1.0,
-             "passRate": 1.0, "meanRetries": 0.0, "meanScore": 90.0, "toolCalls": 0, "costUsd": 0.00015,
+             "passRate": 1.0, "meanRetries": 0.0, "meanScore": 90.0, "toolCalls": 0,
+             "cacheReadTokens": 0, "cacheHitRate": 0.0, "costUsd": 0.00015,
              "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 3, "passRate": 1.0, "costUsd": 0.000075}], "variants": [],
              "byGrader": [{"grader": "llm", "attempts": 3, "passRate": 1.0, "meanScore": 90.0}]},
             {"agentId": "s2", "department": "d", "runs": 3, "attempts": 5, "firstAttemptPassRate": 0.3333,
-             "passRate": 0.6667, "meanRetries": 0.67, "meanScore": 63.33, "toolCalls": 0, "costUsd": 0.00025,
+             "passRate": 0.6667, "meanRetries": 0.67, "meanScore": 63.33, "toolCalls": 0,
+             "cacheReadTokens": 0, "cacheHitRate": 0.0, "costUsd": 0.00025,
              "escalations": 0, "byRung": [{"rung": 0, "model": "gpt-4o-mini", "attempts": 5, "passRate": 0.4, "costUsd": 0.000125}], "variants": [],
              // 40, 70, 40, 40, 80: two of five reach 70; mean 270 / 5.
              "byGrader": [{"grader": "llm", "attempts": 5, "passRate": 0.4, "meanScore": 54.0}]}

@@ -217,11 +217,13 @@ fn every_counter_with_exact_figures_from_both_kinds_of_input() {
         ],
         "agents": [
             {"agentId": "v", "department": "story", "runs": 1, "attempts": 2, "firstAttemptPassRate": 0.0, "passRate": 0.0,
-             "meanRetries": 1.0, "meanScore": 30.0, "latencyMsP50": 5, "latencyMsP95": 7, "toolCalls": 0, "costUsd": 0.0005,
+             "meanRetries": 1.0, "meanScore": 30.0, "latencyMsP50": 5, "latencyMsP95": 7, "toolCalls": 0,
+             "cacheReadTokens": 0, "cacheHitRate": null, "costUsd": 0.0005,
              "escalations": 0, "byRung": [{"rung": 0, "model": "", "attempts": 2, "passRate": 0.0, "costUsd": 0.0}], "variants": [],
              "byGrader": []},
             {"agentId": "w", "department": "story", "runs": 4, "attempts": 10, "firstAttemptPassRate": 0.25, "passRate": 0.75,
-             "meanRetries": 1.5, "meanScore": 66.25, "latencyMsP50": 500, "latencyMsP95": 1000, "toolCalls": 2, "costUsd": 0.004,
+             "meanRetries": 1.5, "meanScore": 66.25, "latencyMsP50": 500, "latencyMsP95": 1000, "toolCalls": 2,
+             "cacheReadTokens": 0, "cacheHitRate": null, "costUsd": 0.004,
              "escalations": 0, "byRung": [{"rung": 0, "model": "", "attempts": 10, "passRate": 0.3, "costUsd": 0.0}], "variants": [],
              "byGrader": []}
         ],

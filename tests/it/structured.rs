@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use crate::common::mock::chat_reply;
+use crate::common::turns::system_of;
 use crate::common::{json, refused, repo, Root, Test, RUN_ALWAYS};
 
 const SHOTS: &str = r#"{"type": "object", "required": ["shots"], "properties": {"shots": {"type": "array", "minItems": 1, "items": {"type": "object", "required": ["camera"]}}}}"#;
@@ -182,13 +183,10 @@ async fn anthropic_gets_the_schema_in_the_system_prompt() {
         .iter()
         .map(|r| serde_json::from_slice(&r.body).unwrap())
         .collect();
-    let specialist = bodies
-        .iter()
-        .find(|b| b["system"].as_str().unwrap().starts_with("AGENT:s"))
-        .unwrap();
+    let specialist = bodies.iter().find(|b| system_of(b).starts_with("AGENT:s")).unwrap();
     let schema: Value = serde_json::from_str(SHOTS).unwrap();
     assert_eq!(
-        specialist["system"],
+        system_of(specialist),
         format!("AGENT:s shoots\n\nReply with JSON only, matching this JSON Schema:\n{schema}")
     );
     // `grading.structured = false`: the judge's request carries no schema.
@@ -196,7 +194,7 @@ async fn anthropic_gets_the_schema_in_the_system_prompt() {
         .iter()
         .find(|b| b.to_string().contains("GRADE THIS OUTPUT."))
         .unwrap();
-    assert!(!judge["system"].as_str().unwrap().contains("JSON Schema"));
+    assert!(!system_of(judge).contains("JSON Schema"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

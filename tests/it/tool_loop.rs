@@ -81,13 +81,18 @@ async fn openai_offers_functions_and_sends_a_tool_message_per_call_in_order() {
 async fn anthropic_offers_input_schemas_and_sends_one_user_turn_of_results() {
     let requests = echo_and_fail(Wire::Anthropic).await;
     assert_eq!(requests.len(), 2);
+    // Prompt caching is on by default: the system prompt is one marked text block, and so
+    // is the last tool offered.
+    let mark = json!({"type": "ephemeral"});
+    let mut tools = echo_fail_offered(Wire::Anthropic);
+    tools[1]["cache_control"] = mark.clone();
     let first = json!({
         "model": "m",
         "max_tokens": 4096,
-        "system": "AGENT:s works",
+        "system": [{"type": "text", "text": "AGENT:s works", "cache_control": mark}],
         "messages": [{"role": "user", "content": "Aladdin finds the lamp"}],
         "temperature": 0.7,
-        "tools": echo_fail_offered(Wire::Anthropic)
+        "tools": tools
     });
     assert_eq!(requests[0], first);
     let mut second = first;
@@ -98,7 +103,8 @@ async fn anthropic_offers_input_schemas_and_sends_one_user_turn_of_results() {
         ]}),
         json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "c1", "content": "lamp"},
-            {"type": "tool_result", "tool_use_id": "c2", "content": "it failed on purpose", "is_error": true}
+            {"type": "tool_result", "tool_use_id": "c2", "content": "it failed on purpose", "is_error": true,
+             "cache_control": {"type": "ephemeral"}}
         ]}),
     ]);
     assert_eq!(requests[1], second);

@@ -167,6 +167,7 @@ pub(super) fn asking(text: &str, calls: &[(&str, &str, Value)]) -> Completion {
                 arguments: arguments.clone(),
             })
             .collect(),
+        ..Completion::default()
     }
 }
 

@@ -115,6 +115,7 @@ impl Provider for Simulated {
                 text,
                 finish_reason: Some(finish_reason.to_string()),
                 tool_calls: Vec::new(),
+                ..Completion::default()
             };
             Outcome::once(Ok(completion))
         })

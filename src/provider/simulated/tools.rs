@@ -132,6 +132,7 @@ impl Simulated {
             completion_tokens: estimate_tokens(&call.name) + estimate_tokens(&call.arguments.to_string()),
             finish_reason: Some("tool_calls".into()),
             tool_calls: vec![call],
+            ..Completion::default()
         })
     }
 }

@@ -87,11 +87,8 @@ impl Turns {
     }
 
     fn reply(&self, body: &Value) -> Reply {
-        let (system, messages) = match self.wire {
-            Wire::OpenAi => (&body["messages"][0]["content"], &body["messages"]),
-            Wire::Anthropic => (&body["system"], &body["messages"]),
-        };
-        let system = system.as_str().unwrap_or("");
+        let messages = &body["messages"];
+        let system = system_of(body);
         let first_user = match self.wire {
             Wire::OpenAi => &messages[1]["content"],
             Wire::Anthropic => &messages[0]["content"],
@@ -100,7 +97,7 @@ impl Turns {
             let grade = json!({"quality": 0.9, "relevance": 0.9, "consistency": 0.9, "feedback": "scripted"});
             return Reply::Text(grade.to_string());
         }
-        let agent = agent_of(system);
+        let agent = agent_of(&system);
         let turn = messages
             .as_array()
             .map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
@@ -109,6 +106,16 @@ impl Turns {
             .and_then(|s| s.get(turn))
             .cloned()
             .unwrap_or_else(|| Reply::Text(format!("{agent} answers.")))
+    }
+}
+
+/// A request's system prompt in either wire format: OpenAI's first message, Anthropic's
+/// `system` as a string or as the text blocks it is sent as when it carries a cache mark.
+pub fn system_of(body: &Value) -> String {
+    match &body["system"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => body["messages"][0]["content"].as_str().unwrap_or("").to_string(),
     }
 }
 
@@ -187,13 +194,7 @@ pub async fn requests_of(server: &MockServer, agent: &str) -> Vec<Value> {
     super::mock::bodies(server)
         .await
         .into_iter()
-        .filter(|b| {
-            let system = b["system"]
-                .as_str()
-                .or(b["messages"][0]["content"].as_str())
-                .unwrap_or("");
-            agent_of(system) == agent
-        })
+        .filter(|b| agent_of(&system_of(b)) == agent)
         .collect()
 }
 
