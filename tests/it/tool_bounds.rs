@@ -146,7 +146,9 @@ async fn an_is_error_result_goes_to_the_model_and_the_run_goes_on() {
     let (report, requests, _) = scripted(Wire::Anthropic, "[{ server: fx }]", "", "", script).await;
     assert_eq!(
         requests[1]["messages"][2]["content"],
-        json!([{"type": "tool_result", "tool_use_id": "c1", "content": "it failed on purpose", "is_error": true}])
+        // The newest user message's last block carries the prompt-cache mark of a follow-up.
+        json!([{"type": "tool_result", "tool_use_id": "c1", "content": "it failed on purpose", "is_error": true,
+                "cache_control": {"type": "ephemeral"}}])
     );
     assert_eq!(outcomes(&report), [failed("it failed on purpose")]);
     assert_eq!(report["status"], "success");

@@ -407,8 +407,8 @@ fn specialist_without_department() {
 #[test]
 fn unknown_provider_kind() {
     expect_diagnostics(
-        &[("orch.toml", "[providers.local]\nkind = \"ollama\"\n")],
-        &["orch.toml:2:8: error: `kind` must be one of openai, anthropic, simulated, found `ollama`"],
+        &[("orch.toml", "[providers.local]\nkind = \"vllm\"\n")],
+        &["orch.toml:2:8: error: `kind` must be one of openai, anthropic, ollama, simulated, found `vllm`"],
     );
 }
 
