@@ -139,7 +139,10 @@ for d in r["departments"]:
             truncated += a["truncated"]
             if a["error"]:
                 errors[a["error"].split(":")[0]] += 1
-print("status:", r["status"], "quality:", r["overallQuality"])
+g = r.get("grading", {})
+print("status:", r["status"], "quality:", r["overallQuality"],
+      "({} of {} departments graded; {} of {} attempts passed)".format(
+          g.get("graded"), g.get("departments"), g.get("attemptsPassed"), g.get("attempts")))
 print("usage:", json.dumps(r["usage"]))
 print("attempts by grader:", dict(graders))
 print("truncated attempts:", truncated)

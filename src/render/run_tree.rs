@@ -212,7 +212,7 @@ fn department(d: &DepartmentResult, style: Style) -> Node {
     if let Some(f) = d.fallback {
         let score = d.metadata.specialist_score.map(fmt_score).unwrap_or_default();
         children.push(Node::leaf(style.yellow(&format!(
-            "fallback: {f}: no specialist passed (specialist score {score}); the head answered itself"
+            "fallback: {f}: no specialist passed (their department quality would have been {score}); the head answered itself"
         ))));
     }
     if d.partial_synthesis_failure {
@@ -296,9 +296,9 @@ fn specialist(s: &SpecialistResult, style: Style) -> Node {
         let mut lines = tool_lines(&a.tool_calls, style);
         lines.extend(super::grading::samples(a).map(|s| Node::leaf(style.dim(&s))));
         if a.feedback_dropped {
-            lines.push(Node::leaf(
-                style.dim("the judge's feedback only echoed its request: not retried with"),
-            ));
+            lines.push(Node::leaf(style.dim(
+                "the judge's feedback only echoed its request, so the retry was sent without it",
+            )));
         }
         children.push(Node::new(label, lines));
     }

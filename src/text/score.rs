@@ -10,7 +10,8 @@ pub fn round_to_2(v: f64) -> f64 {
 /// Rounds to `places` decimals (half away from zero): 4 for shares, 2 for scores and means.
 pub fn round_to(v: f64, places: i32) -> f64 {
     let k = 10f64.powi(places);
-    (v * k).round() / k
+    // Adding 0 turns a rounded −0 into 0: no figure reads `-0`.
+    (v * k).round() / k + 0.0
 }
 
 /// Serializes a score rounded to 2 decimals.
@@ -119,5 +120,8 @@ mod tests {
         assert_eq!(round_usd(0.123_456_78), 0.123_457);
         assert_eq!(fmt_usd(0.012_34), "$0.0123");
         assert_eq!(fmt_usd(1.5), "$1.50");
+        // A value that rounds to zero from below is 0, never -0.
+        assert!(round_to(-0.000_01, 4).is_sign_positive());
+        assert_eq!(fmt_score(round_to_2(-0.001)), "0");
     }
 }

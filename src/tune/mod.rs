@@ -99,7 +99,7 @@ pub struct Change {
     pub new: String,
 }
 
-/// A fraction to 4 places.
+/// A fraction to 4 places; never `-0` (a κ of −0.00001 reads as 0, not `-0`).
 fn round4(x: f64) -> f64 {
-    (x * 1e4).round() / 1e4
+    (x * 1e4).round() / 1e4 + 0.0
 }

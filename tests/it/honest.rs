@@ -61,6 +61,10 @@ async fn a_department_whose_specialists_all_failed_is_not_graded_and_says_so() {
         "{tree}"
     );
     assert!(tree.contains("s1 20 → 20 → 20 → 20 judge judge rejected"), "{tree}");
+    assert!(
+        tree.contains("fallback: head-direct: no specialist passed (their department quality would have been 8); the head answered itself"),
+        "{tree}"
+    );
     let markdown = shown(&root, "markdown");
     assert!(
         markdown.contains("| 85 (0 of 1 departments graded; 0 of 4 attempts passed) |"),
