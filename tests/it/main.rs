@@ -16,6 +16,7 @@ mod conditions;
 mod conversations;
 mod conversations_resume;
 mod cuts;
+mod doctor;
 mod datasets;
 mod denials;
 mod economy;
