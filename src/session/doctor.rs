@@ -27,8 +27,11 @@ pub struct Diagnosis {
 /// the config does not know, or a key that is not set, is refused before any call.
 pub fn doctor_targets(config: &Config, named: &[String]) -> Result<Vec<String>, SessionError> {
     let mut names: Vec<String> = if named.is_empty() {
-        let used: std::collections::BTreeSet<String> =
-            config.agents.iter().flat_map(|a| config.ladder_providers(a, None)).collect();
+        let used: std::collections::BTreeSet<String> = config
+            .agents
+            .iter()
+            .flat_map(|a| config.ladder_providers(a, None))
+            .collect();
         used.into_iter().collect()
     } else {
         named.to_vec()
@@ -43,7 +46,13 @@ pub fn doctor_targets(config: &Config, named: &[String]) -> Result<Vec<String>, 
             return Err(SessionError::refused(format!("provider `{name}` cannot be used: {e}")));
         }
     }
-    names.retain(|n| config.settings.providers.get(n).is_some_and(|p| p.kind != ProviderKind::Simulated));
+    names.retain(|n| {
+        config
+            .settings
+            .providers
+            .get(n)
+            .is_some_and(|p| p.kind != ProviderKind::Simulated)
+    });
     Ok(names)
 }
 

@@ -107,9 +107,7 @@ impl Target<'_> {
                 "the server has no such path or model: check baseUrl ({url}) and the model name `{}`",
                 self.model
             ),
-            ProviderError::Timeout { .. } => {
-                "no answer in time: raise defaults.timeout, or use a smaller model".into()
-            }
+            ProviderError::Timeout { .. } => "no answer in time: raise defaults.timeout, or use a smaller model".into(),
             _ => format!(
                 "check baseUrl ({url}), the model name `{}` and the server's log",
                 self.model
@@ -133,7 +131,12 @@ impl Target<'_> {
                     self.model
                 ),
             ),
-            Err(e) => return (Probe::failed(NAME, format!("the call failed: {e}"), self.call_advice(&e)), false),
+            Err(e) => {
+                return (
+                    Probe::failed(NAME, format!("the call failed: {e}"), self.call_advice(&e)),
+                    false,
+                )
+            }
         };
         (probe, true)
     }
@@ -220,7 +223,10 @@ impl Target<'_> {
     /// or not `stripReasoning` removes it.
     pub(super) async fn reasoning(&self) -> Probe {
         const NAME: &str = "reasoning leak";
-        let reply = match self.ask("What is 17 + 25? Answer with the number only.".into(), None).await {
+        let reply = match self
+            .ask("What is 17 + 25? Answer with the number only.".into(), None)
+            .await
+        {
             Ok(reply) => reply,
             Err(e) => return Probe::failed(NAME, format!("the call failed: {e}"), self.call_advice(&e)),
         };

@@ -141,10 +141,16 @@ async fn a_healthy_openai_server_passes_all_four_probes_in_four_calls() {
     let (code, found) = doctor(&root, &[]);
     assert_eq!(code, 0, "{found:#}");
     let d = &found["providers"][0];
-    assert_eq!((d["name"].as_str(), d["kind"].as_str(), d["model"].as_str()), (Some("local"), Some("openai"), Some("tiny-h")));
+    assert_eq!(
+        (d["name"].as_str(), d["kind"].as_str(), d["model"].as_str()),
+        (Some("local"), Some("openai"), Some("tiny-h"))
+    );
     let names: Vec<_> = probes(&found).into_iter().map(|(n, ok, _)| (n, ok)).collect();
     let expected = ["reachable", "structured output", "context", "reasoning leak"];
-    assert_eq!(names, expected.iter().map(|n| (n.to_string(), true)).collect::<Vec<_>>());
+    assert_eq!(
+        names,
+        expected.iter().map(|n| (n.to_string(), true)).collect::<Vec<_>>()
+    );
     assert!(d["probes"].as_array().unwrap().iter().all(|p| p["advice"].is_null()));
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 4);
@@ -179,7 +185,13 @@ async fn a_server_that_ignores_the_schema_fails_structured_output_with_advice() 
     let p = probe(&found, "structured output");
     assert_eq!(p["ok"], false);
     assert!(p["detail"].as_str().unwrap().contains("The color is teal."), "{p}");
-    assert!(p["advice"].as_str().unwrap().contains("structuredOutput = \"json_object\""), "{p}");
+    assert!(
+        p["advice"]
+            .as_str()
+            .unwrap()
+            .contains("structuredOutput = \"json_object\""),
+        "{p}"
+    );
     let failed: Vec<_> = probes(&found).into_iter().filter(|(_, ok, _)| !ok).collect();
     assert_eq!(failed.len(), 1, "{found:#}");
 }
@@ -225,7 +237,9 @@ async fn a_healthy_ollama_server_passes_with_the_schema_in_format_and_the_window
     assert_eq!(found["providers"][0]["kind"], "ollama");
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 4);
-    assert!(sent.iter().all(|b| b["options"]["num_ctx"] == 16384 && b["think"] == false));
+    assert!(sent
+        .iter()
+        .all(|b| b["options"]["num_ctx"] == 16384 && b["think"] == false));
     assert_eq!(sent[1]["format"]["properties"]["color"]["enum"], json!(["teal"]));
     assert_eq!(sent[0].get("format"), None);
 }
@@ -238,17 +252,27 @@ async fn an_ollama_window_too_small_fails_context_naming_context_tokens() {
     assert_eq!(code, 1);
     let p = probe(&found, "context");
     assert_eq!(p["ok"], false);
-    assert!(p["advice"].as_str().unwrap().contains("raise contextTokens (now 8192)"), "{p}");
+    assert!(
+        p["advice"].as_str().unwrap().contains("raise contextTokens (now 8192)"),
+        "{p}"
+    );
     let server = model(Fault::IgnoresSchema, true).await;
     let (code, found) = doctor(&config("ollama", &server.uri(), ""), &["--quick"]);
     assert_eq!(code, 1);
-    assert!(probe(&found, "structured output")["advice"].as_str().unwrap().contains("`format`"));
+    assert!(probe(&found, "structured output")["advice"]
+        .as_str()
+        .unwrap()
+        .contains("`format`"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_is_down_fails_reachable_and_is_not_probed_further() {
     // A port nothing listens on (wiremock keeps its servers alive in a pool).
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let uri = format!("http://127.0.0.1:{port}");
     for kind in ["openai", "ollama"] {
         let (code, found) = doctor(&config(kind, &uri, ""), &[]);
@@ -256,7 +280,9 @@ async fn a_server_that_is_down_fails_reachable_and_is_not_probed_further() {
         let all = probes(&found);
         assert_eq!(all.len(), 4);
         assert!(!all[0].1 && all[0].2.starts_with("nothing answered at"), "{all:?}");
-        assert!(all[1..].iter().all(|(_, ok, advice)| !ok && advice == "fix `reachable` first"));
+        assert!(all[1..]
+            .iter()
+            .all(|(_, ok, advice)| !ok && advice == "fix `reachable` first"));
     }
 }
 
@@ -268,11 +294,20 @@ async fn the_tree_marks_each_probe_and_prints_advice_under_a_failed_one() {
         .args(["doctor", "--format", "tree", "--quick"])
         .run();
     let text = stdout(&out);
-    assert!(text.starts_with("local (openai, model tiny-h)\n  ✓ reachable: answered \"Ready.\"\n"), "{text}");
-    let out = Test::new(root.path()).status(1).args(["doctor", "--format", "tree"]).run();
+    assert!(
+        text.starts_with("local (openai, model tiny-h)\n  ✓ reachable: answered \"Ready.\"\n"),
+        "{text}"
+    );
+    let out = Test::new(root.path())
+        .status(1)
+        .args(["doctor", "--format", "tree"])
+        .run();
     let text = stdout(&out);
     assert!(text.contains("  ✗ context: the reply lacks the code word"), "{text}");
-    assert!(text.contains("\n      advice: the server's context window is under about 6,000 tokens"), "{text}");
+    assert!(
+        text.contains("\n      advice: the server's context window is under about 6,000 tokens"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -290,7 +325,11 @@ async fn a_missing_key_or_an_unknown_provider_stops_before_any_call() {
         .args(["doctor", "--provider", "locl"])
         .env("ORCH_DOCTOR_TEST_KEY", "k")
         .run();
-    assert!(stderr(&out).starts_with("error: unknown provider `locl`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("error: unknown provider `locl`"),
+        "{}",
+        stderr(&out)
+    );
     assert!(bodies(&server).await.is_empty());
     // With the key set, the probes run and the key is sent.
     let out = Test::new(root.path())

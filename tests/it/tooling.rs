@@ -169,21 +169,38 @@ fn init_templates_carry_a_commented_ollama_provider_that_validates_uncommented()
         ("minimal", "orch.yaml", "providers:"),
     ] {
         let root = Root::empty();
-        Test::new(root.path()).args(["init", "team", "--template", template]).run();
+        Test::new(root.path())
+            .args(["init", "team", "--template", template])
+            .run();
         let path = root.path().join("team").join(file);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("orch doctor"), "{template}");
         let open = uncommented(&text, start);
         assert_ne!(open, text, "{template}: no commented block at `# {start}`");
-        let kind = if file.ends_with("toml") { "\nkind = \"ollama\"" } else { "\n    kind: ollama" };
-        assert!(open.contains(kind) && open.contains("contextTokens"), "{template}: {open}");
+        let kind = if file.ends_with("toml") {
+            "\nkind = \"ollama\""
+        } else {
+            "\n    kind: ollama"
+        };
+        assert!(
+            open.contains(kind) && open.contains("contextTokens"),
+            "{template}: {open}"
+        );
         std::fs::write(&path, open).unwrap();
-        Test::new(&root.path().join("team")).args(["validate", "--strict"]).run();
-        let used = if file.ends_with("toml") { ("provider = \"simulated\"", "provider = \"ollama\"") } else { ("provider: simulated ", "provider: ollama ") };
+        Test::new(&root.path().join("team"))
+            .args(["validate", "--strict"])
+            .run();
+        let used = if file.ends_with("toml") {
+            ("provider = \"simulated\"", "provider = \"ollama\"")
+        } else {
+            ("provider: simulated ", "provider: ollama ")
+        };
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains(used.0), "{template}");
         std::fs::write(&path, text.replacen(used.0, used.1, 1)).unwrap();
-        Test::new(&root.path().join("team")).args(["validate", "--strict"]).run();
+        Test::new(&root.path().join("team"))
+            .args(["validate", "--strict"])
+            .run();
     }
 }
 
