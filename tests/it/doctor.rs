@@ -338,3 +338,12 @@ async fn a_missing_key_or_an_unknown_provider_stops_before_any_call() {
         .run();
     assert_eq!(json(&out)["providers"][0]["probes"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn a_config_on_the_simulated_provider_alone_has_nothing_to_probe() {
+    let out = Test::new(Root::minimal().path())
+        .args(["doctor", "--format", "json"])
+        .stderr("note: nothing to probe: the simulated provider has no server\n")
+        .run();
+    assert_eq!(json(&out), json!({"providers": []}));
+}
