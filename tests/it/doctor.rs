@@ -347,3 +347,34 @@ fn a_config_on_the_simulated_provider_alone_has_nothing_to_probe() {
         .run();
     assert_eq!(json(&out), json!({"providers": []}));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_key_is_named_in_the_advice_and_never_printed() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(json!({"error": {"message": "bad key"}})))
+        .mount(&server)
+        .await;
+    let root = config("openai", &server.uri(), ", apiKeyEnv: ORCH_DOCTOR_TEST_KEY");
+    let out = Test::new(root.path())
+        .status(1)
+        .args(["doctor", "--format", "json"])
+        .env("ORCH_DOCTOR_TEST_KEY", "sk-secret-doctor-key")
+        .run();
+    assert!(!stdout(&out).contains("sk-secret-doctor-key"));
+    let found = json(&out);
+    let first = probe(&found, "reachable");
+    assert_eq!(first["ok"], false);
+    assert!(
+        first["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("the call failed: HTTP 401"),
+        "{first}"
+    );
+    assert_eq!(
+        first["advice"],
+        "the server refused the key: check the key in `ORCH_DOCTOR_TEST_KEY`"
+    );
+    assert_eq!(bodies(&server).await.len(), 1, "no probe after a refusal");
+}
