@@ -76,6 +76,48 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Propose config changes learned from results: routing's threshold, agents' thresholds.
     Tune(TuneArgs),
+    /// Probe each provider the config uses: reachable, structured output, context, reasoning leak.
+    #[command(after_help = DOCTOR_EXAMPLES)]
+    Doctor(DoctorArgs),
+}
+
+/// The end of `orch doctor --help`.
+const DOCTOR_EXAMPLES: &str = "\
+Each provider gets at most four calls (none recorded): `reachable` (a one-word answer),
+`structured output` (a schema whose one valid answer is {\"color\": \"teal\"}), `context` (a
+prompt of about 6,000 tokens whose first line holds a code word to repeat) and `reasoning leak`
+(the reply starts with <think>). A failed probe prints advice. Exit 0: every probe passed;
+1: one failed; 2: a config error or a key that is not set.
+
+Examples:
+  orch doctor --config my-team                 Probe every provider the agents use
+  orch doctor --config my-team --provider local --quick --format json
+                                               One provider, no context probe, as JSON";
+
+/// `orch doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Probe only this provider (a name in `[providers]`; repeatable).
+    #[arg(long = "provider", value_name = "NAME")]
+    pub providers: Vec<String>,
+    /// Skip the `context` probe (its prompt of about 6,000 tokens is slow on a small machine).
+    #[arg(long)]
+    pub quick: bool,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<DoctorFormat>,
+}
+
+/// Output format of `doctor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DoctorFormat {
+    /// `{"providers": [{"name", "kind", "model", "probes": [...]}]}` (the default when stdout is not a terminal).
+    Json,
+    /// ✓/✗ per probe with advice, for people (the default on a terminal).
+    Tree,
 }
 
 /// `--approvals` of `run` and `resume`: how steps that wait for a person's yes are decided

@@ -68,7 +68,8 @@ mod tune;
 
 pub use cli::{Cli, Command};
 pub use commands::{
-    approve, compare, completions, explain, init, mcp, report, resume, run, schema, stats, test, tools, tune, validate,
+    approve, compare, completions, doctor, explain, init, mcp, report, resume, run, schema, stats, test, tools, tune,
+    validate,
 };
 pub use condition::{Condition, Dependency, Scope};
 pub use config::{load as load_config, Config, ConfigError};

@@ -96,6 +96,7 @@ fn main() -> ExitCode {
         Command::Approve(args) => orch::approve(args),
         Command::Resume(args) => orch::resume(args),
         Command::Tune(args) => orch::tune(args),
+        Command::Doctor(args) => orch::doctor(args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -2,6 +2,7 @@
 
 mod compare;
 mod completions;
+mod doctor;
 mod explain;
 mod init;
 mod mcp;
@@ -24,6 +25,7 @@ use crate::session::{check_size, checked_prompt, SessionError, MAX_PROMPT_BYTES}
 
 pub use compare::compare;
 pub use completions::completions;
+pub use doctor::doctor;
 pub use explain::explain;
 pub use init::init;
 pub use mcp::mcp;

@@ -315,6 +315,11 @@ impl Providers {
         }
     }
 
+    /// The provider called `name`, as built (for calls made outside a run, like `orch doctor`'s).
+    pub fn named(&self, name: &str) -> Option<std::sync::Arc<dyn Provider>> {
+        self.by_name.get(name).cloned()
+    }
+
     /// The same providers behind these circuit breakers.
     pub fn with_breakers(mut self, breakers: circuit::Breakers) -> Self {
         self.breakers = std::sync::Arc::new(breakers);

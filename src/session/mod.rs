@@ -8,10 +8,12 @@
 mod answers;
 mod approvals;
 mod conversation;
+mod doctor;
 mod elicited;
 mod options;
 mod outcome;
 mod prepare;
+mod probes;
 mod progress;
 mod providers;
 mod route;
@@ -27,6 +29,7 @@ mod suite_plans;
 mod variants;
 
 pub use conversation::previous_turn;
+pub use doctor::{doctor, doctor_targets, Diagnosis};
 pub use options::RunOptions;
 pub use outcome::{exit_for, needs_input, waiting, why_not_success};
 pub use prepare::{

@@ -154,6 +154,18 @@ pub fn build(
     Ok((tapes.providers(config, args, None)?, tapes))
 }
 
+/// Every provider of `config`, live and unwrapped: nothing recorded, replayed or cached
+/// (`orch doctor`'s probes). Keys are not checked here.
+pub fn unrecorded(config: &Config) -> Result<Providers, SessionError> {
+    let tapes = Tapes {
+        recording: None,
+        replay: None,
+        cached: None,
+        max_result: result_budget(config),
+    };
+    tapes.providers(config, &ReplyArgs::default(), None)
+}
+
 /// `maxToolResultBytes`: where a tool's result is cut before the model sees it.
 fn result_budget(config: &Config) -> usize {
     usize::try_from(config.settings.defaults.max_tool_result_bytes).unwrap_or(usize::MAX)

@@ -18,6 +18,7 @@ mod conversations_resume;
 mod cuts;
 mod datasets;
 mod denials;
+mod doctor;
 mod economy;
 mod elicitation;
 mod error_lines;

@@ -146,6 +146,64 @@ fn init_writes_configs_that_validate_clean_and_run() {
     }
 }
 
+/// `text` with the commented block that starts at the line `# {start}` uncommented (its
+/// lines up to the first that is not a comment).
+fn uncommented(text: &str, start: &str) -> String {
+    let mut inside = false;
+    let lines = text.lines().map(|line| {
+        inside = line == format!("# {start}") || (inside && line.starts_with("# "));
+        if inside {
+            line.strip_prefix("# ").unwrap().to_string()
+        } else {
+            line.to_string()
+        }
+    });
+    lines.collect::<Vec<_>>().join("\n") + "\n"
+}
+
+#[test]
+fn init_templates_carry_a_commented_ollama_provider_that_validates_uncommented() {
+    for (template, file, start) in [
+        ("studio", "orch.toml", "[providers.ollama]"),
+        ("assistant", "orch.toml", "[providers.ollama]"),
+        ("minimal", "orch.yaml", "providers:"),
+    ] {
+        let root = Root::empty();
+        Test::new(root.path())
+            .args(["init", "team", "--template", template])
+            .run();
+        let path = root.path().join("team").join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("orch doctor"), "{template}");
+        let open = uncommented(&text, start);
+        assert_ne!(open, text, "{template}: no commented block at `# {start}`");
+        let kind = if file.ends_with("toml") {
+            "\nkind = \"ollama\""
+        } else {
+            "\n    kind: ollama"
+        };
+        assert!(
+            open.contains(kind) && open.contains("contextTokens"),
+            "{template}: {open}"
+        );
+        std::fs::write(&path, open).unwrap();
+        Test::new(&root.path().join("team"))
+            .args(["validate", "--strict"])
+            .run();
+        let used = if file.ends_with("toml") {
+            ("provider = \"simulated\"", "provider = \"ollama\"")
+        } else {
+            ("provider: simulated ", "provider: ollama ")
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(used.0), "{template}");
+        std::fs::write(&path, text.replacen(used.0, used.1, 1)).unwrap();
+        Test::new(&root.path().join("team"))
+            .args(["validate", "--strict"])
+            .run();
+    }
+}
+
 #[test]
 fn init_never_overwrites() {
     let root = Root::empty();
