@@ -117,7 +117,7 @@ fn agent(a: &AgentStats, style: Style) -> Node {
         "{} {}",
         style.cyan(&printable(&a.agent_id)),
         style.dim(&format!(
-            "{}, {}, first attempt {}, pass {}, {} retries a run, score {}, p50 {}, p95 {}, {}{}, {}",
+            "{}, {}, first attempt {}, pass {}, {} retries a run, score {}, p50 {}, p95 {}, {}{}, {}{}",
             count(a.runs, "run"),
             count(a.attempts, "attempt"),
             percent(a.first_attempt_pass_rate),
@@ -128,7 +128,11 @@ fn agent(a: &AgentStats, style: Style) -> Node {
             millis(a.latency_ms_p95),
             count(a.tool_calls, "tool call"),
             super::stats_ladder::escalations(a),
-            cost(a.cost_usd, a.priced)
+            cost(a.cost_usd, a.priced),
+            match a.cache_hit_rate {
+                Some(r) if r > 0.0 => format!(" (cached {})", percent(Some(r))),
+                _ => String::new(),
+            }
         ))
     );
     let mut below: Vec<Node> = (a.by_grader.iter())

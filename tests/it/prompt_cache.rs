@@ -234,6 +234,13 @@ async fn stats_give_each_agent_its_cached_tokens_and_hit_rate() {
         (&s["cacheReadTokens"], &s["cacheHitRate"]),
         (&json!(1920), &json!(0.96))
     );
+    let tree = crate::common::stdout(
+        &Test::new(root.path())
+            .args(["stats", "--format", "tree", "run.json"])
+            .status(0)
+            .run(),
+    );
+    assert!(tree.contains(" (cached 96.0%)"), "{tree}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
