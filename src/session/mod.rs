@@ -23,6 +23,7 @@ mod served_suite;
 mod setup;
 mod suite;
 mod suite_files;
+mod suite_picking;
 mod suite_plans;
 mod variants;
 

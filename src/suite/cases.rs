@@ -105,6 +105,7 @@ pub fn made(c: &CaseWire, id: Option<At<String>>, on: On, error: &mut Error) -> 
         variants: super::variants::forced(c.variants.as_ref(), config, &mut |p, code, m| error(p, code, m)),
         answers: c.answers.clone().unwrap_or_default(),
         judge,
+        tags: c.tags.clone().unwrap_or_default(),
     })
 }
 

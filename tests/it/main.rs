@@ -52,6 +52,7 @@ mod models;
 mod numbers;
 mod ollama;
 mod output;
+mod picking;
 mod pictures;
 mod prerequisites;
 mod prompt_cache;
