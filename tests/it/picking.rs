@@ -115,6 +115,17 @@ fn a_sample_is_the_lowest_hashes_of_seed_and_id_the_same_on_every_shard() {
     let mut five = lowest("0", 5);
     five.sort();
     assert_eq!(shards, five);
+    // The estimate of each shard's part counts the same five.
+    let estimated: u64 = (1..=3)
+        .map(|k| {
+            let out = Test::new(&repo())
+                .args(["test", STUDIO, "--estimate", "--format", "json", "--sample", "5"])
+                .args(["--shard", &format!("{k}/3")])
+                .run();
+            json(&out)["cases"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(estimated, 5);
     // A sample of the tagged or filtered ones is chosen among them.
     assert_eq!(
         studio_ids(&["--sample", "2", "--filter", "^(character|audio|image)-"]).len(),
@@ -186,4 +197,91 @@ fn an_unreadable_rerun_failed_file_is_refused_at_its_line_before_anything_runs()
         "error: cannot read results missing.jsonl: no such file or directory\n"
     );
     assert!(!root.path().join("out.jsonl").exists(), "nothing ran");
+}
+
+/// A config whose provider is never reached (no key, nothing listening): department `d` with
+/// head `h` on a free model, and judges on a priced model (`critic`) and an unpriced one
+/// (`guess`); three samples a judgement.
+fn priced() -> Root {
+    let root = Root::orch_yaml(
+        "defaults: { provider: far, model: free, maxOutputTokens: 100 }\n\
+         providers:\n  far: { kind: openai, baseUrl: \"http://127.0.0.1:9\", apiKeyEnv: ORCH_TEST_PICKING_KEY_UNSET }\n\
+         pricing:\n  free: { input: 0, output: 0 }\n  dear: { input: 1000, output: 2000 }\n\
+         grading: { samples: 3 }\n\
+         departments:\n  - { id: d, keywords: [aladdin], head: h }\n\
+         agents:\n  - { id: h, role: head, department: d }\n\
+         \x20 - { id: critic, role: judge, model: dear, executionSettings: { maxOutputTokens: 50 }, instructions: Judge the answer. }\n\
+         \x20 - { id: guess, role: judge, model: unpriced, executionSettings: { maxOutputTokens: 50 }, instructions: Judge the answer. }\n",
+    );
+    root.write(
+        "s.yaml",
+        "defaults: { repeat: 2, specialists: never }\ncases:\n\
+         \x20 - id: judged\n    prompt: Aladdin\n    judge: critic\n    tags: [judged]\n    expect:\n      rubric: [Names Abu, Ends well]\n      reference: Aladdin escapes.\n\
+         \x20 - id: plain\n    prompt: Aladdin\n    tags: [plain]\n",
+    );
+    root
+}
+
+#[test]
+fn estimate_sums_the_runs_worst_case_and_prices_the_judging_at_the_judge() {
+    let root = priced();
+    let explain = json(
+        &Test::new(root.path())
+            .args(["explain", "--specialists", "never", "--format", "json", "Aladdin"])
+            .run(),
+    );
+    let (min, max) = (explain["minCalls"].as_u64().unwrap(), explain["maxCalls"].as_u64().unwrap());
+    let estimate = |args: &[&str]| {
+        json(
+            &Test::new(root.path())
+                .args(["test", "s.yaml", "--estimate", "--format", "json"])
+                .args(args)
+                .run(),
+        )
+    };
+    let all = estimate(&[]);
+    // A judging call: the answer (the head's 100 tokens) and the criteria and reference
+    // (34 characters, 9 tokens) at $1,000 a million, 50 tokens out at $2,000: $0.209; three
+    // samples a run, two runs.
+    assert_eq!(
+        all,
+        serde_json::json!({
+            "cases": 2, "runs": 4, "minCalls": 4 * min, "maxCalls": 4 * max,
+            "judgeCalls": 6, "maxCostUsd": 1.254
+        })
+    );
+    let plain = estimate(&["--tag", "plain", "--repeat", "3"]);
+    assert_eq!(
+        plain,
+        serde_json::json!({
+            "cases": 1, "runs": 3, "minCalls": 3 * min, "maxCalls": 3 * max, "judgeCalls": 0, "maxCostUsd": 0.0
+        })
+    );
+    let out = Test::new(root.path())
+        .args(["test", "s.yaml", "--estimate", "--format", "tree", "--skip-tag", "plain"])
+        .run();
+    assert_eq!(
+        crate::common::stdout(&out),
+        format!("1 case (2 runs): {} to {} calls, 6 judging calls; at most $1.25\n", 2 * min, 2 * max)
+    );
+    // The estimate needed no key; running the cases does.
+    Test::new(root.path())
+        .args(["test", "s.yaml"])
+        .status(2)
+        .stderr("error: provider `far` cannot be used: environment variable `ORCH_TEST_PICKING_KEY_UNSET` is not set (it holds the API key)\n")
+        .run();
+}
+
+#[test]
+fn estimate_is_unknown_when_the_judge_has_no_price() {
+    let root = priced();
+    root.write(
+        "u.yaml",
+        "cases:\n  - id: guessed\n    prompt: Aladdin\n    judge: guess\n    expect: { rubric: Names Abu }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["test", "u.yaml", "--estimate", "--format", "json"])
+        .run();
+    let estimate = json(&out);
+    assert_eq!((estimate["judgeCalls"].clone(), estimate["maxCostUsd"].clone()), (serde_json::json!(3), Value::Null));
 }
