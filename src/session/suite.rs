@@ -33,10 +33,7 @@ pub struct Ended {
 
 /// Selects, plans and runs the cases of the `loaded` suites that `filter` keeps.
 pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Ended, SessionError> {
-    for config in loaded.configs.values() {
-        setup::known_provider(config, &args.replies)?;
-    }
-    super::variants::check_flags(loaded.configs.values().map(|c| &**c), &args.variants)?;
+    check_flags(args, loaded)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
     let done = Done::of(&resumed);
     let picked = Picked::read(args, loaded, filter)?;
@@ -112,6 +109,15 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         interrupted,
         unwritten: unwritten(&[out_file.as_ref(), recording.as_deref()]),
     })
+}
+
+/// Refuses the suites when a config's provider is unknown or unusable, or a `--variant`
+/// names what no config has.
+fn check_flags(args: &TestArgs, loaded: &Loaded) -> Result<(), SessionError> {
+    for config in loaded.configs.values() {
+        setup::known_provider(config, &args.replies)?;
+    }
+    super::variants::check_flags(loaded.configs.values().map(|c| &**c), &args.variants)
 }
 
 /// Why each output file (`--results`, `--record`) could not be written.
