@@ -91,6 +91,9 @@ pub struct Saved<O = IgnoredAny, A = IgnoredAny> {
     pub expect: Option<SavedExpect>,
     /// A results line's departments its case forced (routing did not choose them).
     pub forced_departments: Vec<String>,
+    /// A results line's judged verdicts on the answer (null when it was not judged), as
+    /// written.
+    pub judged: Option<serde_json::Value>,
 }
 
 /// The routing expectations of a case, as its results lines carry them.

@@ -36,6 +36,7 @@ pub use lines::{At, Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
 pub use mapped::InputLines;
 pub use outputs::{apart as files_apart, Named, Pending};
+pub use judged::Shown as JudgedVerdict;
 pub use picking::{Failed as FailedCases, Picking, Sample};
 pub use results::{
     append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed, Summary,

@@ -37,6 +37,7 @@ mod journal_checks;
 mod journal_cuts;
 mod journal_lock;
 mod judged;
+mod judged_shown;
 mod ladders;
 mod layers;
 mod learning;
