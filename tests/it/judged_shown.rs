@@ -87,7 +87,7 @@ async fn a_failed_cases_verdicts_show_in_the_tree_and_markdown_with_their_reason
     let markdown = merged("full.jsonl", "markdown");
     assert!(
         markdown.contains(
-            "`contains: `lamp` is not in the output; ✓ rubric \"Names Abu\": Abu is named; ✗ rubric \"Ends on the rooftops\": no rooftops; ✗ reference: the escape is missing`"
+            "| ✗ | ` s/judged ` | 0/1 | `` contains: `lamp` is not in the output; ✓ rubric \"Names Abu\": Abu is named; ✗ rubric \"Ends on the rooftops\": no rooftops; ✗ reference: the escape is missing `` |"
         ),
         "{markdown}"
     );
