@@ -35,7 +35,7 @@ const SUITE: &str = "cases:\n  - id: judged\n    prompt: Aladdin\n    specialist
 
 /// The results of the suite run once against the judge on a mock, as full lines and as
 /// summary lines.
-async fn judged_results() -> Root {
+async fn judged_results(suite: &str) -> Root {
     let server = MockServer::start().await;
     Mock::given(wiremock::matchers::method("POST"))
         .respond_with(Judge)
@@ -46,7 +46,7 @@ async fn judged_results() -> Root {
          departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d }}\n  - {{ id: critic, role: judge, instructions: Judge the answer. }}\n",
         server.uri()
     ));
-    root.write("s.yaml", SUITE);
+    root.write("s.yaml", suite);
     for (file, detail) in [("full.jsonl", "full"), ("summary.jsonl", "summary")] {
         Test::new(root.path())
             .args(["test", "s.yaml", "--results", file, "--results-detail", detail])
@@ -60,7 +60,7 @@ async fn judged_results() -> Root {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_cases_verdicts_show_in_the_tree_and_markdown_with_their_reasons() {
-    let root = judged_results().await;
+    let root = judged_results(SUITE).await;
     let merged = |file: &str, format: &str| {
         let out = Test::new(root.path())
             .args(["test", "--merge", file, "--format", format])
@@ -95,7 +95,7 @@ async fn a_failed_cases_verdicts_show_in_the_tree_and_markdown_with_their_reason
 
 #[tokio::test(flavor = "multi_thread")]
 async fn junit_and_the_html_page_carry_a_judged_failure() {
-    let root = judged_results().await;
+    let root = judged_results(SUITE).await;
     let junit = root.path().join("j.xml");
     Test::new(root.path())
         .args(["test", "--merge", "full.jsonl", "--format", "json", "--junit"])
@@ -122,4 +122,37 @@ async fn junit_and_the_html_page_carry_a_judged_failure() {
     assert!(html.contains("<li class=\"pass\">✓ rubric &quot;Names Abu&quot;: Abu is named</li>"), "{html}");
     assert!(html.contains("<li class=\"fail\">✗ rubric &quot;Ends on the rooftops&quot;: no rooftops</li>"));
     assert!(html.contains("<li class=\"fail\">✗ reference: the escape is missing</li>"));
+}
+
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compare_and_stats_count_a_judged_failure_like_any_other() {
+    // The case's only expectations are judged ones.
+    let root = judged_results(&SUITE.replace("      contains: [lamp]\n", "")).await;
+    let text = std::fs::read_to_string(root.path().join("full.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(
+        line["failures"],
+        json!([
+            "rubric: \"Ends on the rooftops\" failed: no rooftops",
+            "reference: disagrees: the escape is missing"
+        ])
+    );
+    // The same run passing: the base the judged failure regresses from.
+    let mut passing = line.clone();
+    passing["passed"] = json!(true);
+    passing["failures"] = json!([]);
+    root.write("base.jsonl", format!("{passing}\n"));
+    let compared = json(
+        &Test::new(root.path())
+            .args(["compare", "base.jsonl", "full.jsonl", "--format", "json", "--fail-on", "never"])
+            .run(),
+    );
+    assert_eq!(
+        (compared["regressed"].clone(), compared["candidate"]["passedCases"].clone()),
+        (json!(1), json!(0))
+    );
+    assert_eq!(compared["cases"][0]["change"], "regressed");
+    let stats = json(&Test::new(root.path()).args(["stats", "full.jsonl", "--format", "json"]).run());
+    assert_eq!(stats["passHatK"], json!({"1": 0.0}));
 }
