@@ -71,7 +71,10 @@ fn write_estimate(estimate: &session::Estimate, args: &TestArgs) -> Result<()> {
     match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
         TestFormat::Json => super::write_json(&mut out, estimate)?,
         TestFormat::Tree | TestFormat::Markdown => {
-            let cost = estimate.max_cost_usd.map_or("unknown (a model has no price or no output cap)".into(), crate::text::fmt_usd);
+            let cost = estimate.max_cost_usd.map_or(
+                "unknown (a model has no price or no output cap)".into(),
+                crate::text::fmt_usd,
+            );
             writeln!(
                 out,
                 "{} ({}): {} to {} calls, {}; at most {cost}",

@@ -16,7 +16,9 @@ fn failure_start(v: &JudgedVerdict) -> Option<String> {
 /// The failures of case `c` that its verdicts do not already show, in order.
 pub fn other_failures(c: &CaseSummary) -> impl Iterator<Item = &String> {
     let starts: Vec<String> = c.judged.iter().filter_map(failure_start).collect();
-    c.failures.iter().filter(move |f| !starts.iter().any(|s| f.starts_with(s.as_str())))
+    c.failures
+        .iter()
+        .filter(move |f| !starts.iter().any(|s| f.starts_with(s.as_str())))
 }
 
 /// Why verdict `v` of case `c` came out as it did: its own reason, else (summary lines keep

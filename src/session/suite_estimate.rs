@@ -50,7 +50,10 @@ pub fn estimate(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loaded)
         let samples = u64::from(config.settings.grading.samples.max(1));
         total.judge_calls += judging.map_or(0, |_| runs * samples);
         let cost = match judging {
-            Some(each) => plan.max_cost_usd.zip(each).map(|(run, judge)| run + judge * samples as f64),
+            Some(each) => plan
+                .max_cost_usd
+                .zip(each)
+                .map(|(run, judge)| run + judge * samples as f64),
             None => plan.max_cost_usd,
         };
         total.max_cost_usd = total.max_cost_usd.zip(cost).map(|(sum, run)| sum + run * runs as f64);
@@ -68,5 +71,10 @@ fn judging(config: &crate::config::Config, case: &Case, plan: &crate::plan::Plan
     let chars: usize = expect.rubric.iter().map(|r| r.chars().count()).sum::<usize>()
         + expect.reference.as_deref().map_or(0, |r| r.chars().count());
     let judge = case.judge.as_deref()?;
-    Some(crate::plan::judging_cost(config, judge, crate::plan::answer_tokens(config, plan), chars))
+    Some(crate::plan::judging_cost(
+        config,
+        judge,
+        crate::plan::answer_tokens(config, plan),
+        chars,
+    ))
 }

@@ -39,7 +39,12 @@ impl Picked {
     }
 
     /// The cases of `loaded` that `orch test` chooses: `--filter`, the picking, then `--shard`.
-    pub fn select<'a>(&'a self, args: &'a TestArgs, loaded: &'a Loaded, filter: Option<&'a regex::Regex>) -> Selection<'a> {
+    pub fn select<'a>(
+        &'a self,
+        args: &'a TestArgs,
+        loaded: &'a Loaded,
+        filter: Option<&'a regex::Regex>,
+    ) -> Selection<'a> {
         suite::select(&loaded.suites, args.shard, filter).picking(self.picking(args))
     }
 }

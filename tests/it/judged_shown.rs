@@ -119,11 +119,13 @@ async fn junit_and_the_html_page_carry_a_judged_failure() {
         .stderr(format!("wrote {}\n", page.display()))
         .run();
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("<li class=\"pass\">✓ rubric &quot;Names Abu&quot;: Abu is named</li>"), "{html}");
+    assert!(
+        html.contains("<li class=\"pass\">✓ rubric &quot;Names Abu&quot;: Abu is named</li>"),
+        "{html}"
+    );
     assert!(html.contains("<li class=\"fail\">✗ rubric &quot;Ends on the rooftops&quot;: no rooftops</li>"));
     assert!(html.contains("<li class=\"fail\">✗ reference: the escape is missing</li>"));
 }
-
 
 #[tokio::test(flavor = "multi_thread")]
 async fn compare_and_stats_count_a_judged_failure_like_any_other() {
@@ -145,14 +147,29 @@ async fn compare_and_stats_count_a_judged_failure_like_any_other() {
     root.write("base.jsonl", format!("{passing}\n"));
     let compared = json(
         &Test::new(root.path())
-            .args(["compare", "base.jsonl", "full.jsonl", "--format", "json", "--fail-on", "never"])
+            .args([
+                "compare",
+                "base.jsonl",
+                "full.jsonl",
+                "--format",
+                "json",
+                "--fail-on",
+                "never",
+            ])
             .run(),
     );
     assert_eq!(
-        (compared["regressed"].clone(), compared["candidate"]["passedCases"].clone()),
+        (
+            compared["regressed"].clone(),
+            compared["candidate"]["passedCases"].clone()
+        ),
         (json!(1), json!(0))
     );
     assert_eq!(compared["cases"][0]["change"], "regressed");
-    let stats = json(&Test::new(root.path()).args(["stats", "full.jsonl", "--format", "json"]).run());
+    let stats = json(
+        &Test::new(root.path())
+            .args(["stats", "full.jsonl", "--format", "json"])
+            .run(),
+    );
     assert_eq!(stats["passHatK"], json!({"1": 0.0}));
 }

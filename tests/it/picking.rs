@@ -79,8 +79,9 @@ fn tags_pick_inline_cases_and_rows_and_skip_tags_leave_some_out() {
 
 /// FNV-1a, 64 bits, of `text`.
 fn fnv1a64(text: &str) -> u64 {
-    text.bytes()
-        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 const STUDIO: &str = "tests/suites/studio.yaml";
@@ -102,7 +103,10 @@ fn a_sample_is_the_lowest_hashes_of_seed_and_id_the_same_on_every_shard() {
         let mut by_hash: Vec<&String> = all.iter().collect();
         by_hash.sort_by_key(|id| fnv1a64(&format!("{seed}\n{id}")));
         let chosen: Vec<&String> = by_hash.into_iter().take(n).collect();
-        (all.iter()).filter(|id| chosen.contains(id)).cloned().collect::<Vec<String>>()
+        (all.iter())
+            .filter(|id| chosen.contains(id))
+            .cloned()
+            .collect::<Vec<String>>()
     };
     assert_eq!(studio_ids(&["--sample", "5"]), lowest("0", 5));
     assert_eq!(studio_ids(&["--sample", "5", "--sample-seed", "7"]), lowest("7", 5));
@@ -158,7 +162,14 @@ fn rerun_failed_runs_only_the_cases_that_failed_in_the_file() {
     let test = || Test::new(root.path()).args(["test", "s.yaml", "--format", "json"]);
     // Summary lines are read as well as full ones.
     test()
-        .args(["--results", "r.jsonl", "--results-detail", "summary", "--filter", "^(costume|wrong)$"])
+        .args([
+            "--results",
+            "r.jsonl",
+            "--results-detail",
+            "summary",
+            "--filter",
+            "^(costume|wrong)$",
+        ])
         .status(1)
         .stderr("error: 1 of 2 cases failed\n")
         .run();
@@ -170,7 +181,10 @@ fn rerun_failed_runs_only_the_cases_that_failed_in_the_file() {
     // The cases absent from the file are not run: they count as skipped.
     assert_eq!(summary["skipped"], 4);
     // A file with no failure runs nothing.
-    test().args(["--results", "ok.jsonl", "--filter", "^costume$"]).status(0).run();
+    test()
+        .args(["--results", "ok.jsonl", "--filter", "^costume$"])
+        .status(0)
+        .run();
     let out = test().args(["--rerun-failed", "ok.jsonl"]).status(0).run();
     assert_eq!(json(&out)["skipped"], 5);
 }
@@ -230,7 +244,10 @@ fn estimate_sums_the_runs_worst_case_and_prices_the_judging_at_the_judge() {
             .args(["explain", "--specialists", "never", "--format", "json", "Aladdin"])
             .run(),
     );
-    let (min, max) = (explain["minCalls"].as_u64().unwrap(), explain["maxCalls"].as_u64().unwrap());
+    let (min, max) = (
+        explain["minCalls"].as_u64().unwrap(),
+        explain["maxCalls"].as_u64().unwrap(),
+    );
     let estimate = |args: &[&str]| {
         json(
             &Test::new(root.path())
@@ -258,11 +275,23 @@ fn estimate_sums_the_runs_worst_case_and_prices_the_judging_at_the_judge() {
         })
     );
     let out = Test::new(root.path())
-        .args(["test", "s.yaml", "--estimate", "--format", "tree", "--skip-tag", "plain"])
+        .args([
+            "test",
+            "s.yaml",
+            "--estimate",
+            "--format",
+            "tree",
+            "--skip-tag",
+            "plain",
+        ])
         .run();
     assert_eq!(
         crate::common::stdout(&out),
-        format!("1 case (2 runs): {} to {} calls, 6 judging calls; at most $1.25\n", 2 * min, 2 * max)
+        format!(
+            "1 case (2 runs): {} to {} calls, 6 judging calls; at most $1.25\n",
+            2 * min,
+            2 * max
+        )
     );
     // The estimate needed no key; running the cases does.
     Test::new(root.path())
@@ -283,5 +312,8 @@ fn estimate_is_unknown_when_the_judge_has_no_price() {
         .args(["test", "u.yaml", "--estimate", "--format", "json"])
         .run();
     let estimate = json(&out);
-    assert_eq!((estimate["judgeCalls"].clone(), estimate["maxCostUsd"].clone()), (serde_json::json!(3), Value::Null));
+    assert_eq!(
+        (estimate["judgeCalls"].clone(), estimate["maxCostUsd"].clone()),
+        (serde_json::json!(3), Value::Null)
+    );
 }
