@@ -434,7 +434,7 @@ mod tests {
     }
 
     /// The keys of a results line around a report, which a report itself has not.
-    const LINE_KEYS: [&str; 9] = [
+    const LINE_KEYS: [&str; 10] = [
         "caseId",
         "suite",
         "repeat",
@@ -444,6 +444,7 @@ mod tests {
         "report",
         "expect",
         "forcedDepartments",
+        "judged",
     ];
 
     /// Whether every key of `view` (the view written back) is in `written` with the same
