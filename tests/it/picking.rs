@@ -317,3 +317,30 @@ fn estimate_is_unknown_when_the_judge_has_no_price() {
         (serde_json::json!(3), Value::Null)
     );
 }
+
+#[test]
+fn a_csv_rows_tags_are_a_json_list_in_its_tags_column() {
+    let root = suite();
+    root.write(
+        "s.yaml",
+        format!(
+            "config: {}\ndefaults: {{specialists: never}}\ndataset: rows.csv\n",
+            repo().display()
+        ),
+    );
+    root.write(
+        "rows.csv",
+        "id,prompt,tags\n\
+         c1,Design the costume of Aladdin,\"[\"\"smoke\"\", \"\"character\"\"]\"\n\
+         c2,Compose the soundtrack,\"[\"\"audio\"\"]\"\n\
+         c3,Compose the soundtrack,\n",
+    );
+    let out = Test::new(root.path())
+        .args(["test", "s.yaml", "--format", "json", "--tag", "smoke", "--tag", "audio"])
+        .run();
+    assert_eq!(ids(&json(&out)), ["c1", "c2"]);
+    let out = Test::new(root.path())
+        .args(["test", "s.yaml", "--format", "json", "--skip-tag", "character"])
+        .run();
+    assert_eq!(ids(&json(&out)), ["c2", "c3"]);
+}
