@@ -642,7 +642,8 @@ pub struct TestArgs {
     #[arg(long, value_name = "FILE")]
     pub rerun_failed: Option<PathBuf>,
     /// Print the calls and worst-case cost of the selected cases; run nothing, need no key.
-    #[arg(long)]
+    // It writes nothing: a file flag would be silently ignored.
+    #[arg(long, conflicts_with_all = ["results", "resume", "junit", "record", "cache"])]
     pub estimate: bool,
     /// Append one JSON line per case run to this file, as each finishes.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]

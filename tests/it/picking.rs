@@ -293,6 +293,13 @@ fn estimate_sums_the_runs_worst_case_and_prices_the_judging_at_the_judge() {
             2 * max
         )
     );
+    // It writes nothing, so a flag naming a file to write is refused.
+    Test::new(root.path())
+        .args(["test", "s.yaml", "--estimate", "--junit", "j.xml"])
+        .status(2)
+        .stderr("error: the argument '--estimate' cannot be used with '--junit <FILE>' (see --help)\n")
+        .run();
+    assert!(!root.path().join("j.xml").exists());
     // The estimate needed no key; running the cases does.
     Test::new(root.path())
         .args(["test", "s.yaml"])
