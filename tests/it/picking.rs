@@ -351,3 +351,25 @@ fn a_csv_rows_tags_are_a_json_list_in_its_tags_column() {
         .run();
     assert_eq!(ids(&json(&out)), ["c2", "c3"]);
 }
+
+#[test]
+fn an_empty_tag_is_refused_where_its_case_is_before_anything_runs() {
+    let root = suite();
+    root.write(
+        "e.yaml",
+        format!(
+            "config: {}\ncases:\n  - id: a\n    prompt: Aladdin\n    tags: [smoke, \"\"]\n",
+            repo().display()
+        ),
+    );
+    let out = Test::new(root.path())
+        .args(["test", "e.yaml", "--results", "r.jsonl"])
+        .status(2)
+        .stdout("")
+        .stderr(
+            "e.yaml:3:5: error: `tags` holds an empty tag, which no `--tag` could pick\n\
+             error: the suite has 1 error (nothing ran)\n",
+        )
+        .run();
+    assert!(out.status.code() == Some(2) && !root.path().join("r.jsonl").exists());
+}
