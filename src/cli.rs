@@ -668,6 +668,25 @@ pub struct TestArgs {
     /// Run only cases whose id matches this regex.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
+    /// Run only cases with this tag (repeatable: a case with any of them).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Leave out cases with this tag (repeatable).
+    #[arg(long = "skip-tag", value_name = "TAG")]
+    pub skip_tags: Vec<String>,
+    /// Run only N of the selected cases, the same N on every machine (chosen before --shard).
+    #[arg(long, value_name = "N", value_parser = sample_size)]
+    pub sample: Option<u64>,
+    /// The seed that chooses --sample's cases.
+    #[arg(long, value_name = "S", default_value = "0", requires = "sample")]
+    pub sample_seed: String,
+    /// Run only the cases with a failed or errored run in this results file.
+    #[arg(long, value_name = "FILE")]
+    pub rerun_failed: Option<PathBuf>,
+    /// Print the calls and worst-case cost of the selected cases; run nothing, need no key.
+    // It writes nothing: a file flag would be silently ignored.
+    #[arg(long, conflicts_with_all = ["results", "resume", "junit", "record", "cache"])]
+    pub estimate: bool,
     /// Append one JSON line per case run to this file, as each finishes.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     pub results: Option<PathBuf>,
@@ -683,7 +702,7 @@ pub struct TestArgs {
         conflicts_with_all = [
             "suites", "results", "resume", "config", "shard", "jobs", "repeat", "filter",
             "provider", "model", "record", "replay", "cache", "otlp", "otlp_content", "seed",
-            "success_rates",
+            "success_rates", "tags", "skip_tags", "sample", "rerun_failed", "estimate",
         ]
     )]
     pub merge: Vec<PathBuf>,
@@ -710,6 +729,14 @@ pub struct TestArgs {
     /// prompts and tool results (what compare, stats and --merge read stays).
     #[arg(long, value_enum, value_name = "DETAIL", default_value_t = crate::suite::ResultsDetail::Full)]
     pub results_detail: crate::suite::ResultsDetail,
+}
+
+/// A number of cases to sample: 1 or more (a sample of none would run nothing).
+fn sample_size(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("`{s}` is not a number of cases of 1 or more")),
+    }
 }
 
 /// A share: a number from 0 to 1.

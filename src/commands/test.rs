@@ -6,8 +6,9 @@ use std::io::Write;
 
 use anyhow::Result;
 
+use super::resolve_format;
 use super::test_summary::finish;
-use crate::cli::TestArgs;
+use crate::cli::{TestArgs, TestFormat};
 use crate::exit::{CommandError, Exit};
 use crate::session::{self, named_files, open_junit};
 use crate::suite::{self, Loaded};
@@ -29,6 +30,11 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     }
     let filter = (args.filter.as_deref().map(suite::case_filter).transpose()).map_err(CommandError::usage)?;
     let loaded = load_suites(&args)?;
+    if args.estimate {
+        let estimate = session::estimate_suites(&args, filter.as_ref(), &loaded).map_err(CommandError::from)?;
+        write_estimate(&estimate, &args)?;
+        return Ok(Exit::Success);
+    }
     let ended = session::run_suites(&args, filter.as_ref(), &loaded).map_err(CommandError::from)?;
     if let Some(exit) = ended.interrupted {
         // The summary of what finished, then the signal's exit code (130 or 143).
@@ -57,4 +63,29 @@ fn load_suites(args: &TestArgs) -> Result<Loaded, CommandError> {
         }
         CommandError::usage(refused.message)
     })
+}
+
+/// `--estimate`'s totals: JSON, or a line of words for people.
+fn write_estimate(estimate: &session::Estimate, args: &TestArgs) -> Result<()> {
+    let mut out = super::stdout();
+    match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
+        TestFormat::Json => super::write_json(&mut out, estimate)?,
+        TestFormat::Tree | TestFormat::Markdown => {
+            let cost = estimate.max_cost_usd.map_or(
+                "unknown (a model has no price or no output cap)".into(),
+                crate::text::fmt_usd,
+            );
+            writeln!(
+                out,
+                "{} ({}): {} to {} calls, {}; at most {cost}",
+                crate::text::count(estimate.cases, "case"),
+                crate::text::count(estimate.runs, "run"),
+                estimate.min_calls,
+                estimate.max_calls,
+                crate::text::count(estimate.judge_calls, "judging call"),
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
 }

@@ -108,6 +108,39 @@ pub fn router_cost(config: &Config, calls: u64, request: &str) -> Option<f64> {
     agent_cost(config, router, calls, request.chars().count() + listing)
 }
 
+/// The tokens an answer of `plan` may hold at the most: each department's head's
+/// `maxOutputTokens` (1,024 for a head with no cap).
+pub fn answer_tokens(config: &Config, plan: &super::Plan) -> u64 {
+    let cap = |head: &str| {
+        let cap = config.agent(head).and_then(|a| a.execution.max_output_tokens);
+        match cap.unwrap_or(config.settings.defaults.max_output_tokens) {
+            0 => 1024,
+            n => u64::from(n),
+        }
+    };
+    plan.departments.iter().map(|d| cap(&d.head)).sum()
+}
+
+/// The most one judging call of `judge` on an answer can cost: its input the answer
+/// (`answer_tokens`) and the criteria and reference (`text_chars`, 4 characters a token), its
+/// output the judge's `maxOutputTokens`, at the judge's model's price. Unknown when the
+/// judge's model has no price, or the judge no output cap.
+pub fn judging_cost(config: &Config, judge: &str, answer_tokens: u64, text_chars: usize) -> Option<f64> {
+    let agent = config.agent(judge)?;
+    let links = config.rung_links(agent, 0, None, None);
+    let (provider, model) = links.first()?;
+    let price = config.price(provider, model)?;
+    if price.input == 0.0 && price.output == 0.0 && price.cache_write.unwrap_or(0.0) == 0.0 {
+        return Some(0.0);
+    }
+    let cap = (agent.execution.max_output_tokens).unwrap_or(config.settings.defaults.max_output_tokens);
+    if cap == 0 {
+        return None;
+    }
+    let input = answer_tokens + text_chars.div_ceil(4) as u64;
+    Some(price.worst_cost(input, u64::from(cap)))
+}
+
 /// The master's summary call, when the plan has one.
 pub fn summary_cost(config: &Config, request: &str) -> Option<f64> {
     match config.settings.aggregation.master_agent.as_deref() {

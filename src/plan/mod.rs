@@ -21,6 +21,7 @@ use crate::config::{AgentKey, Config, GradingMethod, ToolUse};
 use crate::text::{round2, WordIndex};
 pub use clarify::{clarification_line, is_follow_up, may_ask, questions, Question, ROUNDS};
 pub use complexity::{Complexity, Level, Source as ComplexitySource};
+pub use cost::{answer_tokens, judging_cost};
 pub use dag::{Dag, Indices};
 pub use follow_up::{PreviousTurn, Turn};
 pub use ladder::PlannedRung;

@@ -18,6 +18,7 @@ mod compare_words;
 mod conditions;
 mod conversation;
 mod grading;
+mod judged_lines;
 mod ladder;
 mod ladder_lines;
 mod mermaid;

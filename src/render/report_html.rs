@@ -328,6 +328,9 @@ impl ResultsPage {
             escape(case),
             l.repeat
         );
+        if let Some(judged) = &l.judged {
+            self.sections.push_str(&judged_list(judged));
+        }
         if let Some(report) = &l.report {
             self.sections.push_str(&report_body(report, false));
         }
@@ -342,4 +345,28 @@ impl ResultsPage {
         );
         page("orch test results", &body)
     }
+}
+
+/// A results line's `judged` as a list: each rubric item, then the reference, ✓ or ✗ with
+/// its reason (none when the line kept none).
+fn judged_list(judged: &Value) -> String {
+    let item = |pass: bool, what: String, reason: Option<&str>| {
+        let said = reason.map_or(String::new(), |r| format!(": {}", escape(r)));
+        format!(
+            "<li class=\"{}\">{} {}{said}</li>\n",
+            if pass { "pass" } else { "fail" },
+            if pass { "✓" } else { "✗" },
+            escape(&what)
+        )
+    };
+    let mut out = String::from("<ul class=\"judged\">\n");
+    for c in judged["rubric"].as_array().into_iter().flatten() {
+        let what = format!("rubric \"{}\"", c["criterion"].as_str().unwrap_or_default());
+        out.push_str(&item(c["pass"] == true, what, c["reason"].as_str()));
+    }
+    if let Some(r) = judged.get("reference").filter(|r| r.is_object()) {
+        out.push_str(&item(r["agrees"] == true, "reference".into(), r["reason"].as_str()));
+    }
+    out.push_str("</ul>\n");
+    out
 }

@@ -34,7 +34,7 @@ pub fn suite(summary: &Summary) -> String {
             if c.passed { "✓" } else { "✗" }.to_string(),
             code(&format!("{}/{}", c.suite, c.id)),
             format!("{}/{}", c.passed_runs, c.runs),
-            code(&c.failures.join("; ")),
+            code(&failed_expectations(c)),
         ]);
     }
     out.push_str(&table.finish());
@@ -45,4 +45,12 @@ pub fn suite(summary: &Summary) -> String {
         out.push_str(&format!("\n{note}\n"));
     }
     out
+}
+
+/// A case's failed expectations in one cell: its failures, then (failed) each judged
+/// criterion ✓ or ✗ with its reason.
+fn failed_expectations(c: &crate::suite::CaseSummary) -> String {
+    let verdicts = (c.judged.iter().filter(|_| !c.passed)).map(|v| super::judged_lines::verdict_text(c, v));
+    let failures = super::judged_lines::other_failures(c).cloned();
+    failures.chain(verdicts).collect::<Vec<String>>().join("; ")
 }

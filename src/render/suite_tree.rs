@@ -1,5 +1,5 @@
-//! The summary of `orch test` for people: one line per case, its failures under it, then
-//! the counts.
+//! The summary of `orch test` for people: one line per case, its failures under it (each
+//! judged criterion ✓ or ✗ with its reason), then the counts.
 
 use std::io::Write;
 
@@ -21,9 +21,14 @@ pub fn write_summary_tree(summary: &Summary, style: Style, out: &mut impl Write)
         };
         line(&format!("{mark} {}/{}{runs}", printable(&c.suite), printable(&c.id)))?;
         if !c.passed {
-            for f in &c.failures {
+            for f in super::judged_lines::other_failures(c) {
                 // A suite's own text is escaped before orch's colours are added.
                 line(&format!("    {}", style.dim(&printable(f))))?;
+            }
+            for v in &c.judged {
+                let (pass, text) = super::judged_lines::verdict(c, v);
+                let mark = if pass { style.green("✓") } else { style.red("✗") };
+                line(&format!("    {mark} {}", style.dim(&printable(&text))))?;
             }
         }
     }

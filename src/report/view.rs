@@ -91,6 +91,9 @@ pub struct Saved<O = IgnoredAny, A = IgnoredAny> {
     pub expect: Option<SavedExpect>,
     /// A results line's departments its case forced (routing did not choose them).
     pub forced_departments: Vec<String>,
+    /// A results line's judged verdicts on the answer (null when it was not judged), as
+    /// written.
+    pub judged: Option<serde_json::Value>,
 }
 
 /// The routing expectations of a case, as its results lines carry them.
@@ -431,7 +434,7 @@ mod tests {
     }
 
     /// The keys of a results line around a report, which a report itself has not.
-    const LINE_KEYS: [&str; 9] = [
+    const LINE_KEYS: [&str; 10] = [
         "caseId",
         "suite",
         "repeat",
@@ -441,6 +444,7 @@ mod tests {
         "report",
         "expect",
         "forcedDepartments",
+        "judged",
     ];
 
     /// Whether every key of `view` (the view written back) is in `written` with the same

@@ -33,8 +33,22 @@ pub(super) enum Call {
     Explain(String),
     /// `validate`.
     Validate,
-    /// `test` of a suite file, as the client wrote its path.
-    Test(String),
+    /// `test` of a suite file, as the client wrote its path, and which of its cases run.
+    Test(String, TestPicking),
+}
+
+/// Which of a suite's cases the `test` tool runs, as `orch test`'s `--tag`, `--skip-tag`,
+/// `--sample` and `--sample-seed` pick them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TestPicking {
+    /// Only the cases with any of these tags (none: every case).
+    pub tags: Vec<String>,
+    /// None of the cases with any of these tags.
+    pub skip_tags: Vec<String>,
+    /// Only this many cases, chosen by a hash of the seed and each case id (1 or more).
+    pub sample: Option<u64>,
+    /// The seed of the sample (`0` unless given).
+    pub sample_seed: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -62,8 +76,17 @@ struct ValidateWire {}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct TestWire {
     suite: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    skip_tags: Vec<String>,
+    #[serde(default)]
+    sample: Option<u64>,
+    #[serde(default)]
+    sample_seed: Option<String>,
 }
 
 /// The tools orch serves, in the order `tools/list` gives them.
@@ -88,7 +111,13 @@ pub(super) fn tools() -> Vec<Tool> {
     let validate = json!({"type": "object", "properties": {}, "additionalProperties": false});
     let test = json!({
         "type": "object",
-        "properties": {"suite": {"type": "string", "description": "A suite file (YAML or TOML), relative to the config root or absolute; it must lie under the root."}},
+        "properties": {
+            "suite": {"type": "string", "description": "A suite file (YAML or TOML), relative to the config root or absolute; it must lie under the root."},
+            "tags": {"type": "array", "items": {"type": "string"}, "description": "Run only the cases with any of these tags (like --tag)."},
+            "skipTags": {"type": "array", "items": {"type": "string"}, "description": "Leave out the cases with any of these tags (like --skip-tag)."},
+            "sample": {"type": "integer", "minimum": 1, "description": "Run only this many of the picked cases, the same ones every time (like --sample)."},
+            "sampleSeed": {"type": "string", "description": "The seed that chooses the sample (like --sample-seed; default 0)."}
+        },
         "required": ["suite"],
         "additionalProperties": false
     });
@@ -121,11 +150,25 @@ pub(super) fn parse(name: &str, arguments: Option<JsonObject>) -> Option<Result<
             .map(|_| Call::Validate)
             .map_err(why),
         "test" => serde_json::from_value::<TestWire>(value)
-            .map(|w| Call::Test(w.suite))
-            .map_err(why),
+            .map_err(why)
+            .and_then(test_call),
         _ => return None,
     };
     Some(call)
+}
+
+/// A `test` call: its suite and which of its cases run (a sample of none is refused).
+fn test_call(wire: TestWire) -> Result<Call, String> {
+    if wire.sample == Some(0) {
+        return Err("invalid arguments for `test`: `sample` must be 1 or more".into());
+    }
+    let picking = TestPicking {
+        tags: wire.tags,
+        skip_tags: wire.skip_tags,
+        sample: wire.sample,
+        sample_seed: wire.sample_seed,
+    };
+    Ok(Call::Test(wire.suite, picking))
 }
 
 fn run_call(wire: RunWire) -> Result<Call, String> {

@@ -18,7 +18,7 @@ mod transport;
 
 pub use address::listen_address;
 pub use answer::Answer;
-pub use arguments::RunCall;
+pub use arguments::{RunCall, TestPicking};
 pub use elicit::{Approval, Asker};
 pub use error::ServeError;
 pub use guard::Token;

@@ -42,7 +42,12 @@ pub trait Served: Send + Sync + 'static {
     /// `orch validate --format json` of the config root.
     fn validate(&self) -> BoxFuture<'_, Answer>;
     /// `orch test --format json` of one suite file (already checked to be under the root).
-    fn test(&self, suite: std::path::PathBuf, stop: BoxFuture<'static, ()>) -> BoxFuture<'_, Answer>;
+    fn test(
+        &self,
+        suite: std::path::PathBuf,
+        picking: super::TestPicking,
+        stop: BoxFuture<'static, ()>,
+    ) -> BoxFuture<'_, Answer>;
 }
 
 /// The MCP server handler of one session (HTTP makes one per session; all share the
@@ -78,8 +83,8 @@ impl Server {
             }
             Call::Explain(prompt) => self.served.explain(prompt).await,
             Call::Validate => self.served.validate().await,
-            Call::Test(suite) => match arguments::suite_under(self.served.root(), &suite) {
-                Ok(path) => self.served.test(path, stop).await,
+            Call::Test(suite, picking) => match arguments::suite_under(self.served.root(), &suite) {
+                Ok(path) => self.served.test(path, picking, stop).await,
                 Err(why) => Answer::error(why),
             },
         }

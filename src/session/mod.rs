@@ -24,7 +24,9 @@ mod served_run;
 mod served_suite;
 mod setup;
 mod suite;
+mod suite_estimate;
 mod suite_files;
+mod suite_picking;
 mod suite_plans;
 mod variants;
 
@@ -40,6 +42,7 @@ pub use run::run;
 pub use served::Team;
 pub use setup::{interruption, known_provider, runtime, server_runtime};
 pub use suite::run_suites;
+pub use suite_estimate::{estimate as estimate_suites, Estimate};
 pub use suite_files::{named_files, open_junit};
 pub use variants::assign as assign_variants;
 

@@ -176,13 +176,18 @@ impl Served for Team {
         })
     }
 
-    fn test(&self, suite: PathBuf, stop: BoxFuture<'static, ()>) -> BoxFuture<'_, Answer> {
+    fn test(
+        &self,
+        suite: PathBuf,
+        picking: crate::serve::TestPicking,
+        stop: BoxFuture<'static, ()>,
+    ) -> BoxFuture<'_, Answer> {
         let team = self.clone();
         // A suite's runner is single-task (its case runs interleave on one future): it runs
         // on a blocking thread of its own, the shared pool and gate with it.
         Box::pin(async move {
             let handle = tokio::runtime::Handle::current();
-            let run = off_runtime(move || handle.block_on(team.suite(suite, stop)));
+            let run = off_runtime(move || handle.block_on(team.suite(suite, &picking, stop)));
             run.await.unwrap_or_else(|failed| failed)
         })
     }

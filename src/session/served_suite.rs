@@ -13,20 +13,23 @@ use super::{providers, SessionError};
 use crate::cli::ReplyArgs;
 use crate::exit::Exit;
 use crate::provider::Providers;
-use crate::serve::Answer;
-use crate::suite::{Case, Loaded};
+use crate::serve::{Answer, TestPicking};
+use crate::suite::{Case, Loaded, Picking, Sample};
 use crate::tools::ToolHost;
 
 impl Team {
-    /// `orch test --config ROOT SUITE --format json`: the suite's cases on the served config
-    /// (the served root wins over the suite's own `config`, as `--config` does), `--jobs 4`,
-    /// through the shared pool and gate. A failing case makes it an error result.
-    pub(super) async fn suite(&self, path: PathBuf, stop: BoxFuture<'static, ()>) -> Answer {
+    /// `orch test --config ROOT SUITE --format json` with the call's tags and sample: the
+    /// suite's cases on the served config (the served root wins over the suite's own
+    /// `config`, as `--config` does), `--jobs 4`, through the shared pool and gate. A failing
+    /// case makes it an error result.
+    pub(super) async fn suite(&self, path: PathBuf, picking: &TestPicking, stop: BoxFuture<'static, ()>) -> Answer {
         let loaded = match self.load_suite(path) {
             Ok(loaded) => loaded,
             Err(answer) => return answer,
         };
-        let chosen = crate::suite::select(&loaded.suites, None, None);
+        let sample = sample_of(&loaded, picking);
+        let chosen = crate::suite::select(&loaded.suites, None, None).picking(picked(picking, sample.as_ref()));
+        let skipped = loaded.suites.iter().map(crate::suite::Suite::case_count).sum::<usize>() - chosen.each().count();
         let cases: Vec<(usize, Arc<Case>)> = chosen.each().collect();
         let plans = match checked_plans(&loaded, &cases) {
             Ok(plans) => plans,
@@ -80,7 +83,7 @@ impl Team {
         if interrupted.is_some() {
             return Answer::error("interrupted: the client cancelled the call");
         }
-        summarized(tally)
+        summarized(tally, skipped)
     }
 
     /// The suite at `path` under the config root, or its problems (each at
@@ -98,10 +101,28 @@ impl Team {
     }
 }
 
-/// The summary of a suite's runs (every case chosen): the tool's result, an error result when
+/// The picking a `test` call asks for, with its sample chosen.
+fn picked<'a>(picking: &'a TestPicking, sample: Option<&'a Sample>) -> Picking<'a> {
+    Picking {
+        tags: &picking.tags,
+        skip_tags: &picking.skip_tags,
+        failed: None,
+        sample,
+    }
+}
+
+/// The sample a `test` call asks for, chosen among the cases its tags keep.
+fn sample_of(loaded: &Loaded, picking: &TestPicking) -> Option<Sample> {
+    let n = picking.sample?;
+    let tagged = crate::suite::select(&loaded.suites, None, None).picking(picked(picking, None));
+    let ids = tagged.each().map(|(i, case)| (i, case.id.clone()));
+    Some(Sample::of(ids, n, picking.sample_seed.as_deref().unwrap_or("0")))
+}
+
+/// The summary of a suite's runs (`skipped`: the cases left out): the tool's result, an error result when
 /// a case failed.
-fn summarized(tally: crate::suite::Tally) -> Answer {
-    let summary = tally.summary(1.0, 0);
+fn summarized(tally: crate::suite::Tally, skipped: usize) -> Answer {
+    let summary = tally.summary(1.0, skipped);
     match summary.failed + summary.errors {
         0 => Answer::json(&summary),
         failed => Answer::failed_with(&summary, format!("{failed} of {} cases failed", summary.cases.len())),

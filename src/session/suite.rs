@@ -17,6 +17,7 @@ use super::progress::CaseRuns;
 use super::providers;
 use super::setup::{self, CaseEngines};
 use super::suite_files::{results_file, resumed, warn_if_held};
+use super::suite_picking::Picked;
 use super::suite_plans::plan_cases;
 use super::SessionError;
 
@@ -32,13 +33,11 @@ pub struct Ended {
 
 /// Selects, plans and runs the cases of the `loaded` suites that `filter` keeps.
 pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Ended, SessionError> {
-    for config in loaded.configs.values() {
-        setup::known_provider(config, &args.replies)?;
-    }
-    super::variants::check_flags(loaded.configs.values().map(|c| &**c), &args.variants)?;
+    check_flags(args, loaded)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
     let done = Done::of(&resumed);
-    let chosen = suite::select(&loaded.suites, args.shard, filter);
+    let picked = Picked::read(args, loaded, filter)?;
+    let chosen = picked.select(args, loaded, filter);
     warn_if_held(args, &loaded.suites, chosen);
     // The first walk of the chosen cases: each planned, one plan kept per footprint.
     let runs_of = |i: usize, case: &suite::Case| done.left(&loaded.suites[i], case, args.repeat).len();
@@ -110,6 +109,15 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         interrupted,
         unwritten: unwritten(&[out_file.as_ref(), recording.as_deref()]),
     })
+}
+
+/// Refuses the suites when a config's provider is unknown or unusable, or a `--variant`
+/// names what no config has.
+fn check_flags(args: &TestArgs, loaded: &Loaded) -> Result<(), SessionError> {
+    for config in loaded.configs.values() {
+        setup::known_provider(config, &args.replies)?;
+    }
+    super::variants::check_flags(loaded.configs.values().map(|c| &**c), &args.variants)
 }
 
 /// Why each output file (`--results`, `--record`) could not be written.

@@ -88,6 +88,7 @@ pub fn named_files(args: &TestArgs) -> Vec<Named<'_>> {
         ("--resume", &args.resume, true),
         ("--results", &args.results, true),
         ("--junit", &args.junit, true),
+        ("--rerun-failed", &args.rerun_failed, false),
     ];
     files.extend(single.into_iter().filter_map(|(flag, path, writes)| {
         Some(Named {

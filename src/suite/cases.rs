@@ -92,6 +92,10 @@ pub fn made(c: &CaseWire, id: Option<At<String>>, on: On, error: &mut Error) -> 
         let message = "`notContains` holds an empty string, which every output contains: the case could never pass";
         error(c.pos, "invalid-value", message.into());
     }
+    if c.tags.iter().flatten().any(|t| t.trim().is_empty()) {
+        let message = "`tags` holds an empty tag, which no `--tag` could pick";
+        error(c.pos, "invalid-value", message.into());
+    }
     let matches = compile_matches(e.matches.iter().flatten(), error);
     let (judge, judged) = judged_parts(c, &e, on, error);
     let id = id?;
@@ -105,6 +109,7 @@ pub fn made(c: &CaseWire, id: Option<At<String>>, on: On, error: &mut Error) -> 
         variants: super::variants::forced(c.variants.as_ref(), config, &mut |p, code, m| error(p, code, m)),
         answers: c.answers.clone().unwrap_or_default(),
         judge,
+        tags: c.tags.clone().unwrap_or_default(),
     })
 }
 

@@ -148,6 +148,8 @@ section! {
         /// The agent (role `judge`) that judges `rubric` and `reference` (else the suite's
         /// `defaults.judge`, else `grading.judge`).
         judge "judge": At<String>, Rule::Reference;
+        /// Labels `--tag` and `--skip-tag` pick cases by.
+        tags "tags": Vec<String>, Rule::Strings;
     }
 }
 
@@ -224,6 +226,8 @@ pub struct Case {
     pub answers: Vec<String>,
     /// The judge of its `rubric` and `reference`: its own, the suite's, or `grading.judge`.
     pub judge: Option<String>,
+    /// Its labels, which `--tag` and `--skip-tag` pick by.
+    pub tags: Vec<String>,
 }
 
 /// What a run must show; every part optional.

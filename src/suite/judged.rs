@@ -82,6 +82,71 @@ pub struct Agreement {
     pub reason: Option<String>,
 }
 
+/// One judged verdict as a summary shows it: a rubric item (or the reference), whether it
+/// passed, and why.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shown {
+    /// The rubric item as written, or `None` for the reference.
+    pub criterion: Option<String>,
+    /// Whether it passed (the reference: the answer agrees with it).
+    pub pass: bool,
+    /// Why (absent when the line kept no reasons).
+    pub reason: Option<String>,
+}
+
+/// What a summary keeps of a results line's `judged`: what its calls spent, and the
+/// verdicts (kept for a failed run only).
+#[derive(Clone, Debug, Default)]
+pub struct JudgedDigest {
+    /// What the judging calls spent.
+    pub usage: JudgeUsage,
+    /// Each rubric item's verdict in order, then the reference's.
+    pub verdicts: Vec<Shown>,
+}
+
+impl<'de> Deserialize<'de> for JudgedDigest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Item {
+            criterion: String,
+            #[serde(default)]
+            pass: bool,
+            reason: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Reference {
+            #[serde(default)]
+            agrees: bool,
+            reason: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Wire {
+            #[serde(default)]
+            usage: JudgeUsage,
+            #[serde(default)]
+            rubric: Vec<Item>,
+            reference: Option<Reference>,
+        }
+        let Some(wire) = Option::<Wire>::deserialize(d)? else {
+            return Ok(JudgedDigest::default());
+        };
+        let items = wire.rubric.into_iter().map(|i| Shown {
+            criterion: Some(i.criterion),
+            pass: i.pass,
+            reason: i.reason,
+        });
+        let reference = wire.reference.map(|r| Shown {
+            criterion: None,
+            pass: r.agrees,
+            reason: r.reason,
+        });
+        Ok(JudgedDigest {
+            usage: wire.usage,
+            verdicts: items.chain(reference).collect(),
+        })
+    }
+}
+
 /// A case run's answer as judged: the results line's `judged`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Judged {
@@ -106,6 +171,24 @@ impl Judged {
             r.reason = None;
         }
         j
+    }
+
+    /// What a summary keeps of it: its usage and each verdict.
+    pub fn digest(&self) -> JudgedDigest {
+        let items = self.rubric.iter().map(|c| Shown {
+            criterion: Some(c.criterion.clone()),
+            pass: c.pass,
+            reason: c.reason.clone(),
+        });
+        let reference = self.reference.iter().map(|r| Shown {
+            criterion: None,
+            pass: r.agrees,
+            reason: r.reason.clone(),
+        });
+        JudgedDigest {
+            usage: self.usage,
+            verdicts: items.chain(reference).collect(),
+        }
     }
 
     /// The failures the verdicts come to, worded for a CI log.

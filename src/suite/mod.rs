@@ -19,6 +19,7 @@ mod lines;
 mod load;
 mod mapped;
 mod outputs;
+mod picking;
 mod results;
 mod runner;
 mod selection;
@@ -31,10 +32,12 @@ mod variants;
 pub use case_index::{hash_of as case_hash, Place as ResultsPlace};
 pub use detail::Detail as ResultsDetail;
 pub use file::{Case, Defaults as SuiteDefaults, Suite, SuiteWire, Unchecked};
+pub use judged::Shown as JudgedVerdict;
 pub use lines::{At, Lines, LinesError};
 pub use load::{load, root_of as config_root, Loaded};
 pub use mapped::InputLines;
 pub use outputs::{apart as files_apart, Named, Pending};
+pub use picking::{Failed as FailedCases, Picking, Sample};
 pub use results::{
     append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed, Summary,
 };

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::case_index::Place;
-use super::judged::{JudgeUsage, Judged};
+use super::judged::{JudgeUsage, Judged, JudgedDigest, Shown};
 use super::lines::{At, Lines, LinesError, MAX_LINE_BYTES};
 use crate::report::Report;
 use crate::sink::{LineFile, Unwritable};
@@ -122,19 +122,9 @@ pub struct Record {
     /// report's `grading` says; false without a report.
     #[serde(default, rename = "report", deserialize_with = "ungraded_of")]
     pub ungraded: bool,
-    /// What the run's judging calls spent (its line's `judged.usage`).
-    #[serde(default, rename = "judged", deserialize_with = "judge_usage_of")]
-    pub judge_usage: JudgeUsage,
-}
-
-/// What a results line's `judged` says its judging calls spent (nothing when null).
-fn judge_usage_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<JudgeUsage, D::Error> {
-    #[derive(Deserialize)]
-    struct Judged {
-        #[serde(default)]
-        usage: JudgeUsage,
-    }
-    Ok(Option::<Judged>::deserialize(d)?.map(|j| j.usage).unwrap_or_default())
+    /// What the run's judging calls spent and their verdicts (its line's `judged`).
+    #[serde(default)]
+    pub judged: JudgedDigest,
 }
 
 /// Whether a results line's report says some department that ran was not graded: one
@@ -309,6 +299,10 @@ pub struct CaseSummary {
     pub passed_runs: u32,
     /// Every distinct failed expectation (and error) of its runs.
     pub failures: Vec<String>,
+    /// The judged verdicts of its first failed run that was judged (none when every run
+    /// passed or none was judged).
+    #[serde(skip)]
+    pub judged: Vec<Shown>,
     /// Every run could not be made at all.
     #[serde(skip)]
     pub error: bool,

@@ -177,7 +177,7 @@ impl Runner<'_> {
             duration_ms: started.elapsed().as_millis() as u64,
             error: None,
             ungraded: report.grading.partial(),
-            judge_usage: judged.as_ref().map(|j| j.usage).unwrap_or_default(),
+            judged: judged.as_ref().map(Judged::digest).unwrap_or_default(),
         };
         (record, (report, judged), job.order, job.case)
     }

@@ -1,11 +1,13 @@
-//! Which case runs one `orch test` makes: the cases of its shard that `--filter` keeps, each
-//! repeated, less the runs a `--resume` file already holds.
+//! Which case runs one `orch test` makes: the cases of its shard that `--filter` and the
+//! picking flags (tags, failed cases, a sample) keep, each repeated, less the runs a `--resume`
+//! file already holds.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use regex::Regex;
 
+use super::picking::Picking;
 use super::results::{run_hash, Resumed};
 use super::runner::{CasePlan, Job};
 use super::shard::Shard;
@@ -48,20 +50,33 @@ pub struct Selection<'a> {
     pub suites: &'a [Suite],
     shard: Option<Shard>,
     filter: Option<&'a Regex>,
+    picking: Picking<'a>,
 }
 
 /// The cases of `shard` whose ids `filter` matches (all of them without either).
 pub fn select<'a>(suites: &'a [Suite], shard: Option<Shard>, filter: Option<&'a Regex>) -> Selection<'a> {
-    Selection { suites, shard, filter }
+    Selection {
+        suites,
+        shard,
+        filter,
+        picking: Picking::default(),
+    }
 }
 
 impl<'a> Selection<'a> {
+    /// The same selection, narrowed by `picking` (after `--filter`, before the shard).
+    pub fn picking(self, picking: Picking<'a>) -> Self {
+        Selection { picking, ..self }
+    }
+
     /// Each chosen case with the index of its suite, in suite order.
     pub fn each(self) -> impl Iterator<Item = (usize, Arc<Case>)> + 'a {
-        let (shard, filter) = (self.shard, self.filter);
-        let all = (self.suites.iter().enumerate()).flat_map(|(i, suite)| suite.each().map(move |case| (i, case)));
-        all.filter(move |(_, case)| {
-            shard.is_none_or(|s| s.runs(&case.id)) && filter.is_none_or(|f| f.is_match(&case.id))
+        let (shard, filter, picking, suites) = (self.shard, self.filter, self.picking, self.suites);
+        let all = (suites.iter().enumerate()).flat_map(|(i, suite)| suite.each().map(move |case| (i, case)));
+        all.filter(move |(i, case)| {
+            filter.is_none_or(|f| f.is_match(&case.id))
+                && picking.picks(*i, &suites[*i].name, case)
+                && shard.is_none_or(|s| s.runs(&case.id))
         })
     }
 
@@ -146,6 +161,7 @@ mod tests {
             variants: Default::default(),
             answers: Vec::new(),
             judge: None,
+            tags: Vec::new(),
         };
         Suite {
             name: name.into(),

@@ -22,7 +22,7 @@ pub struct BadShard {
 }
 
 /// FNV-1a, 64 bits, over the bytes of `text`.
-fn fnv1a64(text: &str) -> u64 {
+pub(super) fn fnv1a64(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })

@@ -96,8 +96,11 @@ impl Tally {
     /// Counts `record` as a run of case `i`.
     fn count(&mut self, i: usize, record: Record) {
         self.ungraded_runs += u64::from(record.ungraded);
-        self.judge_usage.add(&record.judge_usage);
+        self.judge_usage.add(&record.judged.usage);
         let case = &mut self.cases[i];
+        if !record.passed && case.judged.is_empty() {
+            case.judged = record.judged.verdicts;
+        }
         case.runs += 1;
         case.passed_runs += u32::from(record.passed);
         case.error &= record.error.is_some();
@@ -155,6 +158,7 @@ impl CaseSummary {
             runs: 0,
             passed_runs: 0,
             failures: Vec::new(),
+            judged: Vec::new(),
             error: true,
             duration_ms: 0,
             order,
@@ -203,7 +207,7 @@ mod tests {
             duration_ms: 10,
             error: None,
             ungraded: false,
-            judge_usage: Default::default(),
+            judged: Default::default(),
         }
     }
 

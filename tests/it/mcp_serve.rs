@@ -47,7 +47,11 @@ fn lists_the_four_tools_with_their_argument_schemas() {
     assert_eq!(
         schema("test"),
         json!({"type": "object", "additionalProperties": false, "required": ["suite"],
-               "properties": {"suite": {"type": "string"}}})
+               "properties": {"suite": {"type": "string"},
+                              "tags": {"type": "array", "items": {"type": "string"}},
+                              "skipTags": {"type": "array", "items": {"type": "string"}},
+                              "sample": {"type": "integer", "minimum": 1},
+                              "sampleSeed": {"type": "string"}}})
     );
 }
 
@@ -127,6 +131,55 @@ fn test_runs_a_suite_under_the_root_and_refuses_one_outside_it() {
     );
     assert_eq!(results[1]["isError"], true);
     assert_eq!(texts(&results[1]), [outside.as_str()]);
+}
+
+#[test]
+fn test_picks_cases_by_tag_and_sample_as_orch_test_does() {
+    let Some(python) = python() else { return };
+    let root = Root::minimal();
+    root.write(
+        "s.yaml",
+        "defaults: {specialists: never}\ncases:\n\
+         \x20 - id: a\n    prompt: Create character Aladdin\n    tags: [smoke]\n\
+         \x20 - id: b\n    prompt: Write the opening scene\n    tags: [smoke, slow]\n\
+         \x20 - id: c\n    prompt: Create character Jafar\n",
+    );
+    let suite = root.path().join("s.yaml");
+    let suite = suite.to_str().unwrap();
+    let calls = json!([
+        ["test", {"suite": suite, "tags": ["smoke"], "skipTags": ["slow"]}],
+        ["test", {"suite": suite, "sample": 2, "sampleSeed": "7"}],
+        ["test", {"suite": suite, "sample": 0}]
+    ]);
+    let (results, _) = client(
+        &python,
+        &over_stdio(root.path()),
+        &["sequence", &calls.to_string()],
+        &[],
+    );
+    let printed = |flags: &[&str]| {
+        let mut args = vec!["test", "s.yaml", "--config", ".", "--format", "json"];
+        args.extend_from_slice(flags);
+        command_json(root.path(), &args)
+    };
+    assert_eq!(
+        results[0]["structuredContent"],
+        printed(&["--tag", "smoke", "--skip-tag", "slow"])
+    );
+    assert_eq!(results[0]["structuredContent"]["skipped"], 2);
+    assert_eq!(
+        results[1]["structuredContent"],
+        printed(&["--sample", "2", "--sample-seed", "7"])
+    );
+    assert_eq!(
+        results[1]["structuredContent"]["cases"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(results[2]["isError"], true);
+    assert_eq!(
+        texts(&results[2]),
+        ["invalid arguments for `test`: `sample` must be 1 or more"]
+    );
 }
 
 #[test]
