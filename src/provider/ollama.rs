@@ -8,6 +8,7 @@
 use serde_json::{json, Map, Value};
 
 use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
+use super::openai::asked_call;
 use super::{
     estimate_tokens, AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn,
 };
@@ -161,24 +162,6 @@ fn fill_usage(c: &mut Completion, req: &CompletionRequest) {
     }
     if c.completion_tokens == 0 {
         c.completion_tokens = estimate_tokens(&c.text);
-    }
-}
-
-/// The `index`th tool call: its arguments come as an object; a call without an `id` (Ollama
-/// gives none) is `orch-call-INDEX`, so its result can still name it.
-fn asked_call((index, call): (usize, &Value)) -> AskedCall {
-    let function = &call["function"];
-    let arguments = match &function["arguments"] {
-        Value::String(raw) => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.clone())),
-        Value::Null => json!({}),
-        other => other.clone(),
-    };
-    AskedCall {
-        id: call["id"]
-            .as_str()
-            .map_or_else(|| format!("orch-call-{index}"), str::to_string),
-        name: function["name"].as_str().unwrap_or_default().to_string(),
-        arguments,
     }
 }
 

@@ -149,8 +149,9 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
 /// The `index`th entry of `message.tool_calls`. `arguments` is a JSON string, parsed; one
 /// that is not JSON stays a string (the engine answers it with an error result); an object
 /// (some servers send one) is taken as it is, and none at all is `{}`. A call without an
-/// `id` (some local servers) gets `orch-call-INDEX`, so its result can still name it.
-fn asked_call((index, call): (usize, &Value)) -> AskedCall {
+/// `id` (some local servers, and Ollama's native API) gets `orch-call-INDEX`, so its result
+/// can still name it.
+pub(super) fn asked_call((index, call): (usize, &Value)) -> AskedCall {
     let function = &call["function"];
     let arguments = match &function["arguments"] {
         Value::String(raw) => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.clone())),

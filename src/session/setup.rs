@@ -144,37 +144,44 @@ pub struct CaseEngines {
     pub variants: crate::cli::VariantArgs,
 }
 
+impl CaseEngines {
+    /// An engine for one case run (or its judging) on `target` with `config`: its own run id,
+    /// the config's budget behind the suite's `gate`, no observer.
+    fn engine(
+        &self,
+        config: &Arc<Config>,
+        (schemas, providers): (&Arc<crate::grade::Schemas>, &crate::provider::Providers),
+        gate: Arc<tokio::sync::Semaphore>,
+        tools: Option<Arc<dyn ToolHost>>,
+    ) -> Engine {
+        Engine::new(EngineParts {
+            run_id: crate::text::new_id("run"),
+            config: config.clone(),
+            schemas: schemas.clone(),
+            providers: providers.clone(),
+            budget: budget(config).with_gate(gate),
+            observer: Box::new(Observers(Vec::new())),
+            seed: self.seed,
+            tools,
+        })
+    }
+}
+
 impl CaseEngine for CaseEngines {
     fn run<'a>(&'a self, run: CaseRun<'a>) -> LocalBoxFuture<'a, Report> {
         let config = &super::variants::for_case(&run.target.config, run.prompt, &self.variants, run.variants);
-        let engine = Engine::new(EngineParts {
-            run_id: crate::text::new_id("run"),
-            config: config.clone(),
-            schemas: run.target.schemas.clone(),
-            providers: run.target.providers.clone(),
-            budget: budget(config).with_gate(run.gate),
-            observer: Box::new(Observers(Vec::new())),
-            seed: self.seed,
-            tools: self.tools.get(&config.root).cloned(),
-        })
-        .with_approver(Arc::new(flag(self.approvals)))
-        .with_answerer(super::answers::answerer(crate::cli::ApprovalMode::Deny, run.answers));
+        let tools = self.tools.get(&config.root).cloned();
+        let engine = self
+            .engine(config, (&run.target.schemas, &run.target.providers), run.gate, tools)
+            .with_approver(Arc::new(flag(self.approvals)))
+            .with_answerer(super::answers::answerer(crate::cli::ApprovalMode::Deny, run.answers));
         Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
     }
 
     fn judge<'a>(&'a self, run: JudgeRun<'a>) -> LocalBoxFuture<'a, JudgeReplies> {
         // The judging comes after the run: an engine of its own, with the config's budget.
-        let config = &run.target.config;
-        let engine = Engine::new(EngineParts {
-            run_id: crate::text::new_id("run"),
-            config: config.clone(),
-            schemas: run.target.schemas.clone(),
-            providers: run.target.providers.clone(),
-            budget: budget(config).with_gate(run.gate),
-            observer: Box::new(Observers(Vec::new())),
-            seed: self.seed,
-            tools: None,
-        });
+        let target = (&run.target.schemas, &run.target.providers);
+        let engine = self.engine(&run.target.config, target, run.gate, None);
         Box::pin(async move { engine::ask_about_answer(&engine, run.judge, run.prompt, run.schema).await })
     }
 }
