@@ -203,6 +203,11 @@ impl Target<'_> {
                 ),
                 self.context_advice(),
             ),
+            // A server that refuses the prompt as too long for its window (llama.cpp's servers
+            // answer 400 `context_length_exceeded`) wants the same advice as one that cut it.
+            Err(e) if refused_as_too_long(&e) => {
+                Probe::failed(NAME, format!("the call failed: {e}"), self.context_advice())
+            }
             Err(e) => Probe::failed(NAME, format!("the call failed: {e}"), self.call_advice(&e)),
         }
     }
@@ -214,7 +219,7 @@ impl Target<'_> {
                 "the start of the prompt was lost: raise contextTokens (now {}) to 8192 or more",
                 self.settings.context_tokens
             ),
-            ProviderKind::OpenAi => "the server's context window is under about 6,000 tokens and cut the prompt: start it with a larger one (llama-server --ctx-size 8192); for Ollama set kind = \"ollama\" and contextTokens".into(),
+            ProviderKind::OpenAi => "the server's context window is under about 6,000 tokens (it cut or refused the prompt): start it with a larger one (llama-server --ctx-size 8192, llama-cpp-python --n_ctx 8192); for Ollama set kind = \"ollama\" and contextTokens".into(),
             _ => "the model lost the start of a long prompt: use a model with a larger context window".into(),
         }
     }
@@ -241,6 +246,15 @@ impl Target<'_> {
         }
         Probe::failed(NAME, format!("the reply starts with {found}"), advice)
     }
+}
+
+/// Whether a call was refused because its prompt is longer than the server's window.
+fn refused_as_too_long(e: &ProviderError) -> bool {
+    let text = e.to_string().to_lowercase();
+    matches!(e, ProviderError::Status { code: 400 | 413, .. })
+        && (text.contains("context_length_exceeded")
+            || text.contains("maximum context length")
+            || text.contains("context window"))
 }
 
 /// The `context` probe's prompt: the code word on its first line, about 6,000 tokens of

@@ -20,6 +20,8 @@ enum Fault {
     ShortWindow,
     /// Starts every reply with a reasoning block.
     Thinks,
+    /// Refuses a long prompt with HTTP 400, as llama-cpp-python's server does past its window.
+    RefusesLong,
 }
 
 /// A mock model speaking the openai wire (`native: false`) or Ollama's (`native: true`).
@@ -62,6 +64,15 @@ impl Model {
 impl Respond for Model {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let long = body["messages"][1]["content"]
+            .as_str()
+            .is_some_and(|u| u.contains("code word"));
+        if matches!(self.fault, Fault::RefusesLong) && long {
+            // The body llama-cpp-python's server sent for the context probe on a 4,096 window.
+            return ResponseTemplate::new(400).set_body_json(json!({"error": {
+                "message": "This model's maximum context length is 4096 tokens. However, you requested 7336 tokens (7080 in the messages, 256 in the completion). Please reduce the length of the messages or completion.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}));
+        }
         let text = self.answer(&body);
         let reply = if self.native {
             json!({
@@ -206,6 +217,19 @@ async fn a_cut_prompt_fails_context_with_advice_on_the_servers_window() {
     assert_eq!(p["ok"], false);
     assert!(p["advice"].as_str().unwrap().contains("--ctx-size 8192"), "{p}");
     assert!(p["advice"].as_str().unwrap().contains("kind = \"ollama\""), "{p}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_refused_as_too_long_fails_context_with_the_same_advice() {
+    let server = model(Fault::RefusesLong, false).await;
+    let root = config("openai", &server.uri(), "");
+    let (code, found) = doctor(&root, &[]);
+    assert_eq!(code, 1);
+    let p = probe(&found, "context");
+    assert_eq!(p["ok"], false);
+    assert!(p["detail"].as_str().unwrap().contains("context_length_exceeded"), "{p}");
+    assert!(p["advice"].as_str().unwrap().contains("--n_ctx 8192"), "{p}");
+    assert_eq!(probe(&found, "reasoning leak")["ok"], true);
 }
 
 #[tokio::test(flavor = "multi_thread")]
