@@ -34,6 +34,10 @@ pub struct JudgeUsage {
     pub prompt_tokens: u64,
     /// Tokens received.
     pub completion_tokens: u64,
+    /// Of the tokens sent, those read from the provider's prompt cache.
+    pub cache_read_tokens: u64,
+    /// Of the tokens sent, those written to it.
+    pub cache_write_tokens: u64,
     /// USD spent, by `[pricing]`.
     #[serde(serialize_with = "crate::text::usd")]
     pub cost_usd: f64,
@@ -45,6 +49,8 @@ impl JudgeUsage {
         self.calls = self.calls.saturating_add(other.calls);
         self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
         self.completion_tokens = self.completion_tokens.saturating_add(other.completion_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(other.cache_write_tokens);
         self.cost_usd += other.cost_usd;
     }
 }
@@ -55,6 +61,8 @@ impl From<&Usage> for JudgeUsage {
             calls: u.calls,
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_write_tokens: u.cache_write_tokens,
             cost_usd: u.cost_usd,
         }
     }

@@ -34,7 +34,10 @@ impl Respond for Judge {
         } else {
             r#"{"hero": "Aladdin", "friend": "Abu"}"#.to_string()
         };
-        ResponseTemplate::new(200).set_body_json(chat_reply(&text))
+        // 8 of every 11 prompt tokens read from the provider's cache.
+        let mut reply = chat_reply(&text);
+        reply["usage"]["prompt_tokens_details"] = serde_json::json!({"cached_tokens": 8});
+        ResponseTemplate::new(200).set_body_json(reply)
     }
 }
 
@@ -92,6 +95,13 @@ async fn a_rubric_and_a_reference_are_judged_on_the_answer_and_replay_offline() 
     );
     assert_eq!(summary["judgeUsage"]["calls"], 1);
     assert_eq!(summary["judgeUsage"]["promptTokens"], 11);
+    assert_eq!(
+        (
+            &summary["judgeUsage"]["cacheReadTokens"],
+            &summary["judgeUsage"]["cacheWriteTokens"]
+        ),
+        (&json!(8), &json!(0))
+    );
     // One judging call: the judge's instructions, the answer, the numbered criteria, the
     // reference, and the verdicts' schema as structured output.
     let seen = judge.seen.lock().unwrap().clone();

@@ -74,7 +74,7 @@ fn tool_suite_summary() -> serde_json::Value {
         ],
         "notRun": [],
         "ungradedRuns": 0,
-        "judgeUsage": {"calls": 0, "promptTokens": 0, "completionTokens": 0, "costUsd": 0.0}
+        "judgeUsage": {"calls": 0, "promptTokens": 0, "completionTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0, "costUsd": 0.0}
     })
 }
 

@@ -60,7 +60,7 @@ pub fn all_passed(suite: &str, ids: &[&str], ungraded: u64) -> Value {
         .map(|id| json!({"suite": suite, "id": id, "passed": true, "runs": 1, "passedRuns": 1, "failures": []}))
         .collect();
     json!({"passed": ids.len(), "failed": 0, "errors": 0, "skipped": 0, "cases": cases, "notRun": [], "ungradedRuns": ungraded,
-           "judgeUsage": {"calls": 0, "promptTokens": 0, "completionTokens": 0, "costUsd": 0.0}})
+           "judgeUsage": {"calls": 0, "promptTokens": 0, "completionTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0, "costUsd": 0.0}})
 }
 
 /// Replays `suite` from its committed `cassette` with no PATH (so `npx` cannot even be
