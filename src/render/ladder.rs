@@ -30,11 +30,9 @@ pub fn markdown(report: &Report) -> String {
         ("model", Align::Left),
         ("escalated", Align::Left),
     ]);
-    let mut rows = 0;
     for d in &report.departments {
         for s in &d.specialist_results {
             for a in s.attempts.iter().filter(|a| a.rung > 0 || a.escalated.is_some()) {
-                rows += 1;
                 table.row([
                     code(&d.department_id),
                     code(&s.agent_id),
@@ -46,9 +44,6 @@ pub fn markdown(report: &Report) -> String {
             }
         }
     }
-    if rows > 0 {
-        out.push('\n');
-        out.push_str(&table.finish());
-    }
+    out.push_str(&table.finish_unless_empty("\n"));
     out
 }

@@ -61,10 +61,8 @@ pub fn rungs_table(stats: &Stats) -> String {
         ("pass", Align::Right),
         ("cost", Align::Right),
     ]);
-    let mut rows = 0;
     for a in stats.agents.iter().filter(|a| climbed(a)) {
         for r in &a.by_rung {
-            rows += 1;
             table.row([
                 cell(&a.agent_id),
                 r.rung.to_string(),
@@ -75,10 +73,7 @@ pub fn rungs_table(stats: &Stats) -> String {
             ]);
         }
     }
-    if rows == 0 {
-        return String::new();
-    }
-    format!("\n{}", table.finish())
+    table.finish_unless_empty("\n")
 }
 
 /// A cost as people should read it: `$0.01`; `unpriced` when every call was of a model

@@ -148,10 +148,8 @@ fn graders(stats: &Stats) -> String {
         ("pass", Align::Right),
         ("mean score", Align::Right),
     ]);
-    let mut rows = 0;
     for a in &stats.agents {
         for g in &a.by_grader {
-            rows += 1;
             table.row([
                 cell(&a.agent_id),
                 g.grader.to_string(),
@@ -161,8 +159,5 @@ fn graders(stats: &Stats) -> String {
             ]);
         }
     }
-    match rows {
-        0 => String::new(),
-        _ => format!("\n{}", table.finish()),
-    }
+    table.finish_unless_empty("\n")
 }

@@ -114,10 +114,8 @@ pub fn stats_table(stats: &Stats) -> String {
         ("mean score", Align::Right),
         ("p vs control", Align::Right),
     ]);
-    let mut rows = 0;
     for a in &stats.agents {
         for v in &a.variants {
-            rows += 1;
             let interval = v.interval.map_or("–".to_string(), |[lo, hi]| {
                 format!("{} – {}", percent(Some(lo)), percent(Some(hi)))
             });
@@ -132,10 +130,7 @@ pub fn stats_table(stats: &Stats) -> String {
             ]);
         }
     }
-    match rows {
-        0 => String::new(),
-        _ => format!("\n### Variants\n\n{}", table.finish()),
-    }
+    table.finish_unless_empty("\n### Variants\n\n")
 }
 
 /// A p-value to 4 decimals (`< 0.0001` below that); `–` for control.

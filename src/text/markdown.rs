@@ -38,6 +38,8 @@ pub enum Align {
 #[derive(Clone, Debug)]
 pub struct MarkdownTable {
     text: String,
+    /// Rows added so far.
+    rows: usize,
 }
 
 impl MarkdownTable {
@@ -60,11 +62,12 @@ impl MarkdownTable {
             });
         }
         text.push('\n');
-        MarkdownTable { text }
+        MarkdownTable { text, rows: 0 }
     }
 
     /// Adds a row: one text per column, in Markdown (foreign text already in code spans).
     pub fn row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) -> &mut Self {
+        self.rows += 1;
         self.text.push('|');
         for cell in cells {
             self.text.push(' ');
@@ -78,6 +81,15 @@ impl MarkdownTable {
     /// The table's Markdown, ending with a line break.
     pub fn finish(self) -> String {
         self.text
+    }
+
+    /// `before` then the table's Markdown, or nothing at all when no row was added: the
+    /// optional tables of a page (variants, rungs, graders) are absent rather than empty.
+    pub fn finish_unless_empty(self, before: &str) -> String {
+        match self.rows {
+            0 => String::new(),
+            _ => format!("{before}{}", self.text),
+        }
     }
 }
 
