@@ -42,8 +42,8 @@ impl Summary {
     }
 }
 
-/// The master's summary of the successful departments: one call, never retried (seed
-/// 000), inside the run's deadline and Ctrl-C.
+/// The master's summary of the successful departments: one call, never retried (a summary
+/// that fails leaves the run partial, not failed), inside the run's deadline and Ctrl-C.
 pub(super) async fn summarize(
     engine: &Engine,
     plan: &Plan,
