@@ -5,18 +5,27 @@ use super::Grade;
 /// The first line of every judge prompt; the simulated provider recognises it.
 pub const JUDGE_MARKER: &str = "GRADE THIS OUTPUT.";
 
-/// The prompt asking the judge to grade `output` as an answer to `request`.
-pub fn prompt(request: &str, specialist: &str, specialization: &str, output: &str) -> String {
+/// What every judge prompt shows first, whatever its scale: the marker, the request, who
+/// answered, and the output.
+pub(super) fn shown(request: &str, specialist: &str, specialization: &str, output: &str) -> String {
     format!(
         "{JUDGE_MARKER}\n\n\
          Request: {request}\n\n\
          Specialist: {specialist} ({specialization})\n\n\
-         Output:\n{output}\n\n\
+         Output:\n{output}\n\n"
+    )
+}
+
+/// The prompt asking the judge to grade `output` as an answer to `request`.
+pub fn prompt(request: &str, specialist: &str, specialization: &str, output: &str) -> String {
+    format!(
+        "{}\
          Reply with one JSON object and nothing else:\n\
          {{\"quality\": q, \"relevance\": r, \"consistency\": c, \"feedback\": \"what to improve\"}}\n\
          where q, r and c are numbers from 0 to 1: quality is craft and completeness, relevance \
          is how well it answers the request, consistency is whether it agrees with itself and \
-         with the material it was given."
+         with the material it was given.",
+        shown(request, specialist, specialization, output)
     )
 }
 
@@ -103,6 +112,23 @@ pub(super) fn objects(text: &str) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_scales_show_the_same_head_then_ask_their_own_question() {
+        let head = "GRADE THIS OUTPUT.\n\nRequest: r\n\nSpecialist: s (x)\n\nOutput:\no\n\n";
+        let scored = prompt("r", "s", "x", "o");
+        assert!(
+            scored.starts_with(&format!(
+                "{head}Reply with one JSON object and nothing else:\n{{\"quality\""
+            )),
+            "{scored}"
+        );
+        let passed = crate::grade::pass_fail::prompt("r", "s", "x", "o");
+        assert!(
+            passed.starts_with(&format!("{head}Does the output answer the request well")),
+            "{passed}"
+        );
+    }
 
     #[test]
     fn plain_json() {

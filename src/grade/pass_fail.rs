@@ -2,19 +2,17 @@
 //! models answer a yes or no far more reliably than a number. A pass is 100, a fail 0;
 //! with several samples, 100 times the share of samples that pass.
 
-use super::judge::{objects, JUDGE_MARKER};
+use super::judge::objects;
 use super::Grade;
 
 /// The prompt asking the judge whether `output` answers `request` well enough.
 pub fn prompt(request: &str, specialist: &str, specialization: &str, output: &str) -> String {
     format!(
-        "{JUDGE_MARKER}\n\n\
-         Request: {request}\n\n\
-         Specialist: {specialist} ({specialization})\n\n\
-         Output:\n{output}\n\n\
+        "{}\
          Does the output answer the request well: complete, on the point, and agreeing with \
          itself? Reply with one JSON object and nothing else:\n\
-         {{\"pass\": true or false, \"feedback\": \"what to improve\"}}"
+         {{\"pass\": true or false, \"feedback\": \"what to improve\"}}",
+        super::judge::shown(request, specialist, specialization, output)
     )
 }
 
