@@ -276,3 +276,10 @@ mod tests {
         assert!(p.contains("## Specialist 1: Appearance Specialist (appearance)\nQuality Score: 72\nOutput: vest\n"));
     }
 }
+
+/// How a judged expectation's request begins: the answer a person receives follows.
+pub const JUDGED_ANSWER: &str = "ANSWER:\n";
+/// The heading of a judged expectation's numbered criteria.
+pub const JUDGED_CRITERIA: &str = "\n\nCRITERIA:";
+/// The heading of the reference a judged answer must agree with.
+pub const JUDGED_REFERENCE: &str = "\n\nREFERENCE:\n";

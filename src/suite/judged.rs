@@ -220,15 +220,16 @@ const NO_VERDICT: &str = "no verdict";
 
 /// The judging request's user text: the answer, the numbered criteria, the reference.
 pub fn prompt(answer: &str, rubric: &[String], reference: Option<&str>) -> String {
-    let mut text = format!("ANSWER:\n{answer}");
+    use crate::prompts::{JUDGED_ANSWER, JUDGED_CRITERIA, JUDGED_REFERENCE};
+    let mut text = format!("{JUDGED_ANSWER}{answer}");
     if !rubric.is_empty() {
-        text.push_str("\n\nCRITERIA:");
+        text.push_str(JUDGED_CRITERIA);
         for (i, item) in rubric.iter().enumerate() {
             text.push_str(&format!("\n{}. {item}", i + 1));
         }
     }
     if let Some(reference) = reference {
-        text.push_str(&format!("\n\nREFERENCE:\n{reference}"));
+        text.push_str(&format!("{JUDGED_REFERENCE}{reference}"));
     }
     text
 }

@@ -173,3 +173,94 @@ async fn compare_and_stats_count_a_judged_failure_like_any_other() {
     );
     assert_eq!(stats["passHatK"], json!({"1": 0.0}));
 }
+
+/// The shipped studio suite's judged case replays from its committed cassette with no
+/// provider, and the offline judge's verdicts are in its results line.
+#[test]
+fn the_studio_suites_judged_case_replays_from_its_committed_cassette() {
+    let repo = crate::common::repo();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.jsonl");
+    Test::new(&repo)
+        .args([
+            "test",
+            "tests/suites/studio.yaml",
+            "--tag",
+            "judged",
+            "--format",
+            "json",
+        ])
+        .args([
+            "--replay",
+            "tests/suites/judged.cassette.jsonl",
+            "--results",
+            results.to_str().unwrap(),
+        ])
+        .status(0)
+        .run();
+    let line: Value = serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
+    let judged = &line["judged"];
+    assert_eq!(judged["judge"], "studio-judge", "{judged}");
+    let verdicts: Vec<(&str, bool)> = (judged["rubric"].as_array().unwrap().iter())
+        .map(|v| (v["criterion"].as_str().unwrap(), v["pass"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("Names Aladdin", true), ("Speaks of the costume's design", true)]
+    );
+    assert_eq!(judged["reference"]["agrees"], true);
+    assert_eq!(judged["usage"]["calls"], 1);
+}
+
+/// The offline judge answers a rubric deterministically: an item passes when the answer names
+/// half its words, so a rubric the simulated answer misses fails with the words it lacks.
+#[test]
+fn the_simulated_judge_fails_an_item_the_answer_does_not_name() {
+    let root = Root::orch_yaml(
+        "departments:\n  - { id: d, keywords: [aladdin], head: h }\nagents:\n  - { id: h, role: head, department: d }\n  - { id: critic, role: judge }\n",
+    );
+    root.write(
+        "s.yaml",
+        "cases:\n  - id: c\n    prompt: Aladdin costume\n    judge: critic\n    expect:\n      rubric: [Names the costume, Mentions the flying carpet]\n",
+    );
+    let out = (Test::new(root.path()).args(["test", "s.yaml", "--format", "json"]))
+        .status(1)
+        .any_stderr()
+        .run();
+    let summary = json(&out);
+    assert_eq!(
+        summary["cases"][0]["failures"],
+        json!([r#"rubric: "Mentions the flying carpet" failed: the answer never names mentions, flying, carpet"#])
+    );
+}
+
+/// The judged example runs offline as its header says: the lamp's tale passes, the carpet's
+/// fails on purpose, each verdict shown with its reason.
+#[test]
+fn the_judged_example_passes_one_case_and_fails_the_other_as_it_says() {
+    Test::new(&crate::common::repo())
+        .args(["test", "examples/judged/suite.yaml", "--format", "tree"])
+        .status(1)
+        .stdout(
+            "✓ suite/tale-of-the-lamp\n✗ suite/tale-of-the-carpet\n    ✓ rubric \"Names the palace\": the answer names palace\n    \
+             ✗ rubric \"Mentions a flying carpet\": the answer never names mentions, flying, carpet\n\
+             2 runs had ungraded departments (a head's fixed score, not a grade)\n1 passed, 1 failed\n",
+        )
+        .stderr("error: 1 of 2 cases failed\n")
+        .run();
+}
+
+/// The README's judged block runs as written: the estimate makes no call, the suite shows
+/// each verdict of the failed case.
+#[test]
+fn the_readmes_judged_block_runs_as_written() {
+    let [estimate, tree] = crate::readme::block("judged").try_into().expect("two commands");
+    let out = crate::readme::sh(&crate::common::repo(), &estimate, &[]);
+    let estimate: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(estimate["judgeCalls"], 2);
+    let out = crate::readme::sh(&crate::common::repo(), &tree, &[]);
+    assert!(
+        stdout(&out).contains("✗ rubric \"Mentions a flying carpet\""),
+        "{out:?}"
+    );
+}

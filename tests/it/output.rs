@@ -16,7 +16,8 @@ const QUICK_START: &str =
 
 /// The quick start's summary: its answer.
 const SUMMARY: &str = "# Production summary\n\n4 departments delivered: Audio Department; Character Department; \
-Story Department; Visual Department.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's core.\n";
+Story Department; Visual Department.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's \
+core: dramatic, opening, scene, aladdin, stealing, bread, escape, rooftops.\n";
 
 /// A mock LLM that answers every call with `text`.
 async fn answering(text: &str) -> MockServer {
@@ -68,7 +69,7 @@ fn the_summary_counts_the_departments_not_the_headings_of_their_outputs() {
         .status(0)
         .stdout(
             "# Production summary\n\n1 department delivered: Character Department.\n\nEach output builds on the \
-             ones it depends on, and the pieces agree on the request's core.\n",
+             ones it depends on, and the pieces agree on the request's core: design, main, character, costume.\n",
         )
         .run();
 }

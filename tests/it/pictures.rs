@@ -57,7 +57,7 @@ fn run_and_test_summaries_in_markdown() {
         .status(0)
         .run();
     let md = stdout(&suite);
-    assert!(md.starts_with("## orch test: 12 passed, 0 failed\n"), "{md}");
+    assert!(md.starts_with("## orch test: 13 passed, 0 failed\n"), "{md}");
     assert!(md.contains("| ✓ | ` studio/character-costume ` | 1/1 |  |\n"), "{md}");
 }
 
@@ -196,7 +196,7 @@ fn a_results_file_renders_as_a_table_of_runs() {
         .filter(|n| n.has_tag_name("a"))
         .filter_map(|n| n.attribute("href"))
         .collect();
-    assert_eq!(links.len(), 12);
+    assert_eq!(links.len(), 13);
     for link in links {
         let id = link.trim_start_matches('#');
         assert!(

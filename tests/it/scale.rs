@@ -91,7 +91,7 @@ fn summary_results_read_like_full_ones_in_merge_resume_compare_and_stats() {
         0,
     );
     assert_eq!(rest, whole);
-    assert_eq!(std::fs::read_to_string(&resumed).unwrap().lines().count(), 12);
+    assert_eq!(std::fs::read_to_string(&resumed).unwrap().lines().count(), 13);
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn the_indexed_jobs_shards_run_as_processes_merge_into_the_unsharded_summary() {
         cases
     };
     assert_eq!(by_id(&merged_json), by_id(&whole));
-    assert_eq!(by_id(&whole).len(), 12);
+    assert_eq!(by_id(&whole).len(), 13);
     let markdown = Test::new(&repo())
         .args(["test", "--merge", unsharded.to_str().unwrap(), "--format", "markdown"])
         .status(0)

@@ -23,10 +23,10 @@ fn in_repo() -> Test {
 fn the_shipped_suites_pass() {
     let out = in_repo().args(["test", STUDIO, "--format", "json"]).status(0).run();
     let summary = json(&out);
-    assert_eq!(summary["passed"], 12);
+    assert_eq!(summary["passed"], 13);
     assert_eq!(summary["failed"], 0);
     // The heads that answer simple requests alone are not graded.
-    assert_eq!(summary["ungradedRuns"], 8);
+    assert_eq!(summary["ungradedRuns"], 9);
     assert_eq!(
         summary["cases"][0],
         serde_json::json!({
@@ -66,9 +66,10 @@ fn the_shipped_suites_pass() {
              ✓ studio/forced-department\n\
              ✓ studio/heads-answer-directly\n\
              ✓ studio/specialists-always\n\
+             ✓ studio/costume-answer-judged\n\
              ✓ studio/unroutable-request-fails\n\
-             8 runs had ungraded departments (a head's fixed score, not a grade)\n\
-             12 passed, 0 failed\n",
+             9 runs had ungraded departments (a head's fixed score, not a grade)\n\
+             13 passed, 0 failed\n",
         )
         .stderr("")
         .run();
@@ -112,12 +113,12 @@ fn three_shards_run_every_case_exactly_once_and_merge() {
         }
         assert_eq!(
             summary["skipped"].as_u64().unwrap() as usize + summary["cases"].as_array().unwrap().len(),
-            12
+            13
         );
     }
     ran.sort();
     ran.dedup();
-    assert_eq!(ran.len(), 12);
+    assert_eq!(ran.len(), 13);
     assert_eq!(shard_of("character-costume", 3), 2);
     assert_eq!(shard_of("unroutable-request-fails", 3), 3);
 
@@ -126,7 +127,7 @@ fn three_shards_run_every_case_exactly_once_and_merge() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 12);
+    assert_eq!(lines.len(), 13);
     let first = &lines[0];
     assert_eq!(first["suite"], "studio");
     assert_eq!(first["repeat"], 1);
@@ -146,15 +147,15 @@ fn three_shards_run_every_case_exactly_once_and_merge() {
         ])
         .status(0)
         .run();
-    assert_eq!(json(&merged)["passed"], 12);
+    assert_eq!(json(&merged)["passed"], 13);
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
     assert_eq!(suite.attribute("name"), Some("studio"));
-    assert_eq!(suite.attribute("tests"), Some("12"));
+    assert_eq!(suite.attribute("tests"), Some("13"));
     assert_eq!(suite.attribute("failures"), Some("0"));
     let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
-    assert_eq!(cases, 12);
+    assert_eq!(cases, 13);
 }
 
 #[test]
@@ -181,8 +182,8 @@ fn resume_runs_only_what_is_missing() {
         .status(0)
         .run();
     // The summary covers every run in the file; each case ran once in all.
-    assert_eq!(json(&out)["passed"], 12);
-    assert_eq!(std::fs::read_to_string(results).unwrap().lines().count(), 12);
+    assert_eq!(json(&out)["passed"], 13);
+    assert_eq!(std::fs::read_to_string(results).unwrap().lines().count(), 13);
 }
 
 /// Answers `lamp` and `bread` in turn, whatever is asked.

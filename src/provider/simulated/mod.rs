@@ -4,11 +4,12 @@
 //! attempt is, for some agents, a rushed draft (short, unstructured, stopping mid-sentence) so that a demo
 //! shows grading, feedback and retries; a retry (a prompt carrying `PREVIOUS ATTEMPT
 //! FAILED:`) always gets a full draft that also answers the feedback it was given. Judge,
-//! synthesis and summary prompts get answers of their own kind.
+//! judged-expectation, synthesis and summary prompts get answers of their own kind.
 
 use sha2::{Digest, Sha256};
 
 mod review;
+mod rubric;
 mod tools;
 
 use super::{estimate_tokens, BoxFuture, Completion, CompletionRequest, Outcome, Provider};
@@ -41,6 +42,9 @@ impl Simulated {
         let mut rng = Rng::new(self.hash(&[&req.agent_id, &req.system, &req.prompt]));
         if req.prompt.starts_with(JUDGE_MARKER) {
             return judge_reply(&req.prompt);
+        }
+        if rubric::is_judged(&req.prompt) {
+            return rubric::verdicts(&req.prompt);
         }
         if req.prompt.starts_with(ROUTER_MARKER) {
             return router_reply(&req.prompt);
@@ -338,14 +342,25 @@ fn synthesis(req: &CompletionRequest, rng: &mut Rng) -> String {
 
 /// The master's summary of the departments in the prompt: each block's `## NAME` follows an
 /// empty line, while a heading an output starts with follows its department's line directly.
+/// Its last sentence names the request's content words, as a real summary answers them.
 fn summary(req: &CompletionRequest) -> String {
     let lines: Vec<&str> = req.prompt.lines().collect();
     let departments: Vec<&str> = (lines.windows(2))
         .filter(|pair| pair[0].is_empty())
         .filter_map(|pair| pair[1].strip_prefix("## "))
         .collect();
+    let request = lines
+        .first()
+        .and_then(|l| l.strip_prefix(ORIGINAL_REQUEST_LINE))
+        .unwrap_or("");
+    let core = content_words(request);
+    let core = if core.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", core.join(", "))
+    };
     format!(
-        "# Production summary\n\n{} delivered: {}.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's core.",
+        "# Production summary\n\n{} delivered: {}.\n\nEach output builds on the ones it depends on, and the pieces agree on the request's core{core}.",
         crate::text::count(departments.len(), "department"),
         departments.join("; ")
     )
