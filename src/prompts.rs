@@ -230,6 +230,13 @@ pub fn revision(request: &str, issues: &[&str], others: &[Reviewed], own: &Revie
     p
 }
 
+/// How a judged expectation's request begins: the answer a person receives follows.
+pub const JUDGED_ANSWER: &str = "ANSWER:\n";
+/// The heading of a judged expectation's numbered criteria.
+pub const JUDGED_CRITERIA: &str = "\n\nCRITERIA:";
+/// The heading of the reference a judged answer must agree with.
+pub const JUDGED_REFERENCE: &str = "\n\nREFERENCE:\n";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,9 +284,3 @@ mod tests {
     }
 }
 
-/// How a judged expectation's request begins: the answer a person receives follows.
-pub const JUDGED_ANSWER: &str = "ANSWER:\n";
-/// The heading of a judged expectation's numbered criteria.
-pub const JUDGED_CRITERIA: &str = "\n\nCRITERIA:";
-/// The heading of the reference a judged answer must agree with.
-pub const JUDGED_REFERENCE: &str = "\n\nREFERENCE:\n";
