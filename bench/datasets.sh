@@ -7,6 +7,8 @@
 # million cases the full file is about 3.9 GB, in a temporary directory removed at the end.
 #
 #   bench/datasets.sh [N] [ORCH]     # defaults: 100000, target/release/orch
+#   JUDGED=1 bench/datasets.sh ...   # each case also has a two-item rubric and a reference,
+#                                    # judged by the config's judge (one more call a case)
 set -euo pipefail
 n="${1:-100000}"
 orch="$(realpath "${2:-target/release/orch}")"
@@ -14,12 +16,15 @@ root="$(realpath "$(dirname "$0")/..")"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
-python3 - "$n" <<'PY'
+python3 - "$n" "${JUDGED:-}" <<'PY'
 import json, sys
 with open("rows.jsonl", "w") as f:
     for i in range(int(sys.argv[1])):
         row = {"id": f"c{i}", "prompt": f"Design the costume of hero {i}",
                "departments": ["character"], "expect": {"status": "success"}}
+        if sys.argv[2]:
+            row["expect"]["rubric"] = ["Names the costume", f"Speaks of hero {i}"]
+            row["expect"]["reference"] = f"A costume for hero {i}."
         f.write(json.dumps(row) + "\n")
 PY
 printf 'config: %s\ndefaults: {specialists: never}\ndataset: rows.jsonl\n' "$root" > suite.yaml

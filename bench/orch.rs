@@ -9,7 +9,8 @@
 //! 2. CPU and memory per call; 3. scale in agents; 4. start-up; 5. suites; 6. `orch compare`
 //!    of two results files of 10,000 case runs each; 7. `orch stats`; 8. tool calls over MCP;
 //! 9. a model ladder against the large model alone (pass rate and cost, not time); 10. a
-//!    condition (CEL) compiled and evaluated in process.
+//!    condition (CEL) compiled and evaluated in process; 11. prompt caching, billed like each
+//!    provider (tokens and cost, not time).
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ use futures::future::{join_all, FutureExt, Shared};
 use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+mod cache;
 mod conditions;
 mod ladder;
 mod stats;
@@ -511,6 +513,10 @@ fn main() {
     }
     if wanted("10") {
         results.insert("conditions".into(), conditions::table());
+    }
+    if wanted("11") {
+        let dir = tmp.path().join("cache");
+        results.insert("cache".into(), cache::table(&rt, &dir, repo));
     }
 
     // The tables run replace theirs; the others keep their last figures.

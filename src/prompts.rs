@@ -283,4 +283,3 @@ mod tests {
         assert!(p.contains("## Specialist 1: Appearance Specialist (appearance)\nQuality Score: 72\nOutput: vest\n"));
     }
 }
-
