@@ -1,5 +1,7 @@
 //! Command-line definitions (clap derive) for `orch run`, `explain`, `validate`, `test`,
-//! `stats`, `compare`, `mcp` and the rest.
+//! `stats`, `compare`, `mcp` and the rest: the flags as written. `commands` turns them into
+//! the session's typed options; the bounds of a number are the session's, so a flag and a
+//! journal's stored option are refused by one rule.
 
 use std::path::PathBuf;
 
@@ -7,6 +9,9 @@ use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::plan::SpecialistMode;
+use crate::session::{self, ApprovalMode, Approvals, McpApprovals};
+
+mod options;
 
 /// Run a request through a hierarchy of LLM agents declared in YAML/TOML.
 #[derive(Debug, Parser)]
@@ -120,21 +125,6 @@ pub enum DoctorFormat {
     Tree,
 }
 
-/// `--approvals` of `run` and `resume`: how steps that wait for a person's yes are decided
-/// (docs/approvals.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
-#[strum(serialize_all = "lowercase")]
-pub enum ApprovalMode {
-    /// Ask on the terminal, one item at a time: y, n [REASON], or a (this tool for the rest of the run).
-    Prompt,
-    /// Every item is approved.
-    Allow,
-    /// Every item is denied (`not approved (--approvals deny)`).
-    Deny,
-    /// Every item waits: the run pauses (exit 5) once nothing else can run; needs --journal.
-    Defer,
-}
-
 /// `orch approve`.
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
@@ -231,41 +221,6 @@ pub struct McpArgs {
     /// asks the client's user through MCP elicitation (denied when the client cannot be asked).
     #[arg(long, value_enum, default_value_t = McpApprovals::Deny)]
     pub approvals: McpApprovals,
-}
-
-/// `--approvals` of `orch mcp` and `orch test`: nobody is at a terminal to ask, so every
-/// item is decided by the flag (docs/approvals.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
-#[strum(serialize_all = "lowercase")]
-pub enum Approvals {
-    /// Every item is approved.
-    Allow,
-    /// Every item is denied (`not approved (--approvals deny)`).
-    Deny,
-}
-
-/// `--approvals` of `orch mcp`: the flag, or the client's user asked through MCP
-/// elicitation (docs/mcp-server.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, strum::Display)]
-#[strum(serialize_all = "lowercase")]
-pub enum McpApprovals {
-    /// Every item is approved.
-    Allow,
-    /// Every item is denied (`not approved (--approvals deny)`).
-    Deny,
-    /// Each item asked through `elicitation/create` when the client declares elicitation.
-    Prompt,
-}
-
-impl McpApprovals {
-    /// The flag that decides what nobody is asked about (a served suite's items): `prompt`
-    /// denies there.
-    pub fn flag(self) -> Approvals {
-        match self {
-            McpApprovals::Allow => Approvals::Allow,
-            McpApprovals::Deny | McpApprovals::Prompt => Approvals::Deny,
-        }
-    }
 }
 
 /// `orch compare`.
@@ -468,6 +423,71 @@ pub enum ValidateFormat {
     Json,
 }
 
+/// `--approvals` of `run` and `resume`: how steps that wait for a person's yes are decided
+/// (docs/approvals.md). The session's own enum, its values listed here for clap.
+impl ValueEnum for ApprovalMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            ApprovalMode::Prompt,
+            ApprovalMode::Allow,
+            ApprovalMode::Deny,
+            ApprovalMode::Defer,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            ApprovalMode::Prompt => (
+                "prompt",
+                "Ask on the terminal, one item at a time: y, n [REASON], or a (this tool for the rest of the run)",
+            ),
+            ApprovalMode::Allow => ("allow", "Every item is approved"),
+            ApprovalMode::Deny => ("deny", "Every item is denied (`not approved (--approvals deny)`)"),
+            ApprovalMode::Defer => (
+                "defer",
+                "Every item waits: the run pauses (exit 5) once nothing else can run; needs --journal",
+            ),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+/// `--approvals` of `orch test`: nobody is at a terminal to ask, so every item is decided by
+/// the flag (docs/approvals.md).
+impl ValueEnum for Approvals {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Approvals::Allow, Approvals::Deny]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            Approvals::Allow => ("allow", "Every item is approved"),
+            Approvals::Deny => ("deny", "Every item is denied (`not approved (--approvals deny)`)"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+/// `--approvals` of `orch mcp`: the flag, or the client's user asked through MCP
+/// elicitation (docs/mcp-server.md).
+impl ValueEnum for McpApprovals {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[McpApprovals::Allow, McpApprovals::Deny, McpApprovals::Prompt]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            McpApprovals::Allow => ("allow", "Every item is approved"),
+            McpApprovals::Deny => ("deny", "Every item is denied (`not approved (--approvals deny)`)"),
+            McpApprovals::Prompt => (
+                "prompt",
+                "Each item asked through `elicitation/create` when the client declares elicitation",
+            ),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
 /// `--specialists` parses into the plan's own enum, so the CLI and suite files share one
 /// list of modes. Written out rather than derived: `plan` stays free of clap.
 impl ValueEnum for SpecialistMode {
@@ -510,9 +530,6 @@ pub struct PlanArgs {
     /// Which variants the run gets (docs/variants.md).
     #[command(flatten)]
     pub variants: VariantArgs,
-    /// The previous turn of the conversation the run continues (`orch run --session`).
-    #[arg(skip)]
-    pub previous: Option<crate::plan::PreviousTurn>,
 }
 
 /// How variants are assigned (docs/variants.md): the flags `run`, `test` and `explain` share.
@@ -578,16 +595,16 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub format: Option<RunFormat>,
     /// Exit 3 when overallQuality is below N (0..=100).
-    #[arg(long, value_name = "N", value_parser = quality)]
+    #[arg(long, value_name = "N", value_parser = session::quality)]
     pub min_quality: Option<f64>,
     /// Hard cap on LLM calls (overrides limits.maxCalls).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = |s: &str| session::count(s, &session::MAX_CALLS))]
     pub max_calls: Option<u32>,
     /// Seconds the whole run may take (overrides limits.deadline; 0 = none).
-    #[arg(long, value_name = "SECONDS", value_parser = deadline)]
+    #[arg(long, value_name = "SECONDS", value_parser = session::deadline)]
     pub deadline: Option<f64>,
     /// LLM calls in flight at once (overrides limits.maxConcurrency).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = |s: &str| session::count(s, &session::CONCURRENCY))]
     pub concurrency: Option<u32>,
     /// Write JSONL events of the run to this file.
     #[arg(long, value_name = "FILE")]
@@ -605,9 +622,6 @@ pub struct RunArgs {
     /// Keep a conversation in FILE (JSON lines, created when absent): this run is its next turn.
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
-    /// Answers to the run's questions, in order (`orch resume --answer`).
-    #[arg(skip)]
-    pub answers: Vec<String>,
 }
 
 /// `orch explain`.
@@ -760,22 +774,6 @@ fn significance(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(a) if (0.0..=1.0).contains(&a) => Ok(a),
         _ => Err(format!("`{s}` is not a significance level between 0 and 1")),
-    }
-}
-
-/// Seconds for a whole run: 0 to a day (NaN and infinities are refused).
-fn deadline(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(d) if (0.0..=86_400.0).contains(&d) => Ok(d),
-        _ => Err(format!("`{s}` is not a number of seconds between 0 and 86400")),
-    }
-}
-
-/// A quality bar: a number from 0 to 100 (NaN, infinities and anything outside are refused).
-fn quality(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(q) if (0.0..=100.0).contains(&q) => Ok(q),
-        _ => Err(format!("`{s}` is not a quality between 0 and 100")),
     }
 }
 

@@ -22,16 +22,19 @@
 //! 8. `record`: what a run writes down and answers from again: cassettes and the cache (the
 //!    tape), the journal and the approver that writes to it, and the one order their
 //!    wrappers stack in around the providers and the tool host
-//! 9. `cli`, `serve`, `stats`: the flags; the MCP server of `orch mcp` (its tools, over stdio
-//!    and HTTP); analytics over many runs' reports and the success rates they teach
+//! 9. `serve`, `stats`: the MCP server of `orch mcp` (its tools, over stdio and HTTP);
+//!    analytics over many runs' reports and the success rates they teach
 //! 10. `compare`, `tune`: two results files compared case by case; config changes learned
 //!     from results and a person's labels
 //! 11. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
 //!     suites, comparisons and stats
 //! 12. `session`: a config, its plan(s) and the run options made into a ready run (providers,
 //!     tool servers, approver, budget, observers, journal), the engine built and run, and
-//!     everything stopped at its end; `orch mcp`'s served team
-//! 13. `commands`: the glue for the binary: parse, call one function, print, exit
+//!     everything stopped at its end; `orch mcp`'s served team; the typed options a run and
+//!     a suite take
+//! 13. `cli`: the flags as written, parsed by clap (their bounds and enums are the session's)
+//! 14. `commands`: the glue for the binary: parse, turn the flags into the session's typed
+//!     options, call one function, print, exit
 //!
 //! Each module is a facade: its files are private, and what other layers use is re-exported
 //! from its root.

@@ -9,7 +9,7 @@ use crate::cli::{ExplainArgs, ExplainFormat};
 use crate::exit::{CommandError, Exit};
 use crate::plan::{self, Plan, RouterStep, RoutingError};
 use crate::render::{plan_tree, render_tree, Style};
-use crate::session::{self, load_config};
+use crate::session::{self, load_config, RequestOptions};
 
 /// A routing failure with its exit code (see [`session::routing_error`]).
 fn routing_error(e: RoutingError) -> CommandError {
@@ -19,13 +19,14 @@ fn routing_error(e: RoutingError) -> CommandError {
 /// Prints the plan as a tree or JSON. A request nothing matches (and no fallback takes)
 /// prints its plan, with no department and a hint, before its error (exit 1).
 pub fn explain(args: ExplainArgs) -> Result<Exit> {
-    let prompt = read_prompt(&args.plan.prompt)?;
-    let mut config = load_config(&args.plan).map_err(CommandError::from)?;
+    let request = RequestOptions::from(args.plan);
+    let prompt = read_prompt(&request.prompt)?;
+    let mut config = load_config(&request).map_err(CommandError::from)?;
     if let Some(warning) = config.judge_samples_warning() {
         eprintln!("warning: {}", crate::text::printable(&warning));
     }
-    session::assign_variants(&mut config, &prompt, &args.plan.variants).map_err(CommandError::from)?;
-    let mut options = session::plan_options(&config, &args.plan);
+    session::assign_variants(&mut config, &prompt, &request.variants).map_err(CommandError::from)?;
+    let mut options = session::plan_options(&config, &request);
     if args.route && options.router == RouterStep::NotConsulted {
         let keyword_plan = plan::build(&config, &prompt, &options).map_err(routing_error)?;
         options.router = session::route(config.clone(), &prompt, &keyword_plan).map_err(CommandError::from)?;
@@ -38,7 +39,7 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
         ),
         Err(e) => return Err(routing_error(e).into()),
     };
-    print(&plan, &args)?;
+    print(&plan, args.format)?;
     match unmatched {
         Some(e) => Err(e.into()),
         None => Ok(Exit::Success),
@@ -46,9 +47,9 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
 }
 
 /// Writes the plan in the format asked.
-fn print(plan: &Plan, args: &ExplainArgs) -> Result<()> {
+fn print(plan: &Plan, format: Option<ExplainFormat>) -> Result<()> {
     let mut out = super::stdout();
-    match resolve_format(args.format, ExplainFormat::Tree, ExplainFormat::Json) {
+    match resolve_format(format, ExplainFormat::Tree, ExplainFormat::Json) {
         ExplainFormat::Json => {
             super::write_json(&mut out, plan)?;
         }

@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::cli::{McpApprovals, McpArgs};
+use crate::cli::McpArgs;
 use crate::config::{self, locate_root};
 use crate::exit::{CommandError, Exit};
 use crate::serve::{self, HttpOptions, Served, SessionLimits, Token};
+use crate::session::McpApprovals;
 use crate::session::{self, Team};
 
 /// Runs `orch mcp`.

@@ -6,11 +6,11 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::pending;
-use crate::cli::{ApproveArgs, ApproveFormat, ResumeArgs};
+use crate::cli::{ApproveArgs, ApproveFormat, ResumeArgs, RunFormat};
 use crate::exit::{CommandError, Exit};
 use crate::record::{self, approve_line, config_digest, load_journal, reopen_journal, Journal, JournalLine, NO_REASON};
 use crate::report::{Approval, GateItem, GateKind};
-use crate::session::{self, RunOptions};
+use crate::session::{self, JournaledRun};
 use crate::text::printable;
 
 /// Reads the journal at `path`, warning (on stderr) about a last line cut short.
@@ -48,18 +48,18 @@ pub fn resume(args: ResumeArgs) -> Result<Exit> {
             "warning: the config's files changed since the journal began; the calls that differ go live"
         );
     }
-    let options: RunOptions =
+    let options: JournaledRun =
         serde_json::from_value(options).map_err(|e| bad(&format!("options cannot be read ({e})")))?;
     // Checked as the command line checks them: a hand-edited line is refused in its words.
     let request = session::checked_prompt(request).map_err(|e| bad(&format!("request: {e}")))?;
     let mut run = options
-        .into_args(request.clone(), root, args.file.clone())
+        .into_options(request.clone(), root, args.file.clone())
         .map_err(|e| bad(&format!("options: {e}")))?;
-    run.format = args.format;
     run.quiet = args.quiet;
     run.answers = args.answers;
     let mode = session::approval_mode(args.approvals, false, true).map_err(CommandError::from)?;
-    super::run::execute(run, request, mode, Some(journal))
+    let format = super::resolve_format(args.format, RunFormat::Tree, RunFormat::Json);
+    super::run::execute(run, format, request, mode, Some(journal))
 }
 
 /// Appends decisions for the pending items named (every pending item with `--all`), one

@@ -6,41 +6,50 @@ use std::io::{IsTerminal, Write};
 use anyhow::Result;
 
 use super::resolve_format;
-use crate::cli::{ApprovalMode, RunArgs, RunFormat};
+use crate::cli::{RunArgs, RunFormat};
 use crate::config::Config;
 use crate::exit::{CommandError, Exit, Hint};
 use crate::record::Journal;
 use crate::render::{write_run_tree, Style};
 use crate::report::Report;
-use crate::session::{self, exit_for, load_config, make_plan, waiting, why_not_success};
+use crate::session::{self, exit_for, load_config, make_plan, waiting, why_not_success, ApprovalMode, RunOptions};
 
 /// Runs the request and prints the report.
 pub fn run(args: RunArgs) -> Result<Exit> {
-    let prompt = super::read_prompt(&args.plan.prompt)?;
-    let mode = session::approval_mode(args.approvals, args.plan.prompt == "-", args.journal.is_some())
+    let format = resolve_format(args.format, RunFormat::Tree, RunFormat::Json);
+    let options = RunOptions::from(args);
+    let prompt = super::read_prompt(&options.plan.prompt)?;
+    let mode = session::approval_mode(options.approvals, options.plan.prompt == "-", options.journal.is_some())
         .map_err(CommandError::from)?;
-    execute(args, prompt, mode, None)
+    execute(options, format, prompt, mode, None)
 }
 
-/// Runs `prompt` as `args` say, its gated steps decided in `mode`; `resumed` is the journal
-/// a resume read (`args.journal` names its file), whose finished calls answer again.
-pub(super) fn execute(mut args: RunArgs, prompt: String, mode: ApprovalMode, resumed: Option<Journal>) -> Result<Exit> {
+/// Runs `prompt` as `args` say, its report printed in `format`, its gated steps decided in
+/// `mode`; `resumed` is the journal a resume read (`args.journal` names its file), whose
+/// finished calls answer again.
+pub(super) fn execute(
+    mut args: RunOptions,
+    format: RunFormat,
+    prompt: String,
+    mode: ApprovalMode,
+    resumed: Option<Journal>,
+) -> Result<Exit> {
     let mut config = configured(&args)?;
     session::assign_variants(&mut config, &prompt, &args.plan.variants).map_err(CommandError::from)?;
     args.plan.previous = session::previous_turn(args.session.as_deref()).map_err(CommandError::from)?;
     session::known_provider(&config, &args.replies).map_err(CommandError::from)?;
-    let plan = planned(&config, &prompt, &args)?;
+    let plan = planned(&config, &prompt, &args, format)?;
     let ran = session::run(config, &plan, &prompt, &args, mode, resumed).map_err(CommandError::from)?;
-    outcome(&ran.report, &args, ran.signal, ran.unwritten)
+    outcome(&ran.report, &args, format, ran.signal, ran.unwritten)
 }
 
 /// The run's plan. When the master fails (nothing matched, no fallback) it never retries,
 /// but the report is still printed so scripts see `status: failed` and the reason.
-fn planned(config: &Config, prompt: &str, args: &RunArgs) -> Result<crate::plan::Plan> {
+fn planned(config: &Config, prompt: &str, args: &RunOptions, format: RunFormat) -> Result<crate::plan::Plan> {
     match make_plan(config, prompt, &args.plan).map_err(CommandError::from) {
         Ok(plan) => Ok(plan),
         Err(e) if e.exit == Exit::Failed => {
-            print_report(&Report::master_failed(prompt, &e.message), format(args))?;
+            print_report(&Report::master_failed(prompt, &e.message), format)?;
             Err(anyhow::Error::from(e).context(Hint(crate::plan::NO_MATCH_HINT.into())))
         }
         Err(e) => Err(e.into()),
@@ -48,7 +57,7 @@ fn planned(config: &Config, prompt: &str, args: &RunArgs) -> Result<crate::plan:
 }
 
 /// The config, with `--max-calls`, `--concurrency` and `--deadline` over its limits.
-fn configured(args: &RunArgs) -> Result<Config, CommandError> {
+fn configured(args: &RunOptions) -> Result<Config, CommandError> {
     let mut config = load_config(&args.plan)?;
     let limits = &mut config.settings.limits;
     if let Some(n) = args.max_calls {
@@ -65,9 +74,15 @@ fn configured(args: &RunArgs) -> Result<Config, CommandError> {
 
 /// Prints the report and says how the run went: its exit code, and on stderr why it is not
 /// a success (`signal`: the signal that stopped it; `unwritten`: output files that failed).
-fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec<String>) -> Result<Exit> {
+fn outcome(
+    report: &Report,
+    args: &RunOptions,
+    format: RunFormat,
+    signal: Option<Exit>,
+    unwritten: Vec<String>,
+) -> Result<Exit> {
     // The exit code tells how the run went even when nobody reads the report to the end.
-    if let Err(e) = print_report(report, format(args)) {
+    if let Err(e) = print_report(report, format) {
         if !crate::exit::is_broken_pipe(&e) {
             return Err(e);
         }
@@ -123,11 +138,6 @@ fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec
         }
         true => Ok(exit),
     }
-}
-
-/// `--format`, else tree on a terminal and JSON otherwise.
-fn format(args: &RunArgs) -> RunFormat {
-    resolve_format(args.format, RunFormat::Tree, RunFormat::Json)
 }
 
 /// Prints a run's report in `format`: the JSON, the tree then the answer,

@@ -2,28 +2,30 @@
 //! exit code.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 use anyhow::Result;
 
-use super::resolve_format;
-use crate::cli::{TestArgs, TestFormat};
+use crate::cli::TestFormat;
 use crate::exit::{CommandError, Exit};
 use crate::render::{write_junit, write_summary_tree, Style};
 use crate::suite::{Pending, Summary};
 
-/// Prints the summary, writes `--junit`, and says how it went. A JUnit file that fails to
-/// take its text is an error after the summary (exit 1).
-pub fn finish(summary: &Summary, args: &TestArgs, junit: Option<Pending>) -> Result<Exit> {
+/// Prints the summary in `format`, writes `--junit` (`junit`, to `junit_path`), and says how
+/// it went. A JUnit file that fails to take its text is an error after the summary (exit 1).
+pub fn finish(
+    summary: &Summary,
+    format: TestFormat,
+    junit_path: Option<&Path>,
+    junit: Option<Pending>,
+) -> Result<Exit> {
     let junit_error = junit.and_then(|file| {
-        let path = args
-            .junit
-            .as_deref()
-            .map_or_else(String::new, |p| p.display().to_string());
+        let path = junit_path.map_or_else(String::new, |p| p.display().to_string());
         let written = file.write_with(|out| write_junit(summary, out));
         written.err().map(|e| format!("cannot write JUnit to {path}: {e}"))
     });
     let mut out = super::stdout();
-    match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {
+    match format {
         TestFormat::Json => super::write_json(&mut out, summary)?,
         TestFormat::Markdown => out.write_all(crate::render::markdown_suite(summary).as_bytes())?,
         TestFormat::Tree => {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::BoxFuture;
 
 use super::approvals::OpenLine;
-use crate::cli::ApprovalMode;
+use super::options::ApprovalMode;
 use crate::engine::{Answerer, NoAnswers};
 use crate::plan::Question;
 use crate::text::printable;

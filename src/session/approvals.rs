@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::cli::ApprovalMode;
+use super::options::ApprovalMode;
 use crate::engine::{Approver, Flag, Verdict};
 use crate::record::{Opened, NO_REASON};
 use crate::report::{DecidedBy, Denial, GateItem, GateKind};

@@ -5,8 +5,8 @@
 use std::io::{BufRead, Write};
 use std::path::Path;
 
+use super::options::RequestOptions;
 use super::SessionError;
-use crate::cli::PlanArgs;
 use crate::plan::{PreviousTurn, Turn};
 use crate::report::{output_text, DepartmentStatus, Report, RunStatus, SessionTurn};
 use crate::suite::{At, Lines, LinesError};
@@ -90,7 +90,7 @@ fn read_turns<R: BufRead>(mut lines: Lines<R>, shown: &str) -> Result<Turns, Str
 /// is no turn (its resume, once it finishes, is). The turn is numbered as it is appended,
 /// under the file's lock, so runs sharing a conversation at once each report the number
 /// the file gives them. Why the file could not be written, when it could not.
-pub fn record(file: &Path, plan: &PlanArgs, report: &mut Report) -> Option<String> {
+pub fn record(file: &Path, plan: &RequestOptions, report: &mut Report) -> Option<String> {
     let next = plan.previous.as_ref().map_or(0, |p| p.number) + 1;
     report.session = Some(SessionTurn {
         file: file.display().to_string(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::approvals::subject;
-use crate::cli::McpApprovals;
+use super::options::McpApprovals;
 use crate::engine::{Answerer, Approver, NoAnswers, Verdict};
 use crate::plan::Question;
 use crate::record::NO_REASON;

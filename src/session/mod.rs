@@ -10,6 +10,7 @@ mod approvals;
 mod conversation;
 mod doctor;
 mod elicited;
+mod journaled;
 mod options;
 mod outcome;
 mod prepare;
@@ -32,7 +33,11 @@ mod variants;
 
 pub use conversation::previous_turn;
 pub use doctor::{doctor, doctor_targets, Diagnosis};
-pub use options::RunOptions;
+pub use journaled::JournaledRun;
+pub use options::{
+    count, deadline, quality, ApprovalMode, Approvals, McpApprovals, ReplyOptions, RequestOptions, RunOptions,
+    TestOptions, VariantOptions, CONCURRENCY, MAX_CALLS,
+};
 pub use outcome::{exit_for, needs_input, waiting, why_not_success};
 pub use prepare::{
     approval_mode, check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES,

@@ -1,209 +1,219 @@
-//! The options of a journaled run, as its `run` line keeps them, read back into
-//! the flags of the run it began (what `orch resume` runs again).
+//! The typed options a session takes: what the command line's flags (or a served tool's
+//! arguments, or a journal's `run` line) mean, made once and checked once. The flags are
+//! parsed elsewhere; nothing here knows a command line. The bounds of each number live here,
+//! so the flags and a journal read back are refused by the same rule in the same words.
 
-use std::path::{Path, PathBuf};
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
 
-use clap::Parser;
-use serde::{Deserialize, Serialize};
+use crate::plan::SpecialistMode;
 
-use crate::cli::{PlanArgs, ReplyArgs, RunArgs};
+/// Where replies come from and go, and traces.
+#[derive(Clone, Debug, Default)]
+pub struct ReplyOptions {
+    /// One provider for every agent (a key of `[providers]` or a built-in).
+    pub provider: Option<String>,
+    /// One model for every agent.
+    pub model: Option<String>,
+    /// The cassette every exchange is recorded to.
+    pub record: Option<PathBuf>,
+    /// The cassette every call is answered from, with no network.
+    pub replay: Option<PathBuf>,
+    /// The cassette that answers what it holds and records what it lacks.
+    pub cache: Option<PathBuf>,
+    /// The OTLP/HTTP endpoint traces are exported to.
+    pub otlp: Option<String>,
+    /// Whether prompts and outputs go into span attributes too.
+    pub otlp_content: bool,
+    /// The simulated provider's seed.
+    pub seed: u64,
+}
 
-/// Every option of `run` that shapes what the run does, as the `run` line keeps it; paths
-/// absolute, so a resume from another directory reads the same files. Output flags
-/// (`--format`, `--events`, `--record`, `--otlp`, `--quiet`) and `--approvals` are the
-/// resume's own.
-#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+/// How variants are assigned.
+#[derive(Clone, Debug, Default)]
+pub struct VariantOptions {
+    /// The key variants are assigned by, instead of the request.
+    pub assign: Option<String>,
+    /// Agents given a named variant (`control`: the agent as written).
+    pub forced: Vec<(String, String)>,
+}
+
+/// The request and how to plan it.
+#[derive(Clone, Debug, Default)]
+pub struct RequestOptions {
+    /// The request (`-`: read from standard input).
+    pub prompt: String,
+    /// The config root or file.
+    pub config: Option<PathBuf>,
+    /// Exactly these departments, skipping relevance scoring.
+    pub departments: Vec<String>,
+    /// Whether heads use specialists.
+    pub specialists: SpecialistMode,
+    /// The learned rates specialists are ranked by.
+    pub success_rates: Option<PathBuf>,
+    /// How variants are assigned.
+    pub variants: VariantOptions,
+    /// The previous turn of the conversation the run continues.
+    pub previous: Option<crate::plan::PreviousTurn>,
+}
+
+/// Everything one run is asked to do, but how its report is printed.
+#[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    departments: Vec<String>,
-    specialists: String,
-    success_rates: Option<PathBuf>,
-    provider: Option<String>,
-    model: Option<String>,
-    replay: Option<PathBuf>,
-    cache: Option<PathBuf>,
-    seed: u64,
-    min_quality: Option<f64>,
-    max_calls: Option<u32>,
-    deadline: Option<f64>,
-    concurrency: Option<u32>,
-    assign: Option<String>,
-    variants: Vec<(String, String)>,
-    /// `--session`: the conversation a resume continues.
-    session: Option<PathBuf>,
+    /// Providers, cassettes, traces.
+    pub replies: ReplyOptions,
+    /// The request and how to plan it.
+    pub plan: RequestOptions,
+    /// The quality below which the run exits 3.
+    pub min_quality: Option<f64>,
+    /// The cap on LLM calls, over the config's.
+    pub max_calls: Option<u32>,
+    /// Seconds the whole run may take, over the config's (0: none).
+    pub deadline: Option<f64>,
+    /// LLM calls in flight at once, over the config's.
+    pub concurrency: Option<u32>,
+    /// The file the run's events are written to.
+    pub events: Option<PathBuf>,
+    /// How steps that wait for a person are decided (`None`: by the terminal).
+    pub approvals: Option<ApprovalMode>,
+    /// The journal the run writes.
+    pub journal: Option<PathBuf>,
+    /// No progress on stderr.
+    pub quiet: bool,
+    /// The conversation this run is the next turn of.
+    pub session: Option<PathBuf>,
+    /// Answers to the run's questions, in order.
+    pub answers: Vec<String>,
 }
 
-/// An option of a `run` line that the command line would refuse as a flag: the parser's
-/// words for it, in one line.
-#[derive(Debug, thiserror::Error)]
-#[error("{}", parser_words(.0))]
-pub struct RefusedOption(clap::Error);
-
-/// A path made absolute against the current directory (as it is, when that fails).
-fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+/// Everything a suite run is asked to do, but how its outcome is printed.
+#[derive(Clone, Debug, Default)]
+pub struct TestOptions {
+    /// Providers, cassettes, traces.
+    pub replies: ReplyOptions,
+    /// The suite files.
+    pub suites: Vec<PathBuf>,
+    /// The config root, over each suite's own.
+    pub config: Option<PathBuf>,
+    /// Only the cases of this shard.
+    pub shard: Option<crate::suite::Shard>,
+    /// Cases run at once.
+    pub jobs: u32,
+    /// Runs of each case, over the suite's.
+    pub repeat: Option<u32>,
+    /// The share of a case's runs that must pass.
+    pub pass_rate: f64,
+    /// Only cases whose id matches this regex.
+    pub filter: Option<String>,
+    /// Only cases with one of these tags.
+    pub tags: Vec<String>,
+    /// Not the cases with one of these tags.
+    pub skip_tags: Vec<String>,
+    /// Only this many of the selected cases, chosen by `sample_seed`.
+    pub sample: Option<u64>,
+    /// The seed that chooses the sample.
+    pub sample_seed: String,
+    /// Only the cases with a failed or errored run in this results file.
+    pub rerun_failed: Option<PathBuf>,
+    /// Count the calls and worst-case cost; run nothing.
+    pub estimate: bool,
+    /// The results file each case run is appended to.
+    pub results: Option<PathBuf>,
+    /// The results file whose runs are skipped and appended to.
+    pub resume: Option<PathBuf>,
+    /// Results files summarised without running anything.
+    pub merge: Vec<PathBuf>,
+    /// The JUnit file written.
+    pub junit: Option<PathBuf>,
+    /// How steps that wait for a person are decided.
+    pub approvals: Approvals,
+    /// The learned rates specialists are ranked by.
+    pub success_rates: Option<PathBuf>,
+    /// How variants are assigned.
+    pub variants: VariantOptions,
+    /// No progress bar.
+    pub quiet: bool,
+    /// How much of each run's report a results line holds.
+    pub results_detail: crate::suite::ResultsDetail,
 }
 
-impl RunOptions {
-    /// The options of `args`.
-    pub fn of(args: &RunArgs) -> Self {
-        let (plan, replies) = (&args.plan, &args.replies);
-        RunOptions {
-            departments: plan.departments.clone(),
-            specialists: plan.specialists.to_string(),
-            success_rates: plan.success_rates.as_deref().map(absolute),
-            provider: replies.provider.clone(),
-            model: replies.model.clone(),
-            replay: replies.replay.as_deref().map(absolute),
-            cache: replies.cache.as_deref().map(absolute),
-            seed: replies.seed,
-            min_quality: args.min_quality,
-            max_calls: args.max_calls,
-            deadline: args.deadline,
-            concurrency: args.concurrency,
-            assign: plan.variants.assign.clone(),
-            variants: plan.variants.forced.clone(),
-            session: args.session.as_deref().map(absolute),
+/// How a run decides the steps that wait for a person's yes (docs/approvals.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum ApprovalMode {
+    /// Ask on the terminal, one item at a time.
+    Prompt,
+    /// Every item is approved.
+    Allow,
+    /// Every item is denied.
+    Deny,
+    /// Every item waits: the run pauses once nothing else can run (needs a journal).
+    Defer,
+}
+
+/// How a suite decides such steps: nobody is at a terminal to ask.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum Approvals {
+    /// Every item is approved.
+    Allow,
+    /// Every item is denied.
+    #[default]
+    Deny,
+}
+
+/// How `orch mcp` decides them: by the flag, or by asking the client's user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display)]
+#[strum(serialize_all = "lowercase")]
+pub enum McpApprovals {
+    /// Every item is approved.
+    Allow,
+    /// Every item is denied.
+    Deny,
+    /// Each item asked through MCP elicitation when the client declares it.
+    Prompt,
+}
+
+impl McpApprovals {
+    /// What decides what nobody is asked about (a served suite's items): `prompt` denies.
+    pub fn flag(self) -> Approvals {
+        match self {
+            McpApprovals::Allow => Approvals::Allow,
+            McpApprovals::Deny | McpApprovals::Prompt => Approvals::Deny,
         }
     }
+}
 
-    /// The flags of the run that wrote these options, on the config at `root`, writing its
-    /// journal to `journal`; no output flag is set (the resume sets its own). Each option
-    /// is checked as the command line checks its flag, and refused in its words.
-    pub fn into_args(self, request: String, root: PathBuf, journal: PathBuf) -> Result<RunArgs, RefusedOption> {
-        let checked = self.checked()?;
-        Ok(RunArgs {
-            replies: ReplyArgs {
-                provider: self.provider,
-                model: self.model,
-                record: None,
-                replay: self.replay,
-                cache: self.cache,
-                otlp: None,
-                otlp_content: false,
-                seed: self.seed,
-            },
-            plan: PlanArgs {
-                prompt: request,
-                config: Some(root),
-                departments: self.departments,
-                specialists: checked.plan.specialists,
-                success_rates: self.success_rates,
-                variants: crate::cli::VariantArgs {
-                    assign: self.assign,
-                    forced: self.variants,
-                },
-                previous: None,
-            },
-            format: None,
-            min_quality: checked.min_quality,
-            max_calls: checked.max_calls,
-            deadline: checked.deadline,
-            concurrency: checked.concurrency,
-            events: None,
-            approvals: None,
-            journal: Some(journal),
-            quiet: false,
-            session: self.session,
-            answers: Vec::new(),
-        })
-    }
+/// The bounds of a run's call cap.
+pub const MAX_CALLS: RangeInclusive<u32> = 1..=u32::MAX;
+/// The bounds of a run's calls in flight.
+pub const CONCURRENCY: RangeInclusive<u32> = 1..=1024;
 
-    /// The options the command line checks, given to its parser as `orch run` flags: the
-    /// flags they make, or the parser's words for the first it refuses.
-    fn checked(&self) -> Result<RunArgs, RefusedOption> {
-        let mut line = vec!["orch".to_string(), "run".into(), "x".into()];
-        let mut flag = |name: &str, value: Option<String>| {
-            if let Some(value) = value {
-                line.push(format!("--{name}={value}"));
-            }
-        };
-        flag("specialists", Some(self.specialists.clone()).filter(|s| !s.is_empty()));
-        flag("min-quality", self.min_quality.map(|q| q.to_string()));
-        flag("max-calls", self.max_calls.map(|n| n.to_string()));
-        flag("deadline", self.deadline.map(|d| d.to_string()));
-        flag("concurrency", self.concurrency.map(|n| n.to_string()));
-        match crate::cli::Cli::try_parse_from(line) {
-            Ok(crate::cli::Cli {
-                command: crate::cli::Command::Run(args),
-                ..
-            }) => Ok(*args),
-            Ok(_) => unreachable!("`orch run` parses as run"),
-            Err(e) => Err(RefusedOption(e)),
-        }
+/// A quality bar: a number from 0 to 100 (NaN, infinities and anything outside are refused).
+pub fn quality(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(q) if (0.0..=100.0).contains(&q) => Ok(q),
+        _ => Err(format!("`{s}` is not a quality between 0 and 100")),
     }
 }
 
-/// A parser's error in one line, as the command line shows it (without its help pointer).
-fn parser_words(e: &clap::Error) -> String {
-    let text = e.render().to_string();
-    let parts: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
-        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
-        .collect();
-    parts.join("; ")
+/// Seconds for a whole run: 0 to a day (NaN and infinities are refused).
+pub fn deadline(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(d) if (0.0..=86_400.0).contains(&d) => Ok(d),
+        _ => Err(format!("`{s}` is not a number of seconds between 0 and 86400")),
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    fn run_args(line: &[&str]) -> RunArgs {
-        match crate::cli::Cli::parse_from(line).command {
-            crate::cli::Command::Run(args) => *args,
-            _ => unreachable!(),
-        }
+/// A count within `bounds`, in the words the command line uses for one outside them.
+pub fn within(n: i64, bounds: &RangeInclusive<u32>) -> Result<u32, String> {
+    match u32::try_from(n) {
+        Ok(k) if bounds.contains(&k) => Ok(k),
+        _ => Err(format!("{n} is not in {}..={}", bounds.start(), bounds.end())),
     }
+}
 
-    #[test]
-    fn the_options_of_a_run_come_back_as_its_flags() {
-        let args = run_args(&[
-            "orch",
-            "run",
-            "Aladdin",
-            "--department",
-            "story",
-            "--specialists",
-            "always",
-            "--provider",
-            "mock",
-            "--model",
-            "m",
-            "--seed",
-            "7",
-            "--min-quality",
-            "50",
-            "--max-calls",
-            "9",
-            "--deadline",
-            "30",
-            "--concurrency",
-            "2",
-            "--cache",
-            "c.jsonl",
-            "--session",
-            "talk.jsonl",
-        ]);
-        let options = RunOptions::of(&args);
-        assert!(options
-            .cache
-            .as_ref()
-            .is_some_and(|c| c.is_absolute() && c.ends_with("c.jsonl")));
-        let written = serde_json::to_value(&options).unwrap();
-        assert_eq!(written["specialists"], "always");
-        assert_eq!(written["maxCalls"], 9);
-        assert!(options
-            .session
-            .as_ref()
-            .is_some_and(|s| s.is_absolute() && s.ends_with("talk.jsonl")));
-        let read: RunOptions = serde_json::from_value(written).unwrap();
-        assert_eq!(read, options);
-        let back = read.into_args("Aladdin".into(), "/c".into(), "j".into()).unwrap();
-        assert_eq!(RunOptions::of(&back), options);
-        assert_eq!(back.plan.config.as_deref(), Some(Path::new("/c")));
-        assert_eq!(back.journal.as_deref(), Some(Path::new("j")));
-    }
+/// A count within `bounds`, as written: a whole number, then [`within`].
+pub fn count(s: &str, bounds: &RangeInclusive<u32>) -> Result<u32, String> {
+    within(s.parse::<i64>().map_err(|e| e.to_string())?, bounds)
 }

@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 
-use crate::cli::{ApprovalMode, PlanArgs};
+use super::options::{ApprovalMode, RequestOptions};
 use crate::config::{self, locate_root, Config};
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 
@@ -40,7 +40,7 @@ pub fn check_size(len: usize) -> Result<(), SessionError> {
 /// The config of `--config` / `ORCH_CONFIG` / the current directory, its specialists ranked
 /// by learned rates when `--success-rates` or `routing.successRates` names a file; or a
 /// usage error.
-pub fn load_config(args: &PlanArgs) -> Result<Config, SessionError> {
+pub fn load_config(args: &RequestOptions) -> Result<Config, SessionError> {
     let root = locate_root(args.config.as_deref());
     let (mut config, _warnings) = config::load(&root).map_err(|e| SessionError::refused(e.to_string()))?;
     config::learn_success_rates(&mut config, args.success_rates.as_deref())
@@ -49,7 +49,7 @@ pub fn load_config(args: &PlanArgs) -> Result<Config, SessionError> {
 }
 
 /// How the flags plan a request; a router, if the config has one, is not asked yet.
-pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
+pub fn plan_options(config: &Config, args: &RequestOptions) -> PlanOptions {
     PlanOptions {
         departments: args.departments.clone(),
         specialists: args.specialists,
@@ -59,7 +59,7 @@ pub fn plan_options(config: &Config, args: &PlanArgs) -> PlanOptions {
 }
 
 /// The plan of the request, with routing failures mapped to their exit codes.
-pub fn make_plan(config: &Config, prompt: &str, args: &PlanArgs) -> Result<Plan, SessionError> {
+pub fn make_plan(config: &Config, prompt: &str, args: &RequestOptions) -> Result<Plan, SessionError> {
     let options = plan_options(config, args);
     match plan::build(config, prompt, &options) {
         // A run that may ask asks before it fails for want of a match.

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cli::ReplyArgs;
+use super::options::ReplyOptions;
 use crate::config::{Agent, Assigned, Config, ProviderKind};
 use crate::plan::{variants_may_give, Plan};
 use crate::provider::{api_key, Anthropic, Breakers, HttpClient, Ollama, OpenAi, Provider, Providers, Simulated};
@@ -53,7 +53,7 @@ impl Tapes {
     pub fn providers(
         &self,
         config: &Config,
-        args: &ReplyArgs,
+        args: &ReplyOptions,
         journal: Option<&Opened>,
     ) -> Result<Providers, SessionError> {
         let stack = self.stack(journal);
@@ -90,7 +90,7 @@ impl Tapes {
 pub fn tapes(
     config: &Config,
     plans: &[&Plan],
-    args: &ReplyArgs,
+    args: &ReplyOptions,
     opened: Option<Arc<LineFile>>,
 ) -> Result<Tapes, SessionError> {
     forced_tapes(config, plans, &Forcings::NONE, args, opened)
@@ -103,7 +103,7 @@ fn forced_tapes(
     config: &Config,
     plans: &[&Plan],
     forced: &Forcings,
-    args: &ReplyArgs,
+    args: &ReplyOptions,
     opened: Option<Arc<LineFile>>,
 ) -> Result<Tapes, SessionError> {
     let replay = args
@@ -147,7 +147,7 @@ pub fn build(
     config: &Config,
     plans: &[&Plan],
     forced: &Forcings,
-    args: &ReplyArgs,
+    args: &ReplyOptions,
     opened: Option<Arc<LineFile>>,
 ) -> Result<(Providers, Tapes), SessionError> {
     let tapes = forced_tapes(config, plans, forced, args, opened)?;
@@ -163,7 +163,7 @@ pub fn unrecorded(config: &Config) -> Result<Providers, SessionError> {
         cached: None,
         max_result: result_budget(config),
     };
-    tapes.providers(config, &ReplyArgs::default(), None)
+    tapes.providers(config, &ReplyOptions::default(), None)
 }
 
 /// `maxToolResultBytes`: where a tool's result is cut before the model sees it.
@@ -177,7 +177,7 @@ pub(super) fn check_keys(
     config: &Config,
     plan: &Plan,
     forced: &Forcings,
-    args: &ReplyArgs,
+    args: &ReplyOptions,
 ) -> Result<(), SessionError> {
     // Every provider of every chain: a missing key is not a failure that falls over.
     let in_use = agents_in_use(config, plan).into_iter();

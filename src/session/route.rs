@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::cli::ReplyArgs;
+use super::options::ReplyOptions;
 use crate::config::Config;
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::grade::Schemas;
@@ -15,7 +15,13 @@ use super::{providers, setup, SessionError};
 /// The router's answer for `prompt`, as `run` would get it; `keyword_plan` is the plan by
 /// keywords, whose router's keys are checked.
 pub fn route(config: Config, prompt: &str, keyword_plan: &Plan) -> Result<RouterStep, SessionError> {
-    let (providers, _) = providers::build(&config, &[keyword_plan], &Forcings::NONE, &ReplyArgs::default(), None)?;
+    let (providers, _) = providers::build(
+        &config,
+        &[keyword_plan],
+        &Forcings::NONE,
+        &ReplyOptions::default(),
+        None,
+    )?;
     let limits = &config.settings.limits;
     let budget = Budget::new(u64::from(limits.max_calls), limits.max_tokens, 1).with_max_usd(limits.max_cost_usd);
     let config = Arc::new(config);

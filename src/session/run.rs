@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::{ApprovalMode, RunArgs};
+use super::options::{ApprovalMode, RunOptions};
 use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
 use crate::exit::Exit;
@@ -18,7 +18,7 @@ use crate::report::{EventLog, Observer, Observers, Report};
 use crate::sink::LineFile;
 
 use super::progress::Progress;
-use super::{answers, approvals, conversation, plan_options, providers, setup, RunOptions, SessionError};
+use super::{answers, approvals, conversation, plan_options, providers, setup, JournaledRun, SessionError};
 
 /// How a run ended: its report, the signal that stopped it, and why output files failed.
 pub struct Ran {
@@ -38,7 +38,7 @@ pub fn run(
     config: Config,
     plan: &Plan,
     prompt: &str,
-    args: &RunArgs,
+    args: &RunOptions,
     mode: ApprovalMode,
     resumed: Option<Journal>,
 ) -> Result<Ran, SessionError> {
@@ -116,17 +116,17 @@ pub fn run(
 
 /// Opens `--journal`, if given: a new one begins with the run's line (its request, config
 /// root and options); a resumed one is appended to.
-fn journal(args: &RunArgs, prompt: &str, resumed: Option<Journal>) -> Result<Option<Opened>, SessionError> {
+fn journal(args: &RunOptions, prompt: &str, resumed: Option<Journal>) -> Result<Option<Opened>, SessionError> {
     let Some(path) = &args.journal else { return Ok(None) };
     let root = crate::config::locate_root(args.plan.config.as_deref());
     let root = std::path::absolute(&root).unwrap_or(root);
-    let options = serde_json::to_value(RunOptions::of(args)).unwrap_or_default();
+    let options = serde_json::to_value(JournaledRun::of(args)).unwrap_or_default();
     Ok(Some(open_journal(path, prompt, &root, options, resumed)?))
 }
 
 /// The files `run` reads and writes: no file it writes may be another it names (events
 /// into the cassette, or over the settings file it just read).
-fn named_files<'a>(args: &'a RunArgs, settings: &'a [PathBuf]) -> Vec<crate::suite::Named<'a>> {
+fn named_files<'a>(args: &'a RunOptions, settings: &'a [PathBuf]) -> Vec<crate::suite::Named<'a>> {
     let replies = &args.replies;
     let files = [
         ("--replay", replies.replay.as_deref(), false),
@@ -166,7 +166,7 @@ fn settings_files(root: &std::path::Path) -> Vec<PathBuf> {
 
 /// Who hears the run's events: `--events`' file (returned too, to check it was written) and
 /// the progress bars on a terminal unless `quiet`.
-fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<(Observers, Option<Arc<LineFile>>), SessionError> {
+fn observers(args: &RunOptions, run_id: &str, quiet: bool) -> Result<(Observers, Option<Arc<LineFile>>), SessionError> {
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let events = match &args.events {
         Some(path) => Some(Arc::new(

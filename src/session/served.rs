@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::BoxFuture;
 use tokio::sync::Semaphore;
 
+use super::options::{Approvals, McpApprovals, ReplyOptions, RequestOptions};
 use super::variants::Forcings;
 use super::{checked_prompt, make_plan, providers, SessionError};
-use crate::cli::{Approvals, McpApprovals, PlanArgs, ReplyArgs};
 use crate::config::{self, Config, Diagnostic};
 use crate::plan::Plan;
 use crate::provider::Providers;
@@ -84,7 +84,7 @@ impl Team {
             return Ok(p.clone());
         }
         // Keys are checked per call, against the plan that call runs.
-        let (providers, _) = providers::build(config, &[], &Forcings::NONE, &ReplyArgs::default(), None)?;
+        let (providers, _) = providers::build(config, &[], &Forcings::NONE, &ReplyOptions::default(), None)?;
         let gate = Arc::new(Semaphore::new((settings.limits.max_concurrency as usize).max(1)));
         let built = Pool { shape, providers, gate };
         *pool = Some(built.clone());
@@ -123,14 +123,14 @@ impl Team {
 }
 
 /// `orch run`'s planning flags for a call.
-pub(super) fn plan_args(call: &RunCall) -> PlanArgs {
-    PlanArgs {
+pub(super) fn plan_args(call: &RunCall) -> RequestOptions {
+    RequestOptions {
         prompt: call.prompt.clone(),
         config: None,
         departments: call.departments.clone(),
         specialists: call.specialists,
         success_rates: None,
-        variants: crate::cli::VariantArgs {
+        variants: super::options::VariantOptions {
             assign: call.assign.clone(),
             forced: Vec::new(),
         },

@@ -7,11 +7,11 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::conversation::turn_of;
+use super::options::ReplyOptions;
+use super::options::RequestOptions;
 use super::served::{message, off_runtime, plan_args, Pool, Team};
 use super::variants::Forcings;
 use super::{checked_prompt, exit_for, make_plan, plan_options, providers, setup, why_not_success, SessionError};
-use crate::cli::PlanArgs;
-use crate::cli::ReplyArgs;
 use crate::config::Config;
 use crate::engine::{self, Engine, EngineParts};
 use crate::exit::Exit;
@@ -37,7 +37,7 @@ impl Team {
             Err(e) => return Err(message(e)),
         };
         let pool = self.pool(&config).map_err(message)?;
-        providers::check_keys(&config, &plan, &Forcings::NONE, &ReplyArgs::default()).map_err(message)?;
+        providers::check_keys(&config, &plan, &Forcings::NONE, &ReplyOptions::default()).map_err(message)?;
         Ok((config, plan, pool))
     }
 
@@ -64,7 +64,7 @@ impl Team {
         // A cancel (or the server stopping) while they start gives the start up too.
         let stop = stop.shared();
         let stopped = std::pin::pin!(stop.clone().map(|()| Exit::Interrupted));
-        let servers = match setup::start_tools(&config, &agents, &ReplyArgs::default(), stopped).await {
+        let servers = match setup::start_tools(&config, &agents, &ReplyOptions::default(), stopped).await {
             Ok(servers) => servers,
             Err(e) => return message(e),
         };
@@ -100,7 +100,7 @@ impl Team {
 /// `run` calls with a `session`: their conversations, kept by the team.
 impl Team {
     /// `orch run`'s planning flags for `call`, with its session's previous turn.
-    pub(super) fn plan_args_of(&self, call: &RunCall) -> PlanArgs {
+    pub(super) fn plan_args_of(&self, call: &RunCall) -> RequestOptions {
         let mut args = plan_args(call);
         if let Some(name) = &call.session {
             let conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use super::options::ReplyOptions;
 use super::served::{message, Team};
 use super::setup::{self, CaseEngines};
 use super::variants::Forcings;
 use super::{providers, SessionError};
-use crate::cli::ReplyArgs;
 use crate::exit::Exit;
 use crate::provider::Providers;
 use crate::serve::{Answer, TestPicking};
@@ -57,7 +57,8 @@ impl Team {
         let jobs = chosen.jobs(runs);
         // The suite's servers: started once before its first call, stopped at its end.
         let never = std::pin::pin!(std::future::pending::<Exit>());
-        let servers = match super::suite::start_servers(&loaded, &cases, &plans, &ReplyArgs::default(), never).await {
+        let servers = match super::suite::start_servers(&loaded, &cases, &plans, &ReplyOptions::default(), never).await
+        {
             Ok(servers) => servers,
             Err(e) => return message(e),
         };
@@ -141,7 +142,7 @@ fn checked_plans(loaded: &Loaded, cases: &[(usize, Arc<Case>)]) -> Result<Vec<cr
         let Ok(plan) = plan else { continue };
         let mut forced = Forcings::default();
         forced.add(&case.variants);
-        providers::check_keys(config_of(*i), plan, &forced, &ReplyArgs::default()).map_err(message)?;
+        providers::check_keys(config_of(*i), plan, &forced, &ReplyOptions::default()).map_err(message)?;
     }
     Ok(plans)
 }

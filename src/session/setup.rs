@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use futures::future::LocalBoxFuture;
 
-use crate::cli::ReplyArgs;
+use super::options::ReplyOptions;
 use crate::config::{Agent, Config};
 use crate::engine::{self, Budget, Engine, EngineParts};
 use crate::exit::Exit;
@@ -22,7 +22,7 @@ use crate::trace::Exporter;
 use super::SessionError;
 
 /// Refuses `--provider NAME` when the config knows no such provider (with a suggestion).
-pub fn known_provider(config: &Config, replies: &ReplyArgs) -> Result<(), SessionError> {
+pub fn known_provider(config: &Config, replies: &ReplyOptions) -> Result<(), SessionError> {
     let Some(p) = &replies.provider else { return Ok(()) };
     if config.settings.providers.contains_key(p) {
         return Ok(());
@@ -49,7 +49,7 @@ pub fn tool_agents<'c>(config: &'c Config, plans: &[&Plan]) -> Vec<&'c Agent> {
 pub async fn start_tools<F>(
     config: &Config,
     agents: &[&Agent],
-    replies: &ReplyArgs,
+    replies: &ReplyOptions,
     interrupted: std::pin::Pin<&mut F>,
 ) -> Result<Option<Arc<Servers>>, SessionError>
 where
@@ -84,7 +84,7 @@ pub async fn stop_each(servers: &HashMap<PathBuf, Arc<Servers>>) {
 
 /// The exporter of `--otlp`, if asked for. Started before the runtime: it runs on a thread
 /// of its own.
-pub fn exporter(replies: &ReplyArgs) -> Result<Option<Exporter>, SessionError> {
+pub fn exporter(replies: &ReplyOptions) -> Result<Option<Exporter>, SessionError> {
     Exporter::start(replies.otlp.as_deref(), replies.otlp_content).map_err(|e| SessionError::refused(e.to_string()))
 }
 
@@ -139,9 +139,9 @@ pub struct CaseEngines {
     /// What answers the tool calls of each config's runs, by config root.
     pub tools: HashMap<PathBuf, Arc<dyn ToolHost>>,
     /// How gated steps are decided: a suite never asks nor waits.
-    pub approvals: crate::cli::Approvals,
+    pub approvals: super::options::Approvals,
     /// `--assign` and `--variant`, checked against every config.
-    pub variants: crate::cli::VariantArgs,
+    pub variants: super::options::VariantOptions,
 }
 
 impl CaseEngines {
@@ -174,7 +174,10 @@ impl CaseEngine for CaseEngines {
         let engine = self
             .engine(config, (&run.target.schemas, &run.target.providers), run.gate, tools)
             .with_approver(Arc::new(flag(self.approvals)))
-            .with_answerer(super::answers::answerer(crate::cli::ApprovalMode::Deny, run.answers));
+            .with_answerer(super::answers::answerer(
+                super::options::ApprovalMode::Deny,
+                run.answers,
+            ));
         Box::pin(async move { engine::run_request(&engine, run.prompt, run.options, run.interrupt).await })
     }
 
@@ -187,10 +190,10 @@ impl CaseEngine for CaseEngines {
 }
 
 /// The engine's flag for `--approvals allow|deny` of `orch test` and `orch mcp`.
-pub fn flag(approvals: crate::cli::Approvals) -> engine::Flag {
+pub fn flag(approvals: super::options::Approvals) -> engine::Flag {
     match approvals {
-        crate::cli::Approvals::Allow => engine::Flag::Allow,
-        crate::cli::Approvals::Deny => engine::Flag::Deny,
+        super::options::Approvals::Allow => engine::Flag::Allow,
+        super::options::Approvals::Deny => engine::Flag::Deny,
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::TestArgs;
+use super::options::TestOptions;
 use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::sink::LineFile;
@@ -32,7 +32,7 @@ pub struct Ended {
 }
 
 /// Selects, plans and runs the cases of the `loaded` suites that `filter` keeps.
-pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Ended, SessionError> {
+pub fn run_suites(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Ended, SessionError> {
     check_flags(args, loaded)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
     let done = Done::of(&resumed);
@@ -113,7 +113,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
 
 /// Refuses the suites when a config's provider is unknown or unusable, or a `--variant`
 /// names what no config has.
-fn check_flags(args: &TestArgs, loaded: &Loaded) -> Result<(), SessionError> {
+fn check_flags(args: &TestOptions, loaded: &Loaded) -> Result<(), SessionError> {
     for config in loaded.configs.values() {
         setup::known_provider(config, &args.replies)?;
     }
@@ -133,7 +133,7 @@ fn unwritten(files: &[Option<&LineFile>]) -> Vec<String> {
 /// The summary of a suite's runs: every run of the results file when resuming (in suite
 /// order), else `tally`'s; an `interrupted` one names the chosen cases not run.
 fn summary(
-    args: &TestArgs,
+    args: &TestOptions,
     mut tally: Tally,
     interrupted: bool,
     chosen: Selection,
@@ -166,7 +166,7 @@ pub async fn start_servers<F: std::future::Future<Output = Exit>>(
     loaded: &Loaded,
     cases: &[(usize, Arc<suite::Case>)],
     plans: &[crate::suite::CasePlan],
-    replies: &crate::cli::ReplyArgs,
+    replies: &super::options::ReplyOptions,
     mut interrupted: std::pin::Pin<&mut F>,
 ) -> Result<HashMap<PathBuf, Arc<Servers>>, SessionError> {
     let mut by_root: BTreeMap<&PathBuf, Vec<&Plan>> = BTreeMap::new();

@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
+use super::options::TestOptions;
 use super::suite_picking::Picked;
 use super::SessionError;
-use crate::cli::TestArgs;
 use crate::suite::{self, Case, Loaded};
 
 /// What the chosen cases would take at the most (and the least).
@@ -30,7 +30,7 @@ pub struct Estimate {
 }
 
 /// Plans each case `orch test` would choose and sums what its runs would take.
-pub fn estimate(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Estimate, SessionError> {
+pub fn estimate(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Estimate, SessionError> {
     let picked = Picked::read(args, loaded, filter)?;
     let mut total = Estimate {
         max_cost_usd: Some(0.0),

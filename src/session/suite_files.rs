@@ -5,13 +5,13 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::options::TestOptions;
 use super::SessionError;
-use crate::cli::TestArgs;
 use crate::sink::LineFile;
 use crate::suite::{self, Done, Named, Pending, Resumed, Selection, Suite};
 
 /// `--resume`'s file (appended after its last whole line) or `--results`'s, if given.
-pub fn results_file(args: &TestArgs, resumed: &Resumed) -> Result<Option<LineFile>, SessionError> {
+pub fn results_file(args: &TestOptions, resumed: &Resumed) -> Result<Option<LineFile>, SessionError> {
     let file = match (&args.resume, &args.results) {
         (Some(path), _) => suite::append_after(path, resumed.torn),
         (None, Some(path)) => LineFile::append(path, "results"),
@@ -22,7 +22,7 @@ pub fn results_file(args: &TestArgs, resumed: &Resumed) -> Result<Option<LineFil
 
 /// Warns when `--results` (not `--resume`) names a file that already holds runs of the
 /// cases about to run: it is appended to, and `orch compare` counts each case run once.
-pub fn warn_if_held(args: &TestArgs, suites: &[Suite], chosen: Selection) {
+pub fn warn_if_held(args: &TestOptions, suites: &[Suite], chosen: Selection) {
     let (None, Some(path)) = (&args.resume, &args.results) else {
         return;
     };
@@ -71,7 +71,7 @@ pub fn resumed(path: &Path) -> Result<Resumed, SessionError> {
 }
 
 /// Every file `orch test` is given, and whether it writes it.
-pub fn named_files(args: &TestArgs) -> Vec<Named<'_>> {
+pub fn named_files(args: &TestOptions) -> Vec<Named<'_>> {
     let replies = &args.replies;
     let inputs = (args.suites.iter().map(|p| ("SUITE", p))).chain(args.merge.iter().map(|p| ("--merge", p)));
     let mut files: Vec<Named> = inputs

@@ -2,8 +2,8 @@
 //! `--rerun-failed`'s results file, and `--sample`'s N, chosen over every machine's cases
 //! (the selection without `--shard`) so that each shard runs its part of the same N.
 
+use super::options::TestOptions;
 use super::SessionError;
-use crate::cli::TestArgs;
 use crate::suite::{self, FailedCases, Loaded, Picking, Sample, Selection};
 
 /// The picking flags of one `orch test`, read.
@@ -16,7 +16,7 @@ pub struct Picked {
 impl Picked {
     /// Reads `--rerun-failed`'s file (an unreadable one refuses the suite) and chooses
     /// `--sample`'s cases among those `filter`, the tags and the failed file keep.
-    pub fn read(args: &TestArgs, loaded: &Loaded, filter: Option<&regex::Regex>) -> Result<Self, SessionError> {
+    pub fn read(args: &TestOptions, loaded: &Loaded, filter: Option<&regex::Regex>) -> Result<Self, SessionError> {
         let failed = (args.rerun_failed.as_deref().map(FailedCases::read).transpose())
             .map_err(|e| SessionError::refused(e.to_string()))?;
         let mut picked = Picked { failed, sample: None };
@@ -29,7 +29,7 @@ impl Picked {
     }
 
     /// The picking the flags ask for.
-    pub fn picking<'a>(&'a self, args: &'a TestArgs) -> Picking<'a> {
+    pub fn picking<'a>(&'a self, args: &'a TestOptions) -> Picking<'a> {
         Picking {
             tags: &args.tags,
             skip_tags: &args.skip_tags,
@@ -41,7 +41,7 @@ impl Picked {
     /// The cases of `loaded` that `orch test` chooses: `--filter`, the picking, then `--shard`.
     pub fn select<'a>(
         &'a self,
-        args: &'a TestArgs,
+        args: &'a TestOptions,
         loaded: &'a Loaded,
         filter: Option<&'a regex::Regex>,
     ) -> Selection<'a> {

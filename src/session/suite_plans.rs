@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::options::VariantOptions;
 use super::providers::agents_in_use;
 use super::variants::Forcings;
 use super::SessionError;
-use crate::cli::VariantArgs;
 use crate::suite::{self, Case, CasePlan, Loaded};
 
 /// The chosen cases' plans, one per footprint.
@@ -36,7 +36,7 @@ impl CasePlans {
 
     /// The variants the chosen cases of the config at `root` may be forced to: theirs, with
     /// `--variant`'s over them.
-    pub fn forced(&self, root: &Path, args: &VariantArgs) -> Forcings {
+    pub fn forced(&self, root: &Path, args: &VariantOptions) -> Forcings {
         self.forced.get(root).cloned().unwrap_or_default().flagged(args)
     }
 }
@@ -97,11 +97,11 @@ mod tests {
         let Ok(loaded) = suite::load(&[studio], None, None) else {
             panic!("the studio's suite loads")
         };
-        // The same 12 cases, ten times over: 120 cases, the plans of 12 at most.
+        // The same 13 cases, ten times over: 130 cases, the plans of 13 at most.
         let chosen: Vec<(usize, Arc<Case>)> = (0..10).flat_map(|_| loaded.suites[0].each().map(|c| (0, c))).collect();
         let planned = plan_cases(&loaded, chosen.iter().cloned(), |_, _| 2).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((planned.of_case.len(), planned.runs), (120, 240));
-        assert!(planned.plans.len() <= 12, "{} plans", planned.plans.len());
+        assert_eq!((planned.of_case.len(), planned.runs), (130, 260));
+        assert!(planned.plans.len() <= 13, "{} plans", planned.plans.len());
         assert_eq!(planned.cases.len(), planned.plans.len());
         // Each case's stand-in plan agrees with its own on whether it could be planned.
         for ((i, case), plan) in chosen.iter().zip(planned.each()) {

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::cli::VariantArgs;
+use super::options::VariantOptions;
 use crate::config::Config;
 use crate::plan;
 
@@ -13,7 +13,7 @@ use super::SessionError;
 
 /// Gives every agent of `config` with variants its variant for `request` as `args` say; an
 /// unknown agent or variant in `--variant` is a usage error.
-pub fn assign(config: &mut Config, request: &str, args: &VariantArgs) -> Result<(), SessionError> {
+pub fn assign(config: &mut Config, request: &str, args: &VariantOptions) -> Result<(), SessionError> {
     let forced: BTreeMap<String, String> = args.forced.iter().cloned().collect();
     plan::check_forced_variants(config, &forced).map_err(SessionError::refused)?;
     let key = args.assign.as_deref().unwrap_or(request);
@@ -27,7 +27,7 @@ pub fn assign(config: &mut Config, request: &str, args: &VariantArgs) -> Result<
 pub fn for_case(
     config: &Arc<Config>,
     request: &str,
-    args: &VariantArgs,
+    args: &VariantOptions,
     case: &BTreeMap<String, String>,
 ) -> Arc<Config> {
     if config.agents.iter().all(|a| a.variants.is_empty()) {
@@ -41,7 +41,7 @@ pub fn for_case(
 }
 
 /// Refuses `--variant` names that some config of the suites lacks (exit 2, before any run).
-pub fn check_flags<'a>(configs: impl Iterator<Item = &'a Config>, args: &VariantArgs) -> Result<(), SessionError> {
+pub fn check_flags<'a>(configs: impl Iterator<Item = &'a Config>, args: &VariantOptions) -> Result<(), SessionError> {
     let forced: BTreeMap<String, String> = args.forced.iter().cloned().collect();
     for config in configs {
         plan::check_forced_variants(config, &forced).map_err(SessionError::refused)?;
@@ -67,7 +67,7 @@ impl Forcings {
     }
 
     /// These with `--variant`'s over them: an agent it names is given only that one.
-    pub fn flagged(mut self, args: &VariantArgs) -> Self {
+    pub fn flagged(mut self, args: &VariantOptions) -> Self {
         for (agent, name) in &args.forced {
             self.0.insert(agent.clone(), BTreeSet::from([name.clone()]));
         }

@@ -1,0 +1,95 @@
+//! The flags as written made into the session's typed options, once, here: the only place
+//! a command line's structs meet the session (the commands convert with `From`). Each flag
+//! was checked as clap parsed it, by the session's own bounds.
+
+use super::{PlanArgs, ReplyArgs, RunArgs, TestArgs, VariantArgs};
+use crate::session::{ReplyOptions, RequestOptions, RunOptions, TestOptions, VariantOptions};
+
+impl From<ReplyArgs> for ReplyOptions {
+    fn from(a: ReplyArgs) -> Self {
+        ReplyOptions {
+            provider: a.provider,
+            model: a.model,
+            record: a.record,
+            replay: a.replay,
+            cache: a.cache,
+            otlp: a.otlp,
+            otlp_content: a.otlp_content,
+            seed: a.seed,
+        }
+    }
+}
+
+impl From<VariantArgs> for VariantOptions {
+    fn from(a: VariantArgs) -> Self {
+        VariantOptions {
+            assign: a.assign,
+            forced: a.forced,
+        }
+    }
+}
+
+impl From<PlanArgs> for RequestOptions {
+    fn from(a: PlanArgs) -> Self {
+        RequestOptions {
+            prompt: a.prompt,
+            config: a.config,
+            departments: a.departments,
+            specialists: a.specialists,
+            success_rates: a.success_rates,
+            variants: a.variants.into(),
+            previous: None,
+        }
+    }
+}
+
+impl From<RunArgs> for RunOptions {
+    /// Everything but `--format`, which only decides how the command prints.
+    fn from(a: RunArgs) -> Self {
+        RunOptions {
+            replies: a.replies.into(),
+            plan: a.plan.into(),
+            min_quality: a.min_quality,
+            max_calls: a.max_calls,
+            deadline: a.deadline,
+            concurrency: a.concurrency,
+            events: a.events,
+            approvals: a.approvals,
+            journal: a.journal,
+            quiet: a.quiet,
+            session: a.session,
+            answers: Vec::new(),
+        }
+    }
+}
+
+impl From<TestArgs> for TestOptions {
+    /// Everything but `--format`, which only decides how the command prints.
+    fn from(a: TestArgs) -> Self {
+        TestOptions {
+            replies: a.replies.into(),
+            suites: a.suites,
+            config: a.config,
+            shard: a.shard,
+            jobs: a.jobs,
+            repeat: a.repeat,
+            pass_rate: a.pass_rate,
+            filter: a.filter,
+            tags: a.tags,
+            skip_tags: a.skip_tags,
+            sample: a.sample,
+            sample_seed: a.sample_seed,
+            rerun_failed: a.rerun_failed,
+            estimate: a.estimate,
+            results: a.results,
+            resume: a.resume,
+            merge: a.merge,
+            junit: a.junit,
+            approvals: a.approvals,
+            success_rates: a.success_rates,
+            variants: a.variants.into(),
+            quiet: a.quiet,
+            results_detail: a.results_detail,
+        }
+    }
+}
