@@ -18,11 +18,15 @@ mod allocator {
     extern "C" {
         /// mimalloc's `mi_option_set` (mimalloc.h), linked in by the `mimalloc` crate.
         fn mi_option_set(option: c_int, value: c_long);
+        /// mimalloc's `mi_option_get`: an option's value (a test reads the numbers back).
+        #[cfg(test)]
+        fn mi_option_get(option: c_int) -> c_long;
     }
 
-    /// `mi_option_purge_delay` in mimalloc.h's `mi_option_e` (the same in v2 and v3).
+    /// `mi_option_purge_delay` in mimalloc.h's `mi_option_e` (the same in v2 and v3; the
+    /// `mimalloc` crate exports no constant for it, so a test reads it back by name).
     const PURGE_DELAY: c_int = 15;
-    /// `mi_option_destroy_on_exit` in mimalloc.h's `mi_option_e`.
+    /// `mi_option_destroy_on_exit` in mimalloc.h's `mi_option_e` (likewise).
     const DESTROY_ON_EXIT: c_int = 22;
 
     /// Leave the heap to the kernel at exit: above 1, mimalloc's exit handler returns at
@@ -40,6 +44,32 @@ mod allocator {
         // SAFETY: `mi_option_set` only stores an integer in mimalloc's option table, which
         // the allocator reads at its next purge; any value is valid for this option.
         unsafe { mi_option_set(PURGE_DELAY, 0) }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// mimalloc reads each option from `MIMALLOC_<NAME>` when the process starts: a
+        /// child of this test with both set by name reads them back through the numbers.
+        #[test]
+        fn the_option_numbers_are_mimallocs_purge_delay_and_destroy_on_exit() {
+            const NAME: &str = "allocator::tests::the_option_numbers_are_mimallocs_purge_delay_and_destroy_on_exit";
+            if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+                // SAFETY: reading an integer from mimalloc's option table.
+                let read = unsafe { (mi_option_get(PURGE_DELAY), mi_option_get(DESTROY_ON_EXIT)) };
+                assert_eq!(read, (123, 7));
+                return;
+            }
+            let child = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--test-threads", "1"])
+                .env("MIMALLOC_PURGE_DELAY", "123")
+                .env("MIMALLOC_DESTROY_ON_EXIT", "7")
+                .output()
+                .unwrap();
+            let out = String::from_utf8_lossy(&child.stdout);
+            assert!(child.status.success() && out.contains("1 passed"), "{out}");
+        }
     }
 }
 
