@@ -15,6 +15,7 @@ mod stats;
 mod test;
 mod test_summary;
 mod tools;
+mod optimize;
 mod tune;
 mod validate;
 
@@ -36,6 +37,7 @@ pub use schema::run as schema;
 pub use stats::stats;
 pub use test::test;
 pub use tools::tools;
+pub use optimize::optimize;
 pub use tune::tune;
 pub use validate::validate;
 

@@ -10,6 +10,8 @@ mod approvals;
 mod conversation;
 mod doctor;
 mod elicited;
+mod optimize;
+mod optimize_bench;
 mod options;
 mod outcome;
 mod prepare;
@@ -32,6 +34,7 @@ mod variants;
 
 pub use conversation::previous_turn;
 pub use doctor::{doctor, doctor_targets, Diagnosis};
+pub use optimize::optimize;
 pub use options::RunOptions;
 pub use outcome::{exit_for, needs_input, waiting, why_not_success};
 pub use prepare::{
