@@ -279,3 +279,33 @@ async fn an_agent_of_the_config_reflects_in_its_own_voice() {
     let coach = (model.seen().into_iter()).find(|(_, u)| u.starts_with("CURRENT INSTRUCTIONS:\n")).unwrap();
     assert!(coach.0.contains("Coach the agent."), "{}", coach.0);
 }
+
+#[test]
+fn the_example_accepts_a_candidate_offline_with_no_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("optimized");
+    let suite = crate::common::repo().join("examples/optimize/suite.yaml");
+    let args = ["optimize", suite.to_str().unwrap(), "--agent", "tale-writer"];
+    let reflector = ["--reflector-provider", "simulated", "--reflector-model", "strong"];
+    let out = Test::new(dir.path())
+        .args(args)
+        .args(reflector)
+        .args(["--write", out_dir.to_str().unwrap(), "--format", "json"])
+        .any_stderr()
+        .status(0)
+        .run();
+    let out = json(&out);
+    let agent = &out["agents"][0];
+    assert_eq!(agent["baseline"]["validation"]["passed"], 6);
+    let accepted = &agent["accepted"];
+    assert_eq!(accepted["round"], 1);
+    assert_eq!((accepted["mcnemar"]["regressed"].as_u64(), accepted["mcnemar"]["improved"].as_u64()), (Some(0), Some(2)));
+    let instructions = accepted["instructions"].as_str().unwrap();
+    assert!(instructions.starts_with("You write short tales for children.\nAlways heed this feedback: "), "{instructions}");
+    assert!(instructions.contains("It is short; cover the request fully."), "{instructions}");
+    assert_eq!(out["usage"]["costUsd"], 0.0);
+    // The copy runs the suite better than the original: every case passes.
+    let copy = out_dir.to_str().unwrap();
+    let tested = Test::new(dir.path()).args(["test", suite.to_str().unwrap(), "--config", copy, "--format", "json"]).any_stderr().status(0).run();
+    assert_eq!(json(&tested)["failed"], 0);
+}
