@@ -58,7 +58,8 @@ pub fn optimize(args: &OptimizeArgs, loaded: &Loaded) -> Result<(Optimization, A
         check_key(&reflector.config, &reflector.agent)?;
     }
     let runtime = super::setup::runtime()?;
-    let mut bench = EngineBench::new(&runtime, loaded, (cases, plans), (config.clone(), providers), reflector);
+    let replaying = replies.replay.is_some();
+    let mut bench = EngineBench::new(&runtime, loaded, (cases, plans), (config.clone(), providers), reflector, replaying);
     check_baseline(&bench, &setup)?;
     let optimization = optimize::optimize(&mut bench, &setup).map_err(SessionError::refused)?;
     drop(bench);

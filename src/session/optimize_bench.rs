@@ -32,6 +32,8 @@ pub struct EngineBench<'a> {
     gate: Arc<tokio::sync::Semaphore>,
     reflector: Reflector,
     spent: Usage,
+    /// Under `--replay`: a call the cassette lacks stops optimize.
+    replay: bool,
 }
 
 impl<'a> EngineBench<'a> {
@@ -42,6 +44,7 @@ impl<'a> EngineBench<'a> {
         (cases, plans): (Vec<(usize, Arc<Case>)>, Vec<CasePlan>),
         (config, providers): (Arc<Config>, Providers),
         reflector: Reflector,
+        replay: bool,
     ) -> Self {
         let target = Target {
             schemas: Arc::new(crate::grade::Schemas::of(&config)),
@@ -64,6 +67,7 @@ impl<'a> EngineBench<'a> {
             gate,
             reflector,
             spent: Usage::default(),
+            replay,
         }
     }
 
@@ -146,6 +150,9 @@ impl Bench for EngineBench<'_> {
             order: case,
         };
         let (record, report) = self.runtime.block_on(runner.run_alone(job));
+        if let Some(missing) = self.replay.then(|| not_recorded(&report)).flatten() {
+            return Err(missing);
+        }
         let (u, j) = (&report.usage, &record.judged.usage);
         self.add(u.calls, u.prompt_tokens, u.completion_tokens, u.cost_usd);
         self.add(j.calls, j.prompt_tokens, j.completion_tokens, j.cost_usd);
@@ -176,12 +183,34 @@ impl Bench for EngineBench<'_> {
         let asked = crate::engine::ask_once(&engine, agent, prompt, schema, "optimize");
         let (reply, usage) = self.runtime.block_on(asked);
         self.add(usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd);
-        Ok(reply.ok())
+        match reply {
+            Err(why) if self.replay && why.contains(NOT_RECORDED) => Err(format!("under --replay, {why}")),
+            reply => Ok(reply.ok()),
+        }
     }
 
     fn spent(&self) -> Usage {
         self.spent
     }
+}
+
+/// The words a call the cassette lacks fails with.
+const NOT_RECORDED: &str = "no recorded reply for agent";
+
+/// The first call of a run that the cassette lacked, as its error says it.
+fn not_recorded(report: &Report) -> Option<String> {
+    fn find(value: &serde_json::Value) -> Option<&str> {
+        match value {
+            serde_json::Value::String(s) => s.contains(NOT_RECORDED).then_some(s.as_str()),
+            serde_json::Value::Array(items) => items.iter().find_map(find),
+            serde_json::Value::Object(map) => map.values().find_map(find),
+            _ => None,
+        }
+    }
+    let value = serde_json::to_value(report).ok()?;
+    let said = find(&value)?;
+    let from = said.find(NOT_RECORDED).unwrap_or(0);
+    Some(format!("under --replay, {}", &said[from..]))
 }
 
 /// The first attempt of agent `id` in `report`: a specialist's first graded attempt, or a

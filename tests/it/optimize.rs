@@ -309,3 +309,38 @@ fn the_example_accepts_a_candidate_offline_with_no_key() {
     let tested = Test::new(dir.path()).args(["test", suite.to_str().unwrap(), "--config", copy, "--format", "json"]).any_stderr().status(0).run();
     assert_eq!(json(&tested)["failed"], 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_replay_the_baseline_replays_and_the_first_call_the_cassette_lacks_stops_it() {
+    let model = Model::new(&[proposing(&["Answer briefly.\nBe warm."])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let tape = root.path().join("tape.jsonl");
+    let record = ["test", "s.yaml", "--record", tape.to_str().unwrap(), "--format", "json"];
+    blocking(|| Test::new(root.path()).args(record).any_stderr().status(1).run());
+    let recorded = model.seen().len();
+    let out = optimize(&root, &["--replay", tape.to_str().unwrap()], 2);
+    let err = stderr(&out);
+    assert!(err.contains("error: under --replay, no recorded reply for agent `optimize-reflector`"), "{err}");
+    // Nothing was sent live.
+    assert_eq!(model.seen().len(), recorded);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_whose_judge_says_nothing_is_skipped() {
+    // The judge gives every specialist draft 80: over 20 graded attempts it is uninformative.
+    let model = Model::new(&[proposing(&["x"])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write("orch.yaml", format!("{config}  - {{ id: w, role: specialist, department: d, instructions: Write. }}\ngrading: {{ method: llm, judge: judge }}\n"));
+    root.write("s.yaml", suite(20, 2).replace("specialists: never", "specialists: always"));
+    let args = ["optimize", "s.yaml", "--agent", "w", "--write", "out", "--format", "json", "--reflector", "coach"];
+    let out = json(&blocking(|| Test::new(root.path()).args(args).any_stderr().status(0).run()));
+    let agent = &out["agents"][0];
+    assert_eq!(agent["note"], "judge uninformative");
+    assert_eq!((agent["candidates"].clone(), agent["accepted"].clone()), (json!([]), Value::Null));
+    assert!(model.reflections_seen().is_empty());
+    let md = std::fs::read_to_string(root.path().join("out/OPTIMIZE.md")).unwrap();
+    assert!(md.contains("Skipped: judge uninformative."), "{md}");
+}
