@@ -12,6 +12,7 @@ mod doctor;
 mod elicited;
 mod optimize;
 mod optimize_bench;
+mod optimize_write;
 mod options;
 mod outcome;
 mod prepare;
@@ -35,6 +36,7 @@ mod variants;
 pub use conversation::previous_turn;
 pub use doctor::{doctor, doctor_targets, Diagnosis};
 pub use optimize::optimize;
+pub use optimize_write::{empty_dir as optimize_dir_empty, write_dir as write_optimized};
 pub use options::RunOptions;
 pub use outcome::{exit_for, needs_input, waiting, why_not_success};
 pub use prepare::{

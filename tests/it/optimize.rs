@@ -344,3 +344,32 @@ async fn an_agent_whose_judge_says_nothing_is_skipped() {
     let md = std::fs::read_to_string(root.path().join("out/OPTIMIZE.md")).unwrap();
     assert!(md.contains("Skipped: judge uninformative."), "{md}");
 }
+
+/// A copy of `examples/optimize` under a temporary directory, as the repository root holds it.
+fn example_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("examples/optimize");
+    crate::readme::copy_example(&crate::common::repo().join("examples/optimize"), &to);
+    dir
+}
+
+#[test]
+fn the_readme_command_runs_as_written_and_writes_an_accepted_copy() {
+    let dir = example_copy();
+    let [line] = crate::readme::block("optimize readme").try_into().expect("one command");
+    let out = crate::readme::sh(dir.path(), &line, &[]);
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["agents"][0]["accepted"]["round"], 1);
+    let copy = std::fs::read_to_string(dir.path().join("optimized/orch.yaml")).unwrap();
+    assert!(copy.contains("Always heed this feedback"), "{copy}");
+    assert!(dir.path().join("optimized/OPTIMIZE.md").exists());
+}
+
+#[test]
+fn the_tuning_page_walkthrough_runs_as_written_and_the_copy_passes_every_case() {
+    let dir = example_copy();
+    let [optimize, test] = crate::readme::block("optimize").try_into().expect("two commands");
+    crate::readme::sh(dir.path(), &optimize, &[]);
+    let summary: Value = serde_json::from_slice(&crate::readme::sh(dir.path(), &test, &[]).stdout).unwrap();
+    assert_eq!((summary["passed"].as_u64(), summary["failed"].as_u64()), (Some(16), Some(0)));
+}
