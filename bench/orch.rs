@@ -24,6 +24,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 mod conditions;
 mod ladder;
+mod optimize;
 mod stats;
 mod tools;
 
@@ -511,6 +512,10 @@ fn main() {
     }
     if wanted("10") {
         results.insert("conditions".into(), conditions::table());
+    }
+    if wanted("11") {
+        let dir = tmp.path().join("optimize");
+        results.insert("optimize".into(), optimize::table(&rt, &dir));
     }
 
     // The tables run replace theirs; the others keep their last figures.
