@@ -26,18 +26,29 @@ impl Respond for Model {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let system = body["messages"][0]["content"].as_str().unwrap_or("");
-        let user = body["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or("");
+        let user = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("");
         let text = if let Some(rest) = user.strip_prefix("CURRENT INSTRUCTIONS:\n") {
             let current = rest.split("\n\nPASSING THRESHOLD:").next().unwrap_or("").trim_end();
-            let candidate = |line: &str| json!({"instructions": format!("{current}\n{line}"), "rationale": "from the feedback"});
-            json!({"candidates": [candidate("Be concise."), candidate(LINE), candidate("Use a friendly tone.")]}).to_string()
+            let candidate =
+                |line: &str| json!({"instructions": format!("{current}\n{line}"), "rationale": "from the feedback"});
+            json!({"candidates": [candidate("Be concise."), candidate(LINE), candidate("Use a friendly tone.")]})
+                .to_string()
         } else {
             let mut h: u64 = 14695981039346656037;
             for b in user.bytes() {
                 h = (h ^ u64::from(b)).wrapping_mul(1099511628211);
             }
             let rate = if system.contains(LINE) { 90 } else { 40 };
-            if h % 100 < rate { "The dates are right: 1492, 1789." } else { "The dates are 1493, 1788." }.to_string()
+            if h % 100 < rate {
+                "The dates are right: 1492, 1789."
+            } else {
+                "The dates are 1493, 1788."
+            }
+            .to_string()
         };
         let prompt_tokens = (system.len() + user.len()).div_ceil(4) as u64;
         ResponseTemplate::new(200).set_body_json(json!({
@@ -77,7 +88,10 @@ pub fn table(rt: &tokio::runtime::Runtime, dir: &Path) -> Value {
     println!("11. orch optimize finding a known instruction line ({CASES} cases, 2 rounds, 3 candidates)");
     let server = rt.block_on(async {
         let server = MockServer::start().await;
-        Mock::given(wiremock::matchers::method("POST")).respond_with(Model).mount(&server).await;
+        Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(Model)
+            .mount(&server)
+            .await;
         server
     });
     config(dir, &server.uri());
@@ -90,8 +104,7 @@ pub fn table(rt: &tokio::runtime::Runtime, dir: &Path) -> Value {
     let accepted = &agent["accepted"];
     let found = accepted["instructions"].as_str().is_some_and(|i| i.contains(LINE));
     let best = (agent["candidates"].as_array().into_iter().flatten())
-        .filter(|c| c["validation"].is_object())
-        .last()
+        .find(|c| c["round"] == accepted["round"] && c["instructions"] == accepted["instructions"])
         .map(|c| (rate(&c["training"]), rate(&c["validation"])))
         .unwrap_or_default();
     let (calls, cost) = (&result["usage"]["calls"], &result["usage"]["costUsd"]);
@@ -100,10 +113,15 @@ pub fn table(rt: &tokio::runtime::Runtime, dir: &Path) -> Value {
         rate(&agent["baseline"]["training"]),
         rate(&agent["baseline"]["validation"])
     );
-    println!("  accepted      training {:.1}%  validation {:.1}%  round {}  line found: {found}", best.0, best.1, accepted["round"]);
+    println!(
+        "  accepted      training {:.1}%  validation {:.1}%  round {}  line found: {found}",
+        best.0, best.1, accepted["round"]
+    );
     println!("  McNemar       {}", accepted["mcnemar"]);
     println!("  spent         {calls} calls  ${cost}  {seconds:.2} s");
-    let training: Vec<Option<u64>> = (agent["candidates"].as_array().into_iter().flatten()).map(|c| c["training"]["passed"].as_u64()).collect();
+    let training: Vec<Option<u64>> = (agent["candidates"].as_array().into_iter().flatten())
+        .map(|c| c["training"]["passed"].as_u64())
+        .collect();
     println!("  candidates    training passes {training:?}");
     println!(
         "  --max-calls 180: {} calls, stopped {}, accepted round {}",
@@ -124,8 +142,26 @@ pub fn table(rt: &tokio::runtime::Runtime, dir: &Path) -> Value {
 /// `orch optimize` of the suite in `dir` into `out`, with `extra` flags: its JSON.
 fn optimize(dir: &Path, out: &str, extra: &[&str]) -> Value {
     let run = Command::new(bin())
-        .args(["optimize", "suite.yaml", "--agent", "h", "--write", out, "--format", "json"])
-        .args(["--reflector-provider", "mock", "--reflector-model", "large", "--rounds", "2", "--candidates", "3"])
+        .args([
+            "optimize",
+            "suite.yaml",
+            "--agent",
+            "h",
+            "--write",
+            out,
+            "--format",
+            "json",
+        ])
+        .args([
+            "--reflector-provider",
+            "mock",
+            "--reflector-model",
+            "large",
+            "--rounds",
+            "2",
+            "--candidates",
+            "3",
+        ])
         .args(extra)
         .current_dir(dir)
         .output()

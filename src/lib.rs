@@ -47,10 +47,10 @@ mod config;
 mod engine;
 mod exit;
 mod grade;
+mod optimize;
 mod plan;
 mod prompts;
 mod provider;
-mod optimize;
 mod read;
 mod record;
 mod render;
@@ -69,9 +69,8 @@ mod tune;
 
 pub use cli::{Cli, Command};
 pub use commands::{
-    approve, compare, completions, doctor, explain, init, mcp, optimize, report, resume, run, schema, stats, test, tools,
-    tune,
-    validate,
+    approve, compare, completions, doctor, explain, init, mcp, optimize, report, resume, run, schema, stats, test,
+    tools, tune, validate,
 };
 pub use condition::{Condition, Dependency, Scope};
 pub use config::{load as load_config, Config, ConfigError};

@@ -230,6 +230,10 @@ pub fn revision(request: &str, issues: &[&str], others: &[Reviewed], own: &Revie
     p
 }
 
+/// The start of `orch optimize`'s reflection request: the agent's instructions follow,
+/// exactly as they are (the simulated provider knows a reflection by it).
+pub const REFLECTION_MARKER: &str = "CURRENT INSTRUCTIONS:\n";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,7 +280,3 @@ mod tests {
         assert!(p.contains("## Specialist 1: Appearance Specialist (appearance)\nQuality Score: 72\nOutput: vest\n"));
     }
 }
-
-/// The start of `orch optimize`'s reflection request: the agent's instructions follow,
-/// exactly as they are (the simulated provider knows a reflection by it).
-pub const REFLECTION_MARKER: &str = "CURRENT INSTRUCTIONS:\n";

@@ -36,8 +36,7 @@ pub fn accepted(base: &Score, candidate: &Score, test: &Mcnemar) -> bool {
     if test.regressed > test.improved {
         return false;
     }
-    candidate.passed > base.passed
-        || (candidate.passed == base.passed && candidate.mean_score >= base.mean_score + 1.0)
+    candidate.passed > base.passed || (candidate.passed == base.passed && candidate.mean_score >= base.mean_score + 1.0)
 }
 
 #[cfg(test)]
@@ -45,11 +44,21 @@ mod tests {
     use super::*;
 
     fn runs(passed: &[bool]) -> Vec<Ran> {
-        passed.iter().map(|&passed| Ran { passed, ..Ran::default() }).collect()
+        passed
+            .iter()
+            .map(|&passed| Ran {
+                passed,
+                ..Ran::default()
+            })
+            .collect()
     }
 
     fn score(passed: usize, mean_score: f64) -> Score {
-        Score { runs: 4, passed, mean_score }
+        Score {
+            runs: 4,
+            passed,
+            mean_score,
+        }
     }
 
     #[test]
@@ -61,7 +70,11 @@ mod tests {
         let even = mcnemar(&runs(&[true]), &runs(&[true]));
         assert!(accepted(&score(2, 60.0), &score(2, 61.0), &even));
         assert!(!accepted(&score(2, 60.0), &score(2, 60.99), &even));
-        let worse = Mcnemar { regressed: 2, improved: 1, p_value: 1.0 };
+        let worse = Mcnemar {
+            regressed: 2,
+            improved: 1,
+            p_value: 1.0,
+        };
         assert!(!accepted(&score(1, 60.0), &score(3, 90.0), &worse));
     }
 }

@@ -61,6 +61,9 @@ mod tests {
             rejected(copied, "Be brief.", &cases).as_deref(),
             Some("copies a case: \"write a short poem about the sea at\"")
         );
-        assert_eq!(rejected("Write a short poem about the ocean at dusk.", "Be brief.", &cases), None);
+        assert_eq!(
+            rejected("Write a short poem about the ocean at dusk.", "Be brief.", &cases),
+            None
+        );
     }
 }

@@ -29,7 +29,10 @@ pub fn markdown(optimization: &Optimization) -> String {
 
 /// A score in words.
 fn shown(score: &Score) -> String {
-    format!("{}/{} passed, mean score {}", score.passed, score.runs, score.mean_score)
+    format!(
+        "{}/{} passed, mean score {}",
+        score.passed, score.runs, score.mean_score
+    )
 }
 
 /// One agent's section.
@@ -91,7 +94,11 @@ fn diff(old: &str, new: &str) -> String {
     let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
     for i in (0..a.len()).rev() {
         for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
         }
     }
     let (mut i, mut j, mut out) = (0, 0, String::new());

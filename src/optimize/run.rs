@@ -131,10 +131,14 @@ impl Walk<'_> {
         out.candidates[k].validation = Some(score);
         let test = mcnemar(&base.validation, &validation);
         if accepted(&Score::of(base.validation.iter(), &target.id), &score, &test) {
-            out.flips = (self.setup.validation.iter().zip(base.validation.iter().zip(&validation)))
-                .filter(|(_, (b, c))| b.passed != c.passed)
-                .map(|(&i, (b, c))| (self.setup.case_ids[i].clone(), b.passed, c.passed))
-                .collect();
+            out.flips = (self
+                .setup
+                .validation
+                .iter()
+                .zip(base.validation.iter().zip(&validation)))
+            .filter(|(_, (b, c))| b.passed != c.passed)
+            .map(|(&i, (b, c))| (self.setup.case_ids[i].clone(), b.passed, c.passed))
+            .collect();
             out.accepted = Some(Accepted {
                 round,
                 instructions: instructions.clone(),
@@ -152,7 +156,11 @@ impl Walk<'_> {
     /// The reflector's proposals on the base's training attempts (none when its reply cannot
     /// be read); `None` when the budget stopped it.
     fn reflect(&mut self, target: &Target, base: &Base) -> Result<Option<Vec<Proposal>>, String> {
-        let attempts: Vec<_> = base.training.iter().filter_map(|r| r.attempts.get(&target.id)).collect();
+        let attempts: Vec<_> = base
+            .training
+            .iter()
+            .filter_map(|r| r.attempts.get(&target.id))
+            .collect();
         let prompt = reflect::prompt(&base.instructions, target.threshold, &attempts, self.setup.candidates);
         if !self.step(self.bench.worst_reflection(&prompt)) {
             return Ok(None);

@@ -94,23 +94,40 @@ mod tests {
         let mut attempts = BTreeMap::new();
         if let Some(score) = score {
             let judge = judge.then(|| "judge".to_string());
-            attempts.insert("writer".to_string(), Attempt { score, judge, ..Attempt::default() });
+            attempts.insert(
+                "writer".to_string(),
+                Attempt {
+                    score,
+                    judge,
+                    ..Attempt::default()
+                },
+            );
         }
         Ran { passed, attempts }
     }
 
     #[test]
     fn a_score_counts_passes_and_averages_first_attempts() {
-        let runs = [ran(true, Some(80.0), false), ran(false, Some(45.555), false), ran(false, None, false)];
+        let runs = [
+            ran(true, Some(80.0), false),
+            ran(false, Some(45.555), false),
+            ran(false, None, false),
+        ];
         let s = Score::of(runs.iter(), "writer");
         assert_eq!((s.runs, s.passed, s.mean_score), (3, 1, 62.78));
-        let better = Score { runs: 3, passed: 1, mean_score: 63.0 };
+        let better = Score {
+            runs: 3,
+            passed: 1,
+            mean_score: 63.0,
+        };
         assert!(better.beats(&s) && !s.beats(&better) && !s.beats(&s));
     }
 
     #[test]
     fn a_judge_is_uninformative_on_twenty_flat_grades_only() {
-        let flat: Vec<Ran> = (0..20).map(|i| ran(true, Some(70.0 + f64::from(i % 2)), true)).collect();
+        let flat: Vec<Ran> = (0..20)
+            .map(|i| ran(true, Some(70.0 + f64::from(i % 2)), true))
+            .collect();
         assert!(judge_uninformative(&flat, "writer"));
         assert!(!judge_uninformative(&flat[..19], "writer"));
         let spread: Vec<Ran> = (0..20).map(|i| ran(true, Some(f64::from(i) * 5.0), true)).collect();

@@ -25,7 +25,11 @@ pub fn optimize_lines(optimization: &Optimization) -> String {
                 (None, None) => "not run".into(),
             };
             let validation = c.validation.as_ref().map(|v| format!("; validation {}", shown(v)));
-            out.push_str(&format!("  round {}: {what}{}\n", c.round, validation.unwrap_or_default()));
+            out.push_str(&format!(
+                "  round {}: {what}{}\n",
+                c.round,
+                validation.unwrap_or_default()
+            ));
         }
         match &a.accepted {
             Some(acc) => out.push_str(&format!(

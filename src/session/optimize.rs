@@ -31,7 +31,13 @@ pub fn optimize(args: &OptimizeArgs, loaded: &Loaded) -> Result<(Optimization, A
         )));
     }
     let setup = Setup {
-        case_words: CaseWords::of(cases.iter().flat_map(|(_, c)| case_texts(c)).collect::<Vec<_>>().into_iter()),
+        case_words: CaseWords::of(
+            cases
+                .iter()
+                .flat_map(|(_, c)| case_texts(c))
+                .collect::<Vec<_>>()
+                .into_iter(),
+        ),
         case_ids: ids,
         training,
         validation,
@@ -59,7 +65,14 @@ pub fn optimize(args: &OptimizeArgs, loaded: &Loaded) -> Result<(Optimization, A
     }
     let runtime = super::setup::runtime()?;
     let replaying = replies.replay.is_some();
-    let mut bench = EngineBench::new(&runtime, loaded, (cases, plans), (config.clone(), providers), reflector, replaying);
+    let mut bench = EngineBench::new(
+        &runtime,
+        loaded,
+        (cases, plans),
+        (config.clone(), providers),
+        reflector,
+        replaying,
+    );
     check_baseline(&bench, &setup)?;
     let optimization = optimize::optimize(&mut bench, &setup).map_err(SessionError::refused)?;
     drop(bench);
@@ -198,7 +211,10 @@ fn selected(args: &OptimizeArgs, loaded: &Loaded) -> Result<Vec<(usize, Arc<Case
         failed: None,
         sample: None,
     };
-    Ok(suite::select(&loaded.suites, None, filter.as_ref()).picking(picking).each().collect())
+    Ok(suite::select(&loaded.suites, None, filter.as_ref())
+        .picking(picking)
+        .each()
+        .collect())
 }
 
 /// A case's own words: its prompt, `expect.contains`, rubric and reference.

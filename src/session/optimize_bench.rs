@@ -101,7 +101,9 @@ impl<'a> EngineBench<'a> {
 impl Bench for EngineBench<'_> {
     fn worst_run(&self, case: usize) -> Worst {
         let config = &self.target.config;
-        let Ok(plan) = &self.plans[case] else { return Worst::default() };
+        let Ok(plan) = &self.plans[case] else {
+            return Worst::default();
+        };
         let case = &self.cases[case].1;
         let samples = u64::from(config.settings.grading.samples.max(1));
         let judging = super::suite_estimate::judging(config, case, plan);
@@ -182,7 +184,12 @@ impl Bench for EngineBench<'_> {
         let schema = Arc::new(crate::optimize::reflection_schema());
         let asked = crate::engine::ask_once(&engine, agent, prompt, schema, "optimize");
         let (reply, usage) = self.runtime.block_on(asked);
-        self.add(usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd);
+        self.add(
+            usage.calls,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.cost_usd,
+        );
         match reply {
             Err(why) if self.replay && why.contains(NOT_RECORDED) => Err(format!("under --replay, {why}")),
             reply => Ok(reply.ok()),

@@ -52,4 +52,3 @@ pub fn write_dir(optimization: &Optimization, config: &crate::config::Config, di
     );
     Ok(())
 }
-

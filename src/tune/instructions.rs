@@ -21,7 +21,10 @@ pub fn set_instructions(text: &str, syntax: Syntax, id: &str, value: &str) -> Op
         let caps = id_line.captures(l)?;
         Some((i, caps[1].len()))
     })?;
-    let (start, end) = (block_start(&lines, at, column, syntax), block_end(&lines, at, column, syntax));
+    let (start, end) = (
+        block_start(&lines, at, column, syntax),
+        block_end(&lines, at, column, syntax),
+    );
     let string = serde_json::to_string(value).ok()?;
     let key = match syntax {
         Syntax::Yaml => Regex::new(r"^(\s*(?:-\s+)?)instructions\s*:"),
@@ -33,7 +36,10 @@ pub fn set_instructions(text: &str, syntax: Syntax, id: &str, value: &str) -> Op
             .is_some_and(|c| syntax == Syntax::Toml || c[1].len() == column)
     });
     let Some(k) = found else {
-        let lead = lines[at][..column].chars().map(|c| if c == '-' { ' ' } else { c }).collect::<String>();
+        let lead = lines[at][..column]
+            .chars()
+            .map(|c| if c == '-' { ' ' } else { c })
+            .collect::<String>();
         lines.insert(at + 1, format!("{lead}{}", pair(syntax, &string)));
         return Some(joined(&lines));
     };
@@ -55,7 +61,10 @@ fn pair(syntax: Syntax, string: &str) -> String {
 /// id's line, or the nearest before it at the dash's column), TOML the table header.
 fn block_start(lines: &[String], at: usize, column: usize, syntax: Syntax) -> usize {
     match syntax {
-        Syntax::Toml => (0..=at).rev().find(|&i| lines[i].trim_start().starts_with('[')).unwrap_or(0),
+        Syntax::Toml => (0..=at)
+            .rev()
+            .find(|&i| lines[i].trim_start().starts_with('['))
+            .unwrap_or(0),
         Syntax::Yaml if lines[at].trim_start().starts_with('-') || column == 0 => {
             if column == 0 {
                 0
@@ -111,6 +120,9 @@ mod tests {
     fn a_toml_multiline_string_is_replaced() {
         let toml = "[[agents]]\nid = \"w\"\ninstructions = \"\"\"\nBe brief.\nCite.\n\"\"\"\nrole = \"specialist\"\n";
         let out = set_instructions(toml, Syntax::Toml, "w", "Short.").unwrap();
-        assert_eq!(out, "[[agents]]\nid = \"w\"\ninstructions = \"Short.\"\nrole = \"specialist\"\n");
+        assert_eq!(
+            out,
+            "[[agents]]\nid = \"w\"\ninstructions = \"Short.\"\nrole = \"specialist\"\n"
+        );
     }
 }

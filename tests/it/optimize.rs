@@ -66,7 +66,9 @@ impl Respond for Model {
         let reflections = {
             let mut seen = self.seen.lock().unwrap();
             seen.push((system.clone(), user.clone()));
-            seen.iter().filter(|(_, u)| u.starts_with("CURRENT INSTRUCTIONS:\n")).count()
+            seen.iter()
+                .filter(|(_, u)| u.starts_with("CURRENT INSTRUCTIONS:\n"))
+                .count()
         };
         let text = if user.starts_with("CURRENT INSTRUCTIONS:\n") {
             let at = (reflections - 1).min(self.reflections.len() - 1);
@@ -110,16 +112,28 @@ fn suite(n: usize, easy: usize) -> String {
 
 /// A reply of the reflector proposing `instructions`, in order.
 fn proposing(instructions: &[&str]) -> Value {
-    let candidates: Vec<Value> =
-        instructions.iter().map(|i| json!({"instructions": i, "rationale": "the feedback asks for it"})).collect();
+    let candidates: Vec<Value> = instructions
+        .iter()
+        .map(|i| json!({"instructions": i, "rationale": "the feedback asks for it"}))
+        .collect();
     json!({ "candidates": candidates })
 }
 
 /// `orch optimize s.yaml --agent h` on the mock's reflector, with `extra` flags.
 fn optimize(root: &Root, extra: &[&str], status: i32) -> std::process::Output {
-    let base = ["optimize", "s.yaml", "--agent", "h", "--write", "out", "--format", "json"];
+    let base = [
+        "optimize", "s.yaml", "--agent", "h", "--write", "out", "--format", "json",
+    ];
     let reflector = ["--reflector-provider", "mock", "--reflector-model", "big"];
-    blocking(|| Test::new(root.path()).args(base).args(reflector).args(extra).any_stderr().status(status).run())
+    blocking(|| {
+        Test::new(root.path())
+            .args(base)
+            .args(reflector)
+            .args(extra)
+            .any_stderr()
+            .status(status)
+            .run()
+    })
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -132,20 +146,30 @@ async fn a_candidate_that_wins_on_the_held_out_cases_is_accepted_and_written() {
     let agent = &out["agents"][0];
     assert_eq!(agent["agentId"], "h");
     let (training, validation) = (&agent["baseline"]["training"], &agent["baseline"]["validation"]);
-    assert_eq!(training["runs"].as_u64().unwrap() + validation["runs"].as_u64().unwrap(), 10);
+    assert_eq!(
+        training["runs"].as_u64().unwrap() + validation["runs"].as_u64().unwrap(),
+        10
+    );
     let candidate = &agent["candidates"][0];
     assert_eq!(candidate["rejected"], Value::Null);
     assert_eq!(candidate["training"]["passed"], training["runs"]);
     assert_eq!(candidate["validation"]["passed"], validation["runs"]);
     let accepted = &agent["accepted"];
-    assert_eq!((accepted["round"].as_u64(), accepted["instructions"].as_str()), (Some(1), Some(better.as_str())));
+    assert_eq!(
+        (accepted["round"].as_u64(), accepted["instructions"].as_str()),
+        (Some(1), Some(better.as_str()))
+    );
     let flips = validation["runs"].as_u64().unwrap() - validation["passed"].as_u64().unwrap();
     assert_eq!(accepted["mcnemar"]["improved"].as_u64(), Some(flips));
     assert_eq!(accepted["mcnemar"]["regressed"], 0);
     // The reflector saw the instructions exactly as they are, first.
     let asked = model.reflections_seen();
     assert_eq!(asked.len(), 1);
-    assert!(asked[0].starts_with("CURRENT INSTRUCTIONS:\nAnswer briefly.\nStay kind.\n\n"), "{}", asked[0]);
+    assert!(
+        asked[0].starts_with("CURRENT INSTRUCTIONS:\nAnswer briefly.\nStay kind.\n\n"),
+        "{}",
+        asked[0]
+    );
     // Every call is counted: the mock saw exactly `usage.calls` requests.
     assert_eq!(out["usage"]["calls"].as_u64(), Some(model.seen().len() as u64));
     assert_eq!(out["stopped"], Value::Null);
@@ -153,10 +177,15 @@ async fn a_candidate_that_wins_on_the_held_out_cases_is_accepted_and_written() {
     let copy = root.path().join("out");
     let written = std::fs::read_to_string(copy.join("orch.yaml")).unwrap();
     assert!(written.contains(MAGIC), "{written}");
-    assert!(!std::fs::read_to_string(root.path().join("orch.yaml")).unwrap().contains(MAGIC));
+    assert!(!std::fs::read_to_string(root.path().join("orch.yaml"))
+        .unwrap()
+        .contains(MAGIC));
     blocking(|| Test::new(&copy).args(["validate"]).any_stderr().status(0).run());
     let md = std::fs::read_to_string(copy.join("OPTIMIZE.md")).unwrap();
-    assert!(md.contains(&format!("+{MAGIC}")) && md.contains(" Answer briefly."), "{md}");
+    assert!(
+        md.contains(&format!("+{MAGIC}")) && md.contains(" Answer briefly."),
+        "{md}"
+    );
     assert!(md.contains("McNemar: 0 regressed") && md.contains("→ passed"), "{md}");
 }
 
@@ -169,15 +198,28 @@ async fn the_guard_rejects_empty_long_and_copied_candidates_and_none_of_them_run
     let root = root_on(&server.uri());
     let out = json(&optimize(&root, &["--rounds", "1"], 0));
     let candidates = out["agents"][0]["candidates"].as_array().unwrap().clone();
-    let reasons: Vec<&str> = candidates.iter().map(|c| c["rejected"].as_str().unwrap_or("-")).collect();
+    let reasons: Vec<&str> = candidates
+        .iter()
+        .map(|c| c["rejected"].as_str().unwrap_or("-"))
+        .collect();
     assert_eq!(
         reasons,
-        ["empty", "too long", "copies a case: \"tell a hard tale of aladdin number 7\""]
+        [
+            "empty",
+            "too long",
+            "copies a case: \"tell a hard tale of aladdin number 7\""
+        ]
     );
-    assert!(candidates.iter().all(|c| c["training"].is_null() && c["validation"].is_null()));
+    assert!(candidates
+        .iter()
+        .all(|c| c["training"].is_null() && c["validation"].is_null()));
     assert_eq!(out["agents"][0]["accepted"], Value::Null);
     // Nothing but the baseline and the reflection was called.
-    let runs = model.seen().iter().filter(|(s, _)| s.contains("Be thorough") || s.contains("Always tell")).count();
+    let runs = model
+        .seen()
+        .iter()
+        .filter(|(s, _)| s.contains("Be thorough") || s.contains("Always tell"))
+        .count();
     assert_eq!(runs, 0);
     // With nothing accepted the directory holds only OPTIMIZE.md, and the exit is 0.
     let names: Vec<String> = std::fs::read_dir(root.path().join("out"))
@@ -195,7 +237,9 @@ async fn a_candidate_no_better_on_validation_is_not_accepted_and_the_next_round_
     let root = root_on(&server.uri());
     let out = json(&optimize(&root, &["--rounds", "2"], 0));
     let agent = &out["agents"][0];
-    let rounds: Vec<u64> = (agent["candidates"].as_array().unwrap().iter()).map(|c| c["round"].as_u64().unwrap()).collect();
+    let rounds: Vec<u64> = (agent["candidates"].as_array().unwrap().iter())
+        .map(|c| c["round"].as_u64().unwrap())
+        .collect();
     assert_eq!(rounds, [1, 2]);
     assert_eq!(agent["accepted"], Value::Null);
     // Round 2 reflected on the instructions as configured (nothing was accepted).
@@ -254,14 +298,32 @@ async fn bad_input_is_refused_before_any_call() {
         "error: no reflector: give --reflector AGENT, or --reflector-provider and --reflector-model",
     );
     run(&["--agent", "hh", "--reflector", "coach"], "error: unknown agent `hh`");
-    run(&["--agent", "judge", "--reflector", "coach"], "agent `judge` is a judge");
+    run(
+        &["--agent", "judge", "--reflector", "coach"],
+        "agent `judge` is a judge",
+    );
     run(&["--agent", "h", "--reflector", "h"], "is also an --agent");
     run(&["--agent", "h", "--reflector", "nobody"], "unknown reflector `nobody`");
-    run(&["--agent", "h", "--reflector", "coach", "--filter", "c[0-2]$"], "error: too few cases: ");
-    run(&["--agent", "h", "--reflector", "coach", "--max-calls", "9"], "error: the budget is too small for the baseline");
+    run(
+        &["--agent", "h", "--reflector", "coach", "--filter", "c[0-2]$"],
+        "error: too few cases: ",
+    );
+    run(
+        &["--agent", "h", "--reflector", "coach", "--max-calls", "9"],
+        "error: the budget is too small for the baseline",
+    );
     root.write("full/x", "");
     refused(
-        &["optimize", "s.yaml", "--agent", "h", "--reflector", "coach", "--write", "full"],
+        &[
+            "optimize",
+            "s.yaml",
+            "--agent",
+            "h",
+            "--reflector",
+            "coach",
+            "--write",
+            "full",
+        ],
         "error: --write full: the directory is not empty",
     );
     assert_eq!(model.seen().len(), 0);
@@ -273,10 +335,30 @@ async fn an_agent_of_the_config_reflects_in_its_own_voice() {
     let model = Model::new(&[proposing(&[&better])]);
     let server = serve_chat(model.clone()).await;
     let root = root_on(&server.uri());
-    let args = ["optimize", "s.yaml", "--agent", "h", "--reflector", "coach", "--write", "out", "--rounds", "1"];
-    let out = blocking(|| Test::new(root.path()).args(args).args(["--format", "json"]).any_stderr().status(0).run());
+    let args = [
+        "optimize",
+        "s.yaml",
+        "--agent",
+        "h",
+        "--reflector",
+        "coach",
+        "--write",
+        "out",
+        "--rounds",
+        "1",
+    ];
+    let out = blocking(|| {
+        Test::new(root.path())
+            .args(args)
+            .args(["--format", "json"])
+            .any_stderr()
+            .status(0)
+            .run()
+    });
     assert_eq!(json(&out)["agents"][0]["accepted"]["round"], 1);
-    let coach = (model.seen().into_iter()).find(|(_, u)| u.starts_with("CURRENT INSTRUCTIONS:\n")).unwrap();
+    let coach = (model.seen().into_iter())
+        .find(|(_, u)| u.starts_with("CURRENT INSTRUCTIONS:\n"))
+        .unwrap();
     assert!(coach.0.contains("Coach the agent."), "{}", coach.0);
 }
 
@@ -299,14 +381,30 @@ fn the_example_accepts_a_candidate_offline_with_no_key() {
     assert_eq!(agent["baseline"]["validation"]["passed"], 6);
     let accepted = &agent["accepted"];
     assert_eq!(accepted["round"], 1);
-    assert_eq!((accepted["mcnemar"]["regressed"].as_u64(), accepted["mcnemar"]["improved"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(
+        (
+            accepted["mcnemar"]["regressed"].as_u64(),
+            accepted["mcnemar"]["improved"].as_u64()
+        ),
+        (Some(0), Some(2))
+    );
     let instructions = accepted["instructions"].as_str().unwrap();
-    assert!(instructions.starts_with("You write short tales for children.\nAlways heed this feedback: "), "{instructions}");
-    assert!(instructions.contains("It is short; cover the request fully."), "{instructions}");
+    assert!(
+        instructions.starts_with("You write short tales for children.\nAlways heed this feedback: "),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("It is short; cover the request fully."),
+        "{instructions}"
+    );
     assert_eq!(out["usage"]["costUsd"], 0.0);
     // The copy runs the suite better than the original: every case passes.
     let copy = out_dir.to_str().unwrap();
-    let tested = Test::new(dir.path()).args(["test", suite.to_str().unwrap(), "--config", copy, "--format", "json"]).any_stderr().status(0).run();
+    let tested = Test::new(dir.path())
+        .args(["test", suite.to_str().unwrap(), "--config", copy, "--format", "json"])
+        .any_stderr()
+        .status(0)
+        .run();
     assert_eq!(json(&tested)["failed"], 0);
 }
 
@@ -321,7 +419,10 @@ async fn under_replay_the_baseline_replays_and_the_first_call_the_cassette_lacks
     let recorded = model.seen().len();
     let out = optimize(&root, &["--replay", tape.to_str().unwrap()], 2);
     let err = stderr(&out);
-    assert!(err.contains("error: under --replay, no recorded reply for agent `optimize-reflector`"), "{err}");
+    assert!(
+        err.contains("error: under --replay, no recorded reply for agent `optimize-reflector`"),
+        "{err}"
+    );
     // Nothing was sent live.
     assert_eq!(model.seen().len(), recorded);
 }
@@ -334,12 +435,31 @@ async fn an_agent_whose_judge_says_nothing_is_skipped() {
     let root = root_on(&server.uri());
     let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
     root.write("orch.yaml", format!("{config}  - {{ id: w, role: specialist, department: d, instructions: Write. }}\ngrading: {{ method: llm, judge: judge }}\n"));
-    root.write("s.yaml", suite(20, 2).replace("specialists: never", "specialists: always"));
-    let args = ["optimize", "s.yaml", "--agent", "w", "--write", "out", "--format", "json", "--reflector", "coach"];
-    let out = json(&blocking(|| Test::new(root.path()).args(args).any_stderr().status(0).run()));
+    root.write(
+        "s.yaml",
+        suite(20, 2).replace("specialists: never", "specialists: always"),
+    );
+    let args = [
+        "optimize",
+        "s.yaml",
+        "--agent",
+        "w",
+        "--write",
+        "out",
+        "--format",
+        "json",
+        "--reflector",
+        "coach",
+    ];
+    let out = json(&blocking(|| {
+        Test::new(root.path()).args(args).any_stderr().status(0).run()
+    }));
     let agent = &out["agents"][0];
     assert_eq!(agent["note"], "judge uninformative");
-    assert_eq!((agent["candidates"].clone(), agent["accepted"].clone()), (json!([]), Value::Null));
+    assert_eq!(
+        (agent["candidates"].clone(), agent["accepted"].clone()),
+        (json!([]), Value::Null)
+    );
     assert!(model.reflections_seen().is_empty());
     let md = std::fs::read_to_string(root.path().join("out/OPTIMIZE.md")).unwrap();
     assert!(md.contains("Skipped: judge uninformative."), "{md}");
@@ -371,5 +491,8 @@ fn the_tuning_page_walkthrough_runs_as_written_and_the_copy_passes_every_case() 
     let [optimize, test] = crate::readme::block("optimize").try_into().expect("two commands");
     crate::readme::sh(dir.path(), &optimize, &[]);
     let summary: Value = serde_json::from_slice(&crate::readme::sh(dir.path(), &test, &[]).stdout).unwrap();
-    assert_eq!((summary["passed"].as_u64(), summary["failed"].as_u64()), (Some(16), Some(0)));
+    assert_eq!(
+        (summary["passed"].as_u64(), summary["failed"].as_u64()),
+        (Some(16), Some(0))
+    );
 }

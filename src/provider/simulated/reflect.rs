@@ -54,7 +54,11 @@ pub fn reflection(prompt: &str) -> Option<String> {
         }
     }
     let most = counts.values().copied().max().unwrap_or(0);
-    let line: Vec<&str> = order.iter().filter(|s| counts[*s] == most).map(String::as_str).collect();
+    let line: Vec<&str> = order
+        .iter()
+        .filter(|s| counts[*s] == most)
+        .map(String::as_str)
+        .collect();
     let candidates = match line.is_empty() {
         true => Vec::new(),
         false => vec![serde_json::json!({
@@ -73,7 +77,13 @@ fn sentences(feedback: &str) -> Vec<String> {
         .split_inclusive(". ")
         .map(str::trim)
         .filter(|s| !s.is_empty() && !s.starts_with("Address:") && !s.chars().any(|c| c.is_ascii_digit()))
-        .map(|s| if s.ends_with('.') { s.to_string() } else { format!("{s}.") })
+        .map(|s| {
+            if s.ends_with('.') {
+                s.to_string()
+            } else {
+                format!("{s}.")
+            }
+        })
         .collect()
 }
 
@@ -89,7 +99,11 @@ fn without_figures(text: &str) -> String {
             _ => {}
         }
     }
-    out.split_whitespace().collect::<Vec<_>>().join(" ").replace(" ;", ";").replace(" .", ".")
+    out.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" ;", ";")
+        .replace(" .", ".")
 }
 
 #[cfg(test)]
