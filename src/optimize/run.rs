@@ -182,3 +182,123 @@ impl Walk<'_> {
         Ok(Some(out))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::optimize::{Attempt, CaseWords, Limits, Usage};
+
+    /// A bench whose case `i` passes when `i` is below the number of times the word `good`
+    /// appears in the instructions (times 3), each run one call; the reflector proposes what
+    /// it is given, in turn.
+    struct Fake {
+        proposals: Vec<Vec<&'static str>>,
+        reflected: Vec<String>,
+        spent: Usage,
+    }
+
+    impl Bench for Fake {
+        fn worst_run(&self, _: usize) -> Worst {
+            Worst {
+                calls: 1,
+                cost_usd: 0.0,
+            }
+        }
+        fn worst_reflection(&self, _: &str) -> Worst {
+            Worst {
+                calls: 1,
+                cost_usd: 0.0,
+            }
+        }
+        fn run(&mut self, case: usize, with: Option<(&str, &str)>) -> Result<Ran, String> {
+            self.spent.calls += 1;
+            let good = with.map_or(0, |(_, i)| i.matches("good").count());
+            let score = 50.0 + 10.0 * good as f64;
+            let attempt = Attempt {
+                score,
+                feedback: format!("case {case}"),
+                ..Attempt::default()
+            };
+            Ok(Ran {
+                passed: case < 3 * good,
+                attempts: BTreeMap::from([("a".to_string(), attempt)]),
+            })
+        }
+        fn reflect(&mut self, prompt: String) -> Result<Option<String>, String> {
+            self.spent.calls += 1;
+            let round = self.reflected.len();
+            self.reflected.push(prompt);
+            let items: Vec<_> = (self.proposals.get(round).into_iter().flatten())
+                .map(|i| serde_json::json!({"instructions": i, "rationale": ""}))
+                .collect();
+            Ok(Some(serde_json::json!({ "candidates": items }).to_string()))
+        }
+        fn spent(&self) -> Usage {
+            self.spent
+        }
+    }
+
+    fn setup(rounds: u32, max_calls: Option<u64>) -> Setup {
+        Setup {
+            case_ids: (0..10).map(|i| format!("c{i}")).collect(),
+            training: vec![0, 2, 4, 6, 8],
+            validation: vec![1, 3, 5, 7, 9],
+            targets: vec![Target {
+                id: "a".into(),
+                instructions: "plain".into(),
+                threshold: 70,
+            }],
+            candidates: 2,
+            rounds,
+            limits: Limits {
+                max_calls,
+                max_cost_usd: None,
+            },
+            case_words: CaseWords::of(std::iter::empty()),
+        }
+    }
+
+    #[test]
+    fn ties_go_to_the_earlier_candidate_and_the_next_round_builds_on_the_accepted_one() {
+        let mut bench = Fake {
+            proposals: vec![vec!["good one", "good two", "good three"], vec!["good good", "bad"]],
+            reflected: Vec::new(),
+            spent: Usage::default(),
+        };
+        let out = optimize(&mut bench, &setup(2, None)).unwrap();
+        let agent = &out.agents[0];
+        // Two of the three proposals are used; both tie on training, the first is validated.
+        let firsts: Vec<_> = agent
+            .candidates
+            .iter()
+            .map(|c| (c.round, c.validation.is_some()))
+            .collect();
+        assert_eq!(firsts, [(1, true), (1, false), (2, true), (2, false)]);
+        let accepted = agent.accepted.as_ref().unwrap();
+        assert_eq!((accepted.round, accepted.instructions.as_str()), (2, "good good"));
+        // Round 2 reflected on round 1's accepted instructions, and its flips count against them.
+        assert!(bench.reflected[1].starts_with("CURRENT INSTRUCTIONS:\ngood one\n"));
+        assert_eq!((accepted.mcnemar.regressed, accepted.mcnemar.improved), (0, 2));
+        // 10 baseline runs, then per round 1 reflection, 2 × 5 training and 5 validation runs.
+        assert_eq!(out.usage.calls, 10 + 2 * 16);
+    }
+
+    #[test]
+    fn a_step_that_might_not_fit_stops_everything_and_keeps_what_was_found() {
+        let mut bench = Fake {
+            proposals: vec![vec!["good one"], vec!["good good"]],
+            reflected: Vec::new(),
+            spent: Usage::default(),
+        };
+        let out = optimize(&mut bench, &setup(2, Some(30))).unwrap();
+        assert_eq!(out.stopped, Some("budget"));
+        assert_eq!(out.usage.calls, 30);
+        let agent = &out.agents[0];
+        assert_eq!(agent.accepted.as_ref().map(|a| a.round), Some(1));
+        // Round 2's candidate ran on training; its validation was cut short, so it has none.
+        let last = agent.candidates.last().unwrap();
+        assert_eq!((last.round, last.training.is_some(), last.validation), (2, true, None));
+    }
+}

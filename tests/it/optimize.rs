@@ -496,3 +496,44 @@ fn the_tuning_page_walkthrough_runs_as_written_and_the_copy_passes_every_case() 
         (Some(16), Some(0))
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tree_says_what_each_candidate_became_and_what_it_cost() {
+    let copied = "Always tell a hard tale of aladdin number 7 first.";
+    let model = Model::new(&[proposing(&[copied, &format!("Answer briefly.\n{MAGIC}")])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let args = [
+        "optimize", "s.yaml", "--agent", "h", "--write", "out", "--rounds", "1", "--format", "tree",
+    ];
+    let reflector = ["--reflector-provider", "mock", "--reflector-model", "big"];
+    let out = blocking(|| {
+        Test::new(root.path())
+            .args(args)
+            .args(reflector)
+            .any_stderr()
+            .status(0)
+            .run()
+    });
+    let text = crate::common::stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "agent h");
+    assert_eq!(
+        lines[2],
+        "  round 1: rejected: copies a case: \"tell a hard tale of aladdin number 7\""
+    );
+    assert!(
+        lines[3].starts_with("  round 1: training ") && lines[3].contains("; validation "),
+        "{text}"
+    );
+    assert!(
+        lines[4].starts_with("  accepted: round 1 (McNemar: 0 regressed, "),
+        "{text}"
+    );
+    assert_eq!(lines[5], format!("calls {}, cost $0.00", model.seen().len()));
+    assert!(
+        stderr(&out).contains("wrote out (the instructions of 1 agent accepted)"),
+        "{}",
+        stderr(&out)
+    );
+}
