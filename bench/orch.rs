@@ -10,7 +10,8 @@
 //!    of two results files of 10,000 case runs each; 7. `orch stats`; 8. tool calls over MCP;
 //! 9. a model ladder against the large model alone (pass rate and cost, not time); 10. a
 //!    condition (CEL) compiled and evaluated in process; 11. prompt caching, billed like each
-//!    provider (tokens and cost, not time).
+//!    provider (tokens and cost, not time); 12. `orch optimize` finding a known instruction
+//!    line (pass rates and calls, not time).
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 mod cache;
 mod conditions;
 mod ladder;
+mod optimize;
 mod stats;
 mod tools;
 
@@ -517,6 +519,10 @@ fn main() {
     if wanted("11") {
         let dir = tmp.path().join("cache");
         results.insert("cache".into(), cache::table(&rt, &dir, repo));
+    }
+    if wanted("12") {
+        let dir = tmp.path().join("optimize");
+        results.insert("optimize".into(), optimize::table(&rt, &dir));
     }
 
     // The tables run replace theirs; the others keep their last figures.

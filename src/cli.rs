@@ -81,6 +81,8 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Propose config changes learned from results: routing's threshold, agents' thresholds.
     Tune(TuneArgs),
+    /// Learn better instructions for agents from graded runs, accepted only when they win on held-out cases.
+    Optimize(Box<OptimizeArgs>),
     /// Probe each provider the config uses: reachable, structured output, context, reasoning leak.
     #[command(after_help = DOCTOR_EXAMPLES)]
     Doctor(DoctorArgs),
@@ -809,4 +811,85 @@ pub struct TuneArgs {
     /// Write a copy of the config root with the proposals applied into this new (or empty) directory.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
+}
+
+/// Output format of `optimize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OptimizeFormat {
+    /// What was tried and accepted, as lines for people (the default on a terminal).
+    Tree,
+    /// The whole result as JSON (the default when stdout is not a terminal).
+    Json,
+    /// `OPTIMIZE.md`'s text, for a pull request.
+    Markdown,
+}
+
+/// `orch optimize`: instructions learned from graded runs (docs/tuning.md).
+#[derive(Debug, Args)]
+pub struct OptimizeArgs {
+    /// Suite files (YAML or TOML) whose cases teach and judge the instructions.
+    #[arg(value_name = "SUITE", required = true)]
+    pub suites: Vec<PathBuf>,
+    /// An agent whose instructions to improve: a specialist or a head (repeatable).
+    #[arg(long = "agent", value_name = "ID", required = true)]
+    pub agents: Vec<String>,
+    /// Write the config copy (with accepted instructions) and OPTIMIZE.md into this new (or empty) directory.
+    #[arg(long, value_name = "DIR", required = true)]
+    pub write: PathBuf,
+    /// Config root, over the suite's own `config` [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// The agent of the config that proposes instructions (not one being optimized).
+    #[arg(long, value_name = "AGENT", conflicts_with_all = ["reflector_provider", "reflector_model"])]
+    pub reflector: Option<String>,
+    /// The provider of a reflector outside the config (with --reflector-model; no instructions).
+    #[arg(long, value_name = "NAME")]
+    pub reflector_provider: Option<String>,
+    /// The model of that reflector.
+    #[arg(long, value_name = "NAME")]
+    pub reflector_model: Option<String>,
+    /// Candidates used per round at most (the first ones of the reflector's reply).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub candidates: u32,
+    /// Rounds of reflection per agent.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub rounds: u32,
+    /// Share of the cases held out for validation (0..=1).
+    #[arg(long, value_name = "R", default_value_t = 0.3, value_parser = rate)]
+    pub validation_split: f64,
+    /// The seed of the split.
+    #[arg(long, value_name = "S", default_value = "0")]
+    pub seed: String,
+    /// Calls optimize may make in all (runs, judging, reflection).
+    #[arg(long, value_name = "N")]
+    pub max_calls: Option<u64>,
+    /// USD optimize may spend in all.
+    #[arg(long, value_name = "X", value_parser = usd_limit)]
+    pub max_cost_usd: Option<f64>,
+    /// Answer every call from this cassette, with no network.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Answer from this cassette when it holds the request; else call and append the reply.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub cache: Option<PathBuf>,
+    /// Use only cases whose id matches this regex.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Use only cases with this tag (repeatable: a case with any of them).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Leave out cases with this tag (repeatable).
+    #[arg(long = "skip-tag", value_name = "TAG")]
+    pub skip_tags: Vec<String>,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<OptimizeFormat>,
+}
+
+/// An amount of USD: 0 or more, finite.
+fn usd_limit(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not an amount of USD of 0 or more")),
+    }
 }

@@ -24,8 +24,8 @@
 //!    wrappers stack in around the providers and the tool host
 //! 9. `serve`, `stats`: the MCP server of `orch mcp` (its tools, over stdio and HTTP);
 //!    analytics over many runs' reports and the success rates they teach
-//! 10. `compare`, `tune`: two results files compared case by case; config changes learned
-//!     from results and a person's labels
+//! 10. `compare`, `tune`, `optimize`: two results files compared case by case; config changes
+//!     learned from results and a person's labels; instructions learned from graded runs
 //! 11. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
 //!     suites, comparisons and stats
 //! 12. `session`: a config, its plan(s) and the run options made into a ready run (providers,
@@ -50,6 +50,7 @@ mod config;
 mod engine;
 mod exit;
 mod grade;
+mod optimize;
 mod plan;
 mod prompts;
 mod provider;
@@ -71,8 +72,8 @@ mod tune;
 
 pub use cli::{Cli, Command};
 pub use commands::{
-    approve, compare, completions, doctor, explain, init, mcp, report, resume, run, schema, stats, test, tools, tune,
-    validate,
+    approve, compare, completions, doctor, explain, init, mcp, optimize, report, resume, run, schema, stats, test,
+    tools, tune, validate,
 };
 pub use condition::{Condition, Dependency, Scope};
 pub use config::{load as load_config, Config, ConfigError};

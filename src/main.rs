@@ -126,6 +126,7 @@ fn main() -> ExitCode {
         Command::Approve(args) => orch::approve(args),
         Command::Resume(args) => orch::resume(args),
         Command::Tune(args) => orch::tune(args),
+        Command::Optimize(args) => orch::optimize(*args),
         Command::Doctor(args) => orch::doctor(args),
     };
     match result {

@@ -236,6 +236,9 @@ pub const JUDGED_ANSWER: &str = "ANSWER:\n";
 pub const JUDGED_CRITERIA: &str = "\n\nCRITERIA:";
 /// The heading of the reference a judged answer must agree with.
 pub const JUDGED_REFERENCE: &str = "\n\nREFERENCE:\n";
+/// The start of `orch optimize`'s reflection request: the agent's instructions follow,
+/// exactly as they are (the simulated provider knows a reflection by it).
+pub const REFLECTION_MARKER: &str = "CURRENT INSTRUCTIONS:\n";
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,8 @@
 //! a command line's structs meet the session (the commands convert with `From`). Each flag
 //! was checked as clap parsed it, by the session's own bounds.
 
-use super::{PlanArgs, ReplyArgs, RunArgs, TestArgs, VariantArgs};
-use crate::session::{ReplyOptions, RequestOptions, RunOptions, TestOptions, VariantOptions};
+use super::{OptimizeArgs, PlanArgs, ReplyArgs, RunArgs, TestArgs, VariantArgs};
+use crate::session::{OptimizeOptions, ReplyOptions, RequestOptions, RunOptions, TestOptions, VariantOptions};
 
 impl From<ReplyArgs> for ReplyOptions {
     fn from(a: ReplyArgs) -> Self {
@@ -90,6 +90,30 @@ impl From<TestArgs> for TestOptions {
             variants: a.variants.into(),
             quiet: a.quiet,
             results_detail: a.results_detail,
+        }
+    }
+}
+
+impl From<OptimizeArgs> for OptimizeOptions {
+    /// Everything but the suites and config (the command loads them), `--write` and
+    /// `--format`, which are the command's.
+    fn from(a: OptimizeArgs) -> Self {
+        OptimizeOptions {
+            agents: a.agents,
+            reflector: a.reflector,
+            reflector_provider: a.reflector_provider,
+            reflector_model: a.reflector_model,
+            candidates: a.candidates,
+            rounds: a.rounds,
+            validation_split: a.validation_split,
+            seed: a.seed,
+            max_calls: a.max_calls,
+            max_cost_usd: a.max_cost_usd,
+            replay: a.replay,
+            cache: a.cache,
+            filter: a.filter,
+            tags: a.tags,
+            skip_tags: a.skip_tags,
         }
     }
 }

@@ -6,6 +6,7 @@ mod doctor;
 mod explain;
 mod init;
 mod mcp;
+mod optimize;
 mod pending;
 mod report;
 mod resume;
@@ -18,10 +19,10 @@ mod tools;
 mod tune;
 mod validate;
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 
 use crate::exit::CommandError;
-use crate::session::{check_size, checked_prompt, SessionError, MAX_PROMPT_BYTES};
+use crate::session::SessionError;
 
 pub use compare::compare;
 pub use completions::completions;
@@ -29,6 +30,7 @@ pub use doctor::doctor;
 pub use explain::explain;
 pub use init::init;
 pub use mcp::mcp;
+pub use optimize::optimize;
 pub use report::report;
 pub use resume::{approve, resume};
 pub use run::run;
@@ -39,25 +41,9 @@ pub use tools::tools;
 pub use tune::tune;
 pub use validate::validate;
 
-/// The request: the argument, or standard input for `-`; refused when empty, wordless or huge.
+/// The request: the argument, or standard input for `-` (see [`crate::session::read_prompt`]).
 fn read_prompt(arg: &str) -> Result<String, CommandError> {
-    let prompt = if arg == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .take(MAX_PROMPT_BYTES as u64 + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| CommandError::usage(format!("cannot read the prompt from standard input: {e}")))?;
-        check_size(bytes.len())?;
-        String::from_utf8(bytes).map_err(|e| {
-            CommandError::usage(format!(
-                "the prompt on standard input is not valid UTF-8 (bad byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ))
-        })?
-    } else {
-        arg.to_string()
-    };
-    checked_prompt(prompt).map_err(CommandError::from)
+    crate::session::read_prompt(arg).map_err(CommandError::from)
 }
 
 impl From<SessionError> for CommandError {

@@ -344,6 +344,13 @@ impl Config {
         }
     }
 
+    /// The config with `agent` added after the others (an agent made for one use, such as
+    /// `orch optimize`'s reflector named by provider and model).
+    pub fn with_agent(mut self, agent: Agent) -> Config {
+        self.agents.push(agent);
+        self.indexed()
+    }
+
     fn indexed(mut self) -> Config {
         let mut index = Index::default();
         for (i, d) in self.departments.iter().enumerate() {

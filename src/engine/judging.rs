@@ -101,6 +101,26 @@ pub async fn ask_about_answer(
     (replies, usage)
 }
 
+/// Asks `agent` (any agent, one of the config's or one made for the call) once about
+/// `prompt`, down its provider chain like every other call (budget, retries, breakers,
+/// cassettes under `marker`, cache, traces), with `schema` sent as structured output. The
+/// reply text or why the call failed, and what it spent (`orch optimize`'s reflection).
+pub async fn ask_once(
+    engine: &Engine,
+    agent: &Agent,
+    prompt: String,
+    schema: Arc<serde_json::Value>,
+    marker: &'static str,
+) -> (Result<String, String>, Usage) {
+    let mut usage = Usage::default();
+    let ask = call::Ask {
+        marker: Some(marker),
+        ..call::Ask::plain(prompt)
+    };
+    let called = engine.call_as(agent, &ask, &mut usage, Some(schema)).await;
+    (called.result.map(|c| c.text).map_err(|e| e.to_string()), usage)
+}
+
 /// The grade whose parts are the samples' medians (the mean of the two middle values of an
 /// even number), with the first sample's feedback.
 fn medians(grades: &[Grade]) -> Grade {

@@ -35,7 +35,7 @@ use tokio::time::Instant;
 pub use budget::{Budget, Exhausted};
 pub use clarify::{Answerer, NoAnswers};
 pub use gate::{Approver, Flag, Verdict};
-pub use judging::ask_about_answer;
+pub use judging::{ask_about_answer, ask_once};
 pub use master::run;
 pub use router::{ask_router, run_request};
 

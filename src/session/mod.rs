@@ -11,6 +11,9 @@ mod conversation;
 mod doctor;
 mod elicited;
 mod journaled;
+mod optimize;
+mod optimize_bench;
+mod optimize_write;
 mod options;
 mod outcome;
 mod prepare;
@@ -34,14 +37,14 @@ mod variants;
 pub use conversation::previous_turn;
 pub use doctor::{doctor, doctor_targets, Diagnosis};
 pub use journaled::JournaledRun;
+pub use optimize::optimize;
+pub use optimize_write::{empty_dir as optimize_dir_empty, write_dir as write_optimized};
 pub use options::{
-    count, deadline, quality, ApprovalMode, Approvals, McpApprovals, ReplyOptions, RequestOptions, RunOptions,
-    TestOptions, VariantOptions, CONCURRENCY, MAX_CALLS,
+    count, deadline, quality, ApprovalMode, Approvals, McpApprovals, OptimizeOptions, ReplyOptions, RequestOptions,
+    RunOptions, TestOptions, VariantOptions, CONCURRENCY, MAX_CALLS,
 };
 pub use outcome::{exit_for, needs_input, waiting, why_not_success};
-pub use prepare::{
-    approval_mode, check_size, checked_prompt, load_config, make_plan, plan_options, routing_error, MAX_PROMPT_BYTES,
-};
+pub use prepare::{approval_mode, checked_prompt, load_config, make_plan, plan_options, read_prompt, routing_error};
 pub use route::route;
 pub use run::run;
 pub use served::Team;

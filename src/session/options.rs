@@ -137,6 +137,42 @@ pub struct TestOptions {
     pub results_detail: crate::suite::ResultsDetail,
 }
 
+/// What `orch optimize` is asked to do with the suites it loaded, but how its outcome is
+/// printed and where it is written.
+#[derive(Clone, Debug, Default)]
+pub struct OptimizeOptions {
+    /// The agents whose instructions are learned.
+    pub agents: Vec<String>,
+    /// The agent of the config that writes the candidates.
+    pub reflector: Option<String>,
+    /// Or a provider that does, with `reflector_model`.
+    pub reflector_provider: Option<String>,
+    /// The model of `reflector_provider`.
+    pub reflector_model: Option<String>,
+    /// Candidates asked for each round.
+    pub candidates: u32,
+    /// Rounds at most.
+    pub rounds: u32,
+    /// The share of cases held out for validation.
+    pub validation_split: f64,
+    /// The seed of the split.
+    pub seed: String,
+    /// Calls at most, over everything.
+    pub max_calls: Option<u64>,
+    /// USD at most, over everything.
+    pub max_cost_usd: Option<f64>,
+    /// The cassette every call is answered from.
+    pub replay: Option<PathBuf>,
+    /// The cassette that answers what it holds and records what it lacks.
+    pub cache: Option<PathBuf>,
+    /// Only cases whose id matches this regex.
+    pub filter: Option<String>,
+    /// Only cases with one of these tags.
+    pub tags: Vec<String>,
+    /// Not the cases with one of these tags.
+    pub skip_tags: Vec<String>,
+}
+
 /// How a run decides the steps that wait for a person's yes (docs/approvals.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display)]
 #[strum(serialize_all = "lowercase")]

@@ -12,6 +12,27 @@ use super::SessionError;
 /// Prompts above this size are refused (explain stays fast up to it; no model takes more).
 pub const MAX_PROMPT_BYTES: usize = 16 * 1024 * 1024;
 
+/// The request: the argument, or standard input for `-`; refused when empty, wordless or huge.
+pub fn read_prompt(arg: &str) -> Result<String, SessionError> {
+    use std::io::Read;
+    if arg != "-" {
+        return checked_prompt(arg.to_string());
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_PROMPT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| SessionError::refused(format!("cannot read the prompt from standard input: {e}")))?;
+    check_size(bytes.len())?;
+    let prompt = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        SessionError::refused(format!(
+            "the prompt on standard input is not valid UTF-8 (bad byte at offset {at})"
+        ))
+    })?;
+    checked_prompt(prompt)
+}
+
 /// A request as any command takes it: refused when huge, empty or wordless.
 pub fn checked_prompt(prompt: String) -> Result<String, SessionError> {
     check_size(prompt.len())?;

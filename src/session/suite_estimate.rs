@@ -63,7 +63,7 @@ pub fn estimate(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Load
 
 /// The worst cost of one judging call of `case` (unknown: `Some(None)`), or `None` when the
 /// case has no rubric or reference to judge.
-fn judging(config: &crate::config::Config, case: &Case, plan: &crate::plan::Plan) -> Option<Option<f64>> {
+pub(super) fn judging(config: &crate::config::Config, case: &Case, plan: &crate::plan::Plan) -> Option<Option<f64>> {
     let expect = &case.expect;
     if expect.rubric.is_empty() && expect.reference.is_none() {
         return None;

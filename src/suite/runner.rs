@@ -158,6 +158,15 @@ impl Runner<'_> {
         }
     }
 
+    /// One case run made alone and never stopped (`orch optimize`'s runs): its record and
+    /// its report.
+    pub async fn run_alone(&self, job: Job<'_>) -> (Record, Report) {
+        // The sender is held to the end: dropped, it would read as a stop.
+        let (_stop, stopped) = watch::channel(false);
+        let (record, (report, _), _, _) = self.run_job(job, stopped).await;
+        (record, report)
+    }
+
     /// One case run: the engine's report, checked against the case's expectations (and
     /// the case, for its expectations as written on its results line).
     async fn run_job(&self, job: Job<'_>, stopped: watch::Receiver<bool>) -> (Record, Ran, usize, Arc<Case>) {

@@ -42,12 +42,12 @@ fn replace_value(line: &str, key: &str, prefix: &str, value: &str) -> Option<Str
 }
 
 /// The leading spaces of a line (tabs and all).
-fn indent(line: &str) -> usize {
+pub(super) fn indent(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
 /// A line that holds no key: blank or a comment.
-fn is_filler(line: &str) -> bool {
+pub(super) fn is_filler(line: &str) -> bool {
     let t = line.trim_start();
     t.is_empty() || t.starts_with('#')
 }
@@ -125,7 +125,7 @@ pub fn set_passing_threshold(text: &str, syntax: Syntax, id: &str, value: &str) 
 /// Where the mapping whose `id` is on line `at` (its keys at `column`) ends: YAML at the
 /// first key less indented (a file that is one mapping: its end), TOML at the next table
 /// header.
-fn block_end(lines: &[String], at: usize, column: usize, syntax: Syntax) -> usize {
+pub(super) fn block_end(lines: &[String], at: usize, column: usize, syntax: Syntax) -> usize {
     let after = lines[at + 1..].iter().position(|l| match syntax {
         Syntax::Yaml => column > 0 && !is_filler(l) && indent(l) < column,
         Syntax::Toml => l.trim_start().starts_with('['),
@@ -134,7 +134,7 @@ fn block_end(lines: &[String], at: usize, column: usize, syntax: Syntax) -> usiz
 }
 
 /// Lines joined back with a newline after each.
-fn joined(lines: &[String]) -> String {
+pub(super) fn joined(lines: &[String]) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out

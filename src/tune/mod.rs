@@ -11,6 +11,7 @@
 mod edit;
 mod files;
 mod input;
+mod instructions;
 mod labels;
 mod routing;
 mod template;
@@ -89,7 +90,7 @@ impl Tuning {
 /// One proposed change of the config.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
-    /// The key (`routing.supportingThreshold`, `passingThreshold`).
+    /// The key (`routing.supportingThreshold`, `passingThreshold`, `instructions`).
     pub key: &'static str,
     /// The agent whose key it is (none for routing).
     pub of: Option<String>,

@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use super::edit::{set_passing_threshold, set_supporting_threshold, Syntax};
+use super::instructions::set_instructions;
 use super::Change;
 use crate::config::Config;
 use crate::read::{display, Entry};
@@ -191,13 +192,15 @@ fn apply(changes: &[Change], settings: &Path, dir: &Path, written: &mut Vec<Path
                     .chain(std::iter::once(&settings.to_path_buf()))
                     .find_map(|file| {
                         let text = std::fs::read_to_string(file).ok()?;
-                        Some((
-                            file.clone(),
-                            set_passing_threshold(&text, Syntax::of(file), agent, &change.new)?,
-                        ))
+                        let syntax = Syntax::of(file);
+                        let edited = match change.key {
+                            "instructions" => set_instructions(&text, syntax, agent, &change.new)?,
+                            _ => set_passing_threshold(&text, syntax, agent, &change.new)?,
+                        };
+                        Some((file.clone(), edited))
                     });
                 let Some((file, edited)) = placed else {
-                    return Err(WriteError::NotApplied(format!("passingThreshold of agent `{agent}`")));
+                    return Err(WriteError::NotApplied(format!("{} of agent `{agent}`", change.key)));
                 };
                 std::fs::write(&file, edited).map_err(|e| io(&file, e))?;
             }
@@ -212,6 +215,7 @@ fn check(changes: &[Change], dir: &Path) -> Result<(), WriteError> {
     for change in changes {
         let held = match &change.of {
             None => format!("{}", copy.settings.routing.supporting_threshold) == change.new,
+            Some(id) if change.key == "instructions" => copy.agent(id).is_some_and(|a| a.instructions == change.new),
             Some(id) => copy
                 .agent(id)
                 .and_then(|a| a.passing_threshold)

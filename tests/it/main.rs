@@ -53,6 +53,7 @@ mod mcp_tools;
 mod models;
 mod numbers;
 mod ollama;
+mod optimize;
 mod output;
 mod picking;
 mod pictures;

@@ -84,7 +84,7 @@ fn validator(schema: &Path) -> jsonschema::Validator {
 fn every_shipped_file_names_its_schema_and_matches_it() {
     let files = shipped_files();
     // The root orch.toml, agents/, departments/, examples/ and tests/suites/.
-    assert_eq!(files.len(), 56, "{files:?}");
+    assert_eq!(files.len(), 58, "{files:?}");
     for path in &files {
         let (schema, value) = named_schema_and_value(path);
         let errors: Vec<String> = validator(&schema)

@@ -8,6 +8,7 @@
 
 use sha2::{Digest, Sha256};
 
+mod reflect;
 mod review;
 mod rubric;
 mod tools;
@@ -67,7 +68,7 @@ impl Simulated {
         let rushed = req.role == Role::Specialist
             && !retry
             && req.rung == 0
-            && self.hash(&[&req.agent_id, request]) % 100 < RUSHED_PERCENT;
+            && self.hash(&[&req.agent_id, request]) % 100 < reflect::rushed_percent(&req.system, RUSHED_PERCENT);
         if rushed {
             rushed_draft(req, request, &mut rng)
         } else {
@@ -92,6 +93,16 @@ impl Provider for Simulated {
         Box::pin(async move {
             if let Some(call) = self.tool_call(request) {
                 return Outcome::once(Ok(call));
+            }
+            if let Some(text) = reflect::reflection(&request.prompt) {
+                let completion = Completion {
+                    prompt_tokens: prompt_tokens(request),
+                    completion_tokens: estimate_tokens(&text),
+                    text,
+                    finish_reason: Some("stop".to_string()),
+                    ..Completion::default()
+                };
+                return Outcome::once(Ok(completion));
             }
             let text = match &request.output_schema {
                 // The judge and the router answer their own schemas in their own voices.

@@ -1,0 +1,138 @@
+//! What a set of case runs scores for one agent: runs, runs passed, and the mean score of the
+//! agent's first attempts (to 2 places); the training order of two scores (passed runs, then
+//! the mean as the tie-break); and the judge-health check of the baseline's attempts.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// The agent's first attempt in one case run, as the reflector is shown it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attempt {
+    /// The request the agent was given.
+    pub request: String,
+    /// Its output, as text.
+    pub output: String,
+    /// Its score (0..=100).
+    pub score: f64,
+    /// Its decision (`pass`, `retry`, …).
+    pub decision: String,
+    /// The grader's feedback.
+    pub feedback: String,
+    /// The LLM judge that graded it, if one did.
+    pub judge: Option<String>,
+}
+
+/// One case run: whether it passed, and each target agent's first attempt in it.
+#[derive(Clone, Debug, Default)]
+pub struct Ran {
+    /// Whether the case run passed its expectations.
+    pub passed: bool,
+    /// By agent id, its first attempt (an agent the run did not reach has none).
+    pub attempts: BTreeMap<String, Attempt>,
+}
+
+/// A score of runs for one agent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Score {
+    /// Case runs.
+    pub runs: usize,
+    /// Those that passed.
+    pub passed: usize,
+    /// The mean score of the agent's first attempts, to 2 places (0 with none).
+    pub mean_score: f64,
+}
+
+impl Score {
+    /// The score of `runs` for `agent`.
+    pub fn of<'a>(runs: impl Iterator<Item = &'a Ran>, agent: &str) -> Score {
+        let (mut count, mut passed, mut sum, mut scored) = (0, 0, 0.0, 0usize);
+        for ran in runs {
+            count += 1;
+            passed += usize::from(ran.passed);
+            if let Some(a) = ran.attempts.get(agent) {
+                sum += a.score;
+                scored += 1;
+            }
+        }
+        let mean = if scored == 0 { 0.0 } else { sum / scored as f64 };
+        Score {
+            runs: count,
+            passed,
+            mean_score: crate::text::round_to_2(mean),
+        }
+    }
+
+    /// Whether it beats `other` on training: more runs passed, or as many with a higher mean.
+    pub fn beats(&self, other: &Score) -> bool {
+        (self.passed, self.mean_score) > (other.passed, other.mean_score)
+    }
+}
+
+/// Whether the LLM judge says nothing about `agent` over `runs`: 20 or more of its attempts
+/// graded by a judge whose scores have a population standard deviation under 2.
+pub fn judge_uninformative(runs: &[Ran], agent: &str) -> bool {
+    let scores: Vec<f64> = (runs.iter())
+        .filter_map(|r| r.attempts.get(agent))
+        .filter(|a| a.judge.is_some())
+        .map(|a| a.score)
+        .collect();
+    if scores.len() < 20 {
+        return false;
+    }
+    let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+    let variance = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / scores.len() as f64;
+    variance.sqrt() < 2.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(passed: bool, score: Option<f64>, judge: bool) -> Ran {
+        let mut attempts = BTreeMap::new();
+        if let Some(score) = score {
+            let judge = judge.then(|| "judge".to_string());
+            attempts.insert(
+                "writer".to_string(),
+                Attempt {
+                    score,
+                    judge,
+                    ..Attempt::default()
+                },
+            );
+        }
+        Ran { passed, attempts }
+    }
+
+    #[test]
+    fn a_score_counts_passes_and_averages_first_attempts() {
+        let runs = [
+            ran(true, Some(80.0), false),
+            ran(false, Some(45.555), false),
+            ran(false, None, false),
+        ];
+        let s = Score::of(runs.iter(), "writer");
+        assert_eq!((s.runs, s.passed, s.mean_score), (3, 1, 62.78));
+        let better = Score {
+            runs: 3,
+            passed: 1,
+            mean_score: 63.0,
+        };
+        assert!(better.beats(&s) && !s.beats(&better) && !s.beats(&s));
+    }
+
+    #[test]
+    fn a_judge_is_uninformative_on_twenty_flat_grades_only() {
+        let flat: Vec<Ran> = (0..20)
+            .map(|i| ran(true, Some(70.0 + f64::from(i % 2)), true))
+            .collect();
+        assert!(judge_uninformative(&flat, "writer"));
+        assert!(!judge_uninformative(&flat[..19], "writer"));
+        let spread: Vec<Ran> = (0..20).map(|i| ran(true, Some(f64::from(i) * 5.0), true)).collect();
+        assert!(!judge_uninformative(&spread, "writer"));
+        let unjudged: Vec<Ran> = (0..20).map(|_| ran(true, Some(70.0), false)).collect();
+        assert!(!judge_uninformative(&unjudged, "writer"));
+    }
+}

@@ -1,0 +1,56 @@
+//! The split of the selected cases into training and validation: each case's slot is FNV-1a
+//! 64 of `SEED + "\n" + caseId`, mod 10,000; a slot below `share × 10,000` is validation,
+//! the rest training. The same seed and ids give the same split on every machine.
+
+/// FNV-1a, 64 bits, over `bytes`.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// Whether the case `id` falls on the validation side for `seed` and `share` (0..=1).
+pub fn is_validation(seed: &str, id: &str, share: f64) -> bool {
+    let slot = fnv1a64(format!("{seed}\n{id}").as_bytes()) % 10_000;
+    (slot as f64) < share * 10_000.0
+}
+
+/// The indices of `ids` on each side: (training, validation), each in the given order.
+pub fn split<'a>(ids: impl Iterator<Item = &'a str>, seed: &str, share: f64) -> (Vec<usize>, Vec<usize>) {
+    let (mut training, mut validation) = (Vec::new(), Vec::new());
+    for (i, id) in ids.enumerate() {
+        match is_validation(seed, id, share) {
+            true => validation.push(i),
+            false => training.push(i),
+        }
+    }
+    (training, validation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_fnv1a_64() {
+        assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+    }
+
+    #[test]
+    fn the_split_follows_the_seed_and_the_share() {
+        let ids: Vec<String> = (0..200).map(|i| format!("case-{i}")).collect();
+        let (t, v) = split(ids.iter().map(String::as_str), "0", 0.3);
+        assert_eq!(t.len() + v.len(), 200);
+        assert!((40..80).contains(&v.len()), "{} on validation", v.len());
+        let (none, all) = split(ids.iter().map(String::as_str), "0", 0.0);
+        assert_eq!((none.len(), all.len()), (200, 0));
+        let (again, _) = split(ids.iter().map(String::as_str), "0", 0.3);
+        assert_eq!(again, t);
+        let (other, _) = split(ids.iter().map(String::as_str), "7", 0.3);
+        assert_ne!(other, t);
+    }
+}
