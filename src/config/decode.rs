@@ -444,6 +444,8 @@ macro_rules! choice_from_node {
     )*};
 }
 choice_from_node!(
+    super::tools::McpAuth,
+    super::tools::OAuthGrant,
     Role,
     GradingMethod,
     GradingScale,

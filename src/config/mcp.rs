@@ -6,6 +6,8 @@
 use super::decode::{section, Decoder, FromNode};
 use super::node::{At, Node, Value};
 use super::spec::{is_env_name, KeySpec, Rule, TIMEOUT};
+use super::tools::{McpAuth, OAuthGrant};
+use strum::VariantNames;
 
 section! {
     /// One `[mcpServers.NAME]` entry as written (resolved in `tools.rs`).
@@ -26,6 +28,26 @@ section! {
         url "url": At<String>, Rule::Url;
         /// Headers sent to a `url` server: header name to the NAME of the variable holding its value.
         headers_env "headersEnv": Pairs, Rule::HeaderVariables;
+        /// How orch is authorized by a `url` server: `oauth` (discover, register, log in once, refresh).
+        auth "auth": At<McpAuth>, Rule::Choice(McpAuth::VARIANTS);
+        /// The OAuth client of an `auth = "oauth"` server (every key optional).
+        oauth "oauth": At<OAuthWire>, Rule::Section(OAuthWire::KEYS);
+    }
+}
+
+section! {
+    /// The `oauth` table of an `[mcpServers.NAME]` entry as written.
+    OAuthWire, "`oauth`" {
+        /// A client registered beforehand at the authorization server (else dynamic registration).
+        client_id "clientId": At<String>, Rule::Text;
+        /// The NAME of the variable holding a confidential client's secret.
+        client_secret_env "clientSecretEnv": At<String>, Rule::EnvName;
+        /// The scopes asked for (else those the server names).
+        scopes "scopes": Vec<At<String>>, Rule::Strings;
+        /// `authorization_code` (a person logs in once, the default) or `client_credentials` (CI, no login).
+        grant "grant": At<OAuthGrant>, Rule::Choice(OAuthGrant::VARIANTS);
+        /// The loopback port the login's redirect comes back to (else a free one).
+        redirect_port "redirectPort": At<i64>, Rule::count(1, 65535);
     }
 }
 
@@ -160,6 +182,7 @@ fn check_server(d: &mut Decoder, name: &At<String>, node: &Node, keys: &McpServe
     }
     check_variables(d, keys);
     check_nul(d, server, node);
+    super::oauth_check::check(d, server, keys);
 }
 
 /// A NUL byte in `command`, `args`, `env` or `cwd`: no program can be started with it.
@@ -190,7 +213,7 @@ fn nul_at(node: &Node) -> Option<super::node::Pos> {
 
 /// Exactly one of `command` and `url`, and no key of the other transport.
 fn check_transport(d: &mut Decoder, name: &At<String>, node: &Node) {
-    let (stdio, http) = (&["args", "env", "passEnv", "cwd"][..], &["headersEnv"][..]);
+    let (stdio, http) = (&["args", "env", "passEnv", "cwd"][..], &["headersEnv", "auth", "oauth"][..]);
     let server = name.value.as_str();
     match (present(node, "command"), present(node, "url")) {
         (None, None) => d.error(

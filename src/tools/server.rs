@@ -121,7 +121,7 @@ impl Server {
                 };
                 start_stdio(config, launch, secrets).await
             }
-            McpTransport::Http { url, headers_env } => {
+            McpTransport::Http { url, headers_env, .. } => {
                 let headers = http::headers(headers_env, |k| std::env::var(k).ok())?;
                 let transport = StreamableHttpClientTransport::with_client(
                     client.clone(),
