@@ -17,6 +17,9 @@ use crate::session::{self, Team};
 
 /// Runs `orch mcp`.
 pub fn mcp(args: McpArgs) -> Result<Exit> {
+    if let Some(command) = args.auth {
+        return super::mcp_auth::run(command);
+    }
     let root = locate_root(args.config.as_deref());
     // A config root that is not there stops it; an invalid config is served (its `validate`
     // tool says what is wrong, the others refuse with the load error), so an agent that is

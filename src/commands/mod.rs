@@ -6,6 +6,7 @@ mod doctor;
 mod explain;
 mod init;
 mod mcp;
+mod mcp_auth;
 mod pending;
 mod report;
 mod resume;

@@ -45,7 +45,7 @@ pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing,
 #[cfg(test)]
 pub use sections::{DEFAULT_COMPLEX_TERMS, DEFAULT_URGENT_TERMS};
 pub use spec::{KeySpec, Rule};
-pub use tools::{secret_variables, Approve, McpAuth, McpServer, McpTransport, OAuthGrant, OAuthSettings, ToolUse};
+pub use tools::{secret_variables, Approve, McpServer, McpTransport, OAuthGrant, OAuthSettings, ToolUse};
 pub use types::{
     seconds, CacheTtl, GradingMethod, GradingScale, PromptCache, ProviderKind, Role, RoutingMethod, StructuredOutput,
     SuccessRateSource, TokenField, DEFAULT_CONTEXT_TOKENS,

@@ -103,6 +103,7 @@ pub trait ToolHost: Send + Sync {
 }
 
 mod http;
+pub mod oauth;
 mod process;
 mod registry;
 mod secrets;
@@ -113,3 +114,9 @@ mod text;
 mod tests;
 
 pub use registry::Servers;
+
+/// The HTTP client OAuth's metadata, registration and token requests go through: orch's own
+/// (its TLS, no redirect followed).
+pub fn oauth_client() -> Result<reqwest::Client, http::ClientError> {
+    http::client()
+}
