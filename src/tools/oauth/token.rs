@@ -88,7 +88,7 @@ pub async fn request(
         access_token: answer.access_token,
         refresh_token: answer.refresh_token,
         expires_at: answer.expires_in.map(|s| now + s.max(0.0) as i64),
-        scopes: match answer.scope {
+        scopes: match answer.scope.filter(|s| !s.trim().is_empty()) {
             Some(s) => s.split_whitespace().map(str::to_string).collect(),
             None => asked.to_vec(),
         },
