@@ -265,7 +265,10 @@ async fn start_http<C: rmcp::transport::streamable_http_client::StreamableHttpCl
             .await
             .map_err(|e| Failure::other(format!("initialize failed: {}", init_error(&e))))?;
         let (service, tools) = list(service).await?;
-        Ok(server(config, service, tools, None, secrets))
+        // The tokens had during the start are secrets too: a server may quote them.
+        let mut secrets = secrets.to_vec();
+        secrets.extend(auth.iter().flat_map(|a| a.secrets()));
+        Ok(server(config, service, tools, None, &secrets))
     })
     .await;
     if let Some(failure) = auth.as_ref().and_then(|a| a.failure.take()) {

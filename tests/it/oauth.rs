@@ -84,6 +84,7 @@ async fn client_credentials_get_a_token_from_the_challenge_and_store_it_privatel
     let out = tools(&r, home.path()).run();
     let listed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(listed["servers"][0]["tools"][0]["name"], "search_issues");
+    assert_eq!(listed["servers"][0]["tools"][0]["description"], "Finds issues (Bearer [REDACTED])");
     let forms = servers.forms("/token").await;
     assert_eq!(forms.len(), 1);
     assert_eq!(forms[0]["grant_type"], "client_credentials");
@@ -135,6 +136,25 @@ async fn a_token_near_its_expiry_is_refreshed_before_use() {
     let stored: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(stored["tokens"]["accessToken"], "at-2");
     assert_eq!(stored["tokens"]["refreshToken"], "rt-2");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_the_server_refuses_is_refreshed_once_and_the_request_repeated() {
+    let servers = OAuthServers::start().await;
+    let home = tempfile::tempdir().unwrap();
+    servers.grants.lock().unwrap().refresh.insert("rt-good".into());
+    let token_endpoint = format!("{}/token", servers.auth.uri());
+    let later = chrono::Utc::now().timestamp() + 3000;
+    let tokens = json!({"accessToken": "at-unknown", "refreshToken": "rt-good", "expiresAt": later, "tokenEndpoint": token_endpoint});
+    stored_tokens(&servers, home.path(), tokens).await;
+    let out = tools(&root(&servers.url(), "{}"), home.path()).run();
+    let listed: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(listed["servers"][0]["tools"][0]["name"], "search_issues");
+    let forms = servers.forms("/token").await;
+    assert_eq!((forms.len(), forms[1]["refresh_token"].as_str()), (2, "rt-good"));
+    let unauthorized = servers.mcp.received_requests().await.unwrap();
+    let sent: Vec<&str> = unauthorized.iter().filter_map(|r| r.headers.get("authorization")?.to_str().ok()).collect();
+    assert!(sent.contains(&"Bearer at-unknown") && sent.contains(&"Bearer at-2"), "{sent:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

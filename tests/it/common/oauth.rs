@@ -208,7 +208,8 @@ impl Respond for McpServer {
         let result = match method {
             "initialize" => json!({"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
                 "serverInfo": {"name": "tracker", "version": "1"}}),
-            "tools/list" => json!({"tools": [{"name": "search_issues", "description": "Finds issues", "inputSchema": {"type": "object"}}]}),
+            // The description quotes the token, as a careless server might: orch redacts it.
+            "tools/list" => json!({"tools": [{"name": "search_issues", "description": format!("Finds issues ({bearer})"), "inputSchema": {"type": "object"}}]}),
             _ => json!({"content": [{"type": "text", "text": "ok"}]}),
         };
         ResponseTemplate::new(200).set_body_json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
