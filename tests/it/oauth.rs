@@ -84,6 +84,7 @@ async fn client_credentials_get_a_token_from_the_challenge_and_store_it_privatel
     let out = tools(&r, home.path()).run();
     let listed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(listed["servers"][0]["tools"][0]["name"], "search_issues");
+    assert_eq!(listed["servers"][0]["auth"], "oauth");
     assert_eq!(listed["servers"][0]["tools"][0]["description"], "Finds issues (Bearer [REDACTED])");
     let forms = servers.forms("/token").await;
     assert_eq!(forms.len(), 1);
@@ -339,6 +340,25 @@ async fn metadata_that_redirects_to_another_host_or_is_too_large_is_refused() {
         .mount(&servers.mcp)
         .await;
     login().stderr(format!("error: MCP server tracker: the metadata at {at} is larger than 1048576 bytes\n")).run();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn explain_shows_which_servers_use_oauth_and_whether_logged_in() {
+    let servers = OAuthServers::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let r = root(&servers.url(), CREDENTIALS);
+    let explain = |h: &Path| {
+        let out = Test::new(r.path())
+            .args(["explain", "--format", "json", "x"])
+            .env("ORCH_HOME", h.to_str().unwrap())
+            .run();
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()["mcpServers"][0].clone()
+    };
+    assert_eq!(explain(home.path()), json!({"name": "tracker", "url": servers.url(), "auth": "oauth", "loggedIn": false}));
+    tools(&r, home.path()).run();
+    assert_eq!(explain(home.path())["loggedIn"], true);
+    let tree = Test::new(r.path()).args(["explain", "--format", "tree", "x"]).env("ORCH_HOME", home.path().to_str().unwrap()).run();
+    assert!(stdout(&tree).contains(&format!("tracker: {} (oauth: logged in)", servers.url())), "{}", stdout(&tree));
 }
 
 #[tokio::test(flavor = "multi_thread")]
