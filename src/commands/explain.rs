@@ -39,23 +39,11 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
         Err(e) => return Err(routing_error(e).into()),
     };
     let mut plan = plan;
-    mark_logins(&config, &mut plan.mcp_servers);
+    crate::tools::oauth_account::mark_logins(&config, &mut plan.mcp_servers);
     print(&plan, &args)?;
     match unmatched {
         Some(e) => Err(e.into()),
         None => Ok(Exit::Success),
-    }
-}
-
-/// Whether each OAuth server has tokens stored (a token file others may read counts as none).
-fn mark_logins(config: &crate::config::Config, servers: &mut [crate::plan::PlannedServer]) {
-    for planned in servers.iter_mut().filter(|s| s.auth.is_some()) {
-        let url = config.mcp_server(&planned.name).and_then(|s| match &s.transport {
-            crate::config::McpTransport::Http { url, .. } => Some(url.clone()),
-            crate::config::McpTransport::Stdio { .. } => None,
-        });
-        let stored = url.and_then(|url| crate::tools::oauth::store::load(&planned.name, &url).ok().flatten());
-        planned.logged_in = Some(stored.is_some_and(|s| s.tokens.is_some()));
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::cli::{McpApprovals, McpArgs};
+use crate::cli::{McpApprovals, McpArgs, McpAuthCommand, McpAuthFormat};
 use crate::config::{self, locate_root};
 use crate::exit::{CommandError, Exit};
 use crate::serve::{self, HttpOptions, Served, SessionLimits, Token};
@@ -18,7 +18,7 @@ use crate::session::{self, Team};
 /// Runs `orch mcp`.
 pub fn mcp(args: McpArgs) -> Result<Exit> {
     if let Some(command) = args.auth {
-        return super::mcp_auth::run(command);
+        return oauth(command);
     }
     let root = locate_root(args.config.as_deref());
     // A config root that is not there stops it; an invalid config is served (its `validate`
@@ -64,6 +64,31 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
     // Runs still going when the server stops are abandoned, not waited for.
     runtime.shutdown_background();
     served_until_stopped.map_err(CommandError::failed)?;
+    Ok(Exit::Success)
+}
+
+/// `orch mcp login|logout|auth`: the OAuth logins of remote MCP servers (src/tools/oauth/).
+fn oauth(command: McpAuthCommand) -> Result<Exit> {
+    use crate::tools::oauth_account as account;
+    let path = match &command {
+        McpAuthCommand::Login(a) => a.config.as_deref(),
+        McpAuthCommand::Logout(a) => a.config.as_deref(),
+        McpAuthCommand::Auth(a) => a.config.as_deref(),
+    };
+    let (config, _) = config::load(&locate_root(path)).map_err(|e| CommandError::usage(e.to_string()))?;
+    let runtime = crate::session::runtime().map_err(CommandError::from)?;
+    let mut say = |line: &str| drop(writeln!(std::io::stderr(), "{line}"));
+    let said = match command {
+        McpAuthCommand::Login(a) => runtime.block_on(account::log_in(&config, &a.name, !a.no_browser, &mut say)),
+        McpAuthCommand::Logout(a) => account::log_out(&config, &a.name),
+        McpAuthCommand::Auth(a) => {
+            let json = super::resolve_format(a.format, McpAuthFormat::Tree, McpAuthFormat::Json) == McpAuthFormat::Json;
+            let listing = account::listing(&config, json).map_err(|e| CommandError::usage(e.to_string()))?;
+            super::stdout().write_all(listing.as_bytes())?;
+            return Ok(Exit::Success);
+        }
+    };
+    say(&said.map_err(CommandError::usage)?);
     Ok(Exit::Success)
 }
 

@@ -6,7 +6,6 @@ mod doctor;
 mod explain;
 mod init;
 mod mcp;
-mod mcp_auth;
 mod pending;
 mod report;
 mod resume;

@@ -25,7 +25,6 @@ struct Listing<'a> {
 #[serde(rename_all = "camelCase")]
 struct Listed {
     name: String,
-    /// `oauth` for a server behind OAuth (started: logged in).
     #[serde(skip_serializing_if = "Option::is_none")]
     auth: Option<&'static str>,
     tools: Vec<ListedTool>,
@@ -70,14 +69,8 @@ fn list(config: &Config, servers: &Servers) -> Vec<Listed> {
     let listed = servers.servers().into_iter().map(|name| {
         let tools = servers.tools(&name).unwrap_or_default();
         let tools = tools.iter().map(|t| listed_tool(config, &name, t)).collect();
-        let oauth = config.mcp_server(&name).is_some_and(|s| {
-            matches!(&s.transport, crate::config::McpTransport::Http { oauth: Some(_), .. })
-        });
-        Listed {
-            name,
-            auth: oauth.then_some("oauth"),
-            tools,
-        }
+        let auth = crate::tools::oauth_account::auth_of(config, &name);
+        Listed { name, auth, tools }
     });
     listed.collect()
 }
@@ -118,10 +111,7 @@ fn text(listed: &[Listed]) -> String {
     let mut out = String::new();
     for server in listed {
         let n = server.tools.len();
-        let auth = match server.auth {
-            Some(_) => " (oauth: logged in)",
-            None => "",
-        };
+        let auth = server.auth.map_or("", |_| " (oauth: logged in)");
         out += &format!("{}: {n} tool{}{auth}\n", server.name, if n == 1 { "" } else { "s" });
         for tool in &server.tools {
             let description = tool.description.lines().next().unwrap_or("");

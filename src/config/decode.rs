@@ -444,8 +444,8 @@ macro_rules! choice_from_node {
     )*};
 }
 choice_from_node!(
-    super::tools::McpAuth,
-    super::tools::OAuthGrant,
+    super::types::McpAuth,
+    super::types::OAuthGrant,
     Role,
     GradingMethod,
     GradingScale,

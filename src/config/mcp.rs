@@ -6,7 +6,7 @@
 use super::decode::{section, Decoder, FromNode};
 use super::node::{At, Node, Value};
 use super::spec::{is_env_name, KeySpec, Rule, TIMEOUT};
-use super::tools::{McpAuth, OAuthGrant};
+use super::types::McpAuth;
 use strum::VariantNames;
 
 section! {
@@ -31,23 +31,7 @@ section! {
         /// How orch is authorized by a `url` server: `oauth` (discover, register, log in once, refresh).
         auth "auth": At<McpAuth>, Rule::Choice(McpAuth::VARIANTS);
         /// The OAuth client of an `auth = "oauth"` server (every key optional).
-        oauth "oauth": At<OAuthWire>, Rule::Section(OAuthWire::KEYS);
-    }
-}
-
-section! {
-    /// The `oauth` table of an `[mcpServers.NAME]` entry as written.
-    OAuthWire, "`oauth`" {
-        /// A client registered beforehand at the authorization server (else dynamic registration).
-        client_id "clientId": At<String>, Rule::Text;
-        /// The NAME of the variable holding a confidential client's secret.
-        client_secret_env "clientSecretEnv": At<String>, Rule::EnvName;
-        /// The scopes asked for (else those the server names).
-        scopes "scopes": Vec<At<String>>, Rule::Strings;
-        /// `authorization_code` (a person logs in once, the default) or `client_credentials` (CI, no login).
-        grant "grant": At<OAuthGrant>, Rule::Choice(OAuthGrant::VARIANTS);
-        /// The loopback port the login's redirect comes back to (else a free one).
-        redirect_port "redirectPort": At<i64>, Rule::count(1, 65535);
+        oauth "oauth": At<super::oauth_check::OAuthWire>, Rule::Section(super::oauth_check::OAuthWire::KEYS);
     }
 }
 
@@ -182,7 +166,8 @@ fn check_server(d: &mut Decoder, name: &At<String>, node: &Node, keys: &McpServe
     }
     check_variables(d, keys);
     check_nul(d, server, node);
-    super::oauth_check::check(d, server, keys);
+    let headers: Vec<&At<String>> = keys.headers_env.iter().flat_map(|p| &p.0).map(|(h, _)| h).collect();
+    super::oauth_check::check(d, server, keys.auth.as_ref(), keys.oauth.as_ref(), &headers);
 }
 
 /// A NUL byte in `command`, `args`, `env` or `cwd`: no program can be started with it.
@@ -213,7 +198,10 @@ fn nul_at(node: &Node) -> Option<super::node::Pos> {
 
 /// Exactly one of `command` and `url`, and no key of the other transport.
 fn check_transport(d: &mut Decoder, name: &At<String>, node: &Node) {
-    let (stdio, http) = (&["args", "env", "passEnv", "cwd"][..], &["headersEnv", "auth", "oauth"][..]);
+    let (stdio, http) = (
+        &["args", "env", "passEnv", "cwd"][..],
+        &["headersEnv", "auth", "oauth"][..],
+    );
     let server = name.value.as_str();
     match (present(node, "command"), present(node, "url")) {
         (None, None) => d.error(

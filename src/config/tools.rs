@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Serialize, Serializer};
 
 use super::mcp::{ApproveWire, McpServerEntry, Pairs, ToolWire};
+pub use super::types::{McpAuth, OAuthGrant};
 
 /// Seconds for a server's start-up and for each of its tool calls, unless it sets `timeout`.
 pub const DEFAULT_MCP_TIMEOUT: f64 = 30.0;
@@ -36,26 +37,6 @@ pub enum McpTransport {
         /// `auth = "oauth"`: its OAuth client (`None`: static headers only).
         oauth: Option<OAuthSettings>,
     },
-}
-
-/// `auth` of a remote server: the one way orch authorizes beyond static headers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display, strum::EnumString, strum::VariantNames)]
-#[strum(serialize_all = "lowercase")]
-pub enum McpAuth {
-    /// OAuth 2.1 as MCP's authorization asks: discover, register, log in once, refresh.
-    Oauth,
-}
-
-/// `oauth.grant`: how tokens are had.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, strum::Display, strum::EnumString, strum::VariantNames)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum OAuthGrant {
-    /// A person logs in once (`orch mcp login`), with PKCE; refreshed after.
-    #[default]
-    AuthorizationCode,
-    /// For CI: the client's id and secret get tokens from the token endpoint, no login.
-    ClientCredentials,
 }
 
 /// The OAuth client of an `auth = "oauth"` server, resolved.
@@ -337,6 +318,7 @@ agents:
             McpTransport::Http {
                 url: "https://mcp.example.com/mcp".into(),
                 headers_env: vec![("Authorization".into(), "DOCS_MCP_TOKEN".into())],
+                oauth: None,
             }
         );
         for config in [&toml, &yaml] {

@@ -103,7 +103,7 @@ pub trait ToolHost: Send + Sync {
 }
 
 mod http;
-pub mod oauth;
+mod oauth;
 mod process;
 mod registry;
 mod secrets;
@@ -113,10 +113,5 @@ mod text;
 #[cfg(test)]
 mod tests;
 
+pub use oauth::account as oauth_account;
 pub use registry::Servers;
-
-/// The HTTP client OAuth's metadata, registration and token requests go through: orch's own
-/// (its TLS, no redirect followed).
-pub fn oauth_client() -> Result<reqwest::Client, http::ClientError> {
-    http::client()
-}

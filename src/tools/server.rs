@@ -125,9 +125,14 @@ impl Server {
                 };
                 start_stdio(config, launch, secrets).await
             }
-            McpTransport::Http { url, headers_env, oauth } => {
+            McpTransport::Http {
+                url,
+                headers_env,
+                oauth,
+            } => {
                 let headers = http::headers(headers_env, |k| std::env::var(k).ok())?;
-                let config_of = || StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers.clone());
+                let config_of =
+                    || StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers.clone());
                 let Some(settings) = oauth else {
                     let transport = StreamableHttpClientTransport::with_client(client.clone(), config_of());
                     return start_http(config, transport, secrets, None).await;

@@ -20,7 +20,9 @@ const TEAM: &str = "departments: [{ id: d, keywords: [x], head: h }]\n\
 
 /// A root whose server `tracker` is at `url` with `auth: oauth` and this `oauth` table.
 fn root(url: &str, oauth: &str) -> Root {
-    Root::orch_yaml(format!("mcpServers:\n  tracker: {{ url: \"{url}\", auth: oauth, oauth: {oauth} }}\n{TEAM}"))
+    Root::orch_yaml(format!(
+        "mcpServers:\n  tracker: {{ url: \"{url}\", auth: oauth, oauth: {oauth} }}\n{TEAM}"
+    ))
 }
 
 /// The client-credentials table (its secret in `TRACKER_SECRET`).
@@ -53,7 +55,11 @@ fn oauth_keys_are_checked_by_validate() {
          oauth: {{ grant: client_credentials, clientSecretEnv: S }} }}\n  plain: {{ url: \"https://b.example/mcp\", oauth: {{ clientId: x }} }}\n{TEAM}"
     ));
     let out = Test::new(r.path()).args(["validate"]).status(2).any_stderr().run();
-    let errors: Vec<String> = stdout(&out).lines().filter(|l| l.contains("error:")).map(String::from).collect();
+    let errors: Vec<String> = stdout(&out)
+        .lines()
+        .filter(|l| l.contains("error:"))
+        .map(String::from)
+        .collect();
     assert_eq!(
         errors,
         [
@@ -85,7 +91,10 @@ async fn client_credentials_get_a_token_from_the_challenge_and_store_it_privatel
     let listed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(listed["servers"][0]["tools"][0]["name"], "search_issues");
     assert_eq!(listed["servers"][0]["auth"], "oauth");
-    assert_eq!(listed["servers"][0]["tools"][0]["description"], "Finds issues (Bearer [REDACTED])");
+    assert_eq!(
+        listed["servers"][0]["tools"][0]["description"],
+        "Finds issues (Bearer [REDACTED])"
+    );
     let forms = servers.forms("/token").await;
     assert_eq!(forms.len(), 1);
     assert_eq!(forms[0]["grant_type"], "client_credentials");
@@ -94,7 +103,10 @@ async fn client_credentials_get_a_token_from_the_challenge_and_store_it_privatel
     let requests = servers.auth.received_requests().await.unwrap();
     let token_request = requests.iter().find(|r| r.url.path() == "/token").unwrap();
     // client_secret_basic: base64 of "orch-ci:s3cr3t-value".
-    assert_eq!(token_request.headers["authorization"], "Basic b3JjaC1jaTpzM2NyM3QtdmFsdWU=");
+    assert_eq!(
+        token_request.headers["authorization"],
+        "Basic b3JjaC1jaTpzM2NyM3QtdmFsdWU="
+    );
     let file = token_file(home.path());
     assert_eq!((mode(&home.path().join("oauth")), mode(&file)), (0o700, 0o600));
     let stored: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -154,8 +166,14 @@ async fn a_token_the_server_refuses_is_refreshed_once_and_the_request_repeated()
     let forms = servers.forms("/token").await;
     assert_eq!((forms.len(), forms[1]["refresh_token"].as_str()), (2, "rt-good"));
     let unauthorized = servers.mcp.received_requests().await.unwrap();
-    let sent: Vec<&str> = unauthorized.iter().filter_map(|r| r.headers.get("authorization")?.to_str().ok()).collect();
-    assert!(sent.contains(&"Bearer at-unknown") && sent.contains(&"Bearer at-2"), "{sent:?}");
+    let sent: Vec<&str> = unauthorized
+        .iter()
+        .filter_map(|r| r.headers.get("authorization")?.to_str().ok())
+        .collect();
+    assert!(
+        sent.contains(&"Bearer at-unknown") && sent.contains(&"Bearer at-2"),
+        "{sent:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -179,7 +197,10 @@ async fn a_token_file_readable_by_others_is_refused() {
     tools(&r, home.path()).run();
     let file = token_file(home.path());
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let expected = format!("error: MCP server tracker: {} is readable by others (mode 644); chmod 600 it\n", file.display());
+    let expected = format!(
+        "error: MCP server tracker: {} is readable by others (mode 644); chmod 600 it\n",
+        file.display()
+    );
     tools(&r, home.path()).status(2).stderr(expected.clone()).run();
     Test::new(r.path())
         .args(["mcp", "auth", "--format", "json"])
@@ -197,7 +218,9 @@ async fn insufficient_scope_is_said_with_the_scope_and_stored_for_the_next_login
     let r = root(&servers.url(), CREDENTIALS);
     let out = tools(&r, home.path()).status(2).any_stderr().run();
     assert!(
-        stderr(&out).ends_with("error: MCP server tracker: insufficient_scope: needs scope issues:write; run orch mcp login tracker\n"),
+        stderr(&out).ends_with(
+            "error: MCP server tracker: insufficient_scope: needs scope issues:write; run orch mcp login tracker\n"
+        ),
         "{}",
         stderr(&out)
     );
@@ -250,16 +273,26 @@ async fn login_with_pkce_state_and_resource_then_auth_lists_it_and_logout_forget
     let home = tempfile::tempdir().unwrap();
     let r = root(&servers.url(), "{ scopes: [\"issues:read\"] }");
     let (child, url, lines) = blocking(|| start_login(&r, home.path()));
-    let q: std::collections::HashMap<String, String> = url::Url::parse(&url).unwrap().query_pairs().into_owned().collect();
-    assert_eq!((q["response_type"].as_str(), q["client_id"].as_str()), ("code", "dyn-1"));
-    assert_eq!((q["code_challenge_method"].as_str(), q["resource"].as_str()), ("S256", servers.url().as_str()));
+    let q: std::collections::HashMap<String, String> =
+        url::Url::parse(&url).unwrap().query_pairs().into_owned().collect();
+    assert_eq!(
+        (q["response_type"].as_str(), q["client_id"].as_str()),
+        ("code", "dyn-1")
+    );
+    assert_eq!(
+        (q["code_challenge_method"].as_str(), q["resource"].as_str()),
+        ("S256", servers.url().as_str())
+    );
     assert_eq!(q["scope"], "issues:read");
     assert!(q["redirect_uri"].starts_with("http://127.0.0.1:") && q["redirect_uri"].ends_with("/callback"));
     // The browser: the authorization server sends it back to orch's loopback callback.
     assert_eq!(browse(&url).await, 200);
     let (code, rest) = blocking(|| finish(child, lines));
     assert_eq!(code, 0, "{rest}");
-    assert!(rest.starts_with("MCP server tracker: logged in (scopes: issues:read; expires "), "{rest}");
+    assert!(
+        rest.starts_with("MCP server tracker: logged in (scopes: issues:read; expires "),
+        "{rest}"
+    );
     let token = &servers.forms("/token").await[0];
     assert_eq!(token["grant_type"], "authorization_code");
     assert_eq!(s256(&token["code_verifier"]), q["code_challenge"]);
@@ -269,7 +302,11 @@ async fn login_with_pkce_state_and_resource_then_auth_lists_it_and_logout_forget
     let registered: Value = serde_json::from_slice(&register.body).unwrap();
     assert_eq!(registered["redirect_uris"], json!([q["redirect_uri"]]));
     assert_eq!(registered["token_endpoint_auth_method"], "none");
-    let auth = |h: &Path| Test::new(r.path()).args(["mcp", "auth", "--format", "json"]).env("ORCH_HOME", h.to_str().unwrap());
+    let auth = |h: &Path| {
+        Test::new(r.path())
+            .args(["mcp", "auth", "--format", "json"])
+            .env("ORCH_HOME", h.to_str().unwrap())
+    };
     let listed: Value = serde_json::from_str(&stdout(&auth(home.path()).run())).unwrap();
     assert_eq!(listed["servers"][0]["loggedIn"], true);
     assert_eq!(listed["servers"][0]["scopes"], json!(["issues:read"]));
@@ -281,7 +318,10 @@ async fn login_with_pkce_state_and_resource_then_auth_lists_it_and_logout_forget
         .stderr("MCP server tracker: logged out (its tokens and any registration orch made are forgotten)\n")
         .run();
     let listed: Value = serde_json::from_str(&stdout(&auth(home.path()).run())).unwrap();
-    assert_eq!(listed["servers"][0], json!({"name": "tracker", "url": servers.url(), "loggedIn": false, "expiresAt": null, "scopes": []}));
+    assert_eq!(
+        listed["servers"][0],
+        json!({"name": "tracker", "url": servers.url(), "loggedIn": false, "expiresAt": null, "scopes": []})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -290,12 +330,16 @@ async fn a_callback_with_another_state_fails_the_login() {
     let home = tempfile::tempdir().unwrap();
     let r = root(&servers.url(), "{ clientId: orch-cli }");
     let (child, url, lines) = blocking(|| start_login(&r, home.path()));
-    let q: std::collections::HashMap<String, String> = url::Url::parse(&url).unwrap().query_pairs().into_owned().collect();
+    let q: std::collections::HashMap<String, String> =
+        url::Url::parse(&url).unwrap().query_pairs().into_owned().collect();
     let forged = format!("{}?code=code-x&state=not-the-one", q["redirect_uri"]);
     assert_eq!(browse(&forged).await, 400);
     let (code, rest) = blocking(|| finish(child, lines));
     assert_eq!(code, 2);
-    assert_eq!(rest, "error: MCP server tracker: state mismatch: the login's callback is not the one orch asked for\n");
+    assert_eq!(
+        rest,
+        "error: MCP server tracker: state mismatch: the login's callback is not the one orch asked for\n"
+    );
     assert!(servers.forms("/token").await.is_empty());
 }
 
@@ -332,14 +376,22 @@ async fn metadata_that_redirects_to_another_host_or_is_too_large_is_refused() {
             .status(2)
     };
     let at = format!("{}/.well-known/oauth-protected-resource/mcp", servers.mcp.uri());
-    login().stderr(format!("error: MCP server tracker: {at} redirects to another host (localhost): refused\n")).run();
+    login()
+        .stderr(format!(
+            "error: MCP server tracker: {at} redirects to another host (localhost): refused\n"
+        ))
+        .run();
     servers.mcp.reset().await;
     Mock::given(method("GET"))
         .and(path("/.well-known/oauth-protected-resource/mcp"))
         .respond_with(ResponseTemplate::new(200).set_body_string("x".repeat((1 << 20) + 1)))
         .mount(&servers.mcp)
         .await;
-    login().stderr(format!("error: MCP server tracker: the metadata at {at} is larger than 1048576 bytes\n")).run();
+    login()
+        .stderr(format!(
+            "error: MCP server tracker: the metadata at {at} is larger than 1048576 bytes\n"
+        ))
+        .run();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -354,11 +406,21 @@ async fn explain_shows_which_servers_use_oauth_and_whether_logged_in() {
             .run();
         serde_json::from_str::<Value>(&stdout(&out)).unwrap()["mcpServers"][0].clone()
     };
-    assert_eq!(explain(home.path()), json!({"name": "tracker", "url": servers.url(), "auth": "oauth", "loggedIn": false}));
+    assert_eq!(
+        explain(home.path()),
+        json!({"name": "tracker", "url": servers.url(), "auth": "oauth", "loggedIn": false})
+    );
     tools(&r, home.path()).run();
     assert_eq!(explain(home.path())["loggedIn"], true);
-    let tree = Test::new(r.path()).args(["explain", "--format", "tree", "x"]).env("ORCH_HOME", home.path().to_str().unwrap()).run();
-    assert!(stdout(&tree).contains(&format!("tracker: {} (oauth: logged in)", servers.url())), "{}", stdout(&tree));
+    let tree = Test::new(r.path())
+        .args(["explain", "--format", "tree", "x"])
+        .env("ORCH_HOME", home.path().to_str().unwrap())
+        .run();
+    assert!(
+        stdout(&tree).contains(&format!("tracker: {} (oauth: logged in)", servers.url())),
+        "{}",
+        stdout(&tree)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

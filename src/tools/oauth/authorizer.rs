@@ -30,7 +30,12 @@ impl Authorizer {
     /// The authorizer of server `name` at `url`: its stored tokens read (a file others may read
     /// is refused), its client secret read. Without tokens an authorization-code server fails
     /// here: it needs a login, which only `orch mcp login` does.
-    pub fn new(name: &str, url: &str, settings: &OAuthSettings, client: reqwest::Client) -> Result<Authorizer, OAuthError> {
+    pub fn new(
+        name: &str,
+        url: &str,
+        settings: &OAuthSettings,
+        client: reqwest::Client,
+    ) -> Result<Authorizer, OAuthError> {
         let client_secret = super::client_secret(name, settings)?;
         let stored = store::load(name, url)?.unwrap_or_else(|| Stored {
             url: url.to_string(),
@@ -72,7 +77,11 @@ impl Authorizer {
         *self.challenged.lock().unwrap_or_else(|p| p.into_inner()) = challenge.scopes();
         let mut stored = self.stored.lock().await;
         // Another request renewed it meanwhile: that one is tried.
-        if let Some(t) = stored.tokens.as_ref().filter(|t| sent.is_some_and(|s| s != t.access_token)) {
+        if let Some(t) = stored
+            .tokens
+            .as_ref()
+            .filter(|t| sent.is_some_and(|s| s != t.access_token))
+        {
             return Ok(t.access_token.clone());
         }
         self.renew(&mut stored, Some(&challenge)).await
@@ -131,15 +140,30 @@ impl Authorizer {
     async fn refresh(&self, stored: &Stored, refresh: String) -> Result<store::Tokens, OAuthError> {
         let old = stored.tokens.clone().unwrap_or_default();
         let registration = self.registration(stored, None);
-        let form = vec![("grant_type", "refresh_token".to_string()), ("refresh_token", refresh.clone())];
-        match token::request(&self.client, &old.token_endpoint, &registration, form, &self.url, &old.scopes).await {
+        let form = vec![
+            ("grant_type", "refresh_token".to_string()),
+            ("refresh_token", refresh.clone()),
+        ];
+        match token::request(
+            &self.client,
+            &old.token_endpoint,
+            &registration,
+            form,
+            &self.url,
+            &old.scopes,
+        )
+        .await
+        {
             Ok(mut tokens) => {
                 tokens.refresh_token = tokens.refresh_token.or(Some(refresh));
                 Ok(tokens)
             }
             Err(Refusal::Refused(code, _)) if code == "invalid_grant" => Err(OAuthError::of(
                 &self.name,
-                format!("its refresh token was refused (invalid_grant: revoked or expired); run orch mcp login {}", self.name),
+                format!(
+                    "its refresh token was refused (invalid_grant: revoked or expired); run orch mcp login {}",
+                    self.name
+                ),
             )),
             Err(refusal) => Err(self.refused(refusal)),
         }
@@ -147,7 +171,11 @@ impl Authorizer {
 
     /// Tokens by client credentials: discovery (from `challenge` when it names the metadata),
     /// then the token endpoint with the client's id and secret.
-    async fn client_credentials(&self, stored: &Stored, challenge: Option<&Challenge>) -> Result<store::Tokens, OAuthError> {
+    async fn client_credentials(
+        &self,
+        stored: &Stored,
+        challenge: Option<&Challenge>,
+    ) -> Result<store::Tokens, OAuthError> {
         let found = super::discover(&self.name, &self.client, &self.url, challenge).await?;
         let challenged = self.challenged.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let scopes = super::scopes_to_ask(
@@ -168,7 +196,11 @@ impl Authorizer {
     }
 
     /// The client orch is: the configured one, else the one stored at login.
-    fn registration(&self, stored: &Stored, metadata: Option<&super::discovery::ServerMetadata>) -> store::Registration {
+    fn registration(
+        &self,
+        stored: &Stored,
+        metadata: Option<&super::discovery::ServerMetadata>,
+    ) -> store::Registration {
         match (&self.settings.client_id, &stored.registration) {
             (Some(id), Some(r)) if &r.client_id == id && metadata.is_none() => r.clone(),
             (Some(id), _) => token::preregistered(id, self.client_secret.clone(), metadata),

@@ -29,7 +29,11 @@ impl Challenge {
 
     /// Its scopes, one word each.
     pub fn scopes(&self) -> Vec<String> {
-        self.scope.iter().flat_map(|s| s.split_whitespace()).map(str::to_string).collect()
+        self.scope
+            .iter()
+            .flat_map(|s| s.split_whitespace())
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -89,6 +93,9 @@ mod tests {
         assert_eq!(c.scopes(), ["a", "b"]);
         assert_eq!(c.error.as_deref(), Some("insufficient_scope"));
         assert_eq!(Challenge::parse("Bearer"), Challenge::default());
-        assert_eq!(Challenge::parse(r#"Bearer scope="x\"y""#).scope.as_deref(), Some("x\"y"));
+        assert_eq!(
+            Challenge::parse(r#"Bearer scope="x\"y""#).scope.as_deref(),
+            Some("x\"y")
+        );
     }
 }

@@ -71,7 +71,9 @@ pub async fn discover(
     let named = challenge.and_then(|c| c.resource_metadata.as_deref());
     let (resource, at_root) = match named {
         Some(named) => {
-            let named = url.join(named).map_err(|e| fail(format!("`resource_metadata` is not a URL: {e}")))?;
+            let named = url
+                .join(named)
+                .map_err(|e| fail(format!("`resource_metadata` is not a URL: {e}")))?;
             let found = fetch(client, &named).await.map_err(fail)?;
             let found = found.ok_or_else(|| fail(format!("no protected-resource metadata at {named}")))?;
             (parse::<ResourceMetadata>(&found, &named).map_err(fail)?, false)
@@ -79,9 +81,10 @@ pub async fn discover(
         None => well_known_resource(client, &url).await.map_err(fail)?,
     };
     check_resource(&url, resource.resource.as_deref(), at_root).map_err(fail)?;
-    let issuer = resource.authorization_servers.first().ok_or_else(|| {
-        fail("its protected-resource metadata names no authorization server".into())
-    })?;
+    let issuer = resource
+        .authorization_servers
+        .first()
+        .ok_or_else(|| fail("its protected-resource metadata names no authorization server".into()))?;
     let server = server_metadata(client, issuer).await.map_err(fail)?;
     Ok(Discovered { resource, server })
 }
@@ -105,7 +108,10 @@ async fn well_known_resource(client: &reqwest::Client, url: &Url) -> Result<(Res
     }
     Err(format!(
         "no protected-resource metadata at {} (nor at the path's well-known URL)",
-        origin(url).join("/.well-known/oauth-protected-resource").map(|u| u.to_string()).unwrap_or_default()
+        origin(url)
+            .join("/.well-known/oauth-protected-resource")
+            .map(|u| u.to_string())
+            .unwrap_or_default()
     ))
 }
 
@@ -116,7 +122,9 @@ fn check_resource(url: &Url, resource: Option<&str>, at_root: bool) -> Result<()
         return Err("its protected-resource metadata has no `resource`".into());
     };
     let fits = Url::parse(resource).is_ok_and(|r| {
-        let same_origin = r.scheme() == url.scheme() && r.host_str() == url.host_str() && r.port_or_known_default() == url.port_or_known_default();
+        let same_origin = r.scheme() == url.scheme()
+            && r.host_str() == url.host_str()
+            && r.port_or_known_default() == url.port_or_known_default();
         let (prefix, path) = (r.path(), url.path());
         let prefix_fits = path == prefix
             || prefix.ends_with('/') && path.starts_with(prefix)
@@ -203,7 +211,9 @@ async fn fetch_unbounded_in_time(client: &reqwest::Client, first: &Url) -> Resul
     let mut url = first.clone();
     for _ in 0..=MAX_REDIRECTS {
         if !allowed(&url) {
-            return Err(format!("{url} is neither HTTPS nor loopback HTTP: orch reads metadata only over those"));
+            return Err(format!(
+                "{url} is neither HTTPS nor loopback HTTP: orch reads metadata only over those"
+            ));
         }
         let response = client
             .get(url.clone())
@@ -212,10 +222,19 @@ async fn fetch_unbounded_in_time(client: &reqwest::Client, first: &Url) -> Resul
             .await
             .map_err(|e| format!("cannot read {url}: {}", super::cause(&e)))?;
         if response.status().is_redirection() {
-            let location = response.headers().get("location").and_then(|l| l.to_str().ok()).unwrap_or_default();
-            let next = url.join(location).map_err(|_| format!("{url} redirects to an invalid URL"))?;
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
+                .unwrap_or_default();
+            let next = url
+                .join(location)
+                .map_err(|_| format!("{url} redirects to an invalid URL"))?;
             if next.host_str() != first.host_str() || next.port_or_known_default() != first.port_or_known_default() {
-                return Err(format!("{url} redirects to another host ({}): refused", next.host_str().unwrap_or("")));
+                return Err(format!(
+                    "{url} redirects to another host ({}): refused",
+                    next.host_str().unwrap_or("")
+                ));
             }
             url = next;
             continue;
@@ -235,7 +254,11 @@ async fn read_bounded(mut response: reqwest::Response, url: &Url) -> Result<Vec<
         return Err(too_large());
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| format!("cannot read {url}: {}", super::cause(&e)))? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("cannot read {url}: {}", super::cause(&e)))?
+    {
         if body.len() + chunk.len() > MAX_METADATA_BYTES {
             return Err(too_large());
         }
@@ -263,7 +286,12 @@ mod tests {
 
     #[test]
     fn only_https_or_loopback_http() {
-        for ok in ["https://a.example/x", "http://127.0.0.2:8/x", "http://localhost/x", "http://[::1]:9/"] {
+        for ok in [
+            "https://a.example/x",
+            "http://127.0.0.2:8/x",
+            "http://localhost/x",
+            "http://[::1]:9/",
+        ] {
             assert!(allowed(&Url::parse(ok).unwrap()), "{ok}");
         }
         for refused in ["http://a.example/x", "http://10.0.0.1/x", "ftp://127.0.0.1/"] {

@@ -31,22 +31,43 @@ pub struct Login<'a> {
 
 /// Logs in (a new flow even when logged in), stores the tokens and returns what is stored.
 /// `say` prints a line for the person (the URL to open).
-pub async fn login(login: &Login<'_>, client: &reqwest::Client, say: &mut dyn FnMut(&str)) -> Result<Stored, OAuthError> {
+pub async fn login(
+    login: &Login<'_>,
+    client: &reqwest::Client,
+    say: &mut dyn FnMut(&str),
+) -> Result<Stored, OAuthError> {
     let name = login.name;
     let secret = super::client_secret(name, login.settings)?;
     let before = store::load(name, login.url)?.unwrap_or_default();
     let challenge = probe(client, login.url).await;
     let found = super::discover(name, client, login.url, challenge.as_ref()).await?;
     let challenged = challenge.map(|c| c.scopes()).unwrap_or_default();
-    let scopes = super::scopes_to_ask(&login.settings.scopes, &challenged, &before.required_scopes, &found.resource.scopes_supported);
+    let scopes = super::scopes_to_ask(
+        &login.settings.scopes,
+        &challenged,
+        &before.required_scopes,
+        &found.resource.scopes_supported,
+    );
     let (registration, tokens) = match is_client_credentials(login.settings) {
         true => {
-            let registration = token::preregistered(login.settings.client_id.as_deref().unwrap_or_default(), secret, Some(&found.server));
+            let registration = token::preregistered(
+                login.settings.client_id.as_deref().unwrap_or_default(),
+                secret,
+                Some(&found.server),
+            );
             let mut form = vec![("grant_type", "client_credentials".to_string())];
             if !scopes.is_empty() {
                 form.push(("scope", scopes.join(" ")));
             }
-            let tokens = token::request(client, &found.server.token_endpoint, &registration, form, login.url, &scopes).await;
+            let tokens = token::request(
+                client,
+                &found.server.token_endpoint,
+                &registration,
+                form,
+                login.url,
+                &scopes,
+            )
+            .await;
             (registration, tokens.map_err(|r| refused(name, r))?)
         }
         false => code_flow(login, client, &found, &before, secret, &scopes, say).await?,
@@ -73,18 +94,32 @@ async fn code_flow(
 ) -> Result<(Registration, store::Tokens), OAuthError> {
     let name = login.name;
     let port = login.settings.redirect_port.unwrap_or(0);
-    let listener = TcpListener::bind(("127.0.0.1", port))
-        .await
-        .map_err(|e| OAuthError::of(name, format!("cannot listen on 127.0.0.1:{port} for the login's redirect: {e}")))?;
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
+        OAuthError::of(
+            name,
+            format!("cannot listen on 127.0.0.1:{port} for the login's redirect: {e}"),
+        )
+    })?;
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
     let registration = registration(login, client, found, before, secret, scopes, &redirect_uri).await?;
     let Some(endpoint) = found.server.authorization_endpoint.as_deref() else {
-        return Err(OAuthError::of(name, "its authorization server metadata names no authorization_endpoint"));
+        return Err(OAuthError::of(
+            name,
+            "its authorization server metadata names no authorization_endpoint",
+        ));
     };
     let (verifier, state) = (token::verifier(), uuid::Uuid::new_v4().simple().to_string());
-    let url = authorization_url(endpoint, &registration.client_id, &redirect_uri, &verifier, &state, login.url, scopes)
-        .map_err(|e| OAuthError::of(name, e))?;
+    let url = authorization_url(
+        endpoint,
+        &registration.client_id,
+        &redirect_uri,
+        &verifier,
+        &state,
+        login.url,
+        scopes,
+    )
+    .map_err(|e| OAuthError::of(name, e))?;
     say(&format!("Open this URL to log in to MCP server {name}:\n  {url}"));
     if login.open_browser && !open_browser(&url) {
         say("(no browser found: open the URL yourself)");
@@ -99,7 +134,15 @@ async fn code_flow(
         ("redirect_uri", redirect_uri),
         ("code_verifier", verifier),
     ];
-    let tokens = token::request(client, &found.server.token_endpoint, &registration, form, login.url, scopes).await;
+    let tokens = token::request(
+        client,
+        &found.server.token_endpoint,
+        &registration,
+        form,
+        login.url,
+        scopes,
+    )
+    .await;
     Ok((registration, tokens.map_err(|r| refused(name, r))?))
 }
 
@@ -117,7 +160,10 @@ async fn registration(
     if let Some(id) = &login.settings.client_id {
         return Ok(token::preregistered(id, secret, Some(&found.server)));
     }
-    let kept = before.registration.as_ref().filter(|r| r.dynamic && r.redirect_uri.as_deref() == Some(redirect_uri));
+    let kept = before
+        .registration
+        .as_ref()
+        .filter(|r| r.dynamic && r.redirect_uri.as_deref() == Some(redirect_uri));
     if let Some(kept) = kept {
         return Ok(kept.clone());
     }
@@ -183,7 +229,10 @@ fn open_browser(url: &str) -> bool {
     commands.iter().any(|words| {
         let mut command = std::process::Command::new(&words[0]);
         command.args(&words[1..]).arg(url);
-        command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
         command.spawn().is_ok()
     })
 }
@@ -214,7 +263,12 @@ async fn callback(listener: &TcpListener, state: &str) -> Result<String, String>
         }
         let param = |k: &str| url.query_pairs().find(|(key, _)| key == k).map(|(_, v)| v.to_string());
         if param("state").as_deref() != Some(state) {
-            answer(&mut socket, 400, "Login failed: state mismatch. Run orch mcp login again.").await;
+            answer(
+                &mut socket,
+                400,
+                "Login failed: state mismatch. Run orch mcp login again.",
+            )
+            .await;
             return Err("state mismatch: the login's callback is not the one orch asked for".into());
         }
         if let Some(error) = param("error") {
@@ -225,7 +279,12 @@ async fn callback(listener: &TcpListener, state: &str) -> Result<String, String>
             answer(&mut socket, 400, "Login failed: no code.").await;
             return Err("the login's callback has no code".into());
         };
-        answer(&mut socket, 200, "Logged in. You may close this tab and go back to orch.").await;
+        answer(
+            &mut socket,
+            200,
+            "Logged in. You may close this tab and go back to orch.",
+        )
+        .await;
         return Ok(code);
     }
 }

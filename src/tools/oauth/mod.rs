@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::config::{OAuthGrant, OAuthSettings};
 
+pub mod account;
 mod authorizer;
 mod challenge;
 mod discovery;
-pub mod login;
-pub mod store;
+mod login;
+mod store;
 mod token;
 mod transport;
 
@@ -33,7 +34,9 @@ impl OAuthError {
 
     /// No usable tokens: a person must log in (never a browser opened by a run).
     pub fn needs_login(server: &str) -> OAuthError {
-        OAuthError(format!("MCP server {server} needs a login: run orch mcp login {server}"))
+        OAuthError(format!(
+            "MCP server {server} needs a login: run orch mcp login {server}"
+        ))
     }
 
     /// The server needs a scope the token lacks.
@@ -70,7 +73,12 @@ pub fn client_secret(server: &str, settings: &OAuthSettings) -> Result<Option<St
 
 /// The scopes to ask: the configured ones, the last challenge's and those stored as required;
 /// when none, the protected-resource metadata's `scopes_supported`. Sorted, each once.
-pub fn scopes_to_ask(configured: &[String], challenged: &[String], required: &[String], supported: &[String]) -> Vec<String> {
+pub fn scopes_to_ask(
+    configured: &[String],
+    challenged: &[String],
+    required: &[String],
+    supported: &[String],
+) -> Vec<String> {
     let mut scopes: Vec<String> = configured.iter().chain(challenged).chain(required).cloned().collect();
     if scopes.is_empty() {
         scopes = supported.to_vec();

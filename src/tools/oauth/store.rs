@@ -74,7 +74,10 @@ pub fn orch_home() -> PathBuf {
     }
     match set("XDG_CONFIG_HOME") {
         Some(config) => config.join("orch"),
-        None => set("HOME").unwrap_or_else(|| PathBuf::from(".")).join(".config").join("orch"),
+        None => set("HOME")
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join(".config")
+            .join("orch"),
     }
 }
 
@@ -100,7 +103,13 @@ pub fn load(server: &str, url: &str) -> Result<Option<Stored>, OAuthError> {
     };
     check_mode(server, &path)?;
     let stored: Stored = serde_json::from_str(&text).map_err(|e| {
-        OAuthError::of(server, format!("{} is not a token file orch wrote ({e}); remove it and log in again", path.display()))
+        OAuthError::of(
+            server,
+            format!(
+                "{} is not a token file orch wrote ({e}); remove it and log in again",
+                path.display()
+            ),
+        )
     })?;
     Ok(Some(stored).filter(|s| s.url == url))
 }
@@ -110,7 +119,9 @@ fn check_mode(server: &str, path: &Path) -> Result<(), OAuthError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0);
         if mode & 0o077 != 0 {
             return Err(OAuthError::of(
                 server,
@@ -175,7 +186,10 @@ impl Tokens {
 impl Stored {
     /// The secrets it holds (tokens and a client secret), to redact wherever text is shown.
     pub fn secrets(&self) -> Vec<String> {
-        let tokens = self.tokens.iter().flat_map(|t| [Some(t.access_token.clone()), t.refresh_token.clone()]);
+        let tokens = self
+            .tokens
+            .iter()
+            .flat_map(|t| [Some(t.access_token.clone()), t.refresh_token.clone()]);
         let secret = self.registration.iter().map(|r| r.client_secret.clone());
         tokens.chain(secret).flatten().filter(|s| !s.is_empty()).collect()
     }

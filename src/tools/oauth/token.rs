@@ -66,7 +66,9 @@ pub async fn request(
         }
         _ => form.push(("client_id", registration.client_id.clone())),
     }
-    let body: String = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(form).finish();
+    let body: String = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form)
+        .finish();
     let response = builder
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(body)
@@ -168,10 +170,12 @@ pub async fn register(
         return Err(fail(format!("HTTP {}", status.as_u16())));
     }
     let answer: RegistrationAnswer = serde_json::from_slice(&bytes).map_err(|e| fail(e.to_string()))?;
-    let method = answer.token_endpoint_auth_method.unwrap_or_else(|| match answer.client_secret {
-        Some(_) => "client_secret_basic".into(),
-        None => "none".into(),
-    });
+    let method = answer
+        .token_endpoint_auth_method
+        .unwrap_or_else(|| match answer.client_secret {
+            Some(_) => "client_secret_basic".into(),
+            None => "none".into(),
+        });
     Ok(Registration {
         client_id: answer.client_id,
         client_secret: answer.client_secret,
@@ -199,7 +203,10 @@ pub fn base64(bytes: &[u8], url_safe: bool) -> String {
     };
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
         for i in 0..=chunk.len() {
             out.push(alphabet[(n >> (18 - 6 * i) & 63) as usize] as char);
         }
@@ -243,7 +250,13 @@ mod tests {
         };
         assert_eq!(method(None, m(None)), "none");
         assert_eq!(method(Some("s"), m(None)), "client_secret_basic");
-        assert_eq!(method(Some("s"), m(Some(vec!["client_secret_post"]))), "client_secret_post");
-        assert_eq!(method(Some("s"), m(Some(vec!["client_secret_post", "client_secret_basic"]))), "client_secret_basic");
+        assert_eq!(
+            method(Some("s"), m(Some(vec!["client_secret_post"]))),
+            "client_secret_post"
+        );
+        assert_eq!(
+            method(Some("s"), m(Some(vec!["client_secret_post", "client_secret_basic"]))),
+            "client_secret_basic"
+        );
     }
 }

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::SseError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
-use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 
 use super::{Authorizer, OAuthError};
@@ -86,7 +86,8 @@ impl StreamableHttpClient for OAuthHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, Failure> {
         self.authorized(|token| {
-            let (uri, message, session_id, headers) = (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
+            let (uri, message, session_id, headers) =
+                (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
             async move { self.inner.post_message(uri, message, session_id, token, headers).await }
         })
         .await
@@ -102,7 +103,8 @@ impl StreamableHttpClient for OAuthHttp {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Failure> {
         self.authorized(|token| {
-            let (uri, message, session_id, headers) = (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
+            let (uri, message, session_id, headers) =
+                (uri.clone(), message.clone(), session_id.clone(), custom_headers.clone());
             async move {
                 self.inner
                     .post_message_with_response_limits(uri, message, session_id, token, headers, limits)
@@ -135,7 +137,12 @@ impl StreamableHttpClient for OAuthHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failure> {
         self.authorized(|token| {
-            let (uri, session_id, last, headers) = (uri.clone(), session_id.clone(), last_event_id.clone(), custom_headers.clone());
+            let (uri, session_id, last, headers) = (
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                custom_headers.clone(),
+            );
             async move { self.inner.get_stream(uri, session_id, last, token, headers).await }
         })
         .await
@@ -151,7 +158,12 @@ impl StreamableHttpClient for OAuthHttp {
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failure> {
         self.authorized(|token| {
-            let (uri, session_id, last, headers) = (uri.clone(), session_id.clone(), last_event_id.clone(), custom_headers.clone());
+            let (uri, session_id, last, headers) = (
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                custom_headers.clone(),
+            );
             async move {
                 self.inner
                     .get_stream_with_max_sse_event_size(uri, session_id, last, token, headers, max_sse_event_size)

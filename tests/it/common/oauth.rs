@@ -91,12 +91,23 @@ impl OAuthServers {
             .mount(&self.mcp)
             .await;
         let grants = self.grants.clone();
-        Mock::given(method("GET")).and(path("/authorize")).respond_with(Authorize(grants)).mount(&self.auth).await;
+        Mock::given(method("GET"))
+            .and(path("/authorize"))
+            .respond_with(Authorize(grants))
+            .mount(&self.auth)
+            .await;
         let grants = self.grants.clone();
-        Mock::given(method("POST")).and(path("/token")).respond_with(Token(grants)).mount(&self.auth).await;
+        Mock::given(method("POST"))
+            .and(path("/token"))
+            .respond_with(Token(grants))
+            .mount(&self.auth)
+            .await;
         Mock::given(method("POST"))
             .and(path("/register"))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"client_id": "dyn-1", "token_endpoint_auth_method": "none"})))
+            .respond_with(
+                ResponseTemplate::new(201)
+                    .set_body_json(json!({"client_id": "dyn-1", "token_endpoint_auth_method": "none"})),
+            )
             .mount(&self.auth)
             .await;
     }
@@ -124,7 +135,10 @@ fn base64_url(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
         for i in 0..=chunk.len() {
             out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
         }
@@ -141,7 +155,11 @@ impl Respond for Authorize {
         let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
         let code = "code-1".to_string();
         let challenge = q.get("code_challenge").cloned().unwrap_or_default();
-        self.0.lock().unwrap().codes.insert(code.clone(), (challenge, redirect.clone()));
+        self.0
+            .lock()
+            .unwrap()
+            .codes
+            .insert(code.clone(), (challenge, redirect.clone()));
         let state = q.get("state").cloned().unwrap_or_default();
         ResponseTemplate::new(302).insert_header("location", format!("{redirect}?code={code}&state={state}").as_str())
     }
@@ -158,7 +176,8 @@ impl Respond for Token {
         let field = |k: &str| f.get(k).cloned().unwrap_or_default();
         match field("grant_type").as_str() {
             "authorization_code" => match g.codes.remove(&field("code")) {
-                Some((challenge, redirect)) if challenge == s256(&field("code_verifier")) && redirect == field("redirect_uri") => {}
+                Some((challenge, redirect))
+                    if challenge == s256(&field("code_verifier")) && redirect == field("redirect_uri") => {}
                 _ => return refused("invalid_grant"),
             },
             "refresh_token" if g.refresh.remove(&field("refresh_token")) => {}
@@ -188,7 +207,11 @@ struct McpServer {
 
 impl Respond for McpServer {
     fn respond(&self, request: &Request) -> ResponseTemplate {
-        let bearer = request.headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let bearer = request
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
         let g = self.grants.lock().unwrap();
         let Some(scopes) = bearer.strip_prefix("Bearer ").and_then(|t| g.access.get(t)) else {
             return ResponseTemplate::new(401).insert_header("www-authenticate", self.challenge.as_str());
@@ -201,15 +224,23 @@ impl Respond for McpServer {
             return ResponseTemplate::new(202);
         };
         let method = message["method"].as_str().unwrap_or_default();
-        if let Some(needed) = g.needed_scope.as_ref().filter(|s| method == "tools/list" && !scopes.contains(s)) {
+        if let Some(needed) = g
+            .needed_scope
+            .as_ref()
+            .filter(|s| method == "tools/list" && !scopes.contains(s))
+        {
             let challenge = format!("Bearer error=\"insufficient_scope\", scope=\"{needed}\"");
             return ResponseTemplate::new(403).insert_header("www-authenticate", challenge.as_str());
         }
         let result = match method {
-            "initialize" => json!({"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                "serverInfo": {"name": "tracker", "version": "1"}}),
+            "initialize" => {
+                json!({"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "tracker", "version": "1"}})
+            }
             // The description quotes the token, as a careless server might: orch redacts it.
-            "tools/list" => json!({"tools": [{"name": "search_issues", "description": format!("Finds issues ({bearer})"), "inputSchema": {"type": "object"}}]}),
+            "tools/list" => {
+                json!({"tools": [{"name": "search_issues", "description": format!("Finds issues ({bearer})"), "inputSchema": {"type": "object"}}]})
+            }
             _ => json!({"content": [{"type": "text", "text": "ok"}]}),
         };
         ResponseTemplate::new(200).set_body_json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
