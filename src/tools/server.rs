@@ -172,8 +172,10 @@ impl Server {
             answered = call => answered,
             _ = self.process_exit() => return Err(self.died()),
         };
-        if let Some(failure) = self.auth.as_ref().and_then(|a| a.failure.take()) {
-            // Said on stderr too: a scope to add is the person's to grant, not the model's.
+        // An OAuth failure is what failed the call (one met by a stream meanwhile is dropped).
+        let oauth_failure = self.auth.as_ref().and_then(|a| a.failure.take());
+        if let (Some(failure), false) = (oauth_failure, matches!(answered, Ok(Ok(_)))) {
+            // Said on stderr too: a login or a scope is the person's to give, not the model's.
             eprintln!("{failure}");
             return Err(ToolError::Failed {
                 message: failure.to_string(),
@@ -276,7 +278,8 @@ async fn start_http<C: rmcp::transport::streamable_http_client::StreamableHttpCl
         Ok(server(config, service, tools, None, &secrets))
     })
     .await;
-    if let Some(failure) = auth.as_ref().and_then(|a| a.failure.take()) {
+    let oauth_failure = auth.as_ref().and_then(|a| a.failure.take());
+    if let (Some(failure), true) = (oauth_failure, started.is_err()) {
         return Err(StartFailure::OAuth(failure));
     }
     match started {

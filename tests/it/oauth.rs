@@ -213,7 +213,7 @@ async fn a_token_file_readable_by_others_is_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn insufficient_scope_is_said_with_the_scope_and_stored_for_the_next_login() {
     let servers = OAuthServers::start().await;
-    servers.grants.lock().unwrap().needed_scope = Some("issues:write".into());
+    servers.grants.lock().unwrap().needed_scope = Some(("tools/list".into(), "issues:write".into()));
     let home = tempfile::tempdir().unwrap();
     let r = root(&servers.url(), CREDENTIALS);
     let out = tools(&r, home.path()).status(2).any_stderr().run();
@@ -421,6 +421,76 @@ async fn explain_shows_which_servers_use_oauth_and_whether_logged_in() {
         "{}",
         stdout(&tree)
     );
+}
+
+/// `orch run --format json x` in `root` (the simulated provider's agent calls the tool): the
+/// report and stderr.
+fn run(root: &Root, home: &Path) -> (Value, String) {
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "x"])
+        .env("ORCH_HOME", home.to_str().unwrap())
+        .env("TRACKER_SECRET", "s3cr3t-value")
+        .any_status()
+        .any_stderr()
+        .run();
+    (serde_json::from_str(&stdout(&out)).unwrap_or_default(), stderr(&out))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_call_carries_the_token_and_its_result_never_shows_it() {
+    let servers = OAuthServers::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let (report, err) = run(&root(&servers.url(), CREDENTIALS), home.path());
+    let call = &report["departments"][0]["headToolCalls"][0];
+    let text = report.to_string();
+    assert!(text.contains("3 issues found (Bearer [REDACTED])"), "{err}\n{report:#}");
+    assert!(!text.contains("at-1") && !text.contains("s3cr3t"), "{call}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn insufficient_scope_on_a_tool_call_is_its_error_and_said_on_stderr() {
+    let servers = OAuthServers::start().await;
+    servers.grants.lock().unwrap().needed_scope = Some(("tools/call".into(), "issues:write".into()));
+    let home = tempfile::tempdir().unwrap();
+    let (report, err) = run(&root(&servers.url(), CREDENTIALS), home.path());
+    let said = "MCP server tracker: insufficient_scope: needs scope issues:write; run orch mcp login tracker";
+    assert!(err.contains(said), "{err}");
+    assert!(report.to_string().contains(said), "{report:#}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_without_a_login_stops_before_any_call() {
+    let servers = OAuthServers::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let (report, err) = run(&root(&servers.url(), "{}"), home.path());
+    assert_eq!(
+        err,
+        "error: MCP server tracker needs a login: run orch mcp login tracker\n"
+    );
+    assert_eq!(report, Value::Null);
+    assert!(servers.mcp.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metadata_for_another_resource_is_refused() {
+    let servers = OAuthServers::start().await;
+    Mock::given(method("GET"))
+        .and(path("/.well-known/oauth-protected-resource/mcp"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "resource": "https://evil.example/mcp", "authorization_servers": [servers.auth.uri()]})))
+        .with_priority(1)
+        .mount(&servers.mcp)
+        .await;
+    let home = tempfile::tempdir().unwrap();
+    let expected = format!(
+        "error: MCP server tracker: its protected-resource metadata is for `https://evil.example/mcp`, not for `{}`\n",
+        servers.url()
+    );
+    tools(&root(&servers.url(), CREDENTIALS), home.path())
+        .status(2)
+        .stderr(expected)
+        .run();
+    assert!(servers.forms("/token").await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -22,8 +22,8 @@ pub struct Grants {
     pub codes: HashMap<String, (String, String)>,
     /// Tokens issued so far (numbers them).
     pub issued: usize,
-    /// The scope tools/list needs (a token without it is answered 403 insufficient_scope).
-    pub needed_scope: Option<String>,
+    /// The method and the scope it needs (a token without it is answered 403 insufficient_scope).
+    pub needed_scope: Option<(String, String)>,
 }
 
 /// The two servers and what they share.
@@ -224,11 +224,11 @@ impl Respond for McpServer {
             return ResponseTemplate::new(202);
         };
         let method = message["method"].as_str().unwrap_or_default();
-        if let Some(needed) = g
+        let lacking = g
             .needed_scope
             .as_ref()
-            .filter(|s| method == "tools/list" && !scopes.contains(s))
-        {
+            .filter(|(m, s)| m == method && !scopes.contains(s));
+        if let Some((_, needed)) = lacking {
             let challenge = format!("Bearer error=\"insufficient_scope\", scope=\"{needed}\"");
             return ResponseTemplate::new(403).insert_header("www-authenticate", challenge.as_str());
         }
@@ -241,7 +241,8 @@ impl Respond for McpServer {
             "tools/list" => {
                 json!({"tools": [{"name": "search_issues", "description": format!("Finds issues ({bearer})"), "inputSchema": {"type": "object"}}]})
             }
-            _ => json!({"content": [{"type": "text", "text": "ok"}]}),
+            // The result quotes the token too.
+            _ => json!({"content": [{"type": "text", "text": format!("3 issues found ({bearer})")}]}),
         };
         ResponseTemplate::new(200).set_body_json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
     }
