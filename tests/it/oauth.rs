@@ -311,6 +311,12 @@ async fn login_with_pkce_state_and_resource_then_auth_lists_it_and_logout_forget
     assert_eq!(listed["servers"][0]["loggedIn"], true);
     assert_eq!(listed["servers"][0]["scopes"], json!(["issues:read"]));
     assert!(!stdout(&auth(home.path()).run()).contains("at-1"));
+    let tree = Test::new(r.path())
+        .args(["mcp", "auth", "--format", "tree"])
+        .env("ORCH_HOME", home.path().to_str().unwrap())
+        .run();
+    let line = format!("tracker ({}): logged in (scopes: issues:read; expires ", servers.url());
+    assert!(stdout(&tree).starts_with(&line), "{}", stdout(&tree));
     tools(&r, home.path()).run();
     Test::new(r.path())
         .args(["mcp", "logout", "tracker"])
@@ -328,10 +334,20 @@ async fn login_with_pkce_state_and_resource_then_auth_lists_it_and_logout_forget
 async fn a_callback_with_another_state_fails_the_login() {
     let servers = OAuthServers::start().await;
     let home = tempfile::tempdir().unwrap();
-    let r = root(&servers.url(), "{ clientId: orch-cli }");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let r = root(
+        &servers.url(),
+        &format!("{{ clientId: orch-cli, redirectPort: {port} }}"),
+    );
     let (child, url, lines) = blocking(|| start_login(&r, home.path()));
     let q: std::collections::HashMap<String, String> =
         url::Url::parse(&url).unwrap().query_pairs().into_owned().collect();
+    assert_eq!(q["redirect_uri"], format!("http://127.0.0.1:{port}/callback"));
+    assert_eq!(q["client_id"], "orch-cli", "a pre-registered client registers nothing");
     let forged = format!("{}?code=code-x&state=not-the-one", q["redirect_uri"]);
     assert_eq!(browse(&forged).await, 400);
     let (code, rest) = blocking(|| finish(child, lines));
