@@ -139,7 +139,12 @@ pub fn save(server: &str, stored: &Stored) -> Result<(), OAuthError> {
     let fail = |e: std::io::Error| OAuthError::of(server, format!("cannot write {}: {e}", path.display()));
     let dir = dir();
     create_private_dir(&dir).map_err(fail)?;
-    let temporary = dir.join(format!(".{}.tmp", std::process::id()));
+    // Named after its file and this process: two servers saved at once never share one.
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = dir.join(format!(".{stem}.{}.tmp", std::process::id()));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
