@@ -513,7 +513,12 @@ async fn metadata_for_another_resource_is_refused() {
 async fn an_unset_client_secret_variable_is_named() {
     let servers = OAuthServers::start().await;
     let home = tempfile::tempdir().unwrap();
-    Test::new(root(&servers.url(), CREDENTIALS).path())
+    let r = root(&servers.url(), CREDENTIALS);
+    let out = Test::new(r.path()).args(["validate"]).run();
+    assert!(stdout(&out).contains(
+        "warning: environment variable `TRACKER_SECRET` (oauth.clientSecretEnv of mcp server `tracker`) is not set; a run that starts the server will fail"
+    ));
+    Test::new(r.path())
         .args(["tools"])
         .env("ORCH_HOME", home.path().to_str().unwrap())
         .status(2)

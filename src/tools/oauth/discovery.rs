@@ -284,6 +284,23 @@ mod tests {
         assert!(check_resource(&url, None, false).is_err());
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_metadata_server_that_never_answers_is_left_after_ten_seconds() {
+        // It takes the connection and says nothing; the paused clock runs to the bound.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = Url::parse(&format!("http://{}/.well-known/x", listener.local_addr().unwrap())).unwrap();
+        let _held = tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            std::future::pending::<()>().await;
+            drop(socket);
+        });
+        let client = crate::tools::http::client().unwrap();
+        assert_eq!(
+            fetch(&client, &url).await,
+            Err(format!("no answer from {url} within 10 s"))
+        );
+    }
+
     #[test]
     fn only_https_or_loopback_http() {
         for ok in [
