@@ -18,7 +18,7 @@ use crate::session::{self, Team};
 /// Runs `orch mcp`.
 pub fn mcp(args: McpArgs) -> Result<Exit> {
     if let Some(command) = args.auth {
-        return oauth(command);
+        return oauth(command, args.config.as_deref());
     }
     let root = locate_root(args.config.as_deref());
     // A config root that is not there stops it; an invalid config is served (its `validate`
@@ -67,15 +67,16 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// `orch mcp login|logout|auth`: the OAuth logins of remote MCP servers (src/tools/oauth/).
-fn oauth(command: McpAuthCommand) -> Result<Exit> {
+/// `orch mcp login|logout|auth`: the OAuth logins of remote MCP servers (src/tools/oauth/);
+/// `--config` before the subcommand counts too.
+fn oauth(command: McpAuthCommand, before: Option<&Path>) -> Result<Exit> {
     use crate::tools::oauth_account as account;
     let path = match &command {
         McpAuthCommand::Login(a) => a.config.as_deref(),
         McpAuthCommand::Logout(a) => a.config.as_deref(),
         McpAuthCommand::Auth(a) => a.config.as_deref(),
     };
-    let (config, _) = config::load(&locate_root(path)).map_err(|e| CommandError::usage(e.to_string()))?;
+    let (config, _) = config::load(&locate_root(path.or(before))).map_err(|e| CommandError::usage(e.to_string()))?;
     let runtime = crate::session::runtime().map_err(CommandError::from)?;
     let mut say = |line: &str| drop(writeln!(std::io::stderr(), "{line}"));
     let said = match command {

@@ -202,8 +202,16 @@ async fn a_token_file_readable_by_others_is_refused() {
         file.display()
     );
     tools(&r, home.path()).status(2).stderr(expected.clone()).run();
-    Test::new(r.path())
-        .args(["mcp", "auth", "--format", "json"])
+    // `--config` before the subcommand is read too.
+    Test::new(Path::new("/"))
+        .args([
+            "mcp",
+            "--config",
+            r.path().to_str().unwrap(),
+            "auth",
+            "--format",
+            "json",
+        ])
         .env("ORCH_HOME", home.path().to_str().unwrap())
         .status(2)
         .stderr(expected)
