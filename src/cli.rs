@@ -223,6 +223,63 @@ pub struct McpArgs {
     /// asks the client's user through MCP elicitation (denied when the client cannot be asked).
     #[arg(long, value_enum, default_value_t = McpApprovals::Deny)]
     pub approvals: McpApprovals,
+    /// Log in to, log out of, or list the remote MCP servers behind OAuth (instead of serving).
+    #[command(subcommand)]
+    pub auth: Option<McpAuthCommand>,
+}
+
+/// `orch mcp login|logout|auth`: the OAuth logins of remote MCP servers.
+#[derive(Debug, Subcommand)]
+pub enum McpAuthCommand {
+    /// Log in to an `auth = "oauth"` server (authorization code with PKCE; its tokens are stored).
+    Login(McpLoginArgs),
+    /// Forget a server's tokens and any client registration orch made.
+    Logout(McpServerArgs),
+    /// List each OAuth server: logged in or not, expiry, scopes (never a token).
+    Auth(McpAuthArgs),
+}
+
+/// `orch mcp login`.
+#[derive(Debug, Args)]
+pub struct McpLoginArgs {
+    /// The `mcpServers` name.
+    pub name: String,
+    /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Print the URL to open instead of opening a browser.
+    #[arg(long)]
+    pub no_browser: bool,
+}
+
+/// `orch mcp logout`.
+#[derive(Debug, Args)]
+pub struct McpServerArgs {
+    /// The `mcpServers` name.
+    pub name: String,
+    /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+/// `orch mcp auth`.
+#[derive(Debug, Args)]
+pub struct McpAuthArgs {
+    /// Config root (directory) or single config file [env: ORCH_CONFIG; default: .]
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Output format [default: tree on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    pub format: Option<McpAuthFormat>,
+}
+
+/// Output format of `orch mcp auth`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum McpAuthFormat {
+    /// `{"servers": [{"name", "url", "loggedIn", "expiresAt", "scopes"}]}`.
+    Json,
+    /// A line per server, for people.
+    Tree,
 }
 
 /// `orch compare`.

@@ -39,6 +39,8 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
         ),
         Err(e) => return Err(routing_error(e).into()),
     };
+    let mut plan = plan;
+    crate::tools::oauth_account::mark_logins(&config, &mut plan.mcp_servers);
     print(&plan, args.format)?;
     match unmatched {
         Some(e) => Err(e.into()),

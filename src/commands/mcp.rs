@@ -9,15 +9,18 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::cli::McpArgs;
+use crate::cli::{McpArgs, McpAuthCommand, McpAuthFormat};
 use crate::config::{self, locate_root};
 use crate::exit::{CommandError, Exit};
-use crate::serve::{self, HttpOptions, Served, SessionLimits, Token};
+use crate::serve::{self, HttpOptions, Served};
 use crate::session::McpApprovals;
 use crate::session::{self, Team};
 
 /// Runs `orch mcp`.
 pub fn mcp(args: McpArgs) -> Result<Exit> {
+    if let Some(command) = args.auth {
+        return oauth(command, args.config.as_deref());
+    }
     let root = locate_root(args.config.as_deref());
     // A config root that is not there stops it; an invalid config is served (its `validate`
     // tool says what is wrong, the others refuse with the load error), so an agent that is
@@ -27,7 +30,9 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
     }
     let address = (args.http.as_deref().map(serve::listen_address).transpose()).map_err(CommandError::usage)?;
     let options = match address {
-        Some(address) => Some(http_options(address, args.token_env.as_deref())?),
+        Some(address) => {
+            Some(HttpOptions::for_address(address, args.token_env.as_deref()).map_err(CommandError::usage)?)
+        }
         None => None,
     };
     // Bound before anything is served: an address in use is refused like a bad flag.
@@ -65,44 +70,30 @@ pub fn mcp(args: McpArgs) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// Who may call the server on `address`: beyond loopback only the holders of the token
-/// `--token-env` names; on loopback, anyone, or those holders when it is given.
-/// The token itself is never shown.
-fn http_options(address: SocketAddr, token_env: Option<&str>) -> Result<HttpOptions, CommandError> {
-    let token = match token_env {
-        None if !address.ip().is_loopback() => {
-            return Err(CommandError::usage(format!(
-                "--http {address} serves beyond loopback: give --token-env NAME, the name of a variable holding the bearer token clients must send"
-            )))
-        }
-        None => None,
-        Some(name) => match std::env::var(name) {
-            Ok(token) if !token.is_empty() => Some(token),
-            _ => {
-                return Err(CommandError::usage(format!(
-                    "--token-env {}: the variable is unset or empty",
-                    crate::text::printable(name)
-                )))
-            }
-        },
+/// `orch mcp login|logout|auth`: the OAuth logins of remote MCP servers (src/tools/oauth/);
+/// `--config` before the subcommand counts too.
+fn oauth(command: McpAuthCommand, before: Option<&Path>) -> Result<Exit> {
+    use crate::tools::oauth_account as account;
+    let path = match &command {
+        McpAuthCommand::Login(a) => a.config.as_deref(),
+        McpAuthCommand::Logout(a) => a.config.as_deref(),
+        McpAuthCommand::Auth(a) => a.config.as_deref(),
     };
-    Ok(HttpOptions {
-        token: Token::new(token),
-        sessions: session_limits(),
-    })
-}
-
-/// The cap on open sessions: 1,000, or for tests a smaller one from `ORCH_TEST_MCP_SESSIONS`
-/// (a test cannot open a thousand sessions cheaply; not a user setting, so not documented).
-fn session_limits() -> SessionLimits {
-    let most = std::env::var("ORCH_TEST_MCP_SESSIONS")
-        .ok()
-        .and_then(|n| n.parse().ok());
-    let limits = SessionLimits::default();
-    SessionLimits {
-        most: most.unwrap_or(limits.most),
-        ..limits
-    }
+    let (config, _) = config::load(&locate_root(path.or(before))).map_err(|e| CommandError::usage(e.to_string()))?;
+    let runtime = crate::session::runtime().map_err(CommandError::from)?;
+    let mut say = |line: &str| drop(writeln!(std::io::stderr(), "{line}"));
+    let said = match command {
+        McpAuthCommand::Login(a) => runtime.block_on(account::log_in(&config, &a.name, !a.no_browser, &mut say)),
+        McpAuthCommand::Logout(a) => account::log_out(&config, &a.name),
+        McpAuthCommand::Auth(a) => {
+            let json = super::resolve_format(a.format, McpAuthFormat::Tree, McpAuthFormat::Json) == McpAuthFormat::Json;
+            let listing = account::listing(&config, json).map_err(|e| CommandError::usage(e.to_string()))?;
+            super::stdout().write_all(listing.as_bytes())?;
+            return Ok(Exit::Success);
+        }
+    };
+    say(&said.map_err(CommandError::usage)?);
+    Ok(Exit::Success)
 }
 
 /// The listening socket of `--http`, non-blocking for tokio.

@@ -25,6 +25,8 @@ struct Listing<'a> {
 #[serde(rename_all = "camelCase")]
 struct Listed {
     name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<&'static str>,
     tools: Vec<ListedTool>,
 }
 
@@ -67,7 +69,8 @@ fn list(config: &Config, servers: &Servers) -> Vec<Listed> {
     let listed = servers.servers().into_iter().map(|name| {
         let tools = servers.tools(&name).unwrap_or_default();
         let tools = tools.iter().map(|t| listed_tool(config, &name, t)).collect();
-        Listed { name, tools }
+        let auth = crate::tools::oauth_account::auth_of(config, &name);
+        Listed { name, auth, tools }
     });
     listed.collect()
 }
@@ -108,7 +111,8 @@ fn text(listed: &[Listed]) -> String {
     let mut out = String::new();
     for server in listed {
         let n = server.tools.len();
-        out += &format!("{}: {n} tool{}\n", server.name, if n == 1 { "" } else { "s" });
+        let auth = server.auth.map_or("", |_| " (oauth: logged in)");
+        out += &format!("{}: {n} tool{}{auth}\n", server.name, if n == 1 { "" } else { "s" });
         for tool in &server.tools {
             let description = tool.description.lines().next().unwrap_or("");
             out += &printable(&format!("  {}: {description}", tool.name));

@@ -444,6 +444,8 @@ macro_rules! choice_from_node {
     )*};
 }
 choice_from_node!(
+    super::types::McpAuth,
+    super::types::OAuthGrant,
     Role,
     GradingMethod,
     GradingScale,

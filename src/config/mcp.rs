@@ -6,6 +6,8 @@
 use super::decode::{section, Decoder, FromNode};
 use super::node::{At, Node, Value};
 use super::spec::{is_env_name, KeySpec, Rule, TIMEOUT};
+use super::types::McpAuth;
+use strum::VariantNames;
 
 section! {
     /// One `[mcpServers.NAME]` entry as written (resolved in `tools.rs`).
@@ -26,6 +28,10 @@ section! {
         url "url": At<String>, Rule::Url;
         /// Headers sent to a `url` server: header name to the NAME of the variable holding its value.
         headers_env "headersEnv": Pairs, Rule::HeaderVariables;
+        /// How orch is authorized by a `url` server: `oauth` (discover, register, log in once, refresh).
+        auth "auth": At<McpAuth>, Rule::Choice(McpAuth::VARIANTS);
+        /// The OAuth client of an `auth = "oauth"` server (every key optional).
+        oauth "oauth": At<super::oauth_check::OAuthWire>, Rule::Section(super::oauth_check::OAuthWire::KEYS);
     }
 }
 
@@ -160,6 +166,8 @@ fn check_server(d: &mut Decoder, name: &At<String>, node: &Node, keys: &McpServe
     }
     check_variables(d, keys);
     check_nul(d, server, node);
+    let headers: Vec<&At<String>> = keys.headers_env.iter().flat_map(|p| &p.0).map(|(h, _)| h).collect();
+    super::oauth_check::check(d, server, keys.auth.as_ref(), keys.oauth.as_ref(), &headers);
 }
 
 /// A NUL byte in `command`, `args`, `env` or `cwd`: no program can be started with it.
@@ -190,7 +198,10 @@ fn nul_at(node: &Node) -> Option<super::node::Pos> {
 
 /// Exactly one of `command` and `url`, and no key of the other transport.
 fn check_transport(d: &mut Decoder, name: &At<String>, node: &Node) {
-    let (stdio, http) = (&["args", "env", "passEnv", "cwd"][..], &["headersEnv"][..]);
+    let (stdio, http) = (
+        &["args", "env", "passEnv", "cwd"][..],
+        &["headersEnv", "auth", "oauth"][..],
+    );
     let server = name.value.as_str();
     match (present(node, "command"), present(node, "url")) {
         (None, None) => d.error(

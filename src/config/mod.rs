@@ -10,6 +10,7 @@ mod load;
 mod mcp;
 mod model;
 mod node;
+mod oauth_check;
 mod output_schema;
 mod rates;
 mod rungs;
@@ -44,7 +45,7 @@ pub use sections::{Aggregation, Defaults, Grading, Http, Limits, Price, Routing,
 #[cfg(test)]
 pub use sections::{DEFAULT_COMPLEX_TERMS, DEFAULT_URGENT_TERMS};
 pub use spec::{KeySpec, Rule};
-pub use tools::{secret_variables, Approve, McpServer, McpTransport, ToolUse};
+pub use tools::{secret_variables, Approve, McpServer, McpTransport, OAuthGrant, OAuthSettings, ToolUse};
 pub use types::{
     seconds, CacheTtl, GradingMethod, GradingScale, PromptCache, ProviderKind, Role, RoutingMethod, StructuredOutput,
     SuccessRateSource, TokenField, DEFAULT_CONTEXT_TOKENS,

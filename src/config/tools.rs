@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Serialize, Serializer};
 
 use super::mcp::{ApproveWire, McpServerEntry, Pairs, ToolWire};
+pub use super::types::{McpAuth, OAuthGrant};
 
 /// Seconds for a server's start-up and for each of its tool calls, unless it sets `timeout`.
 pub const DEFAULT_MCP_TIMEOUT: f64 = 30.0;
@@ -33,7 +34,25 @@ pub enum McpTransport {
         url: String,
         /// Header name to the NAME of the variable holding its value.
         headers_env: Vec<(String, String)>,
+        /// `auth = "oauth"`: its OAuth client (`None`: static headers only).
+        oauth: Option<OAuthSettings>,
     },
+}
+
+/// The OAuth client of an `auth = "oauth"` server, resolved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthSettings {
+    /// A pre-registered client's id (`None`: dynamic client registration).
+    pub client_id: Option<String>,
+    /// The NAME of the variable holding a confidential client's secret.
+    pub client_secret_env: Option<String>,
+    /// The scopes configured.
+    pub scopes: Vec<String>,
+    /// How tokens are had.
+    pub grant: OAuthGrant,
+    /// The login's loopback redirect port (`None`: a free one).
+    pub redirect_port: Option<u16>,
 }
 
 /// One `[mcpServers.NAME]` entry, resolved.
@@ -114,6 +133,7 @@ fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
         (None, Some(url)) => McpTransport::Http {
             url: url.value.clone(),
             headers_env: pairs(&keys.headers_env),
+            oauth: oauth_settings(keys),
         },
         (command, _) => McpTransport::Stdio {
             command: command.as_ref().map(|c| c.value.clone()).unwrap_or_default(),
@@ -133,6 +153,21 @@ fn server(entry: &McpServerEntry, dir: &Path) -> McpServer {
     }
 }
 
+/// The OAuth client of a server with `auth = "oauth"`, its `oauth` table resolved.
+fn oauth_settings(keys: &super::mcp::McpServerWire) -> Option<OAuthSettings> {
+    keys.auth.as_ref().filter(|a| a.value == McpAuth::Oauth)?;
+    let Some(table) = keys.oauth.as_ref().map(|t| &t.value) else {
+        return Some(OAuthSettings::default());
+    };
+    Some(OAuthSettings {
+        client_id: table.client_id.as_ref().map(|c| c.value.clone()),
+        client_secret_env: table.client_secret_env.as_ref().map(|c| c.value.clone()),
+        scopes: table.scopes.iter().flatten().map(|s| s.value.clone()).collect(),
+        grant: table.grant.as_ref().map(|g| g.value).unwrap_or_default(),
+        redirect_port: table.redirect_port.as_ref().and_then(|p| u16::try_from(p.value).ok()),
+    })
+}
+
 /// The NAMES of every variable whose value orch holds as a secret: each provider's
 /// `apiKeyEnv` (the built-in ones included), each server's `headersEnv` variables and its
 /// `passEnv`. Their values are never shown where a tool server's words are.
@@ -144,7 +179,9 @@ pub fn secret_variables(config: &super::Config) -> std::collections::BTreeSet<&s
         .filter_map(|p| p.api_key_env.as_deref());
     let servers = config.settings.mcp_servers.values().flat_map(|s| match &s.transport {
         McpTransport::Stdio { pass_env, .. } => pass_env.iter().map(String::as_str).collect::<Vec<_>>(),
-        McpTransport::Http { headers_env, .. } => headers_env.iter().map(|(_, v)| v.as_str()).collect(),
+        McpTransport::Http { headers_env, oauth, .. } => (headers_env.iter().map(|(_, v)| v.as_str()))
+            .chain(oauth.iter().filter_map(|o| o.client_secret_env.as_deref()))
+            .collect(),
     });
     keys.chain(servers).collect()
 }
@@ -281,6 +318,7 @@ agents:
             McpTransport::Http {
                 url: "https://mcp.example.com/mcp".into(),
                 headers_env: vec![("Authorization".into(), "DOCS_MCP_TOKEN".into())],
+                oauth: None,
             }
         );
         for config in [&toml, &yaml] {

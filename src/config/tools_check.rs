@@ -24,6 +24,7 @@ pub fn check(wire: &WireConfig, settings_file: &str, out: &mut Vec<Diagnostic>) 
         agent_tools(agent, &names, out);
     }
     unset_headers(servers, settings_file, out);
+    unset_client_secrets(servers, settings_file, out);
 }
 
 /// One agent's `tools`: only heads and specialists have them; each names a known server, once.
@@ -115,6 +116,29 @@ fn unset_headers(servers: &[McpServerEntry], file: &str, out: &mut Vec<Diagnosti
                     ),
                 ));
             }
+        }
+    }
+}
+
+/// An `oauth.clientSecretEnv` variable that is unset: the server's start would stop on it.
+fn unset_client_secrets(servers: &[McpServerEntry], file: &str, out: &mut Vec<Diagnostic>) {
+    for server in servers.iter().filter(|s| s.keys.command.is_none()) {
+        let secret = server
+            .keys
+            .oauth
+            .as_ref()
+            .and_then(|o| o.value.client_secret_env.as_ref());
+        if let Some(variable) = secret.filter(|v| is_env_name(&v.value) && variable_unset(&v.value)) {
+            out.push(Diagnostic::warning(
+                file,
+                variable.pos,
+                "env-unset",
+                format!(
+                    "environment variable `{}` (oauth.clientSecretEnv of mcp server `{}`) is not set; \
+                     a run that starts the server will fail",
+                    variable.value, server.name.value
+                ),
+            ));
         }
     }
 }

@@ -165,3 +165,23 @@ pub fn seconds(secs: f64) -> std::time::Duration {
     };
     std::time::Duration::try_from_secs_f64(secs).unwrap_or(std::time::Duration::ZERO)
 }
+
+/// `auth` of a remote server: the one way orch authorizes beyond static headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Display, EnumString, VariantNames)]
+#[strum(serialize_all = "lowercase")]
+pub enum McpAuth {
+    /// OAuth 2.1 as MCP's authorization asks: discover, register, log in once, refresh.
+    Oauth,
+}
+
+/// `oauth.grant`: how tokens are had.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Display, EnumString, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum OAuthGrant {
+    /// A person logs in once (`orch mcp login`), with PKCE; refreshed after.
+    #[default]
+    AuthorizationCode,
+    /// For CI: the client's id and secret get tokens from the token endpoint, no login.
+    ClientCredentials,
+}

@@ -23,6 +23,7 @@ pub fn max_tool_calls(config: &Config, agent: &Agent) -> Option<u32> {
 /// A server a run of the plan starts: its command line or its URL, never its `env` or
 /// header values.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PlannedServer {
     /// Its `mcpServers` name.
     pub name: String,
@@ -35,6 +36,13 @@ pub struct PlannedServer {
     /// The endpoint (streamable HTTP servers), any credentials in it shown as `***`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// `oauth` for a server behind OAuth (`auth = "oauth"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+    /// For an OAuth server: whether tokens are stored for it (filled by the command, which
+    /// may read the token files; the plan itself reads no file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logged_in: Option<bool>,
 }
 
 /// The agents whose tools a run of `departments` may call, in config order: every planned
@@ -74,12 +82,16 @@ pub fn servers(config: &Config, agents: &[&Agent]) -> Vec<PlannedServer> {
                 command: Some(command.clone()),
                 args: Some(args.clone()),
                 url: None,
+                auth: None,
+                logged_in: None,
             },
-            McpTransport::Http { url, .. } => PlannedServer {
+            McpTransport::Http { url, oauth, .. } => PlannedServer {
                 name: server.name.clone(),
                 command: None,
                 args: None,
                 url: Some(crate::text::url_shown(url)),
+                auth: oauth.as_ref().map(|_| "oauth".to_string()),
+                logged_in: None,
             },
         })
         .collect()

@@ -191,7 +191,12 @@ fn server_line(server: &PlannedServer) -> String {
             .join(" "),
         (None, url) => url.clone().unwrap_or_default(),
     };
-    printable(&format!("{}: {target}", server.name)).into_owned()
+    let login = match server.logged_in {
+        Some(true) => " (oauth: logged in)".to_string(),
+        Some(false) => format!(" (oauth: not logged in; run orch mcp login {})", server.name),
+        None => String::new(),
+    };
+    printable(&format!("{}: {target}{login}", server.name)).into_owned()
 }
 
 /// `tools: files (read_file; approval: write_file), docs (every tool), up to 8 tool calls

@@ -1,8 +1,8 @@
-//! Where `orch mcp --http ADDR` listens.
+//! Where `orch mcp --http ADDR` listens, and who may call it there.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use super::ServeError;
+use super::{HttpOptions, ServeError, SessionLimits, Token};
 
 /// The socket address of `--http ADDR`: a bare port (`8080`) or `:PORT` binds loopback
 /// (127.0.0.1), as a local tool should; any other interface only when named (`0.0.0.0:8080`,
@@ -22,6 +22,46 @@ pub fn listen_address(addr: &str) -> Result<SocketAddr, ServeError> {
     }
     text.parse::<SocketAddr>()
         .map_err(|_| ServeError::NotAnAddress { addr: addr.to_string() })
+}
+
+impl HttpOptions {
+    /// Who may call the server on `address`: beyond loopback only the holders of the token
+    /// the variable `token_env` holds; on loopback, anyone, or those holders when it is
+    /// given. The token itself is never shown.
+    pub fn for_address(address: SocketAddr, token_env: Option<&str>) -> Result<HttpOptions, String> {
+        let token = match token_env {
+            None if !address.ip().is_loopback() => {
+                return Err(format!(
+                    "--http {address} serves beyond loopback: give --token-env NAME, the name of a variable holding the bearer token clients must send"
+                ))
+            }
+            None => None,
+            Some(name) => match std::env::var(name) {
+                Ok(token) if !token.is_empty() => Some(token),
+                _ => {
+                    let name = crate::text::printable(name);
+                    return Err(format!("--token-env {name}: the variable is unset or empty"));
+                }
+            },
+        };
+        Ok(HttpOptions {
+            token: Token::new(token),
+            sessions: session_limits(),
+        })
+    }
+}
+
+/// The cap on open sessions: 1,000, or for tests a smaller one from `ORCH_TEST_MCP_SESSIONS`
+/// (a test cannot open a thousand sessions cheaply; not a user setting, so not documented).
+fn session_limits() -> SessionLimits {
+    let most = std::env::var("ORCH_TEST_MCP_SESSIONS")
+        .ok()
+        .and_then(|n| n.parse().ok());
+    let limits = SessionLimits::default();
+    SessionLimits {
+        most: most.unwrap_or(limits.most),
+        ..limits
+    }
 }
 
 #[cfg(test)]

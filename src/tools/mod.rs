@@ -103,6 +103,7 @@ pub trait ToolHost: Send + Sync {
 }
 
 mod http;
+mod oauth;
 mod process;
 mod registry;
 mod secrets;
@@ -112,4 +113,5 @@ mod text;
 #[cfg(test)]
 mod tests;
 
+pub use oauth::account as oauth_account;
 pub use registry::Servers;

@@ -14,12 +14,22 @@ use crate::config::{Agent, Approve, Config};
 /// Why the servers could not be started: `mcp server NAME: <why>` (the tail of its stderr
 /// included), for the command to print as its `error:` line (exit 2).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("mcp server {server}: {why}")]
+#[error("{}", self.line())]
 pub struct StartError {
     /// The `mcpServers` name.
     pub server: String,
     /// What went wrong.
     pub why: String,
+}
+
+impl StartError {
+    /// `mcp server NAME: why`, or an OAuth failure's own words, which name the server already.
+    fn line(&self) -> String {
+        match self.why.starts_with(&format!("MCP server {}", self.server)) {
+            true => self.why.clone(),
+            false => format!("mcp server {}: {}", self.server, self.why),
+        }
+    }
 }
 
 /// Started MCP servers, by name, and the secrets their words are cleared of.
@@ -154,7 +164,9 @@ impl ToolHost for Servers {
             match self.servers.get(&request.server) {
                 Some(server) => {
                     let outcome = server.call(&request.tool, &request.arguments).await;
-                    secrets::redacted_outcome(outcome, &self.secrets)
+                    let mut secrets = server.oauth_secrets();
+                    secrets.extend(self.secrets.iter().cloned());
+                    secrets::redacted_outcome(outcome, &secrets)
                 }
                 None => Err(ToolError::Failed {
                     message: format!("mcp server {} is not started", request.server),

@@ -17,7 +17,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 use super::process::{self, Launch, Process};
-use super::{http, text, ToolError, ToolInfo};
+use super::{http, oauth, text, ToolError, ToolInfo};
 use crate::config::{McpServer, McpTransport};
 
 type Service = RunningService<RoleClient, ClientConfig>;
@@ -43,6 +43,7 @@ pub struct Server {
     service: tokio::sync::Mutex<Option<Service>>,
     process: Option<Process>,
     dead: AtomicBool,
+    auth: Option<Arc<oauth::Authorizer>>,
 }
 
 /// What orch says of itself in `initialize`: the latest protocol revision that still has
@@ -64,6 +65,9 @@ pub enum StartFailure {
     /// Its process could not be started.
     #[error(transparent)]
     Spawn(#[from] process::SpawnError),
+    /// Its OAuth tokens could not be had (said whole: `MCP server NAME …`).
+    #[error(transparent)]
+    OAuth(#[from] oauth::OAuthError),
     /// It did not answer initialize and `tools/list` as MCP asks: why, and the tail of a
     /// stdio server's stderr (cleared of secrets) when it wrote any.
     #[error("{why}{}", quoted(.stderr))]
@@ -121,25 +125,22 @@ impl Server {
                 };
                 start_stdio(config, launch, secrets).await
             }
-            McpTransport::Http { url, headers_env } => {
+            McpTransport::Http {
+                url,
+                headers_env,
+                oauth,
+            } => {
                 let headers = http::headers(headers_env, |k| std::env::var(k).ok())?;
-                let transport = StreamableHttpClientTransport::with_client(
-                    client.clone(),
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
-                );
-                within(config.timeout, async {
-                    let service = client_info()
-                        .serve(transport)
-                        .await
-                        .map_err(|e| Failure::other(format!("initialize failed: {}", init_error(&e))))?;
-                    let (service, tools) = list(service).await?;
-                    Ok(server(config, service, tools, None, secrets))
-                })
-                .await
-                .map_err(|failure| StartFailure::Unanswered {
-                    why: failure.why,
-                    stderr: String::new(),
-                })
+                let config_of =
+                    || StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers.clone());
+                let Some(settings) = oauth else {
+                    let transport = StreamableHttpClientTransport::with_client(client.clone(), config_of());
+                    return start_http(config, transport, secrets, None).await;
+                };
+                let auth = Arc::new(oauth::Authorizer::new(&config.name, url, settings, client.clone())?);
+                let http = oauth::OAuthHttp::new(client.clone(), auth.clone());
+                let transport = StreamableHttpClientTransport::with_client(http, config_of());
+                start_http(config, transport, secrets, Some(auth)).await
             }
         }
     }
@@ -171,6 +172,15 @@ impl Server {
             answered = call => answered,
             _ = self.process_exit() => return Err(self.died()),
         };
+        // An OAuth failure is what failed the call (one met by a stream meanwhile is dropped).
+        let oauth_failure = self.auth.as_ref().and_then(|a| a.failure.take());
+        if let (Some(failure), false) = (oauth_failure, matches!(answered, Ok(Ok(_)))) {
+            // Said on stderr too: a login or a scope is the person's to give, not the model's.
+            eprintln!("{failure}");
+            return Err(ToolError::Failed {
+                message: failure.to_string(),
+            });
+        }
         match answered {
             Ok(Ok(result)) if result.is_error == Some(true) => Err(ToolError::IsError {
                 text: text::result_text(&result),
@@ -184,6 +194,11 @@ impl Server {
             Err(_) if self.answers_ping().await => Err(ToolError::TimedOut { seconds: self.timeout }),
             Err(_) => Err(self.died()),
         }
+    }
+
+    /// The secrets of its OAuth tokens and client (none without OAuth).
+    pub fn oauth_secrets(&self) -> Vec<String> {
+        self.auth.as_ref().map(|a| a.secrets()).unwrap_or_default()
     }
 
     /// Stops it within 2 s: the connection closed (a child's stdin, an HTTP session
@@ -240,6 +255,42 @@ async fn shut(cancel: impl std::future::Future<Output = ()>, process: Option<&Pr
     let _ = tokio::time::timeout_at(deadline, cancel).await;
     if let Some(process) = process {
         process.stop_by(deadline).await;
+    }
+}
+
+/// Speaks MCP over streamable HTTP: initialize and every `tools/list` page within the one
+/// start-up `timeout`. An OAuth failure met on the way is said whole.
+async fn start_http<C: rmcp::transport::streamable_http_client::StreamableHttpClient>(
+    config: &McpServer,
+    transport: StreamableHttpClientTransport<C>,
+    secrets: &[String],
+    auth: Option<Arc<oauth::Authorizer>>,
+) -> Result<Server, StartFailure> {
+    let started = within(config.timeout, async {
+        let service = client_info()
+            .serve(transport)
+            .await
+            .map_err(|e| Failure::other(format!("initialize failed: {}", init_error(&e))))?;
+        let (service, tools) = list(service).await?;
+        // The tokens had during the start are secrets too: a server may quote them.
+        let mut secrets = secrets.to_vec();
+        secrets.extend(auth.iter().flat_map(|a| a.secrets()));
+        Ok(server(config, service, tools, None, &secrets))
+    })
+    .await;
+    let oauth_failure = auth.as_ref().and_then(|a| a.failure.take());
+    if let (Some(failure), true) = (oauth_failure, started.is_err()) {
+        return Err(StartFailure::OAuth(failure));
+    }
+    match started {
+        Ok(mut server) => {
+            server.auth = auth;
+            Ok(server)
+        }
+        Err(failure) => Err(StartFailure::Unanswered {
+            why: failure.why,
+            stderr: String::new(),
+        }),
     }
 }
 
@@ -341,6 +392,7 @@ fn server(
         service: tokio::sync::Mutex::new(Some(service)),
         process,
         dead: AtomicBool::new(false),
+        auth: None,
     }
 }
 

@@ -52,6 +52,7 @@ mod mcp_served_runs;
 mod mcp_tools;
 mod models;
 mod numbers;
+mod oauth;
 mod ollama;
 mod optimize;
 mod output;

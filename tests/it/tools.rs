@@ -252,10 +252,12 @@ fn the_schemas_carry_the_tool_keys() {
         keys,
         [
             "args",
+            "auth",
             "command",
             "cwd",
             "env",
             "headersEnv",
+            "oauth",
             "passEnv",
             "timeout",
             "url"
