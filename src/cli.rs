@@ -608,6 +608,20 @@ pub struct RunArgs {
     /// Answers to the run's questions, in order (`orch resume --answer`).
     #[arg(skip)]
     pub answers: Vec<String>,
+    /// Print the answer on stdout as it is written (text format only)
+    /// [default: on when stdout is a terminal and --format is text]
+    #[arg(long)]
+    pub stream: bool,
+    /// Progress on stderr as JSON lines, one per change (bars are drawn on a terminal otherwise).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub progress: Option<ProgressFormat>,
+}
+
+/// How progress is written on stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProgressFormat {
+    /// One JSON object a line, one line per change (for CI logs).
+    Jsonl,
 }
 
 /// `orch explain`.

@@ -15,7 +15,8 @@ use crate::report::Report;
 use crate::session::{self, exit_for, load_config, make_plan, waiting, why_not_success};
 
 /// Runs the request and prints the report.
-pub fn run(args: RunArgs) -> Result<Exit> {
+pub fn run(mut args: RunArgs) -> Result<Exit> {
+    streaming(&mut args)?;
     let prompt = super::read_prompt(&args.plan.prompt)?;
     let mode = session::approval_mode(args.approvals, args.plan.prompt == "-", args.journal.is_some())
         .map_err(CommandError::from)?;
@@ -31,7 +32,42 @@ pub(super) fn execute(mut args: RunArgs, prompt: String, mode: ApprovalMode, res
     session::known_provider(&config, &args.replies).map_err(CommandError::from)?;
     let plan = planned(&config, &prompt, &args)?;
     let ran = session::run(config, &plan, &prompt, &args, mode, resumed).map_err(CommandError::from)?;
-    outcome(&ran.report, &args, ran.signal, ran.unwritten)
+    let printed = match &ran.streamed {
+        Some(streamed) => print_rest(&ran.report, streamed),
+        None => print_report(&ran.report, format(&args)),
+    };
+    outcome(&ran.report, &args, printed, ran.signal, ran.unwritten)
+}
+
+/// Whether the answer is streamed: `--stream` (text format; with no `--format`, it picks
+/// text), or `--format text` on a terminal. `--stream` with another format is a usage error.
+fn streaming(args: &mut RunArgs) -> Result<(), CommandError> {
+    match (args.stream, args.format) {
+        (true, Some(RunFormat::Text)) | (false, _) => {}
+        (true, None) => args.format = Some(RunFormat::Text),
+        (true, Some(other)) => {
+            return Err(CommandError {
+                exit: Exit::Usage,
+                message: format!(
+                    "--stream prints the answer as text; it cannot be used with --format {}",
+                    clap::ValueEnum::to_possible_value(&other).map_or_else(String::new, |v| v.get_name().to_string())
+                ),
+            })
+        }
+    }
+    if args.format == Some(RunFormat::Text) && std::io::stdout().is_terminal() {
+        args.stream = true;
+    }
+    Ok(())
+}
+
+/// Prints what the streamed answer did not show of the report's answer.
+fn print_rest(report: &Report, streamed: &session::StreamedAnswer) -> Result<()> {
+    let answer = crate::report::answer(report).map(|a| crate::text::printable_text(&a).into_owned());
+    let mut out = super::stdout();
+    out.write_all(streamed.rest(answer.as_deref()).as_bytes())?;
+    out.flush()?;
+    Ok(())
 }
 
 /// The run's plan. When the master fails (nothing matched, no fallback) it never retries,
@@ -65,9 +101,15 @@ fn configured(args: &RunArgs) -> Result<Config, CommandError> {
 
 /// Prints the report and says how the run went: its exit code, and on stderr why it is not
 /// a success (`signal`: the signal that stopped it; `unwritten`: output files that failed).
-fn outcome(report: &Report, args: &RunArgs, signal: Option<Exit>, unwritten: Vec<String>) -> Result<Exit> {
+fn outcome(
+    report: &Report,
+    args: &RunArgs,
+    printed: Result<()>,
+    signal: Option<Exit>,
+    unwritten: Vec<String>,
+) -> Result<Exit> {
     // The exit code tells how the run went even when nobody reads the report to the end.
-    if let Err(e) = print_report(report, format(args)) {
+    if let Err(e) = printed {
         if !crate::exit::is_broken_pipe(&e) {
             return Err(e);
         }

@@ -106,6 +106,8 @@ impl RunOptions {
             quiet: false,
             session: self.session,
             answers: Vec::new(),
+            stream: false,
+            progress: None,
         })
     }
 

@@ -58,6 +58,11 @@ impl Progress {
         self.multi.set_draw_target(ProgressDrawTarget::hidden());
     }
 
+    /// Clears the bars for good: the answer is being printed on the terminal.
+    pub fn make_way(&self) {
+        self.clear();
+    }
+
     fn with_bar(&self, department: &str, f: impl FnOnce(&ProgressBar)) {
         if let Ok(bars) = self.bars.lock() {
             if let Some(bar) = bars.get(department) {
@@ -123,6 +128,12 @@ impl Observer for Progress {
             Event::RunComplete { .. } => self.clear(),
             _ => {}
         }
+    }
+}
+
+impl Observer for std::sync::Arc<Progress> {
+    fn event(&self, event: &Event) {
+        <Progress as Observer>::event(self, event);
     }
 }
 

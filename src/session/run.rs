@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::cli::{ApprovalMode, RunArgs};
 use crate::config::Config;
-use crate::engine::{self, Engine, EngineParts};
+use crate::engine::{self, AnswerCalls, AnswerStream, Engine, EngineParts};
 use crate::exit::Exit;
 use crate::grade::Schemas;
 use crate::plan::Plan;
@@ -18,6 +18,7 @@ use crate::report::{EventLog, Observer, Observers, Report};
 use crate::sink::LineFile;
 
 use super::progress::Progress;
+use super::streamed::StreamedAnswer;
 use super::{answers, approvals, conversation, plan_options, providers, setup, RunOptions, SessionError};
 
 /// How a run ended: its report, the signal that stopped it, and why output files failed.
@@ -28,6 +29,8 @@ pub struct Ran {
     pub signal: Option<Exit>,
     /// Why each output file that failed (events, cassette, journal) could not be written.
     pub unwritten: Vec<String>,
+    /// The answer as it was streamed to stdout (`--stream`), to print what it did not show.
+    pub streamed: Option<Arc<StreamedAnswer>>,
 }
 
 /// Runs `prompt` on `config` along `plan`, as `args` say, its gated steps decided in
@@ -56,7 +59,8 @@ pub fn run(
     let run_id = crate::text::new_id("run");
     // The prompt owns the terminal: no progress bars drawn over its questions.
     let quiet = args.quiet || mode == ApprovalMode::Prompt;
-    let (observers, events) = observers(args, &run_id, quiet)?;
+    let (observers, events, bars) = observers(args, &run_id, quiet)?;
+    let streamed = answer_stream(&config, plan, args, bars);
 
     let runtime = setup::runtime()?;
     // The handlers are installed here, before the servers start and before the first call:
@@ -79,6 +83,10 @@ pub fn run(
     })
     .with_approver(approvals::approver(mode, journal.as_ref()))
     .with_answerer(answers::answerer(mode, &args.answers));
+    let engine = match &streamed {
+        Some((stream, _)) => engine.with_answer_stream(stream.clone()),
+        None => engine,
+    };
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
         let interrupt = async {
@@ -111,6 +119,7 @@ pub fn run(
         report,
         signal: signal.get().copied(),
         unwritten: unwritten.collect(),
+        streamed: streamed.map(|(_, answer)| answer),
     })
 }
 
@@ -164,9 +173,38 @@ fn settings_files(root: &std::path::Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The answer streamed to stdout, when `args.stream` asks for it (never under `--replay`,
+/// whose replies come at once): the calls that write it stream to a [`StreamedAnswer`],
+/// which clears the progress `bars` before its first piece.
+fn answer_stream(
+    config: &Config,
+    plan: &Plan,
+    args: &RunArgs,
+    bars: Option<Arc<Progress>>,
+) -> Option<(AnswerStream, Arc<StreamedAnswer>)> {
+    if !args.stream || args.replies.replay.is_some() {
+        return None;
+    }
+    let calls = AnswerCalls::of(config, plan);
+    let before_first: Box<dyn Fn() + Send + Sync> = match bars {
+        Some(bars) => Box::new(move || bars.make_way()),
+        None => Box::new(|| {}),
+    };
+    let answer = Arc::new(StreamedAnswer::new(calls.heading(), before_first));
+    let stream = AnswerStream {
+        listener: answer.clone(),
+        calls,
+    };
+    Some((stream, answer))
+}
+
+/// The run's observers, its events file, and its progress bars.
+type Observed = (Observers, Option<Arc<LineFile>>, Option<Arc<Progress>>);
+
 /// Who hears the run's events: `--events`' file (returned too, to check it was written) and
-/// the progress bars on a terminal unless `quiet`.
-fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<(Observers, Option<Arc<LineFile>>), SessionError> {
+/// the progress bars on a terminal unless `quiet` (returned too, to make way for a streamed
+/// answer).
+fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<Observed, SessionError> {
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let events = match &args.events {
         Some(path) => Some(Arc::new(
@@ -177,8 +215,11 @@ fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<(Observers, Op
     if let Some(out) = &events {
         observers.push(Box::new(EventLog::new(run_id, out.clone())));
     }
+    let mut bars = None;
     if std::io::stderr().is_terminal() && !quiet {
-        observers.push(Box::new(Progress::stderr()));
+        let progress = Arc::new(Progress::stderr());
+        observers.push(Box::new(progress.clone()));
+        bars = Some(progress);
     }
-    Ok((Observers(observers), events))
+    Ok((Observers(observers), events, bars))
 }

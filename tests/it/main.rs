@@ -75,6 +75,7 @@ mod secrets;
 mod skill;
 mod stats;
 mod stats_input;
+mod streaming;
 mod structured;
 mod suites;
 mod tool_bounds;

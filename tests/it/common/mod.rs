@@ -4,6 +4,7 @@
 pub mod example;
 pub mod mcp_client;
 pub mod mock;
+pub mod stream_mock;
 pub mod turns;
 
 use std::path::{Path, PathBuf};
