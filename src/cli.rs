@@ -739,6 +739,10 @@ pub struct TestArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Progress on stderr as JSON lines, one per finished case run (a bar is drawn on a
+    /// terminal otherwise).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub progress: Option<ProgressFormat>,
     /// How much of each run's report a results line holds: `summary` leaves out outputs,
     /// prompts and tool results (what compare, stats and --merge read stays).
     #[arg(long, value_enum, value_name = "DETAIL", default_value_t = crate::suite::ResultsDetail::Full)]

@@ -196,7 +196,7 @@ impl Engine {
         // A call that failed once the run's deadline had passed was cut by it.
         let cut = outcome.result.is_err() && Instant::now() >= window.run_deadline;
         end_chat_span(&span, &outcome);
-        let settled = self.settle(link, &request.model, outcome, cut, usage);
+        let settled = self.settle(link, (&request.agent_id, &request.model), outcome, cut, usage);
         if let Ok(completion) = &settled {
             self.check_cut_prompt(link, &request, completion);
             self.check_estimated_usage(link, completion);
@@ -283,7 +283,7 @@ impl Engine {
     fn settle(
         &self,
         link: &Link,
-        model: &str,
+        (agent_id, model): (&str, &str),
         outcome: Outcome,
         cut: bool,
         usage: &mut Usage,
@@ -315,7 +315,13 @@ impl Engine {
                 return Err(e.into());
             }
         };
-        if let Some(charge) = charge {
+        if let (Some(charge), Some(tokens)) = (charge, spend.tokens) {
+            self.emit(Event::Call {
+                agent_id: agent_id.to_string(),
+                prompt_tokens: tokens.prompt,
+                completion_tokens: tokens.completion,
+                cost_usd: charge.usd,
+            });
             self.budget.spend_tokens(charge.tokens);
             self.budget.spend_usd(charge.usd);
             causal::record(Spent {

@@ -15,6 +15,7 @@ mod outcome;
 mod prepare;
 mod probes;
 mod progress;
+mod progress_lines;
 mod providers;
 mod route;
 mod run;

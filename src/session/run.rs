@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::{ApprovalMode, RunArgs};
+use crate::cli::{ApprovalMode, ProgressFormat, RunArgs};
 use crate::config::Config;
 use crate::engine::{self, AnswerCalls, AnswerStream, Engine, EngineParts};
 use crate::exit::Exit;
@@ -18,6 +18,7 @@ use crate::report::{EventLog, Observer, Observers, Report};
 use crate::sink::LineFile;
 
 use super::progress::Progress;
+use super::progress_lines::ProgressLines;
 use super::streamed::StreamedAnswer;
 use super::{answers, approvals, conversation, plan_options, providers, setup, RunOptions, SessionError};
 
@@ -59,7 +60,8 @@ pub fn run(
     let run_id = crate::text::new_id("run");
     // The prompt owns the terminal: no progress bars drawn over its questions.
     let quiet = args.quiet || mode == ApprovalMode::Prompt;
-    let (observers, events, bars) = observers(args, &run_id, quiet)?;
+    let limits = &config.settings.limits;
+    let (observers, events, bars) = observers(args, &run_id, quiet, (limits.max_cost_usd, limits.deadline))?;
     let streamed = answer_stream(&config, plan, args, bars);
 
     let runtime = setup::runtime()?;
@@ -202,9 +204,15 @@ fn answer_stream(
 type Observed = (Observers, Option<Arc<LineFile>>, Option<Arc<Progress>>);
 
 /// Who hears the run's events: `--events`' file (returned too, to check it was written) and
-/// the progress bars on a terminal unless `quiet` (returned too, to make way for a streamed
-/// answer).
-fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<Observed, SessionError> {
+/// the progress on stderr unless `quiet`: JSON lines with `--progress jsonl`, else bars on a
+/// terminal, whose run line shows `maxCostUsd` and the deadline (the bars are returned too,
+/// to make way for a streamed answer).
+fn observers(
+    args: &RunArgs,
+    run_id: &str,
+    quiet: bool,
+    (max_cost_usd, deadline): (f64, f64),
+) -> Result<Observed, SessionError> {
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let events = match &args.events {
         Some(path) => Some(Arc::new(
@@ -216,8 +224,10 @@ fn observers(args: &RunArgs, run_id: &str, quiet: bool) -> Result<Observed, Sess
         observers.push(Box::new(EventLog::new(run_id, out.clone())));
     }
     let mut bars = None;
-    if std::io::stderr().is_terminal() && !quiet {
-        let progress = Arc::new(Progress::stderr());
+    if args.progress == Some(ProgressFormat::Jsonl) && !quiet {
+        observers.push(Box::new(ProgressLines::new()));
+    } else if std::io::stderr().is_terminal() && !quiet {
+        let progress = Arc::new(Progress::stderr(max_cost_usd, deadline));
         observers.push(Box::new(progress.clone()));
         bars = Some(progress);
     }

@@ -233,3 +233,29 @@ fn the_simulated_provider_streams_what_text_prints() {
     assert_eq!(streamed.stdout, text.stdout);
     assert!(String::from_utf8_lossy(&text.stdout).starts_with("## Stories\n\n"));
 }
+
+#[test]
+fn the_masters_summary_is_the_streamed_answer_when_it_writes_one() {
+    let whole = |text: &str| Reply::whole(&chat_reply(text));
+    let summary = Reply::events(vec![
+        openai_chunk("In short: "),
+        openai_chunk("bread, then rooftops."),
+        Part::Gate,
+        openai_chunk(" The end."),
+        openai_end(Some((30, 8))),
+    ]);
+    let server = StreamServer::start(vec![whole("The theft."), whole("The escape."), summary]);
+    let root = Root::orch_yaml(format!(
+        "defaults: {{ provider: mock, timeout: 30 }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\", apiKeyEnv: {KEY_ENV}, model: m }}\naggregation: {{ synthesize: true, masterAgent: m }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h }}\n  - {{ id: e, keywords: [rooftops], head: g }}\nagents:\n  - {{ id: h, role: head, department: d }}\n  - {{ id: g, role: head, department: e }}\n  - {{ id: m, role: master }}\n",
+        server.uri
+    ));
+    let request = "Aladdin and the rooftops";
+    let mut run = Watched::start(root.path(), &["run", "--stream", request], &[(KEY_ENV, KEY)]);
+    assert_eq!(run.until("rooftops."), "In short: bread, then rooftops.");
+    server.gate.open();
+    let (code, out, err) = run.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "In short: bread, then rooftops. The end.\n");
+    let streamed: Vec<bool> = server.bodies().iter().map(|b| b.get("stream").is_some()).collect();
+    assert_eq!(streamed, [false, false, true], "only the summary streams");
+}
