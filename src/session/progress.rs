@@ -99,7 +99,7 @@ impl Progress {
         self.run.set_message(self.run_line(&spent));
     }
 
-    /// `3 calls · 1234 tokens · $0.0123 of $0.50`.
+    /// `3 calls · 1234 tokens · $0.0123 of $0.5000`.
     fn run_line(&self, spent: &Spent) -> String {
         let cap = match self.max_cost_usd > 0.0 {
             true => format!(" of {}", crate::text::fmt_usd(self.max_cost_usd)),
@@ -376,5 +376,32 @@ mod tests {
             "· 0 passed · 0 failed · $0.00 · ETA 0s"
         );
         assert_eq!(seconds(185_000), "3m05s");
+    }
+
+    #[test]
+    fn a_departments_bar_says_its_state_attempt_and_rung() {
+        assert_eq!(finished(DepartmentStatus::Success, 85.0), "✓ success · quality 85");
+        assert_eq!(finished(DepartmentStatus::Failed, 0.0), "✗ failed");
+        assert_eq!(finished(DepartmentStatus::Skipped, 0.0), "skipped");
+        let start = Event::DelegationStart {
+            department: "d".into(),
+            agent_id: "writer".into(),
+            attempt: 2,
+            task_index: 0,
+            total_tasks: 1,
+            variant: None,
+            rung: 1,
+        };
+        assert_eq!(running(&start), Some(("d", "running · writer attempt 2 (rung 1)".to_string())));
+    }
+
+    #[test]
+    fn the_run_line_counts_calls_tokens_and_cost_against_the_cap() {
+        let progress = Progress::stderr(0.5, 60.0);
+        progress.call(1_200, 0.0123);
+        progress.call(34, 0.0);
+        assert_eq!(progress.run.message(), "2 calls · 1234 tokens · $0.0123 of $0.5000");
+        let uncapped = Progress::stderr(0.0, 0.0);
+        assert_eq!(uncapped.run.message(), "0 calls · 0 tokens · $0.00");
     }
 }

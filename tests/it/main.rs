@@ -57,6 +57,7 @@ mod output;
 mod picking;
 mod pictures;
 mod prerequisites;
+mod progress_lines;
 mod prompt_cache;
 mod providers;
 mod readme;
