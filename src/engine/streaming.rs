@@ -67,9 +67,10 @@ pub struct AnswerStream {
 }
 
 impl Engine {
-    /// The same engine streaming the answer's calls to `stream`'s listener.
-    pub fn with_answer_stream(mut self, stream: AnswerStream) -> Self {
-        self.answer_stream = Some(stream);
+    /// The same engine streaming the answer's calls to `stream`'s listener (`None`: no
+    /// call streams).
+    pub fn with_answer_stream(mut self, stream: Option<AnswerStream>) -> Self {
+        self.answer_stream = stream;
         self
     }
 

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
-use super::streaming::Wire;
+use super::streaming::{anthropic_finish_reason, Wire};
 use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn};
 use crate::config::{CacheTtl, PromptCache, ProviderSettings};
 
@@ -206,22 +206,10 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
         completion_tokens: count("output_tokens"),
         cache_read_tokens: read,
         cache_write_tokens: write,
-        finish_reason: v["stop_reason"].as_str().map(finish_reason),
+        finish_reason: v["stop_reason"].as_str().map(anthropic_finish_reason),
         tool_calls,
         ..Completion::default()
     })
-}
-
-/// A stop reason in the report's words, which are OpenAI's: `max_tokens` is `length`, a
-/// natural end is `stop`, and `tool_use` is `tool_calls`.
-pub(super) fn finish_reason(reason: &str) -> String {
-    match reason {
-        "max_tokens" => "length",
-        "end_turn" | "stop_sequence" => "stop",
-        "tool_use" => "tool_calls",
-        other => other,
-    }
-    .to_string()
 }
 
 #[cfg(test)]

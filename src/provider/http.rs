@@ -550,7 +550,7 @@ pub fn unexpected(what: &str, v: &serde_json::Value) -> ProviderError {
 }
 
 /// The first `n` bytes of a text (on a char boundary), with `…` when cut.
-pub(super) fn first_bytes(text: &str, n: usize) -> String {
+fn first_bytes(text: &str, n: usize) -> String {
     if text.len() <= n {
         return text.to_string();
     }

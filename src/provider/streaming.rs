@@ -140,7 +140,7 @@ impl Assembly {
             }
             "message_delta" => {
                 if let Some(reason) = v["delta"]["stop_reason"].as_str() {
-                    self.completion.finish_reason = Some(super::anthropic::finish_reason(reason));
+                    self.completion.finish_reason = Some(anthropic_finish_reason(reason));
                 }
                 // Cumulative: the count so far, not what this event adds.
                 if let Some(n) = v["usage"]["output_tokens"].as_u64() {
@@ -156,13 +156,25 @@ impl Assembly {
     }
 }
 
+/// An Anthropic stop reason in the report's words, which are OpenAI's: `max_tokens` is
+/// `length`, a natural end is `stop`, and `tool_use` is `tool_calls`.
+pub fn anthropic_finish_reason(reason: &str) -> String {
+    match reason {
+        "max_tokens" => "length",
+        "end_turn" | "stop_sequence" => "stop",
+        "tool_use" => "tool_calls",
+        other => other,
+    }
+    .to_string()
+}
+
 /// An error the server sent inside its stream (overloaded, mostly): a failed try, retried.
 fn sent_error(error: &Value) -> ProviderError {
     let what = error["message"]
         .as_str()
         .map_or_else(|| error.to_string(), str::to_string);
     ProviderError::Http {
-        message: format!("the stream sent an error: {}", super::http::first_bytes(&what, 200)),
+        message: format!("the stream sent an error: {}", crate::text::excerpt(&what, 200)),
     }
 }
 

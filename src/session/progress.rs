@@ -392,7 +392,10 @@ mod tests {
             variant: None,
             rung: 1,
         };
-        assert_eq!(running(&start), Some(("d", "running · writer attempt 2 (rung 1)".to_string())));
+        assert_eq!(
+            running(&start),
+            Some(("d", "running · writer attempt 2 (rung 1)".to_string()))
+        );
     }
 
     #[test]

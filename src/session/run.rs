@@ -58,11 +58,7 @@ pub fn run(
     let providers = tapes.providers(&config, &args.replies, journal.as_ref())?;
     let config = Arc::new(config);
     let run_id = crate::text::new_id("run");
-    // The prompt owns the terminal: no progress bars drawn over its questions.
-    let quiet = args.quiet || mode == ApprovalMode::Prompt;
-    let limits = &config.settings.limits;
-    let (observers, events, bars) = observers(args, &run_id, quiet, (limits.max_cost_usd, limits.deadline))?;
-    let streamed = answer_stream(&config, plan, args, bars);
+    let (observers, events, streamed) = watchers(&config, plan, args, &run_id, mode)?;
 
     let runtime = setup::runtime()?;
     // The handlers are installed here, before the servers start and before the first call:
@@ -84,11 +80,8 @@ pub fn run(
         tools: tapes.tool_host(servers.as_ref(), journal.as_ref()),
     })
     .with_approver(approvals::approver(mode, journal.as_ref()))
-    .with_answerer(answers::answerer(mode, &args.answers));
-    let engine = match &streamed {
-        Some((stream, _)) => engine.with_answer_stream(stream.clone()),
-        None => engine,
-    };
+    .with_answerer(answers::answerer(mode, &args.answers))
+    .with_answer_stream(streamed.as_ref().map(|(stream, _)| stream.clone()));
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
         let interrupt = async {
@@ -175,15 +168,31 @@ fn settings_files(root: &std::path::Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The answer streamed to stdout, when `args.stream` asks for it (never under `--replay`,
-/// whose replies come at once): the calls that write it stream to a [`StreamedAnswer`],
-/// which clears the progress `bars` before its first piece.
-fn answer_stream(
+/// The answer's stream given to the engine, and what stdout showed of it.
+type Streaming = (AnswerStream, Arc<StreamedAnswer>);
+
+/// The run's observers, its events file, and its answer's stream.
+type Watchers = (Observers, Option<Arc<LineFile>>, Option<Streaming>);
+
+/// Who watches the run: its observers, its events file, and the answer streamed to stdout.
+fn watchers(
     config: &Config,
     plan: &Plan,
     args: &RunArgs,
-    bars: Option<Arc<Progress>>,
-) -> Option<(AnswerStream, Arc<StreamedAnswer>)> {
+    run_id: &str,
+    mode: ApprovalMode,
+) -> Result<Watchers, SessionError> {
+    // The prompt owns the terminal: no progress bars drawn over its questions.
+    let quiet = args.quiet || mode == ApprovalMode::Prompt;
+    let limits = &config.settings.limits;
+    let (observers, events, bars) = observers(args, run_id, quiet, (limits.max_cost_usd, limits.deadline))?;
+    Ok((observers, events, answer_stream(config, plan, args, bars)))
+}
+
+/// The answer streamed to stdout, when `args.stream` asks for it (never under `--replay`,
+/// whose replies come at once): the calls that write it stream to a [`StreamedAnswer`],
+/// which clears the progress `bars` before its first piece.
+fn answer_stream(config: &Config, plan: &Plan, args: &RunArgs, bars: Option<Arc<Progress>>) -> Option<Streaming> {
     if !args.stream || args.replies.replay.is_some() {
         return None;
     }

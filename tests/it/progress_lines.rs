@@ -48,10 +48,16 @@ fn a_run_writes_departments_attempts_and_calls_as_they_change() {
         expected.sort();
         assert_eq!(keys, expected, "{line}");
     }
-    let states: Vec<&str> = of(&lines, "department").iter().map(|l| l["state"].as_str().unwrap()).collect();
+    let states: Vec<&str> = of(&lines, "department")
+        .iter()
+        .map(|l| l["state"].as_str().unwrap())
+        .collect();
     assert_eq!(states, ["waiting", "running", "success"]);
     // Each attempt's line while it runs has no score; its line when graded has it.
-    let archivist: Vec<&Value> = of(&lines, "attempt").into_iter().filter(|l| l["agentId"] == "archivist").collect();
+    let archivist: Vec<&Value> = of(&lines, "attempt")
+        .into_iter()
+        .filter(|l| l["agentId"] == "archivist")
+        .collect();
     let attempts = &report["departments"][0]["specialistResults"]
         .as_array()
         .unwrap()
@@ -60,15 +66,24 @@ fn a_run_writes_departments_attempts_and_calls_as_they_change() {
         .unwrap()["attempts"];
     assert_eq!(archivist.len(), 2 * attempts.as_array().unwrap().len());
     for (pair, attempt) in archivist.chunks(2).zip(attempts.as_array().unwrap()) {
-        assert_eq!((pair[0]["attempt"].clone(), pair[0]["score"].clone()), (attempt["attempt"].clone(), Value::Null));
-        assert_eq!((pair[1]["score"].clone(), pair[1]["rung"].clone()), (attempt["score"].clone(), Value::from(0)));
+        assert_eq!(
+            (pair[0]["attempt"].clone(), pair[0]["score"].clone()),
+            (attempt["attempt"].clone(), Value::Null)
+        );
+        assert_eq!(
+            (pair[1]["score"].clone(), pair[1]["rung"].clone()),
+            (attempt["score"].clone(), Value::from(0))
+        );
     }
     // The call lines add up to the report's usage.
     let calls = of(&lines, "call");
     let sum = |key: &str| calls.iter().map(|l| l[key].as_u64().unwrap()).sum::<u64>();
     assert_eq!(calls.len() as u64, report["usage"]["calls"].as_u64().unwrap());
     assert_eq!(sum("promptTokens"), report["usage"]["promptTokens"].as_u64().unwrap());
-    assert_eq!(sum("completionTokens"), report["usage"]["completionTokens"].as_u64().unwrap());
+    assert_eq!(
+        sum("completionTokens"),
+        report["usage"]["completionTokens"].as_u64().unwrap()
+    );
 }
 
 #[test]
@@ -91,13 +106,25 @@ fn calls_carry_their_cost_and_quiet_writes_nothing() {
         .collect();
     assert_eq!(calls.len(), 1);
     assert_eq!(
-        (calls[0]["agentId"].as_str(), calls[0]["promptTokens"].as_u64(), calls[0]["completionTokens"].as_u64()),
+        (
+            calls[0]["agentId"].as_str(),
+            calls[0]["promptTokens"].as_u64(),
+            calls[0]["completionTokens"].as_u64()
+        ),
         (Some("h"), Some(11), Some(7))
     );
     assert_eq!(calls[0]["costUsd"], 0.000025);
     assert_eq!(report["usage"]["costUsd"], 0.000025);
     Test::new(root.path())
-        .args(["run", "--progress", "jsonl", "--quiet", "--format", "json", "Bake bread"])
+        .args([
+            "run",
+            "--progress",
+            "jsonl",
+            "--quiet",
+            "--format",
+            "json",
+            "Bake bread",
+        ])
         .stderr("")
         .run();
 }
@@ -105,14 +132,26 @@ fn calls_carry_their_cost_and_quiet_writes_nothing() {
 #[test]
 fn a_suite_writes_one_case_line_per_finished_run() {
     let out = Test::new(&repo().join("examples/research"))
-        .args(["test", "--progress", "jsonl", "--format", "json", "suites/research.yaml"])
+        .args([
+            "test",
+            "--progress",
+            "jsonl",
+            "--format",
+            "json",
+            "suites/research.yaml",
+        ])
         .any_stderr()
         .run();
     let mut cases: Vec<(String, bool)> = stderr(&out)
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .inspect(|l| assert_eq!(l["event"], "case", "{l}"))
-        .map(|l| (l["caseId"].as_str().unwrap().to_string(), l["passed"].as_bool().unwrap()))
+        .map(|l| {
+            (
+                l["caseId"].as_str().unwrap().to_string(),
+                l["passed"].as_bool().unwrap(),
+            )
+        })
         .collect();
     cases.sort();
     assert_eq!(
