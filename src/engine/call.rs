@@ -255,10 +255,9 @@ impl Engine {
             variant: (ask.marker.map(str::to_string)).or_else(|| agent.variant_name().map(str::to_string)),
             sample: ask.sample,
             context_tokens: self.context_tokens(agent, link),
-            stream: ask
-                .stream
-                .clone()
-                .filter(|_| output_schema_free && ask.tools.is_empty() && ask.turns.is_empty()),
+            stream: (ask.stream.clone())
+                .filter(|_| output_schema_free && ask.tools.is_empty() && ask.turns.is_empty())
+                .map(|stream| self.listener_for(link, stream)),
         }
     }
 

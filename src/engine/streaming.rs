@@ -3,15 +3,16 @@
 //! direct answer or synthesis), and the listener their text goes to. Those calls stream
 //! only when they send no schema and offer no tools; everything else reads replies whole.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::call::{Ask, Called};
 use super::gate::Place;
 use super::Engine;
 use crate::config::{Agent, Config};
 use crate::plan::Plan;
-use crate::provider::{Listener, Streamed};
+use crate::provider::{Link, Listener, Streamed};
 use crate::report::Usage;
+use crate::text::{strip_reasoning, Reasoning};
 
 /// The calls of a plan whose reply is the run's answer.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -85,6 +86,25 @@ impl Engine {
         writes.then(|| Streamed(Arc::clone(&stream.listener)))
     }
 
+    /// The listener of one request to `link`: `stream` itself, or, when the provider strips
+    /// reasoning (the default), `stream` behind a filter that holds back a leading reasoning
+    /// block, as the reply read whole has it removed.
+    pub(super) fn listener_for(&self, link: &Link, stream: Streamed) -> Streamed {
+        let strips = self
+            .config
+            .settings
+            .providers
+            .get(&link.name)
+            .is_none_or(|p| p.strip_reasoning);
+        match strips {
+            true => Streamed(Arc::new(WithoutReasoning {
+                inner: stream.0,
+                held: Mutex::new(Held::default()),
+            })),
+            false => stream,
+        }
+    }
+
     /// [`Engine::converse`] for a call that may write the answer: streamed when it does.
     pub(super) async fn converse_answer(
         &self,
@@ -98,5 +118,102 @@ impl Engine {
             ..Ask::plain(prompt)
         };
         self.converse_on(agent, ask, usage, place).await
+    }
+}
+
+/// A listener that hears a reply without the reasoning block it starts with: the text is
+/// held while it may still open one (`<think>`, `<thinking>`) or while one is open, then
+/// the answer after it (its leading whitespace dropped) goes on; a reply that opens none
+/// goes on whole. A block never closed is never heard (the reply is then kept whole, and
+/// printed at the run's end).
+struct WithoutReasoning {
+    inner: Arc<dyn Listener>,
+    held: Mutex<Held>,
+}
+
+/// What a [`WithoutReasoning`] holds of the current try.
+#[derive(Default)]
+struct Held {
+    /// The text so far, while undecided.
+    text: String,
+    /// Decided: every piece goes on as it comes.
+    passing: bool,
+}
+
+/// Whether `text` (its leading whitespace dropped) may still become a reasoning block's
+/// opening tag.
+fn may_open(text: &str) -> bool {
+    let t = text.trim_start();
+    ["<think>", "<thinking>"].iter().any(|open| open.starts_with(t))
+}
+
+impl Listener for WithoutReasoning {
+    fn piece(&self, text: &str) {
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.passing {
+            return self.inner.piece(text);
+        }
+        held.text.push_str(text);
+        let heard = match strip_reasoning(&held.text) {
+            Reasoning::None if may_open(&held.text) => None,
+            Reasoning::None => Some(held.text.clone()),
+            Reasoning::Unclosed => None,
+            Reasoning::Removed { answer, .. } => (!answer.is_empty()).then(|| answer.to_string()),
+        };
+        if let Some(heard) = heard {
+            held.passing = true;
+            held.text.clear();
+            self.inner.piece(&heard);
+        }
+    }
+
+    fn broke(&self) {
+        *self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Held::default();
+        self.inner.broke();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records what it hears.
+    #[derive(Default)]
+    struct Heard(Mutex<Vec<String>>);
+
+    impl Listener for Heard {
+        fn piece(&self, text: &str) {
+            self.0.lock().unwrap().push(text.to_string());
+        }
+        fn broke(&self) {
+            self.0.lock().unwrap().push("[broke]".to_string());
+        }
+    }
+
+    fn heard(pieces: &[&str]) -> Vec<String> {
+        let inner = Arc::new(Heard::default());
+        let filter = WithoutReasoning {
+            inner: inner.clone(),
+            held: Mutex::new(Held::default()),
+        };
+        pieces.iter().for_each(|p| filter.piece(p));
+        let heard = inner.0.lock().unwrap().clone();
+        heard
+    }
+
+    #[test]
+    fn a_leading_reasoning_block_is_never_heard() {
+        assert_eq!(
+            heard(&["<th", "ink>hmm", "</think>", "\n\n", "Teal", "."]),
+            ["Teal", "."]
+        );
+        assert_eq!(heard(&["  <thinking>x</thinking> A", "B"]), ["A", "B"]);
+        assert_eq!(heard(&["<think>still going"]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_reply_without_one_is_heard_whole_once_it_cannot_open_one() {
+        assert_eq!(heard(&["<", "b>bold</b>", " rest"]), ["<b>bold</b>", " rest"]);
+        assert_eq!(heard(&["Hello", " world"]), ["Hello", " world"]);
     }
 }

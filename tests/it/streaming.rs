@@ -259,3 +259,18 @@ fn the_masters_summary_is_the_streamed_answer_when_it_writes_one() {
     let streamed: Vec<bool> = server.bodies().iter().map(|b| b.get("stream").is_some()).collect();
     assert_eq!(streamed, [false, false, true], "only the summary streams");
 }
+
+#[test]
+fn a_reasoning_block_the_provider_strips_is_not_streamed() {
+    let server = StreamServer::start(vec![Reply::events(vec![
+        openai_chunk("<think>"),
+        openai_chunk("the user wants bread"),
+        openai_chunk("</think>\n\n"),
+        openai_chunk("Aladdin steals bread."),
+        openai_end(Some((9, 12))),
+    ])]);
+    let root = solo("openai", &server.uri);
+    let (code, out, err) = orch(&root, &["run", "--stream", REQUEST]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\nAladdin steals bread.\n");
+}
