@@ -293,7 +293,7 @@ impl HttpClient {
             });
         }
         if let Reading::Events { wire, listener } = reading {
-            if (200..300).contains(&status) && is_event_stream(resp.headers()) {
+            if (200..300).contains(&status) && content_type(resp.headers()).is_some_and(|t| wire.streams(t)) {
                 let mut piece = |piece: &str| {
                     *printed = true;
                     listener.0.piece(piece);
@@ -338,7 +338,11 @@ impl HttpClient {
         piece: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, ProviderError> {
         let limit = self.settings.max_reply_bytes;
-        let (mut parser, mut assembly) = (sse::Parser::default(), Assembly::default());
+        let parser = match wire {
+            Wire::Ollama => sse::Parser::of_lines(),
+            Wire::OpenAi | Wire::Anthropic => sse::Parser::default(),
+        };
+        let (mut parser, mut assembly) = (parser, Assembly::default());
         let (mut read, mut events) = (0u64, Vec::new());
         while !assembly.done {
             match resp.chunk().await.map_err(|e| transport_error(e, timeout, secrets))? {
@@ -451,12 +455,9 @@ fn read_events(
     Ok(())
 }
 
-/// Whether a reply is a stream of server-sent events (`Content-Type: text/event-stream`).
-fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
-    headers
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().to_ascii_lowercase().starts_with("text/event-stream"))
+/// A reply's `Content-Type`, when it has a readable one.
+fn content_type(headers: &reqwest::header::HeaderMap) -> Option<&str> {
+    headers.get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok())
 }
 
 /// `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date. A value that is not

@@ -19,9 +19,20 @@ pub struct Parser {
     line: Vec<u8>,
     event: Event,
     has_data: bool,
+    /// One JSON object a line (Ollama's stream): each line that is not blank is an event.
+    lines: bool,
 }
 
 impl Parser {
+    /// A parser of a stream of JSON lines rather than server-sent events: each line that is
+    /// not blank is an event's data.
+    pub fn of_lines() -> Self {
+        Parser {
+            lines: true,
+            ..Parser::default()
+        }
+    }
+
     /// Reads `bytes`, pushing each event they complete onto `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Event>) {
         for &b in bytes {
@@ -46,6 +57,15 @@ impl Parser {
 
     fn line_done(&mut self, line: &[u8], out: &mut Vec<Event>) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if self.lines {
+            if !line.trim_ascii().is_empty() {
+                out.push(Event {
+                    name: String::new(),
+                    data: String::from_utf8_lossy(line).into_owned(),
+                });
+            }
+            return;
+        }
         if line.is_empty() {
             self.dispatch(out);
             return;
@@ -123,5 +143,15 @@ mod tests {
         assert_eq!(events(&[b"data: [DONE]"]), [event("", "[DONE]")]);
         assert_eq!(events(&[b"event: ping\n\n"]), []);
         assert_eq!(events(&["data: é\n\n".as_bytes()]), [event("", "é")]);
+    }
+
+    #[test]
+    fn json_lines_are_one_event_each() {
+        let mut parser = Parser::of_lines();
+        let mut out = Vec::new();
+        parser.feed(b"{\"a\":1}\n\n{\"b\"", &mut out);
+        parser.feed(b":2}", &mut out);
+        parser.finish(&mut out);
+        assert_eq!(out, [event("", "{\"a\":1}"), event("", "{\"b\":2}")]);
     }
 }

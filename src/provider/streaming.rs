@@ -46,6 +46,21 @@ pub enum Wire {
     OpenAi,
     /// Messages events ending with `message_stop`.
     Anthropic,
+    /// Ollama's chat: one JSON object a line (not server-sent events), the last with
+    /// `done: true` and the counts.
+    Ollama,
+}
+
+impl Wire {
+    /// Whether a reply of this content type is this wire's stream (anything else is a whole
+    /// reply: the server ignored `stream: true`).
+    pub fn streams(self, content_type: &str) -> bool {
+        let content_type = content_type.trim().to_ascii_lowercase();
+        match self {
+            Wire::OpenAi | Wire::Anthropic => content_type.starts_with("text/event-stream"),
+            Wire::Ollama => content_type.starts_with("application/x-ndjson"),
+        }
+    }
 }
 
 /// What a stream's events have built so far.
@@ -63,6 +78,7 @@ impl Assembly {
         match wire {
             Wire::OpenAi => self.openai(event, piece),
             Wire::Anthropic => self.anthropic(event, piece),
+            Wire::Ollama => self.ollama(event, piece),
         }
     }
 
@@ -110,6 +126,26 @@ impl Assembly {
             self.completion.prompt_tokens = usage["prompt_tokens"].as_u64().unwrap_or(0);
             self.completion.completion_tokens = usage["completion_tokens"].as_u64().unwrap_or(0);
             self.completion.cache_read_tokens = usage["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0);
+        }
+        Ok(())
+    }
+
+    fn ollama(&mut self, event: &Event, piece: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
+        let Ok(v) = serde_json::from_str::<Value>(&event.data) else {
+            return Ok(());
+        };
+        if let Some(error) = v.get("error").filter(|e| !e.is_null()) {
+            return Err(sent_error(error));
+        }
+        if let Some(text) = v["message"]["content"].as_str() {
+            self.push(text, piece);
+        }
+        if v["done"] == true {
+            self.done = true;
+            self.usage_seen = true;
+            self.completion.prompt_tokens = v["prompt_eval_count"].as_u64().unwrap_or(0);
+            self.completion.completion_tokens = v["eval_count"].as_u64().unwrap_or(0);
+            self.completion.finish_reason = v["done_reason"].as_str().map(str::to_string);
         }
         Ok(())
     }
@@ -170,9 +206,12 @@ pub fn anthropic_finish_reason(reason: &str) -> String {
 
 /// An error the server sent inside its stream (overloaded, mostly): a failed try, retried.
 fn sent_error(error: &Value) -> ProviderError {
-    let what = error["message"]
-        .as_str()
-        .map_or_else(|| error.to_string(), str::to_string);
+    let what = match error {
+        Value::String(text) => text.clone(),
+        _ => error["message"]
+            .as_str()
+            .map_or_else(|| error.to_string(), str::to_string),
+    };
     ProviderError::Http {
         message: format!("the stream sent an error: {}", crate::text::excerpt(&what, 200)),
     }

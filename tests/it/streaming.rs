@@ -274,3 +274,42 @@ fn a_reasoning_block_the_provider_strips_is_not_streamed() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "## Stories\n\nAladdin steals bread.\n");
 }
+
+#[test]
+fn ollama_streams_its_json_lines_with_the_counts_of_the_last() {
+    let line = |v: Value| Part::Bytes(format!("{v}\n"));
+    let server = StreamServer::start(vec![Reply {
+        head: "HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n".into(),
+        parts: vec![
+            line(json!({"model": "m", "message": {"role": "assistant", "content": "Aladdin "}, "done": false})),
+            line(json!({"model": "m", "message": {"role": "assistant", "content": "steals bread"}, "done": false})),
+            Part::Gate,
+            line(json!({"model": "m", "message": {"role": "assistant", "content": "."}, "done": false})),
+            line(
+                json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 26, "eval_count": 4}),
+            ),
+        ],
+    }]);
+    let root = solo("ollama", &server.uri);
+    let mut run = Watched::start(
+        root.path(),
+        &["run", "--stream", "--record", "c.jsonl", REQUEST],
+        &[(KEY_ENV, KEY)],
+    );
+    assert_eq!(run.until("steals bread"), "## Stories\n\nAladdin steals bread");
+    server.gate.open();
+    let (code, out, err) = run.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\nAladdin steals bread.\n");
+    assert_eq!(server.bodies()[0]["stream"], true);
+    let report = json(
+        &Test::new(root.path())
+            .args(["run", "--format", "json", "--replay", "c.jsonl", REQUEST])
+            .run(),
+    );
+    let usage = &report["usage"];
+    assert_eq!(
+        (usage["promptTokens"].as_u64(), usage["completionTokens"].as_u64()),
+        (Some(26), Some(4))
+    );
+}
