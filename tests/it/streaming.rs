@@ -313,3 +313,24 @@ fn ollama_streams_its_json_lines_with_the_counts_of_the_last() {
         (Some(26), Some(4))
     );
 }
+
+#[test]
+fn a_stream_that_breaks_with_no_retry_left_fails_the_call_and_ends_its_line() {
+    let server = StreamServer::start(vec![Reply::events(vec![openai_chunk("Aladdin st")])]);
+    let root = Root::orch_yaml(
+        std::fs::read_to_string(solo("openai", &server.uri).path().join("orch.yaml"))
+            .unwrap()
+            .replace("backoffBase: 0.01", "backoffBase: 0.01, maxRetries: 0"),
+    );
+    let (code, out, err) = orch(&root, &["run", "--stream", REQUEST]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out, "## Stories\n\nAladdin st\n",
+        "what was printed stays, its line ended"
+    );
+    assert!(
+        err.contains("the stream broke: it ended before its final event"),
+        "{err}"
+    );
+    assert_eq!(server.bodies().len(), 1);
+}
