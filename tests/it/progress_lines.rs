@@ -163,3 +163,25 @@ fn a_suite_writes_one_case_line_per_finished_run() {
         ]
     );
 }
+
+#[test]
+fn the_events_file_keeps_its_lines_one_per_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("e.jsonl");
+    let out = Test::new(&repo().join("examples/research"))
+        .args(["run", "--progress", "jsonl", "--format", "json", "--events"])
+        .args([events.to_str().unwrap(), REQUEST])
+        .any_stderr()
+        .run();
+    assert!(stderr(&out).contains(r#""event":"call""#));
+    let lines: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.iter().any(|l| l["event"] == "delegation_start"));
+    for line in &lines {
+        assert_ne!(line["event"], "call", "{line}");
+        assert!(line.get("rung").is_none(), "{line}");
+    }
+}
