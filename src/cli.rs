@@ -9,7 +9,7 @@ use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::plan::SpecialistMode;
-use crate::session::{self, ApprovalMode, Approvals, McpApprovals};
+use crate::session::{self, ApprovalMode, Approvals, McpApprovals, ProgressFormat};
 
 mod options;
 
@@ -547,6 +547,17 @@ impl ValueEnum for McpApprovals {
     }
 }
 
+/// `--progress`: how progress is written on stderr (the session's own enum).
+impl ValueEnum for ProgressFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[ProgressFormat::Jsonl]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new("jsonl").help("One JSON object a line, one line per change (for CI logs)"))
+    }
+}
+
 /// `--specialists` parses into the plan's own enum, so the CLI and suite files share one
 /// list of modes. Written out rather than derived: `plan` stays free of clap.
 impl ValueEnum for SpecialistMode {
@@ -681,6 +692,13 @@ pub struct RunArgs {
     /// Keep a conversation in FILE (JSON lines, created when absent): this run is its next turn.
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
+    /// Print the answer on stdout as it is written (text format only)
+    /// [default: on when stdout is a terminal and --format is text]
+    #[arg(long)]
+    pub stream: bool,
+    /// Progress on stderr as JSON lines, one per change (bars are drawn on a terminal otherwise).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub progress: Option<ProgressFormat>,
 }
 
 /// `orch explain`.
@@ -798,6 +816,10 @@ pub struct TestArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Progress on stderr as JSON lines, one per finished case run (a bar is drawn on a
+    /// terminal otherwise).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub progress: Option<ProgressFormat>,
     /// How much of each run's report a results line holds: `summary` leaves out outputs,
     /// prompts and tool results (what compare, stats and --merge read stays).
     #[arg(long, value_enum, value_name = "DETAIL", default_value_t = crate::suite::ResultsDetail::Full)]

@@ -2,7 +2,9 @@
 //! a command line's structs meet the session (the commands convert with `From`). Each flag
 //! was checked as clap parsed it, by the session's own bounds.
 
-use super::{OptimizeArgs, PlanArgs, ReplyArgs, RunArgs, TestArgs, VariantArgs};
+use std::io::IsTerminal;
+
+use super::{OptimizeArgs, PlanArgs, ReplyArgs, RunArgs, RunFormat, TestArgs, VariantArgs};
 use crate::session::{OptimizeOptions, ReplyOptions, RequestOptions, RunOptions, TestOptions, VariantOptions};
 
 impl From<ReplyArgs> for ReplyOptions {
@@ -59,6 +61,8 @@ impl From<RunArgs> for RunOptions {
             quiet: a.quiet,
             session: a.session,
             answers: Vec::new(),
+            stream: a.stream,
+            progress: a.progress,
         }
     }
 }
@@ -89,6 +93,7 @@ impl From<TestArgs> for TestOptions {
             success_rates: a.success_rates,
             variants: a.variants.into(),
             quiet: a.quiet,
+            progress: a.progress,
             results_detail: a.results_detail,
         }
     }
@@ -115,5 +120,27 @@ impl From<OptimizeArgs> for OptimizeOptions {
             tags: a.tags,
             skip_tags: a.skip_tags,
         }
+    }
+}
+
+impl RunArgs {
+    /// Whether the answer is streamed: `--stream` (text format; with no `--format`, it picks
+    /// text), or `--format text` on a terminal. `--stream` with another format is refused.
+    pub fn choose_streaming(&mut self) -> Result<(), String> {
+        match (self.stream, self.format) {
+            (true, Some(RunFormat::Text)) | (false, _) => {}
+            (true, None) => self.format = Some(RunFormat::Text),
+            (true, Some(other)) => {
+                let name =
+                    clap::ValueEnum::to_possible_value(&other).map_or_else(String::new, |v| v.get_name().to_string());
+                return Err(format!(
+                    "--stream prints the answer as text; it cannot be used with --format {name}"
+                ));
+            }
+        }
+        if self.format == Some(RunFormat::Text) && std::io::stdout().is_terminal() {
+            self.stream = true;
+        }
+        Ok(())
     }
 }

@@ -12,10 +12,11 @@ use crate::exit::{CommandError, Exit, Hint};
 use crate::record::Journal;
 use crate::render::{write_run_tree, Style};
 use crate::report::Report;
-use crate::session::{self, exit_for, load_config, make_plan, waiting, why_not_success, ApprovalMode, RunOptions};
+use crate::session::{self, exit_for, make_plan, waiting, why_not_success, ApprovalMode, RunOptions};
 
 /// Runs the request and prints the report.
-pub fn run(args: RunArgs) -> Result<Exit> {
+pub fn run(mut args: RunArgs) -> Result<Exit> {
+    args.choose_streaming().map_err(CommandError::usage)?;
     let format = resolve_format(args.format, RunFormat::Tree, RunFormat::Json);
     let options = RunOptions::from(args);
     let prompt = super::read_prompt(&options.plan.prompt)?;
@@ -34,13 +35,25 @@ pub(super) fn execute(
     mode: ApprovalMode,
     resumed: Option<Journal>,
 ) -> Result<Exit> {
-    let mut config = configured(&args)?;
+    let mut config = session::run_config(&args).map_err(CommandError::from)?;
     session::assign_variants(&mut config, &prompt, &args.plan.variants).map_err(CommandError::from)?;
     args.plan.previous = session::previous_turn(args.session.as_deref()).map_err(CommandError::from)?;
     session::known_provider(&config, &args.replies).map_err(CommandError::from)?;
     let plan = planned(&config, &prompt, &args, format)?;
     let ran = session::run(config, &plan, &prompt, &args, mode, resumed).map_err(CommandError::from)?;
-    outcome(&ran.report, &args, format, ran.signal, ran.unwritten)
+    let printed = match &ran.streamed {
+        Some(streamed) => print_rest(&ran.report, streamed),
+        None => print_report(&ran.report, format),
+    };
+    outcome(&ran.report, &args, printed, ran.signal, ran.unwritten)
+}
+
+/// Prints what the streamed answer did not show of the report's answer.
+fn print_rest(report: &Report, streamed: &session::StreamedAnswer) -> Result<()> {
+    let mut out = super::stdout();
+    out.write_all(streamed.rest_of(report).as_bytes())?;
+    out.flush()?;
+    Ok(())
 }
 
 /// The run's plan. When the master fails (nothing matched, no fallback) it never retries,
@@ -56,33 +69,17 @@ fn planned(config: &Config, prompt: &str, args: &RunOptions, format: RunFormat) 
     }
 }
 
-/// The config, with `--max-calls`, `--concurrency` and `--deadline` over its limits.
-fn configured(args: &RunOptions) -> Result<Config, CommandError> {
-    let mut config = load_config(&args.plan)?;
-    let limits = &mut config.settings.limits;
-    if let Some(n) = args.max_calls {
-        limits.max_calls = n;
-    }
-    if let Some(n) = args.concurrency {
-        limits.max_concurrency = n;
-    }
-    if let Some(d) = args.deadline {
-        limits.deadline = d;
-    }
-    Ok(config)
-}
-
 /// Prints the report and says how the run went: its exit code, and on stderr why it is not
 /// a success (`signal`: the signal that stopped it; `unwritten`: output files that failed).
 fn outcome(
     report: &Report,
     args: &RunOptions,
-    format: RunFormat,
+    printed: Result<()>,
     signal: Option<Exit>,
     unwritten: Vec<String>,
 ) -> Result<Exit> {
     // The exit code tells how the run went even when nobody reads the report to the end.
-    if let Err(e) = print_report(report, format) {
+    if let Err(e) = printed {
         if !crate::exit::is_broken_pipe(&e) {
             return Err(e);
         }

@@ -71,6 +71,9 @@ pub struct Ask {
     /// A word that joins the cassette key in the variant's place (`expect` for the judging
     /// of a suite case's answer), so those calls replay apart from the agent's own.
     pub marker: Option<&'static str>,
+    /// Where the reply's text goes as it arrives, when the call writes the run's answer
+    /// (used only for a request with no schema, no tools and no turns).
+    pub stream: Option<crate::provider::Streamed>,
 }
 
 impl Ask {
@@ -193,9 +196,10 @@ impl Engine {
         // A call that failed once the run's deadline had passed was cut by it.
         let cut = outcome.result.is_err() && Instant::now() >= window.run_deadline;
         end_chat_span(&span, &outcome);
-        let settled = self.settle(link, &request.model, outcome, cut, usage);
+        let settled = self.settle(link, (&request.agent_id, &request.model), outcome, cut, usage);
         if let Ok(completion) = &settled {
             self.check_cut_prompt(link, &request, completion);
+            self.check_estimated_usage(link, completion);
         }
         self.check_economy();
         settled
@@ -225,6 +229,7 @@ impl Engine {
         timeout: Duration,
         deadline: Instant,
     ) -> CompletionRequest {
+        let output_schema_free = output_schema.is_none();
         CompletionRequest {
             agent_id: agent.id.clone(),
             agent_name: agent.name.clone(),
@@ -250,6 +255,9 @@ impl Engine {
             variant: (ask.marker.map(str::to_string)).or_else(|| agent.variant_name().map(str::to_string)),
             sample: ask.sample,
             context_tokens: self.context_tokens(agent, link),
+            stream: (ask.stream.clone())
+                .filter(|_| output_schema_free && ask.tools.is_empty() && ask.turns.is_empty())
+                .map(|stream| self.listener_for(link, stream)),
         }
     }
 
@@ -274,7 +282,7 @@ impl Engine {
     fn settle(
         &self,
         link: &Link,
-        model: &str,
+        (agent_id, model): (&str, &str),
         outcome: Outcome,
         cut: bool,
         usage: &mut Usage,
@@ -306,7 +314,13 @@ impl Engine {
                 return Err(e.into());
             }
         };
-        if let Some(charge) = charge {
+        if let (Some(charge), Some(tokens)) = (charge, spend.tokens) {
+            self.emit(Event::Call {
+                agent_id: agent_id.to_string(),
+                prompt_tokens: tokens.prompt,
+                completion_tokens: tokens.completion,
+                cost_usd: charge.usd,
+            });
             self.budget.spend_tokens(charge.tokens);
             self.budget.spend_usd(charge.usd);
             causal::record(Spent {

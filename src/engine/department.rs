@@ -318,7 +318,7 @@ async fn head_turn(
         attempt: n,
     };
     let called = engine
-        .converse(head, prompt, usage, place)
+        .converse_answer(head, prompt, usage, place)
         .traced(|| attempt_context(n))
         .await;
     tool_calls.extend(called.tool_calls);

@@ -69,6 +69,20 @@ impl Engine {
         }
     }
 
+    /// Warns (once per provider and run) when a streamed reply came without its token
+    /// usage: its counts are orch's estimate, 4 characters a token.
+    pub(super) fn check_estimated_usage(&self, link: &Link, completion: &Completion) {
+        if completion.usage_estimated {
+            self.say_once(
+                format!("estimated:{}", link.name),
+                format!(
+                    "{}'s stream ended without token usage: its tokens are estimated at 4 characters a token",
+                    link.name
+                ),
+            );
+        }
+    }
+
     /// Prints `warning: LINE` on stderr the first time `key` is met this run (under
     /// `--quiet` too: each says something went wrong that no report field shows).
     fn say_once(&self, key: String, line: String) {

@@ -22,6 +22,7 @@ mod router;
 mod scoring;
 mod specialist;
 mod stop;
+mod streaming;
 mod summary;
 mod tool_loop;
 mod unrouted;
@@ -38,6 +39,7 @@ pub use gate::{Approver, Flag, Verdict};
 pub use judging::{ask_about_answer, ask_once};
 pub use master::run;
 pub use router::{ask_router, run_request};
+pub use streaming::{AnswerCalls, AnswerStream};
 
 #[cfg(test)]
 mod tests;
@@ -85,6 +87,8 @@ pub struct Engine {
     scopes: conditions::Scopes,
     /// Who answers the run's questions; nobody unless set.
     answerer: Arc<dyn Answerer>,
+    /// Where the answer's calls stream their text; `None`: every reply is read whole.
+    answer_stream: Option<AnswerStream>,
 }
 
 /// Why a call produced nothing.
@@ -185,6 +189,7 @@ impl Engine {
             pending: Mutex::new(Vec::new()),
             scopes: conditions::Scopes::default(),
             answerer: Arc::new(NoAnswers),
+            answer_stream: None,
         }
     }
 

@@ -72,6 +72,7 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
             task_index: task.index,
             total_tasks: task.total,
             variant: agent.variant_name().map(str::to_string),
+            rung: state.climb.rung,
         });
         let (attempt, end) = one_attempt(engine, &task, agent, n, prompt, &mut state).await;
         engine.emit(Event::DelegationComplete {
@@ -85,6 +86,7 @@ async fn attempts(engine: &Engine, task: Task<'_>) -> SpecialistResult {
             passed: end == End::Passed,
             error: attempt.error.clone(),
             variant: agent.variant_name().map(str::to_string),
+            rung: attempt.rung,
         });
         let next = state.climb.after(
             &attempt,

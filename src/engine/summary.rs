@@ -67,15 +67,19 @@ pub(super) async fn summarize(
         .collect();
     let pairs: Vec<(&str, &str)> = texts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let cx = agent_span(&master.id, &master.name, "master", None);
+    let place = super::gate::Place {
+        department: "",
+        attempt: 1,
+    };
     let call = engine
-        .call(master, prompts::summary(&plan.request, &pairs), usage)
+        .converse_answer(master, prompts::summary(&plan.request, &pairs), usage, place)
         .traced(|| cx.with_value(TracedAttempt(1)));
     // Biased, as `run_departments` is: a summary that ends at the very instant of the
     // deadline is cut, whichever of the two woke first.
     let summary = tokio::select! {
         biased;
         why = stopped => Summary::Cut(why.reason().to_string(), Some(why)),
-        result = call => match result {
+        called = call => match called.result.map(|c| c.text) {
             Ok(text) => {
                 engine.complete_step("summary".into());
                 Summary::Written(crate::report::output_value(&text))

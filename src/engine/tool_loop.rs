@@ -47,16 +47,6 @@ struct Outcome {
 }
 
 impl Engine {
-    /// One turn of an agent that never has tools (the master: config validation refuses
-    /// tools on it): its text.
-    pub(super) async fn call(&self, agent: &Agent, prompt: String, usage: &mut Usage) -> Result<String, CallError> {
-        let place = Place {
-            department: "",
-            attempt: 1,
-        };
-        self.converse(agent, prompt, usage, place).await.result.map(|c| c.text)
-    }
-
     /// One turn of `agent` in an attempt: the model is called until it gives its final
     /// reply. Every attempt of an agent (a specialist's, a head's answer or synthesis, the
     /// master's summary) goes through here: an agent with tools runs the tool loop

@@ -3,6 +3,7 @@
 use serde_json::{json, Value};
 
 use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
+use super::streaming::{anthropic_finish_reason, Wire};
 use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn};
 use crate::config::{CacheTtl, PromptCache, ProviderSettings};
 
@@ -53,7 +54,16 @@ impl Provider for Anthropic {
                 timeout: req.timeout,
                 deadline: req.deadline,
             };
-            self.http.complete(post, &self.key, parse).await
+            match &req.stream {
+                Some(listener) => {
+                    let outcome = self
+                        .http
+                        .stream(post, &self.key, parse, (Wire::Anthropic, listener))
+                        .await;
+                    super::with_estimated_usage(outcome, req)
+                }
+                None => self.http.complete(post, &self.key, parse).await,
+            }
         })
     }
 
@@ -90,6 +100,9 @@ fn body(req: &CompletionRequest, cache: Option<CacheTtl>) -> Value {
     }
     if let Some(ttl) = cache {
         mark(&mut body, ttl, !req.turns.is_empty());
+    }
+    if req.stream.is_some() {
+        body["stream"] = json!(true);
     }
     body
 }
@@ -193,18 +206,9 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
         completion_tokens: count("output_tokens"),
         cache_read_tokens: read,
         cache_write_tokens: write,
-        // The report speaks OpenAI's words: `max_tokens` is `length`, a natural end is `stop`,
-        // and `tool_use` is `tool_calls`.
-        finish_reason: v["stop_reason"].as_str().map(|r| {
-            match r {
-                "max_tokens" => "length",
-                "end_turn" | "stop_sequence" => "stop",
-                "tool_use" => "tool_calls",
-                other => other,
-            }
-            .to_string()
-        }),
+        finish_reason: v["stop_reason"].as_str().map(anthropic_finish_reason),
         tool_calls,
+        ..Completion::default()
     })
 }
 

@@ -27,6 +27,7 @@ pub fn request(agent: &str, prompt: &str) -> CompletionRequest {
         variant: None,
         sample: 0,
         context_tokens: None,
+        stream: None,
     }
 }
 

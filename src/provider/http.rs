@@ -16,6 +16,8 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
+use super::sse;
+use super::streaming::{Assembly, Streamed, Wire, BROKE};
 use super::{api_key, Completion, Outcome, ProviderError};
 use crate::config::Http as HttpSettings;
 
@@ -56,6 +58,28 @@ impl Endpoint {
         let parsed = reqwest::Url::parse(&text).ok();
         Endpoint { text, parsed }
     }
+}
+
+/// How a reply body is read.
+enum Reading<'a> {
+    /// Whole, as JSON.
+    Whole,
+    /// As server-sent events in `wire`'s format, when the server sends them, each piece of
+    /// text handed to `listener` as it arrives.
+    Events {
+        /// Their format.
+        wire: Wire,
+        /// Who hears the text.
+        listener: &'a Streamed,
+    },
+}
+
+/// A reply body, read.
+enum Body {
+    /// A whole reply's JSON, for the provider to parse.
+    Json(serde_json::Value),
+    /// A streamed reply, assembled.
+    Assembled(Completion),
 }
 
 /// One POST of a JSON body.
@@ -111,9 +135,32 @@ impl HttpClient {
     /// key's header, and reads the reply with `parse`.
     pub async fn complete(
         &self,
+        post: Post<'_>,
+        key: &KeyHeader,
+        parse: fn(&serde_json::Value) -> Result<Completion, ProviderError>,
+    ) -> Outcome {
+        self.call(post, key, parse, Reading::Whole).await
+    }
+
+    /// [`HttpClient::complete`] with the reply read as `wire`'s server-sent events, its text
+    /// handed to `listener` as it arrives. A server that answers whole (it ignored
+    /// `stream: true`) is read with `parse`, as usual.
+    pub async fn stream(
+        &self,
+        post: Post<'_>,
+        key: &KeyHeader,
+        parse: fn(&serde_json::Value) -> Result<Completion, ProviderError>,
+        (wire, listener): (Wire, &Streamed),
+    ) -> Outcome {
+        self.call(post, key, parse, Reading::Events { wire, listener }).await
+    }
+
+    async fn call(
+        &self,
         mut post: Post<'_>,
         key: &KeyHeader,
         parse: fn(&serde_json::Value) -> Result<Completion, ProviderError>,
+        reading: Reading<'_>,
     ) -> Outcome {
         // The key is read now, sent only in its header, and redacted from anything shown.
         let secrets: Vec<String> = match api_key(key.env.as_deref()) {
@@ -124,9 +171,12 @@ impl HttpClient {
             Ok(None) => Vec::new(),
             Err(e) => return Outcome::once(Err(e)),
         };
-        let (result, transport_retries) = self.post_json(&post, &secrets).await;
+        let (result, transport_retries) = self.post_json(&post, &secrets, &reading).await;
         Outcome {
-            result: result.and_then(|v| parse(&v)),
+            result: result.and_then(|body| match body {
+                Body::Json(v) => parse(&v),
+                Body::Assembled(c) => Ok(c),
+            }),
             transport_retries,
             cached: false,
         }
@@ -135,7 +185,14 @@ impl HttpClient {
     /// Posts `post.body` and returns the reply's JSON and the transport retries it took.
     /// The first try was paced by the engine ([`HttpClient::pace`]); each retry waits for
     /// a slot of its own, within the deadline.
-    async fn post_json(&self, post: &Post<'_>, secrets: &[String]) -> (Result<serde_json::Value, ProviderError>, u32) {
+    /// A broken stream is retried like a dropped connection; what it printed is followed by
+    /// the listener's word that the reply starts over.
+    async fn post_json(
+        &self,
+        post: &Post<'_>,
+        secrets: &[String],
+        reading: &Reading<'_>,
+    ) -> (Result<Body, ProviderError>, u32) {
         let deadline = post.deadline;
         let mut retries = 0;
         loop {
@@ -156,7 +213,8 @@ impl HttpClient {
                     retries,
                 );
             }
-            let result = self.try_once(post, left, secrets).await;
+            let mut printed = false;
+            let result = self.try_once(post, left, secrets, reading, &mut printed).await;
             if matches!(&result, Err(ProviderError::Http { message }) if message.starts_with(REFUSED))
                 && is_loopback(&post.url.text)
             {
@@ -182,6 +240,11 @@ impl HttpClient {
                 };
                 return (result, retries);
             }
+            if let Reading::Events { listener, .. } = reading {
+                if printed || matches!(&result, Err(ProviderError::Http { message }) if message.starts_with(BROKE)) {
+                    listener.0.broke();
+                }
+            }
             tokio::time::sleep(delay).await;
             retries += 1;
         }
@@ -192,7 +255,9 @@ impl HttpClient {
         post: &Post<'_>,
         left: Duration,
         secrets: &[String],
-    ) -> Result<serde_json::Value, ProviderError> {
+        reading: &Reading<'_>,
+        printed: &mut bool,
+    ) -> Result<Body, ProviderError> {
         let req = match &post.url.parsed {
             Some(url) => self.client.post(url.clone()),
             // Not a URL: reqwest's own error says why.
@@ -227,6 +292,16 @@ impl HttpClient {
                 retry_after: None,
             });
         }
+        if let Reading::Events { wire, listener } = reading {
+            if (200..300).contains(&status) && content_type(resp.headers()).is_some_and(|t| wire.streams(t)) {
+                let mut piece = |piece: &str| {
+                    *printed = true;
+                    listener.0.piece(piece);
+                };
+                let completion = self.events(resp, post.timeout, secrets, *wire, &mut piece).await;
+                return completion.map(Body::Assembled);
+            }
+        }
         let body = self.body(resp, post.timeout, secrets).await?;
         // Where a server's words enter orch, the key leaves them: from the raw text (before
         // any excerpt is cut, so not even a prefix survives) and from every string of a
@@ -248,7 +323,45 @@ impl HttpClient {
         if !secrets.is_empty() {
             crate::text::redact_json(&mut reply, secrets);
         }
-        Ok(reply)
+        Ok(Body::Json(reply))
+    }
+
+    /// A reply of server-sent events in `wire`'s format, read as it arrives (within
+    /// `maxReplyBytes`), each piece of text handed to `piece`, the key redacted from each
+    /// event before it is read; reading stops at the final event.
+    async fn events(
+        &self,
+        mut resp: reqwest::Response,
+        timeout: Duration,
+        secrets: &[String],
+        wire: Wire,
+        piece: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, ProviderError> {
+        let limit = self.settings.max_reply_bytes;
+        let parser = match wire {
+            Wire::Ollama => sse::Parser::of_lines(),
+            Wire::OpenAi | Wire::Anthropic => sse::Parser::default(),
+        };
+        let (mut parser, mut assembly) = (parser, Assembly::default());
+        let (mut read, mut events) = (0u64, Vec::new());
+        while !assembly.done {
+            match resp.chunk().await.map_err(|e| transport_error(e, timeout, secrets))? {
+                Some(chunk) => {
+                    read += chunk.len() as u64;
+                    if read > limit {
+                        return Err(ProviderError::TooLarge { limit });
+                    }
+                    parser.feed(&chunk, &mut events);
+                }
+                None => {
+                    parser.finish(&mut events);
+                    read_events(&mut assembly, wire, &mut events, secrets, piece)?;
+                    break;
+                }
+            }
+            read_events(&mut assembly, wire, &mut events, secrets, piece)?;
+        }
+        assembly.finish()
     }
 
     /// The reply body, chunk by chunk, refused as soon as it passes `maxReplyBytes` (a
@@ -320,6 +433,31 @@ impl HttpClient {
         tokio::time::sleep_until(start).await;
         true
     }
+}
+
+/// Reads the events parsed so far into `assembly` (none after its final one).
+fn read_events(
+    assembly: &mut Assembly,
+    wire: Wire,
+    events: &mut Vec<sse::Event>,
+    secrets: &[String],
+    piece: &mut (dyn FnMut(&str) + Send),
+) -> Result<(), ProviderError> {
+    for mut event in events.drain(..) {
+        if assembly.done {
+            break;
+        }
+        if !secrets.is_empty() {
+            event.data = redact(&event.data, secrets).into_owned();
+        }
+        assembly.read(wire, &event, piece)?;
+    }
+    Ok(())
+}
+
+/// A reply's `Content-Type`, when it has a readable one.
+fn content_type(headers: &reqwest::header::HeaderMap) -> Option<&str> {
+    headers.get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok())
 }
 
 /// `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date. A value that is not

@@ -11,6 +11,8 @@ mod ollama;
 mod openai;
 mod openai_wire;
 mod simulated;
+mod sse;
+mod streaming;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -26,6 +28,7 @@ pub use http::HttpClient;
 pub use ollama::Ollama;
 pub use openai::OpenAi;
 pub use simulated::Simulated;
+pub use streaming::{Listener, Streamed};
 
 /// A boxed future, so the trait stays object-safe (`Arc<dyn Provider>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -79,6 +82,11 @@ pub struct CompletionRequest {
     /// joins the request hash when set.
     #[serde(skip)]
     pub context_tokens: Option<u32>,
+    /// Where the reply's text goes as it arrives, for a call whose reply is the run's
+    /// answer; `None`: the reply is read whole. Not hashed: a streamed call records and
+    /// replays as the same call read whole.
+    #[serde(skip)]
+    pub stream: Option<Streamed>,
 }
 
 /// A provider's answer.
@@ -98,6 +106,9 @@ pub struct Completion {
     pub finish_reason: Option<String>,
     /// The tool calls the reply asks for, in the order it lists them.
     pub tool_calls: Vec<AskedCall>,
+    /// The token counts are orch's estimate (4 characters a token): the server's stream
+    /// ended without them.
+    pub usage_estimated: bool,
 }
 
 /// A tool offered to the model: the name it is offered under (the tool's own, or
@@ -272,6 +283,19 @@ pub trait Provider: Send + Sync {
 /// A rough token count (4 characters a token) for providers that report none.
 fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
+}
+
+/// A streamed outcome whose usage never came, its counts estimated from what `req` sent and
+/// what came back (4 characters a token).
+fn with_estimated_usage(mut outcome: Outcome, req: &CompletionRequest) -> Outcome {
+    if let Ok(c) = outcome.result.as_mut() {
+        if !c.usage_estimated {
+            return outcome;
+        }
+        c.prompt_tokens = estimate_tokens(&req.system) + estimate_tokens(&req.prompt);
+        c.completion_tokens = estimate_tokens(&c.text);
+    }
+    outcome
 }
 
 /// One provider of an agent's chain: its name, the provider, and the model asked of it.

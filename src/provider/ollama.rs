@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
 use super::openai::asked_call;
+use super::streaming::Wire;
 use super::{
     estimate_tokens, AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provider, ProviderError, Turn,
 };
@@ -51,8 +52,14 @@ impl Provider for Ollama {
                 timeout: req.timeout,
                 deadline: req.deadline,
             };
-            let mut outcome = self.http.complete(post, &self.key, parse).await;
+            let mut outcome = match &req.stream {
+                Some(listener) => self.http.stream(post, &self.key, parse, (Wire::Ollama, listener)).await,
+                None => self.http.complete(post, &self.key, parse).await,
+            };
             if let Ok(c) = &mut outcome.result {
+                // Ollama leaves a count out on its own (a prompt already in its cache): estimated
+                // as for a reply read whole.
+                c.usage_estimated = false;
                 fill_usage(c, req);
             }
             outcome
@@ -64,7 +71,7 @@ impl Provider for Ollama {
     }
 }
 
-/// The request body: messages, `stream: false`, `think: false`, the options, and `format`
+/// The request body: messages, `stream` (true only for a streamed call), `think: false`, the options, and `format`
 /// only with a schema, `tools` only when some are offered.
 pub fn body(req: &CompletionRequest, seed: Option<u64>) -> Value {
     let mut options = Map::new();
@@ -82,7 +89,7 @@ pub fn body(req: &CompletionRequest, seed: Option<u64>) -> Value {
     let mut body = json!({
         "model": req.model,
         "messages": messages(req),
-        "stream": false,
+        "stream": req.stream.is_some(),
         "think": false,
         "options": options,
     });

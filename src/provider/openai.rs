@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::http::{unexpected, Endpoint, HttpClient, KeyHeader, Post};
+use super::streaming::Wire;
 #[cfg(test)]
 use super::{
     openai_wire::{schema_name, turn_messages},
@@ -68,7 +69,13 @@ impl Provider for OpenAi {
                 timeout: req.timeout,
                 deadline: req.deadline,
             };
-            self.http.complete(post, &self.key, parse).await
+            match &req.stream {
+                Some(listener) => {
+                    let outcome = self.http.stream(post, &self.key, parse, (Wire::OpenAi, listener)).await;
+                    super::with_estimated_usage(outcome, req)
+                }
+                None => self.http.complete(post, &self.key, parse).await,
+            }
         })
     }
 
@@ -143,6 +150,7 @@ fn parse(v: &Value) -> Result<Completion, ProviderError> {
         cache_write_tokens: 0,
         finish_reason: first["finish_reason"].as_str().map(str::to_string),
         tool_calls,
+        usage_estimated: false,
     })
 }
 

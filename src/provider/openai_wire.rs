@@ -48,6 +48,8 @@ pub fn keyed_body_bytes(
         model: (!req.model.is_empty()).then_some(req.model.as_str()),
         prompt_cache_key: cache_key.then_some(req.agent_id.as_str()),
         response_format: format,
+        stream: req.stream.is_some().then_some(true),
+        stream_options: req.stream.is_some().then_some(StreamOptions { include_usage: true }),
         temperature: req.temperature,
         tools: req
             .tools
@@ -81,9 +83,19 @@ struct Wire<'a> {
     prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<Format<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
     temperature: f64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
+}
+
+/// What a streamed request asks of the stream: its usage, on a chunk before `[DONE]`.
+#[derive(serde::Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }
 
 /// The system and user messages, then the conversation's turns.

@@ -109,6 +109,7 @@ impl Entry {
                 tool_calls: self.tool_calls,
                 cache_read_tokens: self.cache_read_tokens,
                 cache_write_tokens: self.cache_write_tokens,
+                usage_estimated: false,
             }),
             (None, Some(e)) => Err(e),
             (None, None) => Err(ProviderError::Decode {

@@ -72,6 +72,10 @@ pub enum Event {
         /// The agent's variant; absent for an agent with no variants.
         #[serde(skip_serializing_if = "Option::is_none")]
         variant: Option<String>,
+        /// The rung of the agent's ladder the attempt runs on (progress only: not in the
+        /// events file).
+        #[serde(skip)]
+        rung: usize,
     },
     /// A specialist attempt was graded (or failed).
     #[serde(rename_all = "camelCase")]
@@ -98,6 +102,10 @@ pub enum Event {
         /// The agent's variant; absent for an agent with no variants.
         #[serde(skip_serializing_if = "Option::is_none")]
         variant: Option<String>,
+        /// The rung of the agent's ladder the attempt runs on (progress only: not in the
+        /// events file).
+        #[serde(skip)]
+        rung: usize,
     },
     /// A synthesis attempt by the head.
     #[serde(rename_all = "camelCase")]
@@ -202,6 +210,19 @@ pub enum Event {
         /// Why evaluation failed; null when it did not.
         error: Option<String>,
     },
+    /// A provider answered one call: what it spent (progress only: not in the events
+    /// file, whose lines stay one per step).
+    #[serde(rename_all = "camelCase")]
+    Call {
+        /// The agent that made it.
+        agent_id: String,
+        /// Tokens sent.
+        prompt_tokens: u64,
+        /// Tokens received.
+        completion_tokens: u64,
+        /// What it cost, per `[pricing]` (0 for an unpriced model).
+        cost_usd: f64,
+    },
     /// The run asked before routing: its questions, and whether they were answered.
     Clarification {
         /// 1 or 2: the round of questions.
@@ -266,6 +287,9 @@ impl EventLog {
 
 impl Observer for EventLog {
     fn event(&self, event: &Event) {
+        if matches!(event, Event::Call { .. }) {
+            return;
+        }
         let line = Line {
             run_id: &self.run_id,
             timestamp: rfc3339(SystemTime::now()),

@@ -19,6 +19,7 @@ mod outcome;
 mod prepare;
 mod probes;
 mod progress;
+mod progress_lines;
 mod providers;
 mod route;
 mod run;
@@ -27,6 +28,7 @@ mod served_conversations;
 mod served_run;
 mod served_suite;
 mod setup;
+mod streamed;
 mod suite;
 mod suite_estimate;
 mod suite_files;
@@ -40,15 +42,18 @@ pub use journaled::JournaledRun;
 pub use optimize::optimize;
 pub use optimize_write::{empty_dir as optimize_dir_empty, write_dir as write_optimized};
 pub use options::{
-    count, deadline, quality, ApprovalMode, Approvals, McpApprovals, OptimizeOptions, ReplyOptions, RequestOptions,
-    RunOptions, TestOptions, VariantOptions, CONCURRENCY, MAX_CALLS,
+    count, deadline, quality, ApprovalMode, Approvals, McpApprovals, OptimizeOptions, ProgressFormat, ReplyOptions,
+    RequestOptions, RunOptions, TestOptions, VariantOptions, CONCURRENCY, MAX_CALLS,
 };
 pub use outcome::{exit_for, needs_input, waiting, why_not_success};
-pub use prepare::{approval_mode, checked_prompt, load_config, make_plan, plan_options, read_prompt, routing_error};
+pub use prepare::{
+    approval_mode, checked_prompt, load_config, make_plan, plan_options, read_prompt, routing_error, run_config,
+};
 pub use route::route;
 pub use run::run;
 pub use served::Team;
 pub use setup::{interruption, known_provider, runtime, server_runtime};
+pub use streamed::StreamedAnswer;
 pub use suite::run_suites;
 pub use suite_estimate::{estimate as estimate_suites, Estimate};
 pub use suite_files::{named_files, open_junit};

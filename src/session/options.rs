@@ -84,6 +84,10 @@ pub struct RunOptions {
     pub session: Option<PathBuf>,
     /// Answers to the run's questions, in order.
     pub answers: Vec<String>,
+    /// The answer printed on stdout as it is written.
+    pub stream: bool,
+    /// Progress as JSON lines on stderr instead of bars.
+    pub progress: Option<ProgressFormat>,
 }
 
 /// Everything a suite run is asked to do, but how its outcome is printed.
@@ -133,6 +137,8 @@ pub struct TestOptions {
     pub variants: VariantOptions,
     /// No progress bar.
     pub quiet: bool,
+    /// Progress as JSON lines on stderr instead of the bar.
+    pub progress: Option<ProgressFormat>,
     /// How much of each run's report a results line holds.
     pub results_detail: crate::suite::ResultsDetail,
 }
@@ -171,6 +177,13 @@ pub struct OptimizeOptions {
     pub tags: Vec<String>,
     /// Not the cases with one of these tags.
     pub skip_tags: Vec<String>,
+}
+
+/// How progress is written on stderr, beside the bars drawn on a terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgressFormat {
+    /// One JSON object a line, one line per change (for CI logs).
+    Jsonl,
 }
 
 /// How a run decides the steps that wait for a person's yes (docs/approvals.md).

@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 
-use super::options::{ApprovalMode, RequestOptions};
+use super::options::{ApprovalMode, RequestOptions, RunOptions};
 use crate::config::{self, locate_root, Config};
 use crate::plan::{self, Plan, PlanOptions, RouterStep, RoutingError};
 
@@ -56,6 +56,22 @@ pub fn check_size(len: usize) -> Result<(), SessionError> {
         )));
     }
     Ok(())
+}
+
+/// The config of a run, with its own call cap, concurrency and deadline over the limits.
+pub fn run_config(run: &RunOptions) -> Result<Config, SessionError> {
+    let mut config = load_config(&run.plan)?;
+    let limits = &mut config.settings.limits;
+    if let Some(n) = run.max_calls {
+        limits.max_calls = n;
+    }
+    if let Some(n) = run.concurrency {
+        limits.max_concurrency = n;
+    }
+    if let Some(d) = run.deadline {
+        limits.deadline = d;
+    }
+    Ok(config)
 }
 
 /// The config of `--config` / `ORCH_CONFIG` / the current directory, its specialists ranked

@@ -90,6 +90,7 @@ impl Target<'_> {
             variant: None,
             sample: 0,
             context_tokens: (self.settings.kind == ProviderKind::Ollama).then_some(self.settings.context_tokens),
+            stream: None,
         };
         self.provider.complete(&request).await.result.map(|c| c.text)
     }

@@ -7,9 +7,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::options::{ApprovalMode, RunOptions};
+use super::options::{ApprovalMode, ProgressFormat, RunOptions};
 use crate::config::Config;
-use crate::engine::{self, Engine, EngineParts};
+use crate::engine::{self, AnswerCalls, AnswerStream, Engine, EngineParts};
 use crate::exit::Exit;
 use crate::grade::Schemas;
 use crate::plan::Plan;
@@ -18,6 +18,8 @@ use crate::report::{EventLog, Observer, Observers, Report};
 use crate::sink::LineFile;
 
 use super::progress::Progress;
+use super::progress_lines::ProgressLines;
+use super::streamed::StreamedAnswer;
 use super::{answers, approvals, conversation, plan_options, providers, setup, JournaledRun, SessionError};
 
 /// How a run ended: its report, the signal that stopped it, and why output files failed.
@@ -28,6 +30,8 @@ pub struct Ran {
     pub signal: Option<Exit>,
     /// Why each output file that failed (events, cassette, journal) could not be written.
     pub unwritten: Vec<String>,
+    /// The answer as it was streamed to stdout (`--stream`), to print what it did not show.
+    pub streamed: Option<Arc<StreamedAnswer>>,
 }
 
 /// Runs `prompt` on `config` along `plan`, as `args` say, its gated steps decided in
@@ -54,9 +58,7 @@ pub fn run(
     let providers = tapes.providers(&config, &args.replies, journal.as_ref())?;
     let config = Arc::new(config);
     let run_id = crate::text::new_id("run");
-    // The prompt owns the terminal: no progress bars drawn over its questions.
-    let quiet = args.quiet || mode == ApprovalMode::Prompt;
-    let (observers, events) = observers(args, &run_id, quiet)?;
+    let (observers, events, streamed) = watchers(&config, plan, args, &run_id, mode)?;
 
     let runtime = setup::runtime()?;
     // The handlers are installed here, before the servers start and before the first call:
@@ -78,7 +80,8 @@ pub fn run(
         tools: tapes.tool_host(servers.as_ref(), journal.as_ref()),
     })
     .with_approver(approvals::approver(mode, journal.as_ref()))
-    .with_answerer(answers::answerer(mode, &args.answers));
+    .with_answerer(answers::answerer(mode, &args.answers))
+    .with_answer_stream(streamed.as_ref().map(|(stream, _)| stream.clone()));
     let signal = std::sync::OnceLock::new();
     let report = runtime.block_on(async {
         let interrupt = async {
@@ -111,6 +114,7 @@ pub fn run(
         report,
         signal: signal.get().copied(),
         unwritten: unwritten.collect(),
+        streamed: streamed.map(|(_, answer)| answer),
     })
 }
 
@@ -164,9 +168,60 @@ fn settings_files(root: &std::path::Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The answer's stream given to the engine, and what stdout showed of it.
+type Streaming = (AnswerStream, Arc<StreamedAnswer>);
+
+/// The run's observers, its events file, and its answer's stream.
+type Watchers = (Observers, Option<Arc<LineFile>>, Option<Streaming>);
+
+/// Who watches the run: its observers, its events file, and the answer streamed to stdout.
+fn watchers(
+    config: &Config,
+    plan: &Plan,
+    args: &RunOptions,
+    run_id: &str,
+    mode: ApprovalMode,
+) -> Result<Watchers, SessionError> {
+    // The prompt owns the terminal: no progress bars drawn over its questions.
+    let quiet = args.quiet || mode == ApprovalMode::Prompt;
+    let limits = &config.settings.limits;
+    let (observers, events, bars) = observers(args, run_id, quiet, (limits.max_cost_usd, limits.deadline))?;
+    Ok((observers, events, answer_stream(config, plan, args, bars)))
+}
+
+/// The answer streamed to stdout, when `args.stream` asks for it (never under `--replay`,
+/// whose replies come at once): the calls that write it stream to a [`StreamedAnswer`],
+/// which clears the progress `bars` before its first piece.
+fn answer_stream(config: &Config, plan: &Plan, args: &RunOptions, bars: Option<Arc<Progress>>) -> Option<Streaming> {
+    if !args.stream || args.replies.replay.is_some() {
+        return None;
+    }
+    let calls = AnswerCalls::of(config, plan);
+    let before_first: Box<dyn Fn() + Send + Sync> = match bars {
+        Some(bars) => Box::new(move || bars.make_way()),
+        None => Box::new(|| {}),
+    };
+    let answer = Arc::new(StreamedAnswer::new(calls.heading(), before_first));
+    let stream = AnswerStream {
+        listener: answer.clone(),
+        calls,
+    };
+    Some((stream, answer))
+}
+
+/// The run's observers, its events file, and its progress bars.
+type Observed = (Observers, Option<Arc<LineFile>>, Option<Arc<Progress>>);
+
 /// Who hears the run's events: `--events`' file (returned too, to check it was written) and
-/// the progress bars on a terminal unless `quiet`.
-fn observers(args: &RunOptions, run_id: &str, quiet: bool) -> Result<(Observers, Option<Arc<LineFile>>), SessionError> {
+/// the progress on stderr unless `quiet`: JSON lines with `--progress jsonl`, else bars on a
+/// terminal, whose run line shows `maxCostUsd` and the deadline (the bars are returned too,
+/// to make way for a streamed answer).
+fn observers(
+    args: &RunOptions,
+    run_id: &str,
+    quiet: bool,
+    (max_cost_usd, deadline): (f64, f64),
+) -> Result<Observed, SessionError> {
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     let events = match &args.events {
         Some(path) => Some(Arc::new(
@@ -177,8 +232,13 @@ fn observers(args: &RunOptions, run_id: &str, quiet: bool) -> Result<(Observers,
     if let Some(out) = &events {
         observers.push(Box::new(EventLog::new(run_id, out.clone())));
     }
-    if std::io::stderr().is_terminal() && !quiet {
-        observers.push(Box::new(Progress::stderr()));
+    let mut bars = None;
+    if args.progress == Some(ProgressFormat::Jsonl) && !quiet {
+        observers.push(Box::new(ProgressLines::new()));
+    } else if std::io::stderr().is_terminal() && !quiet {
+        let progress = Arc::new(Progress::stderr(max_cost_usd, deadline));
+        observers.push(Box::new(progress.clone()));
+        bars = Some(progress);
     }
-    Ok((Observers(observers), events))
+    Ok((Observers(observers), events, bars))
 }

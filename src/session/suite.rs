@@ -75,7 +75,7 @@ pub fn run_suites(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Lo
         &args.replies,
         signalled.as_mut(),
     ))?;
-    let bar = CaseRuns::new(planned.runs, args.quiet);
+    let bar = CaseRuns::new(planned.runs, args.quiet, args.jobs, args.progress);
     let runner = Runner {
         engine: &CaseEngines {
             seed: args.replies.seed,

@@ -125,6 +125,10 @@ pub struct Record {
     /// What the run's judging calls spent and their verdicts (its line's `judged`).
     #[serde(default)]
     pub judged: JudgedDigest,
+    /// What the run cost, its judging included (for the progress of `orch test`; not read
+    /// back from a results line).
+    #[serde(skip)]
+    pub cost_usd: f64,
 }
 
 /// Whether a results line's report says some department that ran was not graded: one

@@ -187,6 +187,11 @@ impl Runner<'_> {
             error: None,
             ungraded: report.grading.partial(),
             judged: judged.as_ref().map(Judged::digest).unwrap_or_default(),
+            cost_usd: report.usage.cost_usd,
+        };
+        let record = Record {
+            cost_usd: record.cost_usd + record.judged.usage.cost_usd,
+            ..record
         };
         (record, (report, judged), job.order, job.case)
     }

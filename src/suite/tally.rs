@@ -208,6 +208,7 @@ mod tests {
             error: None,
             ungraded: false,
             judged: Default::default(),
+            cost_usd: 0.0,
         }
     }
 

@@ -124,6 +124,10 @@ impl Provider for Simulated {
                 },
             };
             let (text, finish_reason) = capped(text, request.max_output_tokens);
+            // A streamed reply comes word by word, at once: the simulated voice has no delay.
+            if let Some(listener) = &request.stream {
+                text.split_inclusive(' ').for_each(|word| listener.0.piece(word));
+            }
             let completion = Completion {
                 prompt_tokens: prompt_tokens(request),
                 completion_tokens: estimate_tokens(&text),

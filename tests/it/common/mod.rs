@@ -5,6 +5,7 @@ pub mod example;
 pub mod mcp_client;
 pub mod mock;
 pub mod oauth;
+pub mod stream_mock;
 pub mod turns;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,219 @@
+//! The run's answer streamed as it is written: which calls' replies are the answer by
+//! construction (the master's summary; with one department and no summary, its head's
+//! direct answer or synthesis), and the listener their text goes to. Those calls stream
+//! only when they send no schema and offer no tools; everything else reads replies whole.
+
+use std::sync::{Arc, Mutex};
+
+use super::call::{Ask, Called};
+use super::gate::Place;
+use super::Engine;
+use crate::config::{Agent, Config};
+use crate::plan::Plan;
+use crate::provider::{Link, Listener, Streamed};
+use crate::report::Usage;
+use crate::text::{strip_reasoning, Reasoning};
+
+/// The calls of a plan whose reply is the run's answer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AnswerCalls {
+    /// The master's summary is the answer.
+    pub summary: bool,
+    /// The one department whose head writes the answer (no summary): its id and the name
+    /// the answer's heading shows.
+    pub department: Option<(String, String)>,
+}
+
+impl AnswerCalls {
+    /// The answer calls of `plan` on `config`: the summary when the master writes one,
+    /// else the head of the plan's only department.
+    pub fn of(config: &Config, plan: &Plan) -> Self {
+        let master = config
+            .settings
+            .aggregation
+            .master_agent
+            .as_deref()
+            .and_then(|m| config.agent(m));
+        let summary = plan.summary && master.is_some();
+        let department = match plan.departments.as_slice() {
+            [only] if !summary => {
+                let name = match only.department_name.trim().is_empty() {
+                    true => only.department_id.clone(),
+                    false => only.department_name.clone(),
+                };
+                Some((only.department_id.clone(), name))
+            }
+            _ => None,
+        };
+        AnswerCalls { summary, department }
+    }
+
+    /// What the answer prints before the streamed text: a department's answer stands under
+    /// its `## NAME` heading, the summary under none.
+    pub fn heading(&self) -> String {
+        match &self.department {
+            Some((_, name)) => format!("## {name}\n\n"),
+            None => String::new(),
+        }
+    }
+}
+
+/// Where the answer is streamed, and the calls that write it.
+#[derive(Clone)]
+pub struct AnswerStream {
+    /// Who hears the text.
+    pub listener: Arc<dyn Listener>,
+    /// The calls whose text is heard.
+    pub calls: AnswerCalls,
+}
+
+impl Engine {
+    /// The same engine streaming the answer's calls to `stream`'s listener (`None`: no
+    /// call streams).
+    pub fn with_answer_stream(mut self, stream: Option<AnswerStream>) -> Self {
+        self.answer_stream = stream;
+        self
+    }
+
+    /// The listener of a call at `place`, when that call writes the answer ("" is the
+    /// master's summary).
+    fn answer_listener(&self, place: &Place<'_>) -> Option<Streamed> {
+        let stream = self.answer_stream.as_ref()?;
+        let writes = match place.department {
+            "" => stream.calls.summary,
+            id => stream.calls.department.as_ref().is_some_and(|(d, _)| d == id),
+        };
+        writes.then(|| Streamed(Arc::clone(&stream.listener)))
+    }
+
+    /// The listener of one request to `link`: `stream` itself, or, when the provider strips
+    /// reasoning (the default), `stream` behind a filter that holds back a leading reasoning
+    /// block, as the reply read whole has it removed.
+    pub(super) fn listener_for(&self, link: &Link, stream: Streamed) -> Streamed {
+        let strips = self
+            .config
+            .settings
+            .providers
+            .get(&link.name)
+            .is_none_or(|p| p.strip_reasoning);
+        match strips {
+            true => Streamed(Arc::new(WithoutReasoning {
+                inner: stream.0,
+                held: Mutex::new(Held::default()),
+            })),
+            false => stream,
+        }
+    }
+
+    /// [`Engine::converse`] for a call that may write the answer: streamed when it does.
+    pub(super) async fn converse_answer(
+        &self,
+        agent: &Agent,
+        prompt: String,
+        usage: &mut Usage,
+        place: Place<'_>,
+    ) -> Called {
+        let ask = Ask {
+            stream: self.answer_listener(&place),
+            ..Ask::plain(prompt)
+        };
+        self.converse_on(agent, ask, usage, place).await
+    }
+}
+
+/// A listener that hears a reply without the reasoning block it starts with: the text is
+/// held while it may still open one (`<think>`, `<thinking>`) or while one is open, then
+/// the answer after it (its leading whitespace dropped) goes on; a reply that opens none
+/// goes on whole. A block never closed is never heard (the reply is then kept whole, and
+/// printed at the run's end).
+struct WithoutReasoning {
+    inner: Arc<dyn Listener>,
+    held: Mutex<Held>,
+}
+
+/// What a [`WithoutReasoning`] holds of the current try.
+#[derive(Default)]
+struct Held {
+    /// The text so far, while undecided.
+    text: String,
+    /// Decided: every piece goes on as it comes.
+    passing: bool,
+}
+
+/// Whether `text` (its leading whitespace dropped) may still become a reasoning block's
+/// opening tag.
+fn may_open(text: &str) -> bool {
+    let t = text.trim_start();
+    ["<think>", "<thinking>"].iter().any(|open| open.starts_with(t))
+}
+
+impl Listener for WithoutReasoning {
+    fn piece(&self, text: &str) {
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.passing {
+            return self.inner.piece(text);
+        }
+        held.text.push_str(text);
+        let heard = match strip_reasoning(&held.text) {
+            Reasoning::None if may_open(&held.text) => None,
+            Reasoning::None => Some(held.text.clone()),
+            Reasoning::Unclosed => None,
+            Reasoning::Removed { answer, .. } => (!answer.is_empty()).then(|| answer.to_string()),
+        };
+        if let Some(heard) = heard {
+            held.passing = true;
+            held.text.clear();
+            self.inner.piece(&heard);
+        }
+    }
+
+    fn broke(&self) {
+        *self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Held::default();
+        self.inner.broke();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records what it hears.
+    #[derive(Default)]
+    struct Heard(Mutex<Vec<String>>);
+
+    impl Listener for Heard {
+        fn piece(&self, text: &str) {
+            self.0.lock().unwrap().push(text.to_string());
+        }
+        fn broke(&self) {
+            self.0.lock().unwrap().push("[broke]".to_string());
+        }
+    }
+
+    fn heard(pieces: &[&str]) -> Vec<String> {
+        let inner = Arc::new(Heard::default());
+        let filter = WithoutReasoning {
+            inner: inner.clone(),
+            held: Mutex::new(Held::default()),
+        };
+        pieces.iter().for_each(|p| filter.piece(p));
+        let heard = inner.0.lock().unwrap().clone();
+        heard
+    }
+
+    #[test]
+    fn a_leading_reasoning_block_is_never_heard() {
+        assert_eq!(
+            heard(&["<th", "ink>hmm", "</think>", "\n\n", "Teal", "."]),
+            ["Teal", "."]
+        );
+        assert_eq!(heard(&["  <thinking>x</thinking> A", "B"]), ["A", "B"]);
+        assert_eq!(heard(&["<think>still going"]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_reply_without_one_is_heard_whole_once_it_cannot_open_one() {
+        assert_eq!(heard(&["<", "b>bold</b>", " rest"]), ["<b>bold</b>", " rest"]);
+        assert_eq!(heard(&["Hello", " world"]), ["Hello", " world"]);
+    }
+}

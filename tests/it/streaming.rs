@@ -1,0 +1,336 @@
+//! `orch run --stream`: the answer's calls streamed over server-sent events (OpenAI and
+//! Anthropic), printed as they arrive, the report the same as without streaming, cassettes
+//! holding the assembled reply, a broken stream retried with its line, a server that answers
+//! whole accepted, a stream without usage estimated and said, and `--stream` refused with a
+//! format other than text.
+
+use serde_json::{json, Value};
+
+use crate::common::stream_mock::{
+    anthropic_event, anthropic_text, openai_chunk, openai_end, Part, Reply, StreamServer, Watched,
+};
+use crate::common::{json, mock::chat_reply, Root, Test};
+
+const KEY: &str = "sk-orch-test-STREAM-5b1e";
+const KEY_ENV: &str = "ORCH_TEST_API_KEY";
+const REQUEST: &str = "Tell me how Aladdin steals bread";
+
+/// One department answered by its head alone, on a provider of `kind` at `uri`.
+fn solo(kind: &str, uri: &str) -> Root {
+    Root::orch_yaml(format!(
+        "defaults: {{ provider: mock, timeout: 30 }}\nproviders:\n  mock: {{ kind: {kind}, baseUrl: \"{uri}\", apiKeyEnv: {KEY_ENV}, model: m }}\nhttp: {{ backoffBase: 0.01 }}\ndepartments:\n  - {{ id: d, name: Stories, keywords: [aladdin], head: h, coordinationSettings: {{ maxRetries: 0 }} }}\nagents:\n  - {{ id: h, role: head, department: d, instructions: \"AGENT:h\" }}\n"
+    ))
+}
+
+/// Runs the binary to its end with the key set: exit code, stdout, stderr.
+fn orch(root: &Root, args: &[&str]) -> (i32, String, String) {
+    Watched::start(root.path(), args, &[(KEY_ENV, KEY)]).finish()
+}
+
+/// An OpenAI stream of "Aladdin steals bread" then, once the gate opens, " and runs.".
+fn openai_gated() -> Reply {
+    Reply::events(vec![
+        openai_chunk("Aladdin "),
+        openai_chunk("steals bread"),
+        Part::Gate,
+        openai_chunk(" and runs."),
+        openai_end(Some((9, 5))),
+    ])
+}
+
+#[test]
+fn the_first_words_are_printed_before_the_last_are_sent() {
+    let server = StreamServer::start(vec![openai_gated()]);
+    let root = solo("openai", &server.uri);
+    let mut run = Watched::start(root.path(), &["run", "--stream", REQUEST], &[(KEY_ENV, KEY)]);
+    // The server holds the rest until the words already sent are on stdout.
+    assert_eq!(run.until("steals bread"), "## Stories\n\nAladdin steals bread");
+    server.gate.open();
+    let (code, out, err) = run.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\nAladdin steals bread and runs.\n");
+    let body = &server.bodies()[0];
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+}
+
+#[test]
+fn the_report_and_the_cassette_are_those_of_a_reply_read_whole() {
+    let streamed = StreamServer::start(vec![openai_gated()]);
+    streamed.gate.open();
+    let whole = StreamServer::start(vec![Reply::whole(&json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Aladdin steals bread and runs."}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 5}
+    }))]);
+    let (a, b) = (solo("openai", &streamed.uri), solo("openai", &whole.uri));
+    let (code, _, err) = orch(&a, &["run", "--stream", "--record", "c.jsonl", REQUEST]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = orch(&b, &["run", "--format", "text", "--record", "c.jsonl", REQUEST]);
+    assert_eq!(code, 0, "{err}");
+    let lines = |root: &Root| -> Vec<Value> {
+        std::fs::read_to_string(root.path().join("c.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    assert_eq!(lines(&a), lines(&b), "the streamed call records as the whole one");
+    assert!(
+        whole.bodies()[0].get("stream").is_none(),
+        "a run that does not stream does not ask to"
+    );
+    // Replayed, the answer comes at once, and the report carries the stream's usage.
+    let replay = ["run", "--stream", "--replay", "c.jsonl", REQUEST];
+    Test::new(a.path())
+        .args(replay)
+        .stdout("## Stories\n\nAladdin steals bread and runs.\n")
+        .run();
+    let report = json(
+        &Test::new(a.path())
+            .args(["run", "--format", "json", "--replay", "c.jsonl", REQUEST])
+            .run(),
+    );
+    let usage = &report["usage"];
+    assert_eq!(
+        (
+            usage["calls"].as_u64(),
+            usage["promptTokens"].as_u64(),
+            usage["completionTokens"].as_u64()
+        ),
+        (Some(1), Some(9), Some(5))
+    );
+}
+
+#[test]
+fn a_broken_stream_is_retried_after_its_line() {
+    let broken = Reply::events(vec![openai_chunk("Aladdin st")]);
+    let whole_stream = Reply::events(vec![openai_chunk("Aladdin steals bread."), openai_end(Some((9, 4)))]);
+    let server = StreamServer::start(vec![broken, whole_stream]);
+    let root = solo("openai", &server.uri);
+    let (code, out, err) = orch(&root, &["run", "--stream", "--record", "c.jsonl", REQUEST]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "## Stories\n\nAladdin st\n[retrying: the stream broke]\nAladdin steals bread.\n"
+    );
+    assert_eq!(server.bodies().len(), 2, "one retry");
+    let report = json(
+        &Test::new(root.path())
+            .args(["run", "--format", "json", "--replay", "c.jsonl", REQUEST])
+            .run(),
+    );
+    assert_eq!(report["departments"][0]["output"], "Aladdin steals bread.");
+}
+
+#[test]
+fn anthropic_streams_its_text_deltas_and_its_last_output_count_is_the_usage() {
+    let server = StreamServer::start(vec![Reply::events(vec![
+        anthropic_event(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "m", "usage": {"input_tokens": 25, "output_tokens": 1}}}),
+        ),
+        anthropic_event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        anthropic_event("ping", json!({"type": "ping"})),
+        anthropic_text("Aladdin "),
+        anthropic_text("steals bread"),
+        Part::Gate,
+        anthropic_text(" and runs."),
+        anthropic_event("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        anthropic_event(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 6}}),
+        ),
+        anthropic_event("message_stop", json!({"type": "message_stop"})),
+    ])]);
+    let root = solo("anthropic", &server.uri);
+    let mut run = Watched::start(
+        root.path(),
+        &["run", "--stream", "--record", "c.jsonl", REQUEST],
+        &[(KEY_ENV, KEY)],
+    );
+    assert_eq!(run.until("steals bread"), "## Stories\n\nAladdin steals bread");
+    server.gate.open();
+    let (code, out, err) = run.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\nAladdin steals bread and runs.\n");
+    assert_eq!(server.bodies()[0]["stream"], true);
+    let report = json(
+        &Test::new(root.path())
+            .args(["run", "--format", "json", "--replay", "c.jsonl", REQUEST])
+            .run(),
+    );
+    let usage = &report["usage"];
+    assert_eq!(
+        (usage["promptTokens"].as_u64(), usage["completionTokens"].as_u64()),
+        (Some(25), Some(6))
+    );
+    assert_eq!(report["departments"][0]["output"], "Aladdin steals bread and runs.");
+}
+
+#[test]
+fn a_server_that_answers_whole_is_accepted() {
+    let server = StreamServer::start(vec![Reply::whole(&chat_reply("Aladdin steals bread."))]);
+    let root = solo("openai", &server.uri);
+    let (code, out, err) = orch(&root, &["run", "--stream", REQUEST]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\nAladdin steals bread.\n");
+    assert_eq!(server.bodies()[0]["stream"], true);
+}
+
+#[test]
+fn a_stream_without_usage_is_estimated_and_said() {
+    let server = StreamServer::start(vec![Reply::events(vec![
+        openai_chunk("Aladdin steals bread."),
+        openai_end(None),
+    ])]);
+    let root = solo("openai", &server.uri);
+    let (code, out, err) = orch(&root, &["run", "--stream", "--record", "c.jsonl", REQUEST]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\nAladdin steals bread.\n");
+    assert!(
+        err.contains(
+            "warning: mock's stream ended without token usage: its tokens are estimated at 4 characters a token"
+        ),
+        "{err}"
+    );
+    let report = json(
+        &Test::new(root.path())
+            .args(["run", "--format", "json", "--replay", "c.jsonl", REQUEST])
+            .run(),
+    );
+    // "Aladdin steals bread." is 21 characters: 6 tokens at 4 characters a token.
+    assert_eq!(report["usage"]["completionTokens"], 6);
+    assert!(report["usage"]["promptTokens"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn stream_with_a_format_other_than_text_is_a_usage_error() {
+    let root = Root::minimal();
+    for format in ["json", "tree", "markdown"] {
+        Test::new(root.path())
+            .args(["run", "--stream", "--format", format, "hello"])
+            .status(2)
+            .stdout("")
+            .stderr(format!(
+                "error: --stream prints the answer as text; it cannot be used with --format {format}\n"
+            ))
+            .run();
+    }
+}
+
+#[test]
+fn the_simulated_provider_streams_what_text_prints() {
+    let root = solo("openai", "http://127.0.0.1:9");
+    let text = Test::new(root.path())
+        .args(["run", "--provider", "simulated", "--format", "text", REQUEST])
+        .run();
+    let streamed = Test::new(root.path())
+        .args(["run", "--provider", "simulated", "--stream", REQUEST])
+        .run();
+    assert_eq!(streamed.stdout, text.stdout);
+    assert!(String::from_utf8_lossy(&text.stdout).starts_with("## Stories\n\n"));
+}
+
+#[test]
+fn the_masters_summary_is_the_streamed_answer_when_it_writes_one() {
+    let whole = |text: &str| Reply::whole(&chat_reply(text));
+    let summary = Reply::events(vec![
+        openai_chunk("In short: "),
+        openai_chunk("bread, then rooftops."),
+        Part::Gate,
+        openai_chunk(" The end."),
+        openai_end(Some((30, 8))),
+    ]);
+    let server = StreamServer::start(vec![whole("The theft."), whole("The escape."), summary]);
+    let root = Root::orch_yaml(format!(
+        "defaults: {{ provider: mock, timeout: 30 }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{}\", apiKeyEnv: {KEY_ENV}, model: m }}\naggregation: {{ synthesize: true, masterAgent: m }}\ndepartments:\n  - {{ id: d, keywords: [aladdin], head: h }}\n  - {{ id: e, keywords: [rooftops], head: g }}\nagents:\n  - {{ id: h, role: head, department: d }}\n  - {{ id: g, role: head, department: e }}\n  - {{ id: m, role: master }}\n",
+        server.uri
+    ));
+    let request = "Aladdin and the rooftops";
+    let mut run = Watched::start(root.path(), &["run", "--stream", request], &[(KEY_ENV, KEY)]);
+    assert_eq!(run.until("rooftops."), "In short: bread, then rooftops.");
+    server.gate.open();
+    let (code, out, err) = run.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "In short: bread, then rooftops. The end.\n");
+    let streamed: Vec<bool> = server.bodies().iter().map(|b| b.get("stream").is_some()).collect();
+    assert_eq!(streamed, [false, false, true], "only the summary streams");
+}
+
+#[test]
+fn a_reasoning_block_the_provider_strips_is_not_streamed() {
+    let server = StreamServer::start(vec![Reply::events(vec![
+        openai_chunk("<think>"),
+        openai_chunk("the user wants bread"),
+        openai_chunk("</think>\n\n"),
+        openai_chunk("Aladdin steals bread."),
+        openai_end(Some((9, 12))),
+    ])]);
+    let root = solo("openai", &server.uri);
+    let (code, out, err) = orch(&root, &["run", "--stream", REQUEST]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\nAladdin steals bread.\n");
+}
+
+#[test]
+fn ollama_streams_its_json_lines_with_the_counts_of_the_last() {
+    let line = |v: Value| Part::Bytes(format!("{v}\n"));
+    let server = StreamServer::start(vec![Reply {
+        head: "HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n".into(),
+        parts: vec![
+            line(json!({"model": "m", "message": {"role": "assistant", "content": "Aladdin "}, "done": false})),
+            line(json!({"model": "m", "message": {"role": "assistant", "content": "steals bread"}, "done": false})),
+            Part::Gate,
+            line(json!({"model": "m", "message": {"role": "assistant", "content": "."}, "done": false})),
+            line(
+                json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 26, "eval_count": 4}),
+            ),
+        ],
+    }]);
+    let root = solo("ollama", &server.uri);
+    let mut run = Watched::start(
+        root.path(),
+        &["run", "--stream", "--record", "c.jsonl", REQUEST],
+        &[(KEY_ENV, KEY)],
+    );
+    assert_eq!(run.until("steals bread"), "## Stories\n\nAladdin steals bread");
+    server.gate.open();
+    let (code, out, err) = run.finish();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\nAladdin steals bread.\n");
+    assert_eq!(server.bodies()[0]["stream"], true);
+    let report = json(
+        &Test::new(root.path())
+            .args(["run", "--format", "json", "--replay", "c.jsonl", REQUEST])
+            .run(),
+    );
+    let usage = &report["usage"];
+    assert_eq!(
+        (usage["promptTokens"].as_u64(), usage["completionTokens"].as_u64()),
+        (Some(26), Some(4))
+    );
+}
+
+#[test]
+fn a_stream_that_breaks_with_no_retry_left_fails_the_call_and_ends_its_line() {
+    let server = StreamServer::start(vec![Reply::events(vec![openai_chunk("Aladdin st")])]);
+    let root = Root::orch_yaml(
+        std::fs::read_to_string(solo("openai", &server.uri).path().join("orch.yaml"))
+            .unwrap()
+            .replace("backoffBase: 0.01", "backoffBase: 0.01, maxRetries: 0"),
+    );
+    let (code, out, err) = orch(&root, &["run", "--stream", REQUEST]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out, "## Stories\n\nAladdin st\n",
+        "what was printed stays, its line ended"
+    );
+    assert!(
+        err.contains("the stream broke: it ended before its final event"),
+        "{err}"
+    );
+    assert_eq!(server.bodies().len(), 1);
+}
