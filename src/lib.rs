@@ -22,8 +22,9 @@
 //! 8. `record`: what a run writes down and answers from again: cassettes and the cache (the
 //!    tape), the journal and the approver that writes to it, and the one order their
 //!    wrappers stack in around the providers and the tool host
-//! 9. `cli`, `serve`, `stats`: the flags; the MCP server of `orch mcp` (its tools, over stdio
-//!    and HTTP); analytics over many runs' reports and the success rates they teach
+//! 9. `cli`, `serve`, `stats`, `batch`: the flags; the MCP server of `orch mcp` (its tools, over stdio
+//!    and HTTP); analytics over many runs' reports and the success rates they teach; batch
+//!    suites (requests parked, submitted as batches, answered over several invocations)
 //! 10. `compare`, `tune`: two results files compared case by case; config changes learned
 //!     from results and a person's labels
 //! 11. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
@@ -39,6 +40,7 @@
 //! The public surface is what the binary and the benchmarks need; everything else is
 //! private to the crate.
 
+mod batch;
 mod cli;
 mod commands;
 mod compare;
@@ -68,7 +70,7 @@ mod tune;
 
 pub use cli::{Cli, Command};
 pub use commands::{
-    approve, compare, completions, doctor, explain, init, mcp, report, resume, run, schema, stats, test, tools, tune,
+    approve, batch, compare, completions, doctor, explain, init, mcp, report, resume, run, schema, stats, test, tools, tune,
     validate,
 };
 pub use condition::{Condition, Dependency, Scope};

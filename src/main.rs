@@ -97,6 +97,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => orch::resume(args),
         Command::Tune(args) => orch::tune(args),
         Command::Doctor(args) => orch::doctor(args),
+        Command::Batch(args) => orch::batch(args),
     };
     match result {
         Ok(exit) => exit.into(),

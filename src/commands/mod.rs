@@ -1,5 +1,6 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
+mod batch;
 mod compare;
 mod completions;
 mod doctor;
@@ -23,6 +24,7 @@ use std::io::{IsTerminal, Read, Write};
 use crate::exit::CommandError;
 use crate::session::{check_size, checked_prompt, SessionError, MAX_PROMPT_BYTES};
 
+pub use batch::batch;
 pub use compare::compare;
 pub use completions::completions;
 pub use doctor::doctor;

@@ -129,6 +129,7 @@ impl HttpClient {
             result: result.and_then(|v| parse(&v)),
             transport_retries,
             cached: false,
+            batched: false,
         }
     }
 

@@ -119,6 +119,7 @@ impl Entry {
             result,
             transport_retries: self.transport_retries,
             cached: false,
+            batched: false,
         }
     }
 

@@ -23,6 +23,7 @@ mod tool_hosts;
 mod tool_line;
 mod unreadable;
 
+pub use cassette::request_hash;
 pub use approver::{approve_line, NO_REASON};
 pub use journal::{Journal, JournalLine};
 pub use journal_read::load_journal;

@@ -24,6 +24,7 @@ mod served_run;
 mod served_suite;
 mod setup;
 mod suite;
+mod suite_batch;
 mod suite_estimate;
 mod suite_files;
 mod suite_picking;

@@ -16,6 +16,7 @@ use crate::tools::Servers;
 use super::progress::CaseRuns;
 use super::providers;
 use super::setup::{self, CaseEngines};
+use super::suite_batch;
 use super::suite_files::{results_file, resumed, warn_if_held};
 use super::suite_picking::Picked;
 use super::suite_plans::plan_cases;
@@ -29,40 +30,78 @@ pub struct Ended {
     pub interrupted: Option<Exit>,
     /// Why an output file (`--results`, `--record`) could not be written.
     pub unwritten: Vec<String>,
+    /// A batch suite's line saying its batches are pending (nothing else was written).
+    pub pending: Option<String>,
 }
 
-/// Selects, plans and runs the cases of the `loaded` suites that `filter` keeps.
+impl Ended {
+    /// A batch suite whose batches are pending.
+    fn pending(line: String) -> Self {
+        Ended {
+            summary: Tally::default().summary(1.0, 0),
+            interrupted: None,
+            unwritten: Vec::new(),
+            pending: Some(line),
+        }
+    }
+}
+
+/// How the case runs ended: all made (or a signal stopped them), or batches pending.
+enum Waved {
+    /// The tally, and the signal if one came.
+    Finished((Tally, Option<Exit>)),
+    /// The line that says batches are pending.
+    Pending(String),
+}
+
+impl From<suite_batch::Waved> for Waved {
+    fn from(w: suite_batch::Waved) -> Self {
+        match w {
+            suite_batch::Waved::Done(tally, exit) => Waved::Finished((tally, exit)),
+            suite_batch::Waved::Pending(line) => Waved::Pending(line),
+        }
+    }
+}
+
+/// Selects, plans and runs the cases of the `loaded` suites that `filter` keeps; with
+/// `--batch`, in waves over its state.
 pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Ended, SessionError> {
     check_flags(args, loaded)?;
+    let batch = suite_batch::open(args, loaded)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
-    let done = Done::of(&resumed);
+    let done = || Done::of(&resumed);
     let picked = Picked::read(args, loaded, filter)?;
     let chosen = picked.select(args, loaded, filter);
     warn_if_held(args, &loaded.suites, chosen);
     // The first walk of the chosen cases: each planned, one plan kept per footprint.
-    let runs_of = |i: usize, case: &suite::Case| done.left(&loaded.suites[i], case, args.repeat).len();
+    let runs_of = |i: usize, case: &suite::Case| done().left(&loaded.suites[i], case, args.repeat).len();
     let planned = plan_cases(loaded, chosen.each(), runs_of)?;
-    let (plans, each_plan) = (&planned.plans, planned.each());
+    let plans = &planned.plans;
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
     let mut built_for = HashMap::new();
+    let waves = batch.as_ref().map(|b| b.waves.clone());
     let targets = suite::targets(loaded, &planned.cases, plans, |config, plans| {
         let forced = planned.forced(&config.root, &args.variants);
-        let (providers, tapes) = providers::build(config, plans, &forced, &args.replies, recording.clone())?;
+        let opened = (recording.clone(), waves.clone());
+        let (providers, tapes) = providers::build_batched(config, plans, &forced, &args.replies, opened)?;
         recording = recording.take().or(tapes.recording.clone());
         built_for.insert(config.root.clone(), tapes);
         Ok::<_, SessionError>(providers)
     })?;
-    let out_file = results_file(args, &resumed)?;
-    let runs = Runs {
-        suites: &loaded.suites,
-        plans: each_plan,
-        targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
-        repeat: args.repeat,
-        done,
+    let out_file = match batch {
+        Some(_) => None,
+        None => results_file(args, &resumed)?,
     };
-    // The second walk: each case read again as a job is free to take it.
-    let jobs = chosen.jobs(runs);
+    let jobs = || {
+        chosen.jobs(Runs {
+            suites: &loaded.suites,
+            plans: planned.each(),
+            targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
+            repeat: args.repeat,
+            done: done(),
+        })
+    };
     let runtime = setup::runtime()?;
     let mut signalled = {
         let _entered = runtime.enter();
@@ -76,24 +115,30 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         signalled.as_mut(),
     ))?;
     let bar = CaseRuns::new(planned.runs, args.quiet);
+    let engine = CaseEngines {
+        seed: args.replies.seed,
+        tools: (built_for.iter())
+            .filter_map(|(root, tapes)| Some((root.clone(), tapes.tool_host(servers.get(root), None)?)))
+            .collect(),
+        approvals: args.approvals,
+        variants: args.variants.clone(),
+    };
+    let finished = |record: &suite::Record| bar.finished(record);
     let runner = Runner {
-        engine: &CaseEngines {
-            seed: args.replies.seed,
-            tools: (built_for.iter())
-                .filter_map(|(root, tapes)| Some((root.clone(), tapes.tool_host(servers.get(root), None)?)))
-                .collect(),
-            approvals: args.approvals,
-            variants: args.variants.clone(),
-        },
+        scope: None,
+        engine: &engine,
         jobs: args.jobs as usize,
         gate: suite::gate(targets.values()),
         results: out_file.as_ref(),
         shard: args.shard,
-        finished: &|record| bar.finished(record),
+        finished: &finished,
         detail: args.results_detail,
     };
-    let (tally, interrupted) = runtime.block_on(async {
-        let ran = runner.run(jobs, signalled).await;
+    let waved = runtime.block_on(async {
+        let ran = match &batch {
+            None => Ok(Waved::Finished(runner.run(jobs(), signalled).await)),
+            Some(b) => b.waves(&runner, jobs, signalled.as_mut()).await.map(Waved::from),
+        };
         // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
         setup::stop_each(&servers).await;
         ran
@@ -102,11 +147,22 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     // A schema check the deadline abandoned may still be running: it is not waited for.
     runtime.shutdown_background();
     setup::export_traces(exporter);
+    let (tally, interrupted) = match waved? {
+        Waved::Finished(ran) => ran,
+        Waved::Pending(line) => return Ok(Ended::pending(line)),
+    };
     let skipped = chosen.total() - planned.of_case.len();
-    let summary = summary(args, tally, interrupted.is_some(), chosen, skipped)?;
+    let mut summary = summary(args, tally, interrupted.is_some(), chosen, skipped)?;
+    if let Some(b) = &batch {
+        summary.batch = Some(b.tallied());
+        if interrupted.is_none() {
+            b.deliver(args.results.as_deref())?;
+        }
+    }
     Ok(Ended {
         summary,
         interrupted,
+        pending: None,
         unwritten: unwritten(&[out_file.as_ref(), recording.as_deref()]),
     })
 }
