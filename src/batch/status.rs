@@ -31,6 +31,17 @@ pub struct Shown {
     pub age_seconds: u64,
 }
 
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.counts;
+        write!(
+            f,
+            "{} {} {}: {} ({} succeeded, {} errored, {} expired, {} pending; {} s old)",
+            self.provider, self.model, self.id, self.state, c.succeeded, c.errored, c.expired, c.pending, self.age_seconds
+        )
+    }
+}
+
 /// Every batch of the state at `path`, polled (an ended one as the state keeps it).
 pub async fn status(path: &Path) -> Result<Vec<Shown>, BatchError> {
     let folded = State::read_only(path)?;

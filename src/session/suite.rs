@@ -115,14 +115,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         signalled.as_mut(),
     ))?;
     let bar = CaseRuns::new(planned.runs, args.quiet);
-    let engine = CaseEngines {
-        seed: args.replies.seed,
-        tools: (built_for.iter())
-            .filter_map(|(root, tapes)| Some((root.clone(), tapes.tool_host(servers.get(root), None)?)))
-            .collect(),
-        approvals: args.approvals,
-        variants: args.variants.clone(),
-    };
+    let engine = case_engines(args, &built_for, &servers);
     let finished = |record: &suite::Record| bar.finished(record);
     let runner = Runner {
         scope: None,
@@ -147,13 +140,26 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     // A schema check the deadline abandoned may still be running: it is not waited for.
     runtime.shutdown_background();
     setup::export_traces(exporter);
-    let (tally, interrupted) = match waved? {
+    let skipped = chosen.total() - planned.of_case.len();
+    let unwritten = unwritten(&[out_file.as_ref(), recording.as_deref()]);
+    ended(args, waved?, (chosen, skipped), batch.as_ref(), unwritten)
+}
+
+/// How the runs ended: the summary (with a batch suite's counts, its results delivered),
+/// or a batch suite's pending line.
+fn ended(
+    args: &TestArgs,
+    waved: Waved,
+    (chosen, skipped): (Selection, usize),
+    batch: Option<&suite_batch::Batch>,
+    unwritten: Vec<String>,
+) -> Result<Ended, SessionError> {
+    let (tally, interrupted) = match waved {
         Waved::Finished(ran) => ran,
         Waved::Pending(line) => return Ok(Ended::pending(line)),
     };
-    let skipped = chosen.total() - planned.of_case.len();
     let mut summary = summary(args, tally, interrupted.is_some(), chosen, skipped)?;
-    if let Some(b) = &batch {
+    if let Some(b) = batch {
         summary.batch = Some(b.tallied());
         if interrupted.is_none() {
             b.deliver(args.results.as_deref())?;
@@ -163,8 +169,24 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         summary,
         interrupted,
         pending: None,
-        unwritten: unwritten(&[out_file.as_ref(), recording.as_deref()]),
+        unwritten,
     })
+}
+
+/// What makes each case run: the engine, with each config's tool host.
+fn case_engines(
+    args: &TestArgs,
+    built_for: &HashMap<PathBuf, providers::Tapes>,
+    servers: &HashMap<PathBuf, Arc<Servers>>,
+) -> CaseEngines {
+    CaseEngines {
+        seed: args.replies.seed,
+        tools: (built_for.iter())
+            .filter_map(|(root, tapes)| Some((root.clone(), tapes.tool_host(servers.get(root), None)?)))
+            .collect(),
+        approvals: args.approvals,
+        variants: args.variants.clone(),
+    }
 }
 
 /// Refuses the suites when a config's provider is unknown or unusable, or a `--variant`
