@@ -305,6 +305,11 @@ async fn an_openai_suite_goes_in_waves_across_invocations_and_ends_as_a_live_run
     assert_eq!(mock.live(), 0, "no call was made live");
     let results = std::fs::read_to_string(root.path().join("r.jsonl")).unwrap();
     assert_eq!(results.lines().count(), 2, "one results line per case run");
+    // 100 + 10 tokens at USD 1000 per million: 0.11 live, half of it batched.
+    let line: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
+    assert_eq!(line["report"]["usage"]["batchedCalls"], 1, "{}", line["report"]["usage"]);
+    assert_eq!(line["report"]["usage"]["costUsd"], 0.055);
+    assert_eq!(summary["judgeUsage"]["costUsd"], 0.055);
     // The requests: the cassette hash, the body a live call sends, the state id as metadata.
     let books = mock.0.lock().unwrap();
     let (id, body) = &books.batches[0].requests[0];
@@ -344,6 +349,8 @@ async fn requests_a_batch_failed_go_live_and_count_as_errored_expired_or_cancell
         assert_eq!(summary["batch"]["live"], 1);
         assert_eq!(summary["batch"]["succeeded"], 1);
         assert_eq!(mock.live(), 1, "the judge's request, failed by its batch, went live once");
+        assert_eq!(summary["judgeUsage"]["calls"], 1, "a request failed then sent live is one call");
+        assert_eq!(summary["judgeUsage"]["costUsd"], 0.11, "at the full price");
     }
 }
 
