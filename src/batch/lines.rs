@@ -20,11 +20,17 @@ pub enum Line {
         /// What binds the state: suite files, config digest and the selection flags.
         binding: serde_json::Value,
     },
-    /// Written before a submission: the requests about to be sent.
+    /// Written before a submission: the requests about to be sent, and where.
     #[serde(rename_all = "camelCase")]
     Intent {
         /// The provider's name in the config.
         provider: String,
+        /// Its wire protocol.
+        kind: ProviderKind,
+        /// Where it lives.
+        base_url: String,
+        /// The name of the variable holding its key (never the key).
+        key_env: Option<String>,
         /// The model asked.
         model: String,
         /// The requests' ids (`custom_id`).

@@ -21,7 +21,7 @@ pub use layer::Batched;
 pub use scope::scoped;
 pub use state::State;
 pub use status::{cancel, status};
-pub use steps::{collect, submit};
+pub use steps::{collect, reconcile, submit};
 pub use waves::Waves;
 
 /// Why a state file cannot be used.

@@ -48,8 +48,8 @@ pub struct Folded {
     pub failed: HashMap<String, Why>,
     /// Every batch, in the order submitted.
     pub batches: Vec<Submitted>,
-    /// Requests of the last intent with no batch recorded after it.
-    pub intents: usize,
+    /// Every intent to submit: provider, kind, base URL, key variable, model, requests.
+    pub intents: Vec<Submitted>,
 }
 
 impl Folded {
@@ -57,7 +57,24 @@ impl Folded {
     fn take(&mut self, line: Line) {
         match line {
             Line::Head { id, binding } => (self.id, self.binding) = (id, binding),
-            Line::Intent { .. } => self.intents += 1,
+            Line::Intent {
+                provider,
+                kind,
+                base_url,
+                key_env,
+                model,
+                requests,
+            } => self.intents.push(Submitted {
+                provider,
+                kind,
+                base_url,
+                key_env,
+                model,
+                id: String::new(),
+                requests,
+                submitted_at: 0,
+                ended: None,
+            }),
             Line::Batch {
                 provider,
                 kind,
@@ -98,6 +115,18 @@ impl Folded {
             .flat_map(|b| b.requests.iter().map(move |r| (r.as_str(), b.id.as_str())))
             .filter(|(r, _)| !self.answers.contains_key(*r) && !self.failed.contains_key(*r))
             .collect()
+    }
+
+    /// Intents whose requests no recorded batch holds and none of which has an answer or
+    /// a failure: a kill may have come between the provider accepting them and the state
+    /// recording the batch.
+    pub fn orphans(&self) -> Vec<&Submitted> {
+        let held: std::collections::HashSet<&str> =
+            self.batches.iter().flat_map(|b| b.requests.iter().map(String::as_str)).collect();
+        let untouched = |r: &String| {
+            !held.contains(r.as_str()) && !self.answers.contains_key(r) && !self.failed.contains_key(r)
+        };
+        self.intents.iter().filter(|i| i.requests.iter().all(untouched)).collect()
     }
 
     /// The batches still pending.

@@ -8,7 +8,32 @@ use super::lines::{From, Line, Why};
 use super::state::Submitted;
 use super::waves::{Parked, Waves};
 use super::wire::{self, limits, request_line};
+use crate::config::ProviderKind;
 use crate::provider::batch_reply;
+
+/// Adopts the batches a killed invocation submitted but did not record: an OpenAI batch
+/// carries the state's id in its metadata, and its input file names its requests. (An
+/// Anthropic batch carries no metadata: its requests are submitted again.)
+pub async fn reconcile(waves: &Waves) {
+    let (state_id, orphans) = waves.state.with(|f| (f.id.clone(), f.orphans().into_iter().cloned().collect::<Vec<_>>()));
+    for intent in orphans.iter().filter(|i| i.kind != ProviderKind::Anthropic) {
+        let Ok(api) = Api::new(intent.kind, &intent.base_url, intent.key_env.as_deref()) else { continue };
+        match wire::find(&api, &state_id, &intent.requests).await {
+            Ok(Some((id, submitted_at))) => waves.state.append(&Line::Batch {
+                provider: intent.provider.clone(),
+                kind: intent.kind,
+                base_url: intent.base_url.clone(),
+                key_env: intent.key_env.clone(),
+                model: intent.model.clone(),
+                id,
+                requests: intent.requests.clone(),
+                submitted_at,
+            }),
+            Ok(None) => {}
+            Err(e) => eprintln!("warning: cannot look for the batches of an interrupted submission: {e}"),
+        }
+    }
+}
 
 /// Polls every pending batch; an ended one has its results kept in the state (answers, and
 /// the requests it failed, which go live), then its end.
@@ -83,6 +108,9 @@ pub async fn submit(waves: &Waves) {
             let first = &chunk[0].1;
             waves.state.append(&Line::Intent {
                 provider: provider.clone(),
+                kind: first.kind,
+                base_url: first.base_url.clone(),
+                key_env: first.key_env.clone(),
                 model: model.clone(),
                 requests: ids.clone(),
             });

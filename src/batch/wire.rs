@@ -172,6 +172,26 @@ fn result_of(kind: ProviderKind, v: &Value) -> Result<Value, Why> {
     }
 }
 
+/// The OpenAI batch of the state `state_id` whose input file holds exactly `requests`,
+/// among the provider's latest batches: its id and when it was made.
+pub async fn find(api: &Api, state_id: &str, requests: &[String]) -> Result<Option<(String, u64)>, ApiError> {
+    let listed = api.json(Method::GET, "/batches?limit=100", &Body::None).await?;
+    let wanted: std::collections::BTreeSet<String> = requests.iter().cloned().collect();
+    let ours = (listed["data"].as_array().into_iter().flatten()).filter(|b| b["metadata"]["orch_state"] == state_id);
+    for batch in ours {
+        let (Some(id), Some(file)) = (batch["id"].as_str(), batch["input_file_id"].as_str()) else { continue };
+        let text = api.send(Method::GET, &api.url(&format!("/files/{file}/content")), &Body::None).await?;
+        let held: std::collections::BTreeSet<String> = (text.lines())
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["custom_id"].as_str().map(str::to_string))
+            .collect();
+        if held == wanted {
+            return Ok(Some((id.to_string(), batch["created_at"].as_u64().unwrap_or(0))));
+        }
+    }
+    Ok(None)
+}
+
 /// Asks the provider to cancel batch `id`.
 pub async fn cancel(api: &Api, kind: ProviderKind, id: &str) -> Result<(), ApiError> {
     let path = match kind {

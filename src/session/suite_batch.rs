@@ -103,6 +103,7 @@ impl Batch {
     {
         let started = Instant::now();
         let scope = WaveScope(&self.waves);
+        batch::reconcile(&self.waves).await;
         loop {
             batch::collect(&self.waves).await;
             self.waves.start_wave();

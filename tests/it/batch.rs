@@ -46,6 +46,10 @@ struct Books {
     ending: Ending,
     /// The server's address.
     base: String,
+    /// A step whose reply is held back (`create`: a new OpenAI batch; `content`: a file's
+    /// content), so that a test can kill orch while it waits; and how often it was reached.
+    hold: Option<&'static str>,
+    held: usize,
 }
 
 /// The mock of both batch APIs (and the live endpoints, for requests sent live).
@@ -172,11 +176,31 @@ impl Respond for Batches {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let mut books = self.0.lock().unwrap();
         let (verb, path) = (request.method.as_str(), request.url.path().to_string());
-        let base = books.base.clone();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        let step = match (verb, segments.as_slice()) {
+            ("POST", ["v1", "batches"]) => Some("create"),
+            ("GET", ["v1", "files", _, "content"]) => Some("content"),
+            _ => None,
+        };
+        let held = step.is_some() && step == books.hold;
+        if held {
+            books.held += 1;
+        }
+        let reply = self.reply(&mut books, (verb, &segments, &path), &body, request);
+        match held {
+            true => reply.set_delay(std::time::Duration::from_secs(60)),
+            false => reply,
+        }
+    }
+}
+
+impl Batches {
+    fn reply(&self, books: &mut Books, (verb, segments, path): (&str, &[&str], &str), body: &Value, request: &Request) -> ResponseTemplate {
+        let body = body.clone();
+        let base = books.base.clone();
         let ok = |v: Value| ResponseTemplate::new(200).set_body_json(v);
-        match (verb, segments.as_slice()) {
+        match (verb, segments) {
             ("POST", ["v1", "chat", "completions"]) => {
                 books.live.push(body.clone());
                 ok(openai_reply(&body))
@@ -199,6 +223,14 @@ impl Respond for Batches {
                 let made = books.openai_batch(books.batches.last().unwrap());
                 ok(made)
             }
+            ("GET", ["v1", "batches"]) => {
+                let data: Vec<Value> = (books.batches.iter().enumerate())
+                    .filter(|(_, b)| !b.anthropic)
+                    .map(|(i, b)| json!({"id": b.id, "input_file_id": format!("file-{}", i + 1), "metadata": books.metadata[i], "created_at": 1}))
+                    .collect();
+                ok(json!({"object": "list", "data": data}))
+            }
+            ("GET", ["v1", "files", id, "content"]) if books.files.contains_key(*id) => ResponseTemplate::new(200).set_body_string(books.files[*id].clone()),
             ("GET", ["v1", "batches", id]) => {
                 let b = books.batches.iter().find(|b| b.id == *id).unwrap().clone();
                 ok(books.openai_batch(&b))
@@ -396,4 +428,79 @@ async fn a_state_is_bound_to_its_selection_and_a_torn_last_line_is_cut_off() {
     assert!(stderr(&out).contains("ends with a torn line"), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&state).unwrap(), whole, "the torn line was cut off, nothing appended");
     assert_eq!(mock.batched().len(), 1);
+}
+
+impl Batches {
+    fn hold(&self, step: Option<&'static str>) {
+        self.0.lock().unwrap().hold = step;
+    }
+
+    fn held(&self) -> usize {
+        self.0.lock().unwrap().held
+    }
+}
+
+/// Starts `orch test s.yaml --batch st` and kills it (SIGKILL) once the mock holds its
+/// reply to the held step: the kill comes while orch waits for it.
+fn killed_while_held(root: &Root, mock: &Batches) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .current_dir(root.path())
+        .env("BATCH_TEST_KEY", "sk-batch-secret")
+        .args(["test", "s.yaml", "--batch", "st", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Waits for the mock to be reached (a condition, not a race); 60 s at most.
+    for _ in 0..3000 {
+        if mock.held() > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(mock.held() > 0, "orch reached the held step");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Every request of every batch the mock made, in order.
+fn all_requests(mock: &Batches) -> Vec<String> {
+    mock.batched().into_iter().flatten().collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kill_after_the_provider_accepted_a_batch_never_submits_it_again() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    mock.hold(Some("create"));
+    killed_while_held(&root, &mock);
+    let state = std::fs::read_to_string(root.path().join("st")).unwrap();
+    assert!(state.contains(r#""line":"intent""#) && !state.contains(r#""line":"batch""#), "{state}");
+    assert_eq!(mock.batched().len(), 1, "the provider made the batch orch did not record");
+    mock.hold(None);
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    assert_eq!(summary["passed"], 2);
+    let requests = all_requests(&mock);
+    let unique: std::collections::BTreeSet<&String> = requests.iter().collect();
+    assert_eq!(requests.len(), unique.len(), "no request submitted twice: {requests:?}");
+    assert_eq!((requests.len(), mock.live()), (2, 0));
+    assert_eq!(summary["batch"]["batches"], 2, "the unrecorded batch was found by its metadata and kept");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kill_while_results_are_read_reads_them_again_and_pays_nothing_twice() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    batch_test(&root, &[], 75);
+    mock.hold(Some("content"));
+    killed_while_held(&root, &mock);
+    mock.hold(None);
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    assert_eq!(summary["passed"], 2);
+    assert_eq!(summary["batch"]["succeeded"], 2);
+    assert_eq!((all_requests(&mock).len(), mock.live()), (2, 0), "each request submitted once, none live");
 }
