@@ -47,11 +47,20 @@ impl Batched {
         }
     }
 
-    /// Makes the call live, keeping its reply under `id`.
+    /// Makes the call live, keeping its reply under `id`; an identical request already
+    /// sent is answered by its reply.
     async fn live(&self, run: &CaseRun, req: &CompletionRequest, id: &str, from: From) -> Outcome {
-        let outcome = run.live(self.inner.complete(req)).await;
-        self.waves.keep(id, from, &outcome);
-        outcome
+        run.live(async {
+            let lock = self.waves.live_lock(id);
+            let _sending = lock.lock().await;
+            if let Known::Answered(outcome, _) = self.waves.known(id) {
+                return outcome;
+            }
+            let outcome = self.inner.complete(req).await;
+            self.waves.keep(id, from, &outcome);
+            outcome
+        })
+        .await
     }
 
     /// One call inside case run `run`.

@@ -1,9 +1,9 @@
 //! What the waves of one invocation share: the state file, the requests parked in the
 //! wave being made, the case runs it dropped, and the warnings given once.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::lines::{From, Line, Reply, Why};
 use super::state::State;
@@ -50,6 +50,9 @@ pub struct Waves {
     stuck: AtomicUsize,
     /// Agents already warned about (their calls go live).
     warned: Mutex<BTreeSet<String>>,
+    /// One lock per request sent live, so identical requests are sent once and the
+    /// others answered by its reply.
+    live: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Waves {
@@ -60,7 +63,14 @@ impl Waves {
             parked: Mutex::default(),
             stuck: AtomicUsize::new(0),
             warned: Mutex::default(),
+            live: Mutex::default(),
         }
+    }
+
+    /// The lock of live request `id`: held while it is sent.
+    pub fn live_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut all = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(all.entry(id.to_string()).or_default())
     }
 
     /// What the state knows of request `id`.

@@ -50,6 +50,8 @@ struct Books {
     /// content), so that a test can kill orch while it waits; and how often it was reached.
     hold: Option<&'static str>,
     held: usize,
+    /// A compatible server with no batch API: `/files` answers 404.
+    no_files: bool,
 }
 
 /// The mock of both batch APIs (and the live endpoints, for requests sent live).
@@ -209,6 +211,7 @@ impl Batches {
                 books.live.push(body.clone());
                 ok(anthropic_reply(&body))
             }
+            ("POST", ["v1", "files"]) if books.no_files => ResponseTemplate::new(404).set_body_string("no such route"),
             ("POST", ["v1", "files"]) => {
                 let id = format!("file-{}", books.files.len() + 1);
                 books.files.insert(id.clone(), uploaded(&request.body));
@@ -503,4 +506,40 @@ async fn a_kill_while_results_are_read_reads_them_again_and_pays_nothing_twice()
     assert_eq!(summary["passed"], 2);
     assert_eq!(summary["batch"]["succeeded"], 2);
     assert_eq!((all_requests(&mock).len(), mock.live()), (2, 0), "each request submitted once, none live");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_without_a_batch_api_gets_the_requests_live_with_one_warning() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    mock.0.lock().unwrap().no_files = true;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    let out = batch_test(&root, &[], 0);
+    let summary = json(&out);
+    assert_eq!(summary["passed"], 2);
+    assert_eq!(
+        summary["batch"],
+        json!({"batches": 0, "requests": 2, "succeeded": 0, "errored": 2, "expired": 0, "cancelled": 0, "live": 2})
+    );
+    assert_eq!(mock.live(), 2, "the head's request and the judge's, each once");
+    let warnings = stderr(&out).matches("warning: provider `mock` refused a batch").count();
+    assert_eq!(warnings, 1, "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_replay_every_call_is_answered_from_the_cassette_and_nothing_is_submitted() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    Test::new(root.path())
+        .env("BATCH_TEST_KEY", "k")
+        .any_stderr()
+        .args(["test", "s.yaml", "--quiet", "--record", "tape.jsonl"])
+        .run();
+    let live = mock.live();
+    let summary = json(&batch_test(&root, &["--replay", "tape.jsonl"], 0));
+    assert_eq!(summary["passed"], 2);
+    assert_eq!((mock.batched().len(), mock.live()), (0, live), "nothing submitted, nothing sent");
 }
