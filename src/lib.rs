@@ -70,8 +70,8 @@ mod tune;
 
 pub use cli::{Cli, Command};
 pub use commands::{
-    approve, batch, compare, completions, doctor, explain, init, mcp, report, resume, run, schema, stats, test, tools, tune,
-    validate,
+    approve, batch, compare, completions, doctor, explain, init, mcp, report, resume, run, schema, stats, test, tools,
+    tune, validate,
 };
 pub use condition::{Condition, Dependency, Scope};
 pub use config::{load as load_config, Config, ConfigError};

@@ -121,12 +121,17 @@ impl Folded {
     /// a failure: a kill may have come between the provider accepting them and the state
     /// recording the batch.
     pub fn orphans(&self) -> Vec<&Submitted> {
-        let held: std::collections::HashSet<&str> =
-            self.batches.iter().flat_map(|b| b.requests.iter().map(String::as_str)).collect();
-        let untouched = |r: &String| {
-            !held.contains(r.as_str()) && !self.answers.contains_key(r) && !self.failed.contains_key(r)
-        };
-        self.intents.iter().filter(|i| i.requests.iter().all(untouched)).collect()
+        let held: std::collections::HashSet<&str> = self
+            .batches
+            .iter()
+            .flat_map(|b| b.requests.iter().map(String::as_str))
+            .collect();
+        let untouched =
+            |r: &String| !held.contains(r.as_str()) && !self.answers.contains_key(r) && !self.failed.contains_key(r);
+        self.intents
+            .iter()
+            .filter(|i| i.requests.iter().all(untouched))
+            .collect()
     }
 
     /// The batches still pending.

@@ -12,7 +12,6 @@ use super::steps::now;
 use super::wire::{self, Counts};
 use super::BatchError;
 
-
 /// One batch as `orch batch status` shows it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -37,7 +36,15 @@ impl std::fmt::Display for Shown {
         write!(
             f,
             "{} {} {}: {} ({} succeeded, {} errored, {} expired, {} pending; {} s old)",
-            self.provider, self.model, self.id, self.state, c.succeeded, c.errored, c.expired, c.pending, self.age_seconds
+            self.provider,
+            self.model,
+            self.id,
+            self.state,
+            c.succeeded,
+            c.errored,
+            c.expired,
+            c.pending,
+            self.age_seconds
         )
     }
 }
@@ -99,4 +106,3 @@ pub async fn cancel(path: &Path) -> Result<Vec<String>, BatchError> {
     }
     Ok(cancelled)
 }
-

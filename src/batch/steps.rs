@@ -15,9 +15,13 @@ use crate::provider::batch_reply;
 /// carries the state's id in its metadata, and its input file names its requests. (An
 /// Anthropic batch carries no metadata: its requests are submitted again.)
 pub async fn reconcile(waves: &Waves) {
-    let (state_id, orphans) = waves.state.with(|f| (f.id.clone(), f.orphans().into_iter().cloned().collect::<Vec<_>>()));
+    let (state_id, orphans) = waves
+        .state
+        .with(|f| (f.id.clone(), f.orphans().into_iter().cloned().collect::<Vec<_>>()));
     for intent in orphans.iter().filter(|i| i.kind != ProviderKind::Anthropic) {
-        let Ok(api) = Api::new(intent.kind, &intent.base_url, intent.key_env.as_deref()) else { continue };
+        let Ok(api) = Api::new(intent.kind, &intent.base_url, intent.key_env.as_deref()) else {
+            continue;
+        };
         match wire::find(&api, &state_id, &intent.requests).await {
             Ok(Some((id, submitted_at))) => waves.state.append(&Line::Batch {
                 provider: intent.provider.clone(),
@@ -57,7 +61,12 @@ pub async fn collect(waves: &Waves) {
 }
 
 /// Keeps the results of an ended batch, then its end.
-async fn keep_results(waves: &Waves, api: &Api, batch: &Submitted, polled: &wire::Polled) -> Result<(), super::api::ApiError> {
+async fn keep_results(
+    waves: &Waves,
+    api: &Api,
+    batch: &Submitted,
+    polled: &wire::Polled,
+) -> Result<(), super::api::ApiError> {
     let results = match polled.state.as_str() {
         "failed" => {
             waves.warn_provider(&batch.provider, "failed a batch");
@@ -100,7 +109,10 @@ pub async fn submit(waves: &Waves) {
     let state_id = waves.state.with(|f| f.id.clone());
     let mut groups: BTreeMap<(String, String), Vec<(String, Parked)>> = BTreeMap::new();
     for (id, parked) in waves.take_parked() {
-        groups.entry((parked.provider.clone(), parked.model.clone())).or_default().push((id, parked));
+        groups
+            .entry((parked.provider.clone(), parked.model.clone()))
+            .or_default()
+            .push((id, parked));
     }
     for ((provider, model), requests) in groups {
         for chunk in chunks(&requests) {
@@ -141,7 +153,9 @@ pub async fn submit(waves: &Waves) {
 
 /// `requests` cut into batches at the provider's limits (requests and bytes).
 fn chunks(requests: &[(String, Parked)]) -> Vec<&[(String, Parked)]> {
-    let Some((_, first)) = requests.first() else { return Vec::new() };
+    let Some((_, first)) = requests.first() else {
+        return Vec::new();
+    };
     let (most, bytes) = limits(first.kind);
     let mut out = Vec::new();
     let (mut start, mut size) = (0, 0);

@@ -99,7 +99,9 @@ pub async fn poll(api: &Api, kind: ProviderKind, id: &str) -> Result<Polled, Api
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     match kind {
         ProviderKind::Anthropic => {
-            let v = api.json(Method::GET, &format!("/messages/batches/{id}"), &Body::None).await?;
+            let v = api
+                .json(Method::GET, &format!("/messages/batches/{id}"), &Body::None)
+                .await?;
             let c = &v["request_counts"];
             Ok(Polled {
                 state: v["processing_status"].as_str().unwrap_or("unknown").to_string(),
@@ -138,15 +140,24 @@ pub async fn poll(api: &Api, kind: ProviderKind, id: &str) -> Result<Polled, Api
 }
 
 /// The results of an ended batch: each request's reply body, or why it has none.
-pub async fn results(api: &Api, kind: ProviderKind, polled: &Polled) -> Result<HashMap<String, Result<Value, Why>>, ApiError> {
+pub async fn results(
+    api: &Api,
+    kind: ProviderKind,
+    polled: &Polled,
+) -> Result<HashMap<String, Result<Value, Why>>, ApiError> {
     let mut out = HashMap::new();
     for file in &polled.files {
         let text = match kind {
             ProviderKind::Anthropic => api.send(Method::GET, file, &Body::None).await?,
-            _ => api.send(Method::GET, &api.url(&format!("/files/{file}/content")), &Body::None).await?,
+            _ => {
+                api.send(Method::GET, &api.url(&format!("/files/{file}/content")), &Body::None)
+                    .await?
+            }
         };
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
             let Some(id) = v["custom_id"].as_str() else { continue };
             out.insert(id.to_string(), result_of(kind, &v));
         }
@@ -179,8 +190,12 @@ pub async fn find(api: &Api, state_id: &str, requests: &[String]) -> Result<Opti
     let wanted: std::collections::BTreeSet<String> = requests.iter().cloned().collect();
     let ours = (listed["data"].as_array().into_iter().flatten()).filter(|b| b["metadata"]["orch_state"] == state_id);
     for batch in ours {
-        let (Some(id), Some(file)) = (batch["id"].as_str(), batch["input_file_id"].as_str()) else { continue };
-        let text = api.send(Method::GET, &api.url(&format!("/files/{file}/content")), &Body::None).await?;
+        let (Some(id), Some(file)) = (batch["id"].as_str(), batch["input_file_id"].as_str()) else {
+            continue;
+        };
+        let text = api
+            .send(Method::GET, &api.url(&format!("/files/{file}/content")), &Body::None)
+            .await?;
         let held: std::collections::BTreeSet<String> = (text.lines())
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .filter_map(|v| v["custom_id"].as_str().map(str::to_string))

@@ -14,14 +14,18 @@ pub fn batch(args: BatchArgs) -> Result<Exit> {
     let mut out = super::stdout();
     match args.action {
         BatchAction::Status { state, format } => {
-            let shown = runtime.block_on(crate::batch::status(&state)).map_err(CommandError::usage)?;
+            let shown = runtime
+                .block_on(crate::batch::status(&state))
+                .map_err(CommandError::usage)?;
             match super::resolve_format(format, BatchFormat::Tree, BatchFormat::Json) {
                 BatchFormat::Json => super::write_json(&mut out, &serde_json::json!({"batches": shown}))?,
                 BatchFormat::Tree => shown.iter().try_for_each(|b| writeln!(out, "{b}"))?,
             }
         }
         BatchAction::Cancel { state } => {
-            let cancelled = runtime.block_on(crate::batch::cancel(&state)).map_err(CommandError::usage)?;
+            let cancelled = runtime
+                .block_on(crate::batch::cancel(&state))
+                .map_err(CommandError::usage)?;
             cancelled.iter().try_for_each(|id| writeln!(out, "cancelled {id}"))?;
         }
     }

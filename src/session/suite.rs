@@ -16,7 +16,7 @@ use crate::tools::Servers;
 use super::progress::CaseRuns;
 use super::providers;
 use super::setup::{self, CaseEngines};
-use super::suite_batch;
+use super::suite_batch::{self, Waved};
 use super::suite_files::{results_file, resumed, warn_if_held};
 use super::suite_picking::Picked;
 use super::suite_plans::plan_cases;
@@ -42,23 +42,6 @@ impl Ended {
             interrupted: None,
             unwritten: Vec::new(),
             pending: Some(line),
-        }
-    }
-}
-
-/// How the case runs ended: all made (or a signal stopped them), or batches pending.
-enum Waved {
-    /// The tally, and the signal if one came.
-    Finished((Tally, Option<Exit>)),
-    /// The line that says batches are pending.
-    Pending(String),
-}
-
-impl From<suite_batch::Waved> for Waved {
-    fn from(w: suite_batch::Waved) -> Self {
-        match w {
-            suite_batch::Waved::Done(tally, exit) => Waved::Finished((tally, exit)),
-            suite_batch::Waved::Pending(line) => Waved::Pending(line),
         }
     }
 }
@@ -129,8 +112,8 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
     };
     let waved = runtime.block_on(async {
         let ran = match &batch {
-            None => Ok(Waved::Finished(runner.run(jobs(), signalled).await)),
-            Some(b) => b.waves(&runner, jobs, signalled.as_mut()).await.map(Waved::from),
+            None => Ok(Waved::Done(Box::new(runner.run(jobs(), signalled).await))),
+            Some(b) => b.waves(&runner, jobs, signalled.as_mut()).await,
         };
         // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
         setup::stop_each(&servers).await;
@@ -155,7 +138,7 @@ fn ended(
     unwritten: Vec<String>,
 ) -> Result<Ended, SessionError> {
     let (tally, interrupted) = match waved {
-        Waved::Finished(ran) => ran,
+        Waved::Done(ran) => *ran,
         Waved::Pending(line) => return Ok(Ended::pending(line)),
     };
     let mut summary = summary(args, tally, interrupted.is_some(), chosen, skipped)?;

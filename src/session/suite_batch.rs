@@ -36,7 +36,7 @@ pub struct Batch {
 /// How the waves ended.
 pub enum Waved {
     /// Every case run finished (or a signal stopped them): the last wave's tally.
-    Done(Tally, Option<Exit>),
+    Done(Box<(Tally, Option<Exit>)>),
     /// Batches are pending: the line that says so.
     Pending(String),
 }
@@ -115,7 +115,7 @@ impl Batch {
             };
             let (tally, interrupted) = wave.run(jobs(), signal.as_mut()).await;
             if interrupted.is_some() || self.waves.stuck_runs() == 0 {
-                return Ok(Waved::Done(tally, interrupted));
+                return Ok(Waved::Done(Box::new((tally, interrupted))));
             }
             drop(tally);
             batch::submit(&self.waves).await;

@@ -170,7 +170,11 @@ impl Runner<'_> {
     }
 
     /// One case run made in the runner's scope: `None` when the scope dropped it.
-    async fn run_scoped(&self, job: Job<'_>, stopped: watch::Receiver<bool>) -> Option<(Record, Ran, usize, Arc<Case>)> {
+    async fn run_scoped(
+        &self,
+        job: Job<'_>,
+        stopped: watch::Receiver<bool>,
+    ) -> Option<(Record, Ran, usize, Arc<Case>)> {
         let Some(scope) = self.scope else {
             return Some(self.run_job(job, stopped).await);
         };

@@ -60,7 +60,9 @@ struct Batches(Arc<Mutex<Books>>);
 
 /// The text of the first user message of a body of either API.
 fn user_text(body: &Value) -> String {
-    let m = body["messages"].as_array().and_then(|m| m.iter().find(|m| m["role"] == "user"));
+    let m = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"));
     let content = m.map(|m| &m["content"]).unwrap_or(&Value::Null);
     match content {
         Value::String(s) => s.clone(),
@@ -132,10 +134,16 @@ impl Books {
         let mut lines = Vec::new();
         for (custom, body) in b.requests.iter().rev() {
             let line = match (b.cancelled, self.failure(body)) {
-                (true, _) if errors => json!({"custom_id": custom, "response": null, "error": {"code": "batch_cancelled", "message": "cancelled"}}),
+                (true, _) if errors => {
+                    json!({"custom_id": custom, "response": null, "error": {"code": "batch_cancelled", "message": "cancelled"}})
+                }
                 (true, _) => continue,
-                (false, Some(code)) if errors => json!({"custom_id": custom, "response": null, "error": {"code": code, "message": "no"}}),
-                (false, None) if !errors => json!({"id": "r", "custom_id": custom, "response": {"status_code": 200, "request_id": "q", "body": openai_reply(body)}, "error": null}),
+                (false, Some(code)) if errors => {
+                    json!({"custom_id": custom, "response": null, "error": {"code": code, "message": "no"}})
+                }
+                (false, None) if !errors => {
+                    json!({"id": "r", "custom_id": custom, "response": {"status_code": 200, "request_id": "q", "body": openai_reply(body)}, "error": null})
+                }
                 _ => continue,
             };
             lines.push(line.to_string());
@@ -171,7 +179,10 @@ impl Books {
 /// The JSONL lines of a multipart upload's `file` part.
 fn uploaded(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    text.lines().filter(|l| l.starts_with('{') && l.contains("\"custom_id\"")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .filter(|l| l.starts_with('{') && l.contains("\"custom_id\""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Respond for Batches {
@@ -198,7 +209,13 @@ impl Respond for Batches {
 }
 
 impl Batches {
-    fn reply(&self, books: &mut Books, (verb, segments, path): (&str, &[&str], &str), body: &Value, request: &Request) -> ResponseTemplate {
+    fn reply(
+        &self,
+        books: &mut Books,
+        (verb, segments, path): (&str, &[&str], &str),
+        body: &Value,
+        request: &Request,
+    ) -> ResponseTemplate {
         let body = body.clone();
         let base = books.base.clone();
         let ok = |v: Value| ResponseTemplate::new(200).set_body_json(v);
@@ -219,10 +236,19 @@ impl Batches {
             }
             ("POST", ["v1", "batches"]) => {
                 let file = &books.files[body["input_file_id"].as_str().unwrap()];
-                let requests = file.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).map(|l| (l["custom_id"].as_str().unwrap().to_string(), l["body"].clone())).collect();
+                let requests = file
+                    .lines()
+                    .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                    .map(|l| (l["custom_id"].as_str().unwrap().to_string(), l["body"].clone()))
+                    .collect();
                 let id = format!("batch_{}", books.batches.len() + 1);
                 books.metadata.push(body["metadata"].clone());
-                books.batches.push(Held { id: id.clone(), anthropic: false, requests, cancelled: false });
+                books.batches.push(Held {
+                    id: id.clone(),
+                    anthropic: false,
+                    requests,
+                    cancelled: false,
+                });
                 let made = books.openai_batch(books.batches.last().unwrap());
                 ok(made)
             }
@@ -233,7 +259,9 @@ impl Batches {
                     .collect();
                 ok(json!({"object": "list", "data": data}))
             }
-            ("GET", ["v1", "files", id, "content"]) if books.files.contains_key(*id) => ResponseTemplate::new(200).set_body_string(books.files[*id].clone()),
+            ("GET", ["v1", "files", id, "content"]) if books.files.contains_key(*id) => {
+                ResponseTemplate::new(200).set_body_string(books.files[*id].clone())
+            }
             ("GET", ["v1", "batches", id]) => {
                 let b = books.batches.iter().find(|b| b.id == *id).unwrap().clone();
                 ok(books.openai_batch(&b))
@@ -243,14 +271,28 @@ impl Batches {
                 b.cancelled = true;
                 ok(json!({"id": id}))
             }
-            ("GET", ["v1", "files", id, "content"]) => ResponseTemplate::new(200).set_body_string(books.openai_file(id)),
+            ("GET", ["v1", "files", id, "content"]) => {
+                ResponseTemplate::new(200).set_body_string(books.openai_file(id))
+            }
             ("POST", ["v1", "messages", "batches"]) => {
-                let requests = body["requests"].as_array().unwrap().iter().map(|r| (r["custom_id"].as_str().unwrap().to_string(), r["params"].clone())).collect();
+                let requests = body["requests"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| (r["custom_id"].as_str().unwrap().to_string(), r["params"].clone()))
+                    .collect();
                 let id = format!("msgbatch_{}", books.batches.len() + 1);
-                books.batches.push(Held { id: id.clone(), anthropic: true, requests, cancelled: false });
+                books.batches.push(Held {
+                    id: id.clone(),
+                    anthropic: true,
+                    requests,
+                    cancelled: false,
+                });
                 ok(json!({"id": id, "type": "message_batch", "processing_status": "in_progress"}))
             }
-            ("GET", ["v1", "messages", "batches", id, "results"]) => ResponseTemplate::new(200).set_body_string(books.anthropic_results(id)),
+            ("GET", ["v1", "messages", "batches", id, "results"]) => {
+                ResponseTemplate::new(200).set_body_string(books.anthropic_results(id))
+            }
             ("GET", ["v1", "messages", "batches", id]) => {
                 let b = books.batches.iter().find(|b| b.id == *id).unwrap().clone();
                 ok(books.anthropic_batch(&b, &base))
@@ -265,7 +307,10 @@ impl Batches {
         self.0.lock().unwrap().ending = ending;
         let server = MockServer::start().await;
         self.0.lock().unwrap().base = server.uri();
-        Mock::given(path_regex(".*")).respond_with(self.clone()).mount(&server).await;
+        Mock::given(path_regex(".*"))
+            .respond_with(self.clone())
+            .mount(&server)
+            .await;
         server
     }
 
@@ -276,7 +321,11 @@ impl Batches {
     /// The requests of each batch made, by batch.
     fn batched(&self) -> Vec<Vec<String>> {
         let books = self.0.lock().unwrap();
-        books.batches.iter().map(|b| b.requests.iter().map(|(c, _)| c.clone()).collect()).collect()
+        books
+            .batches
+            .iter()
+            .map(|b| b.requests.iter().map(|(c, _)| c.clone()).collect())
+            .collect()
     }
 
     fn live(&self) -> usize {
@@ -301,7 +350,16 @@ fn batch_test(root: &Root, more: &[&str], status: i32) -> std::process::Output {
     Test::new(root.path())
         .env("BATCH_TEST_KEY", "sk-batch-secret")
         .any_stderr()
-        .args(["test", "s.yaml", "--batch", "st", "--format", "json", "--results", "r.jsonl"])
+        .args([
+            "test",
+            "s.yaml",
+            "--batch",
+            "st",
+            "--format",
+            "json",
+            "--results",
+            "r.jsonl",
+        ])
         .args(more)
         .status(status)
         .run()
@@ -320,8 +378,15 @@ async fn an_openai_suite_goes_in_waves_across_invocations_and_ends_as_a_live_run
     // Wave 1: the two cases ask the head the same thing: one request, one batch.
     let out = batch_test(&root, &[], 75);
     assert_eq!(out.stdout, b"", "nothing on stdout while batches are pending");
-    assert!(stderr(&out).contains("batches pending: 1 request in 1 batch (st)"), "{}", stderr(&out));
-    assert!(!root.path().join("r.jsonl").exists(), "no results before the suite finishes");
+    assert!(
+        stderr(&out).contains("batches pending: 1 request in 1 batch (st)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !root.path().join("r.jsonl").exists(),
+        "no results before the suite finishes"
+    );
     // Still in progress: polled, nothing submitted again.
     let out = batch_test(&root, &["--quiet"], 75);
     assert!(stderr(&out).contains("batches pending: 1 request in 1 batch (st)"));
@@ -342,7 +407,11 @@ async fn an_openai_suite_goes_in_waves_across_invocations_and_ends_as_a_live_run
     assert_eq!(results.lines().count(), 2, "one results line per case run");
     // 100 + 10 tokens at USD 1000 per million: 0.11 live, half of it batched.
     let line: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
-    assert_eq!(line["report"]["usage"]["batchedCalls"], 1, "{}", line["report"]["usage"]);
+    assert_eq!(
+        line["report"]["usage"]["batchedCalls"], 1,
+        "{}",
+        line["report"]["usage"]
+    );
     assert_eq!(line["report"]["usage"]["costUsd"], 0.055);
     assert_eq!(summary["judgeUsage"]["costUsd"], 0.055);
     // The requests: the cassette hash, the body a live call sends, the state id as metadata.
@@ -383,8 +452,15 @@ async fn requests_a_batch_failed_go_live_and_count_as_errored_expired_or_cancell
         assert_eq!(summary["batch"][field], 1, "{how}: {}", summary["batch"]);
         assert_eq!(summary["batch"]["live"], 1);
         assert_eq!(summary["batch"]["succeeded"], 1);
-        assert_eq!(mock.live(), 1, "the judge's request, failed by its batch, went live once");
-        assert_eq!(summary["judgeUsage"]["calls"], 1, "a request failed then sent live is one call");
+        assert_eq!(
+            mock.live(),
+            1,
+            "the judge's request, failed by its batch, went live once"
+        );
+        assert_eq!(
+            summary["judgeUsage"]["calls"], 1,
+            "a request failed then sent live is one call"
+        );
         assert_eq!(summary["judgeUsage"]["costUsd"], 0.11, "at the full price");
     }
 }
@@ -402,8 +478,14 @@ async fn status_shows_each_batch_and_cancel_sends_its_requests_live_next_time() 
         .run();
     let status = json(&out);
     let b = &status["batches"][0];
-    assert_eq!((&b["provider"], &b["model"], &b["id"], &b["state"]), (&json!("mock"), &json!("m"), &json!("batch_1"), &json!("in_progress")));
-    assert_eq!(b["counts"], json!({"succeeded": 0, "errored": 0, "expired": 0, "pending": 1}));
+    assert_eq!(
+        (&b["provider"], &b["model"], &b["id"], &b["state"]),
+        (&json!("mock"), &json!("m"), &json!("batch_1"), &json!("in_progress"))
+    );
+    assert_eq!(
+        b["counts"],
+        json!({"succeeded": 0, "errored": 0, "expired": 0, "pending": 1})
+    );
     Test::new(root.path())
         .env("BATCH_TEST_KEY", "sk-batch-secret")
         .args(["batch", "cancel", "st"])
@@ -423,13 +505,21 @@ async fn a_state_is_bound_to_its_selection_and_a_torn_last_line_is_cut_off() {
     root.write("s.yaml", SUITE);
     batch_test(&root, &[], 75);
     let out = batch_test(&root, &["--filter", "plain"], 2);
-    assert!(stderr(&out).contains("belongs to another suite, config or selection"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("belongs to another suite, config or selection"),
+        "{}",
+        stderr(&out)
+    );
     let state = root.path().join("st");
     let whole = std::fs::read_to_string(&state).unwrap();
     std::fs::write(&state, format!("{whole}{{\"line\":\"answ")).unwrap();
     let out = batch_test(&root, &[], 75);
     assert!(stderr(&out).contains("ends with a torn line"), "{}", stderr(&out));
-    assert_eq!(std::fs::read_to_string(&state).unwrap(), whole, "the torn line was cut off, nothing appended");
+    assert_eq!(
+        std::fs::read_to_string(&state).unwrap(),
+        whole,
+        "the torn line was cut off, nothing appended"
+    );
     assert_eq!(mock.batched().len(), 1);
 }
 
@@ -480,8 +570,15 @@ async fn a_kill_after_the_provider_accepted_a_batch_never_submits_it_again() {
     mock.hold(Some("create"));
     killed_while_held(&root, &mock);
     let state = std::fs::read_to_string(root.path().join("st")).unwrap();
-    assert!(state.contains(r#""line":"intent""#) && !state.contains(r#""line":"batch""#), "{state}");
-    assert_eq!(mock.batched().len(), 1, "the provider made the batch orch did not record");
+    assert!(
+        state.contains(r#""line":"intent""#) && !state.contains(r#""line":"batch""#),
+        "{state}"
+    );
+    assert_eq!(
+        mock.batched().len(),
+        1,
+        "the provider made the batch orch did not record"
+    );
     mock.hold(None);
     let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
     assert_eq!(summary["passed"], 2);
@@ -489,7 +586,10 @@ async fn a_kill_after_the_provider_accepted_a_batch_never_submits_it_again() {
     let unique: std::collections::BTreeSet<&String> = requests.iter().collect();
     assert_eq!(requests.len(), unique.len(), "no request submitted twice: {requests:?}");
     assert_eq!((requests.len(), mock.live()), (2, 0));
-    assert_eq!(summary["batch"]["batches"], 2, "the unrecorded batch was found by its metadata and kept");
+    assert_eq!(
+        summary["batch"]["batches"], 2,
+        "the unrecorded batch was found by its metadata and kept"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -505,7 +605,11 @@ async fn a_kill_while_results_are_read_reads_them_again_and_pays_nothing_twice()
     let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
     assert_eq!(summary["passed"], 2);
     assert_eq!(summary["batch"]["succeeded"], 2);
-    assert_eq!((all_requests(&mock).len(), mock.live()), (2, 0), "each request submitted once, none live");
+    assert_eq!(
+        (all_requests(&mock).len(), mock.live()),
+        (2, 0),
+        "each request submitted once, none live"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -541,5 +645,9 @@ async fn with_replay_every_call_is_answered_from_the_cassette_and_nothing_is_sub
     let live = mock.live();
     let summary = json(&batch_test(&root, &["--replay", "tape.jsonl"], 0));
     assert_eq!(summary["passed"], 2);
-    assert_eq!((mock.batched().len(), mock.live()), (0, live), "nothing submitted, nothing sent");
+    assert_eq!(
+        (mock.batched().len(), mock.live()),
+        (0, live),
+        "nothing submitted, nothing sent"
+    );
 }
