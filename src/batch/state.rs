@@ -48,6 +48,8 @@ pub struct Folded {
     pub failed: HashMap<String, Why>,
     /// Every batch, in the order submitted.
     pub batches: Vec<Submitted>,
+    /// The batch (its place in `batches`) each request was submitted in.
+    in_batch: HashMap<String, usize>,
     /// Every intent to submit: provider, kind, base URL, key variable, model, requests.
     pub intents: Vec<Submitted>,
 }
@@ -84,17 +86,22 @@ impl Folded {
                 id,
                 requests,
                 submitted_at,
-            } => self.batches.push(Submitted {
-                provider,
-                kind,
-                base_url,
-                key_env,
-                model,
-                id,
-                requests,
-                submitted_at,
-                ended: None,
-            }),
+            } => {
+                for r in &requests {
+                    self.in_batch.insert(r.clone(), self.batches.len());
+                }
+                self.batches.push(Submitted {
+                    provider,
+                    kind,
+                    base_url,
+                    key_env,
+                    model,
+                    id,
+                    requests,
+                    submitted_at,
+                    ended: None,
+                })
+            }
             Line::Answer { request, from, reply } => {
                 self.answers.insert(request, (from, reply));
             }
@@ -107,6 +114,12 @@ impl Folded {
                 }
             }
         }
+    }
+
+    /// Whether request `id` waits in a batch still pending.
+    pub fn is_pending(&self, id: &str) -> bool {
+        let waiting = !self.answers.contains_key(id) && !self.failed.contains_key(id);
+        waiting && self.in_batch.get(id).is_some_and(|b| self.batches[*b].ended.is_none())
     }
 
     /// The requests in batches still pending, each with its batch's id.

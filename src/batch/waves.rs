@@ -82,7 +82,7 @@ impl Waves {
             if f.failed.contains_key(id) {
                 return Known::Failed;
             }
-            match f.pending().contains_key(id) {
+            match f.is_pending(id) {
                 true => Known::Pending,
                 false => Known::New,
             }
