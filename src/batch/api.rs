@@ -41,6 +41,8 @@ pub enum Body {
     None,
     /// A JSON value.
     Json(Value),
+    /// JSON, as text.
+    Raw(String),
     /// A multipart form: its boundary and bytes.
     Multipart(String, Vec<u8>),
 }
@@ -119,6 +121,7 @@ impl Api {
         request = match body {
             Body::None => request,
             Body::Json(v) => request.json(v),
+            Body::Raw(text) => request.header("content-type", "application/json").body(text.clone()),
             Body::Multipart(boundary, bytes) => request
                 .header("content-type", format!("multipart/form-data; boundary={boundary}"))
                 .body(bytes.clone()),

@@ -193,11 +193,13 @@ impl State {
         Ok(read(path, false)?.0)
     }
 
-    /// Appends `line`, flushed to the file, and takes it into account.
+    /// Appends `line` to the file in one write, and takes it into account.
     pub fn append(&self, line: &Line) {
         let text = serde_json::to_string(line).expect("a state line always serializes") + "\n";
         let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.sync_data()) {
+        // One unbuffered write: the line is with the system the moment this returns, so a
+        // kill of orch loses nothing after it.
+        if let Err(e) = file.write_all(text.as_bytes()) {
             eprintln!("warning: cannot write the batch state {}: {e}", self.path.display());
         }
         drop(file);

@@ -160,7 +160,7 @@ fn chunks(requests: &[(String, Parked)]) -> Vec<&[(String, Parked)]> {
     let mut out = Vec::new();
     let (mut start, mut size) = (0, 0);
     for (i, (id, parked)) in requests.iter().enumerate() {
-        let line = request_line(parked.kind, id, &parked.body).to_string().len() + 1;
+        let line = request_line(parked.kind, id, &parked.body).len() + 1;
         if i > start && (i - start >= most || size + line > bytes) {
             out.push(&requests[start..i]);
             (start, size) = (i, 0);

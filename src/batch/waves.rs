@@ -23,8 +23,8 @@ pub struct Parked {
     pub key_env: Option<String>,
     /// The model asked.
     pub model: String,
-    /// The body a live call would send.
-    pub body: serde_json::Value,
+    /// The body a live call would send, as JSON text.
+    pub body: String,
 }
 
 /// What a request is to the state.

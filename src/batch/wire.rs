@@ -22,11 +22,13 @@ pub fn limits(kind: ProviderKind) -> (usize, usize) {
     }
 }
 
-/// One request's line in a batch of `kind`.
-pub fn request_line(kind: ProviderKind, id: &str, body: &Value) -> Value {
+/// One request's line in a batch of `kind`, as JSON text: `body` is the JSON text of the
+/// body a live call sends, written into the line as it is.
+pub fn request_line(kind: ProviderKind, id: &str, body: &str) -> String {
+    let id = Value::String(id.to_string());
     match kind {
-        ProviderKind::Anthropic => json!({"custom_id": id, "params": body}),
-        _ => json!({"custom_id": id, "method": "POST", "url": "/v1/chat/completions", "body": body}),
+        ProviderKind::Anthropic => format!(r#"{{"custom_id":{id},"params":{body}}}"#),
+        _ => format!(r#"{{"custom_id":{id},"method":"POST","url":"/v1/chat/completions","body":{body}}}"#),
     }
 }
 
@@ -56,16 +58,16 @@ pub struct Polled {
 }
 
 /// Submits `lines` (each a request line) as one batch; the provider's id of it.
-pub async fn submit(api: &Api, kind: ProviderKind, state_id: &str, lines: &[Value]) -> Result<String, ApiError> {
+pub async fn submit(api: &Api, kind: ProviderKind, state_id: &str, lines: &[String]) -> Result<String, ApiError> {
     let created = match kind {
         ProviderKind::Anthropic => {
-            let body = Body::Json(json!({"requests": lines}));
+            let body = Body::Raw(format!(r#"{{"requests":[{}]}}"#, lines.join(",")));
             api.json(Method::POST, "/messages/batches", &body).await?
         }
         _ => {
             let mut jsonl = Vec::new();
             for line in lines {
-                jsonl.extend_from_slice(line.to_string().as_bytes());
+                jsonl.extend_from_slice(line.as_bytes());
                 jsonl.push(b'\n');
             }
             let file = api.json(Method::POST, "/files", &batch_upload(&jsonl)).await?;

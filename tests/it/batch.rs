@@ -651,3 +651,20 @@ async fn with_replay_every_call_is_answered_from_the_cassette_and_nothing_is_sub
         "nothing submitted, nothing sent"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_repeat_of_a_case_is_its_own_request() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    let summary = json(&batch_test(
+        &root,
+        &["--repeat", "2", "--batch-wait", "60", "--batch-poll", "1"],
+        0,
+    ));
+    assert_eq!(summary["passed"], 2);
+    let first = &mock.batched()[0];
+    assert_eq!(first.len(), 2, "the head's request, once per repeat: {first:?}");
+    assert_eq!(first[1], format!("{}-r2", first[0]), "repeat 2 keys apart: {first:?}");
+}

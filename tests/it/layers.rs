@@ -268,6 +268,10 @@ fn a_run_goes_config_plan_session_engine_report_down_the_layers() {
         r("serve") < r("session"),
         "the session serves `orch mcp`'s team: `serve` sits below it"
     );
+    assert!(
+        r("record") < r("batch") && r("provider") < r("batch") && r("batch") < r("session"),
+        "a batch suite keys requests as cassettes do and wraps the providers; the session makes its waves"
+    );
 }
 
 /// Only the session builds an engine: no command, server or suite assembles one itself.
