@@ -668,3 +668,25 @@ async fn each_repeat_of_a_case_is_its_own_request() {
     assert_eq!(first.len(), 2, "the head's request, once per repeat: {first:?}");
     assert_eq!(first[1], format!("{}-r2", first[0]), "repeat 2 keys apart: {first:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_with_tools_calls_live_once_with_one_warning_and_its_reply_is_kept() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let uri = server.uri();
+    let root = Root::orch_yaml(format!(
+        "defaults: {{ provider: mock, model: m }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{uri}/v1\", apiKeyEnv: BATCH_TEST_KEY }}\n\
+         mcpServers:\n  fx: {{ command: {:?} }}\n\
+         departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d, tools: [{{ server: fx }}] }}\n  - {{ id: critic, role: judge, instructions: Judge the answer. }}\n",
+        crate::mcp::fixture()
+    ));
+    root.write("s.yaml", SUITE);
+    let out = batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0);
+    let summary = json(&out);
+    assert_eq!(summary["passed"], 2);
+    let warning = "warning: agent h uses tools: its calls are made live, not batched";
+    assert_eq!(stderr(&out).matches(warning).count(), 1, "{}", stderr(&out));
+    assert_eq!(mock.live(), 1, "the head's one request, made live once across the waves");
+    assert_eq!(summary["batch"]["live"], 1);
+    assert_eq!((summary["batch"]["succeeded"].as_u64(), mock.batched().len()), (Some(1), 1), "the judge's call was batched");
+}
