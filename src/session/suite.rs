@@ -50,7 +50,7 @@ impl Ended {
 /// `--batch`, in waves over its state.
 pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Ended, SessionError> {
     check_flags(args, loaded)?;
-    let batch = suite_batch::open(args, loaded)?;
+    let mut batch = suite_batch::open(args, loaded)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
     let done = || Done::of(&resumed);
     let picked = Picked::read(args, loaded, filter)?;
@@ -72,6 +72,9 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         built_for.insert(config.root.clone(), tapes);
         Ok::<_, SessionError>(providers)
     })?;
+    if let Some(b) = batch.as_mut().filter(|_| args.replies.record.is_some()) {
+        b.recording = recording.clone();
+    }
     let out_file = match batch {
         Some(_) => None,
         None => results_file(args, &resumed)?,

@@ -31,6 +31,9 @@ pub struct Batch {
     wait: Option<Duration>,
     /// `--batch-poll`.
     poll: Duration,
+    /// The cassette of `--record`: emptied as each wave starts, so it ends holding the
+    /// exchanges of the wave in which every case run finished, each once.
+    pub recording: Option<Arc<LineFile>>,
 }
 
 /// How the waves ended.
@@ -53,6 +56,7 @@ pub fn open(args: &TestArgs, loaded: &Loaded) -> Result<Option<Batch>, SessionEr
         scratch: scratch.into(),
         wait: args.batch_wait.map(Duration::from_secs),
         poll: Duration::from_secs(args.batch_poll),
+        recording: None,
     }))
 }
 
@@ -107,6 +111,9 @@ impl Batch {
         loop {
             batch::collect(&self.waves).await;
             self.waves.start_wave();
+            if let Some(cassette) = &self.recording {
+                cassette.empty();
+            }
             let file = LineFile::create(&self.scratch, "the results").map_err(SessionError::refused)?;
             let wave = Runner {
                 results: Some(&file),

@@ -686,7 +686,45 @@ async fn an_agent_with_tools_calls_live_once_with_one_warning_and_its_reply_is_k
     assert_eq!(summary["passed"], 2);
     let warning = "warning: agent h uses tools: its calls are made live, not batched";
     assert_eq!(stderr(&out).matches(warning).count(), 1, "{}", stderr(&out));
-    assert_eq!(mock.live(), 1, "the head's one request, made live once across the waves");
+    assert_eq!(
+        mock.live(),
+        1,
+        "the head's one request, made live once across the waves"
+    );
     assert_eq!(summary["batch"]["live"], 1);
-    assert_eq!((summary["batch"]["succeeded"].as_u64(), mock.batched().len()), (Some(1), 1), "the judge's call was batched");
+    assert_eq!(
+        (summary["batch"]["succeeded"].as_u64(), mock.batched().len()),
+        (Some(1), 1),
+        "the judge's call was batched"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_record_the_cassette_ends_as_a_live_run_s_and_replays_the_suite() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    Test::new(root.path())
+        .env("BATCH_TEST_KEY", "k")
+        .any_stderr()
+        .args(["test", "s.yaml", "--quiet", "--record", "live.jsonl"])
+        .run();
+    batch_test(&root, &["--record", "batched.jsonl"], 75);
+    let summary = json(&batch_test(
+        &root,
+        &["--record", "batched.jsonl", "--batch-wait", "60", "--batch-poll", "1"],
+        0,
+    ));
+    let lines = |f: &str| std::fs::read_to_string(root.path().join(f)).unwrap().lines().count();
+    assert_eq!(
+        lines("batched.jsonl"),
+        lines("live.jsonl"),
+        "each exchange once, as the live run recorded them"
+    );
+    let replayed = Test::new(root.path())
+        .any_stderr()
+        .args(["test", "s.yaml", "--format", "json", "--replay", "batched.jsonl"])
+        .run();
+    assert_eq!(json(&replayed)["passed"], summary["passed"]);
 }
