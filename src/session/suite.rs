@@ -72,13 +72,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         built_for.insert(config.root.clone(), tapes);
         Ok::<_, SessionError>(providers)
     })?;
-    if let Some(b) = batch.as_mut().filter(|_| args.replies.record.is_some()) {
-        b.recording = recording.clone();
-    }
-    let out_file = match batch {
-        Some(_) => None,
-        None => results_file(args, &resumed)?,
-    };
+    let out_file = outputs(args, &resumed, batch.as_mut(), &recording)?;
     let jobs = || {
         chosen.jobs(Runs {
             suites: &loaded.suites,
@@ -157,6 +151,25 @@ fn ended(
         pending: None,
         unwritten,
     })
+}
+
+/// The file of `--results`, opened; none for a batch suite, which writes its results only
+/// when every case run has finished (its `--record` cassette is emptied as each wave starts).
+fn outputs(
+    args: &TestArgs,
+    resumed: &suite::Resumed,
+    batch: Option<&mut suite_batch::Batch>,
+    recording: &Option<Arc<LineFile>>,
+) -> Result<Option<LineFile>, SessionError> {
+    match batch {
+        Some(b) => {
+            if args.replies.record.is_some() {
+                b.recording = recording.clone();
+            }
+            Ok(None)
+        }
+        None => results_file(args, resumed),
+    }
 }
 
 /// What makes each case run: the engine, with each config's tool host.

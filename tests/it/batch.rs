@@ -728,3 +728,34 @@ async fn with_record_the_cassette_ends_as_a_live_run_s_and_replays_the_suite() {
         .run();
     assert_eq!(json(&replayed)["passed"], summary["passed"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_refused() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Never).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    batch_test(&root, &[], 75);
+    let state = root.path().join("st");
+    let whole = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(&state, format!("not a state line\n{whole}")).unwrap();
+    let out = batch_test(&root, &[], 2);
+    assert!(
+        stderr(&out).contains("is not a batch state: line 1 is malformed"),
+        "{}",
+        stderr(&out)
+    );
+    let out = batch_test(&root, &["--batch-poll", "0"], 2);
+    assert!(stderr(&out).contains("--batch-poll"), "{}", stderr(&out));
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["batch", "status", "nowhere.state"])
+        .status(2)
+        .run();
+    assert!(
+        stderr(&out).contains("cannot use the batch state nowhere.state: no such file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(mock.batched().len(), 1, "nothing more was submitted");
+}
