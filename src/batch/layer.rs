@@ -15,7 +15,7 @@ use crate::provider::{batch_body, BoxFuture, CompletionRequest, Outcome, Provide
 /// The id of a request in batches and in the state: its cassette hash, with `-rK` for
 /// repeat K > 1 (repeats are never answered by one reply).
 pub fn request_id(hash: &str, repeat: u32) -> String {
-    let hash = &hash[..hash.len().min(64)];
+    let hash = hash.get(..64).unwrap_or(hash);
     match repeat {
         0 | 1 => hash.to_string(),
         k => format!("{hash}-r{k}"),

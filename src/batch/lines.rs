@@ -66,6 +66,14 @@ pub enum Line {
         /// The reply.
         reply: Reply,
     },
+    /// A tool call's result, run live for a case run (never run again for it).
+    #[serde(rename_all = "camelCase")]
+    Tool {
+        /// The call's id (its step, what it asks, and the repeat).
+        call: String,
+        /// The text the model was given, or why the call failed.
+        result: Result<String, crate::tools::ToolError>,
+    },
     /// A request a batch did not answer: it goes live.
     #[serde(rename_all = "camelCase")]
     Failed {

@@ -12,6 +12,7 @@ mod scope;
 mod state;
 mod status;
 mod steps;
+mod tools;
 mod waves;
 mod wire;
 
@@ -22,6 +23,7 @@ pub use scope::scoped;
 pub use state::State;
 pub use status::{cancel, status};
 pub use steps::{collect, reconcile, submit};
+pub use tools::BatchTools;
 pub use waves::Waves;
 
 /// Why a state file cannot be used.

@@ -44,6 +44,8 @@ pub struct Folded {
     pub binding: serde_json::Value,
     /// Answers by request id, and where each came from.
     pub answers: HashMap<String, (From, Reply)>,
+    /// Tool results by call id.
+    pub tools: HashMap<String, Result<String, crate::tools::ToolError>>,
     /// Requests a batch failed, and why (they go live).
     pub failed: HashMap<String, Why>,
     /// Every batch, in the order submitted.
@@ -104,6 +106,9 @@ impl Folded {
             }
             Line::Answer { request, from, reply } => {
                 self.answers.insert(request, (from, reply));
+            }
+            Line::Tool { call, result } => {
+                self.tools.insert(call, result);
             }
             Line::Failed { request, why } => {
                 self.failed.insert(request, why);

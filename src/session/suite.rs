@@ -11,7 +11,7 @@ use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::sink::LineFile;
 use crate::suite::{self, Done, Loaded, Runner, Runs, Selection, Summary, Tally};
-use crate::tools::Servers;
+use crate::tools::{Servers, ToolHost};
 
 use super::progress::CaseRuns;
 use super::providers;
@@ -95,7 +95,7 @@ pub fn run_suites(args: &TestArgs, filter: Option<&regex::Regex>, loaded: &Loade
         signalled.as_mut(),
     ))?;
     let bar = CaseRuns::new(planned.runs, args.quiet);
-    let engine = case_engines(args, &built_for, &servers);
+    let engine = case_engines(args, &built_for, &servers, batch.as_ref().map(|b| &b.waves));
     let finished = |record: &suite::Record| bar.finished(record);
     let runner = Runner {
         scope: None,
@@ -177,11 +177,17 @@ fn case_engines(
     args: &TestArgs,
     built_for: &HashMap<PathBuf, providers::Tapes>,
     servers: &HashMap<PathBuf, Arc<Servers>>,
+    waves: Option<&Arc<crate::batch::Waves>>,
 ) -> CaseEngines {
+    // In a batch suite a tool call made in an earlier wave is answered from its state.
+    let kept = |host: Arc<dyn ToolHost>| match waves {
+        Some(w) => Arc::new(crate::batch::BatchTools::new(host, w.clone())) as Arc<dyn ToolHost>,
+        None => host,
+    };
     CaseEngines {
         seed: args.replies.seed,
         tools: (built_for.iter())
-            .filter_map(|(root, tapes)| Some((root.clone(), tapes.tool_host(servers.get(root), None)?)))
+            .filter_map(|(root, tapes)| Some((root.clone(), kept(tapes.tool_host(servers.get(root), None)?))))
             .collect(),
         approvals: args.approvals,
         variants: args.variants.clone(),

@@ -80,6 +80,19 @@ fn reply_text(body: &Value) -> String {
 }
 
 fn openai_reply(body: &Value) -> Value {
+    let answered = body["messages"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+    if body.get("tools").is_some() && !answered {
+        // An agent offered tools first asks for `echo`, then answers once it has the result.
+        let call =
+            json!({"id": "call_1", "type": "function", "function": {"name": "echo", "arguments": "{\"text\":\"hi\"}"}});
+        return json!({
+            "id": "chatcmpl-t", "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [call]}, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        });
+    }
     json!({
         "id": "chatcmpl-b", "object": "chat.completion",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": reply_text(body)}, "finish_reason": "stop"}],
@@ -670,13 +683,13 @@ async fn each_repeat_of_a_case_is_its_own_request() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_agent_with_tools_calls_live_once_with_one_warning_and_its_reply_is_kept() {
+async fn an_agent_with_tools_calls_live_once_with_one_warning_and_its_replies_and_tool_results_are_kept() {
     let mock = Batches::default();
     let server = mock.serve(Ending::Answered).await;
     let uri = server.uri();
     let root = Root::orch_yaml(format!(
         "defaults: {{ provider: mock, model: m }}\nproviders:\n  mock: {{ kind: openai, baseUrl: \"{uri}/v1\", apiKeyEnv: BATCH_TEST_KEY }}\n\
-         mcpServers:\n  fx: {{ command: {:?} }}\n\
+         mcpServers:\n  fx: {{ command: {:?}, args: [--only, echo, --calls, calls.txt] }}\n\
          departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\nagents:\n  - {{ id: h, role: head, department: d, tools: [{{ server: fx }}] }}\n  - {{ id: critic, role: judge, instructions: Judge the answer. }}\n",
         crate::mcp::fixture()
     ));
@@ -688,10 +701,15 @@ async fn an_agent_with_tools_calls_live_once_with_one_warning_and_its_reply_is_k
     assert_eq!(stderr(&out).matches(warning).count(), 1, "{}", stderr(&out));
     assert_eq!(
         mock.live(),
-        1,
-        "the head's one request, made live once across the waves"
+        2,
+        "the head's request and its follow-up, each made live once across the waves"
     );
-    assert_eq!(summary["batch"]["live"], 1);
+    assert_eq!(summary["batch"]["live"], 2);
+    let calls = std::fs::read_to_string(root.path().join("calls.txt")).unwrap();
+    assert_eq!(
+        calls, "echo hi\n",
+        "the tool ran once: later waves took its result from the state"
+    );
     assert_eq!(
         (summary["batch"]["succeeded"].as_u64(), mock.batched().len()),
         (Some(1), 1),
