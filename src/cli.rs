@@ -83,6 +83,8 @@ pub enum Command {
     Tune(TuneArgs),
     /// Learn better instructions for agents from graded runs, accepted only when they win on held-out cases.
     Optimize(Box<OptimizeArgs>),
+    /// Show or cancel the batches of a batch suite's state (`orch test --batch STATE`).
+    Batch(BatchArgs),
     /// Probe each provider the config uses: reachable, structured output, context, reasoning leak.
     #[command(after_help = DOCTOR_EXAMPLES)]
     Doctor(DoctorArgs),
@@ -191,6 +193,43 @@ pub enum ToolsFormat {
     #[default]
     Text,
     /// One JSON object: `servers`, each with its `tools`.
+    Json,
+}
+
+/// `orch batch`.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// What to do with the state's batches.
+    #[command(subcommand)]
+    pub action: BatchAction,
+}
+
+/// `orch batch status` and `orch batch cancel`.
+#[derive(Debug, Subcommand)]
+pub enum BatchAction {
+    /// Each batch's provider, model, id, state, counts and age (the state and GETs only).
+    Status {
+        /// The state file of `orch test --batch`.
+        #[arg(value_name = "STATE")]
+        state: PathBuf,
+        /// Output format [default: tree on a terminal, json otherwise]
+        #[arg(long, value_enum)]
+        format: Option<BatchFormat>,
+    },
+    /// Cancel the pending batches (their requests go live at the next invocation).
+    Cancel {
+        /// The state file of `orch test --batch`.
+        #[arg(value_name = "STATE")]
+        state: PathBuf,
+    },
+}
+
+/// Output format of `orch batch status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BatchFormat {
+    /// A line per batch.
+    Tree,
+    /// One JSON object: `batches`.
     Json,
 }
 
@@ -824,6 +863,16 @@ pub struct TestArgs {
     /// prompts and tool results (what compare, stats and --merge read stays).
     #[arg(long, value_enum, value_name = "DETAIL", default_value_t = crate::suite::ResultsDetail::Full)]
     pub results_detail: crate::suite::ResultsDetail,
+    /// Send the suite's openai and anthropic calls as batches (half the price, answers
+    /// within 24 hours), kept in STATE across invocations; exit 75 while batches are pending.
+    #[arg(long, value_name = "STATE", conflicts_with_all = ["estimate", "resume", "merge"])]
+    pub batch: Option<PathBuf>,
+    /// With --batch: poll and submit new waves for up to SECONDS before exiting 75.
+    #[arg(long, value_name = "SECONDS", requires = "batch")]
+    pub batch_wait: Option<u64>,
+    /// With --batch-wait: seconds between polls.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "batch", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_poll: u64,
 }
 
 /// A number of cases to sample: 1 or more (a sample of none would run nothing).

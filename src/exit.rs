@@ -18,6 +18,8 @@ pub enum Exit {
     /// 5: status `paused`: items wait for a decision (`--approvals defer`), or
     /// `needs-input`: the run asks before it guesses.
     Paused,
+    /// 75: a batch suite's batches are pending (`orch test --batch`): run it again later.
+    BatchesPending,
     /// 130: interrupted by Ctrl-C.
     Interrupted,
     /// 143: stopped by SIGTERM (treated like Ctrl-C: the partial report is printed).
@@ -34,6 +36,7 @@ impl Exit {
             Exit::BelowMinQuality => 3,
             Exit::Partial => 4,
             Exit::Paused => 5,
+            Exit::BatchesPending => 75,
             Exit::Interrupted => 130,
             Exit::Terminated => 143,
         }

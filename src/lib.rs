@@ -22,8 +22,9 @@
 //! 8. `record`: what a run writes down and answers from again: cassettes and the cache (the
 //!    tape), the journal and the approver that writes to it, and the one order their
 //!    wrappers stack in around the providers and the tool host
-//! 9. `serve`, `stats`: the MCP server of `orch mcp` (its tools, over stdio and HTTP);
-//!    analytics over many runs' reports and the success rates they teach
+//! 9. `serve`, `stats`, `batch`: the MCP server of `orch mcp` (its tools, over stdio and
+//!    HTTP); analytics over many runs' reports and the success rates they teach; batch suites
+//!    (requests parked, submitted as batches, answered over several invocations)
 //! 10. `compare`, `tune`, `optimize`: two results files compared case by case; config changes
 //!     learned from results and a person's labels; instructions learned from graded runs
 //! 11. `render`: every picture: the tree, Markdown, Mermaid, HTML and JUnit of plans, runs,
@@ -42,6 +43,7 @@
 //! The public surface is what the binary and the benchmarks need; everything else is
 //! private to the crate.
 
+mod batch;
 mod cli;
 mod commands;
 mod compare;
@@ -72,8 +74,8 @@ mod tune;
 
 pub use cli::{Cli, Command};
 pub use commands::{
-    approve, compare, completions, doctor, explain, init, mcp, optimize, report, resume, run, schema, stats, test,
-    tools, tune, validate,
+    approve, batch, compare, completions, doctor, explain, init, mcp, optimize, report, resume, run, schema, stats,
+    test, tools, tune, validate,
 };
 pub use condition::{Condition, Dependency, Scope};
 pub use config::{load as load_config, Config, ConfigError};

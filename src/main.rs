@@ -128,6 +128,7 @@ fn main() -> ExitCode {
         Command::Tune(args) => orch::tune(args),
         Command::Optimize(args) => orch::optimize(*args),
         Command::Doctor(args) => orch::doctor(args),
+        Command::Batch(args) => orch::batch(args),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -118,6 +118,18 @@ impl LineFile {
         }
     }
 
+    /// Empties the file (a regular file; anything else is left as it is).
+    pub fn empty(&self) {
+        let out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Out::Locked(file) = &*out {
+            let _ = file.lock();
+            if let Err(e) = file.set_len(0) {
+                self.error.get_or_init(|| format!("cannot write {}: {e}", self.label));
+            }
+            let _ = file.unlock();
+        }
+    }
+
     /// The first write error, if any.
     pub fn error(&self) -> Option<&str> {
         self.error.get().map(String::as_str)

@@ -94,6 +94,9 @@ impl From<TestArgs> for TestOptions {
             variants: a.variants.into(),
             quiet: a.quiet,
             progress: a.progress,
+            batch: a.batch,
+            batch_wait: a.batch_wait,
+            batch_poll: a.batch_poll,
             results_detail: a.results_detail,
         }
     }

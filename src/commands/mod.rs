@@ -1,5 +1,6 @@
 //! Glue between the CLI and the layers; anyhow lives here and in `main`.
 
+mod batch;
 mod compare;
 mod completions;
 mod doctor;
@@ -24,6 +25,7 @@ use std::io::{IsTerminal, Write};
 use crate::exit::CommandError;
 use crate::session::SessionError;
 
+pub use batch::batch;
 pub use compare::compare;
 pub use completions::completions;
 pub use doctor::doctor;

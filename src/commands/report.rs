@@ -12,13 +12,9 @@ use serde_json::Value;
 
 use crate::cli::{ReportArgs, ReportFormat, RunFormat};
 use crate::exit::{CommandError, Exit};
-use crate::read::{read_bounded, Unread};
 use crate::render::{html_report_page, ResultsPage};
 use crate::report::{Report, Saved};
 use crate::suite::Lines;
-
-/// The largest run report read (one document; results files are read by lines instead).
-const MAX_REPORT_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Prints `args.file` in `--format`, and writes its page to `--html OUT` (saying so on
 /// stderr), or to standard output when neither is given.
@@ -26,7 +22,7 @@ pub fn report(args: ReportArgs) -> Result<Exit> {
     let page = match results_page(&args.file, args.format)? {
         Some(page) => page,
         None => {
-            let report = report_value(&args.file)?;
+            let report = crate::report::read_file(&args.file).map_err(CommandError::usage)?;
             if let Some(format) = args.format {
                 print_run(&args.file, &report, format)?;
             }
@@ -76,7 +72,7 @@ fn print_run(path: &Path, report: &Value, format: ReportFormat) -> Result<()> {
 }
 
 /// The page of a results file, or `None` when the file's first line is not a results line
-/// (a run report, pretty or on one line, or no JSON at all: [`report_value`] says which).
+/// (a run report, pretty or on one line, or no JSON at all: [`crate::report::read_file`] says which).
 /// With `--format json` each line is printed as it is read; any other format needs a run
 /// report (exit 2).
 fn results_page(path: &Path, format: Option<ReportFormat>) -> Result<Option<String>, CommandError> {
@@ -96,7 +92,7 @@ fn results_page(path: &Path, format: Option<ReportFormat>) -> Result<Option<Stri
     while let Some((at, line)) = lines.next_line().map_err(CommandError::usage)? {
         let value = serde_json::from_str::<Value>(line);
         if std::mem::take(&mut first) {
-            if is_report(&value, line) {
+            if crate::report::is_report(&value, line) {
                 return Ok(None);
             }
             if let Some(f) = format.filter(|f| *f != ReportFormat::Json) {
@@ -139,45 +135,4 @@ fn results_page(path: &Path, format: Option<ReportFormat>) -> Result<Option<Stri
     }
     out.flush().map_err(|e| CommandError::failed(e.to_string()))?;
     Ok(Some(page.finish()))
-}
-
-/// Whether a file whose first line is `line` (parsed: `value`) holds a run report: one on
-/// that line, or a document that opens there (pretty JSON opens with a lone `{`).
-fn is_report(value: &serde_json::Result<Value>, line: &str) -> bool {
-    match value {
-        Ok(v) => v.get("runId").is_some() && v.get("caseId").is_none(),
-        Err(_) => line.trim_start().starts_with('{'),
-    }
-}
-
-/// A run report: one JSON document, read whole.
-fn report_value(path: &Path) -> Result<Value, CommandError> {
-    let shown = path.display().to_string();
-    let bytes = read_bounded(path, MAX_REPORT_BYTES).map_err(|e| {
-        CommandError::usage(match e {
-            Unread::Io(e) => format!("cannot read {shown}: {e}"),
-            Unread::Missing => format!("cannot read {shown}: no such file or directory"),
-            _ => format!("{shown} is not a regular file of at most 512 MiB"),
-        })
-    })?;
-    let text = String::from_utf8(bytes).map_err(|_| CommandError::usage(format!("{shown} is not UTF-8 text")))?;
-    match serde_json::from_str::<Value>(&text) {
-        Ok(report) if report.get("runId").is_some() => Ok(report),
-        // Pretty JSON opens with a lone `{`, which no results line is: a report cut short.
-        Err(e) if text.lines().find(|l| !l.trim().is_empty()).map(str::trim) == Some("{") => {
-            let what = crate::text::json_error_words(&e);
-            Err(CommandError::usage(format!(
-                "{shown}:{}:{}: not a complete run report: {what}",
-                e.line(),
-                e.column().max(1)
-            )))
-        }
-        Ok(_) => Err(CommandError::usage(format!(
-            "{shown}: neither a run report (no `runId`) nor a results file"
-        ))),
-        Err(e) => Err(CommandError::usage(format!(
-            "{shown}:{}: neither a run report (`orch run --format json`) nor a results line (`orch test --results`): {e}",
-            e.line()
-        ))),
-    }
 }

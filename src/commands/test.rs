@@ -38,6 +38,11 @@ pub fn test(args: TestArgs) -> Result<Exit> {
         return Ok(Exit::Success);
     }
     let ended = session::run_suites(&args, filter.as_ref(), &loaded).map_err(CommandError::from)?;
+    if let Some(line) = &ended.pending {
+        // Nothing on stdout, nothing written: the next invocation goes on.
+        eprintln!("{line}");
+        return Ok(Exit::BatchesPending);
+    }
     if let Some(exit) = ended.interrupted {
         // The summary of what finished, then the signal's exit code (130 or 143).
         let _ = finish(&ended.summary, format, args.junit.as_deref(), junit);

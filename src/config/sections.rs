@@ -228,6 +228,8 @@ section! {
         cache_read "cacheRead": f64 => f64, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
         /// USD per million prompt tokens written to the provider's prompt cache (default: `input`).
         cache_write "cacheWrite": f64 => f64, Rule::between_noted(0.0, 1e6, " (USD per million tokens)");
+        /// The share of the price a call answered by a batch costs (`orch test --batch`).
+        batch "batch": f64 => f64 = 0.5, UNIT;
     }
 }
 

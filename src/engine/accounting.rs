@@ -11,6 +11,8 @@ pub struct Spend {
     pub transport_retries: u32,
     /// Answered from the `--cache` file: not bought again, so free.
     pub cached: bool,
+    /// Answered by a batch: priced at the model's `batch` share.
+    pub batched: bool,
     /// The model's price, `None` when the config has none.
     pub price: Option<Price>,
     /// The reply's tokens, when there is a reply.
@@ -49,7 +51,11 @@ pub fn record(usage: &mut Usage, spend: &Spend) -> Option<Charge> {
     usage.completion_tokens = usage.completion_tokens.saturating_add(tokens.completion);
     usage.cache_read_tokens = usage.cache_read_tokens.saturating_add(tokens.cache_read);
     usage.cache_write_tokens = usage.cache_write_tokens.saturating_add(tokens.cache_write);
-    let usd = price.map_or(0.0, |p| p.cost(&tokens));
+    if spend.batched {
+        usage.batched_calls += 1;
+    }
+    let share = |p: &Price| if spend.batched { p.batch } else { 1.0 };
+    let usd = price.map_or(0.0, |p| p.cost(&tokens) * share(&p));
     usage.cost_usd += usd;
     Some(Charge {
         tokens: tokens.prompt.saturating_add(tokens.completion),
@@ -115,6 +121,28 @@ mod tests {
             (2, 4, 2000)
         );
         assert_eq!(usage.cost_usd, 0.012);
+    }
+
+    #[test]
+    fn a_batched_reply_costs_the_model_s_batch_share_and_is_counted() {
+        let mut usage = Usage::default();
+        let tokens = Some(Tokens {
+            prompt: 1000,
+            completion: 500,
+            ..Tokens::default()
+        });
+        let half = Spend {
+            batched: true,
+            price: price().map(|p| Price { batch: 0.5, ..p }),
+            tokens,
+            ..Spend::default()
+        };
+        // 1000 * 2 + 500 * 8 = 6000 per million, half of it.
+        assert_eq!(record(&mut usage, &half).map(|c| c.usd), Some(0.003));
+        assert_eq!((usage.calls, usage.batched_calls), (1, 1));
+        let live = Spend { batched: false, ..half };
+        assert_eq!(record(&mut usage, &live).map(|c| c.usd), Some(0.006));
+        assert_eq!((usage.calls, usage.batched_calls), (2, 1));
     }
 
     #[test]

@@ -290,6 +290,7 @@ impl Engine {
         let spend = Spend {
             transport_retries: outcome.transport_retries,
             cached: outcome.cached,
+            batched: outcome.batched,
             price: self.config.price(&link.name, model),
             tokens: outcome.result.as_ref().ok().map(|c| Tokens {
                 prompt: c.prompt_tokens,

@@ -8,7 +8,7 @@ use super::{AskedCall, BoxFuture, Completion, CompletionRequest, Outcome, Provid
 use crate::config::{CacheTtl, PromptCache, ProviderSettings};
 
 /// The API version sent in `anthropic-version`.
-const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` sent with every request (the API requires one).
 const MAX_TOKENS: u32 = 4096;
 
@@ -74,7 +74,7 @@ impl Provider for Anthropic {
 
 /// The request body: the user message, then the conversation's turns; `tools` only when
 /// some are offered. With `cache`, the prompt carries cache marks (see [`mark`]).
-fn body(req: &CompletionRequest, cache: Option<CacheTtl>) -> Value {
+pub(super) fn body(req: &CompletionRequest, cache: Option<CacheTtl>) -> Value {
     // Anthropic has no schema parameter: the schema goes into the system prompt.
     let system = match &req.output_schema {
         Some(schema) => format!("{}\n\n{SCHEMA_LINE}\n{schema}", req.system),
@@ -176,7 +176,7 @@ fn turn_message(turn: &Turn) -> Value {
 
 /// Joins the `text` blocks of `content`, reads its `tool_use` blocks and `usage`. A reply of
 /// `tool_use` blocks only is not empty: its text is "".
-fn parse(v: &Value) -> Result<Completion, ProviderError> {
+pub(super) fn parse(v: &Value) -> Result<Completion, ProviderError> {
     let blocks = v["content"].as_array().ok_or_else(|| unexpected("no `content`", v))?;
     let text: String = blocks
         .iter()

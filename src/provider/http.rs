@@ -179,6 +179,7 @@ impl HttpClient {
             }),
             transport_retries,
             cached: false,
+            batched: false,
         }
     }
 

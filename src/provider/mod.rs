@@ -2,6 +2,7 @@
 //! records and replays them is `record`'s.
 
 mod anthropic;
+mod batch_wire;
 mod circuit;
 mod example;
 #[cfg(test)]
@@ -20,7 +21,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use anthropic::Anthropic;
+pub use anthropic::{Anthropic, ANTHROPIC_VERSION};
+pub use batch_wire::{batch_body, batch_reply};
 pub use circuit::{Breakers, Change};
 #[cfg(test)]
 pub(crate) use fixtures::{request, tools, two_calls};
@@ -176,6 +178,8 @@ pub struct Outcome {
     pub transport_retries: u32,
     /// Answered from the `--cache` file, not by the provider.
     pub cached: bool,
+    /// Answered by a batch (priced at the model's `batch` share).
+    pub batched: bool,
 }
 
 impl Outcome {
@@ -185,6 +189,7 @@ impl Outcome {
             result,
             transport_retries: 0,
             cached: false,
+            batched: false,
         }
     }
 }

@@ -125,7 +125,7 @@ fn body(req: &CompletionRequest, structured: StructuredOutput, token_field: Toke
 
 /// Reads `choices[0].message` (its `content` and `tool_calls`) and `usage` from a
 /// chat-completions reply. `content` may be `null` only when the reply asks for tool calls.
-fn parse(v: &Value) -> Result<Completion, ProviderError> {
+pub(super) fn parse(v: &Value) -> Result<Completion, ProviderError> {
     let choices = v["choices"].as_array().ok_or_else(|| unexpected("no `choices`", v))?;
     let first = choices.first().ok_or_else(|| unexpected("empty `choices`", v))?;
     let message = &first["message"];

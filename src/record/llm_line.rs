@@ -120,6 +120,7 @@ impl Entry {
             result,
             transport_retries: self.transport_retries,
             cached: false,
+            batched: false,
         }
     }
 

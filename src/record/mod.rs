@@ -24,6 +24,7 @@ mod tool_line;
 mod unreadable;
 
 pub use approver::{approve_line, NO_REASON};
+pub use cassette::request_hash;
 pub use journal::{Journal, JournalLine};
 pub use journal_read::load_journal;
 pub use lock::hold;

@@ -3,6 +3,7 @@
 
 mod answer;
 mod events;
+mod file;
 mod gate;
 mod review;
 mod run;
@@ -13,6 +14,7 @@ pub use answer::{answer, department_quality};
 #[cfg(test)]
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};
+pub use file::{is_report, read_file};
 pub use gate::{DecidedBy, Denial, GateItem, GateKind};
 pub use review::{Conflict, ReviewCall, Revision};
 pub use run::{

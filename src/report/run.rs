@@ -44,6 +44,11 @@ pub enum DepartmentStatus {
     Paused,
 }
 
+/// Whether a count is 0 (a count shown only when some).
+fn none(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Calls and tokens, per run, department and specialist.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -67,6 +72,10 @@ pub struct Usage {
     pub unpriced_calls: u64,
     /// Calls answered from the `--cache` file (free, not sent).
     pub cached_calls: u64,
+    /// Calls answered by a batch (`orch test --batch`), priced at the model's `batch` share;
+    /// left out when none.
+    #[serde(skip_serializing_if = "none")]
+    pub batched_calls: u64,
     /// Moves of a call to the next provider of its chain (after a failure or past an open circuit).
     pub fallbacks: u64,
     /// Tool calls the models asked for, run or refused: what `maxToolCalls` counts.
@@ -88,6 +97,7 @@ impl Usage {
         self.cost_usd += other.cost_usd;
         self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
         self.cached_calls = self.cached_calls.saturating_add(other.cached_calls);
+        self.batched_calls = self.batched_calls.saturating_add(other.batched_calls);
         self.fallbacks = self.fallbacks.saturating_add(other.fallbacks);
         self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
         self.escalations = self.escalations.saturating_add(other.escalations);

@@ -30,6 +30,7 @@ mod served_suite;
 mod setup;
 mod streamed;
 mod suite;
+mod suite_batch;
 mod suite_estimate;
 mod suite_files;
 mod suite_picking;

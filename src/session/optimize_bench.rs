@@ -142,6 +142,7 @@ impl Bench for EngineBench<'_> {
             shard: None,
             finished: &|_| {},
             detail: suite::ResultsDetail::Full,
+            scope: None,
         };
         let job = Job {
             suite: &self.loaded.suites[*i],

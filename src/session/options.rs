@@ -139,6 +139,12 @@ pub struct TestOptions {
     pub quiet: bool,
     /// Progress as JSON lines on stderr instead of the bar.
     pub progress: Option<ProgressFormat>,
+    /// The state file of a batch suite: its calls sent as batches, over several invocations.
+    pub batch: Option<PathBuf>,
+    /// Seconds this invocation waits for pending batches (none: it exits at once).
+    pub batch_wait: Option<u64>,
+    /// Seconds between polls of pending batches.
+    pub batch_poll: u64,
     /// How much of each run's report a results line holds.
     pub results_detail: crate::suite::ResultsDetail,
 }

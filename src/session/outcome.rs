@@ -7,7 +7,7 @@ use crate::report::{DepartmentStatus, Report, RunStatus};
 /// The one `error:` line of a run that did not succeed.
 pub fn why_not_success(report: &Report, exit: Exit, min_quality: Option<f64>) -> Option<String> {
     match exit {
-        Exit::Success => None,
+        Exit::Success | Exit::BatchesPending => None,
         Exit::Interrupted | Exit::Terminated => Some("interrupted; the report holds what finished".into()),
         Exit::Failed => Some(failure(report)),
         Exit::Partial => {

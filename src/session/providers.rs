@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::options::ReplyOptions;
+use crate::batch::Batched;
 use crate::config::{Agent, Assigned, Config, ProviderKind};
 use crate::plan::{variants_may_give, Plan};
 use crate::provider::{api_key, Anthropic, Breakers, HttpClient, Ollama, OpenAi, Provider, Providers, Simulated};
@@ -27,6 +28,9 @@ pub struct Tapes {
     cached: Option<Tape>,
     /// `maxToolResultBytes`: tool results are kept cut there, as the model sees them.
     max_result: usize,
+    /// The waves of a batch suite (`--batch`): its `openai` and `anthropic` providers are
+    /// wrapped to answer from its state and park the rest.
+    batch: Option<Arc<crate::batch::Waves>>,
 }
 
 impl Tapes {
@@ -72,6 +76,13 @@ impl Tapes {
                         Arc::new(Ollama::new(settings, http()?, (args.seed != 0).then_some(args.seed)))
                     }
                 })
+            };
+            let live = || match &self.batch {
+                Some(waves) if matches!(settings.kind, ProviderKind::OpenAi | ProviderKind::Anthropic) => {
+                    let tools = tool_agents(config);
+                    Ok(Arc::new(Batched::new(live()?, settings, waves.clone(), tools)) as Arc<dyn Provider>)
+                }
+                _ => live(),
             };
             by_name.insert(name.clone(), stack.provider(settings.kind, live)?);
         }
@@ -139,6 +150,7 @@ fn forced_tapes(
         replay,
         cached,
         max_result: result_budget(config),
+        batch: None,
     })
 }
 
@@ -154,6 +166,27 @@ pub fn build(
     Ok((tapes.providers(config, args, None)?, tapes))
 }
 
+/// [`build`] for a batch suite: its `openai` and `anthropic` providers answer from
+/// `waves`' state and park the rest.
+pub fn build_batched(
+    config: &Config,
+    plans: &[&Plan],
+    forced: &Forcings,
+    args: &ReplyOptions,
+    opened: (Option<Arc<LineFile>>, Option<Arc<crate::batch::Waves>>),
+) -> Result<(Providers, Tapes), SessionError> {
+    let mut tapes = forced_tapes(config, plans, forced, args, opened.0)?;
+    tapes.batch = opened.1;
+    Ok((tapes.providers(config, args, None)?, tapes))
+}
+
+/// The agents of `config` with tools (`maxToolCalls` > 0): in a batch suite their calls
+/// are made live.
+fn tool_agents(config: &Config) -> Arc<std::collections::BTreeSet<String>> {
+    let with_tools = config.agents.iter().filter(|a| config.max_tool_calls(a) > 0);
+    Arc::new(with_tools.map(|a| a.id.clone()).collect())
+}
+
 /// Every provider of `config`, live and unwrapped: nothing recorded, replayed or cached
 /// (`orch doctor`'s probes). Keys are not checked here.
 pub fn unrecorded(config: &Config) -> Result<Providers, SessionError> {
@@ -162,6 +195,7 @@ pub fn unrecorded(config: &Config) -> Result<Providers, SessionError> {
         replay: None,
         cached: None,
         max_result: result_budget(config),
+        batch: None,
     };
     tapes.providers(config, &ReplyOptions::default(), None)
 }

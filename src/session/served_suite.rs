@@ -66,6 +66,7 @@ impl Team {
             .map(|(root, s)| (root.clone(), Arc::clone(s) as Arc<dyn ToolHost>))
             .collect();
         let runner = crate::suite::Runner {
+            scope: None,
             engine: &CaseEngines {
                 seed: 0,
                 tools,

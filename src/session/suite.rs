@@ -11,11 +11,12 @@ use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::sink::LineFile;
 use crate::suite::{self, Done, Loaded, Runner, Runs, Selection, Summary, Tally};
-use crate::tools::Servers;
+use crate::tools::{Servers, ToolHost};
 
 use super::progress::CaseRuns;
 use super::providers;
 use super::setup::{self, CaseEngines};
+use super::suite_batch::{self, Waved};
 use super::suite_files::{results_file, resumed, warn_if_held};
 use super::suite_picking::Picked;
 use super::suite_plans::plan_cases;
@@ -29,40 +30,58 @@ pub struct Ended {
     pub interrupted: Option<Exit>,
     /// Why an output file (`--results`, `--record`) could not be written.
     pub unwritten: Vec<String>,
+    /// A batch suite's line saying its batches are pending (nothing else was written).
+    pub pending: Option<String>,
 }
 
-/// Selects, plans and runs the cases of the `loaded` suites that `filter` keeps.
+impl Ended {
+    /// A batch suite whose batches are pending.
+    fn pending(line: String) -> Self {
+        Ended {
+            summary: Tally::default().summary(1.0, 0),
+            interrupted: None,
+            unwritten: Vec::new(),
+            pending: Some(line),
+        }
+    }
+}
+
+/// Selects, plans and runs the cases of the `loaded` suites that `filter` keeps; with
+/// `--batch`, in waves over its state.
 pub fn run_suites(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Loaded) -> Result<Ended, SessionError> {
     check_flags(args, loaded)?;
+    let mut batch = suite_batch::open(args, loaded)?;
     let resumed = args.resume.as_deref().map(resumed).transpose()?.unwrap_or_default();
-    let done = Done::of(&resumed);
+    let done = || Done::of(&resumed);
     let picked = Picked::read(args, loaded, filter)?;
     let chosen = picked.select(args, loaded, filter);
     warn_if_held(args, &loaded.suites, chosen);
     // The first walk of the chosen cases: each planned, one plan kept per footprint.
-    let runs_of = |i: usize, case: &suite::Case| done.left(&loaded.suites[i], case, args.repeat).len();
+    let runs_of = |i: usize, case: &suite::Case| done().left(&loaded.suites[i], case, args.repeat).len();
     let planned = plan_cases(loaded, chosen.each(), runs_of)?;
-    let (plans, each_plan) = (&planned.plans, planned.each());
+    let plans = &planned.plans;
     let exporter = setup::exporter(&args.replies)?;
     let mut recording = None;
     let mut built_for = HashMap::new();
+    let waves = batch.as_ref().map(|b| b.waves.clone());
     let targets = suite::targets(loaded, &planned.cases, plans, |config, plans| {
         let forced = planned.forced(&config.root, &args.variants);
-        let (providers, tapes) = providers::build(config, plans, &forced, &args.replies, recording.clone())?;
+        let opened = (recording.clone(), waves.clone());
+        let (providers, tapes) = providers::build_batched(config, plans, &forced, &args.replies, opened)?;
         recording = recording.take().or(tapes.recording.clone());
         built_for.insert(config.root.clone(), tapes);
         Ok::<_, SessionError>(providers)
     })?;
-    let out_file = results_file(args, &resumed)?;
-    let runs = Runs {
-        suites: &loaded.suites,
-        plans: each_plan,
-        targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
-        repeat: args.repeat,
-        done,
+    let out_file = outputs(args, &resumed, batch.as_mut(), &recording)?;
+    let jobs = || {
+        chosen.jobs(Runs {
+            suites: &loaded.suites,
+            plans: planned.each(),
+            targets: loaded.roots.iter().map(|root| &targets[root]).collect(),
+            repeat: args.repeat,
+            done: done(),
+        })
     };
-    // The second walk: each case read again as a job is free to take it.
-    let jobs = chosen.jobs(runs);
     let runtime = setup::runtime()?;
     let mut signalled = {
         let _entered = runtime.enter();
@@ -76,24 +95,23 @@ pub fn run_suites(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Lo
         signalled.as_mut(),
     ))?;
     let bar = CaseRuns::new(planned.runs, args.quiet, args.jobs, args.progress);
+    let engine = case_engines(args, &built_for, &servers, batch.as_ref().map(|b| &b.waves));
+    let finished = |record: &suite::Record| bar.finished(record);
     let runner = Runner {
-        engine: &CaseEngines {
-            seed: args.replies.seed,
-            tools: (built_for.iter())
-                .filter_map(|(root, tapes)| Some((root.clone(), tapes.tool_host(servers.get(root), None)?)))
-                .collect(),
-            approvals: args.approvals,
-            variants: args.variants.clone(),
-        },
+        scope: None,
+        engine: &engine,
         jobs: args.jobs as usize,
         gate: suite::gate(targets.values()),
         results: out_file.as_ref(),
         shard: args.shard,
-        finished: &|record| bar.finished(record),
+        finished: &finished,
         detail: args.results_detail,
     };
-    let (tally, interrupted) = runtime.block_on(async {
-        let ran = runner.run(jobs, signalled).await;
+    let waved = runtime.block_on(async {
+        let ran = match &batch {
+            None => Ok(Waved::Done(Box::new(runner.run(jobs(), signalled).await))),
+            Some(b) => b.waves(&runner, jobs, signalled.as_mut()).await,
+        };
         // Each server ran for the whole suite; stopped at its end, also when a signal ended it.
         setup::stop_each(&servers).await;
         ran
@@ -103,12 +121,77 @@ pub fn run_suites(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Lo
     runtime.shutdown_background();
     setup::export_traces(exporter);
     let skipped = chosen.total() - planned.of_case.len();
-    let summary = summary(args, tally, interrupted.is_some(), chosen, skipped)?;
+    let unwritten = unwritten(&[out_file.as_ref(), recording.as_deref()]);
+    ended(args, waved?, (chosen, skipped), batch.as_ref(), unwritten)
+}
+
+/// How the runs ended: the summary (with a batch suite's counts, its results delivered),
+/// or a batch suite's pending line.
+fn ended(
+    args: &TestOptions,
+    waved: Waved,
+    (chosen, skipped): (Selection, usize),
+    batch: Option<&suite_batch::Batch>,
+    unwritten: Vec<String>,
+) -> Result<Ended, SessionError> {
+    let (tally, interrupted) = match waved {
+        Waved::Done(ran) => *ran,
+        Waved::Pending(line) => return Ok(Ended::pending(line)),
+    };
+    let mut summary = summary(args, tally, interrupted.is_some(), chosen, skipped)?;
+    if let Some(b) = batch {
+        summary.batch = Some(b.tallied());
+        if interrupted.is_none() {
+            b.deliver(args.results.as_deref())?;
+        }
+    }
     Ok(Ended {
         summary,
         interrupted,
-        unwritten: unwritten(&[out_file.as_ref(), recording.as_deref()]),
+        pending: None,
+        unwritten,
     })
+}
+
+/// The file of `--results`, opened; none for a batch suite, which writes its results only
+/// when every case run has finished (its `--record` cassette is emptied as each wave starts).
+fn outputs(
+    args: &TestOptions,
+    resumed: &suite::Resumed,
+    batch: Option<&mut suite_batch::Batch>,
+    recording: &Option<Arc<LineFile>>,
+) -> Result<Option<LineFile>, SessionError> {
+    match batch {
+        Some(b) => {
+            if args.replies.record.is_some() {
+                b.recording = recording.clone();
+            }
+            Ok(None)
+        }
+        None => results_file(args, resumed),
+    }
+}
+
+/// What makes each case run: the engine, with each config's tool host.
+fn case_engines(
+    args: &TestOptions,
+    built_for: &HashMap<PathBuf, providers::Tapes>,
+    servers: &HashMap<PathBuf, Arc<Servers>>,
+    waves: Option<&Arc<crate::batch::Waves>>,
+) -> CaseEngines {
+    // In a batch suite a tool call made in an earlier wave is answered from its state.
+    let kept = |host: Arc<dyn ToolHost>| match waves {
+        Some(w) => Arc::new(crate::batch::BatchTools::new(host, w.clone())) as Arc<dyn ToolHost>,
+        None => host,
+    };
+    CaseEngines {
+        seed: args.replies.seed,
+        tools: (built_for.iter())
+            .filter_map(|(root, tapes)| Some((root.clone(), kept(tapes.tool_host(servers.get(root), None)?))))
+            .collect(),
+        approvals: args.approvals,
+        variants: args.variants.clone(),
+    }
 }
 
 /// Refuses the suites when a config's provider is unknown or unusable, or a `--variant`

@@ -41,7 +41,7 @@ pub use picking::{Failed as FailedCases, Picking, Sample};
 pub use results::{
     append_after, passes, resume, resumed_each, CaseSummary, NotAResultsLine, Record, ResultsError, Resumed, Summary,
 };
-pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, Job, JudgeReplies, JudgeRun, Runner};
+pub use runner::{gate, plan_of, CaseEngine, CasePlan, CaseRun, CaseScope, Job, JudgeReplies, JudgeRun, Runner};
 pub use selection::{filter as case_filter, select, Done, Runs, Selection};
 pub use shard::Shard;
 pub use tally::{merge, Tally};

@@ -345,6 +345,9 @@ pub struct Summary {
     /// in any run's own usage: they are made after it ends).
     #[serde(rename = "judgeUsage")]
     pub judge_usage: JudgeUsage,
+    /// A batch suite's batches and requests, counted over its whole state file (`--batch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<serde_json::Value>,
 }
 
 impl Summary {

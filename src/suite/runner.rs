@@ -100,8 +100,18 @@ pub trait CaseEngine {
     fn judge<'a>(&'a self, run: JudgeRun<'a>) -> LocalBoxFuture<'a, JudgeReplies>;
 }
 
+/// Where each case run is made: a batch suite drops a run stuck on parked calls, to be
+/// made again at its next wave.
+pub trait CaseScope {
+    /// Makes `run` (a case run of repeat `repeat`); false when it was dropped unfinished.
+    fn scoped<'f>(&'f self, repeat: u32, run: LocalBoxFuture<'f, ()>) -> LocalBoxFuture<'f, bool>;
+}
+
 /// How the case runs are made and where each finished one goes.
+#[derive(Clone)]
 pub struct Runner<'a> {
+    /// Where each case run is made (`None`: as it is, to its end).
+    pub scope: Option<&'a dyn CaseScope>,
     /// Makes each run.
     pub engine: &'a dyn CaseEngine,
     /// Case runs at once (`--jobs`).
@@ -136,10 +146,11 @@ impl Runner<'_> {
     ) -> (Tally, Option<S>) {
         let (stop, stopped) = watch::channel(false);
         let runs = futures::stream::iter(jobs)
-            .map(|job| self.run_job(job, stopped.clone()))
+            .map(|job| self.run_scoped(job, stopped.clone()))
             .buffer_unordered(self.jobs)
-            // A run cut short by a signal is not a result: it is left for `--resume` to make.
-            .filter(|(_, (report, _), _, _)| std::future::ready(!report.metadata.interrupted))
+            // A run cut short by a signal is not a result: it is left for `--resume` to make;
+            // nor is one a batch suite dropped.
+            .filter_map(|ran| std::future::ready(ran.filter(|(_, (report, _), _, _)| !report.metadata.interrupted)))
             .fold(Tally::default(), |mut tally, (record, report, order, case)| {
                 let (report, judged) = report;
                 self.write_line(&record, (&report, judged.as_ref()), &case);
@@ -165,6 +176,28 @@ impl Runner<'_> {
         let (_stop, stopped) = watch::channel(false);
         let (record, (report, _), _, _) = self.run_job(job, stopped).await;
         (record, report)
+    }
+
+    /// One case run made in the runner's scope: `None` when the scope dropped it.
+    async fn run_scoped(
+        &self,
+        job: Job<'_>,
+        stopped: watch::Receiver<bool>,
+    ) -> Option<(Record, Ran, usize, Arc<Case>)> {
+        let Some(scope) = self.scope else {
+            return Some(self.run_job(job, stopped).await);
+        };
+        let mut out = None;
+        let repeat = job.repeat;
+        scope
+            .scoped(
+                repeat,
+                Box::pin(async {
+                    out = Some(self.run_job(job, stopped).await);
+                }),
+            )
+            .await;
+        out
     }
 
     /// One case run: the engine's report, checked against the case's expectations (and

@@ -144,6 +144,7 @@ impl Tally {
             not_run: Vec::new(),
             ungraded_runs,
             judge_usage,
+            batch: None,
         }
     }
 }

@@ -95,7 +95,7 @@ fn the_help_ends_with_examples_and_each_command_describes_itself() {
         assert_eq!(own.lines().next(), Some(about.trim()), "orch {name} --help");
         checked += 1;
     }
-    assert_eq!(checked, 17);
+    assert_eq!(checked, 18);
 }
 
 #[test]

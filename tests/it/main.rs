@@ -3,6 +3,7 @@
 
 mod approvals;
 mod approve_list;
+mod batch;
 mod builder;
 mod cassette_agents;
 mod chains;

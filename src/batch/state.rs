@@ -1,0 +1,265 @@
+//! A batch state file, read and folded: what every invocation submitted, what came back,
+//! what still waits. Lines are appended (and flushed) as things happen; a torn last line,
+//! what a kill in the middle of a write leaves, is cut off with a warning before anything
+//! is appended, so only the last line can ever be malformed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use super::lines::{From, Line, Reply, Why};
+use super::BatchError;
+use crate::config::ProviderKind;
+
+/// A batch as submitted, and how it ended once read.
+#[derive(Clone, Debug)]
+pub struct Submitted {
+    /// The provider's name in the config.
+    pub provider: String,
+    /// Its wire protocol.
+    pub kind: ProviderKind,
+    /// Where it lives.
+    pub base_url: String,
+    /// The variable holding its key.
+    pub key_env: Option<String>,
+    /// The model asked.
+    pub model: String,
+    /// The provider's id of the batch.
+    pub id: String,
+    /// Its requests' ids.
+    pub requests: Vec<String>,
+    /// When it was submitted (seconds since the epoch).
+    pub submitted_at: u64,
+    /// Its final state once its results were read; `None`: pending.
+    pub ended: Option<String>,
+}
+
+/// Everything a state file says, folded.
+#[derive(Debug, Default)]
+pub struct Folded {
+    /// The head's id.
+    pub id: String,
+    /// The head's binding.
+    pub binding: serde_json::Value,
+    /// Answers by request id, and where each came from.
+    pub answers: HashMap<String, (From, Reply)>,
+    /// Tool results by call id.
+    pub tools: HashMap<String, Result<String, crate::tools::ToolError>>,
+    /// Requests a batch failed, and why (they go live).
+    pub failed: HashMap<String, Why>,
+    /// Every batch, in the order submitted.
+    pub batches: Vec<Submitted>,
+    /// The batch (its place in `batches`) each request was submitted in.
+    in_batch: HashMap<String, usize>,
+    /// Every intent to submit: provider, kind, base URL, key variable, model, requests.
+    pub intents: Vec<Submitted>,
+}
+
+impl Folded {
+    /// Takes one line into account.
+    fn take(&mut self, line: Line) {
+        match line {
+            Line::Head { id, binding } => (self.id, self.binding) = (id, binding),
+            Line::Intent {
+                provider,
+                kind,
+                base_url,
+                key_env,
+                model,
+                requests,
+            } => self.intents.push(Submitted {
+                provider,
+                kind,
+                base_url,
+                key_env,
+                model,
+                id: String::new(),
+                requests,
+                submitted_at: 0,
+                ended: None,
+            }),
+            Line::Batch {
+                provider,
+                kind,
+                base_url,
+                key_env,
+                model,
+                id,
+                requests,
+                submitted_at,
+            } => {
+                for r in &requests {
+                    self.in_batch.insert(r.clone(), self.batches.len());
+                }
+                self.batches.push(Submitted {
+                    provider,
+                    kind,
+                    base_url,
+                    key_env,
+                    model,
+                    id,
+                    requests,
+                    submitted_at,
+                    ended: None,
+                })
+            }
+            Line::Answer { request, from, reply } => {
+                self.answers.insert(request, (from, reply));
+            }
+            Line::Tool { call, result } => {
+                self.tools.insert(call, result);
+            }
+            Line::Failed { request, why } => {
+                self.failed.insert(request, why);
+            }
+            Line::Ended { id, state } => {
+                if let Some(b) = self.batches.iter_mut().find(|b| b.id == id) {
+                    b.ended = Some(state);
+                }
+            }
+        }
+    }
+
+    /// Whether request `id` waits in a batch still pending.
+    pub fn is_pending(&self, id: &str) -> bool {
+        let waiting = !self.answers.contains_key(id) && !self.failed.contains_key(id);
+        waiting && self.in_batch.get(id).is_some_and(|b| self.batches[*b].ended.is_none())
+    }
+
+    /// The requests in batches still pending, each with its batch's id.
+    pub fn pending(&self) -> BTreeMap<&str, &str> {
+        (self.batches.iter().filter(|b| b.ended.is_none()))
+            .flat_map(|b| b.requests.iter().map(move |r| (r.as_str(), b.id.as_str())))
+            .filter(|(r, _)| !self.answers.contains_key(*r) && !self.failed.contains_key(*r))
+            .collect()
+    }
+
+    /// Intents whose requests no recorded batch holds and none of which has an answer or
+    /// a failure: a kill may have come between the provider accepting them and the state
+    /// recording the batch.
+    pub fn orphans(&self) -> Vec<&Submitted> {
+        let held: std::collections::HashSet<&str> = self
+            .batches
+            .iter()
+            .flat_map(|b| b.requests.iter().map(String::as_str))
+            .collect();
+        let untouched =
+            |r: &String| !held.contains(r.as_str()) && !self.answers.contains_key(r) && !self.failed.contains_key(r);
+        self.intents
+            .iter()
+            .filter(|i| i.requests.iter().all(untouched))
+            .collect()
+    }
+
+    /// The batches still pending.
+    pub fn pending_batches(&self) -> Vec<&Submitted> {
+        self.batches.iter().filter(|b| b.ended.is_none()).collect()
+    }
+}
+
+/// A state file open for appending, and what it says.
+pub struct State {
+    path: PathBuf,
+    file: Mutex<std::fs::File>,
+    folded: Mutex<Folded>,
+}
+
+impl State {
+    /// Opens `path` (created when missing, with `binding` on its head line); a state of
+    /// another binding is refused.
+    pub fn open(path: &Path, binding: serde_json::Value) -> Result<State, BatchError> {
+        let (folded, fresh) = read(path, true)?;
+        if !fresh && folded.binding != binding {
+            return Err(BatchError::Bound(path.display().to_string()));
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| BatchError::Io(path.display().to_string(), e.to_string()))?;
+        let state = State {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+            folded: Mutex::new(folded),
+        };
+        if fresh {
+            let id = super::random_id();
+            state.append(&Line::Head { id, binding });
+        }
+        Ok(state)
+    }
+
+    /// Opens `path` to read only (`orch batch status`, `cancel`): it must exist.
+    pub fn read_only(path: &Path) -> Result<Folded, BatchError> {
+        if !path.exists() {
+            return Err(BatchError::Io(path.display().to_string(), "no such file".into()));
+        }
+        Ok(read(path, false)?.0)
+    }
+
+    /// Appends `line` to the file in one write, and takes it into account.
+    pub fn append(&self, line: &Line) {
+        let text = serde_json::to_string(line).expect("a state line always serializes") + "\n";
+        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        // One unbuffered write: the line is with the system the moment this returns, so a
+        // kill of orch loses nothing after it.
+        if let Err(e) = file.write_all(text.as_bytes()) {
+            eprintln!("warning: cannot write the batch state {}: {e}", self.path.display());
+        }
+        drop(file);
+        self.with(|f| f.take(line.clone()));
+    }
+
+    /// `f` of what the state says now.
+    pub fn with<T>(&self, f: impl FnOnce(&mut Folded) -> T) -> T {
+        f(&mut self.folded.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// The state at `path` folded, and whether it is new (missing or empty). A torn last
+/// line is left out with a warning (and cut off the file when `cuts`); a malformed line
+/// before it refuses the file.
+fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
+    let shown = path.display().to_string();
+    let text = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Folded::default(), true)),
+        Err(e) => return Err(BatchError::Io(shown, e.to_string())),
+    };
+    let mut folded = Folded::default();
+    let mut good = 0;
+    let mut rest = &text[..];
+    let mut number = 0;
+    while !rest.is_empty() {
+        number += 1;
+        let end = rest.iter().position(|b| *b == b'\n');
+        let (raw, whole) = match end {
+            Some(i) => (&rest[..i], i + 1),
+            None => (rest, rest.len()),
+        };
+        let parsed = serde_json::from_slice::<Line>(raw).ok().filter(|_| end.is_some());
+        match parsed {
+            Some(line) => folded.take(line),
+            None if whole == rest.len() => {
+                eprintln!("warning: the batch state {shown} ends with a torn line {number}; it is left out");
+                if cuts {
+                    cut(path, good)?;
+                }
+                break;
+            }
+            None => return Err(BatchError::Malformed(shown, number)),
+        }
+        good += whole;
+        rest = &rest[whole..];
+    }
+    let fresh = folded.id.is_empty();
+    Ok((folded, fresh))
+}
+
+/// Cuts the file at `path` to its first `len` bytes.
+fn cut(path: &Path, len: usize) -> Result<(), BatchError> {
+    let file = std::fs::OpenOptions::new().write(true).open(path);
+    file.and_then(|f| f.set_len(len as u64))
+        .map_err(|e| BatchError::Io(path.display().to_string(), e.to_string()))
+}
