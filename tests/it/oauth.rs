@@ -533,3 +533,45 @@ async fn an_unset_client_secret_variable_is_named() {
         .stderr("error: MCP server tracker: environment variable `TRACKER_SECRET` (oauth.clientSecretEnv) is not set\n")
         .run();
 }
+
+/// A token endpoint whose refusal echoes the request's credentials.
+struct Echoing;
+
+impl wiremock::Respond for Echoing {
+    fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
+        let basic = request
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let body = String::from_utf8_lossy(&request.body);
+        let b64 = basic.trim_start_matches("Basic ").trim_end_matches('=');
+        ResponseTemplate::new(400).set_body_json(json!({
+            "error": "invalid_client",
+            "error_description": format!("bad client: hdr={basic} b64={b64} body={body} raw=s3cr3t-value"),
+        }))
+    }
+}
+
+/// The server's refusal may quote what it was sent: the secret is redacted in every form
+/// it left in (raw, and inside the `Basic` credential), and the error names the refusal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_endpoint_that_echoes_the_credentials_never_shows_the_secret() {
+    let servers = OAuthServers::start().await;
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(Echoing)
+        .with_priority(1)
+        .mount(&servers.auth)
+        .await;
+    let (r, home) = (root(&servers.url(), CREDENTIALS), tempfile::tempdir().unwrap());
+    let out = tools(&r, home.path()).status(2).any_stderr().run();
+    let said = stderr(&out);
+    assert!(
+        said.contains("the token endpoint refused: invalid_client (bad client: hdr=Basic [REDACTED]"),
+        "{said}"
+    );
+    for leaked in ["s3cr3t-value", "b3JjaC1jaTpzM2NyM3QtdmFsdWU", "orch-ci:s3cr3t"] {
+        assert!(!said.contains(leaked), "{leaked} in {said}");
+    }
+}

@@ -53,6 +53,7 @@ pub async fn request(
 ) -> Result<Tokens, Refusal> {
     form.push(("resource", resource.to_string()));
     let mut builder = client.post(endpoint).header("Accept", "application/json");
+    let credentials = credential_forms(registration);
     match registration.token_endpoint_auth_method.as_str() {
         "client_secret_basic" => {
             let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
@@ -78,8 +79,11 @@ pub async fn request(
     let status = response.status();
     let bytes = read(response).await.map_err(Refusal::Failed)?;
     if !status.is_success() {
+        // The server's words may echo the request: the secret in any form it was sent in is
+        // redacted from them.
+        let clean = |text: String| crate::text::redact(&text, &credentials).into_owned();
         return Err(match serde_json::from_slice::<ErrorAnswer>(&bytes) {
-            Ok(e) => Refusal::Refused(e.error, e.error_description),
+            Ok(e) => Refusal::Refused(clean(e.error), e.error_description.map(clean)),
             Err(_) => Refusal::Failed(format!("the token endpoint answered HTTP {}", status.as_u16())),
         });
     }
@@ -96,6 +100,27 @@ pub async fn request(
         },
         token_endpoint: endpoint.to_string(),
     })
+}
+
+/// Every form a client's secret leaves in a token request: as written, form-encoded, and
+/// inside the `Basic` credential (the `id:secret` pair and its base64), longest first.
+fn credential_forms(registration: &Registration) -> Vec<String> {
+    let Some(secret) = registration.client_secret.as_deref().filter(|s| !s.is_empty()) else {
+        return Vec::new();
+    };
+    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let pair = format!("{}:{}", encode(&registration.client_id), encode(secret));
+    let basic = base64(pair.as_bytes(), false);
+    let mut forms = vec![
+        secret.to_string(),
+        encode(secret),
+        basic.trim_end_matches('=').to_string(),
+        basic,
+        pair,
+    ];
+    forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    forms.dedup();
+    forms
 }
 
 /// At most [`MAX_ANSWER_BYTES`] of an answer.
