@@ -297,6 +297,11 @@ async fn login_with_pkce_state_and_resource_then_auth_lists_it_and_logout_forget
     assert_eq!(browse(&url).await, 200);
     let (code, rest) = blocking(|| finish(child, lines));
     assert_eq!(code, 0, "{rest}");
+    let (waiting, rest) = rest.split_once('\n').unwrap();
+    assert!(
+        waiting.starts_with("Waiting up to 5 minutes for the login to come back to http://127.0.0.1:"),
+        "{waiting}"
+    );
     assert!(
         rest.starts_with("MCP server tracker: logged in (scopes: issues:read; expires "),
         "{rest}"
@@ -362,7 +367,11 @@ async fn a_callback_with_another_state_fails_the_login() {
     assert_eq!(code, 2);
     assert_eq!(
         rest,
-        "error: MCP server tracker: state mismatch: the login's callback is not the one orch asked for\n"
+        format!(
+            "Waiting up to 5 minutes for the login to come back to {} (Ctrl-C stops)\n\
+             error: MCP server tracker: state mismatch: the login's callback is not the one orch asked for\n",
+            q["redirect_uri"]
+        )
     );
     assert!(servers.forms("/token").await.is_empty());
 }

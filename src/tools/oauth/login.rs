@@ -124,6 +124,10 @@ async fn code_flow(
     if login.open_browser && !open_browser(&url) {
         say("(no browser found: open the URL yourself)");
     }
+    let wait = CALLBACK_WAIT.as_secs() / 60;
+    say(&format!(
+        "Waiting up to {wait} minutes for the login to come back to {redirect_uri} (Ctrl-C stops)"
+    ));
     let code = tokio::time::timeout(CALLBACK_WAIT, callback(&listener, &state))
         .await
         .map_err(|_| OAuthError::of(name, format!("no login came back within {} s", CALLBACK_WAIT.as_secs())))?
