@@ -976,10 +976,10 @@ pub struct OptimizeArgs {
     /// The model of that reflector.
     #[arg(long, value_name = "NAME")]
     pub reflector_model: Option<String>,
-    /// Candidates used per round at most (the first ones of the reflector's reply).
+    /// Candidates used per round at most, 1 to 20 (the first ones of the reflector's reply).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub candidates: u32,
-    /// Rounds of reflection per agent.
+    /// Rounds of reflection per agent, 1 to 20.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub rounds: u32,
     /// Share of the cases held out for validation (0..=1).
