@@ -3,6 +3,7 @@
 //! direct answer or synthesis), and the listener their text goes to. Those calls stream
 //! only when they send no schema and offer no tools; everything else reads replies whole.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::call::{Ask, Called};
@@ -86,9 +87,10 @@ impl Engine {
         writes.then(|| Streamed(Arc::clone(&stream.listener)))
     }
 
-    /// The listener of one request to `link`: `stream` itself, or, when the provider strips
-    /// reasoning (the default), `stream` behind a filter that holds back a leading reasoning
-    /// block, as the reply read whole has it removed.
+    /// The listener of one request to `link` (one call: each of its tries hears it):
+    /// `stream`, told before the call's first piece that a new call begins, and, when the
+    /// provider strips reasoning (the default), behind a filter that holds back a leading
+    /// reasoning block, as the reply read whole has it removed.
     pub(super) fn listener_for(&self, link: &Link, stream: Streamed) -> Streamed {
         let strips = self
             .config
@@ -96,12 +98,16 @@ impl Engine {
             .providers
             .get(&link.name)
             .is_none_or(|p| p.strip_reasoning);
+        let call: Arc<dyn Listener> = Arc::new(OneCall {
+            inner: stream.0,
+            begun: AtomicBool::new(false),
+        });
         match strips {
             true => Streamed(Arc::new(WithoutReasoning {
-                inner: stream.0,
+                inner: call,
                 held: Mutex::new(Held::default()),
             })),
-            false => stream,
+            false => Streamed(call),
         }
     }
 
@@ -118,6 +124,34 @@ impl Engine {
             ..Ask::plain(prompt)
         };
         self.converse_on(agent, ask, usage, place).await
+    }
+}
+
+/// The listener of one call: before the first piece any of its tries hears, the listener
+/// behind it is told that a new call begins.
+struct OneCall {
+    inner: Arc<dyn Listener>,
+    begun: AtomicBool,
+}
+
+impl Listener for OneCall {
+    fn piece(&self, text: &str) {
+        if !self.begun.swap(true, Ordering::SeqCst) {
+            self.inner.begins();
+        }
+        self.inner.piece(text);
+    }
+
+    fn broke(&self) {
+        self.inner.broke();
+    }
+
+    fn failed(&self) {
+        self.inner.failed();
+    }
+
+    fn begins(&self) {
+        self.inner.begins();
     }
 }
 
@@ -171,6 +205,15 @@ impl Listener for WithoutReasoning {
         *self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Held::default();
         self.inner.broke();
     }
+
+    fn failed(&self) {
+        *self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Held::default();
+        self.inner.failed();
+    }
+
+    fn begins(&self) {
+        self.inner.begins();
+    }
 }
 
 #[cfg(test)]
@@ -187,6 +230,12 @@ mod tests {
         }
         fn broke(&self) {
             self.0.lock().unwrap().push("[broke]".to_string());
+        }
+        fn failed(&self) {
+            self.0.lock().unwrap().push("[failed]".to_string());
+        }
+        fn begins(&self) {
+            self.0.lock().unwrap().push("[begins]".to_string());
         }
     }
 

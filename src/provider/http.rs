@@ -187,16 +187,34 @@ impl HttpClient {
     /// The first try was paced by the engine ([`HttpClient::pace`]); each retry waits for
     /// a slot of its own, within the deadline.
     /// A broken stream is retried like a dropped connection; what it printed is followed by
-    /// the listener's word that the reply starts over.
+    /// the listener's word that the reply starts over. A call that fails after its last try
+    /// printed tells the listener so: that text is not the answer.
     async fn post_json(
         &self,
         post: &Post<'_>,
         secrets: &[String],
         reading: &Reading<'_>,
     ) -> (Result<Body, ProviderError>, u32) {
+        let mut printed = false;
+        let (result, retries) = self.tries(post, secrets, reading, &mut printed).await;
+        if let (Err(_), Reading::Events { listener, .. }, true) = (&result, reading, printed) {
+            listener.0.failed();
+        }
+        (result, retries)
+    }
+
+    /// [`HttpClient::post_json`]'s tries; `printed`: whether the last one printed text.
+    async fn tries(
+        &self,
+        post: &Post<'_>,
+        secrets: &[String],
+        reading: &Reading<'_>,
+        printed: &mut bool,
+    ) -> (Result<Body, ProviderError>, u32) {
         let deadline = post.deadline;
         let mut retries = 0;
         loop {
+            *printed = false;
             if retries > 0 && !self.pace(deadline).await {
                 return (
                     Err(ProviderError::Timeout {
@@ -214,8 +232,7 @@ impl HttpClient {
                     retries,
                 );
             }
-            let mut printed = false;
-            let result = self.try_once(post, left, secrets, reading, &mut printed).await;
+            let result = self.try_once(post, left, secrets, reading, printed).await;
             if matches!(&result, Err(ProviderError::Http { message }) if message.starts_with(REFUSED))
                 && is_loopback(&post.url.text)
             {
@@ -242,7 +259,7 @@ impl HttpClient {
                 return (result, retries);
             }
             if let Reading::Events { listener, .. } = reading {
-                if printed || matches!(&result, Err(ProviderError::Http { message }) if message.starts_with(BROKE)) {
+                if *printed || matches!(&result, Err(ProviderError::Http { message }) if message.starts_with(BROKE)) {
                     listener.0.broke();
                 }
             }

@@ -24,6 +24,12 @@ pub trait Listener: Send + Sync {
     fn piece(&self, text: &str);
     /// The stream broke and the call is tried again: the reply starts over.
     fn broke(&self);
+    /// The call failed after its text was heard (its stream broke, or failed, on the last
+    /// try): that text is not the answer, and the call is not tried again.
+    fn failed(&self);
+    /// Another call's reply begins (said before its first piece): a new attempt, or the
+    /// next provider of the chain; what an earlier call printed is not part of it.
+    fn begins(&self);
 }
 
 /// The listener a request's reply is streamed to (shared by every try of the call).

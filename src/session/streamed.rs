@@ -1,8 +1,13 @@
 //! The answer printed on stdout as it is written (`orch run --stream`): each piece escaped as
-//! `--format text` escapes the answer, and flushed at once; a broken stream's text is followed
-//! by the line `[retrying: the stream broke]`. Once the run ends, only what the streamed text
-//! did not already show is printed ([`StreamedAnswer::rest`]), so stdout holds exactly what
-//! `--format text` prints, the answer once.
+//! `--format text` escapes the answer, and flushed at once. Text that turns out not to be
+//! the answer is never run into by what comes next: a broken stream's text is followed by
+//! the line `[retrying: the stream broke]` before its retry; a call that failed after its
+//! text was printed ends its line at once, and the next call's text (a new attempt, or the
+//! next provider) comes after `[retrying: the stream broke]`; a new call after a reply that
+//! was printed whole comes after `[retrying: a new attempt]`. Once the run ends, only what
+//! the streamed text did not already show is printed ([`StreamedAnswer::rest`]), so a run
+//! whose stream went well leaves stdout holding exactly what `--format text` prints, and a
+//! run with no answer leaves what was printed, its line ended.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -10,8 +15,11 @@ use std::sync::Mutex;
 use crate::provider::Listener;
 use crate::text::printable_text;
 
-/// The line a broken stream's printed text is followed by.
-const RETRYING: &str = "[retrying: the stream broke]";
+/// Why the text that follows a broken stream's starts over.
+const BROKE: &str = "the stream broke";
+
+/// Why a new call's text follows a reply printed whole.
+const NEW_ATTEMPT: &str = "a new attempt";
 
 /// What stdout shows of the answer so far.
 pub struct StreamedAnswer {
@@ -32,6 +40,39 @@ struct Shown {
     any: bool,
     /// The last thing printed ended a line.
     at_line_start: bool,
+    /// Why the next call's text starts over, when the last call failed after its text was
+    /// printed (said on the line before that text).
+    pending: Option<&'static str>,
+}
+
+impl Shown {
+    /// Whether the current try printed text of its own (more than the heading).
+    fn has_text(&self, heading: &str) -> bool {
+        !self.current.is_empty() && self.current != heading
+    }
+
+    /// What a new line needs first: nothing at the start of a line, else a newline.
+    fn newline(&self) -> &'static str {
+        if self.at_line_start {
+            ""
+        } else {
+            "\n"
+        }
+    }
+
+    /// The line `[retrying: WHY]` (a newline first when needed); the next text is compared
+    /// from the heading on.
+    fn retrying(&mut self, why: &str, heading: &str) -> String {
+        let line = format!("{}[retrying: {why}]\n", self.newline());
+        self.at_line_start = true;
+        self.pending = None;
+        self.current = if self.headed {
+            heading.to_string()
+        } else {
+            String::new()
+        };
+        line
+    }
 }
 
 impl StreamedAnswer {
@@ -53,19 +94,30 @@ impl StreamedAnswer {
 
     /// What is left to print once the run ended with `answer` (the text `--format text`
     /// prints, escaped, or `None` when the run has none): the part the streamed text did
-    /// not show; the whole answer on a line of its own when the streamed text was not its
-    /// start (a reply that was not the answer after all).
+    /// not show; when the streamed text was not its start (a call failed after printing,
+    /// then another answered whole; or a reply that was not the answer after all), the
+    /// answer on a line of its own, without the heading already shown, after the retry
+    /// line when one is owed. With no answer, only the last line is ended.
     pub fn rest(&self, answer: Option<&str>) -> String {
-        let shown = self.shown();
-        let newline = if shown.at_line_start { "" } else { "\n" };
-        match answer {
-            None => newline.to_string(),
-            Some(answer) if shown.current.is_empty() => answer.to_string(),
-            Some(answer) => match answer.strip_prefix(shown.current.as_str()) {
-                Some(rest) => rest.to_string(),
-                None => format!("{newline}{answer}"),
-            },
+        let mut shown = self.shown();
+        let Some(answer) = answer else {
+            return shown.newline().to_string();
+        };
+        if shown.pending.is_none() {
+            if let Some(rest) = answer.strip_prefix(shown.current.as_str()) {
+                return rest.to_string();
+            }
         }
+        let mut out = match shown.pending {
+            Some(why) => shown.retrying(why, &self.heading),
+            None => shown.newline().to_string(),
+        };
+        let unshown = match shown.headed {
+            true => answer.strip_prefix(self.heading.as_str()).unwrap_or(answer),
+            false => answer,
+        };
+        out.push_str(unshown);
+        out
     }
 }
 
@@ -111,15 +163,28 @@ impl Listener for StreamedAnswer {
         if !shown.any {
             (self.before_first)();
         }
-        let newline = if shown.at_line_start { "" } else { "\n" };
-        print(&format!("{newline}{RETRYING}\n"));
+        print(&shown.retrying(BROKE, &self.heading));
         shown.any = true;
-        shown.at_line_start = true;
-        shown.current = if shown.headed {
-            self.heading.clone()
-        } else {
-            String::new()
+    }
+
+    fn failed(&self) {
+        let mut shown = self.shown();
+        if shown.has_text(&self.heading) {
+            print(shown.newline());
+            shown.at_line_start = true;
+            shown.pending = Some(BROKE);
+        }
+    }
+
+    fn begins(&self) {
+        let mut shown = self.shown();
+        let why = match shown.pending {
+            Some(why) => Some(why),
+            None => shown.has_text(&self.heading).then_some(NEW_ATTEMPT),
         };
+        if let Some(why) = why {
+            print(&shown.retrying(why, &self.heading));
+        }
     }
 }
 
@@ -152,5 +217,25 @@ mod tests {
         let b = answer("");
         b.piece("\u{1b}[31mred");
         assert_eq!(b.rest(Some("\\u{1b}[31mred\n")), "\n");
+    }
+
+    #[test]
+    fn after_a_failed_call_the_next_text_is_owed_its_retry_line() {
+        let a = answer("## Design\n\n");
+        a.begins();
+        a.piece("Hel");
+        a.failed();
+        // The run ended with no answer: the line is already ended.
+        assert_eq!(a.rest(None), "");
+        // Another call answered whole: the line first, the heading not again.
+        assert_eq!(
+            a.rest(Some("## Design\n\nHello\n")),
+            "[retrying: the stream broke]\nHello\n"
+        );
+        let b = answer("");
+        b.failed();
+        b.begins();
+        b.piece("Hi");
+        assert_eq!(b.rest(Some("Hi\n")), "\n", "nothing printed, nothing owed");
     }
 }

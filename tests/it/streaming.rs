@@ -334,3 +334,68 @@ fn a_stream_that_breaks_with_no_retry_left_fails_the_call_and_ends_its_line() {
     );
     assert_eq!(server.bodies().len(), 1);
 }
+
+/// `solo`'s department with `attempts` tries of its head's answer, on a provider whose calls
+/// get `http_retries` transport retries.
+fn solo_retrying(uri: &str, http_retries: u32, attempts: u32) -> Root {
+    Root::orch_yaml(
+        std::fs::read_to_string(solo("openai", uri).path().join("orch.yaml"))
+            .unwrap()
+            .replace("maxRetries: 0 }", &format!("maxRetries: {} }}", attempts - 1))
+            .replace(
+                "backoffBase: 0.01",
+                &format!("backoffBase: 0.01, maxRetries: {http_retries}"),
+            ),
+    )
+}
+
+/// An OpenAI stream that sends its first words, then closes without `[DONE]`.
+fn tale_broken() -> Reply {
+    Reply::events(vec![
+        openai_chunk("Once "),
+        openai_chunk("upon a "),
+        openai_chunk("time ther"),
+    ])
+}
+
+#[test]
+fn streams_that_always_break_keep_each_try_and_each_attempt_on_lines_of_their_own() {
+    let server = StreamServer::start(vec![tale_broken()]);
+    let root = solo_retrying(&server.uri, 2, 2);
+    let (code, out, err) = orch(&root, &["run", "--stream", "Tell a tale of aladdin"]);
+    assert_eq!(code, 1, "{err}");
+    let tries = ["Once upon a time ther\n"; 6].join("[retrying: the stream broke]\n");
+    assert_eq!(out, format!("## Stories\n\n{tries}"), "{err}");
+    assert_eq!(server.bodies().len(), 6, "two attempts of three tries each");
+    assert!(
+        err.contains("the stream broke: it ended before its final event"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_attempt_after_a_failed_stream_that_answers_whole_follows_its_retry_line() {
+    let whole = Reply::whole(&chat_reply("A whole tale."));
+    let server = StreamServer::start(vec![tale_broken(), whole]);
+    let root = solo_retrying(&server.uri, 0, 2);
+    let (code, out, err) = orch(&root, &["run", "--stream", "Tell a tale of aladdin"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "## Stories\n\nOnce upon a time ther\n[retrying: the stream broke]\nA whole tale.\n"
+    );
+    assert_eq!(server.bodies().len(), 2, "no transport retry: a second attempt");
+}
+
+#[test]
+fn an_attempt_after_a_reply_printed_whole_is_a_new_attempt_on_a_line_of_its_own() {
+    let blank = Reply::events(vec![openai_chunk("  "), openai_end(Some((9, 1)))]);
+    let tale = Reply::events(vec![openai_chunk("A tale."), openai_end(Some((9, 3)))]);
+    let server = StreamServer::start(vec![blank, tale]);
+    let yaml = std::fs::read_to_string(solo_retrying(&server.uri, 0, 2).path().join("orch.yaml")).unwrap();
+    // Kept whole, the blank reply is heard (a reasoning filter would hold it back).
+    let root = Root::orch_yaml(yaml.replace("model: m }", "model: m, stripReasoning: false }"));
+    let (code, out, err) = orch(&root, &["run", "--stream", "Tell a tale of aladdin"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "## Stories\n\n  \n[retrying: a new attempt]\nA tale.\n");
+}
