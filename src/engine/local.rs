@@ -13,16 +13,18 @@ use crate::text::{strip_reasoning, Reasoning};
 const DEFAULT_WINDOWS: &[u64] = &[2_048, 4_096, 8_192, 32_768, 262_144];
 
 impl Engine {
+    /// Whether `link`'s provider strips a leading reasoning block from replies (the default;
+    /// a provider the config does not declare does too).
+    pub(super) fn strips_reasoning(&self, link: &Link) -> bool {
+        let providers = &self.config.settings.providers;
+        providers.get(&link.name).is_none_or(|p| p.strip_reasoning)
+    }
+
     /// `called` with the reasoning block its reply starts with removed, when its provider
     /// strips reasoning (the default); the removed length goes on `reasoning_chars`. A block
     /// never closed leaves the reply whole, with a warning (once per provider and run).
     pub(super) fn without_reasoning(&self, link: &Link, mut called: Called) -> Called {
-        let strips = self
-            .config
-            .settings
-            .providers
-            .get(&link.name)
-            .is_none_or(|p| p.strip_reasoning);
+        let strips = self.strips_reasoning(link);
         let Ok(completion) = called.result.as_mut() else {
             return called;
         };

@@ -92,12 +92,7 @@ impl Engine {
     /// provider strips reasoning (the default), behind a filter that holds back a leading
     /// reasoning block, as the reply read whole has it removed.
     pub(super) fn listener_for(&self, link: &Link, stream: Streamed) -> Streamed {
-        let strips = self
-            .config
-            .settings
-            .providers
-            .get(&link.name)
-            .is_none_or(|p| p.strip_reasoning);
+        let strips = self.strips_reasoning(link);
         let call: Arc<dyn Listener> = Arc::new(OneCall {
             inner: stream.0,
             begun: AtomicBool::new(false),
