@@ -20,6 +20,9 @@ pub fn optimize(args: &OptimizeOptions, loaded: &Loaded) -> Result<(Optimization
     let config = one_config(loaded)?;
     let targets = targets(&config, &args.agents)?;
     let reflector = reflector(&config, args)?;
+    if let Some(dir) = &args.write {
+        super::optimize_write::check_editable(&config, &targets, dir)?;
+    }
     let cases = selected(args, loaded)?;
     let ids: Vec<String> = cases.iter().map(|(_, c)| c.id.clone()).collect();
     let (training, validation) = optimize::split(ids.iter().map(String::as_str), &args.seed, args.validation_split);

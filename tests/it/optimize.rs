@@ -434,7 +434,10 @@ async fn an_agent_whose_judge_says_nothing_is_skipped() {
     let server = serve_chat(model.clone()).await;
     let root = root_on(&server.uri());
     let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
-    root.write("orch.yaml", format!("{config}  - {{ id: w, role: specialist, department: d, instructions: Write. }}\ngrading: {{ method: llm, judge: judge }}\n"));
+    root.write(
+        "orch.yaml",
+        format!("{config}  - id: w\n    role: specialist\n    department: d\n    instructions: Write.\ngrading: {{ method: llm, judge: judge }}\n"),
+    );
     root.write(
         "s.yaml",
         suite(20, 2).replace("specialists: never", "specialists: always"),
@@ -536,4 +539,44 @@ async fn the_tree_says_what_each_candidate_became_and_what_it_cost() {
         "{}",
         stderr(&out)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_dir_that_cannot_be_made_or_an_agent_the_copy_cannot_edit_is_refused_before_any_call() {
+    let model = Model::new(&[proposing(&["x"])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    root.write("afile", "");
+    let run = |agent: &str, write: &str, words: &str| {
+        let args = [
+            "optimize",
+            "s.yaml",
+            "--agent",
+            agent,
+            "--write",
+            write,
+            "--reflector-provider",
+            "mock",
+            "--reflector-model",
+            "big",
+        ];
+        let out = blocking(|| Test::new(root.path()).args(args).any_stderr().status(2).run());
+        let err = stderr(&out);
+        assert!(err.contains(words), "{err}");
+    };
+    run("h", "afile/x", "error: --write afile/x: cannot create the directory: ");
+    // An agent written as a one-line mapping: the copy cannot replace its instructions.
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        format!("{config}  - {{ id: w, role: specialist, department: d, instructions: Write. }}\n"),
+    );
+    run(
+        "w",
+        "out",
+        "error: agent `w` cannot be edited in the config copy: write it with one key a line",
+    );
+    assert_eq!(model.seen().len(), 0);
+    // Nothing is left behind: the directory made for the run is removed again.
+    assert!(!root.path().join("out").exists());
 }
