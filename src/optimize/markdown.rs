@@ -31,7 +31,9 @@ pub fn markdown(optimization: &Optimization) -> String {
 fn shown(score: &Score) -> String {
     format!(
         "{}/{} passed, mean score {}",
-        score.passed, score.runs, score.mean_score
+        score.passed,
+        score.runs,
+        score.mean_shown()
     )
 }
 

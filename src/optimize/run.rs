@@ -78,6 +78,10 @@ impl Walk<'_> {
             original: target.instructions.clone(),
             flips: Vec::new(),
         };
+        if !baseline.iter().any(|r| r.attempts.contains_key(&target.id)) {
+            result.note = Some("no attempts: no case run reached it".into());
+            return Ok(result);
+        }
         if judge_uninformative(baseline, &target.id) {
             result.note = Some("judge uninformative".into());
             return Ok(result);

@@ -542,6 +542,40 @@ async fn the_tree_says_what_each_candidate_became_and_what_it_cost() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_agent_no_case_reaches_is_skipped_with_no_mean_and_no_reflection() {
+    let model = Model::new(&[proposing(&["x"])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        format!("{config}  - id: w\n    role: specialist\n    department: d\n    instructions: Write.\n"),
+    );
+    let args = [
+        "optimize",
+        "s.yaml",
+        "--agent",
+        "w",
+        "--write",
+        "out",
+        "--format",
+        "json",
+        "--reflector",
+        "coach",
+    ];
+    let out = json(&blocking(|| {
+        Test::new(root.path()).args(args).any_stderr().status(0).run()
+    }));
+    let agent = &out["agents"][0];
+    assert_eq!(agent["note"], "no attempts: no case run reached it");
+    assert_eq!(agent["baseline"]["training"]["meanScore"], Value::Null);
+    assert_eq!(agent["baseline"]["validation"]["meanScore"], Value::Null);
+    assert_eq!(agent["candidates"], json!([]));
+    assert!(model.reflections_seen().is_empty());
+    assert_eq!(out["usage"]["calls"], 10);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_write_dir_that_cannot_be_made_or_an_agent_the_copy_cannot_edit_is_refused_before_any_call() {
     let model = Model::new(&[proposing(&["x"])]);
     let server = serve_chat(model.clone()).await;
