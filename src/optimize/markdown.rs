@@ -64,6 +64,9 @@ fn section(out: &mut String, agent: &AgentResult) {
         }
         out.push('\n');
     }
+    for e in &agent.reflection_errors {
+        let _ = writeln!(out, "Round {}: the reflection call failed: {}\n", e.round, e.error);
+    }
     match &agent.accepted {
         None => out.push_str("Nothing accepted: the instructions stay as they are.\n\n"),
         Some(a) => {

@@ -5,7 +5,7 @@
 use super::accept::{accepted, mcnemar};
 use super::reflect::{self, Proposal};
 use super::score::{judge_uninformative, Ran, Score};
-use super::{Accepted, AgentResult, Bench, Candidate, Optimization, Setup, Sides, Target, Worst};
+use super::{Accepted, AgentResult, Bench, Candidate, Optimization, ReflectionError, Setup, Sides, Target, Worst};
 
 /// Runs the whole optimization on `bench`. The baseline must fit the budget (the caller
 /// checks it); a step that might exceed it stops everything with `stopped: "budget"`.
@@ -74,6 +74,7 @@ impl Walk<'_> {
                 validation: Score::of(base.validation.iter(), &target.id),
             },
             candidates: Vec::new(),
+            reflection_errors: Vec::new(),
             accepted: None,
             original: target.instructions.clone(),
             flips: Vec::new(),
@@ -96,8 +97,13 @@ impl Walk<'_> {
 
     /// One round; `false` when the budget stopped it.
     fn round(&mut self, target: &Target, round: u32, base: &mut Base, out: &mut AgentResult) -> Result<bool, String> {
-        let Some(proposals) = self.reflect(target, base)? else {
-            return Ok(false);
+        let proposals = match self.reflect(target, base)? {
+            None => return Ok(false),
+            Some(Err(error)) => {
+                out.reflection_errors.push(ReflectionError { round, error });
+                return Ok(true);
+            }
+            Some(Ok(proposals)) => proposals,
         };
         let first = out.candidates.len();
         for p in proposals.into_iter().take(self.setup.candidates as usize) {
@@ -158,8 +164,8 @@ impl Walk<'_> {
     }
 
     /// The reflector's proposals on the base's training attempts (none when its reply cannot
-    /// be read); `None` when the budget stopped it.
-    fn reflect(&mut self, target: &Target, base: &Base) -> Result<Option<Vec<Proposal>>, String> {
+    /// be read; `Err`: why its call failed); `None` when the budget stopped it.
+    fn reflect(&mut self, target: &Target, base: &Base) -> Result<Option<Result<Vec<Proposal>, String>>, String> {
         let attempts: Vec<_> = base
             .training
             .iter()
@@ -170,7 +176,7 @@ impl Walk<'_> {
             return Ok(None);
         }
         let reply = self.bench.reflect(prompt)?;
-        Ok(Some(reply.as_deref().and_then(reflect::read).unwrap_or_default()))
+        Ok(Some(reply.map(|text| reflect::read(&text).unwrap_or_default())))
     }
 
     /// The runs of `cases` with the agent's instructions replaced; `None` when the budget
@@ -230,14 +236,14 @@ mod tests {
                 attempts: BTreeMap::from([("a".to_string(), attempt)]),
             })
         }
-        fn reflect(&mut self, prompt: String) -> Result<Option<String>, String> {
+        fn reflect(&mut self, prompt: String) -> Result<Result<String, String>, String> {
             self.spent.calls += 1;
             let round = self.reflected.len();
             self.reflected.push(prompt);
             let items: Vec<_> = (self.proposals.get(round).into_iter().flatten())
                 .map(|i| serde_json::json!({"instructions": i, "rationale": ""}))
                 .collect();
-            Ok(Some(serde_json::json!({ "candidates": items }).to_string()))
+            Ok(Ok(serde_json::json!({ "candidates": items }).to_string()))
         }
         fn spent(&self) -> Usage {
             self.spent

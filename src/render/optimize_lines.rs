@@ -31,6 +31,9 @@ pub fn optimize_lines(optimization: &Optimization) -> String {
                 validation.unwrap_or_default()
             ));
         }
+        for e in &a.reflection_errors {
+            out.push_str(&format!("  round {}: reflection failed: {}\n", e.round, e.error));
+        }
         match &a.accepted {
             Some(acc) => out.push_str(&format!(
                 "  accepted: round {} (McNemar: {} regressed, {} improved, p = {})\n",

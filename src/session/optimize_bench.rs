@@ -34,6 +34,8 @@ pub struct EngineBench<'a> {
     spent: Usage,
     /// Under `--replay`: a call the cassette lacks stops optimize.
     replay: bool,
+    /// The reflection errors already warned of (each is said once).
+    warned: std::collections::HashSet<String>,
 }
 
 impl<'a> EngineBench<'a> {
@@ -68,6 +70,7 @@ impl<'a> EngineBench<'a> {
             reflector,
             spent: Usage::default(),
             replay,
+            warned: Default::default(),
         }
     }
 
@@ -170,7 +173,7 @@ impl Bench for EngineBench<'_> {
         })
     }
 
-    fn reflect(&mut self, prompt: String) -> Result<Option<String>, String> {
+    fn reflect(&mut self, prompt: String) -> Result<Result<String, String>, String> {
         let Reflector { config, agent } = &self.reflector;
         let engine = crate::engine::Engine::new(crate::engine::EngineParts {
             run_id: crate::text::new_id("run"),
@@ -193,7 +196,13 @@ impl Bench for EngineBench<'_> {
         );
         match reply {
             Err(why) if self.replay && why.contains(NOT_RECORDED) => Err(format!("under --replay, {why}")),
-            reply => Ok(reply.ok()),
+            Err(why) => {
+                if self.warned.insert(why.clone()) {
+                    eprintln!("warning: the reflector `{}` failed: {why}", self.reflector.agent.id);
+                }
+                Ok(Err(why))
+            }
+            Ok(text) => Ok(Ok(text)),
         }
     }
 

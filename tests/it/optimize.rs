@@ -542,6 +542,52 @@ async fn the_tree_says_what_each_candidate_became_and_what_it_cost() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_reflector_that_cannot_be_reached_is_said_on_stderr_and_in_the_output() {
+    let model = Model::new(&[proposing(&["x"])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        config.replace(
+            "providers:\n",
+            "providers:\n  down: { kind: openai, baseUrl: \"http://127.0.0.1:1\" }\n",
+        ),
+    );
+    let args = [
+        "optimize", "s.yaml", "--agent", "h", "--write", "out", "--format", "json", "--rounds", "2",
+    ];
+    let reflector = ["--reflector-provider", "down", "--reflector-model", "big"];
+    let out = blocking(|| {
+        Test::new(root.path())
+            .args(args)
+            .args(reflector)
+            .any_stderr()
+            .status(0)
+            .run()
+    });
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].starts_with("warning: the reflector `optimize-reflector` failed: "),
+        "{err}"
+    );
+    let said = warnings[0].trim_start_matches("warning: the reflector `optimize-reflector` failed: ");
+    let agent = &json(&out)["agents"][0];
+    assert_eq!(
+        agent["reflectionErrors"],
+        json!([{"round": 1, "error": said}, {"round": 2, "error": said}])
+    );
+    assert_eq!(agent["accepted"], Value::Null);
+    let md = std::fs::read_to_string(root.path().join("out/OPTIMIZE.md")).unwrap();
+    assert!(
+        md.contains(&format!("Round 2: the reflection call failed: {said}")),
+        "{md}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_agent_no_case_reaches_is_skipped_with_no_mean_and_no_reflection() {
     let model = Model::new(&[proposing(&["x"])]);
     let server = serve_chat(model.clone()).await;
