@@ -81,6 +81,9 @@ pub trait Bench {
     /// The reflector's reply to `prompt` (`Err` inside: why its call failed); `Err` outside
     /// stops optimize.
     fn reflect(&mut self, prompt: String) -> Result<Result<String, String>, String>;
+    /// Whether the budget refused a call: the step under way was cut short, and nothing
+    /// more starts.
+    fn exhausted(&self) -> bool;
     /// What every call so far spent.
     fn spent(&self) -> Usage;
 }

@@ -17,9 +17,13 @@ pub fn optimize(bench: &mut dyn Bench, setup: &Setup) -> Result<Optimization, St
     };
     let mut baseline = Vec::new();
     for case in 0..setup.case_ids.len() {
-        match walk.step(walk.bench.worst_run(case)) {
-            true => baseline.push(walk.bench.run(case, None)?),
-            false => break,
+        if !walk.step(walk.bench.worst_run(case)) {
+            break;
+        }
+        let ran = walk.bench.run(case, None)?;
+        match walk.finished(ran) {
+            Some(ran) => baseline.push(ran),
+            None => break,
         }
     }
     let mut agents = Vec::new();
@@ -56,6 +60,13 @@ impl Walk<'_> {
             self.stopped = true;
         }
         !self.stopped
+    }
+
+    /// What a step made, unless the budget refused one of its calls: then the step was cut
+    /// short, its result is dropped and nothing more starts.
+    fn finished<T>(&mut self, made: T) -> Option<T> {
+        self.stopped |= self.bench.exhausted();
+        (!self.stopped).then_some(made)
     }
 
     /// One agent: its baseline, then its rounds.
@@ -176,6 +187,9 @@ impl Walk<'_> {
             return Ok(None);
         }
         let reply = self.bench.reflect(prompt)?;
+        let Some(reply) = self.finished(reply) else {
+            return Ok(None);
+        };
         Ok(Some(reply.map(|text| reflect::read(&text).unwrap_or_default())))
     }
 
@@ -187,7 +201,11 @@ impl Walk<'_> {
             if !self.step(self.bench.worst_run(case)) {
                 return Ok(None);
             }
-            out.push(self.bench.run(case, Some((&target.id, instructions)))?);
+            let ran = self.bench.run(case, Some((&target.id, instructions)))?;
+            let Some(ran) = self.finished(ran) else {
+                return Ok(None);
+            };
+            out.push(ran);
         }
         Ok(Some(out))
     }
@@ -244,6 +262,9 @@ mod tests {
                 .map(|i| serde_json::json!({"instructions": i, "rationale": ""}))
                 .collect();
             Ok(Ok(serde_json::json!({ "candidates": items }).to_string()))
+        }
+        fn exhausted(&self) -> bool {
+            false
         }
         fn spent(&self) -> Usage {
             self.spent

@@ -13,6 +13,7 @@ mod elicited;
 mod journaled;
 mod optimize;
 mod optimize_bench;
+mod optimize_cost;
 mod optimize_write;
 mod options;
 mod outcome;

@@ -66,15 +66,19 @@ pub fn optimize(args: &OptimizeOptions, loaded: &Loaded) -> Result<(Optimization
     if replies.replay.is_none() {
         check_key(&reflector.config, &reflector.agent)?;
     }
+    if args.max_cost_usd.is_some() {
+        super::optimize_cost::check_priced(&config, (&cases, &plans), &reflector)?;
+    }
     let runtime = super::setup::runtime()?;
     let replaying = replies.replay.is_some();
+    let outer = super::optimize_cost::shared_budget(args.max_calls, args.max_cost_usd);
     let mut bench = EngineBench::new(
         &runtime,
         loaded,
         (cases, plans),
         (config.clone(), providers),
         reflector,
-        replaying,
+        (replaying, outer),
     );
     check_baseline(&bench, &setup)?;
     let optimization = optimize::optimize(&mut bench, &setup).map_err(SessionError::refused)?;
