@@ -991,7 +991,7 @@ pub struct OptimizeArgs {
     /// Calls optimize may make in all (runs, judging, reflection).
     #[arg(long, value_name = "N")]
     pub max_calls: Option<u64>,
-    /// USD optimize may spend in all.
+    /// USD optimize may spend in all (each priced agent on the way needs maxOutputTokens; an unpriced model is free).
     #[arg(long, value_name = "X", value_parser = usd_limit)]
     pub max_cost_usd: Option<f64>,
     /// Answer every call from this cassette, with no network.

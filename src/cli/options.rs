@@ -103,8 +103,8 @@ impl From<TestArgs> for TestOptions {
 }
 
 impl From<OptimizeArgs> for OptimizeOptions {
-    /// Everything but the suites and config (the command loads them), `--write` and
-    /// `--format`, which are the command's.
+    /// Everything but the suites and config (the command loads them) and `--format`, which
+    /// is the command's.
     fn from(a: OptimizeArgs) -> Self {
         OptimizeOptions {
             agents: a.agents,
@@ -122,6 +122,7 @@ impl From<OptimizeArgs> for OptimizeOptions {
             filter: a.filter,
             tags: a.tags,
             skip_tags: a.skip_tags,
+            write: Some(a.write),
         }
     }
 }

@@ -11,9 +11,20 @@ use super::resolve_format;
 use crate::cli::{OptimizeArgs, OptimizeFormat};
 use crate::exit::{CommandError, Exit};
 
-/// Runs `orch optimize`.
+/// Runs `orch optimize`: DIR made ready first; when the run is refused or fails, a DIR it
+/// created is removed again (it is still empty).
 pub fn optimize(args: OptimizeArgs) -> Result<Exit> {
-    crate::session::optimize_dir_empty(&args.write).map_err(CommandError::from)?;
+    let dir = args.write.clone();
+    let created = crate::session::prepare_optimize_dir(&dir).map_err(CommandError::from)?;
+    let done = optimize_into(args);
+    if done.is_err() && created {
+        let _ = std::fs::remove_dir(&dir);
+    }
+    done
+}
+
+/// `orch optimize` once DIR is ready.
+fn optimize_into(args: OptimizeArgs) -> Result<Exit> {
     if args.reflector.is_none() && (args.reflector_provider.is_none() || args.reflector_model.is_none()) {
         let message = "no reflector: give --reflector AGENT, or --reflector-provider and --reflector-model";
         return Err(CommandError::usage(message).into());

@@ -17,6 +17,12 @@ pub struct Budget {
     /// USD spent, as the bits of an `f64` (atomics hold integers).
     usd: AtomicU64,
     in_flight: Arc<Semaphore>,
+    /// How the caps are named in the refusal: calls, tokens, USD.
+    names: [&'static str; 3],
+    /// A budget over several runs that every call of this one also counts against.
+    outer: Option<Arc<Budget>>,
+    /// Whether a call was ever refused.
+    refused: std::sync::atomic::AtomicBool,
 }
 
 /// Why a call was not made.
@@ -35,7 +41,28 @@ impl Budget {
             tokens: AtomicU64::new(0),
             usd: AtomicU64::new(0f64.to_bits()),
             in_flight: Arc::new(Semaphore::new(concurrency.max(1))),
+            names: ["limits.maxCalls", "limits.maxTokens", "limits.maxCostUsd"],
+            outer: None,
+            refused: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// The same budget, its caps named `names` (calls, tokens, USD) when a call is refused.
+    pub fn named(mut self, names: [&'static str; 3]) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// The same budget, every call also counted against `outer` (a budget shared by several
+    /// runs): a call is refused when either is spent, and what it spends is spent in both.
+    pub fn within(mut self, outer: Option<Arc<Budget>>) -> Self {
+        self.outer = outer;
+        self
+    }
+
+    /// Whether this budget ever refused a call.
+    pub fn refused(&self) -> bool {
+        self.refused.load(Ordering::SeqCst)
     }
 
     /// The same budget, its calls in flight counted against `gate` (shared by every case of a
@@ -67,20 +94,41 @@ impl Budget {
             .map_err(|_| Exhausted("the run is closing".into()))
     }
 
-    /// Counts one call about to be sent, or says which budget is spent.
+    /// Counts one call about to be sent, or says which budget is spent (this one, or the
+    /// outer one it counts within).
     pub fn count_call(&self) -> Result<(), Exhausted> {
-        if self.max_tokens > 0 && self.tokens.load(Ordering::SeqCst) >= self.max_tokens {
-            return Err(Exhausted(format!("limits.maxTokens ({}) reached", self.max_tokens)));
+        self.own_caps()?;
+        if let Some(outer) = &self.outer {
+            outer.count_call()?;
         }
-        if self.max_usd > 0.0 && self.usd_spent() >= self.max_usd {
-            return Err(Exhausted(format!("limits.maxCostUsd ({}) reached", self.max_usd)));
-        }
-        self.calls
+        let counted = self
+            .calls
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
                 (c < self.max_calls).then_some(c + 1)
             })
-            .map_err(|_| Exhausted(format!("limits.maxCalls ({}) reached", self.max_calls)))?;
+            .map(|_| ())
+            .map_err(|_| self.refuse(format!("{} ({}) reached", self.names[0], self.max_calls)));
+        if let (Err(_), Some(outer)) = (&counted, &self.outer) {
+            outer.calls.fetch_sub(1, Ordering::SeqCst);
+        }
+        counted
+    }
+
+    /// The token and USD caps, checked before a call.
+    fn own_caps(&self) -> Result<(), Exhausted> {
+        if self.max_tokens > 0 && self.tokens.load(Ordering::SeqCst) >= self.max_tokens {
+            return Err(self.refuse(format!("{} ({}) reached", self.names[1], self.max_tokens)));
+        }
+        if self.max_usd > 0.0 && self.usd_spent() >= self.max_usd {
+            return Err(self.refuse(format!("{} ({}) reached", self.names[2], self.max_usd)));
+        }
         Ok(())
+    }
+
+    /// A refusal, remembered.
+    fn refuse(&self, why: String) -> Exhausted {
+        self.refused.store(true, Ordering::SeqCst);
+        Exhausted(why)
     }
 
     /// Records the tokens a call used.
@@ -89,6 +137,9 @@ impl Budget {
         let _ = self
             .tokens
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| Some(t.saturating_add(tokens)));
+        if let Some(outer) = &self.outer {
+            outer.spend_tokens(tokens);
+        }
     }
 
     /// Records the USD a call cost.
@@ -97,6 +148,9 @@ impl Budget {
             let _ = self.usd.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |bits| {
                 Some((f64::from_bits(bits) + usd).to_bits())
             });
+        }
+        if let Some(outer) = &self.outer {
+            outer.spend_usd(usd);
         }
     }
 
@@ -143,5 +197,24 @@ mod tests {
         drop(b.reserve().await.unwrap());
         b.spend_tokens(100);
         assert!(b.reserve().await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_run_within_an_outer_budget_stops_once_the_outer_cap_is_reached() {
+        let outer = Arc::new(
+            Budget::new(u64::MAX, 0, 1)
+                .with_max_usd(0.15)
+                .named(["a", "b", "--max-cost-usd"]),
+        );
+        let first = Budget::new(10, 0, 1).within(Some(outer.clone()));
+        drop(first.reserve().await.unwrap());
+        first.spend_usd(0.1);
+        let second = Budget::new(10, 0, 1).within(Some(outer.clone()));
+        drop(second.reserve().await.unwrap());
+        second.spend_usd(0.1);
+        let refused = second.reserve().await.unwrap_err().to_string();
+        assert_eq!(refused, "budget exhausted: --max-cost-usd (0.15) reached");
+        assert!((outer.usd_spent() - 0.2).abs() < 1e-12);
+        assert_eq!((outer.calls(), outer.refused(), first.refused()), (2, true, false));
     }
 }

@@ -36,7 +36,7 @@ pub fn accepted(base: &Score, candidate: &Score, test: &Mcnemar) -> bool {
     if test.regressed > test.improved {
         return false;
     }
-    candidate.passed > base.passed || (candidate.passed == base.passed && candidate.mean_score >= base.mean_score + 1.0)
+    candidate.passed > base.passed || (candidate.passed == base.passed && candidate.mean() >= base.mean() + 1.0)
 }
 
 #[cfg(test)]
@@ -57,7 +57,7 @@ mod tests {
         Score {
             runs: 4,
             passed,
-            mean_score,
+            mean_score: Some(mean_score),
         }
     }
 

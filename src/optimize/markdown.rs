@@ -31,7 +31,9 @@ pub fn markdown(optimization: &Optimization) -> String {
 fn shown(score: &Score) -> String {
     format!(
         "{}/{} passed, mean score {}",
-        score.passed, score.runs, score.mean_score
+        score.passed,
+        score.runs,
+        score.mean_shown()
     )
 }
 
@@ -61,6 +63,9 @@ fn section(out: &mut String, agent: &AgentResult) {
             let _ = writeln!(out, "| {} | {words} | {training} | {validation} |", c.round);
         }
         out.push('\n');
+    }
+    for e in &agent.reflection_errors {
+        let _ = writeln!(out, "Round {}: the reflection call failed: {}\n", e.round, e.error);
     }
     match &agent.accepted {
         None => out.push_str("Nothing accepted: the instructions stay as they are.\n\n"),

@@ -78,8 +78,12 @@ pub trait Bench {
     /// Runs case `case` once, `with` an agent's instructions replaced (agent, instructions);
     /// `Err` stops optimize (exit 2: a cassette that lacks a call).
     fn run(&mut self, case: usize, with: Option<(&str, &str)>) -> Result<Ran, String>;
-    /// The reflector's reply to `prompt` (`None` when its call failed); `Err` stops optimize.
-    fn reflect(&mut self, prompt: String) -> Result<Option<String>, String>;
+    /// The reflector's reply to `prompt` (`Err` inside: why its call failed); `Err` outside
+    /// stops optimize.
+    fn reflect(&mut self, prompt: String) -> Result<Result<String, String>, String>;
+    /// Whether the budget refused a call: the step under way was cut short, and nothing
+    /// more starts.
+    fn exhausted(&self) -> bool;
     /// What every call so far spent.
     fn spent(&self) -> Usage;
 }
@@ -139,6 +143,9 @@ pub struct AgentResult {
     pub baseline: Sides,
     /// Every candidate of every round, rejected ones included.
     pub candidates: Vec<Candidate>,
+    /// The rounds whose reflection call failed, and why (absent when none did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reflection_errors: Vec<ReflectionError>,
     /// The last candidate accepted, if any.
     pub accepted: Option<Accepted>,
     /// Its instructions as configured.
@@ -174,6 +181,15 @@ pub struct Candidate {
     pub training: Option<Score>,
     /// Its score on validation (the best of its round only).
     pub validation: Option<Score>,
+}
+
+/// A round whose reflection call failed.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReflectionError {
+    /// The round, from 1.
+    pub round: u32,
+    /// Why the call failed, as the provider said it.
+    pub error: String,
 }
 
 /// The candidate accepted.

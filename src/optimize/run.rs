@@ -5,7 +5,7 @@
 use super::accept::{accepted, mcnemar};
 use super::reflect::{self, Proposal};
 use super::score::{judge_uninformative, Ran, Score};
-use super::{Accepted, AgentResult, Bench, Candidate, Optimization, Setup, Sides, Target, Worst};
+use super::{Accepted, AgentResult, Bench, Candidate, Optimization, ReflectionError, Setup, Sides, Target, Worst};
 
 /// Runs the whole optimization on `bench`. The baseline must fit the budget (the caller
 /// checks it); a step that might exceed it stops everything with `stopped: "budget"`.
@@ -17,9 +17,13 @@ pub fn optimize(bench: &mut dyn Bench, setup: &Setup) -> Result<Optimization, St
     };
     let mut baseline = Vec::new();
     for case in 0..setup.case_ids.len() {
-        match walk.step(walk.bench.worst_run(case)) {
-            true => baseline.push(walk.bench.run(case, None)?),
-            false => break,
+        if !walk.step(walk.bench.worst_run(case)) {
+            break;
+        }
+        let ran = walk.bench.run(case, None)?;
+        match walk.finished(ran) {
+            Some(ran) => baseline.push(ran),
+            None => break,
         }
     }
     let mut agents = Vec::new();
@@ -58,6 +62,13 @@ impl Walk<'_> {
         !self.stopped
     }
 
+    /// What a step made, unless the budget refused one of its calls: then the step was cut
+    /// short, its result is dropped and nothing more starts.
+    fn finished<T>(&mut self, made: T) -> Option<T> {
+        self.stopped |= self.bench.exhausted();
+        (!self.stopped).then_some(made)
+    }
+
     /// One agent: its baseline, then its rounds.
     fn agent(&mut self, target: &Target, baseline: &[Ran]) -> Result<AgentResult, String> {
         let side = |idx: &[usize]| -> Vec<Ran> { idx.iter().map(|&i| baseline[i].clone()).collect() };
@@ -74,10 +85,15 @@ impl Walk<'_> {
                 validation: Score::of(base.validation.iter(), &target.id),
             },
             candidates: Vec::new(),
+            reflection_errors: Vec::new(),
             accepted: None,
             original: target.instructions.clone(),
             flips: Vec::new(),
         };
+        if !baseline.iter().any(|r| r.attempts.contains_key(&target.id)) {
+            result.note = Some("no attempts: no case run reached it".into());
+            return Ok(result);
+        }
         if judge_uninformative(baseline, &target.id) {
             result.note = Some("judge uninformative".into());
             return Ok(result);
@@ -92,8 +108,13 @@ impl Walk<'_> {
 
     /// One round; `false` when the budget stopped it.
     fn round(&mut self, target: &Target, round: u32, base: &mut Base, out: &mut AgentResult) -> Result<bool, String> {
-        let Some(proposals) = self.reflect(target, base)? else {
-            return Ok(false);
+        let proposals = match self.reflect(target, base)? {
+            None => return Ok(false),
+            Some(Err(error)) => {
+                out.reflection_errors.push(ReflectionError { round, error });
+                return Ok(true);
+            }
+            Some(Ok(proposals)) => proposals,
         };
         let first = out.candidates.len();
         for p in proposals.into_iter().take(self.setup.candidates as usize) {
@@ -154,8 +175,8 @@ impl Walk<'_> {
     }
 
     /// The reflector's proposals on the base's training attempts (none when its reply cannot
-    /// be read); `None` when the budget stopped it.
-    fn reflect(&mut self, target: &Target, base: &Base) -> Result<Option<Vec<Proposal>>, String> {
+    /// be read; `Err`: why its call failed); `None` when the budget stopped it.
+    fn reflect(&mut self, target: &Target, base: &Base) -> Result<Option<Result<Vec<Proposal>, String>>, String> {
         let attempts: Vec<_> = base
             .training
             .iter()
@@ -166,7 +187,10 @@ impl Walk<'_> {
             return Ok(None);
         }
         let reply = self.bench.reflect(prompt)?;
-        Ok(Some(reply.as_deref().and_then(reflect::read).unwrap_or_default()))
+        let Some(reply) = self.finished(reply) else {
+            return Ok(None);
+        };
+        Ok(Some(reply.map(|text| reflect::read(&text).unwrap_or_default())))
     }
 
     /// The runs of `cases` with the agent's instructions replaced; `None` when the budget
@@ -177,7 +201,11 @@ impl Walk<'_> {
             if !self.step(self.bench.worst_run(case)) {
                 return Ok(None);
             }
-            out.push(self.bench.run(case, Some((&target.id, instructions)))?);
+            let ran = self.bench.run(case, Some((&target.id, instructions)))?;
+            let Some(ran) = self.finished(ran) else {
+                return Ok(None);
+            };
+            out.push(ran);
         }
         Ok(Some(out))
     }
@@ -226,14 +254,17 @@ mod tests {
                 attempts: BTreeMap::from([("a".to_string(), attempt)]),
             })
         }
-        fn reflect(&mut self, prompt: String) -> Result<Option<String>, String> {
+        fn reflect(&mut self, prompt: String) -> Result<Result<String, String>, String> {
             self.spent.calls += 1;
             let round = self.reflected.len();
             self.reflected.push(prompt);
             let items: Vec<_> = (self.proposals.get(round).into_iter().flatten())
                 .map(|i| serde_json::json!({"instructions": i, "rationale": ""}))
                 .collect();
-            Ok(Some(serde_json::json!({ "candidates": items }).to_string()))
+            Ok(Ok(serde_json::json!({ "candidates": items }).to_string()))
+        }
+        fn exhausted(&self) -> bool {
+            false
         }
         fn spent(&self) -> Usage {
             self.spent

@@ -40,8 +40,9 @@ pub struct Score {
     pub runs: usize,
     /// Those that passed.
     pub passed: usize,
-    /// The mean score of the agent's first attempts, to 2 places (0 with none).
-    pub mean_score: f64,
+    /// The mean score of the agent's first attempts, to 2 places (null when the runs hold
+    /// none: the agent was not reached).
+    pub mean_score: Option<f64>,
 }
 
 impl Score {
@@ -56,17 +57,26 @@ impl Score {
                 scored += 1;
             }
         }
-        let mean = if scored == 0 { 0.0 } else { sum / scored as f64 };
         Score {
             runs: count,
             passed,
-            mean_score: crate::text::round_to_2(mean),
+            mean_score: (scored > 0).then(|| crate::text::round_to_2(sum / scored as f64)),
         }
+    }
+
+    /// The mean score, 0 when there is none (for comparing).
+    pub fn mean(&self) -> f64 {
+        self.mean_score.unwrap_or(0.0)
+    }
+
+    /// The mean score in words: the number, or `none` when the runs hold no attempt.
+    pub fn mean_shown(&self) -> String {
+        self.mean_score.map_or("none".into(), |m| m.to_string())
     }
 
     /// Whether it beats `other` on training: more runs passed, or as many with a higher mean.
     pub fn beats(&self, other: &Score) -> bool {
-        (self.passed, self.mean_score) > (other.passed, other.mean_score)
+        (self.passed, self.mean()) > (other.passed, other.mean())
     }
 }
 
@@ -114,12 +124,14 @@ mod tests {
             ran(false, None, false),
         ];
         let s = Score::of(runs.iter(), "writer");
-        assert_eq!((s.runs, s.passed, s.mean_score), (3, 1, 62.78));
+        assert_eq!((s.runs, s.passed, s.mean_score), (3, 1, Some(62.78)));
         let better = Score {
             runs: 3,
             passed: 1,
-            mean_score: 63.0,
+            mean_score: Some(63.0),
         };
+        let unreached = Score::of([ran(true, None, false)].iter(), "writer");
+        assert_eq!((unreached.runs, unreached.mean_score), (1, None));
         assert!(better.beats(&s) && !s.beats(&better) && !s.beats(&s));
     }
 

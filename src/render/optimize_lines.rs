@@ -7,7 +7,7 @@ use crate::optimize::Optimization;
 /// (rejected, or its scores), the candidate accepted with McNemar's line; then calls and cost.
 pub fn optimize_lines(optimization: &Optimization) -> String {
     let mut out = String::new();
-    let shown = |s: &crate::optimize::Score| format!("{}/{} passed, mean {}", s.passed, s.runs, s.mean_score);
+    let shown = |s: &crate::optimize::Score| format!("{}/{} passed, mean {}", s.passed, s.runs, s.mean_shown());
     for a in &optimization.agents {
         out.push_str(&format!("agent {}\n", a.agent_id));
         if let Some(note) = &a.note {
@@ -30,6 +30,9 @@ pub fn optimize_lines(optimization: &Optimization) -> String {
                 c.round,
                 validation.unwrap_or_default()
             ));
+        }
+        for e in &a.reflection_errors {
+            out.push_str(&format!("  round {}: reflection failed: {}\n", e.round, e.error));
         }
         match &a.accepted {
             Some(acc) => out.push_str(&format!(

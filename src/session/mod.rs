@@ -13,6 +13,7 @@ mod elicited;
 mod journaled;
 mod optimize;
 mod optimize_bench;
+mod optimize_cost;
 mod optimize_write;
 mod options;
 mod outcome;
@@ -41,7 +42,7 @@ pub use conversation::previous_turn;
 pub use doctor::{doctor, doctor_targets, Diagnosis};
 pub use journaled::JournaledRun;
 pub use optimize::optimize;
-pub use optimize_write::{empty_dir as optimize_dir_empty, write_dir as write_optimized};
+pub use optimize_write::{prepare_dir as prepare_optimize_dir, write_dir as write_optimized};
 pub use options::{
     count, deadline, quality, ApprovalMode, Approvals, McpApprovals, OptimizeOptions, ProgressFormat, ReplyOptions,
     RequestOptions, RunOptions, TestOptions, VariantOptions, CONCURRENCY, MAX_CALLS,

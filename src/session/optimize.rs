@@ -20,6 +20,9 @@ pub fn optimize(args: &OptimizeOptions, loaded: &Loaded) -> Result<(Optimization
     let config = one_config(loaded)?;
     let targets = targets(&config, &args.agents)?;
     let reflector = reflector(&config, args)?;
+    if let Some(dir) = &args.write {
+        super::optimize_write::check_editable(&config, &targets, dir)?;
+    }
     let cases = selected(args, loaded)?;
     let ids: Vec<String> = cases.iter().map(|(_, c)| c.id.clone()).collect();
     let (training, validation) = optimize::split(ids.iter().map(String::as_str), &args.seed, args.validation_split);
@@ -63,15 +66,19 @@ pub fn optimize(args: &OptimizeOptions, loaded: &Loaded) -> Result<(Optimization
     if replies.replay.is_none() {
         check_key(&reflector.config, &reflector.agent)?;
     }
+    if args.max_cost_usd.is_some() {
+        super::optimize_cost::check_priced(&config, (&cases, &plans), &reflector)?;
+    }
     let runtime = super::setup::runtime()?;
     let replaying = replies.replay.is_some();
+    let outer = super::optimize_cost::shared_budget(args.max_calls, args.max_cost_usd);
     let mut bench = EngineBench::new(
         &runtime,
         loaded,
         (cases, plans),
         (config.clone(), providers),
         reflector,
-        replaying,
+        (replaying, outer),
     );
     check_baseline(&bench, &setup)?;
     let optimization = optimize::optimize(&mut bench, &setup).map_err(SessionError::refused)?;

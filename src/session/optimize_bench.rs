@@ -34,6 +34,10 @@ pub struct EngineBench<'a> {
     spent: Usage,
     /// Under `--replay`: a call the cassette lacks stops optimize.
     replay: bool,
+    /// `--max-calls` and `--max-cost-usd`, held as each call is made by every engine.
+    outer: Arc<crate::engine::Budget>,
+    /// The reflection errors already warned of (each is said once).
+    warned: std::collections::HashSet<String>,
 }
 
 impl<'a> EngineBench<'a> {
@@ -44,7 +48,7 @@ impl<'a> EngineBench<'a> {
         (cases, plans): (Vec<(usize, Arc<Case>)>, Vec<CasePlan>),
         (config, providers): (Arc<Config>, Providers),
         reflector: Reflector,
-        replay: bool,
+        (replay, outer): (bool, Arc<crate::engine::Budget>),
     ) -> Self {
         let target = Target {
             schemas: Arc::new(crate::grade::Schemas::of(&config)),
@@ -63,11 +67,14 @@ impl<'a> EngineBench<'a> {
                 tools: HashMap::new(),
                 approvals: super::options::Approvals::Deny,
                 variants: super::options::VariantOptions::default(),
+                outer: Some(outer.clone()),
             },
             gate,
             reflector,
             spent: Usage::default(),
             replay,
+            outer,
+            warned: Default::default(),
         }
     }
 
@@ -170,14 +177,14 @@ impl Bench for EngineBench<'_> {
         })
     }
 
-    fn reflect(&mut self, prompt: String) -> Result<Option<String>, String> {
+    fn reflect(&mut self, prompt: String) -> Result<Result<String, String>, String> {
         let Reflector { config, agent } = &self.reflector;
         let engine = crate::engine::Engine::new(crate::engine::EngineParts {
             run_id: crate::text::new_id("run"),
             config: config.clone(),
             schemas: self.target.schemas.clone(),
             providers: self.target.providers.clone(),
-            budget: super::setup::budget(config).with_gate(self.gate.clone()),
+            budget: (super::setup::budget(config).with_gate(self.gate.clone())).within(Some(self.outer.clone())),
             observer: Box::new(Observers(Vec::new())),
             seed: 0,
             tools: None,
@@ -193,8 +200,20 @@ impl Bench for EngineBench<'_> {
         );
         match reply {
             Err(why) if self.replay && why.contains(NOT_RECORDED) => Err(format!("under --replay, {why}")),
-            reply => Ok(reply.ok()),
+            // A call the cap refused is no failure of the reflector: optimize stops there.
+            Err(why) if self.outer.refused() => Ok(Err(why)),
+            Err(why) => {
+                if self.warned.insert(why.clone()) {
+                    eprintln!("warning: the reflector `{}` failed: {why}", self.reflector.agent.id);
+                }
+                Ok(Err(why))
+            }
+            Ok(text) => Ok(Ok(text)),
         }
+    }
+
+    fn exhausted(&self) -> bool {
+        self.outer.refused()
     }
 
     fn spent(&self) -> Usage {

@@ -183,6 +183,9 @@ pub struct OptimizeOptions {
     pub tags: Vec<String>,
     /// Not the cases with one of these tags.
     pub skip_tags: Vec<String>,
+    /// `--write`: where the copy goes; each target's definition is checked editable in
+    /// place there before any call.
+    pub write: Option<PathBuf>,
 }
 
 /// How progress is written on stderr, beside the bars drawn on a terminal.

@@ -72,6 +72,7 @@ impl Team {
                 tools,
                 approvals: self.approvals,
                 variants: Default::default(),
+                outer: None,
             },
             jobs: 4,
             gate: pool.gate,

@@ -142,6 +142,9 @@ pub struct CaseEngines {
     pub approvals: super::options::Approvals,
     /// `--assign` and `--variant`, checked against every config.
     pub variants: super::options::VariantOptions,
+    /// A budget over every run and judging that each engine's calls also count against
+    /// (`orch optimize`'s caps); none for a suite.
+    pub outer: Option<Arc<Budget>>,
 }
 
 impl CaseEngines {
@@ -159,7 +162,7 @@ impl CaseEngines {
             config: config.clone(),
             schemas: schemas.clone(),
             providers: providers.clone(),
-            budget: budget(config).with_gate(gate),
+            budget: budget(config).with_gate(gate).within(self.outer.clone()),
             observer: Box::new(Observers(Vec::new())),
             seed: self.seed,
             tools,

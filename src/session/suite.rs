@@ -191,6 +191,7 @@ fn case_engines(
             .collect(),
         approvals: args.approvals,
         variants: args.variants.clone(),
+        outer: None,
     }
 }
 

@@ -27,6 +27,7 @@ pub use routing::RoutingTuning;
 pub use template::write as write_label_template;
 pub use thresholds::AgentTuning;
 pub use write::write as write_config;
+pub use write::WriteError;
 
 use crate::config::Config;
 

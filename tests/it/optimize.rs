@@ -21,6 +21,8 @@ const MAGIC: &str = "Name your sources.";
 struct Model {
     reflections: Vec<String>,
     seen: Arc<Mutex<Vec<(String, String)>>>,
+    /// The prompt tokens every reply reports, when not the mock's usual 11.
+    prompt_tokens: Option<u64>,
 }
 
 impl Model {
@@ -28,6 +30,7 @@ impl Model {
         Model {
             reflections: reflections.iter().map(Value::to_string).collect(),
             seen: Arc::default(),
+            prompt_tokens: None,
         }
     }
 
@@ -35,6 +38,7 @@ impl Model {
         Model {
             reflections: vec![reply.to_string()],
             seen: Arc::default(),
+            prompt_tokens: None,
         }
     }
 
@@ -80,7 +84,12 @@ impl Respond for Model {
         } else {
             "An answer.".to_string()
         };
-        ResponseTemplate::new(200).set_body_json(chat_reply(&text))
+        let mut reply = chat_reply(&text);
+        if let Some(tokens) = self.prompt_tokens {
+            reply["usage"]["prompt_tokens"] = json!(tokens);
+            reply["usage"]["total_tokens"] = json!(tokens + 7);
+        }
+        ResponseTemplate::new(200).set_body_json(reply)
     }
 }
 
@@ -434,7 +443,10 @@ async fn an_agent_whose_judge_says_nothing_is_skipped() {
     let server = serve_chat(model.clone()).await;
     let root = root_on(&server.uri());
     let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
-    root.write("orch.yaml", format!("{config}  - {{ id: w, role: specialist, department: d, instructions: Write. }}\ngrading: {{ method: llm, judge: judge }}\n"));
+    root.write(
+        "orch.yaml",
+        format!("{config}  - id: w\n    role: specialist\n    department: d\n    instructions: Write.\ngrading: {{ method: llm, judge: judge }}\n"),
+    );
     root.write(
         "s.yaml",
         suite(20, 2).replace("specialists: never", "specialists: always"),
@@ -536,4 +548,204 @@ async fn the_tree_says_what_each_candidate_became_and_what_it_cost() {
         "{}",
         stderr(&out)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cost_cap_is_refused_before_any_call_when_a_priced_agent_has_no_output_cap() {
+    let model = Model::new(&[proposing(&["x"])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    let priced = |prices: &str| {
+        let text = config.replace("defaults: { provider: mock }", "defaults: { provider: mock, model: m }");
+        root.write("orch.yaml", format!("{text}pricing:\n{prices}"));
+    };
+    let refused = |words: &str| {
+        let err = stderr(&optimize(&root, &["--max-cost-usd", "0.1"], 2));
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default()
+            .to_string();
+        assert!(line.contains(words), "{err}");
+        assert!(
+            line.contains("maxOutputTokens") && line.contains("drop --max-cost-usd"),
+            "{err}"
+        );
+    };
+    // The head's model is priced and has no cap: its runs' worst cost is unknown.
+    priced("  m: { input: 1000, output: 1000 }\n");
+    refused("agent `h` (case `c");
+    // The reflector's model is priced and has no cap; the head's model has no price (free).
+    priced("  big: { input: 1000, output: 1000 }\n");
+    refused("the reflector `optimize-reflector`");
+    assert_eq!(model.seen().len(), 0);
+    assert!(!root.path().join("out").exists());
+    // With a cap on every reply the worst case is known, and optimize runs.
+    let capped = config.replace(
+        "defaults: { provider: mock }",
+        "defaults: { provider: mock, model: m, maxOutputTokens: 50 }",
+    );
+    root.write(
+        "orch.yaml",
+        format!("{capped}pricing:\n  big: {{ input: 1, output: 1 }}\n"),
+    );
+    let out = json(&optimize(&root, &["--max-cost-usd", "5", "--rounds", "1"], 0));
+    assert_eq!(out["stopped"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cost_cap_is_held_as_calls_are_made_within_a_step() {
+    // Every reply reports 100,000 prompt tokens at $1 a million: $0.10 a call, far above
+    // the worst case the prompts' lengths predict. One case run makes three calls (two
+    // specialists, then the head), one at a time.
+    let mut model = Model::new(&[proposing(&["x"])]);
+    model.prompt_tokens = Some(100_000);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    let config = config.replace(
+        "defaults: { provider: mock }",
+        "defaults: { provider: mock, model: m, maxOutputTokens: 10 }\nlimits: { maxConcurrency: 1 }",
+    );
+    root.write(
+        "orch.yaml",
+        format!(
+            "{config}  - {{ id: w1, role: specialist, department: d, instructions: Write. }}\n\
+             \x20 - {{ id: w2, role: specialist, department: d, instructions: Check. }}\n\
+             pricing:\n  m: {{ input: 1, output: 0 }}\n"
+        ),
+    );
+    root.write(
+        "s.yaml",
+        suite(10, 2).replace("specialists: never", "specialists: always"),
+    );
+    let out = json(&optimize(&root, &["--max-cost-usd", "0.15"], 0));
+    assert_eq!(out["stopped"], "budget");
+    // The third call of the first run is refused: the cap is passed by the call in flight only.
+    assert_eq!(out["usage"]["calls"], 2);
+    assert_eq!(out["usage"]["costUsd"].as_f64(), Some(0.2));
+    assert_eq!(model.seen().len(), 2);
+    // The cut run is not counted as a baseline.
+    assert_eq!(out["agents"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reflector_that_cannot_be_reached_is_said_on_stderr_and_in_the_output() {
+    let model = Model::new(&[proposing(&["x"])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        config.replace(
+            "providers:\n",
+            "providers:\n  down: { kind: openai, baseUrl: \"http://127.0.0.1:1\" }\n",
+        ),
+    );
+    let args = [
+        "optimize", "s.yaml", "--agent", "h", "--write", "out", "--format", "json", "--rounds", "2",
+    ];
+    let reflector = ["--reflector-provider", "down", "--reflector-model", "big"];
+    let out = blocking(|| {
+        Test::new(root.path())
+            .args(args)
+            .args(reflector)
+            .any_stderr()
+            .status(0)
+            .run()
+    });
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].starts_with("warning: the reflector `optimize-reflector` failed: "),
+        "{err}"
+    );
+    let said = warnings[0].trim_start_matches("warning: the reflector `optimize-reflector` failed: ");
+    let agent = &json(&out)["agents"][0];
+    assert_eq!(
+        agent["reflectionErrors"],
+        json!([{"round": 1, "error": said}, {"round": 2, "error": said}])
+    );
+    assert_eq!(agent["accepted"], Value::Null);
+    let md = std::fs::read_to_string(root.path().join("out/OPTIMIZE.md")).unwrap();
+    assert!(
+        md.contains(&format!("Round 2: the reflection call failed: {said}")),
+        "{md}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_no_case_reaches_is_skipped_with_no_mean_and_no_reflection() {
+    let model = Model::new(&[proposing(&["x"])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        format!("{config}  - id: w\n    role: specialist\n    department: d\n    instructions: Write.\n"),
+    );
+    let args = [
+        "optimize",
+        "s.yaml",
+        "--agent",
+        "w",
+        "--write",
+        "out",
+        "--format",
+        "json",
+        "--reflector",
+        "coach",
+    ];
+    let out = json(&blocking(|| {
+        Test::new(root.path()).args(args).any_stderr().status(0).run()
+    }));
+    let agent = &out["agents"][0];
+    assert_eq!(agent["note"], "no attempts: no case run reached it");
+    assert_eq!(agent["baseline"]["training"]["meanScore"], Value::Null);
+    assert_eq!(agent["baseline"]["validation"]["meanScore"], Value::Null);
+    assert_eq!(agent["candidates"], json!([]));
+    assert!(model.reflections_seen().is_empty());
+    assert_eq!(out["usage"]["calls"], 10);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_dir_that_cannot_be_made_or_an_agent_the_copy_cannot_edit_is_refused_before_any_call() {
+    let model = Model::new(&[proposing(&["x"])]);
+    let server = serve_chat(model.clone()).await;
+    let root = root_on(&server.uri());
+    root.write("afile", "");
+    let run = |agent: &str, write: &str, words: &str| {
+        let args = [
+            "optimize",
+            "s.yaml",
+            "--agent",
+            agent,
+            "--write",
+            write,
+            "--reflector-provider",
+            "mock",
+            "--reflector-model",
+            "big",
+        ];
+        let out = blocking(|| Test::new(root.path()).args(args).any_stderr().status(2).run());
+        let err = stderr(&out);
+        assert!(err.contains(words), "{err}");
+    };
+    run("h", "afile/x", "error: --write afile/x: cannot create the directory: ");
+    // An agent written as a one-line mapping: the copy cannot replace its instructions.
+    let config = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        format!("{config}  - {{ id: w, role: specialist, department: d, instructions: Write. }}\n"),
+    );
+    run(
+        "w",
+        "out",
+        "error: agent `w` cannot be edited in the config copy: write it with one key a line",
+    );
+    assert_eq!(model.seen().len(), 0);
+    // Nothing is left behind: the directory made for the run is removed again.
+    assert!(!root.path().join("out").exists());
 }
