@@ -3,32 +3,15 @@
 //! never when more cases regressed (passed on the base, failed with the candidate) than
 //! improved. The exact McNemar test of the flips is reported either way.
 
-use serde::Serialize;
-
 use super::score::{Ran, Score};
-
-/// McNemar's exact test of the validation flips against the base.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Mcnemar {
-    /// Cases that passed on the base and failed with the candidate.
-    pub regressed: usize,
-    /// Cases that failed on the base and passed with the candidate.
-    pub improved: usize,
-    /// The two-sided p-value (1 when nothing flipped); not rounded.
-    pub p_value: f64,
-}
+pub use crate::statistics::Mcnemar;
 
 /// The flips of `candidate` against `base`, case by case (same order).
 pub fn mcnemar(base: &[Ran], candidate: &[Ran]) -> Mcnemar {
     let flips = base.iter().zip(candidate).map(|(b, c)| (b.passed, c.passed));
     let regressed = flips.clone().filter(|f| *f == (true, false)).count();
     let improved = flips.filter(|f| *f == (false, true)).count();
-    Mcnemar {
-        regressed,
-        improved,
-        p_value: crate::statistics::mcnemar_two_sided(regressed as u64, improved as u64),
-    }
+    Mcnemar::of(regressed, improved)
 }
 
 /// Whether a candidate that scored `candidate` (flips `test`) against `base` is accepted.

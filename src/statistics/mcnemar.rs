@@ -53,6 +53,36 @@ fn log_tail(n: u64, k: u64) -> f64 {
     (top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln()).exp()
 }
 
+/// McNemar's exact test of paired outcomes: how many pairs flipped each way, and the
+/// two-sided p-value of the lean ([`two_sided`]).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Mcnemar {
+    /// Pairs that passed on the base and failed on the candidate (b).
+    pub regressed: usize,
+    /// Pairs that failed on the base and passed on the candidate (c).
+    pub improved: usize,
+    /// `min(1, 2 · P(X ≤ min(b, c)))`, X ~ Binomial(b + c, ½); 1 when nothing flipped. Not
+    /// rounded.
+    pub p_value: f64,
+}
+
+impl Mcnemar {
+    /// The test of `regressed` and `improved` flips.
+    pub fn of(regressed: usize, improved: usize) -> Mcnemar {
+        Mcnemar {
+            regressed,
+            improved,
+            p_value: two_sided(regressed as u64, improved as u64),
+        }
+    }
+
+    /// The flips lean significantly towards regressions: p < `alpha` and b > c.
+    pub fn significant_regression(&self, alpha: f64) -> bool {
+        self.p_value < alpha && self.regressed > self.improved
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::two_sided;
