@@ -92,20 +92,27 @@ pub fn set_supporting_threshold(text: &str, syntax: Syntax, value: &str) -> Stri
     out
 }
 
-/// `text` with agent `id`'s own `passingThreshold` set to `value`, when the file defines
-/// that agent: its line replaced, else the key added right after the agent's `id`.
-pub fn set_passing_threshold(text: &str, syntax: Syntax, id: &str, value: &str) -> Option<String> {
+/// The lines of `text`, the line of agent `id`'s `id` key and the column of its keys; `None`
+/// when the file does not define that agent.
+pub fn agent_lines(text: &str, syntax: Syntax, id: &str) -> Option<(Vec<String>, usize, usize)> {
     let quoted = regex::escape(id);
     let id_line = match syntax {
         Syntax::Yaml => format!(r#"^(\s*(?:-\s+)?)id:\s*["']?{quoted}["']?\s*(#.*)?$"#),
         Syntax::Toml => format!(r#"^(\s*)id\s*=\s*["']{quoted}["']\s*(#.*)?$"#),
     };
     let id_line = Regex::new(&id_line).ok()?;
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
     let (at, column) = lines.iter().enumerate().find_map(|(i, l)| {
         let caps = id_line.captures(l)?;
         Some((i, caps[1].len()))
     })?;
+    Some((lines, at, column))
+}
+
+/// `text` with agent `id`'s own `passingThreshold` set to `value`, when the file defines
+/// that agent: its line replaced, else the key added right after the agent's `id`.
+pub fn set_passing_threshold(text: &str, syntax: Syntax, id: &str, value: &str) -> Option<String> {
+    let (mut lines, at, column) = agent_lines(text, syntax, id)?;
     let end = block_end(&lines, at, column, syntax);
     for line in &mut lines[at + 1..end] {
         let own = syntax == Syntax::Toml || indent(line) == column;

@@ -5,22 +5,12 @@
 
 use regex::Regex;
 
-use super::edit::{block_end, indent, is_filler, joined, Syntax};
+use super::edit::{agent_lines, block_end, indent, is_filler, joined, Syntax};
 
 /// `text` with agent `id`'s `instructions` set to `value`, when the file defines that agent:
 /// the key's lines replaced, else the key added right after the agent's `id`.
 pub fn set_instructions(text: &str, syntax: Syntax, id: &str, value: &str) -> Option<String> {
-    let quoted = regex::escape(id);
-    let id_line = match syntax {
-        Syntax::Yaml => format!(r#"^(\s*(?:-\s+)?)id:\s*["']?{quoted}["']?\s*(#.*)?$"#),
-        Syntax::Toml => format!(r#"^(\s*)id\s*=\s*["']{quoted}["']\s*(#.*)?$"#),
-    };
-    let id_line = Regex::new(&id_line).ok()?;
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let (at, column) = lines.iter().enumerate().find_map(|(i, l)| {
-        let caps = id_line.captures(l)?;
-        Some((i, caps[1].len()))
-    })?;
+    let (mut lines, at, column) = agent_lines(text, syntax, id)?;
     let (start, end) = (
         block_start(&lines, at, column, syntax),
         block_end(&lines, at, column, syntax),
