@@ -32,6 +32,9 @@ pub enum BatchError {
     /// It belongs to another suite, config or selection.
     #[error("the batch state {0} belongs to another suite, config or selection (use another file, or delete it)")]
     Bound(String),
+    /// It is not empty and does not begin with a state's head line (nothing is written).
+    #[error("{0} is not a batch state: its first line is not a batch state's head (it is left as it is)")]
+    NotAState(String),
     /// A line before its last is not a state line.
     #[error("the batch state {0} is not a batch state: line {1} is malformed")]
     Malformed(String, usize),

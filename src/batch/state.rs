@@ -217,9 +217,10 @@ impl State {
     }
 }
 
-/// The state at `path` folded, and whether it is new (missing or empty). A torn last
-/// line is left out with a warning (and cut off the file when `cuts`); a malformed line
-/// before it refuses the file.
+/// The state at `path` folded, and whether it is new (missing or empty). A file whose
+/// first line is not a whole head line is refused untouched; a torn last line after it is
+/// left out with a warning (and cut off the file when `cuts`); a malformed line before the
+/// last refuses the file.
 fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
     let shown = path.display().to_string();
     let text = match std::fs::read(path) {
@@ -239,6 +240,10 @@ fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
             None => (rest, rest.len()),
         };
         let parsed = serde_json::from_slice::<Line>(raw).ok().filter(|_| end.is_some());
+        // A state begins with its head: a file that does not is someone else's, never cut.
+        if number == 1 && !matches!(parsed, Some(Line::Head { .. })) {
+            return Err(BatchError::NotAState(shown));
+        }
         match parsed {
             Some(line) => folded.take(line),
             None if whole == rest.len() => {

@@ -756,10 +756,11 @@ async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_re
     batch_test(&root, &[], 75);
     let state = root.path().join("st");
     let whole = std::fs::read_to_string(&state).unwrap();
-    std::fs::write(&state, format!("not a state line\n{whole}")).unwrap();
+    let (head, rest) = whole.split_once('\n').unwrap();
+    std::fs::write(&state, format!("{head}\nnot a state line\n{rest}")).unwrap();
     let out = batch_test(&root, &[], 2);
     assert!(
-        stderr(&out).contains("is not a batch state: line 1 is malformed"),
+        stderr(&out).contains("is not a batch state: line 2 is malformed"),
         "{}",
         stderr(&out)
     );
@@ -776,4 +777,42 @@ async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_re
         stderr(&out)
     );
     assert_eq!(mock.batched().len(), 1, "nothing more was submitted");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_that_does_not_begin_with_a_state_head_is_refused_and_left_untouched() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    let results_line = "{\"suite\":\"s.yaml\",\"case\":\"plain\",\"passed\":true}\n";
+    // One whole line that is not a head, and the same without its newline.
+    for text in [results_line, results_line.trim_end()] {
+        root.write("st", text);
+        let out = batch_test(&root, &[], 2);
+        assert!(
+            stderr(&out).contains("error: st is not a batch state"),
+            "{}",
+            stderr(&out)
+        );
+        for action in ["status", "cancel"] {
+            let out = Test::new(root.path())
+                .env("BATCH_TEST_KEY", "sk-batch-secret")
+                .any_stderr()
+                .args(["batch", action, "st"])
+                .status(2)
+                .run();
+            assert!(
+                stderr(&out).contains("error: st is not a batch state"),
+                "{}",
+                stderr(&out)
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("st")).unwrap(),
+            text,
+            "nothing written"
+        );
+    }
+    assert_eq!((mock.batched().len(), mock.live()), (0, 0), "nothing sent");
 }
