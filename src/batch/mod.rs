@@ -35,6 +35,9 @@ pub enum BatchError {
     /// It is not empty and does not begin with a state's head line (nothing is written).
     #[error("{0} is not a batch state: its first line is not a batch state's head (it is left as it is)")]
     NotAState(String),
+    /// Another orch holds its lock.
+    #[error("{0} is in use by another orch (pid {1})")]
+    InUse(String, String),
     /// A line before its last is not a state line.
     #[error("the batch state {0} is not a batch state: line {1} is malformed")]
     Malformed(String, usize),

@@ -161,6 +161,8 @@ impl Folded {
 /// A state file open for appending, and what it says.
 pub struct State {
     path: PathBuf,
+    /// The lock of the state, held as long as the invocation uses it.
+    _held: crate::record::Held,
     file: Mutex<std::fs::File>,
     folded: Mutex<Folded>,
 }
@@ -169,6 +171,7 @@ impl State {
     /// Opens `path` (created when missing, with `binding` on its head line); a state of
     /// another binding is refused.
     pub fn open(path: &Path, binding: serde_json::Value) -> Result<State, BatchError> {
+        let held = hold(path)?;
         let (folded, fresh) = read(path, true)?;
         if !fresh && folded.binding != binding {
             return Err(BatchError::Bound(path.display().to_string()));
@@ -180,6 +183,7 @@ impl State {
             .map_err(|e| BatchError::Io(path.display().to_string(), e.to_string()))?;
         let state = State {
             path: path.to_path_buf(),
+            _held: held,
             file: Mutex::new(file),
             folded: Mutex::new(folded),
         };
@@ -196,6 +200,16 @@ impl State {
             return Err(BatchError::Io(path.display().to_string(), "no such file".into()));
         }
         Ok(read(path, false)?.0)
+    }
+
+    /// Opens `path` to read only while holding its lock (`orch batch cancel`): it must
+    /// exist, and no other orch may use it meanwhile.
+    pub fn read_held(path: &Path) -> Result<(Folded, crate::record::Held), BatchError> {
+        if !path.exists() {
+            return Err(BatchError::Io(path.display().to_string(), "no such file".into()));
+        }
+        let held = hold(path)?;
+        Ok((read(path, false)?.0, held))
     }
 
     /// Appends `line` to the file in one write, and takes it into account.
@@ -260,6 +274,16 @@ fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
     }
     let fresh = folded.id.is_empty();
     Ok((folded, fresh))
+}
+
+/// Takes the lock of the state at `path` (the lock file beside it), or says that another
+/// orch uses it: two invocations on one state would submit, and pay for, the same requests.
+fn hold(path: &Path) -> Result<crate::record::Held, BatchError> {
+    use crate::record::RecordError;
+    crate::record::hold(path).map_err(|e| match e {
+        RecordError::InUse { pid, .. } => BatchError::InUse(path.display().to_string(), pid),
+        other => BatchError::Io(path.display().to_string(), other.to_string()),
+    })
 }
 
 /// Cuts the file at `path` to its first `len` bytes.

@@ -95,7 +95,7 @@ async fn poll(b: &Submitted) -> Result<wire::Polled, super::api::ApiError> {
 /// Asks the provider of each pending batch of the state at `path` to cancel it; the ids
 /// of those it accepted. Their requests go live at the next invocation.
 pub async fn cancel(path: &Path) -> Result<Vec<String>, BatchError> {
-    let folded = State::read_only(path)?;
+    let (folded, _held) = State::read_held(path)?;
     let mut cancelled = Vec::new();
     for b in folded.pending_batches() {
         let api = Api::new(b.kind, &b.base_url, b.key_env.as_deref()).map_err(|e| BatchError::Api(e.to_string()))?;

@@ -549,7 +549,15 @@ impl Batches {
 /// Starts `orch test s.yaml --batch st` and kills it (SIGKILL) once the mock holds its
 /// reply to the held step: the kill comes while orch waits for it.
 fn killed_while_held(root: &Root, mock: &Batches) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+    let mut child = waiting_on_held(root, mock);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Starts `orch test s.yaml --batch st` and returns once the mock holds its reply to the
+/// held step (orch is then waiting for it).
+fn waiting_on_held(root: &Root, mock: &Batches) -> std::process::Child {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
         .current_dir(root.path())
         .env("BATCH_TEST_KEY", "sk-batch-secret")
         .args(["test", "s.yaml", "--batch", "st", "--quiet"])
@@ -565,8 +573,7 @@ fn killed_while_held(root: &Root, mock: &Batches) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(mock.held() > 0, "orch reached the held step");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child
 }
 
 /// Every request of every batch the mock made, in order.
@@ -815,4 +822,41 @@ async fn a_file_that_does_not_begin_with_a_state_head_is_refused_and_left_untouc
         );
     }
     assert_eq!((mock.batched().len(), mock.live()), (0, 0), "nothing sent");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_in_use_by_another_invocation_is_refused_and_nothing_is_submitted_twice() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    mock.hold(Some("create"));
+    let mut first = waiting_on_held(&root, &mock);
+    let pid = first.id();
+    let out = batch_test(&root, &[], 2);
+    assert!(
+        stderr(&out).contains(&format!("error: st is in use by another orch (pid {pid})")),
+        "{}",
+        stderr(&out)
+    );
+    let out = Test::new(root.path())
+        .env("BATCH_TEST_KEY", "sk-batch-secret")
+        .any_stderr()
+        .args(["batch", "cancel", "st"])
+        .status(2)
+        .run();
+    assert!(
+        stderr(&out).contains("error: st is in use by another orch"),
+        "{}",
+        stderr(&out)
+    );
+    // Reading needs no lock.
+    Test::new(root.path())
+        .args(["batch", "status", "st", "--format", "json"])
+        .stdout("{\n  \"batches\": []\n}\n")
+        .run();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(mock.batched().len(), 1, "only the first invocation submitted");
+    assert_eq!(mock.live(), 0);
 }
