@@ -110,3 +110,17 @@ pub fn pending_line(requests: usize, batches: usize, state: &std::path::Path) ->
     };
     format!("batches pending: {requests} in {batches} ({})", state.display())
 }
+
+/// The line of an invocation that could not submit `deferred` requests for now (to stderr),
+/// with the batches still pending, if any.
+pub fn deferred_line(deferred: usize, requests: usize, batches: usize, state: &std::path::Path) -> String {
+    let unsent = format!(
+        "batches not submitted: {} left for the next invocation ({})",
+        crate::text::count(deferred, "request"),
+        state.display()
+    );
+    match requests {
+        0 => unsent,
+        _ => format!("{}; {unsent}", pending_line(requests, batches, state)),
+    }
+}

@@ -125,8 +125,14 @@ impl Batch {
                 return Ok(Waved::Done(Box::new((tally, interrupted))));
             }
             drop(tally);
-            batch::submit(&self.waves).await;
+            let deferred = batch::submit(&self.waves).await;
             let (_, requests, batches) = self.waves.tallied();
+            if deferred > 0 {
+                // A provider could not take a batch for now: the next invocation tries again.
+                return Ok(Waved::Pending(batch::deferred_line(
+                    deferred, requests, batches, &self.path,
+                )));
+            }
             if requests == 0 {
                 // Every submission was refused: the next wave sends its requests live.
                 continue;

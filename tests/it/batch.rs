@@ -52,6 +52,8 @@ struct Books {
     held: usize,
     /// A compatible server with no batch API: `/files` answers 404.
     no_files: bool,
+    /// A server down for now: `/files` answers 503.
+    unavailable: bool,
 }
 
 /// The mock of both batch APIs (and the live endpoints, for requests sent live).
@@ -241,6 +243,7 @@ impl Batches {
                 books.live.push(body.clone());
                 ok(anthropic_reply(&body))
             }
+            ("POST", ["v1", "files"]) if books.unavailable => ResponseTemplate::new(503).set_body_string("overloaded"),
             ("POST", ["v1", "files"]) if books.no_files => ResponseTemplate::new(404).set_body_string("no such route"),
             ("POST", ["v1", "files"]) => {
                 let id = format!("file-{}", books.files.len() + 1);
@@ -858,5 +861,49 @@ async fn a_state_in_use_by_another_invocation_is_refused_and_nothing_is_submitte
     first.kill().unwrap();
     first.wait().unwrap();
     assert_eq!(mock.batched().len(), 1, "only the first invocation submitted");
+    assert_eq!(mock.live(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_submission_that_fails_for_now_sends_nothing_live_and_the_next_invocation_submits_it() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    mock.0.lock().unwrap().unavailable = true;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    let out = batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 75);
+    assert_eq!(out.stdout, b"");
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("warning: provider `mock` cannot take a batch now (HTTP 503: overloaded)")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("batches not submitted: 1 request left for the next invocation (st)"),
+        "{err}"
+    );
+    assert_eq!(
+        (mock.batched().len(), mock.live()),
+        (0, 0),
+        "nothing sent, nothing live"
+    );
+    // Nothing reachable at all: the same.
+    let closed = root_on("http://127.0.0.1:9", "openai");
+    closed.write("s.yaml", SUITE);
+    let out = batch_test(&closed, &[], 75);
+    assert!(
+        stderr(&out).contains("cannot take a batch now (HTTP error"),
+        "{}",
+        stderr(&out)
+    );
+    // The server is back: the requests are batched, at the batch price, none live.
+    mock.0.lock().unwrap().unavailable = false;
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    assert_eq!(
+        summary["batch"],
+        json!({"batches": 2, "requests": 2, "succeeded": 2, "errored": 0, "expired": 0, "cancelled": 0, "live": 0})
+    );
     assert_eq!(mock.live(), 0);
 }
