@@ -44,9 +44,6 @@ pub enum BatchError {
     /// It cannot be read or written.
     #[error("cannot use the batch state {0}: {1}")]
     Io(String, String),
-    /// A batch API cannot be reached.
-    #[error("{0}")]
-    Api(String),
 }
 
 /// The summary's `batch`: counted over the whole state, every invocation.

@@ -907,3 +907,55 @@ async fn a_submission_that_fails_for_now_sends_nothing_live_and_the_next_invocat
     );
     assert_eq!(mock.live(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_that_cannot_poll_warns_and_shows_the_kept_pending_count_and_cancel_that_cannot_reach_fails() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Never).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    batch_test(&root, &[], 75);
+    // The key is not set: the provider cannot be asked.
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["batch", "status", "st", "--format", "json"])
+        .run();
+    let b = &json(&out)["batches"][0];
+    assert_eq!((&b["id"], &b["state"]), (&json!("batch_1"), &json!("unknown")));
+    assert_eq!(
+        b["counts"],
+        json!({"succeeded": 0, "errored": 0, "expired": 0, "pending": 1})
+    );
+    assert!(
+        stderr(&out).contains("warning: cannot poll batch batch_1: environment variable `BATCH_TEST_KEY` is not set"),
+        "{}",
+        stderr(&out)
+    );
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["batch", "cancel", "st"])
+        .status(2)
+        .run();
+    assert!(
+        stderr(&out).contains("error: cannot cancel batch batch_1: environment variable `BATCH_TEST_KEY` is not set"),
+        "{}",
+        stderr(&out)
+    );
+    // The provider cannot be reached: the same.
+    let state = root.path().join("st");
+    let text = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(&state, text.replace(&server.uri(), "http://127.0.0.1:9")).unwrap();
+    let out = Test::new(root.path())
+        .env("BATCH_TEST_KEY", "sk-batch-secret")
+        .any_stderr()
+        .args(["batch", "cancel", "st"])
+        .status(2)
+        .run();
+    assert_eq!(out.stdout, b"", "nothing was cancelled");
+    assert!(
+        stderr(&out).contains("error: cannot cancel batch batch_1: HTTP error"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mock.0.lock().unwrap().batches[0].cancelled);
+}
