@@ -38,6 +38,9 @@ pub enum BatchError {
     /// Another orch holds its lock.
     #[error("{0} is in use by another orch (pid {1})")]
     InUse(String, String),
+    /// Its suite files were edited since it was made.
+    #[error("the batch state {0} was made for the suite files as they were: they were edited since (restore them, or use another state file)")]
+    Edited(String),
     /// A line before its last is not a state line.
     #[error("the batch state {0} is not a batch state: line {1} is malformed")]
     Malformed(String, usize),

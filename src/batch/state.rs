@@ -174,7 +174,7 @@ impl State {
         let held = hold(path)?;
         let (folded, fresh) = read(path, true)?;
         if !fresh && folded.binding != binding {
-            return Err(BatchError::Bound(path.display().to_string()));
+            return Err(refusal(path, &folded.binding, &binding));
         }
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -274,6 +274,23 @@ fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
     }
     let fresh = folded.id.is_empty();
     Ok((folded, fresh))
+}
+
+/// Why a state bound to `kept` is refused to `asked`: the suite files edited since (all
+/// else the same), or another suite, config or selection.
+fn refusal(path: &Path, kept: &serde_json::Value, asked: &serde_json::Value) -> BatchError {
+    let without_content = |v: &serde_json::Value| {
+        let mut v = v.clone();
+        if let Some(fields) = v.as_object_mut() {
+            fields.remove("suiteDigests");
+        }
+        v
+    };
+    let shown = path.display().to_string();
+    match without_content(kept) == without_content(asked) {
+        true => BatchError::Edited(shown),
+        false => BatchError::Bound(shown),
+    }
 }
 
 /// Takes the lock of the state at `path` (the lock file beside it), or says that another

@@ -959,3 +959,37 @@ async fn status_that_cannot_poll_warns_and_shows_the_kept_pending_count_and_canc
     );
     assert!(!mock.0.lock().unwrap().batches[0].cancelled);
 }
+
+/// `orch test SUITE --batch STATE` from `dir` (under the root, its config the root),
+/// expecting `status`.
+fn batch_test_in(root: &Root, dir: &str, suite: &str, state: &str, status: i32) -> String {
+    let out = Test::new(&root.path().join(dir))
+        .env("BATCH_TEST_KEY", "sk-batch-secret")
+        .env("ORCH_CONFIG", root.path().to_str().unwrap())
+        .any_stderr()
+        .args(["test", suite, "--batch", state, "--quiet"])
+        .status(status)
+        .run();
+    stderr(&out)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_is_bound_to_the_suite_file_however_it_is_named_and_refuses_an_edited_suite() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Never).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    root.write("sub/.keep", "");
+    batch_test_in(&root, ".", "s.yaml", "st", 75);
+    batch_test_in(&root, ".", "./s.yaml", "st", 75);
+    let err = batch_test_in(&root, "sub", "../s.yaml", "../st", 75);
+    assert!(err.contains("batches pending: 1 request in 1 batch (../st)"), "{err}");
+    assert_eq!(mock.batched().len(), 1, "one state, one suite: submitted once");
+    root.write("s.yaml", SUITE.replace("id: plain", "id: plain2"));
+    let err = batch_test_in(&root, ".", "s.yaml", "st", 2);
+    assert!(
+        err.contains("error: the batch state st was made for the suite files as they were: they were edited since"),
+        "{err}"
+    );
+    assert_eq!(mock.batched().len(), 1);
+}
