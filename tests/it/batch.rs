@@ -862,6 +862,10 @@ async fn a_state_in_use_by_another_invocation_is_refused_and_nothing_is_submitte
     first.wait().unwrap();
     assert_eq!(mock.batched().len(), 1, "only the first invocation submitted");
     assert_eq!(mock.live(), 0);
+    // The lock file a killed orch left is taken over, and goes when its holder ends.
+    mock.hold(None);
+    batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0);
+    assert!(!root.path().join("st.lock").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -888,6 +892,10 @@ async fn a_submission_that_fails_for_now_sends_nothing_live_and_the_next_invocat
         (mock.batched().len(), mock.live()),
         (0, 0),
         "nothing sent, nothing live"
+    );
+    assert!(
+        !root.path().join("st.lock").exists(),
+        "the lock goes with the invocation"
     );
     // Nothing reachable at all: the same.
     let closed = root_on("http://127.0.0.1:9", "openai");
