@@ -19,6 +19,9 @@ pub struct ApiError {
     pub status: Option<u16>,
     /// What failed, with the body's first bytes.
     pub message: String,
+    /// Whether it may pass on its own: the server could not be reached, or answered 429 or
+    /// a 5xx (a 4xx, a missing key or a reply of another shape will not).
+    pub transient: bool,
 }
 
 impl std::fmt::Display for ApiError {
@@ -53,6 +56,7 @@ impl Api {
         let refused = |e: &dyn std::fmt::Display| ApiError {
             status: None,
             message: format!("cannot build the HTTP client: {e}"),
+            transient: false,
         };
         let tls = crate::tls::client_config().map_err(|e| refused(&e))?;
         let client = reqwest::Client::builder()
@@ -97,6 +101,7 @@ impl Api {
         serde_json::from_str(&text).map_err(|e| ApiError {
             status: None,
             message: format!("unexpected reply from {path}: {e}"),
+            transient: false,
         })
     }
 
@@ -105,6 +110,7 @@ impl Api {
         let key = api_key(self.key_env.as_deref()).map_err(|e| ApiError {
             status: None,
             message: e.to_string(),
+            transient: false,
         })?;
         let mut request = self.client.request(method, url);
         request = match (self.kind, &key) {
@@ -130,17 +136,20 @@ impl Api {
         let reply = request.send().await.map_err(|e| ApiError {
             status: None,
             message: redact(&format!("HTTP error: {e}"), &secrets),
+            transient: true,
         })?;
         let status = reply.status().as_u16();
         let text = reply.text().await.map_err(|e| ApiError {
             status: None,
             message: redact(&format!("HTTP error: {e}"), &secrets),
+            transient: true,
         })?;
         match (200..300).contains(&status) {
             true => Ok(text),
             false => Err(ApiError {
                 status: Some(status),
                 message: redact(&format!("HTTP {status}: {}", first(&text, 300)), &secrets),
+                transient: status == 429 || status >= 500,
             }),
         }
     }

@@ -32,15 +32,21 @@ pub enum BatchError {
     /// It belongs to another suite, config or selection.
     #[error("the batch state {0} belongs to another suite, config or selection (use another file, or delete it)")]
     Bound(String),
+    /// It is not empty and does not begin with a state's head line (nothing is written).
+    #[error("{0} is not a batch state: its first line is not a batch state's head (it is left as it is)")]
+    NotAState(String),
+    /// Another orch holds its lock.
+    #[error("{0} is in use by another orch (pid {1})")]
+    InUse(String, String),
+    /// Its suite files were edited since it was made.
+    #[error("the batch state {0} was made for the suite files as they were: they were edited since (restore them, or use another state file)")]
+    Edited(String),
     /// A line before its last is not a state line.
     #[error("the batch state {0} is not a batch state: line {1} is malformed")]
     Malformed(String, usize),
     /// It cannot be read or written.
     #[error("cannot use the batch state {0}: {1}")]
     Io(String, String),
-    /// A batch API cannot be reached.
-    #[error("{0}")]
-    Api(String),
 }
 
 /// The summary's `batch`: counted over the whole state, every invocation.
@@ -103,4 +109,18 @@ pub fn pending_line(requests: usize, batches: usize, state: &std::path::Path) ->
         n => format!("{n} batches"),
     };
     format!("batches pending: {requests} in {batches} ({})", state.display())
+}
+
+/// The line of an invocation that could not submit `deferred` requests for now (to stderr),
+/// with the batches still pending, if any.
+pub fn deferred_line(deferred: usize, requests: usize, batches: usize, state: &std::path::Path) -> String {
+    let unsent = format!(
+        "batches not submitted: {} left for the next invocation ({})",
+        crate::text::count(deferred, "request"),
+        state.display()
+    );
+    match requests {
+        0 => unsent,
+        _ => format!("{}; {unsent}", pending_line(requests, batches, state)),
+    }
 }

@@ -161,6 +161,8 @@ impl Folded {
 /// A state file open for appending, and what it says.
 pub struct State {
     path: PathBuf,
+    /// The lock of the state, held as long as the invocation uses it.
+    _held: crate::record::Held,
     file: Mutex<std::fs::File>,
     folded: Mutex<Folded>,
 }
@@ -169,9 +171,10 @@ impl State {
     /// Opens `path` (created when missing, with `binding` on its head line); a state of
     /// another binding is refused.
     pub fn open(path: &Path, binding: serde_json::Value) -> Result<State, BatchError> {
+        let held = hold(path)?;
         let (folded, fresh) = read(path, true)?;
         if !fresh && folded.binding != binding {
-            return Err(BatchError::Bound(path.display().to_string()));
+            return Err(refusal(path, &folded.binding, &binding));
         }
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -180,6 +183,7 @@ impl State {
             .map_err(|e| BatchError::Io(path.display().to_string(), e.to_string()))?;
         let state = State {
             path: path.to_path_buf(),
+            _held: held,
             file: Mutex::new(file),
             folded: Mutex::new(folded),
         };
@@ -196,6 +200,16 @@ impl State {
             return Err(BatchError::Io(path.display().to_string(), "no such file".into()));
         }
         Ok(read(path, false)?.0)
+    }
+
+    /// Opens `path` to read only while holding its lock (`orch batch cancel`): it must
+    /// exist, and no other orch may use it meanwhile.
+    pub fn read_held(path: &Path) -> Result<(Folded, crate::record::Held), BatchError> {
+        if !path.exists() {
+            return Err(BatchError::Io(path.display().to_string(), "no such file".into()));
+        }
+        let held = hold(path)?;
+        Ok((read(path, false)?.0, held))
     }
 
     /// Appends `line` to the file in one write, and takes it into account.
@@ -217,9 +231,10 @@ impl State {
     }
 }
 
-/// The state at `path` folded, and whether it is new (missing or empty). A torn last
-/// line is left out with a warning (and cut off the file when `cuts`); a malformed line
-/// before it refuses the file.
+/// The state at `path` folded, and whether it is new (missing or empty). A file whose
+/// first line is not a whole head line is refused untouched; a torn last line after it is
+/// left out with a warning (and cut off the file when `cuts`); a malformed line before the
+/// last refuses the file.
 fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
     let shown = path.display().to_string();
     let text = match std::fs::read(path) {
@@ -239,6 +254,10 @@ fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
             None => (rest, rest.len()),
         };
         let parsed = serde_json::from_slice::<Line>(raw).ok().filter(|_| end.is_some());
+        // A state begins with its head: a file that does not is someone else's, never cut.
+        if number == 1 && !matches!(parsed, Some(Line::Head { .. })) {
+            return Err(BatchError::NotAState(shown));
+        }
         match parsed {
             Some(line) => folded.take(line),
             None if whole == rest.len() => {
@@ -255,6 +274,33 @@ fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
     }
     let fresh = folded.id.is_empty();
     Ok((folded, fresh))
+}
+
+/// Why a state bound to `kept` is refused to `asked`: the suite files edited since (all
+/// else the same), or another suite, config or selection.
+fn refusal(path: &Path, kept: &serde_json::Value, asked: &serde_json::Value) -> BatchError {
+    let without_content = |v: &serde_json::Value| {
+        let mut v = v.clone();
+        if let Some(fields) = v.as_object_mut() {
+            fields.remove("suiteDigests");
+        }
+        v
+    };
+    let shown = path.display().to_string();
+    match without_content(kept) == without_content(asked) {
+        true => BatchError::Edited(shown),
+        false => BatchError::Bound(shown),
+    }
+}
+
+/// Takes the lock of the state at `path` (the lock file beside it), or says that another
+/// orch uses it: two invocations on one state would submit, and pay for, the same requests.
+fn hold(path: &Path) -> Result<crate::record::Held, BatchError> {
+    use crate::record::RecordError;
+    crate::record::hold(path).map_err(|e| match e {
+        RecordError::InUse { pid, .. } => BatchError::InUse(path.display().to_string(), pid),
+        other => BatchError::Io(path.display().to_string(), other.to_string()),
+    })
 }
 
 /// Cuts the file at `path` to its first `len` bytes.

@@ -64,15 +64,22 @@ pub async fn status(path: &Path) -> Result<Vec<Shown>, BatchError> {
         };
         if b.ended.is_some() {
             shown.counts = kept_counts(&folded, b);
-        } else if let Ok(polled) = poll(b).await {
-            (shown.state, shown.counts) = (polled.state, polled.counts);
+        } else {
+            match poll(b).await {
+                Ok(polled) => (shown.state, shown.counts) = (polled.state, polled.counts),
+                Err(e) => {
+                    eprintln!("warning: cannot poll batch {}: {e}", b.id);
+                    shown.counts.pending = kept_counts(&folded, b).pending;
+                }
+            }
         }
         out.push(shown);
     }
     Ok(out)
 }
 
-/// The counts of an ended batch, as its results were kept.
+/// The counts of a batch as the state keeps them (a request with neither an answer nor a
+/// failure is pending).
 fn kept_counts(folded: &super::state::Folded, b: &Submitted) -> Counts {
     let mut counts = Counts::default();
     for r in &b.requests {
@@ -80,6 +87,7 @@ fn kept_counts(folded: &super::state::Folded, b: &Submitted) -> Counts {
             (Some((super::lines::From::Batch, _)), _) => counts.succeeded += 1,
             (_, Some(super::lines::Why::Expired)) => counts.expired += 1,
             (_, Some(super::lines::Why::Errored)) => counts.errored += 1,
+            (None, None) => counts.pending += 1,
             _ => {}
         }
     }
@@ -92,17 +100,29 @@ async fn poll(b: &Submitted) -> Result<wire::Polled, super::api::ApiError> {
     wire::poll(&api, b.kind, &b.id).await
 }
 
-/// Asks the provider of each pending batch of the state at `path` to cancel it; the ids
-/// of those it accepted. Their requests go live at the next invocation.
-pub async fn cancel(path: &Path) -> Result<Vec<String>, BatchError> {
-    let folded = State::read_only(path)?;
-    let mut cancelled = Vec::new();
+/// What `orch batch cancel` did: the ids of the batches the providers accepted to cancel,
+/// and why each other one could not be.
+#[derive(Debug, Default)]
+pub struct Cancelled {
+    /// Batches cancelled (their requests go live at the next invocation).
+    pub ids: Vec<String>,
+    /// `cannot cancel batch ID: WHY`, one per batch not cancelled.
+    pub failed: Vec<String>,
+}
+
+/// Asks the provider of each pending batch of the state at `path` to cancel it.
+pub async fn cancel(path: &Path) -> Result<Cancelled, BatchError> {
+    let (folded, _held) = State::read_held(path)?;
+    let mut done = Cancelled::default();
     for b in folded.pending_batches() {
-        let api = Api::new(b.kind, &b.base_url, b.key_env.as_deref()).map_err(|e| BatchError::Api(e.to_string()))?;
-        match wire::cancel(&api, b.kind, &b.id).await {
-            Ok(()) => cancelled.push(b.id.clone()),
-            Err(e) => eprintln!("warning: cannot cancel batch {}: {e}", b.id),
+        let sent = match Api::new(b.kind, &b.base_url, b.key_env.as_deref()) {
+            Ok(api) => wire::cancel(&api, b.kind, &b.id).await,
+            Err(e) => Err(e),
+        };
+        match sent {
+            Ok(()) => done.ids.push(b.id.clone()),
+            Err(e) => done.failed.push(format!("cannot cancel batch {}: {e}", b.id)),
         }
     }
-    Ok(cancelled)
+    Ok(done)
 }

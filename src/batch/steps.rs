@@ -103,9 +103,13 @@ async fn keep_results(
 }
 
 /// Submits the wave's parked requests: one batch per provider and model, split at the
-/// provider's limits. Each submission is preceded by an intent line; a refused one sends
-/// its requests live (they count as errored), with one warning per provider.
-pub async fn submit(waves: &Waves) {
+/// provider's limits. Each submission is preceded by an intent line. One the provider
+/// refuses (a 4xx: no batch API there) sends its requests live (they count as errored);
+/// one that fails for now (no connection, 429 or 5xx after the retries) leaves its
+/// requests unsent for the next invocation. One warning per provider; the count of the
+/// requests left unsent.
+pub async fn submit(waves: &Waves) -> usize {
+    let mut deferred = 0;
     let state_id = waves.state.with(|f| f.id.clone());
     let mut groups: BTreeMap<(String, String), Vec<(String, Parked)>> = BTreeMap::new();
     for (id, parked) in waves.take_parked() {
@@ -142,6 +146,10 @@ pub async fn submit(waves: &Waves) {
                     requests: ids,
                     submitted_at: now(),
                 }),
+                Err(e) if e.transient => {
+                    waves.warn_deferred(&provider, &e.to_string());
+                    deferred += ids.len();
+                }
                 Err(e) => {
                     waves.warn_provider(&provider, &format!("refused a batch ({e})"));
                     ids.iter().for_each(|id| waves.fail(id, Why::Errored));
@@ -149,6 +157,7 @@ pub async fn submit(waves: &Waves) {
             }
         }
     }
+    deferred
 }
 
 /// `requests` cut into batches at the provider's limits (requests and bytes).

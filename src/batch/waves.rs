@@ -148,4 +148,15 @@ impl Waves {
             eprintln!("warning: provider `{provider}` {why}: its requests are sent live");
         }
     }
+
+    /// Warns once about provider `provider`, which could not take a batch for now: its
+    /// requests wait, unsent, for the next invocation.
+    pub fn warn_deferred(&self, provider: &str, why: &str) {
+        let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
+        if warned.insert(format!("provider {provider}")) {
+            eprintln!(
+                "warning: provider `{provider}` cannot take a batch now ({why}): its requests are not sent, the next invocation submits them"
+            );
+        }
+    }
 }

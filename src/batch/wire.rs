@@ -88,6 +88,7 @@ fn text(v: &Value, field: &str) -> Result<String, ApiError> {
     v[field].as_str().map(str::to_string).ok_or_else(|| ApiError {
         status: None,
         message: format!("unexpected reply: no `{field}` in {}", first(v)),
+        transient: false,
     })
 }
 

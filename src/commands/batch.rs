@@ -26,7 +26,17 @@ pub fn batch(args: BatchArgs) -> Result<Exit> {
             let cancelled = runtime
                 .block_on(crate::batch::cancel(&state))
                 .map_err(CommandError::usage)?;
-            cancelled.iter().try_for_each(|id| writeln!(out, "cancelled {id}"))?;
+            cancelled
+                .ids
+                .iter()
+                .try_for_each(|id| writeln!(out, "cancelled {id}"))?;
+            if !cancelled.failed.is_empty() {
+                out.flush()?;
+                // Each batch not cancelled is said; the command fails (exit 2) with them.
+                let (last, earlier) = cancelled.failed.split_last().expect("not empty");
+                earlier.iter().for_each(|why| eprintln!("error: {why}"));
+                return Err(CommandError::usage(last).into());
+            }
         }
     }
     out.flush()?;

@@ -27,7 +27,7 @@ pub use approver::{approve_line, NO_REASON};
 pub use cassette::request_hash;
 pub use journal::{Journal, JournalLine};
 pub use journal_read::load_journal;
-pub use lock::hold;
+pub use lock::{hold, Held};
 pub use opened::{config_digest, open as open_journal, reopen_journal, Opened};
 pub use stack::Stack;
 pub use tape::{load as load_cassette, load_cache, Tape};

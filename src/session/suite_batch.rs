@@ -31,8 +31,9 @@ pub struct Batch {
     wait: Option<Duration>,
     /// `--batch-poll`.
     poll: Duration,
-    /// The cassette of `--record`: emptied as each wave starts, so it ends holding the
-    /// exchanges of the wave in which every case run finished, each once.
+    /// The cassette of `--record`: emptied as each wave starts, so after an invocation it
+    /// holds its last wave's exchanges: the whole suite's, each once, when every case run
+    /// finished in it.
     pub recording: Option<Arc<LineFile>>,
 }
 
@@ -60,12 +61,18 @@ pub fn open(args: &TestOptions, loaded: &Loaded) -> Result<Option<Batch>, Sessio
     }))
 }
 
-/// What a state is bound to: the suite files, each config's digest, and the flags that
-/// choose the case runs.
+/// What a state is bound to: the suite files (by their canonical path, however they were
+/// named, and their content's digest), each config's digest, and the flags that choose the
+/// case runs.
 fn binding(args: &TestOptions, loaded: &Loaded) -> serde_json::Value {
     let configs: Vec<String> = loaded.roots.iter().map(|r| crate::record::config_digest(r)).collect();
+    let suites: Vec<PathBuf> = (args.suites.iter())
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    let digests: Vec<String> = args.suites.iter().map(|p| content_digest(p)).collect();
     serde_json::json!({
-        "suites": args.suites,
+        "suites": suites,
+        "suiteDigests": digests,
         "configs": configs,
         "selection": {
             "filter": args.filter, "tag": args.tags, "skipTag": args.skip_tags,
@@ -75,6 +82,13 @@ fn binding(args: &TestOptions, loaded: &Loaded) -> serde_json::Value {
             "provider": args.replies.provider, "model": args.replies.model,
         },
     })
+}
+
+/// The SHA-256 of the file at `path`, in hex (of nothing when it cannot be read).
+fn content_digest(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).unwrap_or_default();
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Drops a case run stuck on parked calls, and counts it.
@@ -125,8 +139,14 @@ impl Batch {
                 return Ok(Waved::Done(Box::new((tally, interrupted))));
             }
             drop(tally);
-            batch::submit(&self.waves).await;
+            let deferred = batch::submit(&self.waves).await;
             let (_, requests, batches) = self.waves.tallied();
+            if deferred > 0 {
+                // A provider could not take a batch for now: the next invocation tries again.
+                return Ok(Waved::Pending(batch::deferred_line(
+                    deferred, requests, batches, &self.path,
+                )));
+            }
             if requests == 0 {
                 // Every submission was refused: the next wave sends its requests live.
                 continue;

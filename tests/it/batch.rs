@@ -52,6 +52,8 @@ struct Books {
     held: usize,
     /// A compatible server with no batch API: `/files` answers 404.
     no_files: bool,
+    /// A server down for now: `/files` answers 503.
+    unavailable: bool,
 }
 
 /// The mock of both batch APIs (and the live endpoints, for requests sent live).
@@ -241,6 +243,7 @@ impl Batches {
                 books.live.push(body.clone());
                 ok(anthropic_reply(&body))
             }
+            ("POST", ["v1", "files"]) if books.unavailable => ResponseTemplate::new(503).set_body_string("overloaded"),
             ("POST", ["v1", "files"]) if books.no_files => ResponseTemplate::new(404).set_body_string("no such route"),
             ("POST", ["v1", "files"]) => {
                 let id = format!("file-{}", books.files.len() + 1);
@@ -549,7 +552,15 @@ impl Batches {
 /// Starts `orch test s.yaml --batch st` and kills it (SIGKILL) once the mock holds its
 /// reply to the held step: the kill comes while orch waits for it.
 fn killed_while_held(root: &Root, mock: &Batches) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+    let mut child = waiting_on_held(root, mock);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Starts `orch test s.yaml --batch st` and returns once the mock holds its reply to the
+/// held step (orch is then waiting for it).
+fn waiting_on_held(root: &Root, mock: &Batches) -> std::process::Child {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
         .current_dir(root.path())
         .env("BATCH_TEST_KEY", "sk-batch-secret")
         .args(["test", "s.yaml", "--batch", "st", "--quiet"])
@@ -565,8 +576,7 @@ fn killed_while_held(root: &Root, mock: &Batches) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(mock.held() > 0, "orch reached the held step");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child
 }
 
 /// Every request of every batch the mock made, in order.
@@ -756,10 +766,11 @@ async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_re
     batch_test(&root, &[], 75);
     let state = root.path().join("st");
     let whole = std::fs::read_to_string(&state).unwrap();
-    std::fs::write(&state, format!("not a state line\n{whole}")).unwrap();
+    let (head, rest) = whole.split_once('\n').unwrap();
+    std::fs::write(&state, format!("{head}\nnot a state line\n{rest}")).unwrap();
     let out = batch_test(&root, &[], 2);
     assert!(
-        stderr(&out).contains("is not a batch state: line 1 is malformed"),
+        stderr(&out).contains("is not a batch state: line 2 is malformed"),
         "{}",
         stderr(&out)
     );
@@ -776,4 +787,217 @@ async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_re
         stderr(&out)
     );
     assert_eq!(mock.batched().len(), 1, "nothing more was submitted");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_that_does_not_begin_with_a_state_head_is_refused_and_left_untouched() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    let results_line = "{\"suite\":\"s.yaml\",\"case\":\"plain\",\"passed\":true}\n";
+    // One whole line that is not a head, and the same without its newline.
+    for text in [results_line, results_line.trim_end()] {
+        root.write("st", text);
+        let out = batch_test(&root, &[], 2);
+        assert!(
+            stderr(&out).contains("error: st is not a batch state"),
+            "{}",
+            stderr(&out)
+        );
+        for action in ["status", "cancel"] {
+            let out = Test::new(root.path())
+                .env("BATCH_TEST_KEY", "sk-batch-secret")
+                .any_stderr()
+                .args(["batch", action, "st"])
+                .status(2)
+                .run();
+            assert!(
+                stderr(&out).contains("error: st is not a batch state"),
+                "{}",
+                stderr(&out)
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("st")).unwrap(),
+            text,
+            "nothing written"
+        );
+    }
+    assert_eq!((mock.batched().len(), mock.live()), (0, 0), "nothing sent");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_in_use_by_another_invocation_is_refused_and_nothing_is_submitted_twice() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    mock.hold(Some("create"));
+    let mut first = waiting_on_held(&root, &mock);
+    let pid = first.id();
+    let out = batch_test(&root, &[], 2);
+    assert!(
+        stderr(&out).contains(&format!("error: st is in use by another orch (pid {pid})")),
+        "{}",
+        stderr(&out)
+    );
+    let out = Test::new(root.path())
+        .env("BATCH_TEST_KEY", "sk-batch-secret")
+        .any_stderr()
+        .args(["batch", "cancel", "st"])
+        .status(2)
+        .run();
+    assert!(
+        stderr(&out).contains("error: st is in use by another orch"),
+        "{}",
+        stderr(&out)
+    );
+    // Reading needs no lock.
+    Test::new(root.path())
+        .args(["batch", "status", "st", "--format", "json"])
+        .stdout("{\n  \"batches\": []\n}\n")
+        .run();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(mock.batched().len(), 1, "only the first invocation submitted");
+    assert_eq!(mock.live(), 0);
+    // The lock file a killed orch left is taken over, and goes when its holder ends.
+    mock.hold(None);
+    batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0);
+    assert!(!root.path().join("st.lock").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_submission_that_fails_for_now_sends_nothing_live_and_the_next_invocation_submits_it() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Answered).await;
+    mock.0.lock().unwrap().unavailable = true;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    let out = batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 75);
+    assert_eq!(out.stdout, b"");
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("warning: provider `mock` cannot take a batch now (HTTP 503: overloaded)")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("batches not submitted: 1 request left for the next invocation (st)"),
+        "{err}"
+    );
+    assert_eq!(
+        (mock.batched().len(), mock.live()),
+        (0, 0),
+        "nothing sent, nothing live"
+    );
+    assert!(
+        !root.path().join("st.lock").exists(),
+        "the lock goes with the invocation"
+    );
+    // Nothing reachable at all: the same.
+    let closed = root_on("http://127.0.0.1:9", "openai");
+    closed.write("s.yaml", SUITE);
+    let out = batch_test(&closed, &[], 75);
+    assert!(
+        stderr(&out).contains("cannot take a batch now (HTTP error"),
+        "{}",
+        stderr(&out)
+    );
+    // The server is back: the requests are batched, at the batch price, none live.
+    mock.0.lock().unwrap().unavailable = false;
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    assert_eq!(
+        summary["batch"],
+        json!({"batches": 2, "requests": 2, "succeeded": 2, "errored": 0, "expired": 0, "cancelled": 0, "live": 0})
+    );
+    assert_eq!(mock.live(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_that_cannot_poll_warns_and_shows_the_kept_pending_count_and_cancel_that_cannot_reach_fails() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Never).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    batch_test(&root, &[], 75);
+    // The key is not set: the provider cannot be asked.
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["batch", "status", "st", "--format", "json"])
+        .run();
+    let b = &json(&out)["batches"][0];
+    assert_eq!((&b["id"], &b["state"]), (&json!("batch_1"), &json!("unknown")));
+    assert_eq!(
+        b["counts"],
+        json!({"succeeded": 0, "errored": 0, "expired": 0, "pending": 1})
+    );
+    assert!(
+        stderr(&out).contains("warning: cannot poll batch batch_1: environment variable `BATCH_TEST_KEY` is not set"),
+        "{}",
+        stderr(&out)
+    );
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["batch", "cancel", "st"])
+        .status(2)
+        .run();
+    assert!(
+        stderr(&out).contains("error: cannot cancel batch batch_1: environment variable `BATCH_TEST_KEY` is not set"),
+        "{}",
+        stderr(&out)
+    );
+    // The provider cannot be reached: the same.
+    let state = root.path().join("st");
+    let text = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(&state, text.replace(&server.uri(), "http://127.0.0.1:9")).unwrap();
+    let out = Test::new(root.path())
+        .env("BATCH_TEST_KEY", "sk-batch-secret")
+        .any_stderr()
+        .args(["batch", "cancel", "st"])
+        .status(2)
+        .run();
+    assert_eq!(out.stdout, b"", "nothing was cancelled");
+    assert!(
+        stderr(&out).contains("error: cannot cancel batch batch_1: HTTP error"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mock.0.lock().unwrap().batches[0].cancelled);
+}
+
+/// `orch test SUITE --batch STATE` from `dir` (under the root, its config the root),
+/// expecting `status`.
+fn batch_test_in(root: &Root, dir: &str, suite: &str, state: &str, status: i32) -> String {
+    let out = Test::new(&root.path().join(dir))
+        .env("BATCH_TEST_KEY", "sk-batch-secret")
+        .env("ORCH_CONFIG", root.path().to_str().unwrap())
+        .any_stderr()
+        .args(["test", suite, "--batch", state, "--quiet"])
+        .status(status)
+        .run();
+    stderr(&out)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_is_bound_to_the_suite_file_however_it_is_named_and_refuses_an_edited_suite() {
+    let mock = Batches::default();
+    let server = mock.serve(Ending::Never).await;
+    let root = root_on(&server.uri(), "openai");
+    root.write("s.yaml", SUITE);
+    root.write("sub/.keep", "");
+    batch_test_in(&root, ".", "s.yaml", "st", 75);
+    batch_test_in(&root, ".", "./s.yaml", "st", 75);
+    let err = batch_test_in(&root, "sub", "../s.yaml", "../st", 75);
+    assert!(err.contains("batches pending: 1 request in 1 batch (../st)"), "{err}");
+    assert_eq!(mock.batched().len(), 1, "one state, one suite: submitted once");
+    root.write("s.yaml", SUITE.replace("id: plain", "id: plain2"));
+    let err = batch_test_in(&root, ".", "s.yaml", "st", 2);
+    assert!(
+        err.contains("error: the batch state st was made for the suite files as they were: they were edited since"),
+        "{err}"
+    );
+    assert_eq!(mock.batched().len(), 1);
 }
