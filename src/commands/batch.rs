@@ -26,14 +26,10 @@ pub fn batch(args: BatchArgs) -> Result<Exit> {
             let cancelled = runtime
                 .block_on(crate::batch::cancel(&state))
                 .map_err(CommandError::usage)?;
-            cancelled
-                .ids
-                .iter()
-                .try_for_each(|id| writeln!(out, "cancelled {id}"))?;
-            if !cancelled.failed.is_empty() {
+            (cancelled.ids.iter()).try_for_each(|id| writeln!(out, "cancelled {id}"))?;
+            // Each batch not cancelled is said; the command fails (exit 2) with them.
+            if let Some((last, earlier)) = cancelled.failed.split_last() {
                 out.flush()?;
-                // Each batch not cancelled is said; the command fails (exit 2) with them.
-                let (last, earlier) = cancelled.failed.split_last().expect("not empty");
                 earlier.iter().for_each(|why| eprintln!("error: {why}"));
                 return Err(CommandError::usage(last).into());
             }
