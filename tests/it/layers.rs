@@ -272,6 +272,25 @@ fn a_run_goes_config_plan_session_engine_report_down_the_layers() {
         r("record") < r("batch") && r("provider") < r("batch") && r("batch") < r("session"),
         "a batch suite keys requests as cassettes do and wraps the providers; the session makes its waves"
     );
+    assert!(
+        r("statistics") < r("optimize") && r("suite") < r("optimize") && r("optimize") < r("session"),
+        "optimize judges candidates with the shared statistics over suite runs; the session makes its runs"
+    );
+    assert!(
+        r("session") < r("cli") && r("cli") < r("commands"),
+        "the flags become the session's typed options: `cli` sits above the session, below the commands"
+    );
+}
+
+/// The session takes typed options: no file of it names the command line's structs.
+#[test]
+fn the_session_knows_no_command_line() {
+    let readers: Vec<String> = sources()
+        .into_iter()
+        .filter(|(module, _, code)| module == "session" && code.contains("crate::cli"))
+        .map(|(module, file, _)| format!("{module}/{file}"))
+        .collect();
+    assert!(readers.is_empty(), "the session reads the command line: {readers:?}");
 }
 
 /// Only the session builds an engine: no command, server or suite assembles one itself.
