@@ -362,6 +362,15 @@ fn root_on(uri: &str, kind: &str) -> Root {
 const SUITE: &str = "cases:\n  - id: judged\n    prompt: Aladdin\n    specialists: never\n    judge: critic\n    expect:\n      rubric:\n        - Names Abu, Aladdin's monkey\n  - id: plain\n    prompt: Aladdin\n    specialists: never\n";
 
 /// `orch test s.yaml --batch st` with `more` flags, expecting `status`.
+/// The mock serving batches that end as `ending`, and a root of the suite on it (`kind`).
+async fn suite_on(kind: &str, ending: Ending) -> (Batches, MockServer, Root) {
+    let mock = Batches::default();
+    let server = mock.serve(ending).await;
+    let root = root_on(&server.uri(), kind);
+    root.write("s.yaml", SUITE);
+    (mock, server, root)
+}
+
 fn batch_test(root: &Root, more: &[&str], status: i32) -> std::process::Output {
     Test::new(root.path())
         .env("BATCH_TEST_KEY", "sk-batch-secret")
@@ -387,10 +396,7 @@ fn stderr(out: &std::process::Output) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_openai_suite_goes_in_waves_across_invocations_and_ends_as_a_live_run_would() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Never).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Never).await;
     // Wave 1: the two cases ask the head the same thing: one request, one batch.
     let out = batch_test(&root, &[], 75);
     assert_eq!(out.stdout, b"", "nothing on stdout while batches are pending");
@@ -443,10 +449,7 @@ async fn an_openai_suite_goes_in_waves_across_invocations_and_ends_as_a_live_run
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_anthropic_suite_finishes_in_one_invocation_with_batch_wait() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Answered).await;
-    let root = root_on(&server.uri(), "anthropic");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("anthropic", Ending::Answered).await;
     let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
     assert_eq!(summary["passed"], 2);
     assert_eq!(summary["batch"]["succeeded"], 2);
@@ -460,10 +463,7 @@ async fn an_anthropic_suite_finishes_in_one_invocation_with_batch_wait() {
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_a_batch_failed_go_live_and_count_as_errored_expired_or_cancelled() {
     for (how, field) in [("server_error", "errored"), ("batch_expired", "expired")] {
-        let mock = Batches::default();
-        let server = mock.serve(Ending::JudgeFails(how)).await;
-        let root = root_on(&server.uri(), "openai");
-        root.write("s.yaml", SUITE);
+        let (mock, _server, root) = suite_on("openai", Ending::JudgeFails(how)).await;
         let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
         assert_eq!(summary["batch"][field], 1, "{how}: {}", summary["batch"]);
         assert_eq!(summary["batch"]["live"], 1);
@@ -483,10 +483,7 @@ async fn requests_a_batch_failed_go_live_and_count_as_errored_expired_or_cancell
 
 #[tokio::test(flavor = "multi_thread")]
 async fn status_shows_each_batch_and_cancel_sends_its_requests_live_next_time() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Never).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Never).await;
     batch_test(&root, &[], 75);
     let out = Test::new(root.path())
         .env("BATCH_TEST_KEY", "sk-batch-secret")
@@ -515,10 +512,7 @@ async fn status_shows_each_batch_and_cancel_sends_its_requests_live_next_time() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_state_is_bound_to_its_selection_and_a_torn_last_line_is_cut_off() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Never).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Never).await;
     batch_test(&root, &[], 75);
     let out = batch_test(&root, &["--filter", "plain"], 2);
     assert!(
@@ -586,10 +580,7 @@ fn all_requests(mock: &Batches) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kill_after_the_provider_accepted_a_batch_never_submits_it_again() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Answered).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
     mock.hold(Some("create"));
     killed_while_held(&root, &mock);
     let state = std::fs::read_to_string(root.path().join("st")).unwrap();
@@ -617,10 +608,7 @@ async fn a_kill_after_the_provider_accepted_a_batch_never_submits_it_again() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kill_while_results_are_read_reads_them_again_and_pays_nothing_twice() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Answered).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
     batch_test(&root, &[], 75);
     mock.hold(Some("content"));
     killed_while_held(&root, &mock);
@@ -656,10 +644,7 @@ async fn a_server_without_a_batch_api_gets_the_requests_live_with_one_warning() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_replay_every_call_is_answered_from_the_cassette_and_nothing_is_submitted() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Answered).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
     Test::new(root.path())
         .env("BATCH_TEST_KEY", "k")
         .any_stderr()
@@ -677,10 +662,7 @@ async fn with_replay_every_call_is_answered_from_the_cassette_and_nothing_is_sub
 
 #[tokio::test(flavor = "multi_thread")]
 async fn each_repeat_of_a_case_is_its_own_request() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Answered).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
     let summary = json(&batch_test(
         &root,
         &["--repeat", "2", "--batch-wait", "60", "--batch-poll", "1"],
@@ -729,10 +711,7 @@ async fn an_agent_with_tools_calls_live_once_with_one_warning_and_its_replies_an
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_record_the_cassette_ends_as_a_live_run_s_and_replays_the_suite() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Answered).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (_mock, _server, root) = suite_on("openai", Ending::Answered).await;
     Test::new(root.path())
         .env("BATCH_TEST_KEY", "k")
         .any_stderr()
@@ -759,10 +738,7 @@ async fn with_record_the_cassette_ends_as_a_live_run_s_and_replays_the_suite() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_refused() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Never).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Never).await;
     batch_test(&root, &[], 75);
     let state = root.path().join("st");
     let whole = std::fs::read_to_string(&state).unwrap();
@@ -791,10 +767,7 @@ async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_re
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_that_does_not_begin_with_a_state_head_is_refused_and_left_untouched() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Answered).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
     let results_line = "{\"suite\":\"s.yaml\",\"case\":\"plain\",\"passed\":true}\n";
     // One whole line that is not a head, and the same without its newline.
     for text in [results_line, results_line.trim_end()] {
@@ -829,10 +802,7 @@ async fn a_file_that_does_not_begin_with_a_state_head_is_refused_and_left_untouc
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_state_in_use_by_another_invocation_is_refused_and_nothing_is_submitted_twice() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Answered).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
     mock.hold(Some("create"));
     let mut first = waiting_on_held(&root, &mock);
     let pid = first.id();
@@ -918,10 +888,7 @@ async fn a_submission_that_fails_for_now_sends_nothing_live_and_the_next_invocat
 
 #[tokio::test(flavor = "multi_thread")]
 async fn status_that_cannot_poll_warns_and_shows_the_kept_pending_count_and_cancel_that_cannot_reach_fails() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Never).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, server, root) = suite_on("openai", Ending::Never).await;
     batch_test(&root, &[], 75);
     // The key is not set: the provider cannot be asked.
     let out = Test::new(root.path())
@@ -983,10 +950,7 @@ fn batch_test_in(root: &Root, dir: &str, suite: &str, state: &str, status: i32) 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_state_is_bound_to_the_suite_file_however_it_is_named_and_refuses_an_edited_suite() {
-    let mock = Batches::default();
-    let server = mock.serve(Ending::Never).await;
-    let root = root_on(&server.uri(), "openai");
-    root.write("s.yaml", SUITE);
+    let (mock, _server, root) = suite_on("openai", Ending::Never).await;
     root.write("sub/.keep", "");
     batch_test_in(&root, ".", "s.yaml", "st", 75);
     batch_test_in(&root, ".", "./s.yaml", "st", 75);
