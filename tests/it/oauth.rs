@@ -584,3 +584,27 @@ async fn a_token_endpoint_that_echoes_the_credentials_never_shows_the_secret() {
         assert!(!said.contains(leaked), "{leaked} in {said}");
     }
 }
+
+/// A refresh that the token endpoint refuses, quoting the form it was sent: the refresh
+/// token is redacted from the error like the client secret.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_refresh_never_shows_the_refresh_token_it_echoes() {
+    let servers = OAuthServers::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let token_endpoint = format!("{}/token", servers.auth.uri());
+    let tokens = json!({"accessToken": "at-old", "refreshToken": "rt-secret-refresh-7", "expiresAt": 1, "tokenEndpoint": token_endpoint});
+    stored_tokens(&servers, home.path(), tokens).await;
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(Echoing)
+        .with_priority(1)
+        .mount(&servers.auth)
+        .await;
+    let out = tools(&root(&servers.url(), "{}"), home.path())
+        .status(2)
+        .any_stderr()
+        .run();
+    let said = stderr(&out);
+    assert!(said.contains("refresh_token=[REDACTED]"), "{said}");
+    assert!(!said.contains("rt-secret-refresh-7"), "{said}");
+}

@@ -17,6 +17,27 @@ const MAGIC: &str = "Name your sources.";
 
 /// The mock: the reflector's replies in turn (the last repeats), the head's answer by its
 /// instructions, and every request seen (system, user).
+
+/// `orch optimize` of agent `w` in `root`, reflected by the config's `coach`, writing `out`:
+/// its JSON (exit 0).
+fn coached(root: &Root) -> Value {
+    let args = [
+        "optimize",
+        "s.yaml",
+        "--agent",
+        "w",
+        "--write",
+        "out",
+        "--format",
+        "json",
+        "--reflector",
+        "coach",
+    ];
+    json(&blocking(|| {
+        Test::new(root.path()).args(args).any_stderr().status(0).run()
+    }))
+}
+
 #[derive(Clone)]
 struct Model {
     reflections: Vec<String>,
@@ -451,21 +472,7 @@ async fn an_agent_whose_judge_says_nothing_is_skipped() {
         "s.yaml",
         suite(20, 2).replace("specialists: never", "specialists: always"),
     );
-    let args = [
-        "optimize",
-        "s.yaml",
-        "--agent",
-        "w",
-        "--write",
-        "out",
-        "--format",
-        "json",
-        "--reflector",
-        "coach",
-    ];
-    let out = json(&blocking(|| {
-        Test::new(root.path()).args(args).any_stderr().status(0).run()
-    }));
+    let out = coached(&root);
     let agent = &out["agents"][0];
     assert_eq!(agent["note"], "judge uninformative");
     assert_eq!(
@@ -686,21 +693,7 @@ async fn an_agent_no_case_reaches_is_skipped_with_no_mean_and_no_reflection() {
         "orch.yaml",
         format!("{config}  - id: w\n    role: specialist\n    department: d\n    instructions: Write.\n"),
     );
-    let args = [
-        "optimize",
-        "s.yaml",
-        "--agent",
-        "w",
-        "--write",
-        "out",
-        "--format",
-        "json",
-        "--reflector",
-        "coach",
-    ];
-    let out = json(&blocking(|| {
-        Test::new(root.path()).args(args).any_stderr().status(0).run()
-    }));
+    let out = coached(&root);
     let agent = &out["agents"][0];
     assert_eq!(agent["note"], "no attempts: no case run reached it");
     assert_eq!(agent["baseline"]["training"]["meanScore"], Value::Null);

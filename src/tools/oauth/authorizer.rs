@@ -21,6 +21,9 @@ pub struct Authorizer {
     client: reqwest::Client,
     client_secret: Option<String>,
     stored: tokio::sync::Mutex<Stored>,
+    /// Every token and secret held since start (a renewed token's predecessor too: a call in
+    /// flight used it), readable while a renewal holds `stored`.
+    known: Mutex<Vec<String>>,
     challenged: Mutex<Vec<String>>,
     /// The failure a request met last.
     pub failure: LastFailure,
@@ -44,6 +47,7 @@ impl Authorizer {
         if stored.tokens.is_none() && !is_client_credentials(settings) {
             return Err(OAuthError::needs_login(name));
         }
+        let known = Mutex::new(stored.secrets());
         Ok(Authorizer {
             name: name.to_string(),
             url: url.to_string(),
@@ -51,6 +55,7 @@ impl Authorizer {
             client,
             client_secret,
             stored: tokio::sync::Mutex::new(stored),
+            known,
             challenged: Mutex::new(Vec::new()),
             failure: LastFailure::default(),
         })
@@ -113,7 +118,11 @@ impl Authorizer {
 
     /// The secrets to redact from what the server says: its tokens and client secret.
     pub fn secrets(&self) -> Vec<String> {
-        let mut secrets = self.stored.try_lock().map(|s| s.secrets()).unwrap_or_default();
+        let mut secrets = self
+            .known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         secrets.extend(self.client_secret.clone());
         secrets
     }
@@ -132,6 +141,13 @@ impl Authorizer {
         };
         let access = tokens.access_token.clone();
         stored.tokens = Some(tokens);
+        let mut known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for secret in stored.secrets() {
+            if !known.contains(&secret) {
+                known.push(secret);
+            }
+        }
+        drop(known);
         store::save(&self.name, stored)?;
         Ok(access)
     }

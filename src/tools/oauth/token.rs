@@ -52,8 +52,20 @@ pub async fn request(
     asked: &[String],
 ) -> Result<Tokens, Refusal> {
     form.push(("resource", resource.to_string()));
-    let mut builder = client.post(endpoint).header("Accept", "application/json");
-    let credentials = credential_forms(registration);
+    let mut builder = (client.post(endpoint))
+        .header("Accept", "application/json")
+        .timeout(super::METADATA_TIMEOUT);
+    // What the server's words are cleared of: the client secret in every form, and the
+    // grant's own secrets (a refresh token, a code and its verifier), raw and form-encoded.
+    let mut credentials = credential_forms(registration);
+    for (key, value) in &form {
+        if matches!(*key, "refresh_token" | "code" | "code_verifier") && !value.is_empty() {
+            let encoded: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+            credentials.extend([value.clone(), encoded]);
+        }
+    }
+    credentials.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    credentials.dedup();
     match registration.token_endpoint_auth_method.as_str() {
         "client_secret_basic" => {
             let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
@@ -185,6 +197,7 @@ pub async fn register(
     let fail = |why: String| OAuthError::of(name, format!("client registration failed: {why}"));
     let response = client
         .post(endpoint)
+        .timeout(super::METADATA_TIMEOUT)
         .json(&body)
         .send()
         .await
