@@ -101,8 +101,14 @@ mod tests {
         let chosen: Vec<(usize, Arc<Case>)> = (0..10).flat_map(|_| loaded.suites[0].each().map(|c| (0, c))).collect();
         let planned = plan_cases(&loaded, chosen.iter().cloned(), |_, _| 2).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((planned.of_case.len(), planned.runs), (130, 260));
-        assert!(planned.plans.len() <= 13, "{} plans", planned.plans.len());
+        // As many plans as the 13 cases make alone, and each copy of a case gets its first's.
+        let once = plan_cases(&loaded, chosen[..13].iter().cloned(), |_, _| 2).unwrap_or_else(|e| panic!("{e}"));
+        assert!(once.plans.len() > 1, "{} plans", once.plans.len());
+        assert_eq!(planned.plans.len(), once.plans.len());
         assert_eq!(planned.cases.len(), planned.plans.len());
+        for (i, plan) in planned.of_case.iter().enumerate() {
+            assert_eq!(plan, &planned.of_case[i % 13], "case {i}");
+        }
         // Each case's stand-in plan agrees with its own on whether it could be planned.
         for ((i, case), plan) in chosen.iter().zip(planned.each()) {
             let own = suite::plan_of(&loaded.configs[&loaded.roots[*i]], case).unwrap_or_else(|e| panic!("{e}"));

@@ -198,7 +198,17 @@ async fn the_marks_are_outside_the_request_hash() {
     let auto = solo("anthropic", &server.uri(), "", "");
     let (plain, marked) = (off.path().join("off.jsonl"), auto.path().join("auto.jsonl"));
     let recorded = run_json(&off, &["--record", plain.to_str().unwrap()]);
+    let sent_off = bodies(&server).await.len();
     run_json(&auto, &["--record", marked.to_str().unwrap()]);
+    // The two runs sent different bodies: the second carried marks, the first none.
+    let sent = bodies(&server).await;
+    assert!(sent[..sent_off]
+        .iter()
+        .all(|b| !b.to_string().contains("cache_control")));
+    assert_eq!(
+        sent[sent_off]["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     let hashes = |p: &std::path::Path| -> Vec<String> {
         let text = std::fs::read_to_string(p).unwrap();
         text.lines()
