@@ -135,32 +135,24 @@ impl Api {
         let secrets: Vec<String> = key.into_iter().collect();
         let reply = request.send().await.map_err(|e| ApiError {
             status: None,
-            message: redact(&format!("HTTP error: {e}"), &secrets),
+            message: crate::text::redact(&format!("HTTP error: {e}"), &secrets).into_owned(),
             transient: true,
         })?;
         let status = reply.status().as_u16();
         let text = reply.text().await.map_err(|e| ApiError {
             status: None,
-            message: redact(&format!("HTTP error: {e}"), &secrets),
+            message: crate::text::redact(&format!("HTTP error: {e}"), &secrets).into_owned(),
             transient: true,
         })?;
         match (200..300).contains(&status) {
             true => Ok(text),
             false => Err(ApiError {
                 status: Some(status),
-                message: redact(&format!("HTTP {status}: {}", first(&text, 300)), &secrets),
+                message: crate::text::redact(&format!("HTTP {status}: {}", first(&text, 300)), &secrets).into_owned(),
                 transient: status == 429 || status >= 500,
             }),
         }
     }
-}
-
-/// `text` with every secret replaced.
-fn redact(text: &str, secrets: &[String]) -> String {
-    secrets
-        .iter()
-        .filter(|s| !s.is_empty())
-        .fold(text.to_string(), |t, s| t.replace(s.as_str(), "[redacted]"))
 }
 
 /// The first `n` bytes of `text`, cut on a character boundary.

@@ -46,7 +46,11 @@ pub async fn collect(waves: &Waves) {
     for batch in pending {
         let api = match Api::new(batch.kind, &batch.base_url, batch.key_env.as_deref()) {
             Ok(api) => api,
-            Err(e) => return eprintln!("warning: cannot poll batch {}: {e}", batch.id),
+            Err(e) => {
+                // The others are polled all the same.
+                eprintln!("warning: cannot poll batch {}: {e}", batch.id);
+                continue;
+            }
         };
         match wire::poll(&api, batch.kind, &batch.id).await {
             Ok(polled) if polled.ended => {

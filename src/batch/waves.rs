@@ -153,7 +153,7 @@ impl Waves {
     /// requests wait, unsent, for the next invocation.
     pub fn warn_deferred(&self, provider: &str, why: &str) {
         let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
-        if warned.insert(format!("provider {provider}")) {
+        if warned.insert(format!("deferred {provider}")) {
             eprintln!(
                 "warning: provider `{provider}` cannot take a batch now ({why}): its requests are not sent, the next invocation submits them"
             );

@@ -465,8 +465,8 @@ fn read_events(
         if assembly.done {
             break;
         }
-        if !secrets.is_empty() {
-            event.data = redact(&event.data, secrets).into_owned();
+        if let std::borrow::Cow::Owned(cleared) = redact(&event.data, secrets) {
+            event.data = cleared;
         }
         assembly.read(wire, &event, piece)?;
     }
