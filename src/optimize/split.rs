@@ -2,19 +2,9 @@
 //! 64 of `SEED + "\n" + caseId`, mod 10,000; a slot below `share × 10,000` is validation,
 //! the rest training. The same seed and ids give the same split on every machine.
 
-/// FNV-1a, 64 bits, over `bytes`.
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        hash ^= u64::from(*b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
-}
-
 /// Whether the case `id` falls on the validation side for `seed` and `share` (0..=1).
 pub fn is_validation(seed: &str, id: &str, share: f64) -> bool {
-    let slot = fnv1a64(format!("{seed}\n{id}").as_bytes()) % 10_000;
+    let slot = crate::text::fnv1a64(format!("{seed}\n{id}").as_bytes()) % 10_000;
     (slot as f64) < share * 10_000.0
 }
 
@@ -33,12 +23,6 @@ pub fn split<'a>(ids: impl Iterator<Item = &'a str>, seed: &str, share: f64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_hash_is_fnv1a_64() {
-        assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
-        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
-    }
 
     #[test]
     fn the_split_follows_the_seed_and_the_share() {

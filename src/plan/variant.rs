@@ -9,16 +9,9 @@ use serde::Serialize;
 
 use crate::config::{Agent, Assigned, Config, Variant, BASIS, CONTROL};
 
-/// FNV-1a, 64 bits, over `bytes`.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// u of an agent for `key`: FNV-1a 64 of `key + "\n" + agent`, mod 10,000.
 pub fn slot(key: &str, agent: &str) -> u32 {
-    let hash = fnv1a64(format!("{key}\n{agent}").as_bytes());
+    let hash = crate::text::fnv1a64(format!("{key}\n{agent}").as_bytes());
     (hash % u64::from(BASIS)) as u32
 }
 
@@ -194,9 +187,9 @@ mod tests {
     /// ```
     #[test]
     fn the_hash_is_fnv1a_64() {
-        assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
-        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
-        assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
+        assert_eq!(crate::text::fnv1a64(b""), 0xcbf29ce484222325);
+        assert_eq!(crate::text::fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(crate::text::fnv1a64(b"foobar"), 0x85944171f73967e8);
         let slots: Vec<u32> = (1..=4).map(|i| slot(&format!("user-{i}"), "writer")).collect();
         assert_eq!(slots, [9173, 6490, 3911, 908]);
         assert_eq!(slot("Write a short product announcement", "writer"), 8758);

@@ -44,7 +44,11 @@ type SampleKey = (u64, usize, String);
 
 /// The key of case `id` of suite `suite` under `seed`.
 fn sample_key(seed: &str, suite: usize, id: &str) -> SampleKey {
-    (super::shard::fnv1a64(&format!("{seed}\n{id}")), suite, id.to_string())
+    (
+        crate::text::fnv1a64(format!("{seed}\n{id}").as_bytes()),
+        suite,
+        id.to_string(),
+    )
 }
 
 /// A sample: the cases whose key is at most the cutoff (all of them without one).

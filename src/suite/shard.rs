@@ -21,17 +21,10 @@ pub struct BadShard {
     pub given: String,
 }
 
-/// FNV-1a, 64 bits, over the bytes of `text`.
-pub(super) fn fnv1a64(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 impl Shard {
     /// The shard (1..=`count`) that runs the case `id`.
     fn of(id: &str, count: u64) -> u64 {
-        fnv1a64(id) % count.max(1) + 1
+        crate::text::fnv1a64(id.as_bytes()) % count.max(1) + 1
     }
 
     /// Whether this shard runs the case `id`.
@@ -66,13 +59,6 @@ impl fmt::Display for Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fnv1a_of_known_strings() {
-        assert_eq!(fnv1a64(""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a64("a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a64("foobar"), 0x8594_4171_f739_67e8);
-    }
 
     #[test]
     fn every_case_is_in_exactly_one_shard() {

@@ -3,6 +3,7 @@
 
 mod cut;
 mod figures;
+mod hash;
 mod json;
 mod markdown;
 mod markup;
@@ -15,6 +16,7 @@ pub use cut::{cut_middle, stand_in};
 pub use figures::{
     check_cost, check_quality, check_relevance, first_accepted, round_share, share, share_opt, BadFigure, NO_VALUE,
 };
+pub use hash::fnv1a64;
 pub use json::{first_json_value, json_error_words, json_excerpt};
 pub use markdown::{longest_backtick_run, markdown_code, Align, MarkdownTable};
 pub use markup::escape_markup;
