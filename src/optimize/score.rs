@@ -80,20 +80,16 @@ impl Score {
     }
 }
 
-/// Whether the LLM judge says nothing about `agent` over `runs`: 20 or more of its attempts
-/// graded by a judge whose scores have a population standard deviation under 2.
+/// Whether a judge of `agent`'s attempts over `runs` says nothing: uninformative by the rule
+/// `orch stats` and `orch tune` use ([`crate::stats::JudgeTally`]).
 pub fn judge_uninformative(runs: &[Ran], agent: &str) -> bool {
-    let scores: Vec<f64> = (runs.iter())
-        .filter_map(|r| r.attempts.get(agent))
-        .filter(|a| a.judge.is_some())
-        .map(|a| a.score)
-        .collect();
-    if scores.len() < 20 {
-        return false;
+    let mut tally = crate::stats::JudgeTally::default();
+    for attempt in runs.iter().filter_map(|r| r.attempts.get(agent)) {
+        if let Some(judge) = &attempt.judge {
+            tally.add(judge, attempt.score);
+        }
     }
-    let mean = scores.iter().sum::<f64>() / scores.len() as f64;
-    let variance = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / scores.len() as f64;
-    variance.sqrt() < 2.0
+    tally.stats().iter().any(|j| j.uninformative)
 }
 
 #[cfg(test)]
