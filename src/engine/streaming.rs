@@ -37,13 +37,7 @@ impl AnswerCalls {
             .and_then(|m| config.agent(m));
         let summary = plan.summary && master.is_some();
         let department = match plan.departments.as_slice() {
-            [only] if !summary => {
-                let name = match only.department_name.trim().is_empty() {
-                    true => only.department_id.clone(),
-                    false => only.department_name.clone(),
-                };
-                Some((only.department_id.clone(), name))
-            }
+            [only] if !summary => Some((only.department_id.clone(), only.department_name.clone())),
             _ => None,
         };
         AnswerCalls { summary, department }
@@ -53,7 +47,7 @@ impl AnswerCalls {
     /// its `## NAME` heading, the summary under none.
     pub fn heading(&self) -> String {
         match &self.department {
-            Some((_, name)) => format!("## {name}\n\n"),
+            Some((id, name)) => crate::report::department_heading(id, name),
             None => String::new(),
         }
     }

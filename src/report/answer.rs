@@ -23,12 +23,8 @@ pub fn answer(report: &Report) -> Option<String> {
         .iter()
         .filter(|d| d.status == DepartmentStatus::Success && !d.output.is_null())
         .map(|d| {
-            let name = if d.department_name.trim().is_empty() {
-                &d.department_id
-            } else {
-                &d.department_name
-            };
-            format!("## {name}\n\n{}", with_newline(shown(&d.output)))
+            let heading = department_heading(&d.department_id, &d.department_name);
+            format!("{heading}{}", with_newline(shown(&d.output)))
         })
         .collect();
     (!sections.is_empty()).then(|| sections.join("\n"))
@@ -59,4 +55,11 @@ pub fn department_quality(d: &DepartmentResult) -> String {
     } else {
         fmt_score(d.quality_score)
     }
+}
+
+/// The line a department's output stands under in the answer, and its blank line: `## NAME`
+/// (its id when it has no name). A streamed answer prints the same one.
+pub fn department_heading(id: &str, name: &str) -> String {
+    let name = if name.trim().is_empty() { id } else { name };
+    format!("## {name}\n\n")
 }

@@ -10,7 +10,7 @@ mod run;
 mod tool_call;
 mod view;
 
-pub use answer::{answer, department_quality};
+pub use answer::{answer, department_heading, department_quality};
 #[cfg(test)]
 pub use events::NoObserver;
 pub use events::{Event, EventLog, Observer, Observers};

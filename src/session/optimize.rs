@@ -113,7 +113,7 @@ fn targets(config: &Config, ids: &[String]) -> Result<Vec<Target>, SessionError>
         if !matches!(agent.role, Role::Specialist | Role::Head) {
             return Err(SessionError::refused(format!(
                 "agent `{id}` is a {}: only a specialist's or a head's instructions are optimized (the grader, router and master are not tuned against themselves)",
-                role_word(agent.role)
+                agent.role
             )));
         }
         if out.iter().any(|t| t.id == *id) {
@@ -128,17 +128,6 @@ fn targets(config: &Config, ids: &[String]) -> Result<Vec<Target>, SessionError>
         });
     }
     Ok(out)
-}
-
-/// The role in words.
-fn role_word(role: Role) -> &'static str {
-    match role {
-        Role::Head => "head",
-        Role::Specialist => "specialist",
-        Role::Judge => "judge",
-        Role::Master => "master",
-        Role::Router => "router",
-    }
 }
 
 /// The reflector: an agent of the config that is not a target, else an agent made for the

@@ -79,7 +79,8 @@ impl StreamedAnswer {
     /// An answer streamed under `heading`; `before_first` runs before its first piece.
     pub fn new(heading: String, before_first: Box<dyn Fn() + Send + Sync>) -> Self {
         StreamedAnswer {
-            heading,
+            // Escaped as `--format text` escapes the answer it is compared with at the end.
+            heading: printable_text(&heading).into_owned(),
             state: Mutex::new(Shown {
                 at_line_start: true,
                 ..Shown::default()
