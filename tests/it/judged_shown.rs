@@ -55,6 +55,16 @@ async fn judged_results(suite: &str) -> Root {
             .stderr("error: 1 of 1 cases failed\n")
             .run();
     }
+    // The judge was sent the answer, the criteria numbered as written, and the reference.
+    let sent = crate::common::mock::bodies(&server).await;
+    let judging: Vec<&str> = (sent.iter())
+        .filter_map(|b| b["messages"][1]["content"].as_str())
+        .filter(|u| u.starts_with("ANSWER:\n"))
+        .collect();
+    assert_eq!(
+        judging,
+        ["ANSWER:\n## d\n\nAladdin and Abu run.\n\nCRITERIA:\n1. Names Abu\n2. Ends on the rooftops\n\nREFERENCE:\nAladdin escapes with Abu."; 2]
+    );
     root
 }
 
