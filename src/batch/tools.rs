@@ -10,7 +10,7 @@ use super::lines::Line;
 use super::scope::CaseRun;
 use super::waves::Waves;
 use crate::provider::BoxFuture;
-use crate::tools::{ToolError, ToolHost, ToolInfo, ToolRequest};
+use crate::tools::{StartError, ToolError, ToolHost, ToolInfo, ToolRequest};
 
 /// A tool host inside a batch suite.
 pub struct BatchTools {
@@ -69,6 +69,10 @@ impl ToolHost for BatchTools {
 
     fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
         self.inner.tools(server)
+    }
+
+    fn ready<'a>(&'a self, servers: &'a [String]) -> BoxFuture<'a, Result<(), StartError>> {
+        self.inner.ready(servers)
     }
 
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {

@@ -43,6 +43,11 @@ pub struct Called {
 }
 
 impl Called {
+    /// A call that failed before any request was sent.
+    pub(super) fn failed(error: CallError) -> Self {
+        Called::of(Err(error), None)
+    }
+
     /// A call that ended with `result`, no tool called.
     fn of(result: Result<Completion, CallError>, provider: Option<String>) -> Self {
         Called {

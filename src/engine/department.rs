@@ -326,7 +326,8 @@ async fn head_turn(
 }
 
 /// The head answers itself; an error in this, its own work, is retried up to the
-/// department's `maxRetries` (a call the run cut is not retried).
+/// department's `maxRetries` (a call the run cut, or one whose server cannot start, is not
+/// retried).
 async fn head_direct(
     engine: &Engine,
     plan: &DepartmentPlan,
@@ -345,7 +346,7 @@ async fn head_direct(
                 engine.complete_step(format!("{}/{}", plan.department_id, head.id));
                 return Ok(text);
             }
-            Err(e) if e.is_cut() => return Err(e),
+            Err(e) if e.is_final() => return Err(e),
             Err(e) => last = e,
         }
     }

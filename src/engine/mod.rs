@@ -118,6 +118,10 @@ pub enum CallError {
     /// ([`ToolError::NotRecorded`]); it fails the attempt like a provider's missing reply.
     #[error("{0}")]
     Tool(ToolError),
+    /// A server the agent's tools need could not start (`mcp server NAME: why`): no call
+    /// was made, and no retry would start it.
+    #[error("{0}")]
+    Unstarted(crate::tools::StartError),
     /// The reply (kept, for the retry prompt) does not match the agent's `outputSchema`.
     #[error("the reply does not match the required JSON Schema ({})", crate::text::count(.errors.len(), "error"))]
     Schema {
@@ -133,6 +137,12 @@ impl CallError {
     /// done, which no fallback may hide.
     pub fn is_cut(&self) -> bool {
         matches!(self, CallError::Budget(_) | CallError::Deadline | CallError::Paused)
+    }
+
+    /// Whether no retry could end otherwise: the run cut the call, or a server it needs
+    /// cannot start.
+    pub fn is_final(&self) -> bool {
+        self.is_cut() || matches!(self, CallError::Unstarted(_))
     }
 }
 

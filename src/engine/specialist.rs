@@ -112,6 +112,8 @@ enum End {
     Failed,
     /// The run cut it (budget, deadline): the loop ends, the specialist fails.
     Cut,
+    /// A server its tools need cannot start: the loop ends, the specialist fails with why.
+    Unstarted,
 }
 
 /// What a specialist's retry loop carries from one attempt to the next.
@@ -294,6 +296,8 @@ fn call_failed(
     let end = if e.is_cut() {
         state.cut = Some(message.clone());
         End::Cut
+    } else if matches!(e, CallError::Unstarted(_)) {
+        End::Unstarted
     } else {
         End::Failed
     };
@@ -307,7 +311,7 @@ fn call_failed(
             state.feedback.extend(schema_feedback(&errors));
             attempt.schema_errors = errors;
         }
-        _ if end == End::Cut => {}
+        _ if end != End::Failed => {}
         _ => state.feedback.push(prompts::feedback_line(
             0.0,
             task.specialist.threshold,

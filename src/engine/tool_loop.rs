@@ -57,9 +57,31 @@ impl Engine {
 
     /// [`Engine::converse`] with the request's rung of the agent's ladder in `ask`.
     pub(super) async fn converse_on(&self, agent: &Agent, ask: Ask, usage: &mut Usage, place: Place<'_>) -> Called {
+        if let Err(e) = self.ready_tools(agent).await {
+            return Called::failed(e);
+        }
         match self.offer_for(agent) {
             Some(toolbox) => self.tool_loop(agent, ask, usage, place, toolbox).await,
             None => self.call_full(agent, ask, usage).await,
+        }
+    }
+
+    /// Makes the servers of `agent`'s tools answer before its request offers them: a server
+    /// started on first need starts now, within the run's deadline; one that cannot start
+    /// fails the attempt with its `mcp server NAME: why`, and is not retried.
+    async fn ready_tools(&self, agent: &Agent) -> Result<(), CallError> {
+        let Some(host) = self.tools.as_deref() else {
+            return Ok(());
+        };
+        if agent.tools.is_empty() || self.config.max_tool_calls(agent) == 0 {
+            return Ok(());
+        }
+        let servers: Vec<String> = agent.tools.iter().map(|t| t.server.clone()).collect();
+        let deadline = self.deadline().unwrap_or_else(far_future);
+        match tokio::time::timeout_at(deadline, host.ready(&servers)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(CallError::Unstarted(e)),
+            Err(_) => Err(CallError::Deadline),
         }
     }
 

@@ -32,7 +32,7 @@ pub use router::{
 use routing::Routable;
 pub use routing::{supports, ExecutionMode, Routing, RoutingError};
 pub use selection::{threshold as agent_threshold, SelectedSpecialist, ThresholdSource};
-pub use tools::{tool_agents, PlannedServer};
+pub use tools::{chosen_while_running, tool_agents, PlannedServer};
 pub use urgency::urgency;
 pub use variant::{
     assign as assign_variants, check_forced as check_forced_variants, may_give as variants_may_give,

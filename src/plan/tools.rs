@@ -47,8 +47,9 @@ pub struct PlannedServer {
 
 /// The agents whose tools a run of `departments` may call, in config order: every planned
 /// head and specialist with tools; when the run asks a router (`routing.router`), every head
-/// and active specialist with tools, since the router may choose any department and its
-/// answer comes after the servers start. `explain` and the run use this one rule.
+/// and active specialist with tools, since the router may choose any department (the run
+/// then starts a server only when an agent of the chosen ones first needs it). `explain`
+/// and the run use this one rule.
 pub fn tool_agents<'c>(config: &'c Config, departments: &[DepartmentPlan], routing: &Routing) -> Vec<&'c Agent> {
     let planned: BTreeSet<&str> = departments
         .iter()
@@ -64,6 +65,14 @@ pub fn tool_agents<'c>(config: &'c Config, departments: &[DepartmentPlan], routi
                 || (routed && (a.role == Role::Head || (a.role == Role::Specialist && a.is_active)))
         })
         .collect()
+}
+
+/// Whether a run of `request` chooses its departments while it runs: it asks a router, or
+/// it stops to ask questions first (routing again once they are answered). Its servers
+/// then start on first need, so that a run stopping for input starts none.
+pub fn chosen_while_running(config: &Config, request: &str, options: &super::PlanOptions, routing: &Routing) -> bool {
+    let follow_up = super::is_follow_up(config, request, options);
+    routing.router.is_some() || !super::questions(config, request, options, follow_up).is_empty()
 }
 
 /// The servers `agents` use, by name.

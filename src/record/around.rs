@@ -5,11 +5,14 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::tools::{ToolError, ToolHost, ToolInfo, ToolRequest};
+use super::tape::Tape;
+use super::tool_line::ToolList;
+use crate::sink::LineFile;
+use crate::tools::{StartError, ToolError, ToolHost, ToolInfo, ToolRequest};
 
 /// A tool host around another, the one forwarding helper of this room: what it lists is its
-/// inner host's (servers and tools pass through); only its calls, and what it knows of
-/// calls in doubt, are its own.
+/// inner host's (servers and tools pass through, and servers are readied by it); only its
+/// calls, what it knows of calls in doubt, and the tool lists it writes are its own.
 pub(super) trait Around: Send + Sync {
     /// The host it wraps.
     fn inner(&self) -> &dyn ToolHost;
@@ -22,6 +25,12 @@ pub(super) trait Around: Send + Sync {
         let _ = id;
         false
     }
+
+    /// The tool lists it writes (a cassette's, a journal's): a server started on first
+    /// need has its list written once it is ready, before its first call.
+    fn lists(&self) -> Option<&Lists> {
+        None
+    }
 }
 
 impl<T: Around> ToolHost for T {
@@ -33,11 +42,51 @@ impl<T: Around> ToolHost for T {
         self.inner().tools(server)
     }
 
+    fn ready<'a>(&'a self, servers: &'a [String]) -> BoxFuture<'a, Result<(), StartError>> {
+        Box::pin(async move {
+            self.inner().ready(servers).await?;
+            if let Some(lists) = self.lists() {
+                lists.write(self.inner());
+            }
+            Ok(())
+        })
+    }
+
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         self.answer(request)
     }
 
     fn in_doubt(&self, id: &str) -> bool {
         self.doubts(id)
+    }
+}
+
+/// The `tools` lines of a cassette or journal, by server: a line is written for each server
+/// of a host whose list the file's tape lacks or holds otherwise (a cache or a resumed
+/// journal keeps the lists it has, and the tape keeps each list written), when the host is
+/// wrapped and again when a server started on first need is ready.
+pub(super) struct Lists {
+    out: Arc<LineFile>,
+    tape: Tape,
+}
+
+impl Lists {
+    /// The lists of `out`, whose `tape` holds those written already; `host`'s are written now.
+    pub(super) fn new(host: &dyn ToolHost, out: Arc<LineFile>, tape: Tape) -> Self {
+        let lists = Lists { out, tape };
+        lists.write(host);
+        lists
+    }
+
+    /// Writes the list of each server of `host` not written as it is.
+    pub(super) fn write(&self, host: &dyn ToolHost) {
+        let mut written = self.tape.lists();
+        for server in host.servers() {
+            let Some(tools) = host.tools(&server) else { continue };
+            if written.get(&server) != Some(&tools) {
+                self.out.line(&ToolList::line(&server, &tools));
+                written.insert(server, tools);
+            }
+        }
     }
 }

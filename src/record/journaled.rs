@@ -14,11 +14,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::BoxFuture;
 
 use super::around::Around;
+use super::around::Lists;
 use super::cassette::keyed;
 use super::journal::{Journal, JournalLine};
 use super::llm_line::Entry;
 use super::tape::Tape;
-use super::tool_hosts::write_lists;
 use super::tool_line::ToolEntry;
 use crate::config::ProviderKind;
 use crate::provider::{CompletionRequest, Outcome, Provider};
@@ -74,6 +74,7 @@ pub struct JournalTools {
     finished: Mutex<HashMap<String, ToolEntry>>,
     in_doubt: HashSet<String>,
     out: Arc<LineFile>,
+    lists: Lists,
     max: usize,
 }
 
@@ -82,12 +83,13 @@ impl JournalTools {
     /// server's tool list is written when the journal lacks it or holds another. Results
     /// are journaled cut at `max` bytes (`maxToolResultBytes`), as the model sees them.
     pub fn new(inner: Arc<dyn ToolHost>, journal: &Journal, out: Arc<LineFile>, max: usize) -> Self {
-        write_lists(inner.as_ref(), &out, &mut journal.tape.lists());
+        let lists = Lists::new(inner.as_ref(), out.clone(), journal.tape.clone());
         JournalTools {
             inner,
             finished: Mutex::new(journal.finished.clone()),
             in_doubt: journal.in_doubt.clone(),
             out,
+            lists,
             max,
         }
     }
@@ -96,6 +98,10 @@ impl JournalTools {
 impl Around for JournalTools {
     fn inner(&self) -> &dyn ToolHost {
         self.inner.as_ref()
+    }
+
+    fn lists(&self) -> Option<&Lists> {
+        Some(&self.lists)
     }
 
     fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {

@@ -8,14 +8,13 @@
 //! `--record FILE` → [`ToolRecorder`] around the started servers; `--cache FILE` →
 //! [`ToolCache`] around them, over `load_cache(FILE)`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::around::Around;
+use super::around::{Around, Lists};
 use super::tape::{replay_next, Tape};
-use super::tool_line::{tool_hash, ToolEntry, ToolList};
+use super::tool_line::{tool_hash, ToolEntry};
 use crate::sink::LineFile;
 use crate::tools::{ToolError, ToolHost, ToolInfo, ToolRequest};
 
@@ -36,23 +35,12 @@ pub fn tool_host(
     }
 }
 
-/// Writes a `tools` line for each server of `host` whose list `written` lacks or holds
-/// otherwise, and keeps it in `written` (a cache or a resumed journal keeps the lists it has).
-pub(super) fn write_lists(host: &dyn ToolHost, out: &LineFile, written: &mut BTreeMap<String, Arc<[ToolInfo]>>) {
-    for server in host.servers() {
-        let Some(tools) = host.tools(&server) else { continue };
-        if written.get(&server) != Some(&tools) {
-            out.line(&ToolList::line(&server, &tools));
-            written.insert(server, tools);
-        }
-    }
-}
-
 /// Wraps a live host and writes each server's `tools` line once, when made, then a `tool`
 /// line per call that ran, in the order calls end.
 pub struct ToolRecorder {
     inner: Arc<dyn ToolHost>,
     out: Arc<LineFile>,
+    lists: Lists,
     max: usize,
 }
 
@@ -60,14 +48,18 @@ impl ToolRecorder {
     /// Records `inner`'s tool lists now, and its calls as they run (cut at `max` bytes),
     /// into the cassette `out`.
     pub fn new(inner: Arc<dyn ToolHost>, out: Arc<LineFile>, max: usize) -> Self {
-        write_lists(inner.as_ref(), &out, &mut BTreeMap::new());
-        ToolRecorder { inner, out, max }
+        let lists = Lists::new(inner.as_ref(), out.clone(), Tape::default());
+        ToolRecorder { inner, out, lists, max }
     }
 }
 
 impl Around for ToolRecorder {
     fn inner(&self) -> &dyn ToolHost {
         self.inner.as_ref()
+    }
+
+    fn lists(&self) -> Option<&Lists> {
+        Some(&self.lists)
     }
 
     fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
@@ -128,6 +120,7 @@ pub struct ToolCache {
     inner: Arc<dyn ToolHost>,
     tape: Tape,
     out: Arc<LineFile>,
+    lists: Lists,
     max: usize,
 }
 
@@ -135,14 +128,24 @@ impl ToolCache {
     /// A cache of `inner`'s results (cut at `max` bytes) over `tape` (from `load_cache`),
     /// appending to `out`.
     pub fn new(inner: Arc<dyn ToolHost>, tape: Tape, out: Arc<LineFile>, max: usize) -> Self {
-        write_lists(inner.as_ref(), &out, &mut tape.lists());
-        ToolCache { inner, tape, out, max }
+        let lists = Lists::new(inner.as_ref(), out.clone(), tape.clone());
+        ToolCache {
+            inner,
+            tape,
+            out,
+            lists,
+            max,
+        }
     }
 }
 
 impl Around for ToolCache {
     fn inner(&self) -> &dyn ToolHost {
         self.inner.as_ref()
+    }
+
+    fn lists(&self) -> Option<&Lists> {
+        Some(&self.lists)
     }
 
     fn answer<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {

@@ -67,8 +67,8 @@ pub fn run(
         let _entered = runtime.enter();
         Box::pin(setup::interruption())
     };
-    let agents = setup::tool_agents(&config, &[plan]);
-    let servers = runtime.block_on(setup::start_tools(&config, &agents, &args.replies, signalled.as_mut()))?;
+    let tools = setup::run_servers(&config, plan, &options);
+    let servers = runtime.block_on(setup::start_tools(&config, tools, &args.replies, signalled.as_mut()))?;
     let engine = Engine::new(EngineParts {
         run_id,
         config: config.clone(),

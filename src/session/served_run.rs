@@ -59,12 +59,13 @@ impl Team {
             Ok((_, Err(answer))) | Err(answer) => return answer,
         };
         let options = plan_options(&config, &self.plan_args_of(&call));
-        // The run's own servers: started before its first call, stopped at its end.
-        let agents = setup::tool_agents(&config, &[&plan]);
+        // The run's own servers: started before its first call (or on first need when its
+        // departments are chosen while it runs), stopped at its end.
+        let tools = setup::run_servers(&config, &plan, &options);
         // A cancel (or the server stopping) while they start gives the start up too.
         let stop = stop.shared();
         let stopped = std::pin::pin!(stop.clone().map(|()| Exit::Interrupted));
-        let servers = match setup::start_tools(&config, &agents, &ReplyOptions::default(), stopped).await {
+        let servers = match setup::start_tools(&config, tools, &ReplyOptions::default(), stopped).await {
             Ok(servers) => servers,
             Err(e) => return message(e),
         };

@@ -43,12 +43,38 @@ pub fn tool_agents<'c>(config: &'c Config, plans: &[&Plan]) -> Vec<&'c Agent> {
     config.agents.iter().filter(|a| ids.contains(a.id.as_str())).collect()
 }
 
-/// Starts the MCP servers `agents` use, concurrently, before the first LLM call; none under
-/// `--replay` (its cassette answers) or when no agent has tools. A server that fails is the
-/// command's `error:` line (exit 2); a signal meanwhile stops what started and the command.
+/// When a run's MCP servers start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerStart {
+    /// All together before the first LLM call; one that fails stops the command (exit 2).
+    BeforeRun,
+    /// Each when the first agent that uses it is about to call its model; one that fails
+    /// fails that agent's attempts. For runs whose departments are chosen while they run.
+    OnFirstNeed,
+}
+
+/// The servers of one run of `plan`: the agents whose tools it may call, and when their
+/// servers start (on first need when its departments are chosen while it runs, see
+/// [`crate::plan::chosen_while_running`]).
+pub fn run_servers<'c>(
+    config: &'c Config,
+    plan: &Plan,
+    options: &crate::plan::PlanOptions,
+) -> (Vec<&'c Agent>, ServerStart) {
+    let when = match crate::plan::chosen_while_running(config, &plan.request, options, &plan.routing) {
+        true => ServerStart::OnFirstNeed,
+        false => ServerStart::BeforeRun,
+    };
+    (tool_agents(config, &[plan]), when)
+}
+
+/// Makes the MCP servers `agents` use: started concurrently before the first LLM call, or
+/// started on first need (`when`); none under `--replay` (its cassette answers) or when no
+/// agent has tools. A server that fails before the run is the command's `error:` line
+/// (exit 2); a signal meanwhile stops what started and the command.
 pub async fn start_tools<F>(
     config: &Config,
-    agents: &[&Agent],
+    (agents, when): (Vec<&Agent>, ServerStart),
     replies: &ReplyOptions,
     interrupted: std::pin::Pin<&mut F>,
 ) -> Result<Option<Arc<Servers>>, SessionError>
@@ -58,8 +84,11 @@ where
     if replies.replay.is_some() || agents.is_empty() {
         return Ok(None);
     }
+    if when == ServerStart::OnFirstNeed {
+        return Ok(Some(Arc::new(Servers::planned(config, &agents))));
+    }
     tokio::select! {
-        started = Servers::start(config, agents) => match started {
+        started = Servers::start(config, &agents) => match started {
             Ok(servers) => Ok(Some(Arc::new(servers))),
             Err(e) => Err(SessionError::refused(e.to_string())),
         },

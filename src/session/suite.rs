@@ -263,7 +263,14 @@ pub async fn start_servers<F: std::future::Future<Output = Exit>>(
     for (root, plans) in by_root {
         let config = &loaded.configs[root];
         let agents = setup::tool_agents(config, &plans);
-        match setup::start_tools(config, &agents, replies, interrupted.as_mut()).await {
+        match setup::start_tools(
+            config,
+            (agents, setup::ServerStart::BeforeRun),
+            replies,
+            interrupted.as_mut(),
+        )
+        .await
+        {
             Ok(Some(servers)) => {
                 started.insert(root.clone(), servers);
             }

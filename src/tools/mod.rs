@@ -89,6 +89,14 @@ pub trait ToolHost: Send + Sync {
     /// The tools `server` lists; `None` for a server it does not answer for.
     fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>>;
 
+    /// Makes the named servers answer: starts those not started yet (each once, however
+    /// many ask), or says why one could not start. The engine asks before an agent's first
+    /// request offers their tools; a host whose servers are all up (or recorded) is ready.
+    fn ready<'a>(&'a self, servers: &'a [String]) -> BoxFuture<'a, Result<(), StartError>> {
+        let _ = servers;
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// Runs one tool call: the result's text (text blocks joined by newlines, before any
     /// cut), or why there is none. The host applies the server's `timeout` (with MCP
     /// cancellation); dropping the future cancels the call too.
@@ -114,4 +122,4 @@ mod text;
 mod tests;
 
 pub use oauth::account as oauth_account;
-pub use registry::Servers;
+pub use registry::{Servers, StartError};

@@ -1,18 +1,23 @@
-//! The MCP servers of a run: started together before the first LLM call, every
-//! tool an `allow` names checked, answering the engine's tool calls, stopped together.
+//! The MCP servers of a run, each started once, on first need: all together before the first
+//! LLM call when a run's departments are known beforehand ([`Servers::start`]), or one by one
+//! when the first agent that uses it is about to call its model ([`Servers::planned`], for a
+//! run whose router or questions choose its departments while it runs). Each start checks
+//! every tool an `allow` names; the host answers the engine's tool calls; all stop together.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use futures::future::{join_all, BoxFuture};
+use tokio::sync::OnceCell;
 
 use super::secrets;
 use super::server::Server;
 use super::{ToolError, ToolHost, ToolInfo, ToolRequest};
-use crate::config::{Agent, Approve, Config};
+use crate::config::{Agent, Approve, Config, McpServer, ToolUse};
 
-/// Why the servers could not be started: `mcp server NAME: <why>` (the tail of its stderr
-/// included), for the command to print as its `error:` line (exit 2).
+/// Why a server could not be started: `mcp server NAME: <why>` (the tail of its stderr
+/// included): the command's `error:` line (exit 2) when servers start before the run, the
+/// error of the agent's attempt when one starts on first need.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{}", self.line())]
 pub struct StartError {
@@ -32,9 +37,18 @@ impl StartError {
     }
 }
 
-/// Started MCP servers, by name, and the secrets their words are cleared of.
+/// One server a run may use: its settings, the agents' uses of it (their `allow` and
+/// `approve` checked against its list), and the server once started (or why it could not be).
+struct Slot {
+    settings: McpServer,
+    uses: Vec<(String, ToolUse)>,
+    started: OnceCell<Result<Server, StartError>>,
+}
+
+/// The MCP servers of a run, by name, and the secrets their words are cleared of.
 pub struct Servers {
-    servers: BTreeMap<String, Server>,
+    slots: BTreeMap<String, Slot>,
+    client: Result<reqwest::Client, String>,
     secrets: Vec<String>,
 }
 
@@ -43,125 +57,155 @@ impl Servers {
     /// `allow` names is listed. On a failure every server started is stopped, and the error
     /// is that of the first failing server by name (the same error on every run).
     pub async fn start(config: &Config, agents: &[&Agent]) -> Result<Servers, StartError> {
+        Self::planned(config, agents).started().await
+    }
+
+    /// Starts every server of the config (`orch tools`), checking the `allow` of every agent.
+    pub async fn start_every(config: &Config) -> Result<Servers, StartError> {
+        let agents: Vec<&Agent> = config.agents.iter().filter(|a| !a.tools.is_empty()).collect();
+        let names = config.settings.mcp_servers.keys().map(String::as_str).collect();
+        Self::of(config, names, &agents).started().await
+    }
+
+    /// The servers the `agents` use, none started yet: each starts when [`ToolHost::ready`]
+    /// first names it, and its failure is then that call's error.
+    pub fn planned(config: &Config, agents: &[&Agent]) -> Servers {
         let names = agents
             .iter()
             .flat_map(|a| &a.tools)
             .map(|t| t.server.as_str())
             .collect();
-        Self::start_named(config, names, agents).await
+        Self::of(config, names, agents)
     }
 
-    /// Starts every server of the config (`orch tools`), checking the `allow` of every agent.
-    pub async fn start_every(config: &Config) -> Result<Servers, StartError> {
-        let names = config.settings.mcp_servers.keys().map(String::as_str).collect();
-        let agents: Vec<&Agent> = config.agents.iter().filter(|a| !a.tools.is_empty()).collect();
-        Self::start_named(config, names, &agents).await
-    }
-
-    async fn start_named(config: &Config, names: BTreeSet<&str>, agents: &[&Agent]) -> Result<Servers, StartError> {
-        let secrets = secrets::values(config, |k| std::env::var(k).ok());
-        Self::start_with(config, names, agents, secrets)
-            .await
-            .map_err(|(e, secrets)| StartError {
-                why: secrets::redacted(e.why, &secrets),
-                ..e
-            })
-    }
-
-    /// Starts the `names`d servers; on a failure, its error and the secrets to clear it of.
-    async fn start_with(
-        config: &Config,
-        names: BTreeSet<&str>,
-        agents: &[&Agent],
-        secrets: Vec<String>,
-    ) -> Result<Servers, (StartError, Vec<String>)> {
-        let client = super::http::client().map_err(|e| {
-            let server = names.iter().next().copied().unwrap_or_default().to_string();
-            let why = e.to_string();
-            (StartError { server, why }, secrets.clone())
-        })?;
-        let starts = names.iter().filter_map(|n| config.mcp_server(n)).map(|server| {
-            let (client, secrets) = (&client, &secrets);
-            async move { (server.name.clone(), Server::start(server, client, secrets).await) }
-        });
-        let (mut servers, mut failure) = (BTreeMap::new(), None);
-        for (name, started) in join_all(starts).await {
-            match started {
-                Ok(server) => {
-                    servers.insert(name, server);
-                }
-                Err(e) => {
-                    let why = e.to_string();
-                    failure = failure.or(Some(StartError { server: name, why }));
-                }
-            }
+    fn of(config: &Config, names: BTreeSet<&str>, agents: &[&Agent]) -> Servers {
+        let slot = |settings: &McpServer| {
+            let uses = agents
+                .iter()
+                .flat_map(|a| a.tools.iter().map(move |u| (a, u)))
+                .filter(|(_, u)| u.server == settings.name)
+                .map(|(a, u)| (a.id.clone(), u.clone()));
+            let slot = Slot {
+                settings: settings.clone(),
+                uses: uses.collect(),
+                started: OnceCell::new(),
+            };
+            (settings.name.clone(), slot)
+        };
+        Servers {
+            slots: names
+                .into_iter()
+                .filter_map(|n| config.mcp_server(n))
+                .map(slot)
+                .collect(),
+            client: super::http::client().map_err(|e| e.to_string()),
+            secrets: secrets::values(config, |k| std::env::var(k).ok()),
         }
-        let servers = Servers { servers, secrets };
-        match failure.map_or_else(|| servers.check_allowed(agents), Err) {
-            Ok(()) => Ok(servers),
+    }
+
+    /// Every server started now; on a failure, those started are stopped again.
+    async fn started(self) -> Result<Servers, StartError> {
+        let names: Vec<String> = self.slots.keys().cloned().collect();
+        match self.ready_named(&names).await {
+            Ok(()) => Ok(self),
             Err(e) => {
-                servers.stop_all().await;
-                Err((e, servers.secrets))
+                self.stop_all().await;
+                Err(e)
             }
         }
     }
 
-    /// Every tool an `allow` or an `approve` of `agents` names is one its server lists: a
-    /// misspelt `approve` would otherwise let the tool it meant run without a person's yes.
-    fn check_allowed(&self, agents: &[&Agent]) -> Result<(), StartError> {
-        for agent in agents {
-            for uses in &agent.tools {
-                let Some(server) = self.servers.get(&uses.server) else {
-                    continue;
-                };
-                let tools = server.tools();
-                let approved = match &uses.approve {
-                    Approve::Tools(names) => names.as_slice(),
-                    Approve::Every => &[],
-                };
-                let named = (uses.allow.iter().flatten().map(|n| (n, "allowed for")))
-                    .chain(approved.iter().map(|n| (n, "to approve for")));
-                let missing = named.into_iter().find(|(n, _)| !tools.iter().any(|t| &t.name == *n));
-                if let Some((missing, why)) = missing {
-                    let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-                    let listed = match listed.is_empty() {
-                        true => "it lists no tool".to_string(),
-                        false => format!("it lists {}", listed.join(", ")),
-                    };
-                    return Err(StartError {
-                        server: uses.server.clone(),
-                        why: format!("no tool `{missing}` ({why} agent `{}`); {listed}", agent.id),
-                    });
-                }
+    /// Starts the `names`d servers not yet started, concurrently: the first failure by name.
+    async fn ready_named(&self, names: &[String]) -> Result<(), StartError> {
+        let slots = names.iter().filter_map(|n| self.slots.get(n));
+        let starts = slots.map(|slot| slot.started.get_or_init(|| self.start_one(slot)));
+        let mut failures: Vec<&StartError> = join_all(starts)
+            .await
+            .into_iter()
+            .filter_map(|r| r.as_ref().err())
+            .collect();
+        failures.sort_by(|a, b| a.server.cmp(&b.server));
+        failures.first().map_or(Ok(()), |e| Err((*e).clone()))
+    }
+
+    /// Starts one server and checks its list against its uses; a server that fails the
+    /// check is stopped. The error is cleared of the secrets.
+    async fn start_one(&self, slot: &Slot) -> Result<Server, StartError> {
+        let name = slot.settings.name.clone();
+        let failed = |why: String| StartError {
+            server: name.clone(),
+            why: secrets::redacted(why, &self.secrets),
+        };
+        let client = self.client.as_ref().map_err(|e| failed(e.clone()))?;
+        let server = Server::start(&slot.settings, client, &self.secrets)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        match unlisted(&server.tools(), &slot.uses) {
+            None => Ok(server),
+            Some(why) => {
+                server.stop().await;
+                Err(failed(why))
             }
         }
-        Ok(())
+    }
+
+    /// The server named `name`, if started.
+    fn live(&self, name: &str) -> Option<&Server> {
+        self.slots.get(name)?.started.get()?.as_ref().ok()
     }
 
     /// The server named `name`, if started.
     #[cfg(test)]
     pub fn server(&self, name: &str) -> Option<&Server> {
-        self.servers.get(name)
+        self.live(name)
     }
 
-    /// Stops every server (concurrently: stdin closed, then the group killed after 2 s).
+    /// Stops every server started (concurrently: stdin closed, then the group killed after 2 s).
     pub async fn stop_all(&self) {
-        join_all(self.servers.values().map(Server::stop)).await;
+        join_all(self.slots.keys().filter_map(|n| self.live(n)).map(Server::stop)).await;
     }
+}
+
+/// The first tool an `allow` or an `approve` of the `uses` names that `tools` lacks, worded
+/// with what is listed: a misspelt `approve` would otherwise let the tool it meant run
+/// without a person's yes.
+fn unlisted(tools: &[ToolInfo], uses: &[(String, ToolUse)]) -> Option<String> {
+    for (agent, uses) in uses {
+        let approved = match &uses.approve {
+            Approve::Tools(names) => names.as_slice(),
+            Approve::Every => &[],
+        };
+        let named = (uses.allow.iter().flatten().map(|n| (n, "allowed for")))
+            .chain(approved.iter().map(|n| (n, "to approve for")));
+        let missing = named.into_iter().find(|(n, _)| !tools.iter().any(|t| &t.name == *n));
+        if let Some((missing, why)) = missing {
+            let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            let listed = match listed.is_empty() {
+                true => "it lists no tool".to_string(),
+                false => format!("it lists {}", listed.join(", ")),
+            };
+            return Some(format!("no tool `{missing}` ({why} agent `{agent}`); {listed}"));
+        }
+    }
+    None
 }
 
 impl ToolHost for Servers {
     fn servers(&self) -> Vec<String> {
-        self.servers.keys().cloned().collect()
+        self.slots.keys().filter(|n| self.live(n).is_some()).cloned().collect()
     }
 
     fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {
-        self.servers.get(server).map(Server::tools)
+        self.live(server).map(Server::tools)
+    }
+
+    fn ready<'a>(&'a self, servers: &'a [String]) -> BoxFuture<'a, Result<(), StartError>> {
+        Box::pin(self.ready_named(servers))
     }
 
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
-            match self.servers.get(&request.server) {
+            match self.live(&request.server) {
                 Some(server) => {
                     let outcome = server.call(&request.tool, &request.arguments).await;
                     let mut secrets = server.oauth_secrets();

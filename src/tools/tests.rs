@@ -160,3 +160,42 @@ async fn a_hundred_concurrent_calls_on_one_server_each_get_their_answer() {
     assert_eq!(answers, expected);
     servers.stop_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_planned_server_starts_once_on_first_need_however_many_ask() {
+    let starts = std::env::temp_dir().join(format!("orch-starts-{}", std::process::id()));
+    let _ = std::fs::remove_file(&starts);
+    let config = config(fixture().to_str().unwrap(), &["--starts", starts.to_str().unwrap()]);
+    let servers = Servers::planned(&config, &[config.agent("h").unwrap()]);
+    assert!(servers.servers().is_empty(), "nothing starts before it is needed");
+    assert_eq!(
+        servers.call(&request("echo", json!({"text": "x"}))).await,
+        Err(ToolError::Failed {
+            message: "mcp server s is not started".into()
+        })
+    );
+    let names = ["s".to_string()];
+    let asked = futures::future::join_all((0..10).map(|_| servers.ready(&names))).await;
+    assert!(asked.iter().all(Result::is_ok), "{asked:?}");
+    assert_eq!(servers.servers(), ["s"]);
+    assert_eq!(
+        servers.call(&request("echo", json!({"text": "x"}))).await,
+        Ok("x".into())
+    );
+    servers.stop_all().await;
+    let lines = std::fs::read_to_string(&starts).unwrap();
+    let _ = std::fs::remove_file(&starts);
+    assert_eq!(lines.lines().count(), 1, "started {lines:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_planned_server_that_cannot_start_says_why_to_every_one_who_asks() {
+    let config = config("/nonexistent/mcp-server", &[]);
+    let servers = Servers::planned(&config, &[config.agent("h").unwrap()]);
+    let names = ["s".to_string()];
+    let first = servers.ready(&names).await.unwrap_err();
+    assert_eq!(first.server, "s");
+    assert!(first.to_string().starts_with("mcp server s: "), "{first}");
+    assert_eq!(servers.ready(&names).await, Err(first));
+    assert!(servers.servers().is_empty());
+}

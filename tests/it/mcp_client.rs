@@ -117,8 +117,9 @@ fn routed_team(uri: &str, method: &str) -> Root {
     ))
 }
 
-/// `explain`'s servers and the servers a run started are the same: every server of a head
-/// or active specialist, since the router may choose any department.
+/// `explain` lists every server a run may start, since the router may choose any
+/// department; the run starts only those of the agents of the department it chose, when they
+/// first need them.
 async fn explain_lists_the_servers_a_run_starts(method: &str) {
     let script = Script::new(&[]);
     let server = script.serve().await;
@@ -139,16 +140,22 @@ async fn explain_lists_the_servers_a_run_starts(method: &str) {
         "explain lists every server a run may start"
     );
     assert!(!root.path().join("one.txt").exists(), "explain starts none");
-    Test::new(root.path())
-        .args(["run", "--format", "json", "Aladdin"])
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--specialists", "always", "Aladdin"])
         .run();
-    let mut started: Vec<String> = ["one", "two", "three", "four"]
+    let report = report_of(&out);
+    let chosen = &report["departments"][0];
+    assert_eq!(chosen["departmentId"], "d");
+    assert_eq!(chosen["specialistResults"][0]["agentId"], "s");
+    let started: Vec<&str> = ["one", "two", "three", "four"]
         .into_iter()
         .filter(|n| root.path().join(format!("{n}.txt")).exists())
-        .map(str::to_string)
         .collect();
-    started.sort();
-    assert_eq!(started, listed, "the run starts what explain lists, no more");
+    assert_eq!(
+        started,
+        ["one", "three"],
+        "the run starts the servers of `d`'s agents, no more"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -235,3 +235,56 @@ async fn a_cassette_without_tool_lines_still_replays() {
     assert_eq!(outputs(&replayed), outputs(&live));
     assert_eq!(replayed["output"], json!({"d": "h answers."}));
 }
+
+/// On the simulated provider, routed by its router `r` (so the server starts on first need):
+/// department `d`, head `h`, specialist `s` calling `echo` on `fx`.
+fn routed_on_the_simulator() -> Root {
+    Root::orch_yaml(format!(
+        "routing: {{ method: llm, router: r }}\n\
+         mcpServers:\n  fx: {{ command: {:?}, args: [--log, calls.log] }}\n\
+         departments:\n  - {{ id: d, keywords: [aladdin], head: h }}\n\
+         agents:\n  - {{ id: r, role: router }}\n  - {{ id: h, role: head, department: d }}\n\
+         \x20 - {{ id: s, role: specialist, department: d, passingThreshold: 0, tools: [{{ server: fx, allow: [echo] }}] }}\n",
+        crate::mcp::fixture()
+    ))
+}
+
+/// The `kind` of each line of `file`, in order ("" for LLM lines).
+fn kinds(root: &Root, file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root.path().join(file)).unwrap();
+    let kind = |l: &str| {
+        serde_json::from_str::<Value>(l).unwrap()["kind"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    text.lines().map(kind).collect()
+}
+
+#[test]
+fn a_server_started_on_first_need_is_listed_before_its_first_call_and_replays() {
+    let root = routed_on_the_simulator();
+    let recorded = run(&root, ["--record", "run.jsonl"]);
+    assert_eq!(fixture_log(&root), ["call echo"]);
+    let kinds_recorded = kinds(&root, "run.jsonl");
+    let listed = kinds_recorded.iter().position(|k| k == "tools").expect("no tools line");
+    let called = kinds_recorded.iter().position(|k| k == "tool").expect("no tool line");
+    assert!(listed < called, "the list follows the call: {kinds_recorded:?}");
+    break_the_server(&root);
+    let replayed = run(&root, ["--replay", "run.jsonl"]);
+    assert_eq!(timeless(replayed), timeless(recorded));
+    assert_eq!(fixture_log(&root).len(), 1, "replay called a tool");
+}
+
+#[test]
+fn a_journal_lists_a_server_started_on_first_need_before_its_first_call() {
+    let root = routed_on_the_simulator();
+    run(&root, ["--journal", "run.journal"]);
+    let kinds = kinds(&root, "run.journal");
+    let listed = kinds.iter().position(|k| k == "tools").expect("no tools line");
+    let started = kinds
+        .iter()
+        .position(|k| k == "tool_start")
+        .expect("no tool_start line");
+    assert!(listed < started, "the list follows the call: {kinds:?}");
+}

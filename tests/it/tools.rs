@@ -369,24 +369,83 @@ fn agents_without_tools_run_beside_servers_in_the_config() {
     assert!(!root.path().join("started").exists(), "a server was started");
 }
 
+/// [`with_notes`] routed by the router agent, whose choice comes while the run runs.
+fn routed() -> Root {
+    with_notes("[routing]\nmethod = \"llm\"\nrouter = \"router\"\n")
+}
+
 #[test]
-fn with_a_router_to_ask_the_servers_of_every_agent_it_may_choose_start() {
-    // Keywords alone would send this request to `notes`; the router may choose `research`.
-    let root = with_notes("[routing]\nmethod = \"llm\"\nrouter = \"router\"\n");
-    Test::new(root.path())
+fn a_routed_run_starts_only_the_servers_of_the_department_it_chose() {
+    // Keywords and the router send this to `notes`, whose agents have no tools: `docs` (down)
+    // and `files` (`touch started`) are never started, though the router might have chosen
+    // `research` (explain lists them as servers the run could start).
+    let root = routed();
+    let out = Test::new(root.path())
         .args(["run", "--format", "json", "take notes"])
-        .status(2)
-        .stdout("")
-        .stderr(DOCS_DOWN)
-        .run();
-    assert!(root.path().join("started").exists(), "files was not started");
-    // `--department` skips the router: the plan is exact again, and starts no server.
-    std::fs::remove_file(root.path().join("started")).unwrap();
-    Test::new(root.path())
-        .args(["run", "--format", "json", "--department", "notes", "take notes"])
         .status(0)
+        .stderr("")
         .run();
+    assert_eq!(json(&out)["departments"][0]["departmentId"], "notes");
     assert!(!root.path().join("started").exists(), "a server was started");
+    let plan = json(
+        &Test::new(root.path())
+            .args(["explain", "--format", "json", "take notes"])
+            .status(0)
+            .run(),
+    );
+    let names: Vec<&str> = plan["mcpServers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["docs", "files"]);
+}
+
+#[test]
+fn a_routed_run_whose_server_cannot_start_fails_that_department_and_keeps_its_report() {
+    let root = routed();
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "research the web for it"])
+        .status(1)
+        .stderr(format!(
+            "error: unable to generate: every department failed; first, `research`: {}",
+            DOCS_DOWN.trim_start_matches("error: ")
+        ))
+        .run();
+    let report = json(&out);
+    let research = &report["departments"][0];
+    assert_eq!(
+        (&research["departmentId"], &research["status"], &research["error"]),
+        (
+            &json!("research"),
+            &json!("failed"),
+            &json!(DOCS_DOWN.trim_start_matches("error: ").trim_end())
+        )
+    );
+    // The router's call was made; the head sent no request and was not retried.
+    assert_eq!(report["usage"]["calls"], 1);
+    assert_eq!(research["usage"]["calls"], 0);
+    assert_eq!(research["metadata"]["departmentRetries"], 0);
+}
+
+#[test]
+fn a_run_that_stops_for_input_starts_no_server() {
+    // One keyword (confidence 0.35) is below `clarifyBelow`: the run asks which department
+    // is meant and runs none, so neither `docs` (down) nor `files` starts.
+    let root = team_on(None);
+    let toml = std::fs::read_to_string(root.path().join("orch.toml")).unwrap();
+    root.write("orch.toml", format!("[routing]\nclarifyBelow = 0.9\n{toml}"));
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "--specialists", "always", REQUEST])
+        .status(5)
+        .stderr(
+            "error: needs input: 1 question asked; run again with `--approvals prompt` to answer on the \
+             terminal, or with `--journal FILE` to answer later\n",
+        )
+        .run();
+    assert_eq!(json(&out)["status"], "needs-input");
+    assert!(!root.path().join("started").exists(), "files was started");
 }
 
 #[test]
