@@ -29,12 +29,18 @@ mod tests {
         let ids: Vec<String> = (0..200).map(|i| format!("case-{i}")).collect();
         let (t, v) = split(ids.iter().map(String::as_str), "0", 0.3);
         assert_eq!(t.len() + v.len(), 200);
-        assert!((40..80).contains(&v.len()), "{} on validation", v.len());
+        // FNV-1a 64 of "0\ncase-0" is 3742 mod 10,000 (training at 0.3), of "0\ncase-1" 1953
+        // (validation): computed apart from this code.
+        assert!(!is_validation("0", "case-0", 0.3) && is_validation("0", "case-1", 0.3));
+        assert!(is_validation("0", "case-0", 0.3743) && !is_validation("0", "case-0", 0.3742));
+        assert_eq!((v.len(), &v[..8]), (59, &[1, 6, 13, 16, 19, 22, 23, 28][..]));
         let (none, all) = split(ids.iter().map(String::as_str), "0", 0.0);
         assert_eq!((none.len(), all.len()), (200, 0));
         let (again, _) = split(ids.iter().map(String::as_str), "0", 0.3);
         assert_eq!(again, t);
         let (other, _) = split(ids.iter().map(String::as_str), "7", 0.3);
         assert_ne!(other, t);
+        let (_, v7) = split(ids.iter().map(String::as_str), "7", 0.3);
+        assert_eq!((v7.len(), &v7[..8]), (61, &[1, 2, 6, 7, 16, 17, 18, 21][..]));
     }
 }

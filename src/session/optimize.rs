@@ -79,7 +79,8 @@ pub fn optimize(args: &OptimizeOptions, loaded: &Loaded) -> Result<(Optimization
         (config.clone(), providers),
         reflector,
         (replaying, outer),
-    );
+    )
+    .keeping(setup.targets.iter().map(|t| t.id.clone()));
     check_baseline(&bench, &setup)?;
     let optimization = optimize::optimize(&mut bench, &setup).map_err(SessionError::refused)?;
     drop(bench);

@@ -38,6 +38,11 @@ pub struct EngineBench<'a> {
     outer: Arc<crate::engine::Budget>,
     /// The reflection errors already warned of (each is said once).
     warned: std::collections::HashSet<String>,
+    /// The agents whose first attempts a run keeps (the targets; every agent until told).
+    kept: Vec<String>,
+    /// The last candidate's target, by agent and instructions: a candidate runs on many
+    /// cases, and its config is copied once, not once a case.
+    candidate: Option<(String, String, Target)>,
 }
 
 impl<'a> EngineBench<'a> {
@@ -56,6 +61,7 @@ impl<'a> EngineBench<'a> {
             providers,
         };
         let gate = suite::gate(std::iter::once(&target));
+        let kept = target.config.agents.iter().map(|a| a.id.clone()).collect();
         EngineBench {
             runtime,
             loaded,
@@ -75,20 +81,33 @@ impl<'a> EngineBench<'a> {
             replay,
             outer,
             warned: Default::default(),
+            kept,
+            candidate: None,
         }
     }
 
-    /// The target with `agent`'s instructions replaced.
-    fn with(&self, agent: &str, instructions: &str) -> Target {
-        let mut config = (*self.target.config).clone();
-        if let Some(a) = config.agents.iter_mut().find(|a| a.id == agent) {
-            a.instructions = instructions.to_string();
+    /// Keeps only the first attempts of `agents` (the targets: nothing else is read).
+    pub fn keeping(mut self, agents: impl IntoIterator<Item = String>) -> Self {
+        self.kept = agents.into_iter().collect();
+        self
+    }
+
+    /// The target with `agent`'s instructions replaced (the config copied once a candidate).
+    fn with(&mut self, agent: &str, instructions: &str) -> Target {
+        let same = |(a, i, _): &(String, String, Target)| a == agent && i == instructions;
+        if !self.candidate.as_ref().is_some_and(same) {
+            let mut config = (*self.target.config).clone();
+            if let Some(a) = config.agents.iter_mut().find(|a| a.id == agent) {
+                a.instructions = instructions.to_string();
+            }
+            let target = Target {
+                config: Arc::new(config),
+                ..share(&self.target)
+            };
+            self.candidate = Some((agent.to_string(), instructions.to_string(), target));
         }
-        Target {
-            config: Arc::new(config),
-            schemas: self.target.schemas.clone(),
-            providers: self.target.providers.clone(),
-        }
+        let (_, _, target) = self.candidate.as_ref().expect("made above");
+        share(target)
     }
 
     /// Adds what a report's or a judging's calls spent.
@@ -98,10 +117,14 @@ impl<'a> EngineBench<'a> {
         self.spent.completion_tokens += completion;
         self.spent.cost_usd += cost;
     }
+}
 
-    /// The ids of the agents a run's attempts are kept for.
-    fn kept(&self) -> Vec<String> {
-        self.target.config.agents.iter().map(|a| a.id.clone()).collect()
+/// Another handle on `target` (its config, schemas and providers are shared).
+fn share(target: &Target) -> Target {
+    Target {
+        config: target.config.clone(),
+        schemas: target.schemas.clone(),
+        providers: target.providers.clone(),
     }
 }
 
@@ -134,11 +157,7 @@ impl Bench for EngineBench<'_> {
     fn run(&mut self, case: usize, with: Option<(&str, &str)>) -> Result<Ran, String> {
         let target = match with {
             Some((agent, instructions)) => self.with(agent, instructions),
-            None => Target {
-                config: self.target.config.clone(),
-                schemas: self.target.schemas.clone(),
-                providers: self.target.providers.clone(),
-            },
+            None => share(&self.target),
         };
         let (i, case_) = &self.cases[case];
         let runner = Runner {
@@ -166,10 +185,8 @@ impl Bench for EngineBench<'_> {
         let (u, j) = (&report.usage, &record.judged.usage);
         self.add(u.calls, u.prompt_tokens, u.completion_tokens, u.cost_usd);
         self.add(j.calls, j.prompt_tokens, j.completion_tokens, j.cost_usd);
-        let attempts = self
-            .kept()
-            .into_iter()
-            .filter_map(|id| Some((id.clone(), first_attempt(&target.config, &report, &id)?)))
+        let attempts = (self.kept.iter())
+            .filter_map(|id| Some((id.clone(), first_attempt(&target.config, &report, id)?)))
             .collect();
         Ok(Ran {
             passed: record.passed,

@@ -127,6 +127,13 @@ async fn a_prompt_counted_at_a_default_window_but_longer_is_said_once_even_quiet
         .unwrap()
         .parse()
         .unwrap();
+    // The estimate is every character the first request (the specialist's) sent, 4 to a
+    // token: computed here from the body the server received.
+    let first: Value = serde_json::from_slice(&server.received_requests().await.unwrap()[0].body).unwrap();
+    let chars: usize = (first["messages"].as_array().unwrap().iter())
+        .map(|m| m["content"].as_str().unwrap().chars().count())
+        .sum();
+    assert_eq!(m, chars as u64 / 4, "{err}");
     assert!(m > 2048, "{err}");
     assert_eq!(
         lines[0],
