@@ -167,14 +167,16 @@ fn router_line(plan: &Plan) -> Option<String> {
     })
 }
 
-/// The servers a run of the plan starts, when there are some.
+/// The servers a run of the plan starts (or may start, when a router chooses), if any.
 fn servers(plan: &Plan, style: Style) -> Option<Node> {
     let servers: Vec<Node> = plan.mcp_servers.iter().map(|s| Node::leaf(server_line(s))).collect();
-    let label = format!(
-        "{} {}",
-        style.bold("mcp servers"),
-        style.dim("(a run starts them; explain starts none)")
-    );
+    let when = match plan.routing.router.is_some() {
+        true => {
+            "(a run may start them: each when an agent of a department it chose first needs it; explain starts none)"
+        }
+        false => "(a run starts them; explain starts none)",
+    };
+    let label = format!("{} {}", style.bold("mcp servers"), style.dim(when));
     (!servers.is_empty()).then(|| Node::new(label, servers))
 }
 

@@ -400,6 +400,16 @@ fn a_routed_run_starts_only_the_servers_of_the_department_it_chose() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["docs", "files"]);
+    let tree = Test::new(root.path())
+        .args(["explain", "--format", "tree", "take notes"])
+        .status(0)
+        .run();
+    let said = "── mcp servers (a run may start them: each when an agent of a department it chose first needs it; explain starts none)";
+    assert!(
+        crate::common::stdout(&tree).lines().any(|l| l.ends_with(said)),
+        "{}",
+        crate::common::stdout(&tree)
+    );
 }
 
 #[test]
