@@ -882,7 +882,11 @@ const MIN_POLL_SECONDS: f64 = 0.1;
 
 /// Seconds between polls: a decimal number of at least 0.1.
 fn poll_interval(s: &str) -> Result<std::time::Duration, String> {
-    let secs = s.trim().parse::<f64>().ok().filter(|n| n.is_finite() && *n >= MIN_POLL_SECONDS);
+    let secs = s
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= MIN_POLL_SECONDS);
     let interval = secs.and_then(|n| std::time::Duration::try_from_secs_f64(n).ok());
     interval.ok_or_else(|| format!("`{s}` is not a number of seconds of 0.1 or more"))
 }

@@ -221,7 +221,10 @@ mod tests {
     #[test]
     fn an_anthropic_batch_is_its_lines_in_one_requests_array() {
         let body = batch_requests(&[r#"{"custom_id":"a"}"#, r#"{"custom_id":"b"}"#]);
-        assert_eq!(&bytes(&body)[..], br#"{"requests":[{"custom_id":"a"},{"custom_id":"b"}]}"#);
+        assert_eq!(
+            &bytes(&body)[..],
+            br#"{"requests":[{"custom_id":"a"},{"custom_id":"b"}]}"#
+        );
         assert_eq!(&bytes(&batch_requests(&[]))[..], br#"{"requests":[]}"#);
     }
 

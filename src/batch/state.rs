@@ -279,7 +279,10 @@ fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
         Err(Unread::Missing) => return Ok((Folded::default(), true)),
         Err(Unread::NotFile(what)) => return Err(BatchError::Io(shown, format!("it is {what}, not a file"))),
         Err(Unread::TooLarge(_)) => {
-            return Err(BatchError::Io(shown, format!("larger than {} MiB", MAX_STATE_BYTES >> 20)))
+            return Err(BatchError::Io(
+                shown,
+                format!("larger than {} MiB", MAX_STATE_BYTES >> 20),
+            ))
         }
         Err(Unread::Io(e)) => return Err(BatchError::Io(shown, crate::read::io_reason(&e))),
     };

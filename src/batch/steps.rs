@@ -128,20 +128,22 @@ fn groups(parked: BTreeMap<String, Parked>) -> Vec<Group> {
     let mut out: BTreeMap<(String, String), Group> = BTreeMap::new();
     for (id, p) in parked {
         let line = request_line(p.kind, &id, &p.body);
-        let group = out.entry((p.provider.clone(), p.model.clone())).or_insert_with(|| Group {
-            to: Submitted {
-                provider: p.provider,
-                kind: p.kind,
-                base_url: p.base_url,
-                key_env: p.key_env,
-                model: p.model,
-                id: String::new(),
-                requests: Vec::new(),
-                submitted_at: 0,
-                ended: None,
-            },
-            lines: Vec::new(),
-        });
+        let group = out
+            .entry((p.provider.clone(), p.model.clone()))
+            .or_insert_with(|| Group {
+                to: Submitted {
+                    provider: p.provider,
+                    kind: p.kind,
+                    base_url: p.base_url,
+                    key_env: p.key_env,
+                    model: p.model,
+                    id: String::new(),
+                    requests: Vec::new(),
+                    submitted_at: 0,
+                    ended: None,
+                },
+                lines: Vec::new(),
+            });
         group.lines.push((id, line));
     }
     out.into_values().collect()

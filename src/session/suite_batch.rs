@@ -69,7 +69,11 @@ fn binding(args: &TestOptions, loaded: &Loaded) -> Result<serde_json::Value, Ses
     let suites: Vec<PathBuf> = (args.suites.iter())
         .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
         .collect();
-    let digests: Vec<String> = args.suites.iter().map(|p| content_digest(p)).collect::<Result<_, _>>()?;
+    let digests: Vec<String> = args
+        .suites
+        .iter()
+        .map(|p| content_digest(p))
+        .collect::<Result<_, _>>()?;
     Ok(serde_json::json!({
         "suites": suites,
         "suiteDigests": digests,
@@ -194,5 +198,31 @@ impl Batch {
         }
         let _ = std::fs::remove_file(&self.scratch);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_is_bound_by_its_content_and_one_that_cannot_be_read_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let suite = dir.path().join("s.yaml");
+        std::fs::write(&suite, "abc").unwrap();
+        let digest = content_digest(&suite).unwrap();
+        assert_eq!(
+            digest,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        for (path, why) in [
+            (dir.path().to_path_buf(), "it is a directory, not a file"),
+            (dir.path().join("gone.yaml"), "no such file"),
+        ] {
+            let refused = content_digest(&path).unwrap_err();
+            assert_eq!(refused.exit(), Exit::Usage);
+            let said = format!("cannot read the suite {}: {why}", path.display());
+            assert_eq!(refused.to_string(), said);
+        }
     }
 }
