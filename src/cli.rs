@@ -870,9 +870,25 @@ pub struct TestArgs {
     /// With --batch: poll and submit new waves for up to SECONDS before exiting 75.
     #[arg(long, value_name = "SECONDS", requires = "batch")]
     pub batch_wait: Option<u64>,
-    /// With --batch-wait: seconds between polls.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "batch", value_parser = clap::value_parser!(u64).range(1..))]
-    pub batch_poll: u64,
+    /// With --batch-wait: seconds between polls (decimals allowed, at least 0.1).
+    #[arg(long, value_name = "SECONDS", default_value = "30", requires = "batch", value_parser = poll_interval)]
+    pub batch_poll: std::time::Duration,
+}
+
+/// The least time between two polls of pending batches, in seconds (as `watch -n` has it):
+/// a batch takes minutes at the least, and a busy loop would only spend the provider's
+/// rate limit.
+const MIN_POLL_SECONDS: f64 = 0.1;
+
+/// Seconds between polls: a decimal number of at least 0.1.
+fn poll_interval(s: &str) -> Result<std::time::Duration, String> {
+    let secs = s
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= MIN_POLL_SECONDS);
+    let interval = secs.and_then(|n| std::time::Duration::try_from_secs_f64(n).ok());
+    interval.ok_or_else(|| format!("`{s}` is not a number of seconds of 0.1 or more"))
 }
 
 /// A number of cases to sample: 1 or more (a sample of none would run nothing).

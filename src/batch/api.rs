@@ -1,9 +1,12 @@
 //! The HTTP of the batch APIs: JSON in and out, a multipart upload, a JSONL download; the
 //! key read from its variable at each request and never kept; a request that fails to
-//! connect, or a 429 or 5xx, tried again a few times.
+//! connect, or a 429 or 5xx, tried again a few times. A body is built once and shared by
+//! every try (a batch's upload may be a few hundred megabytes).
 
 use std::time::Duration;
 
+// The `bytes` crate's buffer, as hyper (and so reqwest) re-export it: a clone shares it.
+use hyper::body::Bytes;
 use serde_json::Value;
 
 use crate::config::ProviderKind;
@@ -44,10 +47,10 @@ pub enum Body {
     None,
     /// A JSON value.
     Json(Value),
-    /// JSON, as text.
-    Raw(String),
-    /// A multipart form: its boundary and bytes.
-    Multipart(String, Vec<u8>),
+    /// JSON, as text (shared by every try).
+    Raw(Bytes),
+    /// A multipart form: its boundary and bytes (shared by every try).
+    Multipart(String, Bytes),
 }
 
 impl Api {
@@ -164,10 +167,12 @@ fn first(text: &str, n: usize) -> &str {
     &text[..end]
 }
 
-/// A multipart form of `purpose=batch` and the JSONL `file`: its boundary and bytes.
-pub fn batch_upload(jsonl: &[u8]) -> Body {
+/// A multipart form of `purpose=batch` and the JSONL `file` of `lines` (each a request
+/// line, a newline after each): its boundary and bytes, written once.
+pub fn batch_upload(lines: &[&str]) -> Body {
     let boundary = format!("orch-{}", super::random_id());
-    let mut out = Vec::with_capacity(jsonl.len() + 400);
+    let size: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let mut out = Vec::with_capacity(size + 400);
     let part = |out: &mut Vec<u8>, head: &str| {
         out.extend_from_slice(format!("--{boundary}\r\n{head}\r\n\r\n").as_bytes());
     };
@@ -177,7 +182,63 @@ pub fn batch_upload(jsonl: &[u8]) -> Body {
         &mut out,
         "Content-Disposition: form-data; name=\"file\"; filename=\"batch.jsonl\"\r\nContent-Type: application/jsonl",
     );
-    out.extend_from_slice(jsonl);
+    for line in lines {
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
     out.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    Body::Multipart(boundary, out)
+    Body::Multipart(boundary, Bytes::from(out))
+}
+
+/// The body of an Anthropic batch of `lines` (each a request line): `{"requests":[…]}`,
+/// written once.
+pub fn batch_requests(lines: &[&str]) -> Body {
+    let size: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let mut out = Vec::with_capacity(size + 16);
+    out.extend_from_slice(br#"{"requests":["#);
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(line.as_bytes());
+    }
+    out.extend_from_slice(b"]}");
+    Body::Raw(Bytes::from(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes of a body that has some.
+    fn bytes(body: &Body) -> &Bytes {
+        match body {
+            Body::Raw(b) | Body::Multipart(_, b) => b,
+            _ => panic!("a body without bytes"),
+        }
+    }
+
+    #[test]
+    fn an_anthropic_batch_is_its_lines_in_one_requests_array() {
+        let body = batch_requests(&[r#"{"custom_id":"a"}"#, r#"{"custom_id":"b"}"#]);
+        assert_eq!(
+            &bytes(&body)[..],
+            br#"{"requests":[{"custom_id":"a"},{"custom_id":"b"}]}"#
+        );
+        assert_eq!(&bytes(&batch_requests(&[]))[..], br#"{"requests":[]}"#);
+    }
+
+    #[test]
+    fn an_upload_is_its_lines_each_with_a_newline_and_every_try_shares_its_bytes() {
+        let body = batch_upload(&["one", "two"]);
+        let Body::Multipart(boundary, sent) = &body else {
+            panic!("not a form")
+        };
+        let text = std::str::from_utf8(sent).unwrap();
+        let file = "Content-Type: application/jsonl\r\n\r\none\ntwo\n\r\n";
+        assert!(text.contains(file), "{text}");
+        assert!(text.ends_with(&format!("\r\n--{boundary}--\r\n")), "{text}");
+        // A try's clone is the same buffer, not a copy.
+        assert_eq!(sent.clone().as_ptr(), sent.as_ptr());
+    }
 }

@@ -85,7 +85,7 @@ impl Batched {
                         base_url: self.settings.base_url.clone(),
                         key_env: self.settings.api_key_env.clone(),
                         model: req.model.clone(),
-                        body: body.to_string(),
+                        body,
                     };
                     self.waves.park(id, parked);
                     run.park().await

@@ -1,16 +1,24 @@
 //! A batch state file, read and folded: what every invocation submitted, what came back,
 //! what still waits. Lines are appended (and flushed) as things happen; a torn last line,
 //! what a kill in the middle of a write leaves, is cut off with a warning before anything
-//! is appended, so only the last line can ever be malformed.
+//! is appended, so only the last line can ever be malformed. Lines are written as every
+//! line file of orch is ([`LineFile`]: one write each, under the file's lock), and the file
+//! is read under the same lock (so `orch batch status` never sees half a line), bounded.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use super::lines::{From, Line, Reply, Why};
 use super::BatchError;
 use crate::config::ProviderKind;
+use crate::read::{read_bounded_shared, Unread};
+use crate::sink::LineFile;
+
+/// The largest state read (1 GiB): a state keeps every answer of its suite, but a device
+/// or a runaway file is refused, not slurped.
+const MAX_STATE_BYTES: u64 = 1 << 30;
 
 /// A batch as submitted, and how it ended once read.
 #[derive(Clone, Debug)]
@@ -33,6 +41,34 @@ pub struct Submitted {
     pub submitted_at: u64,
     /// Its final state once its results were read; `None`: pending.
     pub ended: Option<String>,
+}
+
+impl Submitted {
+    /// The line that says these requests are about to be submitted, and where.
+    pub fn intent_line(&self) -> Line {
+        Line::Intent {
+            provider: self.provider.clone(),
+            kind: self.kind,
+            base_url: self.base_url.clone(),
+            key_env: self.key_env.clone(),
+            model: self.model.clone(),
+            requests: self.requests.clone(),
+        }
+    }
+
+    /// The line of these requests accepted as the provider's batch `id` at `submitted_at`.
+    pub fn into_batch_line(self, id: String, submitted_at: u64) -> Line {
+        Line::Batch {
+            provider: self.provider,
+            kind: self.kind,
+            base_url: self.base_url,
+            key_env: self.key_env,
+            model: self.model,
+            id,
+            requests: self.requests,
+            submitted_at,
+        }
+    }
 }
 
 /// Everything a state file says, folded.
@@ -160,10 +196,12 @@ impl Folded {
 
 /// A state file open for appending, and what it says.
 pub struct State {
-    path: PathBuf,
     /// The lock of the state, held as long as the invocation uses it.
     _held: crate::record::Held,
-    file: Mutex<std::fs::File>,
+    /// The file, appended to a line at a time.
+    file: LineFile,
+    /// Whether its first write error was told (once: the next lines likely fail alike).
+    warned: AtomicBool,
     folded: Mutex<Folded>,
 }
 
@@ -176,15 +214,12 @@ impl State {
         if !fresh && folded.binding != binding {
             return Err(refusal(path, &folded.binding, &binding));
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| BatchError::Io(path.display().to_string(), e.to_string()))?;
+        let file = LineFile::append(path, "the batch state")
+            .map_err(|e| BatchError::Io(path.display().to_string(), e.io.to_string()))?;
         let state = State {
-            path: path.to_path_buf(),
             _held: held,
-            file: Mutex::new(file),
+            file,
+            warned: AtomicBool::new(false),
             folded: Mutex::new(folded),
         };
         if fresh {
@@ -212,16 +247,18 @@ impl State {
         Ok((read(path, false)?.0, held))
     }
 
-    /// Appends `line` to the file in one write, and takes it into account.
+    /// Appends `line` to the file in one write, and takes it into account. The first write
+    /// that fails is told at once, as a warning: the run goes on with what it holds.
     pub fn append(&self, line: &Line) {
-        let text = serde_json::to_string(line).expect("a state line always serializes") + "\n";
-        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        let text = serde_json::to_string(line).expect("a state line always serializes");
         // One unbuffered write: the line is with the system the moment this returns, so a
         // kill of orch loses nothing after it.
-        if let Err(e) = file.write_all(text.as_bytes()) {
-            eprintln!("warning: cannot write the batch state {}: {e}", self.path.display());
+        self.file.line(&text);
+        if let Some(e) = self.file.error() {
+            if !self.warned.swap(true, Ordering::SeqCst) {
+                eprintln!("warning: {e}");
+            }
         }
-        drop(file);
         self.with(|f| f.take(line.clone()));
     }
 
@@ -237,10 +274,17 @@ impl State {
 /// last refuses the file.
 fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
     let shown = path.display().to_string();
-    let text = match std::fs::read(path) {
+    let text = match read_bounded_shared(path, MAX_STATE_BYTES) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Folded::default(), true)),
-        Err(e) => return Err(BatchError::Io(shown, e.to_string())),
+        Err(Unread::Missing) => return Ok((Folded::default(), true)),
+        Err(Unread::NotFile(what)) => return Err(BatchError::Io(shown, format!("it is {what}, not a file"))),
+        Err(Unread::TooLarge(_)) => {
+            return Err(BatchError::Io(
+                shown,
+                format!("larger than {} MiB", MAX_STATE_BYTES >> 20),
+            ))
+        }
+        Err(Unread::Io(e)) => return Err(BatchError::Io(shown, crate::read::io_reason(&e))),
     };
     let mut folded = Folded::default();
     let mut good = 0;

@@ -18,21 +18,12 @@ pub async fn reconcile(waves: &Waves) {
     let (state_id, orphans) = waves
         .state
         .with(|f| (f.id.clone(), f.orphans().into_iter().cloned().collect::<Vec<_>>()));
-    for intent in orphans.iter().filter(|i| i.kind != ProviderKind::Anthropic) {
+    for intent in orphans.into_iter().filter(|i| i.kind != ProviderKind::Anthropic) {
         let Ok(api) = Api::new(intent.kind, &intent.base_url, intent.key_env.as_deref()) else {
             continue;
         };
         match wire::find(&api, &state_id, &intent.requests).await {
-            Ok(Some((id, submitted_at))) => waves.state.append(&Line::Batch {
-                provider: intent.provider.clone(),
-                kind: intent.kind,
-                base_url: intent.base_url.clone(),
-                key_env: intent.key_env.clone(),
-                model: intent.model.clone(),
-                id,
-                requests: intent.requests.clone(),
-                submitted_at,
-            }),
+            Ok(Some((id, submitted_at))) => waves.state.append(&intent.into_batch_line(id, submitted_at)),
             Ok(None) => {}
             Err(e) => eprintln!("warning: cannot look for the batches of an interrupted submission: {e}"),
         }
@@ -113,74 +104,99 @@ async fn keep_results(
 /// requests unsent for the next invocation. One warning per provider; the count of the
 /// requests left unsent.
 pub async fn submit(waves: &Waves) -> usize {
-    let mut deferred = 0;
     let state_id = waves.state.with(|f| f.id.clone());
-    let mut groups: BTreeMap<(String, String), Vec<(String, Parked)>> = BTreeMap::new();
-    for (id, parked) in waves.take_parked() {
-        groups
-            .entry((parked.provider.clone(), parked.model.clone()))
-            .or_default()
-            .push((id, parked));
-    }
-    for ((provider, model), requests) in groups {
-        for chunk in chunks(&requests) {
-            let ids: Vec<String> = chunk.iter().map(|(id, _)| id.clone()).collect();
-            let first = &chunk[0].1;
-            waves.state.append(&Line::Intent {
-                provider: provider.clone(),
-                kind: first.kind,
-                base_url: first.base_url.clone(),
-                key_env: first.key_env.clone(),
-                model: model.clone(),
-                requests: ids.clone(),
-            });
-            let lines: Vec<_> = chunk.iter().map(|(id, p)| request_line(p.kind, id, &p.body)).collect();
-            let sent = match Api::new(first.kind, &first.base_url, first.key_env.as_deref()) {
-                Ok(api) => wire::submit(&api, first.kind, &state_id, &lines).await,
-                Err(e) => Err(e),
-            };
-            match sent {
-                Ok(id) => waves.state.append(&Line::Batch {
-                    provider: provider.clone(),
-                    kind: first.kind,
-                    base_url: first.base_url.clone(),
-                    key_env: first.key_env.clone(),
-                    model: model.clone(),
-                    id,
-                    requests: ids,
-                    submitted_at: now(),
-                }),
-                Err(e) if e.transient => {
-                    waves.warn_deferred(&provider, &e.to_string());
-                    deferred += ids.len();
-                }
-                Err(e) => {
-                    waves.warn_provider(&provider, &format!("refused a batch ({e})"));
-                    ids.iter().for_each(|id| waves.fail(id, Why::Errored));
-                }
-            }
+    let mut deferred = 0;
+    for group in groups(waves.take_parked()) {
+        for chunk in chunks(group.to.kind, &group.lines) {
+            deferred += submit_one(waves, &state_id, &group.to, chunk).await;
         }
     }
     deferred
 }
 
-/// `requests` cut into batches at the provider's limits (requests and bytes).
-fn chunks(requests: &[(String, Parked)]) -> Vec<&[(String, Parked)]> {
-    let Some((_, first)) = requests.first() else {
-        return Vec::new();
+/// The parked requests of one provider and model, each as its line in a batch: built once,
+/// measured to cut the batches, then sent.
+struct Group {
+    /// Where they go: an intent with no requests yet.
+    to: Submitted,
+    /// Each request's id and line, in the order of their ids.
+    lines: Vec<(String, String)>,
+}
+
+/// `parked` by provider and model, each request's body made its line (and dropped).
+fn groups(parked: BTreeMap<String, Parked>) -> Vec<Group> {
+    let mut out: BTreeMap<(String, String), Group> = BTreeMap::new();
+    for (id, p) in parked {
+        let line = request_line(p.kind, &id, &p.body);
+        let group = out
+            .entry((p.provider.clone(), p.model.clone()))
+            .or_insert_with(|| Group {
+                to: Submitted {
+                    provider: p.provider,
+                    kind: p.kind,
+                    base_url: p.base_url,
+                    key_env: p.key_env,
+                    model: p.model,
+                    id: String::new(),
+                    requests: Vec::new(),
+                    submitted_at: 0,
+                    ended: None,
+                },
+                lines: Vec::new(),
+            });
+        group.lines.push((id, line));
+    }
+    out.into_values().collect()
+}
+
+/// Submits `chunk` as one batch where `to` says, its intent line first; the count of its
+/// requests left unsent for now.
+async fn submit_one(waves: &Waves, state_id: &str, to: &Submitted, chunk: &[(String, String)]) -> usize {
+    let intent = Submitted {
+        requests: chunk.iter().map(|(id, _)| id.clone()).collect(),
+        ..to.clone()
     };
-    let (most, bytes) = limits(first.kind);
+    waves.state.append(&intent.intent_line());
+    let lines: Vec<&str> = chunk.iter().map(|(_, line)| line.as_str()).collect();
+    let sent = match Api::new(intent.kind, &intent.base_url, intent.key_env.as_deref()) {
+        Ok(api) => wire::submit(&api, intent.kind, state_id, &lines).await,
+        Err(e) => Err(e),
+    };
+    match sent {
+        Ok(id) => {
+            waves.state.append(&intent.into_batch_line(id, now()));
+            0
+        }
+        Err(e) if e.transient => {
+            waves.warn_deferred(&intent.provider, &e.to_string());
+            intent.requests.len()
+        }
+        Err(e) => {
+            waves.warn_provider(&intent.provider, &format!("refused a batch ({e})"));
+            intent.requests.iter().for_each(|id| waves.fail(id, Why::Errored));
+            0
+        }
+    }
+}
+
+/// `lines` (ids and request lines) cut into batches at the limits of `kind` (requests and
+/// bytes, a newline after each line).
+fn chunks(kind: ProviderKind, lines: &[(String, String)]) -> Vec<&[(String, String)]> {
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let (most, bytes) = limits(kind);
     let mut out = Vec::new();
     let (mut start, mut size) = (0, 0);
-    for (i, (id, parked)) in requests.iter().enumerate() {
-        let line = request_line(parked.kind, id, &parked.body).len() + 1;
+    for (i, (_, line)) in lines.iter().enumerate() {
+        let line = line.len() + 1;
         if i > start && (i - start >= most || size + line > bytes) {
-            out.push(&requests[start..i]);
+            out.push(&lines[start..i]);
             (start, size) = (i, 0);
         }
         size += line;
     }
-    out.push(&requests[start..]);
+    out.push(&lines[start..]);
     out
 }
 
@@ -189,4 +205,18 @@ pub fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_are_cut_at_the_provider_s_count_of_requests() {
+        let (most, _) = limits(ProviderKind::OpenAi);
+        let lines: Vec<(String, String)> = (0..most + 1).map(|i| (i.to_string(), "{}".to_string())).collect();
+        let cut: Vec<usize> = chunks(ProviderKind::OpenAi, &lines).iter().map(|c| c.len()).collect();
+        assert_eq!(cut, [most, 1]);
+        assert!(chunks(ProviderKind::Anthropic, &[]).is_empty());
+    }
 }

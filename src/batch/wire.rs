@@ -10,7 +10,7 @@ use reqwest::Method;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::api::{batch_upload, Api, ApiError, Body};
+use super::api::{batch_requests, batch_upload, Api, ApiError, Body};
 use super::lines::Why;
 use crate::config::ProviderKind;
 
@@ -57,20 +57,16 @@ pub struct Polled {
     files: Vec<String>,
 }
 
-/// Submits `lines` (each a request line) as one batch; the provider's id of it.
-pub async fn submit(api: &Api, kind: ProviderKind, state_id: &str, lines: &[String]) -> Result<String, ApiError> {
+/// Submits `lines` (each a request line) as one batch; the provider's id of it. The body
+/// is written once, whatever the tries.
+pub async fn submit(api: &Api, kind: ProviderKind, state_id: &str, lines: &[&str]) -> Result<String, ApiError> {
     let created = match kind {
         ProviderKind::Anthropic => {
-            let body = Body::Raw(format!(r#"{{"requests":[{}]}}"#, lines.join(",")));
-            api.json(Method::POST, "/messages/batches", &body).await?
+            api.json(Method::POST, "/messages/batches", &batch_requests(lines))
+                .await?
         }
         _ => {
-            let mut jsonl = Vec::new();
-            for line in lines {
-                jsonl.extend_from_slice(line.as_bytes());
-                jsonl.push(b'\n');
-            }
-            let file = api.json(Method::POST, "/files", &batch_upload(&jsonl)).await?;
+            let file = api.json(Method::POST, "/files", &batch_upload(lines)).await?;
             let body = Body::Json(json!({
                 "input_file_id": text(&file, "id")?,
                 "endpoint": "/v1/chat/completions",

@@ -143,8 +143,8 @@ pub struct TestOptions {
     pub batch: Option<PathBuf>,
     /// Seconds this invocation waits for pending batches (none: it exits at once).
     pub batch_wait: Option<u64>,
-    /// Seconds between polls of pending batches.
-    pub batch_poll: u64,
+    /// The time between polls of pending batches.
+    pub batch_poll: std::time::Duration,
     /// How much of each run's report a results line holds.
     pub results_detail: crate::suite::ResultsDetail,
 }

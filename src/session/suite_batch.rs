@@ -48,7 +48,7 @@ pub enum Waved {
 /// Opens the state of `--batch`, bound to the suites, their configs and the selection.
 pub fn open(args: &TestOptions, loaded: &Loaded) -> Result<Option<Batch>, SessionError> {
     let Some(path) = &args.batch else { return Ok(None) };
-    let state = State::open(path, binding(args, loaded)).map_err(SessionError::refused)?;
+    let state = State::open(path, binding(args, loaded)?).map_err(SessionError::refused)?;
     let mut scratch = path.clone().into_os_string();
     scratch.push(".results");
     Ok(Some(Batch {
@@ -56,7 +56,7 @@ pub fn open(args: &TestOptions, loaded: &Loaded) -> Result<Option<Batch>, Sessio
         path: path.clone(),
         scratch: scratch.into(),
         wait: args.batch_wait.map(Duration::from_secs),
-        poll: Duration::from_secs(args.batch_poll),
+        poll: args.batch_poll,
         recording: None,
     }))
 }
@@ -64,13 +64,17 @@ pub fn open(args: &TestOptions, loaded: &Loaded) -> Result<Option<Batch>, Sessio
 /// What a state is bound to: the suite files (by their canonical path, however they were
 /// named, and their content's digest), each config's digest, and the flags that choose the
 /// case runs.
-fn binding(args: &TestOptions, loaded: &Loaded) -> serde_json::Value {
+fn binding(args: &TestOptions, loaded: &Loaded) -> Result<serde_json::Value, SessionError> {
     let configs: Vec<String> = loaded.roots.iter().map(|r| crate::record::config_digest(r)).collect();
     let suites: Vec<PathBuf> = (args.suites.iter())
         .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
         .collect();
-    let digests: Vec<String> = args.suites.iter().map(|p| content_digest(p)).collect();
-    serde_json::json!({
+    let digests: Vec<String> = args
+        .suites
+        .iter()
+        .map(|p| content_digest(p))
+        .collect::<Result<_, _>>()?;
+    Ok(serde_json::json!({
         "suites": suites,
         "suiteDigests": digests,
         "configs": configs,
@@ -81,14 +85,29 @@ fn binding(args: &TestOptions, loaded: &Loaded) -> serde_json::Value {
             "passRate": args.pass_rate, "rerunFailed": args.rerun_failed,
             "provider": args.replies.provider, "model": args.replies.model,
         },
-    })
+    }))
 }
 
-/// The SHA-256 of the file at `path`, in hex (of nothing when it cannot be read).
-fn content_digest(path: &Path) -> String {
+/// The largest suite file digested: it was read whole when loaded, at most a few MiB; the
+/// bound only keeps a file swapped for a device since from being slurped.
+const MAX_SUITE_BYTES: u64 = 64 << 20;
+
+/// The SHA-256 of the suite file at `path`, in hex. A file that cannot be read again is
+/// refused (exit 2): the digest of nothing would bind the state to a suite no one wrote,
+/// and the next invocation would call the suite edited.
+fn content_digest(path: &Path) -> Result<String, SessionError> {
+    use crate::read::{read_bounded, Unread};
     use sha2::{Digest, Sha256};
-    let bytes = std::fs::read(path).unwrap_or_default();
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    let bytes = read_bounded(path, MAX_SUITE_BYTES).map_err(|e| {
+        let why = match e {
+            Unread::Missing => "no such file".to_string(),
+            Unread::NotFile(what) => format!("it is {what}, not a file"),
+            Unread::TooLarge(_) => format!("larger than {} MiB", MAX_SUITE_BYTES >> 20),
+            Unread::Io(e) => crate::read::io_reason(&e),
+        };
+        SessionError::refused(format!("cannot read the suite {}: {why}", crate::read::display(path)))
+    })?;
+    Ok(Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Drops a case run stuck on parked calls, and counts it.
@@ -179,5 +198,31 @@ impl Batch {
         }
         let _ = std::fs::remove_file(&self.scratch);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_is_bound_by_its_content_and_one_that_cannot_be_read_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let suite = dir.path().join("s.yaml");
+        std::fs::write(&suite, "abc").unwrap();
+        let digest = content_digest(&suite).unwrap();
+        assert_eq!(
+            digest,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        for (path, why) in [
+            (dir.path().to_path_buf(), "it is a directory, not a file"),
+            (dir.path().join("gone.yaml"), "no such file"),
+        ] {
+            let refused = content_digest(&path).unwrap_err();
+            assert_eq!(refused.exit(), Exit::Usage);
+            let said = format!("cannot read the suite {}: {why}", path.display());
+            assert_eq!(refused.to_string(), said);
+        }
     }
 }

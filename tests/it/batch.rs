@@ -450,7 +450,7 @@ async fn an_openai_suite_goes_in_waves_across_invocations_and_ends_as_a_live_run
 #[tokio::test(flavor = "multi_thread")]
 async fn an_anthropic_suite_finishes_in_one_invocation_with_batch_wait() {
     let (mock, _server, root) = suite_on("anthropic", Ending::Answered).await;
-    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 0));
     assert_eq!(summary["passed"], 2);
     assert_eq!(summary["batch"]["succeeded"], 2);
     assert_eq!(summary["batch"]["batches"], 2);
@@ -464,7 +464,7 @@ async fn an_anthropic_suite_finishes_in_one_invocation_with_batch_wait() {
 async fn requests_a_batch_failed_go_live_and_count_as_errored_expired_or_cancelled() {
     for (how, field) in [("server_error", "errored"), ("batch_expired", "expired")] {
         let (mock, _server, root) = suite_on("openai", Ending::JudgeFails(how)).await;
-        let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+        let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 0));
         assert_eq!(summary["batch"][field], 1, "{how}: {}", summary["batch"]);
         assert_eq!(summary["batch"]["live"], 1);
         assert_eq!(summary["batch"]["succeeded"], 1);
@@ -505,7 +505,7 @@ async fn status_shows_each_batch_and_cancel_sends_its_requests_live_next_time() 
         .stdout("cancelled batch_1\n")
         .run();
     mock.set(Ending::Answered);
-    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 0));
     assert_eq!(summary["batch"]["cancelled"], 1);
     assert_eq!(summary["batch"]["live"], 1, "the cancelled request went live");
 }
@@ -594,7 +594,7 @@ async fn a_kill_after_the_provider_accepted_a_batch_never_submits_it_again() {
         "the provider made the batch orch did not record"
     );
     mock.hold(None);
-    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 0));
     assert_eq!(summary["passed"], 2);
     let requests = all_requests(&mock);
     let unique: std::collections::BTreeSet<&String> = requests.iter().collect();
@@ -613,7 +613,7 @@ async fn a_kill_while_results_are_read_reads_them_again_and_pays_nothing_twice()
     mock.hold(Some("content"));
     killed_while_held(&root, &mock);
     mock.hold(None);
-    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 0));
     assert_eq!(summary["passed"], 2);
     assert_eq!(summary["batch"]["succeeded"], 2);
     assert_eq!(
@@ -665,7 +665,7 @@ async fn each_repeat_of_a_case_is_its_own_request() {
     let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
     let summary = json(&batch_test(
         &root,
-        &["--repeat", "2", "--batch-wait", "60", "--batch-poll", "1"],
+        &["--repeat", "2", "--batch-wait", "60", "--batch-poll", "0.1"],
         0,
     ));
     assert_eq!(summary["passed"], 2);
@@ -686,7 +686,7 @@ async fn an_agent_with_tools_calls_live_once_with_one_warning_and_its_replies_an
         crate::mcp::fixture()
     ));
     root.write("s.yaml", SUITE);
-    let out = batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0);
+    let out = batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 0);
     let summary = json(&out);
     assert_eq!(summary["passed"], 2);
     let warning = "warning: agent h uses tools: its calls are made live, not batched";
@@ -720,7 +720,7 @@ async fn with_record_the_cassette_ends_as_a_live_run_s_and_replays_the_suite() {
     batch_test(&root, &["--record", "batched.jsonl"], 75);
     let summary = json(&batch_test(
         &root,
-        &["--record", "batched.jsonl", "--batch-wait", "60", "--batch-poll", "1"],
+        &["--record", "batched.jsonl", "--batch-wait", "60", "--batch-poll", "0.1"],
         0,
     ));
     let lines = |f: &str| std::fs::read_to_string(root.path().join(f)).unwrap().lines().count();
@@ -750,8 +750,12 @@ async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_re
         "{}",
         stderr(&out)
     );
-    let out = batch_test(&root, &["--batch-poll", "0"], 2);
-    assert!(stderr(&out).contains("--batch-poll"), "{}", stderr(&out));
+    // A poll is a tenth of a second at the least: a shorter one would hammer the API.
+    for poll in ["0", "0.05", "inf", "soon"] {
+        let out = batch_test(&root, &["--batch-poll", poll], 2);
+        let said = format!("invalid value '{poll}' for '--batch-poll <SECONDS>': `{poll}` is not a number of seconds of 0.1 or more");
+        assert!(stderr(&out).contains(&said), "{}", stderr(&out));
+    }
     let out = Test::new(root.path())
         .any_stderr()
         .args(["batch", "status", "nowhere.state"])
@@ -763,6 +767,31 @@ async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_re
         stderr(&out)
     );
     assert_eq!(mock.batched().len(), 1, "nothing more was submitted");
+}
+
+/// `orch test --batch st` and `orch batch status st` on what is at `st`: exit 2 and `said`.
+fn refused_state(root: &Root, said: &str) {
+    let out = batch_test(root, &[], 2);
+    assert!(stderr(&out).contains(said), "{}", stderr(&out));
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["batch", "status", "st"])
+        .status(2)
+        .run();
+    assert!(stderr(&out).contains(said), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_that_is_a_directory_or_a_fifo_is_refused_unread() {
+    let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
+    std::fs::create_dir(root.path().join("st")).unwrap();
+    refused_state(&root, "error: cannot use the batch state st: it is a directory, not a file");
+    std::fs::remove_dir(root.path().join("st")).unwrap();
+    // A FIFO is never opened to wait for a writer: refused at once.
+    let made = std::process::Command::new("mkfifo").arg(root.path().join("st")).status();
+    assert!(made.unwrap().success());
+    refused_state(&root, "error: cannot use the batch state st: it is a FIFO, not a file");
+    assert_eq!((mock.batched().len(), mock.live()), (0, 0), "nothing sent");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -834,7 +863,7 @@ async fn a_state_in_use_by_another_invocation_is_refused_and_nothing_is_submitte
     assert_eq!(mock.live(), 0);
     // The lock file a killed orch left is taken over, and goes when its holder ends.
     mock.hold(None);
-    batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0);
+    batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 0);
     assert!(!root.path().join("st.lock").exists());
 }
 
@@ -845,7 +874,7 @@ async fn a_submission_that_fails_for_now_sends_nothing_live_and_the_next_invocat
     mock.0.lock().unwrap().unavailable = true;
     let root = root_on(&server.uri(), "openai");
     root.write("s.yaml", SUITE);
-    let out = batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 75);
+    let out = batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 75);
     assert_eq!(out.stdout, b"");
     let err = stderr(&out);
     assert_eq!(
@@ -878,7 +907,7 @@ async fn a_submission_that_fails_for_now_sends_nothing_live_and_the_next_invocat
     );
     // The server is back: the requests are batched, at the batch price, none live.
     mock.0.lock().unwrap().unavailable = false;
-    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "1"], 0));
+    let summary = json(&batch_test(&root, &["--batch-wait", "60", "--batch-poll", "0.1"], 0));
     assert_eq!(
         summary["batch"],
         json!({"batches": 2, "requests": 2, "succeeded": 2, "errored": 0, "expired": 0, "cancelled": 0, "live": 0})
