@@ -1,6 +1,8 @@
 //! Reading a file whole, bounded: configs, schemas, cassettes, the `--cache` file and the
 //! reports `orch report` pages all come through [`read_bounded`], so a FIFO never hangs a
-//! read and a device or a runaway file is never slurped. Imports nothing of ours.
+//! read and a device or a runaway file is never slurped. An HTTP body read whole (a
+//! provider's reply, an OAuth answer, a metadata document) comes through [`read_body_bounded`],
+//! so a server never makes orch hold more than its cap. Imports nothing of ours.
 
 use std::io::Read;
 use std::path::Path;
@@ -126,6 +128,31 @@ impl Entry {
             Entry::Other(what) => what,
         }
     }
+}
+
+/// Why [`read_body_bounded`] refused an HTTP body.
+#[derive(Debug)]
+pub enum BodyUnread {
+    /// It is longer than the cap (its `Content-Length` says so, or its bytes passed it).
+    TooLarge,
+    /// The connection failed while it was read.
+    Broken(reqwest::Error),
+}
+
+/// The body of `response`, at most `max` bytes: a `Content-Length` beyond the cap is refused
+/// before any byte is read, and a body that passes it is read no further.
+pub async fn read_body_bounded(mut response: reqwest::Response, max: u64) -> Result<Vec<u8>, BodyUnread> {
+    if response.content_length().is_some_and(|n| n > max) {
+        return Err(BodyUnread::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(BodyUnread::Broken)? {
+        if (body.len() + chunk.len()) as u64 > max {
+            return Err(BodyUnread::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// An I/O error as a reason in a message: the common kinds in plain words.
