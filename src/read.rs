@@ -229,6 +229,48 @@ mod tests {
         }
     }
 
+    /// A loopback server that answers one request with `head` then `body` and hangs up.
+    async fn answering(head: &'static str, body: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let _ = socket.read(&mut [0u8; 4096]).await;
+            let answer = format!("HTTP/1.1 200 OK\r\nconnection: close\r\n{head}\r\n{body}");
+            let _ = socket.write_all(answer.as_bytes()).await;
+        });
+        url
+    }
+
+    async fn body_of(head: &'static str, body: &'static str, max: u64) -> Result<Vec<u8>, BodyUnread> {
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(crate::tls::client_config().unwrap())
+            .build()
+            .unwrap();
+        let response = client.get(answering(head, body).await).send().await.unwrap();
+        read_body_bounded(response, max).await
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_up_to_its_cap_and_refused_past_it() {
+        let chunked = "transfer-encoding: chunked\r\n";
+        assert_eq!(body_of(chunked, "4\r\nabcd\r\n0\r\n\r\n", 4).await.unwrap(), b"abcd");
+        assert!(matches!(
+            body_of(chunked, "4\r\nabcd\r\n0\r\n\r\n", 3).await,
+            Err(BodyUnread::TooLarge)
+        ));
+        // A length past the cap is refused unread (read, this short body would be broken).
+        assert!(matches!(
+            body_of("content-length: 100\r\n", "abcd", 50).await,
+            Err(BodyUnread::TooLarge)
+        ));
+        assert!(matches!(
+            body_of("content-length: 100\r\n", "abcd", 100).await,
+            Err(BodyUnread::Broken(_))
+        ));
+    }
+
     #[test]
     fn io_errors_read_as_plain_reasons() {
         let missing = std::io::Error::from(std::io::ErrorKind::NotFound);

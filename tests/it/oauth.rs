@@ -156,11 +156,16 @@ async fn a_token_near_its_expiry_is_refreshed_before_use() {
 async fn sequence(server: &wiremock::MockServer, from: usize) -> Vec<(String, String, String)> {
     let requests = server.received_requests().await.unwrap();
     let token = |r: &wiremock::Request| {
-        let bearer = r.headers.get("authorization").and_then(|v| v.to_str().ok()?.strip_prefix("Bearer "));
+        let bearer = r
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok()?.strip_prefix("Bearer "));
         let refresh = crate::common::oauth::form(r).remove("refresh_token");
         bearer.map(String::from).or(refresh).unwrap_or_else(|| "-".into())
     };
-    let seen = requests[from..].iter().map(|r| (r.method.to_string(), r.url.path().to_string(), token(r)));
+    let seen = requests[from..]
+        .iter()
+        .map(|r| (r.method.to_string(), r.url.path().to_string(), token(r)));
     seen.collect()
 }
 

@@ -252,7 +252,9 @@ async fn read_bounded(response: reqwest::Response, url: &Url) -> Result<Vec<u8>,
     crate::read::read_body_bounded(response, MAX_METADATA_BYTES as u64)
         .await
         .map_err(|unread| match unread {
-            crate::read::BodyUnread::TooLarge => format!("the metadata at {url} is larger than {MAX_METADATA_BYTES} bytes"),
+            crate::read::BodyUnread::TooLarge => {
+                format!("the metadata at {url} is larger than {MAX_METADATA_BYTES} bytes")
+            }
             crate::read::BodyUnread::Broken(e) => format!("cannot read {url}: {}", super::cause(&e)),
         })
 }

@@ -178,7 +178,10 @@ async fn off_runtime<T: Send + 'static>(
 ) -> Result<T, OAuthError> {
     match tokio::task::spawn_blocking(work).await {
         Ok(done) => done,
-        Err(e) => Err(OAuthError::of(server, format!("its token file was not read or written: {e}"))),
+        Err(e) => Err(OAuthError::of(
+            server,
+            format!("its token file was not read or written: {e}"),
+        )),
     }
 }
 
