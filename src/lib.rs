@@ -7,8 +7,8 @@
 //! sideways import, and on a module missing from it.
 //!
 //! 0. `text`, `exit`, `sink`, `read`, `tls`, `statistics`, `condition`: vocabulary every layer may use
-//!    (words, scores, ids; exit codes; files written line by line; files read whole, bounded;
-//!    the TLS of every HTTPS client; Fisher's test, Wilson's interval, McNemar's test,
+//!    (words, scores, ids; exit codes; files written line by line; files and HTTP bodies read
+//!    whole, bounded; the TLS of every HTTPS client; Fisher's test, Wilson's interval, McNemar's test,
 //!    binomial coefficients, Cohen's κ; CEL conditions)
 //! 1. `config`, `trace`: files -> positioned nodes -> wire structs -> checked model; spans
 //! 2. `plan`: routing, complexity, specialists, call bounds, the DAG; pure

@@ -1,6 +1,8 @@
 //! Reading a file whole, bounded: configs, schemas, cassettes, the `--cache` file and the
 //! reports `orch report` pages all come through [`read_bounded`], so a FIFO never hangs a
-//! read and a device or a runaway file is never slurped. Imports nothing of ours.
+//! read and a device or a runaway file is never slurped. An HTTP body read whole (a
+//! provider's reply, an OAuth answer, a metadata document) comes through [`read_body_bounded`],
+//! so a server never makes orch hold more than its cap. Imports nothing of ours.
 
 use std::io::Read;
 use std::path::Path;
@@ -128,6 +130,31 @@ impl Entry {
     }
 }
 
+/// Why [`read_body_bounded`] refused an HTTP body.
+#[derive(Debug)]
+pub enum BodyUnread {
+    /// It is longer than the cap (its `Content-Length` says so, or its bytes passed it).
+    TooLarge,
+    /// The connection failed while it was read.
+    Broken(reqwest::Error),
+}
+
+/// The body of `response`, at most `max` bytes: a `Content-Length` beyond the cap is refused
+/// before any byte is read, and a body that passes it is read no further.
+pub async fn read_body_bounded(mut response: reqwest::Response, max: u64) -> Result<Vec<u8>, BodyUnread> {
+    if response.content_length().is_some_and(|n| n > max) {
+        return Err(BodyUnread::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(BodyUnread::Broken)? {
+        if (body.len() + chunk.len()) as u64 > max {
+            return Err(BodyUnread::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// An I/O error as a reason in a message: the common kinds in plain words.
 pub fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
@@ -200,6 +227,48 @@ mod tests {
                 .success());
             assert!(matches!(read_bounded_shared(&fifo, 9), Err(Unread::NotFile("a FIFO"))));
         }
+    }
+
+    /// A loopback server that answers one request with `head` then `body` and hangs up.
+    async fn answering(head: &'static str, body: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let _ = socket.read(&mut [0u8; 4096]).await;
+            let answer = format!("HTTP/1.1 200 OK\r\nconnection: close\r\n{head}\r\n{body}");
+            let _ = socket.write_all(answer.as_bytes()).await;
+        });
+        url
+    }
+
+    async fn body_of(head: &'static str, body: &'static str, max: u64) -> Result<Vec<u8>, BodyUnread> {
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(crate::tls::client_config().unwrap())
+            .build()
+            .unwrap();
+        let response = client.get(answering(head, body).await).send().await.unwrap();
+        read_body_bounded(response, max).await
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_up_to_its_cap_and_refused_past_it() {
+        let chunked = "transfer-encoding: chunked\r\n";
+        assert_eq!(body_of(chunked, "4\r\nabcd\r\n0\r\n\r\n", 4).await.unwrap(), b"abcd");
+        assert!(matches!(
+            body_of(chunked, "4\r\nabcd\r\n0\r\n\r\n", 3).await,
+            Err(BodyUnread::TooLarge)
+        ));
+        // A length past the cap is refused unread (read, this short body would be broken).
+        assert!(matches!(
+            body_of("content-length: 100\r\n", "abcd", 50).await,
+            Err(BodyUnread::TooLarge)
+        ));
+        assert!(matches!(
+            body_of("content-length: 100\r\n", "abcd", 100).await,
+            Err(BodyUnread::Broken(_))
+        ));
     }
 
     #[test]

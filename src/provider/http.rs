@@ -386,23 +386,17 @@ impl HttpClient {
     /// `Content-Length` beyond it is refused before any byte is read).
     async fn body(
         &self,
-        mut resp: reqwest::Response,
+        resp: reqwest::Response,
         timeout: Duration,
         secrets: &[String],
     ) -> Result<Vec<u8>, ProviderError> {
         let limit = self.settings.max_reply_bytes;
-        let too_large = ProviderError::TooLarge { limit };
-        if resp.content_length().is_some_and(|n| n > limit) {
-            return Err(too_large);
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| transport_error(e, timeout, secrets))? {
-            if (body.len() + chunk.len()) as u64 > limit {
-                return Err(too_large);
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
+        crate::read::read_body_bounded(resp, limit)
+            .await
+            .map_err(|unread| match unread {
+                crate::read::BodyUnread::TooLarge => ProviderError::TooLarge { limit },
+                crate::read::BodyUnread::Broken(e) => transport_error(e, timeout, secrets),
+            })
     }
 
     /// A refused connection: which provider, at which URL.

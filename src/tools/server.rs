@@ -137,7 +137,7 @@ impl Server {
                     let transport = StreamableHttpClientTransport::with_client(client.clone(), config_of());
                     return start_http(config, transport, secrets, None).await;
                 };
-                let auth = Arc::new(oauth::Authorizer::new(&config.name, url, settings, client.clone())?);
+                let auth = Arc::new(oauth::Authorizer::new(&config.name, url, settings, client.clone()).await?);
                 let http = oauth::OAuthHttp::new(client.clone(), auth.clone());
                 let transport = StreamableHttpClientTransport::with_client(http, config_of());
                 start_http(config, transport, secrets, Some(auth)).await

@@ -151,6 +151,27 @@ async fn a_token_near_its_expiry_is_refreshed_before_use() {
     assert_eq!(stored["tokens"]["refreshToken"], "rt-2");
 }
 
+/// Each request a mock server received from index `from` on: its method, its path, and the
+/// token it carried (a bearer token, else the refresh token of a token request; `-`: none).
+async fn sequence(server: &wiremock::MockServer, from: usize) -> Vec<(String, String, String)> {
+    let requests = server.received_requests().await.unwrap();
+    let token = |r: &wiremock::Request| {
+        let bearer = r
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok()?.strip_prefix("Bearer "));
+        let refresh = crate::common::oauth::form(r).remove("refresh_token");
+        bearer.map(String::from).or(refresh).unwrap_or_else(|| "-".into())
+    };
+    let seen = requests[from..]
+        .iter()
+        .map(|r| (r.method.to_string(), r.url.path().to_string(), token(r)));
+    seen.collect()
+}
+
+/// A token the server does not know (its stored expiry still far off) is answered 401: it is
+/// refreshed exactly once, the refused request is repeated with the new token, and every later
+/// request carries the new token.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_token_the_server_refuses_is_refreshed_once_and_the_request_repeated() {
     let servers = OAuthServers::start().await;
@@ -160,19 +181,24 @@ async fn a_token_the_server_refuses_is_refreshed_once_and_the_request_repeated()
     let later = chrono::Utc::now().timestamp() + 3000;
     let tokens = json!({"accessToken": "at-unknown", "refreshToken": "rt-good", "expiresAt": later, "tokenEndpoint": token_endpoint});
     stored_tokens(&servers, home.path(), tokens).await;
+    let mcp_before = servers.mcp.received_requests().await.unwrap().len();
+    let auth_before = servers.auth.received_requests().await.unwrap().len();
     let out = tools(&root(&servers.url(), "{}"), home.path()).run();
     let listed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(listed["servers"][0]["tools"][0]["name"], "search_issues");
-    let forms = servers.forms("/token").await;
-    assert_eq!((forms.len(), forms[1]["refresh_token"].as_str()), (2, "rt-good"));
-    let unauthorized = servers.mcp.received_requests().await.unwrap();
-    let sent: Vec<&str> = unauthorized
-        .iter()
-        .filter_map(|r| r.headers.get("authorization")?.to_str().ok())
-        .collect();
-    assert!(
-        sent.contains(&"Bearer at-unknown") && sent.contains(&"Bearer at-2"),
-        "{sent:?}"
+    let seen = |m: &str, p: &str, t: &str| (m.to_string(), p.to_string(), t.to_string());
+    assert_eq!(
+        sequence(&servers.auth, auth_before).await,
+        [seen("POST", "/token", "rt-good")]
+    );
+    assert_eq!(
+        sequence(&servers.mcp, mcp_before).await,
+        [
+            seen("POST", "/mcp", "at-unknown"),
+            seen("POST", "/mcp", "at-2"),
+            seen("POST", "/mcp", "at-2"),
+            seen("POST", "/mcp", "at-2"),
+        ]
     );
 }
 
@@ -425,6 +451,24 @@ async fn metadata_that_redirects_to_another_host_or_is_too_large_is_refused() {
             "error: MCP server tracker: the metadata at {at} is larger than 1048576 bytes\n"
         ))
         .run();
+}
+
+/// A token answer past 1 MiB is refused (its `Content-Length` says so before it is read).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_answer_larger_than_its_cap_is_refused() {
+    let servers = OAuthServers::start().await;
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("x".repeat((1 << 20) + 1)))
+        .with_priority(1)
+        .mount(&servers.auth)
+        .await;
+    let (r, home) = (root(&servers.url(), CREDENTIALS), tempfile::tempdir().unwrap());
+    tools(&r, home.path())
+        .status(2)
+        .stderr("error: MCP server tracker: an answer larger than 1048576 bytes\n")
+        .run();
+    assert!(!home.path().join("oauth").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]

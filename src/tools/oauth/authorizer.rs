@@ -33,14 +33,14 @@ impl Authorizer {
     /// The authorizer of server `name` at `url`: its stored tokens read (a file others may read
     /// is refused), its client secret read. Without tokens an authorization-code server fails
     /// here: it needs a login, which only `orch mcp login` does.
-    pub fn new(
+    pub async fn new(
         name: &str,
         url: &str,
         settings: &OAuthSettings,
         client: reqwest::Client,
     ) -> Result<Authorizer, OAuthError> {
         let client_secret = super::client_secret(name, settings)?;
-        let stored = store::load(name, url)?.unwrap_or_else(|| Stored {
+        let stored = store::load_off_runtime(name, url).await?.unwrap_or_else(|| Stored {
             url: url.to_string(),
             ..Stored::default()
         });
@@ -103,7 +103,9 @@ impl Authorizer {
                 stored.required_scopes.push(scope.clone());
             }
         }
-        let _ = store::save(&self.name, &stored);
+        // Written under the lock: a renewal saving meanwhile would otherwise be overwritten by
+        // this older copy of its tokens.
+        let _ = store::save_off_runtime(&self.name, &stored).await;
         let scope = match needed.is_empty() {
             true => "(unnamed)".to_string(),
             false => needed.join(" "),
@@ -141,15 +143,19 @@ impl Authorizer {
         };
         let access = tokens.access_token.clone();
         stored.tokens = Some(tokens);
+        self.remember(stored.secrets());
+        store::save_off_runtime(&self.name, stored).await?;
+        Ok(access)
+    }
+
+    /// Adds `secrets` to those redacted (each once).
+    fn remember(&self, secrets: Vec<String>) {
         let mut known = self.known.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        for secret in stored.secrets() {
+        for secret in secrets {
             if !known.contains(&secret) {
                 known.push(secret);
             }
         }
-        drop(known);
-        store::save(&self.name, stored)?;
-        Ok(access)
     }
 
     /// The refresh grant, keeping the refresh token when the answer gives none.

@@ -248,23 +248,15 @@ async fn fetch_unbounded_in_time(client: &reqwest::Client, first: &Url) -> Resul
 }
 
 /// The body of `response`, refused past [`MAX_METADATA_BYTES`].
-async fn read_bounded(mut response: reqwest::Response, url: &Url) -> Result<Vec<u8>, String> {
-    let too_large = || format!("the metadata at {url} is larger than {} bytes", MAX_METADATA_BYTES);
-    if response.content_length().is_some_and(|n| n > MAX_METADATA_BYTES as u64) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
+async fn read_bounded(response: reqwest::Response, url: &Url) -> Result<Vec<u8>, String> {
+    crate::read::read_body_bounded(response, MAX_METADATA_BYTES as u64)
         .await
-        .map_err(|e| format!("cannot read {url}: {}", super::cause(&e)))?
-    {
-        if body.len() + chunk.len() > MAX_METADATA_BYTES {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+        .map_err(|unread| match unread {
+            crate::read::BodyUnread::TooLarge => {
+                format!("the metadata at {url} is larger than {MAX_METADATA_BYTES} bytes")
+            }
+            crate::read::BodyUnread::Broken(e) => format!("cannot read {url}: {}", super::cause(&e)),
+        })
 }
 
 #[cfg(test)]

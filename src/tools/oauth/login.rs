@@ -38,7 +38,7 @@ pub async fn login(
 ) -> Result<Stored, OAuthError> {
     let name = login.name;
     let secret = super::client_secret(name, login.settings)?;
-    let before = store::load(name, login.url)?.unwrap_or_default();
+    let before = store::load_off_runtime(name, login.url).await?.unwrap_or_default();
     let challenge = probe(client, login.url).await;
     let found = super::discover(name, client, login.url, challenge.as_ref()).await?;
     let challenged = challenge.map(|c| c.scopes()).unwrap_or_default();
@@ -78,7 +78,7 @@ pub async fn login(
         tokens: Some(tokens),
         required_scopes: before.required_scopes,
     };
-    store::save(name, &stored)?;
+    store::save_off_runtime(name, &stored).await?;
     Ok(stored)
 }
 

@@ -133,8 +133,9 @@ fn check_mode(server: &str, path: &Path) -> Result<(), OAuthError> {
     Ok(())
 }
 
-/// Writes `stored` to its file (mode 0600, in a directory of mode 0700), replacing it whole.
-pub fn save(server: &str, stored: &Stored) -> Result<(), OAuthError> {
+/// Writes `stored` to its file (mode 0600, in a directory of mode 0700), replacing it whole
+/// (blocking: async code calls [`save_off_runtime`]).
+fn save(server: &str, stored: &Stored) -> Result<(), OAuthError> {
     let path = path_for(&stored.url);
     let fail = |e: std::io::Error| OAuthError::of(server, format!("cannot write {}: {e}", path.display()));
     let dir = dir();
@@ -154,6 +155,34 @@ pub fn save(server: &str, stored: &Stored) -> Result<(), OAuthError> {
     file.write_all(text.as_bytes()).map_err(fail)?;
     file.sync_all().map_err(fail)?;
     std::fs::rename(&temporary, &path).map_err(fail)
+}
+
+/// [`save`] on tokio's blocking threads: the runtime's threads never wait on the disk, not
+/// even while a renewal holds the token lock (it awaits this, so the file is written before
+/// the renewed token is used).
+pub async fn save_off_runtime(server: &str, stored: &Stored) -> Result<(), OAuthError> {
+    let (name, stored) = (server.to_string(), stored.clone());
+    off_runtime(server, move || save(&name, &stored)).await
+}
+
+/// [`load`] on tokio's blocking threads.
+pub async fn load_off_runtime(server: &str, url: &str) -> Result<Option<Stored>, OAuthError> {
+    let (name, url) = (server.to_string(), url.to_string());
+    off_runtime(server, move || load(&name, &url)).await
+}
+
+/// `work` (file I/O) run on tokio's blocking threads, and awaited.
+async fn off_runtime<T: Send + 'static>(
+    server: &str,
+    work: impl FnOnce() -> Result<T, OAuthError> + Send + 'static,
+) -> Result<T, OAuthError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done,
+        Err(e) => Err(OAuthError::of(
+            server,
+            format!("its token file was not read or written: {e}"),
+        )),
+    }
 }
 
 /// The directory, made with mode 0700 (an existing one is set to 0700).

@@ -2,6 +2,8 @@
 //! credentials grants (each with `resource`, RFC 8707), the client's authentication as its
 //! registration names it, dynamic client registration (RFC 7591), and PKCE (S256).
 
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -136,15 +138,13 @@ fn credential_forms(registration: &Registration) -> Vec<String> {
 }
 
 /// At most [`MAX_ANSWER_BYTES`] of an answer.
-async fn read(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| super::cause(&e))? {
-        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-            return Err(format!("an answer larger than {MAX_ANSWER_BYTES} bytes"));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+async fn read(response: reqwest::Response) -> Result<Vec<u8>, String> {
+    crate::read::read_body_bounded(response, MAX_ANSWER_BYTES as u64)
+        .await
+        .map_err(|unread| match unread {
+            crate::read::BodyUnread::TooLarge => format!("an answer larger than {MAX_ANSWER_BYTES} bytes"),
+            crate::read::BodyUnread::Broken(e) => super::cause(&e),
+        })
 }
 
 /// The client authentication of a pre-registered client: none without a secret; with one,
@@ -234,25 +234,11 @@ pub fn challenge(verifier: &str) -> String {
 }
 
 /// Base64 (RFC 4648): the URL-safe alphabet without padding, or the standard one with it.
-pub fn base64(bytes: &[u8], url_safe: bool) -> String {
-    let alphabet: &[u8; 64] = match url_safe {
-        true => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
-        false => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-    };
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..=chunk.len() {
-            out.push(alphabet[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-        if !url_safe {
-            out.push_str(&"=="[..3 - chunk.len()]);
-        }
+fn base64(bytes: &[u8], url_safe: bool) -> String {
+    match url_safe {
+        true => URL_SAFE_NO_PAD.encode(bytes),
+        false => STANDARD.encode(bytes),
     }
-    out
 }
 
 #[cfg(test)]
