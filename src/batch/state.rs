@@ -262,6 +262,12 @@ impl State {
         self.with(|f| f.take(line.clone()));
     }
 
+    /// Why a line could not be written, if one could not: the lines lost may have the next
+    /// invocation submit (and pay for) their requests again.
+    pub fn error(&self) -> Option<&str> {
+        self.file.error()
+    }
+
     /// `f` of what the state says now.
     pub fn with<T>(&self, f: impl FnOnce(&mut Folded) -> T) -> T {
         f(&mut self.folded.lock().unwrap_or_else(PoisonError::into_inner))

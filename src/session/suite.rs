@@ -121,7 +121,8 @@ pub fn run_suites(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Lo
     runtime.shutdown_background();
     setup::export_traces(exporter);
     let skipped = chosen.total() - planned.of_case.len();
-    let unwritten = unwritten(&[out_file.as_ref(), recording.as_deref()]);
+    let mut unwritten = unwritten(&[out_file.as_ref(), recording.as_deref()]);
+    unwritten.extend(batch.as_ref().and_then(|b| b.waves.state.error()).map(String::from));
     ended(args, waved?, (chosen, skipped), batch.as_ref(), unwritten)
 }
 
@@ -136,7 +137,9 @@ fn ended(
 ) -> Result<Ended, SessionError> {
     let (tally, interrupted) = match waved {
         Waved::Done(ran) => *ran,
-        Waved::Pending(line) => return Ok(Ended::pending(line)),
+        // A state that lost lines cannot be trusted to go on from: said, not pending.
+        Waved::Pending(line) if unwritten.is_empty() => return Ok(Ended::pending(line)),
+        Waved::Pending(_) => return Err(SessionError::failed(unwritten.join("; "))),
     };
     let mut summary = summary(args, tally, interrupted.is_some(), chosen, skipped)?;
     if let Some(b) = batch {

@@ -753,7 +753,9 @@ async fn a_malformed_line_before_the_last_a_zero_poll_and_a_missing_state_are_re
     // A poll is a tenth of a second at the least: a shorter one would hammer the API.
     for poll in ["0", "0.05", "inf", "soon"] {
         let out = batch_test(&root, &["--batch-poll", poll], 2);
-        let said = format!("invalid value '{poll}' for '--batch-poll <SECONDS>': `{poll}` is not a number of seconds of 0.1 or more");
+        let said = format!(
+            "invalid value '{poll}' for '--batch-poll <SECONDS>': `{poll}` is not a number of seconds of 0.1 or more"
+        );
         assert!(stderr(&out).contains(&said), "{}", stderr(&out));
     }
     let out = Test::new(root.path())
@@ -785,10 +787,15 @@ fn refused_state(root: &Root, said: &str) {
 async fn a_state_that_is_a_directory_or_a_fifo_is_refused_unread() {
     let (mock, _server, root) = suite_on("openai", Ending::Answered).await;
     std::fs::create_dir(root.path().join("st")).unwrap();
-    refused_state(&root, "error: cannot use the batch state st: it is a directory, not a file");
+    refused_state(
+        &root,
+        "error: cannot use the batch state st: it is a directory, not a file",
+    );
     std::fs::remove_dir(root.path().join("st")).unwrap();
     // A FIFO is never opened to wait for a writer: refused at once.
-    let made = std::process::Command::new("mkfifo").arg(root.path().join("st")).status();
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.path().join("st"))
+        .status();
     assert!(made.unwrap().success());
     refused_state(&root, "error: cannot use the batch state st: it is a FIFO, not a file");
     assert_eq!((mock.batched().len(), mock.live()), (0, 0), "nothing sent");
@@ -993,4 +1000,27 @@ async fn a_state_is_bound_to_the_suite_file_however_it_is_named_and_refuses_an_e
         "{err}"
     );
     assert_eq!(mock.batched().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_that_cannot_be_written_ends_the_invocation_failed_not_pending() {
+    let (_mock, _server, root) = suite_on("openai", Ending::Never).await;
+    // Files may not grow past 512 bytes (and the signal that would kill orch is ignored):
+    // the state's head line fits, the lines of the submitted batch do not.
+    let script = "ulimit -f 1; trap '' XFSZ; exec \"$0\" test s.yaml --batch st --format json";
+    let out = std::process::Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_orch")])
+        .current_dir(root.path())
+        .env("BATCH_TEST_KEY", "sk-batch-secret")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.stdout, b"");
+    let last = err.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("error: cannot write the batch state to st: ") && last.contains("File too large"),
+        "{err}"
+    );
+    assert!(!err.contains("batches pending"), "{err}");
 }
