@@ -48,8 +48,10 @@ pub(super) fn execute(
     outcome(&ran.report, &args, printed, ran.signal, ran.unwritten)
 }
 
-/// Prints what the streamed answer did not show of the report's answer.
+/// Prints what the streamed answer did not show of the report's answer, once all it showed
+/// is on stdout.
 fn print_rest(report: &Report, streamed: &session::StreamedAnswer) -> Result<()> {
+    streamed.finish();
     let mut out = super::stdout();
     out.write_all(streamed.rest_of(report).as_bytes())?;
     out.flush()?;
