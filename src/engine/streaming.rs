@@ -330,7 +330,7 @@ mod tests {
     #[test]
     fn a_long_block_is_held_by_its_tail_alone_and_its_answer_heard() {
         let mut pieces = vec!["<think>"];
-        pieces.extend(std::iter::repeat("thinking about teal, ").take(20_000));
+        pieces.extend(std::iter::repeat_n("thinking about teal, ", 20_000));
         pieces.extend(["</thi", "nk>", "\n\n", "Teal", "."]);
         let inner = Arc::new(Heard::default());
         let filter = WithoutReasoning {

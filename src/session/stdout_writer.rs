@@ -64,8 +64,17 @@ impl StdoutWriter {
     /// Waits until everything queued is written (the queue closed, the thread joined);
     /// what is written after goes to stdout at once.
     pub fn finish(&self) {
-        drop(self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take());
-        let thread = self.thread.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        drop(
+            self.queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        );
+        let thread = self
+            .thread
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
         if let Some(thread) = thread {
             let _ = thread.join();
         }

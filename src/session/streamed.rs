@@ -138,8 +138,12 @@ impl StreamedAnswer {
 }
 
 impl StreamedAnswer {
-    /// [`StreamedAnswer::rest`] of `report`'s answer, escaped as `--format text` prints it.
+    /// [`StreamedAnswer::rest`] of `report`'s answer, escaped as `--format text` prints it;
+    /// returned once all the streamed text is on stdout ([`StreamedAnswer::finish`]), so
+    /// that the rest, printed next, comes after it. The caller must not hold stdout's lock:
+    /// the writer needs it to finish.
     pub fn rest_of(&self, report: &crate::report::Report) -> String {
+        self.finish();
         let answer = crate::report::answer(report).map(|a| crate::text::printable_text(&a).into_owned());
         self.rest(answer.as_deref())
     }

@@ -203,7 +203,15 @@ fn a_stream_without_usage_is_estimated_and_said() {
     );
     // "Aladdin steals bread." is 21 characters: 6 tokens at 4 characters a token.
     assert_eq!(report["usage"]["completionTokens"], 6);
-    assert!(report["usage"]["promptTokens"].as_u64().unwrap() > 0);
+    // The prompt is estimated the same way, its system text and its request each rounded
+    // up on their own: "AGENT:h" is 7 characters (2 tokens) and the request 32 (8 tokens).
+    let sent = &server.bodies()[0]["messages"];
+    assert_eq!(
+        (&sent[0]["content"], &sent[1]["content"]),
+        (&json!("AGENT:h"), &json!(REQUEST))
+    );
+    assert_eq!(REQUEST.chars().count(), 32);
+    assert_eq!(report["usage"]["promptTokens"], 2 + 8);
 }
 
 #[test]
@@ -480,7 +488,11 @@ fn a_reader_who_stops_reading_never_holds_up_the_run() {
     let (code, out, err) = read_at_last(child);
     assert_eq!(code, 0, "{err}");
     // All of the answer, in order, then the line it ends with, nothing else.
-    assert!(out == format!("## Stories\n\n{text}\n"), "stdout holds {} bytes", out.len());
+    assert!(
+        out == format!("## Stories\n\n{text}\n"),
+        "stdout holds {} bytes",
+        out.len()
+    );
 }
 
 #[test]
