@@ -48,10 +48,11 @@ pub(super) fn execute(
     outcome(&ran.report, &args, printed, ran.signal, ran.unwritten)
 }
 
-/// Prints what the streamed answer did not show of the report's answer.
+/// Prints what the streamed answer did not show of the report's answer, after all it did.
 fn print_rest(report: &Report, streamed: &session::StreamedAnswer) -> Result<()> {
+    let rest = streamed.rest_of(report);
     let mut out = super::stdout();
-    out.write_all(streamed.rest_of(report).as_bytes())?;
+    out.write_all(rest.as_bytes())?;
     out.flush()?;
     Ok(())
 }

@@ -13,7 +13,7 @@ use crate::config::{Agent, Config};
 use crate::plan::Plan;
 use crate::provider::{Link, Listener, Streamed};
 use crate::report::Usage;
-use crate::text::{strip_reasoning, Reasoning};
+use crate::text::REASONING_TAGS;
 
 /// The calls of a plan whose reply is the run's answer.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -148,7 +148,9 @@ impl Listener for OneCall {
 /// held while it may still open one (`<think>`, `<thinking>`) or while one is open, then
 /// the answer after it (its leading whitespace dropped) goes on; a reply that opens none
 /// goes on whole. A block never closed is never heard (the reply is then kept whole, and
-/// printed at the run's end).
+/// printed at the run's end). Each piece is looked at once: while a block is open only
+/// the new text is searched for its closing tag (with the few characters before it that
+/// may begin a tag split across pieces), so a long block costs no more than its length.
 struct WithoutReasoning {
     inner: Arc<dyn Listener>,
     held: Mutex<Held>,
@@ -157,35 +159,102 @@ struct WithoutReasoning {
 /// What a [`WithoutReasoning`] holds of the current try.
 #[derive(Default)]
 struct Held {
-    /// The text so far, while undecided.
+    /// While undecided, the text so far; while a block is open, only its tail that may
+    /// still begin the closing tag (everything before it has been searched).
     text: String,
+    /// Where the reply stands.
+    state: Reading,
+}
+
+/// How far a [`WithoutReasoning`] has read the current try.
+#[derive(Default)]
+enum Reading {
+    /// Not yet known whether the reply opens a reasoning block.
+    #[default]
+    Undecided,
+    /// A block is open, to end with this closing tag.
+    Open(&'static str),
+    /// The block closed: the whitespace after it is dropped.
+    Closed,
     /// Decided: every piece goes on as it comes.
-    passing: bool,
+    Passing,
 }
 
 /// Whether `text` (its leading whitespace dropped) may still become a reasoning block's
 /// opening tag.
 fn may_open(text: &str) -> bool {
     let t = text.trim_start();
-    ["<think>", "<thinking>"].iter().any(|open| open.starts_with(t))
+    REASONING_TAGS.iter().any(|(open, _)| open.starts_with(t))
+}
+
+impl Held {
+    /// What goes on after `piece`, if anything.
+    fn read(&mut self, piece: &str) -> Option<String> {
+        match self.state {
+            Reading::Passing => Some(piece.to_string()),
+            Reading::Closed => self.after_block(piece),
+            Reading::Undecided => {
+                self.text.push_str(piece);
+                self.opening()
+            }
+            Reading::Open(close) => {
+                self.text.push_str(piece);
+                self.closing(close)
+            }
+        }
+    }
+
+    /// With the text so far undecided: a block opens (then its closing tag is looked
+    /// for), the text may still open one (held), or it cannot (it goes on whole).
+    fn opening(&mut self) -> Option<String> {
+        let body = self.text.trim_start();
+        let opened = REASONING_TAGS
+            .iter()
+            .find_map(|(open, close)| body.strip_prefix(open).map(|rest| (rest.len(), *close)));
+        if let Some((rest, close)) = opened {
+            self.text.drain(..self.text.len() - rest);
+            self.state = Reading::Open(close);
+            return self.closing(close);
+        }
+        if may_open(&self.text) {
+            return None;
+        }
+        self.state = Reading::Passing;
+        Some(std::mem::take(&mut self.text))
+    }
+
+    /// With a block open and `text` its unsearched tail: once `close` is found, the answer
+    /// after it; until then only the last characters that may begin it are kept.
+    fn closing(&mut self, close: &'static str) -> Option<String> {
+        if let Some(at) = self.text.find(close) {
+            let after = self.text.split_off(at + close.len());
+            self.text.clear();
+            self.state = Reading::Closed;
+            return self.after_block(&after);
+        }
+        let mut keep = self.text.len().saturating_sub(close.len() - 1);
+        while !self.text.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        self.text.drain(..keep);
+        None
+    }
+
+    /// After the block: `piece` without leading whitespace goes on once there is any.
+    fn after_block(&mut self, piece: &str) -> Option<String> {
+        let answer = piece.trim_start();
+        if answer.is_empty() {
+            return None;
+        }
+        self.state = Reading::Passing;
+        Some(answer.to_string())
+    }
 }
 
 impl Listener for WithoutReasoning {
     fn piece(&self, text: &str) {
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if held.passing {
-            return self.inner.piece(text);
-        }
-        held.text.push_str(text);
-        let heard = match strip_reasoning(&held.text) {
-            Reasoning::None if may_open(&held.text) => None,
-            Reasoning::None => Some(held.text.clone()),
-            Reasoning::Unclosed => None,
-            Reasoning::Removed { answer, .. } => (!answer.is_empty()).then(|| answer.to_string()),
-        };
-        if let Some(heard) = heard {
-            held.passing = true;
-            held.text.clear();
+        if let Some(heard) = held.read(text) {
             self.inner.piece(&heard);
         }
     }
@@ -247,6 +316,34 @@ mod tests {
         );
         assert_eq!(heard(&["  <thinking>x</thinking> A", "B"]), ["A", "B"]);
         assert_eq!(heard(&["<think>still going"]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_closing_tag_split_across_pieces_is_found() {
+        assert_eq!(heard(&["<think>a", "b</th", "ink>", " Teal"]), ["Teal"]);
+        assert_eq!(heard(&["<thinking>é", "<", "/", "thinking", ">Te", "al"]), ["Te", "al"]);
+        // A tag that only looks like the start of the closing one does not close it.
+        assert_eq!(heard(&["<think>x</thi", "s</think>A"]), ["A"]);
+        assert_eq!(heard(&["<think>x</th", "é</think", ">\n", "\n", "A"]), ["A"]);
+    }
+
+    #[test]
+    fn a_long_block_is_held_by_its_tail_alone_and_its_answer_heard() {
+        let mut pieces = vec!["<think>"];
+        pieces.extend(std::iter::repeat_n("thinking about teal, ", 20_000));
+        pieces.extend(["</thi", "nk>", "\n\n", "Teal", "."]);
+        let inner = Arc::new(Heard::default());
+        let filter = WithoutReasoning {
+            inner: inner.clone(),
+            held: Mutex::new(Held::default()),
+        };
+        for piece in &pieces[..20_001] {
+            filter.piece(piece);
+            // Only what may begin the closing tag is kept, not the block so far.
+            assert!(filter.held.lock().unwrap().text.len() < "</think>".len());
+        }
+        pieces[20_001..].iter().for_each(|p| filter.piece(p));
+        assert_eq!(*inner.0.lock().unwrap(), ["Teal", "."]);
     }
 
     #[test]

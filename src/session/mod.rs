@@ -29,6 +29,7 @@ mod served_conversations;
 mod served_run;
 mod served_suite;
 mod setup;
+mod stdout_writer;
 mod streamed;
 mod suite;
 mod suite_batch;

@@ -1,5 +1,6 @@
 //! The answer printed on stdout as it is written (`orch run --stream`): each piece escaped as
-//! `--format text` escapes the answer, and flushed at once. Text that turns out not to be
+//! `--format text` escapes the answer, and handed at once to a [`StdoutWriter`], whose
+//! thread writes it, so a reader who stops reading never holds up the run. Text that turns out not to be
 //! the answer is never run into by what comes next: a broken stream's text is followed by
 //! the line `[retrying: the stream broke]` before its retry; a call that failed after its
 //! text was printed ends its line at once, and the next call's text (a new attempt, or the
@@ -9,9 +10,9 @@
 //! whose stream went well leaves stdout holding exactly what `--format text` prints, and a
 //! run with no answer leaves what was printed, its line ended.
 
-use std::io::Write;
 use std::sync::Mutex;
 
+use super::stdout_writer::StdoutWriter;
 use crate::provider::Listener;
 use crate::text::printable_text;
 
@@ -28,6 +29,8 @@ pub struct StreamedAnswer {
     state: Mutex<Shown>,
     /// Called once, before the first piece: the progress bars make way.
     before_first: Box<dyn Fn() + Send + Sync>,
+    /// Where the text goes.
+    out: StdoutWriter,
 }
 
 #[derive(Default)]
@@ -78,6 +81,11 @@ impl Shown {
 impl StreamedAnswer {
     /// An answer streamed under `heading`; `before_first` runs before its first piece.
     pub fn new(heading: String, before_first: Box<dyn Fn() + Send + Sync>) -> Self {
+        Self::to(heading, before_first, StdoutWriter::stdout())
+    }
+
+    /// [`StreamedAnswer::new`], its text written by `out`.
+    fn to(heading: String, before_first: Box<dyn Fn() + Send + Sync>, out: StdoutWriter) -> Self {
         StreamedAnswer {
             // Escaped as `--format text` escapes the answer it is compared with at the end.
             heading: printable_text(&heading).into_owned(),
@@ -86,7 +94,14 @@ impl StreamedAnswer {
                 ..Shown::default()
             }),
             before_first,
+            out,
         }
+    }
+
+    /// Waits until all the text streamed so far is on stdout: called once the run has
+    /// ended, before anything else is printed.
+    pub fn finish(&self) {
+        self.out.finish();
     }
 
     fn shown(&self) -> std::sync::MutexGuard<'_, Shown> {
@@ -123,18 +138,15 @@ impl StreamedAnswer {
 }
 
 impl StreamedAnswer {
-    /// [`StreamedAnswer::rest`] of `report`'s answer, escaped as `--format text` prints it.
+    /// [`StreamedAnswer::rest`] of `report`'s answer, escaped as `--format text` prints it;
+    /// returned once all the streamed text is on stdout ([`StreamedAnswer::finish`]), so
+    /// that the rest, printed next, comes after it. The caller must not hold stdout's lock:
+    /// the writer needs it to finish.
     pub fn rest_of(&self, report: &crate::report::Report) -> String {
+        self.finish();
         let answer = crate::report::answer(report).map(|a| crate::text::printable_text(&a).into_owned());
         self.rest(answer.as_deref())
     }
-}
-
-/// Writes and flushes, ignoring a closed stdout (the exit code still tells how the run went).
-fn print(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
 }
 
 impl Listener for StreamedAnswer {
@@ -156,7 +168,7 @@ impl Listener for StreamedAnswer {
         if !out.is_empty() {
             shown.at_line_start = out.ends_with('\n');
         }
-        print(&out);
+        self.out.write(&out);
     }
 
     fn broke(&self) {
@@ -164,14 +176,14 @@ impl Listener for StreamedAnswer {
         if !shown.any {
             (self.before_first)();
         }
-        print(&shown.retrying(BROKE, &self.heading));
+        self.out.write(&shown.retrying(BROKE, &self.heading));
         shown.any = true;
     }
 
     fn failed(&self) {
         let mut shown = self.shown();
         if shown.has_text(&self.heading) {
-            print(shown.newline());
+            self.out.write(shown.newline());
             shown.at_line_start = true;
             shown.pending = Some(BROKE);
         }
@@ -184,7 +196,7 @@ impl Listener for StreamedAnswer {
             None => shown.has_text(&self.heading).then_some(NEW_ATTEMPT),
         };
         if let Some(why) = why {
-            print(&shown.retrying(why, &self.heading));
+            self.out.write(&shown.retrying(why, &self.heading));
         }
     }
 }
@@ -194,7 +206,7 @@ mod tests {
     use super::*;
 
     fn answer(heading: &str) -> StreamedAnswer {
-        StreamedAnswer::new(heading.into(), Box::new(|| {}))
+        StreamedAnswer::to(heading.into(), Box::new(|| {}), StdoutWriter::to(|_| Ok(())))
     }
 
     #[test]

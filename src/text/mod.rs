@@ -21,7 +21,7 @@ pub use json::{first_json_value, json_error_words, json_excerpt};
 pub use markdown::{longest_backtick_run, markdown_code, Align, MarkdownTable};
 pub use markup::escape_markup;
 pub use printable::{printable, printable_lines, printable_text};
-pub use reasoning::{strip_reasoning, Reasoning};
+pub use reasoning::{strip_reasoning, Reasoning, REASONING_TAGS};
 pub use score::{fmt_score, fmt_usd, round2, round2_opt, round_to, round_to_2, usd, usd_opt, Mean, UsdSum};
 pub use words::{words, WordIndex};
 

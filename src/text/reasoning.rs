@@ -19,10 +19,13 @@ pub enum Reasoning<'a> {
     Unclosed,
 }
 
+/// The tags a reasoning block opens and closes with.
+pub const REASONING_TAGS: [(&str, &str); 2] = [("<think>", "</think>"), ("<thinking>", "</thinking>")];
+
 /// The reasoning block a reply starts with (after any whitespace), if any.
 pub fn strip_reasoning(reply: &str) -> Reasoning<'_> {
     let body = reply.trim_start();
-    for (open, close) in [("<think>", "</think>"), ("<thinking>", "</thinking>")] {
+    for (open, close) in REASONING_TAGS {
         let Some(rest) = body.strip_prefix(open) else {
             continue;
         };

@@ -1,8 +1,8 @@
 //! `orch run --stream`: the answer's calls streamed over server-sent events (OpenAI and
 //! Anthropic), printed as they arrive, the report the same as without streaming, cassettes
 //! holding the assembled reply, a broken stream retried with its line, a server that answers
-//! whole accepted, a stream without usage estimated and said, and `--stream` refused with a
-//! format other than text.
+//! whole accepted, a stream without usage estimated and said, `--stream` refused with a
+//! format other than text, and a reader who stops reading stdout never holding up the run.
 
 use serde_json::{json, Value};
 
@@ -203,7 +203,15 @@ fn a_stream_without_usage_is_estimated_and_said() {
     );
     // "Aladdin steals bread." is 21 characters: 6 tokens at 4 characters a token.
     assert_eq!(report["usage"]["completionTokens"], 6);
-    assert!(report["usage"]["promptTokens"].as_u64().unwrap() > 0);
+    // The prompt is estimated the same way, its system text and its request each rounded
+    // up on their own: "AGENT:h" is 7 characters (2 tokens) and the request 32 (8 tokens).
+    let sent = &server.bodies()[0]["messages"];
+    assert_eq!(
+        (&sent[0]["content"], &sent[1]["content"]),
+        (&json!("AGENT:h"), &json!(REQUEST))
+    );
+    assert_eq!(REQUEST.chars().count(), 32);
+    assert_eq!(report["usage"]["promptTokens"], 2 + 8);
 }
 
 #[test]
@@ -398,4 +406,114 @@ fn an_attempt_after_a_reply_printed_whole_is_a_new_attempt_on_a_line_of_its_own(
     let (code, out, err) = orch(&root, &["run", "--stream", "Tell a tale of aladdin"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "## Stories\n\n  \n[retrying: a new attempt]\nA tale.\n");
+}
+
+/// A child whose stdout nobody reads yet; killed if the test fails before it ends.
+struct Unread(std::process::Child);
+
+impl Drop for Unread {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The binary started with `args` in `root`, the key set, its stdout a pipe that nobody
+/// reads until the test does.
+fn unread(root: &Root, args: &[&str]) -> Unread {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(args)
+        .current_dir(root.path())
+        .env_remove("ORCH_CONFIG")
+        .env("NO_COLOR", "1")
+        .env(KEY_ENV, KEY)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    Unread(child)
+}
+
+/// The events file's lines once it holds `run_complete`, the run's last event. Looked at
+/// again and again, since stdout may not be read before: a run held up by its unread stdout
+/// never writes it, and fails the test after 60 s rather than hanging it.
+fn until_complete(events: &std::path::Path) -> Vec<Value> {
+    let started = std::time::Instant::now();
+    loop {
+        let text = std::fs::read_to_string(events).unwrap_or_default();
+        let lines: Vec<Value> = text
+            .split_inclusive('\n')
+            .filter(|l| l.ends_with('\n'))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.iter().any(|l| l["event"] == "run_complete") {
+            return lines;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the run never completed while its stdout was unread; events: {text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Everything the child prints, read only now, and its exit code.
+fn read_at_last(mut child: Unread) -> (i32, String, String) {
+    use std::io::Read;
+    let child = &mut child.0;
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (child.wait().unwrap().code().unwrap_or(-1), out, err)
+}
+
+/// 1,000 pieces of 1,200 characters: more than any pipe holds (64 KiB by default on Linux,
+/// 1 MiB at most unless raised), so a run that wrote them itself would wait for its reader.
+fn more_than_a_pipe_holds() -> (String, Vec<Part>) {
+    let piece = "bread ".repeat(200);
+    let parts = (0..1000).map(|_| openai_chunk(&piece)).collect();
+    (piece.repeat(1000), parts)
+}
+
+#[test]
+fn a_reader_who_stops_reading_never_holds_up_the_run() {
+    let (text, mut parts) = more_than_a_pipe_holds();
+    parts.push(openai_end(Some((9, 5))));
+    let server = StreamServer::start(vec![Reply::events(parts)]);
+    let root = solo("openai", &server.uri);
+    let child = unread(&root, &["run", "--stream", "--events", "e.jsonl", REQUEST]);
+    let events = until_complete(&root.path().join("e.jsonl"));
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    let (code, out, err) = read_at_last(child);
+    assert_eq!(code, 0, "{err}");
+    // All of the answer, in order, then the line it ends with, nothing else.
+    assert!(
+        out == format!("## Stories\n\n{text}\n"),
+        "stdout holds {} bytes",
+        out.len()
+    );
+}
+
+#[test]
+fn the_deadline_ends_a_run_whose_reader_stopped_reading() {
+    let (text, mut parts) = more_than_a_pipe_holds();
+    // The rest is never sent: only the deadline ends the call.
+    parts.push(Part::Gate);
+    let server = StreamServer::start(vec![Reply::events(parts)]);
+    let root = solo("openai", &server.uri);
+    let args = ["run", "--stream", "--deadline", "2", "--events", "e.jsonl", REQUEST];
+    let child = unread(&root, &args);
+    let events = until_complete(&root.path().join("e.jsonl"));
+    assert_eq!(events.last().unwrap()["status"], "failed", "{events:?}");
+    let (code, out, err) = read_at_last(child);
+    assert_eq!(code, 1, "{err}");
+    // What was streamed before the deadline (all of it, unless the machine is very slow),
+    // its line ended: the run has no answer.
+    let streamed = out.strip_prefix("## Stories\n\n").and_then(|o| o.strip_suffix('\n'));
+    assert!(
+        streamed.is_some_and(|s| text.starts_with(s)),
+        "stdout holds {} bytes",
+        out.len()
+    );
 }
