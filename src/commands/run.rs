@@ -50,7 +50,7 @@ pub(super) fn execute(
 
 /// Prints what the streamed answer did not show of the report's answer, after all it did.
 fn print_rest(report: &Report, streamed: &session::StreamedAnswer) -> Result<()> {
-    let rest = streamed.rest_of(report);
+    let rest = streamed.rest_of(report).map_err(super::named)?;
     let mut out = super::stdout();
     out.write_all(rest.as_bytes())?;
     out.flush()?;

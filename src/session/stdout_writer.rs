@@ -3,7 +3,8 @@
 //! the run, its deadline and its other departments go on, and the text waits in a queue.
 //! What has queued up while a write was blocked goes out in one write. At the end of the
 //! run [`StdoutWriter::finish`] waits until all of it is written, so whatever is printed
-//! after comes after it.
+//! after comes after it, and says the first write that failed (a full disk fails the run as
+//! it fails `--format text`).
 
 use std::io::Write;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -19,7 +20,9 @@ use std::thread::JoinHandle;
 /// their `[retrying: …]` lines), which the run reads whole anyway to assemble each reply.
 pub struct StdoutWriter {
     queue: Mutex<Option<Sender<String>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: Mutex<Option<JoinHandle<Option<std::io::Error>>>>,
+    /// The first write error, once the thread has ended.
+    failed: Mutex<Option<std::io::Error>>,
 }
 
 impl StdoutWriter {
@@ -31,8 +34,8 @@ impl StdoutWriter {
         })
     }
 
-    /// A writer whose gathered text goes to `write` (its errors ignored: a closed stdout
-    /// leaves the exit code to tell how the run went).
+    /// A writer whose gathered text goes to `write`; after its first error nothing more is
+    /// written, and [`StdoutWriter::finish`] returns it.
     pub fn to(write: impl FnMut(&str) -> std::io::Result<()> + Send + 'static) -> Self {
         let (queue, pieces) = channel();
         let thread = std::thread::Builder::new()
@@ -42,6 +45,7 @@ impl StdoutWriter {
         StdoutWriter {
             queue: Mutex::new(thread.as_ref().map(|_| queue)),
             thread: Mutex::new(thread),
+            failed: Mutex::new(None),
         }
     }
 
@@ -62,40 +66,42 @@ impl StdoutWriter {
     }
 
     /// Waits until everything queued is written (the queue closed, the thread joined);
-    /// what is written after goes to stdout at once.
-    pub fn finish(&self) {
-        drop(
-            self.queue
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take(),
-        );
-        let thread = self
-            .thread
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(thread) = thread {
-            let _ = thread.join();
+    /// what is written after goes to stdout at once. The first write that failed, if one
+    /// did (returned once).
+    pub fn finish(&self) -> std::io::Result<()> {
+        drop(lock(&self.queue).take());
+        let thread = lock(&self.thread).take();
+        if let Some(failed) = thread.and_then(|t| t.join().ok()).flatten() {
+            *lock(&self.failed) = Some(failed);
         }
+        lock(&self.failed).take().map_or(Ok(()), Err)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Drop for StdoutWriter {
     fn drop(&mut self) {
-        self.finish();
+        let _ = self.finish();
     }
 }
 
 /// Writes what comes from `pieces` until the queue is closed: each time, everything that
-/// has queued up, in one write.
-fn write_all(pieces: &Receiver<String>, mut write: impl FnMut(&str) -> std::io::Result<()>) {
+/// has queued up, in one write. After a write fails, the rest is taken and dropped; the
+/// error is returned.
+fn write_all(pieces: &Receiver<String>, mut write: impl FnMut(&str) -> std::io::Result<()>) -> Option<std::io::Error> {
+    let mut failed = None;
     while let Ok(mut text) = pieces.recv() {
         while let Ok(more) = pieces.try_recv() {
             text.push_str(&more);
         }
-        let _ = write(&text);
+        if failed.is_none() {
+            failed = write(&text).err();
+        }
     }
+    failed
 }
 
 #[cfg(test)]
@@ -125,7 +131,25 @@ mod tests {
             writer.write(piece);
         }
         release.send(()).unwrap();
-        writer.finish();
+        writer.finish().unwrap();
         assert_eq!(*written.lock().unwrap(), ["one", "two three four"]);
+    }
+
+    #[test]
+    fn the_first_failed_write_is_said_at_the_end_and_nothing_is_written_after_it() {
+        let tries = Arc::new(Mutex::new(0));
+        let counted = tries.clone();
+        let (entered, first_entered) = mpsc::channel::<()>();
+        let writer = StdoutWriter::to(move |_| {
+            *counted.lock().unwrap() += 1;
+            let _ = entered.send(());
+            Err(std::io::Error::other("disk full"))
+        });
+        writer.write("one");
+        first_entered.recv().unwrap();
+        writer.write("two");
+        assert_eq!(writer.finish().unwrap_err().to_string(), "disk full");
+        assert_eq!(*tries.lock().unwrap(), 1);
+        assert!(writer.finish().is_ok(), "said once");
     }
 }

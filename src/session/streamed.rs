@@ -99,9 +99,9 @@ impl StreamedAnswer {
     }
 
     /// Waits until all the text streamed so far is on stdout: called once the run has
-    /// ended, before anything else is printed.
-    pub fn finish(&self) {
-        self.out.finish();
+    /// ended, before anything else is printed. The first write that failed, if one did.
+    pub fn finish(&self) -> std::io::Result<()> {
+        self.out.finish()
     }
 
     fn shown(&self) -> std::sync::MutexGuard<'_, Shown> {
@@ -140,12 +140,12 @@ impl StreamedAnswer {
 impl StreamedAnswer {
     /// [`StreamedAnswer::rest`] of `report`'s answer, escaped as `--format text` prints it;
     /// returned once all the streamed text is on stdout ([`StreamedAnswer::finish`]), so
-    /// that the rest, printed next, comes after it. The caller must not hold stdout's lock:
-    /// the writer needs it to finish.
-    pub fn rest_of(&self, report: &crate::report::Report) -> String {
-        self.finish();
+    /// that the rest, printed next, comes after it; or the write of the streamed text that
+    /// failed. The caller must not hold stdout's lock: the writer needs it to finish.
+    pub fn rest_of(&self, report: &crate::report::Report) -> std::io::Result<String> {
+        self.finish()?;
         let answer = crate::report::answer(report).map(|a| crate::text::printable_text(&a).into_owned());
-        self.rest(answer.as_deref())
+        Ok(self.rest(answer.as_deref()))
     }
 }
 

@@ -310,7 +310,7 @@ fn a_standard_output_that_cannot_be_written_is_one_error_line_for_every_command(
         .status(0)
         .run();
     root.write("report.json", &report.stdout);
-    let commands: [&[&str]; 12] = [
+    let commands: [&[&str]; 13] = [
         &["completions", "zsh"],
         &["completions", "bash"],
         &["schema"],
@@ -319,6 +319,8 @@ fn a_standard_output_that_cannot_be_written_is_one_error_line_for_every_command(
         &["validate", "--format", "json"],
         &["run", "--format", "tree", "Aladdin character"],
         &["run", "--format", "markdown", "Aladdin character"],
+        // The streamed answer is written by a thread of its own: its failure too.
+        &["run", "--stream", "Aladdin character"],
         &["test", "s.yaml", "--format", "tree"],
         &["report", "report.json"],
         &["init", "team"],
