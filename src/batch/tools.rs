@@ -71,8 +71,8 @@ impl ToolHost for BatchTools {
         self.inner.tools(server)
     }
 
-    fn ready<'a>(&'a self, servers: &'a [String]) -> BoxFuture<'a, Result<(), StartError>> {
-        self.inner.ready(servers)
+    fn ready<'a>(&'a self, agent: &'a crate::config::Agent) -> BoxFuture<'a, Result<(), StartError>> {
+        self.inner.ready(agent)
     }
 
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {

@@ -76,9 +76,8 @@ impl Engine {
         if agent.tools.is_empty() || self.config.max_tool_calls(agent) == 0 {
             return Ok(());
         }
-        let servers: Vec<String> = agent.tools.iter().map(|t| t.server.clone()).collect();
         let deadline = self.deadline().unwrap_or_else(far_future);
-        match tokio::time::timeout_at(deadline, host.ready(&servers)).await {
+        match tokio::time::timeout_at(deadline, host.ready(agent)).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(CallError::Unstarted(e)),
             Err(_) => Err(CallError::Deadline),

@@ -42,9 +42,9 @@ impl<T: Around> ToolHost for T {
         self.inner().tools(server)
     }
 
-    fn ready<'a>(&'a self, servers: &'a [String]) -> BoxFuture<'a, Result<(), StartError>> {
+    fn ready<'a>(&'a self, agent: &'a crate::config::Agent) -> BoxFuture<'a, Result<(), StartError>> {
         Box::pin(async move {
-            self.inner().ready(servers).await?;
+            self.inner().ready(agent).await?;
             if let Some(lists) = self.lists() {
                 lists.write(self.inner());
             }

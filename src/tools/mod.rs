@@ -89,11 +89,12 @@ pub trait ToolHost: Send + Sync {
     /// The tools `server` lists; `None` for a server it does not answer for.
     fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>>;
 
-    /// Makes the named servers answer: starts those not started yet (each once, however
-    /// many ask), or says why one could not start. The engine asks before an agent's first
-    /// request offers their tools; a host whose servers are all up (or recorded) is ready.
-    fn ready<'a>(&'a self, servers: &'a [String]) -> BoxFuture<'a, Result<(), StartError>> {
-        let _ = servers;
+    /// Makes the servers of `agent`'s tools answer: starts those not started yet (each
+    /// once, however many ask), or says why one could not start or lacks a tool the agent
+    /// names. The engine asks before an agent's request offers its tools; a host whose
+    /// servers are all up (or recorded) is ready.
+    fn ready<'a>(&'a self, agent: &'a crate::config::Agent) -> BoxFuture<'a, Result<(), StartError>> {
+        let _ = agent;
         Box::pin(std::future::ready(Ok(())))
     }
 

@@ -68,7 +68,7 @@ impl Servers {
     }
 
     /// The servers the `agents` use, none started yet: each starts when [`ToolHost::ready`]
-    /// first names it, and its failure is then that call's error.
+    /// is first asked for an agent that uses it, and its failure is then that agent's error.
     pub fn planned(config: &Config, agents: &[&Agent]) -> Servers {
         let names = agents
             .iter()
@@ -103,16 +103,48 @@ impl Servers {
         }
     }
 
-    /// Every server started now; on a failure, those started are stopped again.
+    /// Every server started now, and every agent's `allow` and `approve` checked against
+    /// its list; on a failure, those started are stopped again.
     async fn started(self) -> Result<Servers, StartError> {
         let names: Vec<String> = self.slots.keys().cloned().collect();
-        match self.ready_named(&names).await {
+        let checked = match self.ready_named(&names).await {
+            Ok(()) => self.slots.values().try_for_each(|slot| self.check(slot, &slot.uses)),
+            Err(e) => Err(e),
+        };
+        match checked {
             Ok(()) => Ok(self),
             Err(e) => {
                 self.stop_all().await;
                 Err(e)
             }
         }
+    }
+
+    /// Checks `uses` of `slot`'s server, when it is started, against the tools it lists.
+    fn check(&self, slot: &Slot, uses: &[(String, ToolUse)]) -> Result<(), StartError> {
+        let Some(server) = self.live(&slot.settings.name) else {
+            return Ok(());
+        };
+        match unlisted(&server.tools(), uses) {
+            None => Ok(()),
+            Some(why) => Err(StartError {
+                server: slot.settings.name.clone(),
+                why,
+            }),
+        }
+    }
+
+    /// Starts the servers of `agent`'s tools not started yet, and checks its own `allow`
+    /// and `approve` against their lists (another agent's never fail it).
+    async fn ready_for(&self, agent: &Agent) -> Result<(), StartError> {
+        let names: Vec<String> = agent.tools.iter().map(|t| t.server.clone()).collect();
+        self.ready_named(&names).await?;
+        for uses in &agent.tools {
+            if let Some(slot) = self.slots.get(&uses.server) {
+                self.check(slot, &[(agent.id.clone(), uses.clone())])?;
+            }
+        }
+        Ok(())
     }
 
     /// Starts the `names`d servers not yet started, concurrently: the first failure by name.
@@ -128,25 +160,16 @@ impl Servers {
         failures.first().map_or(Ok(()), |e| Err((*e).clone()))
     }
 
-    /// Starts one server and checks its list against its uses; a server that fails the
-    /// check is stopped. The error is cleared of the secrets.
+    /// Starts one server. The error is cleared of the secrets.
     async fn start_one(&self, slot: &Slot) -> Result<Server, StartError> {
-        let name = slot.settings.name.clone();
         let failed = |why: String| StartError {
-            server: name.clone(),
+            server: slot.settings.name.clone(),
             why: secrets::redacted(why, &self.secrets),
         };
         let client = self.client.as_ref().map_err(|e| failed(e.clone()))?;
-        let server = Server::start(&slot.settings, client, &self.secrets)
+        Server::start(&slot.settings, client, &self.secrets)
             .await
-            .map_err(|e| failed(e.to_string()))?;
-        match unlisted(&server.tools(), &slot.uses) {
-            None => Ok(server),
-            Some(why) => {
-                server.stop().await;
-                Err(failed(why))
-            }
-        }
+            .map_err(|e| failed(e.to_string()))
     }
 
     /// The server named `name`, if started.
@@ -199,8 +222,8 @@ impl ToolHost for Servers {
         self.live(server).map(Server::tools)
     }
 
-    fn ready<'a>(&'a self, servers: &'a [String]) -> BoxFuture<'a, Result<(), StartError>> {
-        Box::pin(self.ready_named(servers))
+    fn ready<'a>(&'a self, agent: &'a Agent) -> BoxFuture<'a, Result<(), StartError>> {
+        Box::pin(self.ready_for(agent))
     }
 
     fn call<'a>(&'a self, request: &'a ToolRequest) -> BoxFuture<'a, Result<String, ToolError>> {

@@ -174,8 +174,8 @@ async fn a_planned_server_starts_once_on_first_need_however_many_ask() {
             message: "mcp server s is not started".into()
         })
     );
-    let names = ["s".to_string()];
-    let asked = futures::future::join_all((0..10).map(|_| servers.ready(&names))).await;
+    let agent = config.agent("h").unwrap();
+    let asked = futures::future::join_all((0..10).map(|_| servers.ready(agent))).await;
     assert!(asked.iter().all(Result::is_ok), "{asked:?}");
     assert_eq!(servers.servers(), ["s"]);
     assert_eq!(
@@ -192,10 +192,10 @@ async fn a_planned_server_starts_once_on_first_need_however_many_ask() {
 async fn a_planned_server_that_cannot_start_says_why_to_every_one_who_asks() {
     let config = config("/nonexistent/mcp-server", &[]);
     let servers = Servers::planned(&config, &[config.agent("h").unwrap()]);
-    let names = ["s".to_string()];
-    let first = servers.ready(&names).await.unwrap_err();
+    let agent = config.agent("h").unwrap();
+    let first = servers.ready(agent).await.unwrap_err();
     assert_eq!(first.server, "s");
     assert!(first.to_string().starts_with("mcp server s: "), "{first}");
-    assert_eq!(servers.ready(&names).await, Err(first));
+    assert_eq!(servers.ready(agent).await, Err(first));
     assert!(servers.servers().is_empty());
 }

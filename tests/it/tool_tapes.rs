@@ -288,3 +288,36 @@ fn a_journal_lists_a_server_started_on_first_need_before_its_first_call() {
         .expect("no tool_start line");
     assert!(listed < started, "the list follows the call: {kinds:?}");
 }
+
+#[test]
+fn an_agent_of_a_department_not_chosen_never_fails_another_s_start() {
+    // `t1` of `e` names a tool `fx` lacks; the router chooses `d`, whose `s` names `echo`.
+    let root = routed_on_the_simulator();
+    let yaml = std::fs::read_to_string(root.path().join("orch.yaml")).unwrap();
+    root.write(
+        "orch.yaml",
+        yaml.replace(
+            "departments:\n",
+            "departments:\n  - { id: e, keywords: [genie], head: g }\n",
+        ) + "  - { id: g, role: head, department: e }\n  - { id: t1, role: specialist, department: e, tools: [{ server: fx, allow: [nosuch] }] }\n",
+    );
+    let report = run(&root, ["--events", "events.jsonl"]);
+    assert_eq!(report["departments"][0]["departmentId"], "d");
+    let calls = &report["departments"][0]["specialistResults"][0]["attempts"][0]["toolCalls"];
+    assert_eq!(
+        (calls[0]["tool"].as_str(), calls[0]["ok"].as_bool()),
+        (Some("echo"), Some(true))
+    );
+    // The router choosing `e` fails `t1` alone, with its own words.
+    let out = Test::new(root.path())
+        .any_stderr()
+        .any_status()
+        .args(RUN_ALWAYS)
+        .args(["Genie"])
+        .run();
+    let e = &json(&out)["departments"][0];
+    assert_eq!(
+        e["specialistResults"][0]["error"],
+        "mcp server fx: no tool `nosuch` (allowed for agent `t1`); it lists die, echo, env, fail, huge, image, lines, slow, structured"
+    );
+}
