@@ -44,11 +44,14 @@ impl<T: Around> ToolHost for T {
 
     fn ready<'a>(&'a self, agent: &'a crate::config::Agent) -> BoxFuture<'a, Result<(), StartError>> {
         Box::pin(async move {
-            self.inner().ready(agent).await?;
+            let ready = self.inner().ready(agent).await;
             if let Some(lists) = self.lists() {
                 lists.write(self.inner());
+                if let Err(e) = &ready {
+                    lists.write_unstarted(self.inner(), e);
+                }
             }
-            Ok(())
+            ready
         })
     }
 
@@ -76,6 +79,19 @@ impl Lists {
         let lists = Lists { out, tape };
         lists.write(host);
         lists
+    }
+
+    /// Writes why `e`'s server could not start, once, when `host` has not started it (a
+    /// server that started but lacks a tool an agent names has its list written instead).
+    pub(super) fn write_unstarted(&self, host: &dyn ToolHost, e: &StartError) {
+        if host.tools(&e.server).is_some() {
+            return;
+        }
+        let mut unstarted = self.tape.unstarted();
+        if unstarted.get(&e.server) != Some(&e.why) {
+            self.out.line(&ToolList::unstarted(&e.server, &e.why));
+            unstarted.insert(e.server.clone(), e.why.clone());
+        }
     }
 
     /// Writes the list of each server of `host` not written as it is.

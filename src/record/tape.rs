@@ -2,7 +2,8 @@
 //! hash, and the tools each server listed. One file holds all three kinds of line:
 //!
 //! - an LLM exchange (no `kind`: every cassette recorded before tools still reads);
-//! - `{"kind": "tools", "server", "tools": [ToolInfo…]}`: what a server listed when started;
+//! - `{"kind": "tools", "server", "tools": [ToolInfo…]}`: what a server listed when started
+//!   (with `"error"` and no tools: why a server started on first need could not start);
 //! - `{"kind": "tool", "hash", "agentId", "server", "tool", "arguments", "result", "ok", "error"}`.
 //!
 //! A journal's own kinds (`run`, `tool_start`, `approval`, `pending`, see `journal.rs`) are
@@ -17,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde::Deserialize;
 
 use super::llm_line::Entry;
-use super::tool_line::{ToolEntry, ToolLine};
+use super::tool_line::{ToolEntry, ToolLine, ToolList};
 use super::unreadable::{Recording, Unreadable};
 use crate::read::read_bounded_shared;
 use crate::tools::ToolInfo;
@@ -44,6 +45,7 @@ struct Reels {
     llm: Mutex<Queues<Entry>>,
     tool_calls: Mutex<Queues<ToolEntry>>,
     lists: Mutex<BTreeMap<String, Arc<[ToolInfo]>>>,
+    unstarted: Mutex<BTreeMap<String, String>>,
 }
 
 impl Tape {
@@ -61,6 +63,12 @@ impl Tape {
     /// twice keeps its last list.
     pub fn lists(&self) -> MutexGuard<'_, BTreeMap<String, Arc<[ToolInfo]>>> {
         self.0.lists.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Why each server that could not start did not, by `mcpServers` name; a server
+    /// recorded again keeps its last line (a list or a failure).
+    pub fn unstarted(&self) -> MutexGuard<'_, BTreeMap<String, String>> {
+        self.0.unstarted.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Files one line of a cassette. A journal's own lines (`run`, `tool_start`,
@@ -83,7 +91,16 @@ impl Tape {
                     .entry(entry.hash.clone())
                     .or_default()
                     .push_back(entry),
+                ToolLine::Tools(ToolList {
+                    server,
+                    error: Some(why),
+                    ..
+                }) => {
+                    self.lists().remove(&server);
+                    self.unstarted().insert(server, why);
+                }
                 ToolLine::Tools(list) => {
+                    self.unstarted().remove(&list.server);
                     self.lists().insert(list.server, list.tools.into());
                 }
             },

@@ -16,7 +16,7 @@ use super::around::{Around, Lists};
 use super::tape::{replay_next, Tape};
 use super::tool_line::{tool_hash, ToolEntry};
 use crate::sink::LineFile;
-use crate::tools::{ToolError, ToolHost, ToolInfo, ToolRequest};
+use crate::tools::{unlisted, StartError, ToolError, ToolHost, ToolInfo, ToolRequest};
 
 /// The tool host of a run whose servers are `live`: as it is, or writing to the run's
 /// cassette `out` (`--record`), or reading `cached` through (`--cache`, `out` its file).
@@ -87,9 +87,35 @@ impl ToolReplayer {
     }
 }
 
+impl ToolReplayer {
+    /// Why `agent`'s servers were not ready when recorded: the first by name that could not
+    /// start, or a tool the agent names that its server's recorded list lacks.
+    fn unready(&self, agent: &crate::config::Agent) -> Option<StartError> {
+        let mut names: Vec<&str> = agent.tools.iter().map(|t| t.server.as_str()).collect();
+        names.sort_unstable();
+        let unstarted = self.tape.unstarted();
+        if let Some((server, why)) = names.iter().find_map(|n| unstarted.get(*n).map(|w| (n, w))) {
+            let (server, why) = (server.to_string(), why.clone());
+            return Some(StartError { server, why });
+        }
+        let lists = self.tape.lists();
+        agent.tools.iter().find_map(|uses| {
+            let why = unlisted(lists.get(&uses.server)?, &[(agent.id.clone(), uses.clone())])?;
+            Some(StartError {
+                server: uses.server.clone(),
+                why,
+            })
+        })
+    }
+}
+
 impl ToolHost for ToolReplayer {
     fn servers(&self) -> Vec<String> {
         self.tape.lists().keys().cloned().collect()
+    }
+
+    fn ready<'a>(&'a self, agent: &'a crate::config::Agent) -> BoxFuture<'a, Result<(), StartError>> {
+        Box::pin(std::future::ready(self.unready(agent).map_or(Ok(()), Err)))
     }
 
     fn tools(&self, server: &str) -> Option<Arc<[ToolInfo]>> {

@@ -60,13 +60,17 @@ pub struct ToolEntry {
     pub id: Option<String>,
 }
 
-/// The tools a server listed.
+/// The tools a server listed; or, for a server a run started on first need that could not
+/// start, why (`error`, with no tools), so that the run replays with the same failure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolList {
     /// The `mcpServers` name.
     pub server: String,
     /// Its tools, as listed.
     pub tools: Vec<ToolInfo>,
+    /// Why it could not start (the words after `mcp server NAME: `); absent when it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The cassette key of a tool call: 32 hex digits of SHA-256 over the JSON array `[agent
@@ -153,6 +157,17 @@ impl ToolList {
         let list = ToolLine::Tools(ToolList {
             server: server.to_string(),
             tools: tools.to_vec(),
+            error: None,
+        });
+        serde_json::to_string(&list).expect("a tool list serializes")
+    }
+
+    /// The cassette line of `server`, which could not start for `why`.
+    pub fn unstarted(server: &str, why: &str) -> String {
+        let list = ToolLine::Tools(ToolList {
+            server: server.to_string(),
+            tools: Vec::new(),
+            error: Some(why.to_string()),
         });
         serde_json::to_string(&list).expect("a tool list serializes")
     }

@@ -123,4 +123,4 @@ mod text;
 mod tests;
 
 pub use oauth::account as oauth_account;
-pub use registry::{Servers, StartError};
+pub use registry::{unlisted, Servers, StartError};

@@ -192,7 +192,7 @@ impl Servers {
 /// The first tool an `allow` or an `approve` of the `uses` names that `tools` lacks, worded
 /// with what is listed: a misspelt `approve` would otherwise let the tool it meant run
 /// without a person's yes.
-fn unlisted(tools: &[ToolInfo], uses: &[(String, ToolUse)]) -> Option<String> {
+pub fn unlisted(tools: &[ToolInfo], uses: &[(String, ToolUse)]) -> Option<String> {
     for (agent, uses) in uses {
         let approved = match &uses.approve {
             Approve::Tools(names) => names.as_slice(),

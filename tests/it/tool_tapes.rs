@@ -321,3 +321,33 @@ fn an_agent_of_a_department_not_chosen_never_fails_another_s_start() {
         "mcp server fx: no tool `nosuch` (allowed for agent `t1`); it lists die, echo, env, fail, huge, image, lines, slow, structured"
     );
 }
+
+#[test]
+fn a_server_that_could_not_start_on_first_need_is_recorded_and_fails_the_replay_alike() {
+    let root = routed_on_the_simulator();
+    break_the_server(&root);
+    // The head answers when its specialist fails (a warning says it is no grade).
+    let run = |tape: [&str; 2]| {
+        let out = Test::new(root.path())
+            .any_stderr()
+            .args(RUN_ALWAYS)
+            .args(tape)
+            .args([REQUEST])
+            .status(0)
+            .run();
+        json(&out)
+    };
+    let recorded = run(["--record", "run.jsonl"]);
+    let attempts = &recorded["departments"][0]["specialistResults"][0]["attempts"];
+    assert_eq!(attempts.as_array().map(Vec::len), Some(1), "not retried: {attempts}");
+    let why = attempts[0]["error"].as_str().unwrap().to_string();
+    assert!(why.starts_with("mcp server fx: "), "{why}");
+    let lists = lines(&root, "run.jsonl", "tools");
+    assert_eq!(lists.len(), 1, "{lists:?}");
+    assert_eq!(
+        (&lists[0]["server"], &lists[0]["tools"], lists[0]["error"].as_str()),
+        (&json!("fx"), &json!([]), why.strip_prefix("mcp server fx: "))
+    );
+    let replayed = run(["--replay", "run.jsonl"]);
+    assert_eq!(timeless(replayed), timeless(recorded));
+}
