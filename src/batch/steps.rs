@@ -149,14 +149,19 @@ fn groups(parked: BTreeMap<String, Parked>) -> Vec<Group> {
     out.into_values().collect()
 }
 
-/// Submits `chunk` as one batch where `to` says, its intent line first; the count of its
-/// requests left unsent for now.
+/// Submits `chunk` as one batch where `to` says, its intent line first (none when the state
+/// cannot take lines); the count of its requests left unsent for now.
 async fn submit_one(waves: &Waves, state_id: &str, to: &Submitted, chunk: &[(String, String)]) -> usize {
     let intent = Submitted {
         requests: chunk.iter().map(|(id, _)| id.clone()).collect(),
         ..to.clone()
     };
     waves.state.append(&intent.intent_line());
+    if waves.state.error().is_some() {
+        // A state that cannot keep the intent could not find the batch again: nothing is
+        // submitted (and paid for) that the next invocation would submit a second time.
+        return intent.requests.len();
+    }
     let lines: Vec<&str> = chunk.iter().map(|(_, line)| line.as_str()).collect();
     let sent = match Api::new(intent.kind, &intent.base_url, intent.key_env.as_deref()) {
         Ok(api) => wire::submit(&api, intent.kind, state_id, &lines).await,

@@ -1004,7 +1004,7 @@ async fn a_state_is_bound_to_the_suite_file_however_it_is_named_and_refuses_an_e
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_state_that_cannot_be_written_ends_the_invocation_failed_not_pending() {
-    let (_mock, _server, root) = suite_on("openai", Ending::Never).await;
+    let (mock, _server, root) = suite_on("openai", Ending::Never).await;
     // Files may not grow past 512 bytes (and the signal that would kill orch is ignored):
     // the state's head line fits, the lines of the submitted batch do not.
     let script = "ulimit -f 1; trap '' XFSZ; exec \"$0\" test s.yaml --batch st --format json";
@@ -1023,4 +1023,9 @@ async fn a_state_that_cannot_be_written_ends_the_invocation_failed_not_pending()
         "{err}"
     );
     assert!(!err.contains("batches pending"), "{err}");
+    // The intent could not be kept, so nothing was submitted: the next invocation submits
+    // the requests once.
+    assert_eq!(mock.batched().len(), 0, "a batch was submitted that the state lost");
+    batch_test(&root, &[], 75);
+    assert_eq!(mock.batched().len(), 1);
 }
