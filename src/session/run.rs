@@ -97,7 +97,7 @@ pub fn run(
     // Not torn down: the process ends after the report, so the kernel closes its hundreds of
     // idle connections at exit, and an abandoned schema check is not waited for.
     std::mem::forget(runtime);
-    setup::export_traces(exporter);
+    setup::run_over(exporter);
 
     let mut report = report;
     let turn = args

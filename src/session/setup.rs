@@ -117,6 +117,13 @@ pub fn exporter(replies: &ReplyOptions) -> Result<Option<Exporter>, SessionError
     Exporter::start(replies.otlp.as_deref(), replies.otlp_content).map_err(|e| SessionError::refused(e.to_string()))
 }
 
+/// What follows a run or a suite once its runtime is done: its traces exported, and the
+/// default action of SIGINT and SIGTERM back ([`default_signals`]) for the writes left.
+pub fn run_over(exporter: Option<Exporter>) {
+    export_traces(exporter);
+    default_signals();
+}
+
 /// Flushes exported traces; a failure is one `warning:` line on stderr (even with
 /// `--quiet`), never the run's failure.
 pub fn export_traces(exporter: Option<Exporter>) {
@@ -252,6 +259,25 @@ pub fn interruption() -> impl std::future::Future<Output = Exit> {
         }
     }
 }
+
+/// Gives SIGINT and SIGTERM back their default action (the process ends) once the run is
+/// over and only its output is left to write: a reader that stops reading would otherwise
+/// hold orch, deaf to Ctrl-C and `timeout`, for as long as it waits. Call it before the
+/// final writes, after the run's own files are closed.
+#[cfg(unix)]
+pub fn default_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: setting a standard signal's disposition to SIG_DFL installs no handler
+        // and touches no memory of ours; the run that listened for these signals is over.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+        }
+    }
+}
+
+/// See the Unix version: elsewhere Ctrl-C keeps the runtime's handling.
+#[cfg(not(unix))]
+pub fn default_signals() {}
 
 /// Resolves on Ctrl-C.
 #[cfg(not(unix))]

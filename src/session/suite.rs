@@ -119,7 +119,7 @@ pub fn run_suites(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Lo
     bar.clear();
     // A schema check the deadline abandoned may still be running: it is not waited for.
     runtime.shutdown_background();
-    setup::export_traces(exporter);
+    setup::run_over(exporter);
     let skipped = chosen.total() - planned.of_case.len();
     let mut unwritten = unwritten(&[out_file.as_ref(), recording.as_deref()]);
     unwritten.extend(batch.as_ref().and_then(|b| b.waves.state.error()).map(String::from));

@@ -517,3 +517,32 @@ fn the_deadline_ends_a_run_whose_reader_stopped_reading() {
         out.len()
     );
 }
+
+#[test]
+fn once_the_run_is_over_ctrl_c_ends_orch_though_its_reader_stopped_reading() {
+    let (_, mut parts) = more_than_a_pipe_holds();
+    parts.push(openai_end(Some((9, 5))));
+    let server = StreamServer::start(vec![Reply::events(parts)]);
+    let root = solo("openai", &server.uri);
+    let mut child = unread(&root, &["run", "--stream", "--events", "e.jsonl", REQUEST]);
+    until_complete(&root.path().join("e.jsonl"));
+    // The run is over; orch waits to write the rest to a pipe nobody reads. Ctrl-C (sent
+    // until it lands, since the run's own handler may still be listening for a moment)
+    // ends it, as it ends any program that is only writing.
+    let pid = child.0.id() as libc::pid_t;
+    let started = std::time::Instant::now();
+    let status = loop {
+        // SAFETY: a signal sent to the child this test started and has not yet reaped.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "orch ignored Ctrl-C while its output waited for a reader"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+}
