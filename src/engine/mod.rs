@@ -203,6 +203,13 @@ impl Engine {
         }
     }
 
+    /// The same engine whose run started at `started` (before its MCP servers started, so
+    /// that the deadline bounds their start too).
+    pub fn since(mut self, started: Instant) -> Self {
+        self.started = started;
+        self
+    }
+
     /// The same engine with `approver` deciding its gated steps.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;

@@ -61,12 +61,8 @@ pub fn run(
     let (observers, events, streamed) = watchers(&config, plan, args, &run_id, mode)?;
 
     let runtime = setup::runtime()?;
-    // The handlers are installed here, before the servers start and before the first call:
-    // a signal never meets the default.
-    let mut signalled = {
-        let _entered = runtime.enter();
-        Box::pin(setup::interruption())
-    };
+    let mut signalled = setup::signals(&runtime);
+    let started = tokio::time::Instant::now();
     let tools = setup::run_servers(&config, plan, &options);
     let servers = runtime.block_on(setup::start_tools(&config, tools, &args.replies, signalled.as_mut()))?;
     let engine = Engine::new(EngineParts {
@@ -79,6 +75,7 @@ pub fn run(
         seed: args.replies.seed,
         tools: tapes.tool_host(servers.as_ref(), journal.as_ref()),
     })
+    .since(started)
     .with_approver(approvals::approver(mode, journal.as_ref()))
     .with_answerer(answers::answerer(mode, &args.answers))
     .with_answer_stream(streamed.as_ref().map(|(stream, _)| stream.clone()));

@@ -61,6 +61,7 @@ impl Team {
         let options = plan_options(&config, &self.plan_args_of(&call));
         // The run's own servers: started before its first call (or on first need when its
         // departments are chosen while it runs), stopped at its end.
+        let started = tokio::time::Instant::now();
         let tools = setup::run_servers(&config, &plan, &options);
         // A cancel (or the server stopping) while they start gives the start up too.
         let stop = stop.shared();
@@ -81,6 +82,7 @@ impl Team {
             seed: 0,
             tools: servers.clone().map(|s| s as Arc<dyn ToolHost>),
         })
+        .since(started)
         .with_approver(approver)
         .with_answerer(answerer);
         let mut report = engine::run_request(&engine, &call.prompt, options, stop).await;

@@ -84,18 +84,37 @@ where
     if replies.replay.is_some() || agents.is_empty() {
         return Ok(None);
     }
+    let servers = Servers::planned(config, &agents);
     if when == ServerStart::OnFirstNeed {
-        return Ok(Some(Arc::new(Servers::planned(config, &agents))));
+        return Ok(Some(Arc::new(servers)));
     }
-    tokio::select! {
-        started = Servers::start(config, &agents) => match started {
-            Ok(servers) => Ok(Some(Arc::new(servers))),
-            Err(e) => Err(SessionError::refused(e.to_string())),
+    let failed = tokio::select! {
+        started = within_deadline(config, servers.start_all()) => match started {
+            Ok(()) => return Ok(Some(Arc::new(servers))),
+            Err(e) => SessionError::refused(e.unwrap_or_else(|| servers.late(config.settings.limits.deadline))),
         },
-        exit = interrupted => Err(SessionError::Stopped {
+        exit = interrupted => SessionError::Stopped {
             exit,
             message: "interrupted while starting mcp servers".into(),
-        }),
+        },
+    };
+    servers.stop_all().await;
+    Err(failed)
+}
+
+/// `start` within the config's deadline (`limits.deadline`, `--deadline`; none when 0): its
+/// error, or `None` when the deadline passed first.
+async fn within_deadline(
+    config: &Config,
+    start: impl std::future::Future<Output = Result<(), crate::tools::StartError>>,
+) -> Result<(), Option<crate::tools::StartError>> {
+    let secs = config.settings.limits.deadline;
+    if secs <= 0.0 {
+        return start.await.map_err(Some);
+    }
+    match tokio::time::timeout(crate::config::seconds(secs), start).await {
+        Ok(started) => started.map_err(Some),
+        Err(_) => Err(None),
     }
 }
 
@@ -234,6 +253,13 @@ pub fn flag(approvals: super::options::Approvals) -> engine::Flag {
         super::options::Approvals::Allow => engine::Flag::Allow,
         super::options::Approvals::Deny => engine::Flag::Deny,
     }
+}
+
+/// [`interruption`] on `runtime`, its handlers installed now: called before the servers
+/// start and before the first call, so that a signal never meets the default.
+pub fn signals(runtime: &tokio::runtime::Runtime) -> std::pin::Pin<Box<impl std::future::Future<Output = Exit>>> {
+    let _entered = runtime.enter();
+    Box::pin(interruption())
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM with the exit code each means. The handlers are

@@ -83,10 +83,7 @@ pub fn run_suites(args: &TestOptions, filter: Option<&regex::Regex>, loaded: &Lo
         })
     };
     let runtime = setup::runtime()?;
-    let mut signalled = {
-        let _entered = runtime.enter();
-        Box::pin(setup::interruption())
-    };
+    let mut signalled = setup::signals(&runtime);
     let servers = runtime.block_on(start_servers(
         loaded,
         &planned.cases,

@@ -56,6 +56,7 @@ impl Servers {
     /// Starts, concurrently, every server the `agents` use, and checks that each tool their
     /// `allow` names is listed. On a failure every server started is stopped, and the error
     /// is that of the first failing server by name (the same error on every run).
+    #[cfg(test)]
     pub async fn start(config: &Config, agents: &[&Agent]) -> Result<Servers, StartError> {
         Self::planned(config, agents).started().await
     }
@@ -106,17 +107,29 @@ impl Servers {
     /// Every server started now, and every agent's `allow` and `approve` checked against
     /// its list; on a failure, those started are stopped again.
     async fn started(self) -> Result<Servers, StartError> {
-        let names: Vec<String> = self.slots.keys().cloned().collect();
-        let checked = match self.ready_named(&names).await {
-            Ok(()) => self.slots.values().try_for_each(|slot| self.check(slot, &slot.uses)),
-            Err(e) => Err(e),
-        };
-        match checked {
+        match self.start_all().await {
             Ok(()) => Ok(self),
             Err(e) => {
                 self.stop_all().await;
                 Err(e)
             }
+        }
+    }
+
+    /// Starts every server, concurrently, and checks every agent's `allow` and `approve`
+    /// against its list: the first failure by server name. Those started stay started.
+    pub async fn start_all(&self) -> Result<(), StartError> {
+        let names: Vec<String> = self.slots.keys().cloned().collect();
+        self.ready_named(&names).await?;
+        self.slots.values().try_for_each(|slot| self.check(slot, &slot.uses))
+    }
+
+    /// The first server by name not started when the run's deadline of `seconds` passed.
+    pub fn late(&self, seconds: f64) -> StartError {
+        let late = self.slots.keys().find(|n| self.live(n).is_none());
+        StartError {
+            server: late.cloned().unwrap_or_default(),
+            why: format!("not started within the run's deadline ({seconds} s)"),
         }
     }
 

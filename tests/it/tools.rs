@@ -537,3 +537,19 @@ fn tools_called_on_a_config_without_tools_could_never_hold() {
         .stderr("")
         .run();
 }
+
+#[test]
+fn the_deadline_bounds_the_start_of_the_servers_too() {
+    // `quiet` never answers `initialize`; its own timeout (30 s) is longer than the run's.
+    let root = Root::orch_yaml(
+        "mcpServers:\n  quiet: { command: sh, args: [-c, \"exec sleep 60\"], timeout: 30 }\n\
+         departments:\n  - { id: d, keywords: [aladdin], head: h }\n\
+         agents:\n  - { id: h, role: head, department: d, tools: [{ server: quiet }] }\n",
+    );
+    Test::new(root.path())
+        .args(["run", "--deadline", "1", "Aladdin finds the lamp"])
+        .status(2)
+        .stdout("")
+        .stderr("error: mcp server quiet: not started within the run's deadline (1 s)\n")
+        .run();
+}
