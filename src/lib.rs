@@ -43,6 +43,16 @@
 //! The public surface is what the binary and the benchmarks need; everything else is
 //! private to the crate.
 
+/// Writes one line to stderr as `eprintln!` does, except that a stderr that cannot take it
+/// (closed, `2>/dev/full`) is passed over: a warning never turns a finished run into a
+/// panic. Every line orch says on stderr goes through it.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod batch;
 mod cli;
 mod commands;

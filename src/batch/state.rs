@@ -256,7 +256,7 @@ impl State {
         self.file.line(&text);
         if let Some(e) = self.file.error() {
             if !self.warned.swap(true, Ordering::SeqCst) {
-                eprintln!("warning: {e}");
+                say!("warning: {e}");
             }
         }
         self.with(|f| f.take(line.clone()));
@@ -311,7 +311,7 @@ fn read(path: &Path, cuts: bool) -> Result<(Folded, bool), BatchError> {
         match parsed {
             Some(line) => folded.take(line),
             None if whole == rest.len() => {
-                eprintln!("warning: the batch state {shown} ends with a torn line {number}; it is left out");
+                say!("warning: the batch state {shown} ends with a torn line {number}; it is left out");
                 if cuts {
                     cut(path, good)?;
                 }

@@ -68,7 +68,7 @@ pub async fn status(path: &Path) -> Result<Vec<Shown>, BatchError> {
             match poll(b).await {
                 Ok(polled) => (shown.state, shown.counts) = (polled.state, polled.counts),
                 Err(e) => {
-                    eprintln!("warning: cannot poll batch {}: {e}", b.id);
+                    say!("warning: cannot poll batch {}: {e}", b.id);
                     shown.counts.pending = kept_counts(&folded, b).pending;
                 }
             }

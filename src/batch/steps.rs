@@ -25,7 +25,7 @@ pub async fn reconcile(waves: &Waves) {
         match wire::find(&api, &state_id, &intent.requests).await {
             Ok(Some((id, submitted_at))) => waves.state.append(&intent.into_batch_line(id, submitted_at)),
             Ok(None) => {}
-            Err(e) => eprintln!("warning: cannot look for the batches of an interrupted submission: {e}"),
+            Err(e) => say!("warning: cannot look for the batches of an interrupted submission: {e}"),
         }
     }
 }
@@ -39,18 +39,18 @@ pub async fn collect(waves: &Waves) {
             Ok(api) => api,
             Err(e) => {
                 // The others are polled all the same.
-                eprintln!("warning: cannot poll batch {}: {e}", batch.id);
+                say!("warning: cannot poll batch {}: {e}", batch.id);
                 continue;
             }
         };
         match wire::poll(&api, batch.kind, &batch.id).await {
             Ok(polled) if polled.ended => {
                 if let Err(e) = keep_results(waves, &api, &batch, &polled).await {
-                    eprintln!("warning: cannot read the results of batch {}: {e}", batch.id);
+                    say!("warning: cannot read the results of batch {}: {e}", batch.id);
                 }
             }
             Ok(_) => {}
-            Err(e) => eprintln!("warning: cannot poll batch {}: {e}", batch.id),
+            Err(e) => say!("warning: cannot poll batch {}: {e}", batch.id),
         }
     }
 }

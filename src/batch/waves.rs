@@ -137,7 +137,7 @@ impl Waves {
     pub fn warn_tools(&self, agent: &str) {
         let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
         if warned.insert(agent.to_string()) {
-            eprintln!("warning: agent {agent} uses tools: its calls are made live, not batched");
+            say!("warning: agent {agent} uses tools: its calls are made live, not batched");
         }
     }
 
@@ -145,7 +145,7 @@ impl Waves {
     pub fn warn_provider(&self, provider: &str, why: &str) {
         let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
         if warned.insert(format!("provider {provider}")) {
-            eprintln!("warning: provider `{provider}` {why}: its requests are sent live");
+            say!("warning: provider `{provider}` {why}: its requests are sent live");
         }
     }
 
@@ -154,7 +154,7 @@ impl Waves {
     pub fn warn_deferred(&self, provider: &str, why: &str) {
         let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
         if warned.insert(format!("deferred {provider}")) {
-            eprintln!(
+            say!(
                 "warning: provider `{provider}` cannot take a batch now ({why}): its requests are not sent, the next invocation submits them"
             );
         }

@@ -30,7 +30,7 @@ pub fn batch(args: BatchArgs) -> Result<Exit> {
             // Each batch not cancelled is said; the command fails (exit 2) with them.
             if let Some((last, earlier)) = cancelled.failed.split_last() {
                 out.flush()?;
-                earlier.iter().for_each(|why| eprintln!("error: {why}"));
+                earlier.iter().for_each(|why| say!("error: {why}"));
                 return Err(CommandError::usage(last).into());
             }
         }

@@ -45,7 +45,7 @@ pub fn compare(args: CompareArgs) -> Result<Exit> {
         std::fs::write(out, compare_html(&comparison))
             .map_err(|e| CommandError::usage(format!("cannot write {}: {e}", out.display())))?;
         // Say where the page went: the format asked is what stdout holds.
-        eprintln!("wrote {}", out.display());
+        say!("wrote {}", out.display());
     }
     let mut out = super::stdout();
     match resolve_format(args.format, TestFormat::Tree, TestFormat::Json) {

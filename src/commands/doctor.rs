@@ -26,7 +26,7 @@ pub fn doctor(args: DoctorArgs) -> Result<Exit> {
     let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
     let names = session::doctor_targets(&config, &args.providers).map_err(CommandError::from)?;
     if names.is_empty() {
-        eprintln!("note: nothing to probe: the simulated provider has no server");
+        say!("note: nothing to probe: the simulated provider has no server");
     }
     let runtime = session::runtime().map_err(CommandError::from)?;
     let found = runtime

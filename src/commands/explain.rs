@@ -23,7 +23,7 @@ pub fn explain(args: ExplainArgs) -> Result<Exit> {
     let prompt = read_prompt(&request.prompt)?;
     let mut config = load_config(&request).map_err(CommandError::from)?;
     if let Some(warning) = config.judge_samples_warning() {
-        eprintln!("warning: {}", crate::text::printable(&warning));
+        say!("warning: {}", crate::text::printable(&warning));
     }
     session::assign_variants(&mut config, &prompt, &request.variants).map_err(CommandError::from)?;
     let mut options = session::plan_options(&config, &request);

@@ -40,7 +40,7 @@ pub fn report(args: ReportArgs) -> Result<Exit> {
             std::fs::write(out, page)
                 // A page that cannot be written is a failed write (1), as on standard output.
                 .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", out.display())))?;
-            eprintln!("wrote {}", out.display());
+            say!("wrote {}", out.display());
         }
         None if args.format.is_some() => {}
         None => {

@@ -87,7 +87,7 @@ fn outcome(
     }
     // Said even with --quiet: without it a head's fixed score reads as a grade.
     for warning in crate::report::ungraded_warnings(report) {
-        eprintln!("warning: {}", crate::text::printable(&warning));
+        say!("warning: {}", crate::text::printable(&warning));
     }
     let mut exit = exit_for(report, args.min_quality);
     if report.status == crate::report::RunStatus::NeedsInput {

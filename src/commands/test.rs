@@ -40,7 +40,7 @@ pub fn test(args: TestArgs) -> Result<Exit> {
     let ended = session::run_suites(&args, filter.as_ref(), &loaded).map_err(CommandError::from)?;
     if let Some(line) = &ended.pending {
         // Nothing on stdout, nothing written: the next invocation goes on.
-        eprintln!("{line}");
+        say!("{line}");
         return Ok(Exit::BatchesPending);
     }
     if let Some(exit) = ended.interrupted {

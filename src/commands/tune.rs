@@ -21,7 +21,7 @@ pub fn tune(args: TuneArgs) -> Result<Exit> {
     let (config, _warnings) = config::load(&root).map_err(|e| CommandError::usage(e.to_string()))?;
     if let Some(out) = &args.label_template {
         let written = crate::tune::write_label_template(&args.files, out).map_err(CommandError::usage)?;
-        eprintln!(
+        say!(
             "wrote {} ({} to label: set each `pass` to true or false, then pass it as --labels)",
             out.display(),
             crate::text::count(written, "attempt")
@@ -33,7 +33,7 @@ pub fn tune(args: TuneArgs) -> Result<Exit> {
             true => CommandError::usage(e),
             false => CommandError::failed(e),
         })?;
-        eprintln!(
+        say!(
             "wrote {} ({} with {})",
             dir.display(),
             crate::text::count(written.len(), "file"),

@@ -90,7 +90,7 @@ impl Engine {
     fn say_once(&self, key: String, line: String) {
         let first = self.said.lock().expect("the said set is never poisoned").insert(key);
         if first {
-            eprintln!("warning: {}", crate::text::printable(&line));
+            say!("warning: {}", crate::text::printable(&line));
         }
     }
 }

@@ -221,7 +221,7 @@ impl Bench for EngineBench<'_> {
             Err(why) if self.outer.refused() => Ok(Err(why)),
             Err(why) => {
                 if self.warned.insert(why.clone()) {
-                    eprintln!("warning: the reflector `{}` failed: {why}", self.reflector.agent.id);
+                    say!("warning: the reflector `{}` failed: {why}", self.reflector.agent.id);
                 }
                 Ok(Err(why))
             }

@@ -98,7 +98,7 @@ pub fn write_dir(optimization: &Optimization, config: &Config, dir: &Path) -> Re
     let staged = stage(optimization, config, &changes, &staging).and_then(|()| move_up(&staging, dir));
     let _ = std::fs::remove_dir_all(&staging);
     staged?;
-    eprintln!(
+    say!(
         "wrote {} (the instructions of {} accepted)",
         crate::read::display(dir),
         crate::text::count(changes.len(), "agent")

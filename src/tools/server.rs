@@ -176,7 +176,7 @@ impl Server {
         let oauth_failure = self.auth.as_ref().and_then(|a| a.failure.take());
         if let (Some(failure), false) = (oauth_failure, matches!(answered, Ok(Ok(_)))) {
             // Said on stderr too: a login or a scope is the person's to give, not the model's.
-            eprintln!("{failure}");
+            say!("{failure}");
             return Err(ToolError::Failed {
                 message: failure.to_string(),
             });

@@ -499,3 +499,26 @@ fn real_server_sh_refuses_an_orch_bin_that_is_not_a_program_before_downloading_a
     }
     assert!(!cache.exists(), "nothing is downloaded or built");
 }
+
+#[test]
+fn a_warning_to_a_standard_error_that_cannot_be_written_never_fails_the_run() {
+    // The specialist never passes, so the run warns that the head's quality is no grade.
+    let root = Root::orch_yaml(
+        "departments:\n  - { id: d, keywords: [aladdin], head: h }\n\
+         agents:\n  - { id: h, role: head, department: d }\n\
+         \x20 - { id: s, role: specialist, department: d, passingThreshold: 100 }\n",
+    );
+    let args = ["run", "--specialists", "always", "--format", "json", "Aladdin"];
+    let warned = Test::new(root.path()).any_stderr().args(args).status(0).run();
+    assert!(stderr(&warned).starts_with("warning: d: no specialist passed"));
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orch"))
+        .args(args)
+        .current_dir(root.path())
+        .env_remove("ORCH_CONFIG")
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["status"], "success");
+}
