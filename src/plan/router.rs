@@ -83,7 +83,7 @@ pub struct RouterInfo {
     /// True in the plan of `explain` without `--route`: the router was not asked, and a
     /// run (which asks it) may choose other departments and another complexity. Absent
     /// when false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub run_may_differ: bool,
 }
 

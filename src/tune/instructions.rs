@@ -15,7 +15,7 @@ pub fn set_instructions(text: &str, syntax: Syntax, id: &str, value: &str) -> Op
         block_start(&lines, at, column, syntax),
         block_end(&lines, at, column, syntax),
     );
-    let string = serde_json::to_string(value).ok()?;
+    let string = quoted(value);
     let key = match syntax {
         Syntax::Yaml => Regex::new(r"^(\s*(?:-\s+)?)instructions\s*:"),
         Syntax::Toml => Regex::new(r"^(\s*)instructions\s*="),
@@ -37,6 +37,30 @@ pub fn set_instructions(text: &str, syntax: Syntax, id: &str, value: &str) -> Op
     let lead = key.captures(&lines[k]).map(|c| c[1].to_string()).unwrap_or_default();
     lines.splice(k..=last, [format!("{lead}{}", pair(syntax, &string))]);
     Some(joined(&lines))
+}
+
+/// `value` as a double-quoted string both YAML and TOML read back exactly: JSON's escapes
+/// (quotes, backslashes, C0 controls), and `\uXXXX` for what JSON leaves raw but either
+/// format refuses or reads otherwise: DEL, the C1 controls (NEL a line break in YAML), the
+/// line and paragraph separators, and U+FFFE/U+FFFF.
+fn quoted(value: &str) -> String {
+    let json = serde_json::to_string(value).expect("a string always serializes");
+    let raw = |c: char| {
+        matches!(
+            c,
+            '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}'
+        )
+    };
+    match json.contains(raw) {
+        false => json,
+        true => json.chars().fold(String::new(), |mut out, c| {
+            match raw(c) {
+                true => out.push_str(&format!("\\u{:04X}", c as u32)),
+                false => out.push(c),
+            }
+            out
+        }),
+    }
 }
 
 /// `instructions: "…"` or `instructions = "…"`.
@@ -104,6 +128,23 @@ mod tests {
         );
         let added = set_instructions("id: w\nrole: head\n", Syntax::Yaml, "w", "Hi").unwrap();
         assert_eq!(added, "id: w\ninstructions: \"Hi\"\nrole: head\n");
+    }
+
+    #[test]
+    fn characters_either_format_refuses_raw_are_escaped_and_read_back_exactly() {
+        let value = "end \u{7f} c1 \u{85}\u{9b} sep \u{2028} non \u{fffe} esc \u{1b} \"q\" caf\u{e9}";
+        let yaml = "departments:\n  - { id: d, keywords: [x], head: w }\nagents:\n  - id: w\n    role: head\n    department: d\n";
+        let toml = "[[departments]]\nid = \"d\"\nkeywords = [\"x\"]\nhead = \"w\"\n\n[[agents]]\nid = \"w\"\nrole = \"head\"\ndepartment = \"d\"\n";
+        for (text, syntax) in [(yaml, Syntax::Yaml), (toml, Syntax::Toml)] {
+            let written = set_instructions(text, syntax, "w", value).unwrap();
+            assert!(
+                written.contains(r#"\u007F c1 \u0085\u009B sep \u2028 non \uFFFE esc \u001b"#),
+                "{written}"
+            );
+            let config = crate::config::load_str(&written, syntax == Syntax::Toml)
+                .unwrap_or_else(|e| panic!("{e:?}\n{written}"));
+            assert_eq!(config.agent("w").unwrap().instructions, value);
+        }
     }
 
     #[test]

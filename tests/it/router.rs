@@ -332,3 +332,28 @@ async fn a_router_s_reason_and_error_reach_the_trees_as_text() {
         "{tree}"
     );
 }
+
+#[test]
+fn a_saved_report_of_a_routed_run_renders_in_every_format() {
+    // The router's `runMayDiffer` is left out of a report when false; read back, it is false.
+    let root = Root::orch_yaml(
+        "routing: { method: llm, router: r }\ndepartments:\n  - { id: d, keywords: [aladdin], head: h }\n\
+         agents:\n  - { id: r, role: router }\n  - { id: h, role: head, department: d }\n",
+    );
+    let out = Test::new(root.path())
+        .args(["run", "--format", "json", "Aladdin"])
+        .status(0)
+        .run();
+    assert_eq!(
+        json(&out)["routing"]["router"],
+        json!({"agentId": "r", "consulted": true})
+    );
+    root.write("report.json", &out.stdout);
+    for format in ["tree", "markdown", "text"] {
+        let shown = Test::new(root.path())
+            .args(["report", "report.json", "--format", format])
+            .status(0)
+            .run();
+        assert!(!shown.stdout.is_empty(), "{format}");
+    }
+}
