@@ -182,6 +182,7 @@ impl Engine {
         if pass.skips() {
             return Err(CallError::Provider(ProviderError::CircuitOpen {
                 provider: link.name.clone(),
+                last: self.providers.breakers.last_failure(&link.name),
             }));
         }
         self.budget.count_call()?;
@@ -315,7 +316,8 @@ impl Engine {
             Err(_) if cut => return Err(CallError::Deadline),
             Err(e) => {
                 if e.fails_over() && !outcome.cached {
-                    self.circuit(&link.name, self.providers.breakers.failure(&link.name));
+                    let why = e.to_string();
+                    self.circuit(&link.name, self.providers.breakers.failure(&link.name, &why));
                 }
                 return Err(e.into());
             }

@@ -58,6 +58,8 @@ pub struct Breakers {
 struct States {
     by_provider: HashMap<String, State>,
     probes: u64,
+    /// Each provider's last failure, in its own words: what a skipped call says it rests for.
+    last: HashMap<String, String>,
 }
 
 /// A call's way through its provider's breaker, held while the call runs. A probe's pass
@@ -125,7 +127,9 @@ impl Breakers {
             return go(Gate::Go);
         }
         let mut states = self.lock();
-        let States { by_provider, probes } = &mut *states;
+        let States {
+            by_provider, probes, ..
+        } = &mut *states;
         let state = by_provider.entry(provider.to_string()).or_insert(State::Closed(0));
         match *state {
             State::Closed(_) => go(Gate::Go),
@@ -151,12 +155,19 @@ impl Breakers {
         matches!(before, Some(State::Open(_) | State::HalfOpen | State::Probing(_))).then_some(Change::Closed)
     }
 
-    /// A call to `provider` failed for the server's sake (its transport retries spent).
-    pub fn failure(&self, provider: &str) -> Option<Change> {
+    /// Why the last call to `provider` that failed for the server's sake failed.
+    pub fn last_failure(&self, provider: &str) -> Option<String> {
+        self.lock().last.get(provider).cloned()
+    }
+
+    /// A call to `provider` failed for the server's sake (its transport retries spent), as
+    /// `why` says.
+    pub fn failure(&self, provider: &str, why: &str) -> Option<Change> {
         if self.failures == 0 {
             return None;
         }
         let mut states = self.lock();
+        states.last.insert(provider.to_string(), why.to_string());
         let state = states
             .by_provider
             .entry(provider.to_string())
@@ -185,17 +196,21 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn opens_after_n_failures_probes_once_after_the_cooldown() {
         let b = Breakers::new(3, Duration::from_secs(30));
-        assert_eq!(b.failure("local"), None);
-        assert_eq!(b.failure("local"), None);
+        assert_eq!(b.failure("local", "HTTP 500"), None);
+        assert_eq!(b.failure("local", "HTTP 500"), None);
         assert_eq!(b.gate("local").gate(), Gate::Go);
-        assert_eq!(b.failure("local"), Some(Change::Opened));
+        assert_eq!(b.failure("local", "HTTP 500"), Some(Change::Opened));
         assert_eq!(b.gate("local").gate(), Gate::Skip);
         assert_eq!(b.gate("hosted").gate(), Gate::Go);
         tokio::time::advance(Duration::from_secs(30)).await;
         let probe = b.gate("local");
         assert_eq!(probe.gate(), Gate::Probe);
         assert_eq!(b.gate("local").gate(), Gate::Skip, "exactly one probe");
-        assert_eq!(b.failure("local"), Some(Change::Opened), "a failed probe reopens");
+        assert_eq!(
+            b.failure("local", "HTTP 500"),
+            Some(Change::Opened),
+            "a failed probe reopens"
+        );
         drop(probe);
         assert_eq!(b.gate("local").gate(), Gate::Skip, "for a whole cooldown");
         tokio::time::advance(Duration::from_secs(29)).await;
@@ -212,7 +227,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_probe_without_a_verdict_leaves_the_circuit_half_open() {
         let b = Breakers::new(1, Duration::from_millis(100));
-        assert_eq!(b.failure("local"), Some(Change::Opened));
+        assert_eq!(b.failure("local", "HTTP 500"), Some(Change::Opened));
         tokio::time::advance(Duration::from_millis(100)).await;
         // Answered 400, refused by the budget, cancelled: the pass is dropped, no verdict.
         let probe = b.gate("local");
@@ -229,20 +244,20 @@ mod tests {
         drop(probe);
         assert_eq!(b.gate("local").gate(), Gate::Go);
         // A server failure after a half-open circuit reopens it for a cooldown.
-        assert_eq!(b.failure("local"), Some(Change::Opened));
+        assert_eq!(b.failure("local", "HTTP 500"), Some(Change::Opened));
         tokio::time::advance(Duration::from_millis(100)).await;
         drop(b.gate("local"));
-        assert_eq!(b.failure("local"), Some(Change::Opened));
+        assert_eq!(b.failure("local", "HTTP 500"), Some(Change::Opened));
         assert!(b.gate("local").skips());
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_stale_pass_leaves_a_later_probe_alone() {
         let b = Breakers::new(1, Duration::ZERO);
-        assert_eq!(b.failure("local"), Some(Change::Opened));
+        assert_eq!(b.failure("local", "HTTP 500"), Some(Change::Opened));
         let first = b.gate("local");
         assert_eq!(first.gate(), Gate::Probe);
-        assert_eq!(b.failure("local"), Some(Change::Opened));
+        assert_eq!(b.failure("local", "HTTP 500"), Some(Change::Opened));
         let second = b.gate("local");
         assert_eq!(second.gate(), Gate::Probe);
         // The first probe's call ends after its verdict: the second probe is still the one out.
@@ -256,7 +271,7 @@ mod tests {
     fn zero_failures_is_no_breaker() {
         let b = Breakers::disabled();
         for _ in 0..100 {
-            assert_eq!(b.failure("x"), None);
+            assert_eq!(b.failure("x", "HTTP 500"), None);
         }
         assert_eq!(b.gate("x").gate(), Gate::Go);
     }

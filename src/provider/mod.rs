@@ -194,6 +194,12 @@ impl Outcome {
     }
 }
 
+/// `; its last failure: WHY` after an open circuit's words, when known.
+fn last_failure(last: &Option<String>) -> String {
+    last.as_ref()
+        .map_or(String::new(), |why| format!("; its last failure: {why}"))
+}
+
 /// Why a call produced no reply.
 #[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -240,10 +246,13 @@ pub enum ProviderError {
         variable: String,
     },
     /// The provider's circuit is open: it was skipped.
-    #[error("circuit open: provider `{provider}` failed too often and is resting")]
+    #[error("circuit open: provider `{provider}` failed too often and is resting{}", last_failure(.last))]
     CircuitOpen {
         /// The provider skipped.
         provider: String,
+        /// Its last failure, in its own words (the cause the circuit opened for).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last: Option<String>,
     },
     /// `--replay` has no entry for this request.
     #[error("no recorded reply for agent `{agent}` (request hash {hash}) in the cassette{differs}")]

@@ -258,3 +258,26 @@ fn circuit_events(path: &std::path::Path) -> Vec<String> {
     kinds.retain(|e| e.starts_with("circuit"));
     kinds
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_skipped_by_an_open_circuit_says_what_the_provider_last_failed_with() {
+    let dead = down().await;
+    let root = Root::orch_yaml(format!(
+        "defaults: {{ provider: p }}\nproviders:\n  p: {{ kind: openai, baseUrl: \"{}\", model: m }}\n\
+         http: {{ maxRetries: 0, circuitFailures: 1, circuitCooldown: 600 }}\n\
+         departments:\n  - {{ id: d, keywords: [aladdin], head: h, coordinationSettings: {{ maxRetries: 1 }} }}\n\
+         agents:\n  - {{ id: h, role: head, department: d }}\n",
+        dead.uri()
+    ));
+    let out = Test::new(root.path())
+        .any_stderr()
+        .args(["run", "--format", "json", "Aladdin"])
+        .status(1)
+        .run();
+    // The first try failed (the circuit opened); the retry was skipped, saying why.
+    assert_eq!(bodies(&dead).await.len(), 1);
+    assert_eq!(
+        json(&out)["departments"][0]["error"],
+        "circuit open: provider `p` failed too often and is resting; its last failure: HTTP 503: overloaded"
+    );
+}
