@@ -18,8 +18,6 @@ const TRIES: u32 = 3;
 /// Why a request of a batch API failed.
 #[derive(Debug)]
 pub struct ApiError {
-    /// The HTTP status, when the server answered (a 4xx: the provider refuses).
-    pub status: Option<u16>,
     /// What failed, with the body's first bytes.
     pub message: String,
     /// Whether it may pass on its own: the server could not be reached, or answered 429 or
@@ -57,7 +55,6 @@ impl Api {
     /// The API of a provider of `kind` at `base_url`, its key in `key_env`.
     pub fn new(kind: ProviderKind, base_url: &str, key_env: Option<&str>) -> Result<Api, ApiError> {
         let refused = |e: &dyn std::fmt::Display| ApiError {
-            status: None,
             message: format!("cannot build the HTTP client: {e}"),
             transient: false,
         };
@@ -91,7 +88,7 @@ impl Api {
             }
             match self.once(method.clone(), url, body).await {
                 Ok(text) => return Ok(text),
-                Err(e) if e.status.is_some_and(|s| s != 429 && s < 500) => return Err(e),
+                Err(e) if !e.transient => return Err(e),
                 Err(e) => last = Some(e),
             }
         }
@@ -102,7 +99,6 @@ impl Api {
     pub async fn json(&self, method: reqwest::Method, path: &str, body: &Body) -> Result<Value, ApiError> {
         let text = self.send(method, &self.url(path), body).await?;
         serde_json::from_str(&text).map_err(|e| ApiError {
-            status: None,
             message: format!("unexpected reply from {path}: {e}"),
             transient: false,
         })
@@ -111,7 +107,6 @@ impl Api {
     /// One try of a request.
     async fn once(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<String, ApiError> {
         let key = api_key(self.key_env.as_deref()).map_err(|e| ApiError {
-            status: None,
             message: e.to_string(),
             transient: false,
         })?;
@@ -137,20 +132,17 @@ impl Api {
         };
         let secrets: Vec<String> = key.into_iter().collect();
         let reply = request.send().await.map_err(|e| ApiError {
-            status: None,
             message: crate::text::redact(&format!("HTTP error: {e}"), &secrets).into_owned(),
             transient: true,
         })?;
         let status = reply.status().as_u16();
         let text = reply.text().await.map_err(|e| ApiError {
-            status: None,
             message: crate::text::redact(&format!("HTTP error: {e}"), &secrets).into_owned(),
             transient: true,
         })?;
         match (200..300).contains(&status) {
             true => Ok(text),
             false => Err(ApiError {
-                status: Some(status),
                 message: crate::text::redact(&format!("HTTP {status}: {}", first(&text, 300)), &secrets).into_owned(),
                 transient: status == 429 || status >= 500,
             }),

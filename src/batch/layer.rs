@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::lines::From;
+use super::lines::{Destination, From};
 use super::scope::CaseRun;
 use super::waves::{Known, Parked, Waves};
 use crate::config::ProviderSettings;
@@ -66,27 +66,27 @@ impl Batched {
     /// One call inside case run `run`.
     async fn call(&self, run: &CaseRun, req: &CompletionRequest) -> Outcome {
         let id = request_id(&crate::record::request_hash(self.settings.kind, req), run.repeat);
-        if let Known::Answered(mut outcome, batched) = self.waves.known(&id) {
-            outcome.batched = batched;
-            return outcome;
-        }
-        if self.tool_agents.contains(&req.agent_id) {
-            self.waves.warn_tools(&req.agent_id);
-            return self.live(run, req, &id, From::Tools).await;
-        }
         match self.waves.known(&id) {
+            Known::Answered(mut outcome, batched) => {
+                outcome.batched = batched;
+                outcome
+            }
+            _ if self.tool_agents.contains(&req.agent_id) => {
+                self.waves.warn_tools(&req.agent_id);
+                self.live(run, req, &id, From::Tools).await
+            }
             Known::Failed => self.live(run, req, &id, From::Live).await,
             Known::Pending => run.park().await,
             _ => match batch_body(&self.settings, req) {
                 Some(body) => {
-                    let parked = Parked {
+                    let to = Destination {
                         provider: self.settings.name.clone(),
                         kind: self.settings.kind,
                         base_url: self.settings.base_url.clone(),
                         key_env: self.settings.api_key_env.clone(),
                         model: req.model.clone(),
-                        body,
                     };
+                    let parked = Parked { to, body };
                     self.waves.park(id, parked);
                     run.park().await
                 }

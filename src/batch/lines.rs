@@ -8,6 +8,22 @@ use serde::{Deserialize, Serialize};
 use crate::config::ProviderKind;
 use crate::provider::{AskedCall, Completion, Outcome, ProviderError};
 
+/// Where a batch goes: written on its intent and batch lines alike, and kept with it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Destination {
+    /// The provider's name in the config.
+    pub provider: String,
+    /// Its wire protocol.
+    pub kind: ProviderKind,
+    /// Where it lives.
+    pub base_url: String,
+    /// The name of the variable holding its key (never the key).
+    pub key_env: Option<String>,
+    /// The model asked.
+    pub model: String,
+}
+
 /// One line of a state file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "line", rename_all = "camelCase")]
@@ -23,32 +39,18 @@ pub enum Line {
     /// Written before a submission: the requests about to be sent, and where.
     #[serde(rename_all = "camelCase")]
     Intent {
-        /// The provider's name in the config.
-        provider: String,
-        /// Its wire protocol.
-        kind: ProviderKind,
-        /// Where it lives.
-        base_url: String,
-        /// The name of the variable holding its key (never the key).
-        key_env: Option<String>,
-        /// The model asked.
-        model: String,
+        /// Where they go.
+        #[serde(flatten)]
+        to: Destination,
         /// The requests' ids (`custom_id`).
         requests: Vec<String>,
     },
     /// A batch the provider accepted.
     #[serde(rename_all = "camelCase")]
     Batch {
-        /// The provider's name in the config.
-        provider: String,
-        /// Its wire protocol.
-        kind: ProviderKind,
-        /// Where it lives.
-        base_url: String,
-        /// The name of the variable holding its key (never the key).
-        key_env: Option<String>,
-        /// The model asked.
-        model: String,
+        /// Where it went.
+        #[serde(flatten)]
+        to: Destination,
         /// The provider's id of the batch.
         id: String,
         /// The requests' ids (`custom_id`).

@@ -10,9 +10,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::lines::{From, Line, Reply, Why};
+use super::lines::{Destination, From, Line, Reply, Why};
 use super::BatchError;
-use crate::config::ProviderKind;
 use crate::read::{read_bounded_shared, Unread};
 use crate::sink::LineFile;
 
@@ -23,16 +22,8 @@ const MAX_STATE_BYTES: u64 = 1 << 30;
 /// A batch as submitted, and how it ended once read.
 #[derive(Clone, Debug)]
 pub struct Submitted {
-    /// The provider's name in the config.
-    pub provider: String,
-    /// Its wire protocol.
-    pub kind: ProviderKind,
-    /// Where it lives.
-    pub base_url: String,
-    /// The variable holding its key.
-    pub key_env: Option<String>,
-    /// The model asked.
-    pub model: String,
+    /// Where it went.
+    pub to: Destination,
     /// The provider's id of the batch.
     pub id: String,
     /// Its requests' ids.
@@ -44,14 +35,21 @@ pub struct Submitted {
 }
 
 impl Submitted {
+    /// `requests` about to go `to`: no batch id yet, not submitted, not ended.
+    pub fn pending(to: Destination, requests: Vec<String>) -> Self {
+        Submitted {
+            to,
+            id: String::new(),
+            requests,
+            submitted_at: 0,
+            ended: None,
+        }
+    }
+
     /// The line that says these requests are about to be submitted, and where.
     pub fn intent_line(&self) -> Line {
         Line::Intent {
-            provider: self.provider.clone(),
-            kind: self.kind,
-            base_url: self.base_url.clone(),
-            key_env: self.key_env.clone(),
-            model: self.model.clone(),
+            to: self.to.clone(),
             requests: self.requests.clone(),
         }
     }
@@ -59,11 +57,7 @@ impl Submitted {
     /// The line of these requests accepted as the provider's batch `id` at `submitted_at`.
     pub fn into_batch_line(self, id: String, submitted_at: u64) -> Line {
         Line::Batch {
-            provider: self.provider,
-            kind: self.kind,
-            base_url: self.base_url,
-            key_env: self.key_env,
-            model: self.model,
+            to: self.to,
             id,
             requests: self.requests,
             submitted_at,
@@ -97,30 +91,9 @@ impl Folded {
     fn take(&mut self, line: Line) {
         match line {
             Line::Head { id, binding } => (self.id, self.binding) = (id, binding),
-            Line::Intent {
-                provider,
-                kind,
-                base_url,
-                key_env,
-                model,
-                requests,
-            } => self.intents.push(Submitted {
-                provider,
-                kind,
-                base_url,
-                key_env,
-                model,
-                id: String::new(),
-                requests,
-                submitted_at: 0,
-                ended: None,
-            }),
+            Line::Intent { to, requests } => self.intents.push(Submitted::pending(to, requests)),
             Line::Batch {
-                provider,
-                kind,
-                base_url,
-                key_env,
-                model,
+                to,
                 id,
                 requests,
                 submitted_at,
@@ -129,15 +102,9 @@ impl Folded {
                     self.in_batch.insert(r.clone(), self.batches.len());
                 }
                 self.batches.push(Submitted {
-                    provider,
-                    kind,
-                    base_url,
-                    key_env,
-                    model,
                     id,
-                    requests,
                     submitted_at,
-                    ended: None,
+                    ..Submitted::pending(to, requests)
                 })
             }
             Line::Answer { request, from, reply } => {

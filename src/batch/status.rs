@@ -55,8 +55,8 @@ pub async fn status(path: &Path) -> Result<Vec<Shown>, BatchError> {
     let mut out = Vec::new();
     for b in &folded.batches {
         let mut shown = Shown {
-            provider: b.provider.clone(),
-            model: b.model.clone(),
+            provider: b.to.provider.clone(),
+            model: b.to.model.clone(),
             id: b.id.clone(),
             state: b.ended.clone().unwrap_or_else(|| "unknown".into()),
             counts: Counts::default(),
@@ -96,8 +96,8 @@ fn kept_counts(folded: &super::state::Folded, b: &Submitted) -> Counts {
 
 /// Polls batch `b`.
 async fn poll(b: &Submitted) -> Result<wire::Polled, super::api::ApiError> {
-    let api = Api::new(b.kind, &b.base_url, b.key_env.as_deref())?;
-    wire::poll(&api, b.kind, &b.id).await
+    let api = Api::new(b.to.kind, &b.to.base_url, b.to.key_env.as_deref())?;
+    wire::poll(&api, b.to.kind, &b.id).await
 }
 
 /// What `orch batch cancel` did: the ids of the batches the providers accepted to cancel,
@@ -115,8 +115,8 @@ pub async fn cancel(path: &Path) -> Result<Cancelled, BatchError> {
     let (folded, _held) = State::read_held(path)?;
     let mut done = Cancelled::default();
     for b in folded.pending_batches() {
-        let sent = match Api::new(b.kind, &b.base_url, b.key_env.as_deref()) {
-            Ok(api) => wire::cancel(&api, b.kind, &b.id).await,
+        let sent = match Api::new(b.to.kind, &b.to.base_url, b.to.key_env.as_deref()) {
+            Ok(api) => wire::cancel(&api, b.to.kind, &b.id).await,
             Err(e) => Err(e),
         };
         match sent {

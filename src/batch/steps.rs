@@ -18,8 +18,8 @@ pub async fn reconcile(waves: &Waves) {
     let (state_id, orphans) = waves
         .state
         .with(|f| (f.id.clone(), f.orphans().into_iter().cloned().collect::<Vec<_>>()));
-    for intent in orphans.into_iter().filter(|i| i.kind != ProviderKind::Anthropic) {
-        let Ok(api) = Api::new(intent.kind, &intent.base_url, intent.key_env.as_deref()) else {
+    for intent in orphans.into_iter().filter(|i| i.to.kind != ProviderKind::Anthropic) {
+        let Ok(api) = Api::new(intent.to.kind, &intent.to.base_url, intent.to.key_env.as_deref()) else {
             continue;
         };
         match wire::find(&api, &state_id, &intent.requests).await {
@@ -35,7 +35,7 @@ pub async fn reconcile(waves: &Waves) {
 pub async fn collect(waves: &Waves) {
     let pending: Vec<Submitted> = waves.state.with(|f| f.pending_batches().into_iter().cloned().collect());
     for batch in pending {
-        let api = match Api::new(batch.kind, &batch.base_url, batch.key_env.as_deref()) {
+        let api = match Api::new(batch.to.kind, &batch.to.base_url, batch.to.key_env.as_deref()) {
             Ok(api) => api,
             Err(e) => {
                 // The others are polled all the same.
@@ -43,7 +43,7 @@ pub async fn collect(waves: &Waves) {
                 continue;
             }
         };
-        match wire::poll(&api, batch.kind, &batch.id).await {
+        match wire::poll(&api, batch.to.kind, &batch.id).await {
             Ok(polled) if polled.ended => {
                 if let Err(e) = keep_results(waves, &api, &batch, &polled).await {
                     say!("warning: cannot read the results of batch {}: {e}", batch.id);
@@ -64,10 +64,10 @@ async fn keep_results(
 ) -> Result<(), super::api::ApiError> {
     let results = match polled.state.as_str() {
         "failed" => {
-            waves.warn_provider(&batch.provider, "failed a batch");
+            waves.warn_provider(&batch.to.provider, "failed a batch");
             Default::default()
         }
-        _ => wire::results(api, batch.kind, polled).await?,
+        _ => wire::results(api, batch.to.kind, polled).await?,
     };
     let open: Vec<&String> = waves.state.with(|f| {
         (batch.requests.iter())
@@ -76,7 +76,7 @@ async fn keep_results(
     });
     for id in open {
         let why = match results.get(id) {
-            Some(Ok(body)) => match batch_reply(batch.kind, body) {
+            Some(Ok(body)) => match batch_reply(batch.to.kind, body) {
                 Ok(completion) => {
                     let outcome = crate::provider::Outcome::once(Ok(completion));
                     waves.keep(id, From::Batch, &outcome);
@@ -107,7 +107,7 @@ pub async fn submit(waves: &Waves) -> usize {
     let state_id = waves.state.with(|f| f.id.clone());
     let mut deferred = 0;
     for group in groups(waves.take_parked()) {
-        for chunk in chunks(group.to.kind, &group.lines) {
+        for chunk in chunks(group.to.to.kind, &group.lines) {
             deferred += submit_one(waves, &state_id, &group.to, chunk).await;
         }
     }
@@ -127,21 +127,11 @@ struct Group {
 fn groups(parked: BTreeMap<String, Parked>) -> Vec<Group> {
     let mut out: BTreeMap<(String, String), Group> = BTreeMap::new();
     for (id, p) in parked {
-        let line = request_line(p.kind, &id, &p.body);
+        let line = request_line(p.to.kind, &id, &p.body);
         let group = out
-            .entry((p.provider.clone(), p.model.clone()))
+            .entry((p.to.provider.clone(), p.to.model.clone()))
             .or_insert_with(|| Group {
-                to: Submitted {
-                    provider: p.provider,
-                    kind: p.kind,
-                    base_url: p.base_url,
-                    key_env: p.key_env,
-                    model: p.model,
-                    id: String::new(),
-                    requests: Vec::new(),
-                    submitted_at: 0,
-                    ended: None,
-                },
+                to: Submitted::pending(p.to, Vec::new()),
                 lines: Vec::new(),
             });
         group.lines.push((id, line));
@@ -163,8 +153,8 @@ async fn submit_one(waves: &Waves, state_id: &str, to: &Submitted, chunk: &[(Str
         return intent.requests.len();
     }
     let lines: Vec<&str> = chunk.iter().map(|(_, line)| line.as_str()).collect();
-    let sent = match Api::new(intent.kind, &intent.base_url, intent.key_env.as_deref()) {
-        Ok(api) => wire::submit(&api, intent.kind, state_id, &lines).await,
+    let sent = match Api::new(intent.to.kind, &intent.to.base_url, intent.to.key_env.as_deref()) {
+        Ok(api) => wire::submit(&api, intent.to.kind, state_id, &lines).await,
         Err(e) => Err(e),
     };
     match sent {
@@ -173,11 +163,11 @@ async fn submit_one(waves: &Waves, state_id: &str, to: &Submitted, chunk: &[(Str
             0
         }
         Err(e) if e.transient => {
-            waves.warn_deferred(&intent.provider, &e.to_string());
+            waves.warn_deferred(&intent.to.provider, &e.to_string());
             intent.requests.len()
         }
         Err(e) => {
-            waves.warn_provider(&intent.provider, &format!("refused a batch ({e})"));
+            waves.warn_provider(&intent.to.provider, &format!("refused a batch ({e})"));
             intent.requests.iter().for_each(|id| waves.fail(id, Why::Errored));
             0
         }

@@ -7,22 +7,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::lines::{From, Line, Reply, Why};
 use super::state::State;
-use crate::config::ProviderKind;
 use crate::provider::Outcome;
 
 /// A request parked in a wave, ready to be submitted.
 #[derive(Clone, Debug)]
 pub struct Parked {
-    /// The provider's name in the config.
-    pub provider: String,
-    /// Its wire protocol.
-    pub kind: ProviderKind,
-    /// Where it lives.
-    pub base_url: String,
-    /// The variable holding its key.
-    pub key_env: Option<String>,
-    /// The model asked.
-    pub model: String,
+    /// Where it goes.
+    pub to: super::lines::Destination,
     /// The body a live call would send, as JSON text.
     pub body: String,
 }

@@ -82,7 +82,6 @@ pub async fn submit(api: &Api, kind: ProviderKind, state_id: &str, lines: &[&str
 /// The string field `field` of a reply.
 fn text(v: &Value, field: &str) -> Result<String, ApiError> {
     v[field].as_str().map(str::to_string).ok_or_else(|| ApiError {
-        status: None,
         message: format!("unexpected reply: no `{field}` in {}", first(v)),
         transient: false,
     })

@@ -58,7 +58,8 @@ pub struct Breakers {
 struct States {
     by_provider: HashMap<String, State>,
     probes: u64,
-    /// Each provider's last failure, in its own words: what a skipped call says it rests for.
+    /// The failure that last opened each provider's circuit, in its own words: what a
+    /// skipped call says it rests for.
     last: HashMap<String, String>,
 }
 
@@ -155,7 +156,7 @@ impl Breakers {
         matches!(before, Some(State::Open(_) | State::HalfOpen | State::Probing(_))).then_some(Change::Closed)
     }
 
-    /// Why the last call to `provider` that failed for the server's sake failed.
+    /// Why `provider`'s circuit last opened: the failure that opened it.
     pub fn last_failure(&self, provider: &str) -> Option<String> {
         self.lock().last.get(provider).cloned()
     }
@@ -167,26 +168,22 @@ impl Breakers {
             return None;
         }
         let mut states = self.lock();
-        states.last.insert(provider.to_string(), why.to_string());
-        let state = states
-            .by_provider
-            .entry(provider.to_string())
-            .or_insert(State::Closed(0));
+        let States { by_provider, last, .. } = &mut *states;
+        let state = by_provider.entry(provider.to_string()).or_insert(State::Closed(0));
         let open = State::Open(Instant::now().checked_add(self.cooldown).unwrap_or_else(Instant::now));
-        match *state {
-            State::Closed(n) if n + 1 >= self.failures => {
-                *state = open;
-                Some(Change::Opened)
-            }
-            State::Closed(n) => {
+        if let State::Closed(n) = *state {
+            if n + 1 < self.failures {
                 *state = State::Closed(n + 1);
-                None
-            }
-            State::Probing(_) | State::HalfOpen | State::Open(_) => {
-                *state = open;
-                Some(Change::Opened)
+                return None;
             }
         }
+        // A call that was out when the circuit opened keeps it open, but the failure that
+        // opened it stays what every skipped call says, whichever call finishes last.
+        if !matches!(*state, State::Open(_)) {
+            last.insert(provider.to_string(), why.to_string());
+        }
+        *state = open;
+        Some(Change::Opened)
     }
 }
 #[cfg(test)]
@@ -222,6 +219,24 @@ mod tests {
         drop(probe);
         assert_eq!(b.gate("local").gate(), Gate::Go);
         assert_eq!(b.success("local"), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_skipped_call_says_the_failure_that_opened_the_circuit_not_a_later_one() {
+        let b = Breakers::new(1, Duration::from_secs(30));
+        assert_eq!(b.failure("local", "HTTP 503: first"), Some(Change::Opened));
+        // A call that was out when it opened fails later: the reason stays.
+        b.failure("local", "HTTP 500: later");
+        assert_eq!(b.last_failure("local").as_deref(), Some("HTTP 503: first"));
+        tokio::time::advance(Duration::from_secs(30)).await;
+        let probe = b.gate("local");
+        assert_eq!(
+            b.failure("local", "timed out"),
+            Some(Change::Opened),
+            "a failed probe reopens"
+        );
+        drop(probe);
+        assert_eq!(b.last_failure("local").as_deref(), Some("timed out"));
     }
 
     #[tokio::test(start_paused = true)]

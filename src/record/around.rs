@@ -46,7 +46,7 @@ impl<T: Around> ToolHost for T {
         Box::pin(async move {
             let ready = self.inner().ready(agent).await;
             if let Some(lists) = self.lists() {
-                lists.write(self.inner());
+                lists.write_of(self.inner(), agent.tools.iter().map(|t| t.server.clone()));
                 if let Err(e) = &ready {
                     lists.write_unstarted(self.inner(), e);
                 }
@@ -96,10 +96,19 @@ impl Lists {
 
     /// Writes the list of each server of `host` not written as it is.
     pub(super) fn write(&self, host: &dyn ToolHost) {
+        self.write_of(host, host.servers());
+    }
+
+    /// Writes the list of each of `servers` that `host` lists and that is not written as it
+    /// is (a list written before is the same `Arc`: no tool is compared again).
+    pub(super) fn write_of(&self, host: &dyn ToolHost, servers: impl IntoIterator<Item = String>) {
         let mut written = self.tape.lists();
-        for server in host.servers() {
+        for server in servers {
             let Some(tools) = host.tools(&server) else { continue };
-            if written.get(&server) != Some(&tools) {
+            if !written
+                .get(&server)
+                .is_some_and(|w| Arc::ptr_eq(w, &tools) || *w == tools)
+            {
                 self.out.line(&ToolList::line(&server, &tools));
                 written.insert(server, tools);
             }

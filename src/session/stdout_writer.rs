@@ -21,8 +21,6 @@ use std::thread::JoinHandle;
 pub struct StdoutWriter {
     queue: Mutex<Option<Sender<String>>>,
     thread: Mutex<Option<JoinHandle<Option<std::io::Error>>>>,
-    /// The first write error, once the thread has ended.
-    failed: Mutex<Option<std::io::Error>>,
 }
 
 impl StdoutWriter {
@@ -45,7 +43,6 @@ impl StdoutWriter {
         StdoutWriter {
             queue: Mutex::new(thread.as_ref().map(|_| queue)),
             thread: Mutex::new(thread),
-            failed: Mutex::new(None),
         }
     }
 
@@ -71,10 +68,7 @@ impl StdoutWriter {
     pub fn finish(&self) -> std::io::Result<()> {
         drop(lock(&self.queue).take());
         let thread = lock(&self.thread).take();
-        if let Some(failed) = thread.and_then(|t| t.join().ok()).flatten() {
-            *lock(&self.failed) = Some(failed);
-        }
-        lock(&self.failed).take().map_or(Ok(()), Err)
+        thread.and_then(|t| t.join().ok()).flatten().map_or(Ok(()), Err)
     }
 }
 

@@ -124,13 +124,20 @@ impl Servers {
         self.slots.values().try_for_each(|slot| self.check(slot, &slot.uses))
     }
 
-    /// The first server by name not started when the run's deadline of `seconds` passed.
+    /// Why the servers were not all started when the run's deadline of `seconds` passed:
+    /// the first (by name) that failed meanwhile, in its words, else the first still starting.
     pub fn late(&self, seconds: f64) -> StartError {
-        let late = self.slots.keys().find(|n| self.live(n).is_none());
-        StartError {
-            server: late.cloned().unwrap_or_default(),
+        let failed = self
+            .slots
+            .values()
+            .find_map(|s| s.started.get()?.as_ref().err().cloned());
+        failed.unwrap_or_else(|| StartError {
+            server: (self.slots.iter())
+                .find(|(_, s)| s.started.get().is_none())
+                .map(|(n, _)| n.clone())
+                .unwrap_or_default(),
             why: format!("not started within the run's deadline ({seconds} s)"),
-        }
+        })
     }
 
     /// Checks `uses` of `slot`'s server, when it is started, against the tools it lists.
@@ -244,9 +251,8 @@ impl ToolHost for Servers {
             match self.live(&request.server) {
                 Some(server) => {
                     let outcome = server.call(&request.tool, &request.arguments).await;
-                    let mut secrets = server.oauth_secrets();
-                    secrets.extend(self.secrets.iter().cloned());
-                    secrets::redacted_outcome(outcome, &secrets)
+                    let outcome = secrets::redacted_outcome(outcome, &server.oauth_secrets());
+                    secrets::redacted_outcome(outcome, &self.secrets)
                 }
                 None => Err(ToolError::Failed {
                     message: format!("mcp server {} is not started", request.server),

@@ -309,8 +309,8 @@ fn only_the_session_builds_an_engine() {
 }
 
 /// A command is glue: parse, call one function, print, exit. No file of `src/commands/` is
-/// over 200 lines, and its files average under 100 (the folder grows by a command, not by
-/// logic creeping into one).
+/// over 200 lines, and the folder stays under 2,000 (logic that grows belongs in the
+/// session, render or report rooms, not in a command).
 #[test]
 fn commands_stay_glue() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
@@ -324,7 +324,7 @@ fn commands_stay_glue() {
         }
     }
     assert!(
-        total < 100 * files,
-        "src/commands/ has {total} lines in {files} files (under 100 a file)"
+        total < 2000,
+        "src/commands/ has {total} lines in {files} files (under 2,000)"
     );
 }
