@@ -12,6 +12,10 @@ use serde_json::Value;
 use crate::config::ProviderKind;
 use crate::provider::{api_key, ANTHROPIC_VERSION};
 
+/// The largest reply read from a batch API (1 GiB, the state file's own cap): a results file
+/// of the largest batch fits; a server that never stops sending is refused, not held whole.
+const MAX_REPLY_BYTES: u64 = 1 << 30;
+
 /// Tries of one request (the first and the retries).
 const TRIES: u32 = 3;
 
@@ -104,7 +108,7 @@ impl Api {
         })
     }
 
-    /// One try of a request.
+    /// One try of a request; its reply read up to [`MAX_REPLY_BYTES`].
     async fn once(&self, method: reqwest::Method, url: &str, body: &Body) -> Result<String, ApiError> {
         let key = api_key(self.key_env.as_deref()).map_err(|e| ApiError {
             message: e.to_string(),
@@ -136,10 +140,21 @@ impl Api {
             transient: true,
         })?;
         let status = reply.status().as_u16();
-        let text = reply.text().await.map_err(|e| ApiError {
-            message: crate::text::redact(&format!("HTTP error: {e}"), &secrets).into_owned(),
-            transient: true,
-        })?;
+        let text = match crate::read::read_body_bounded(reply, MAX_REPLY_BYTES).await {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(crate::read::BodyUnread::TooLarge) => {
+                return Err(ApiError {
+                    message: format!("the reply from {url} is larger than {MAX_REPLY_BYTES} bytes"),
+                    transient: false,
+                })
+            }
+            Err(crate::read::BodyUnread::Broken(e)) => {
+                return Err(ApiError {
+                    message: crate::text::redact(&format!("HTTP error: {e}"), &secrets).into_owned(),
+                    transient: true,
+                })
+            }
+        };
         match (200..300).contains(&status) {
             true => Ok(text),
             false => Err(ApiError {

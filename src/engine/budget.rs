@@ -96,22 +96,22 @@ impl Budget {
 
     /// Counts one call about to be sent, or says which budget is spent (this one, or the
     /// outer one it counts within).
+    ///
+    /// Its own slot is taken first and given back when the outer budget refuses: the outer
+    /// one (shared by many runs, and whose refusal stops them all) is never counted for a
+    /// call this one refuses, not even for a moment another run could see.
     pub fn count_call(&self) -> Result<(), Exhausted> {
         self.own_caps()?;
-        if let Some(outer) = &self.outer {
-            outer.count_call()?;
-        }
-        let counted = self
-            .calls
+        self.calls
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
                 (c < self.max_calls).then_some(c + 1)
             })
-            .map(|_| ())
-            .map_err(|_| self.refuse(format!("{} ({}) reached", self.names[0], self.max_calls)));
-        if let (Err(_), Some(outer)) = (&counted, &self.outer) {
-            outer.calls.fetch_sub(1, Ordering::SeqCst);
+            .map_err(|_| self.refuse(format!("{} ({}) reached", self.names[0], self.max_calls)))?;
+        let outer = self.outer.as_ref().map_or(Ok(()), |outer| outer.count_call());
+        if outer.is_err() {
+            self.calls.fetch_sub(1, Ordering::SeqCst);
         }
-        counted
+        outer
     }
 
     /// The token and USD caps, checked before a call.

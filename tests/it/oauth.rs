@@ -652,3 +652,30 @@ async fn a_refused_refresh_never_shows_the_refresh_token_it_echoes() {
     assert!(said.contains("refresh_token=[REDACTED]"), "{said}");
     assert!(!said.contains("rt-secret-refresh-7"), "{said}");
 }
+
+#[test]
+fn a_token_file_that_is_not_a_file_is_refused_unread() {
+    let r = Root::orch_yaml(format!(
+        "mcpServers:\n  tracker: {{ url: \"https://a.example/mcp\", auth: oauth }}\n{TEAM}"
+    ));
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("oauth");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // The file of that URL: the first 16 bytes of its SHA-256, in hex. A FIFO nobody writes
+    // would hang a plain read.
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(b"https://a.example/mcp");
+    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let fifo = dir.join(format!("{name}.json"));
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    Test::new(r.path())
+        .args(["mcp", "auth"])
+        .env("ORCH_HOME", home.path().to_str().unwrap())
+        .status(2)
+        .stderr(format!(
+            "error: MCP server tracker: cannot read {}: it is a FIFO, not a file\n",
+            fifo.display()
+        ))
+        .run();
+}

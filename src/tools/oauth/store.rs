@@ -93,14 +93,23 @@ pub fn path_for(url: &str) -> PathBuf {
     dir().join(format!("{hex}.json"))
 }
 
-/// What is stored for `url` (`None`: nothing yet). A file others may read is refused.
+/// The largest token file read (1 MiB; orch writes a few kilobytes).
+const MAX_TOKEN_FILE_BYTES: u64 = 1 << 20;
+
+/// What is stored for `url` (`None`: nothing yet). A file others may read is refused, and
+/// so is anything that is not a regular file of at most [`MAX_TOKEN_FILE_BYTES`].
 pub fn load(server: &str, url: &str) -> Result<Option<Stored>, OAuthError> {
+    use crate::read::{read_bounded, Unread};
     let path = path_for(url);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(OAuthError::of(server, format!("cannot read {}: {e}", path.display()))),
+    let cannot = |why: String| OAuthError::of(server, format!("cannot read {}: {why}", path.display()));
+    let bytes = match read_bounded(&path, MAX_TOKEN_FILE_BYTES) {
+        Ok(bytes) => bytes,
+        Err(Unread::Missing) => return Ok(None),
+        Err(Unread::NotFile(what)) => return Err(cannot(format!("it is {what}, not a file"))),
+        Err(Unread::TooLarge(n)) => return Err(cannot(format!("{n} bytes is too large for a token file"))),
+        Err(Unread::Io(e)) => return Err(cannot(crate::read::io_reason(&e))),
     };
+    let text = String::from_utf8_lossy(&bytes);
     check_mode(server, &path)?;
     let stored: Stored = serde_json::from_str(&text).map_err(|e| {
         OAuthError::of(
