@@ -111,14 +111,14 @@ pub async fn ask_once(
     prompt: String,
     schema: Arc<serde_json::Value>,
     marker: &'static str,
-) -> (Result<String, String>, Usage) {
+) -> (Result<String, CallError>, Usage) {
     let mut usage = Usage::default();
     let ask = call::Ask {
         marker: Some(marker),
         ..call::Ask::plain(prompt)
     };
     let called = engine.call_as(agent, &ask, &mut usage, Some(schema)).await;
-    (called.result.map(|c| c.text).map_err(|e| e.to_string()), usage)
+    (called.result.map(|c| c.text), usage)
 }
 
 /// The grade whose parts are the samples' medians (the mean of the two middle values of an

@@ -215,11 +215,18 @@ impl Bench for EngineBench<'_> {
             usage.completion_tokens,
             usage.cost_usd,
         );
-        match reply {
-            Err(why) if self.replay && why.contains(NOT_RECORDED) => Err(format!("under --replay, {why}")),
+        use crate::engine::CallError;
+        use crate::provider::ProviderError;
+        match reply.map_err(|e| {
+            (
+                matches!(e, CallError::Provider(ProviderError::NotRecorded { .. })),
+                e.to_string(),
+            )
+        }) {
+            Err((true, why)) if self.replay => Err(format!("under --replay, {why}")),
             // A call the cap refused is no failure of the reflector: optimize stops there.
-            Err(why) if self.outer.refused() => Ok(Err(why)),
-            Err(why) => {
+            Err((_, why)) if self.outer.refused() => Ok(Err(why)),
+            Err((_, why)) => {
                 if self.warned.insert(why.clone()) {
                     say!("warning: the reflector `{}` failed: {why}", self.reflector.agent.id);
                 }
